@@ -1,0 +1,107 @@
+// Status and Result<T>: how every fallible call in unirecord reports failure.
+//
+// No exception escapes the library. A function that can fail returns Status
+// (nothing else to return) or Result<T> (a value or a Status). Messages name
+// the file, record or argument at fault, so they can be shown to users as is.
+#ifndef UNIRECORD_STATUS_H_
+#define UNIRECORD_STATUS_H_
+
+#include <optional>
+#include <string>
+#include <utility>
+
+namespace unirecord {
+
+enum class StatusCode : int {
+  kOk = 0,
+  kInvalidArgument = 1,     // the caller passed something unusable
+  kNotFound = 2,            // a path, field or id that does not exist
+  kIOError = 3,             // the operating system refused a read/write
+  kCorruption = 4,          // on-disk data failed a checksum or a bound check
+  kNotSupported = 5,        // valid but unsupported input (e.g. 12-bit JPEG)
+  kFailedPrecondition = 6,  // wrong call order (e.g. Write after Finish)
+  kOutOfRange = 7,          // an index past the end
+  kInternal = 8,            // a bug in unirecord
+};
+
+// Short stable name of a code ("Corruption", "NotFound", ...).
+const char* StatusCodeName(StatusCode code);
+
+class [[nodiscard]] Status {
+ public:
+  Status() = default;  // OK
+  Status(StatusCode code, std::string message)
+      : code_(code), message_(std::move(message)) {}
+
+  static Status OK() { return Status(); }
+  static Status InvalidArgument(std::string m) { return {StatusCode::kInvalidArgument, std::move(m)}; }
+  static Status NotFound(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
+  static Status IOError(std::string m) { return {StatusCode::kIOError, std::move(m)}; }
+  static Status Corruption(std::string m) { return {StatusCode::kCorruption, std::move(m)}; }
+  static Status NotSupported(std::string m) { return {StatusCode::kNotSupported, std::move(m)}; }
+  static Status FailedPrecondition(std::string m) { return {StatusCode::kFailedPrecondition, std::move(m)}; }
+  static Status OutOfRange(std::string m) { return {StatusCode::kOutOfRange, std::move(m)}; }
+  static Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
+
+  bool ok() const { return code_ == StatusCode::kOk; }
+  StatusCode code() const { return code_; }
+  const std::string& message() const { return message_; }
+  // "Corruption: shard x.urec: page 3 checksum mismatch"; "OK" when ok().
+  std::string ToString() const;
+
+  // Returns a copy whose message is "context: message" (keeps the code).
+  Status WithContext(const std::string& context) const;
+
+ private:
+  StatusCode code_ = StatusCode::kOk;
+  std::string message_;
+};
+
+// Holds either a T or a non-OK Status. Accessing value() of an error is a
+// programming error (checked by assert in debug builds).
+template <typename T>
+class [[nodiscard]] Result {
+ public:
+  Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(Status status) : status_(std::move(status)) {  // NOLINT
+    if (status_.ok()) status_ = Status::Internal("Result constructed from OK status without a value");
+  }
+
+  bool ok() const { return value_.has_value(); }
+  const Status& status() const { return status_; }
+
+  T& value() & { return *value_; }
+  const T& value() const& { return *value_; }
+  T&& value() && { return std::move(*value_); }
+  T* operator->() { return &*value_; }
+  const T* operator->() const { return &*value_; }
+  T& operator*() & { return *value_; }
+  const T& operator*() const& { return *value_; }
+
+ private:
+  std::optional<T> value_;
+  Status status_;  // OK iff value_ is set
+};
+
+}  // namespace unirecord
+
+#define UREC_CONCAT_INNER_(a, b) a##b
+#define UREC_CONCAT_(a, b) UREC_CONCAT_INNER_(a, b)
+
+// Returns the Status of `expr` from the enclosing function if it is not OK.
+#define UREC_RETURN_IF_ERROR(expr)                          \
+  do {                                                      \
+    ::unirecord::Status urec_status_ = (expr);              \
+    if (!urec_status_.ok()) return urec_status_;            \
+  } while (0)
+
+// `UREC_ASSIGN_OR_RETURN(auto x, MakeX());` declares x from a Result's value,
+// or returns the Result's Status from the enclosing function.
+#define UREC_ASSIGN_OR_RETURN(lhs, expr) \
+  UREC_ASSIGN_OR_RETURN_IMPL_(UREC_CONCAT_(urec_result_, __LINE__), lhs, expr)
+#define UREC_ASSIGN_OR_RETURN_IMPL_(tmp, lhs, expr) \
+  auto tmp = (expr);                                \
+  if (!tmp.ok()) return tmp.status();               \
+  lhs = std::move(tmp).value()
+
+#endif  // UNIRECORD_STATUS_H_

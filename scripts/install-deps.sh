@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs the Debian (bookworm) packages unirecord builds, tests and
+# benchmarks with. Idempotent: skips apt entirely when all are present.
+set -euo pipefail
+packages=(
+  build-essential cmake pkg-config git
+  libjpeg62-turbo-dev libturbojpeg0-dev libjpeg-turbo-progs
+  libzstd-dev libxxhash-dev libflatbuffers-dev flatbuffers-compiler
+  libcli11-dev googletest libgtest-dev libbenchmark-dev libtbb-dev
+  python3 python3-dev python3-venv python3-pip python3-setuptools python3-wheel pybind11-dev
+  python3-numpy python3-pil python3-pytest python3-torch python3-torchvision python3-matplotlib
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "install-deps: installing ${missing[*]}" >&2
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi

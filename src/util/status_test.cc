@@ -1,0 +1,51 @@
+#include "unirecord/status.h"
+
+#include <gtest/gtest.h>
+
+namespace unirecord {
+namespace {
+
+Result<int> Half(int x) {
+  if (x % 2 != 0) return Status::InvalidArgument("odd: " + std::to_string(x));
+  return x / 2;
+}
+
+Result<int> Quarter(int x) {
+  UREC_ASSIGN_OR_RETURN(int h, Half(x));
+  UREC_ASSIGN_OR_RETURN(int q, Half(h));
+  return q;
+}
+
+Status CheckEven(int x) {
+  UREC_RETURN_IF_ERROR(Half(x).status());
+  return Status::OK();
+}
+
+TEST(StatusTest, OkAndErrorStrings) {
+  EXPECT_TRUE(Status::OK().ok());
+  EXPECT_EQ(Status::OK().ToString(), "OK");
+  Status s = Status::Corruption("x.urec: bad magic");
+  EXPECT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), StatusCode::kCorruption);
+  EXPECT_EQ(s.ToString(), "Corruption: x.urec: bad magic");
+  EXPECT_EQ(s.WithContext("opening").message(), "opening: x.urec: bad magic");
+  EXPECT_EQ(s.WithContext("opening").code(), StatusCode::kCorruption);
+}
+
+TEST(StatusTest, ResultPropagation) {
+  EXPECT_EQ(Quarter(8).value(), 2);
+  Result<int> r = Quarter(6);  // 6 -> 3 -> odd
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "odd: 3");
+  EXPECT_TRUE(CheckEven(4).ok());
+  EXPECT_EQ(CheckEven(5).code(), StatusCode::kInvalidArgument);
+}
+
+TEST(StatusTest, ResultFromOkStatusIsAnError) {
+  Result<int> r = Status::OK();
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInternal);
+}
+
+}  // namespace
+}  // namespace unirecord

@@ -1,0 +1,39 @@
+// Subcommand registry of the `urec` tool.
+//
+// A subcommand lives in its own tools/urec/<name>.cc and registers itself:
+//
+//   static CommandRunner SetupCat(CLI::App* cmd) {
+//     auto opts = std::make_shared<CatOptions>();
+//     cmd->add_option("PATH", opts->path)->required();
+//     return [opts] { return RunCat(*opts); };   // returns Status
+//   }
+//   UREC_REGISTER_COMMAND("cat", "Print one record", SetupCat);
+#ifndef UNIRECORD_TOOLS_UREC_COMMAND_H_
+#define UNIRECORD_TOOLS_UREC_COMMAND_H_
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+
+#include "unirecord/status.h"
+
+namespace unirecord::cli {
+
+// Runs the parsed command; a non-OK Status is printed by main() as the one
+// error message, and becomes the exit code (ExitCodeFor).
+using CommandRunner = std::function<Status()>;
+// Declares the command's options on `cmd`; returns what runs it.
+using CommandSetup = CommandRunner (*)(CLI::App* cmd);
+
+bool RegisterCommand(const char* name, const char* description, CommandSetup setup);
+
+// Exit codes: 0 success, 1 failure (I/O, corrupt data, ...), 2 bad usage.
+int ExitCodeFor(const Status& status);
+
+}  // namespace unirecord::cli
+
+#define UREC_REGISTER_COMMAND(name, description, setup)                 \
+  static const bool UREC_CONCAT_(urec_command_registered_, __LINE__) = \
+      ::unirecord::cli::RegisterCommand(name, description, setup)
+
+#endif  // UNIRECORD_TOOLS_UREC_COMMAND_H_
