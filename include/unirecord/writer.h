@@ -1,0 +1,199 @@
+// Writer: turns a stream of records into a sharded unirecord dataset.
+//
+//   UREC_ASSIGN_OR_RETURN(Schema schema, Schema::Make({Field::Bytes("image"),
+//                                                      Field::Int64("label", true)}));
+//   WriterOptions options;
+//   options.num_shards = 4;
+//   UREC_ASSIGN_OR_RETURN(auto writer, Writer::Create("out", "train", schema, options));
+//   UREC_RETURN_IF_ERROR(writer->SetMetadata("classes", "cat\ndog"));
+//   RecordBuilder record(schema);
+//   for (...) {
+//     UREC_RETURN_IF_ERROR(record.SetBytes(0, jpeg_bytes));   // a view, no copy
+//     UREC_RETURN_IF_ERROR(record.SetInt64(1, label));
+//     UREC_RETURN_IF_ERROR(writer->Write(record));
+//   }
+//   UREC_RETURN_IF_ERROR(writer->Finish());
+//
+// Output: out/train-00000-of-00004.urec + out/train-00000-of-00004.uidx, ...
+//
+// Atomicity: everything is written to hidden temporary files in `out_dir`
+// (".train.*.partial"). Finish() fsyncs them and renames them to their final
+// names; destroying a Writer without a successful Finish() deletes them.
+// A crashed process leaves only ".partial" files, which never open as a
+// dataset (their preamble is written last and their names do not match).
+//
+// Determinism: the same records, metadata and options give byte-identical
+// files (no timestamps, no randomness, no dependence on `threads`). The
+// dataset UUID is derived from the content.
+//
+// A Writer is not thread-safe: call it from one thread at a time.
+#ifndef UNIRECORD_WRITER_H_
+#define UNIRECORD_WRITER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "unirecord/schema.h"
+#include "unirecord/status.h"
+
+namespace unirecord {
+
+struct WriterOptions {
+  // How records are split into shards: set exactly one of num_shards and
+  // target_shard_bytes (both 0 means num_shards = 1).
+  //
+  // num_shards = N, expected_records = 0: record k (in Write order) goes to
+  //   shard k % N (round robin). Global ids are shard-major, so the record
+  //   written k-th gets id  first_id(k % N) + k / N.
+  // num_shards = N, expected_records = n > 0: contiguous split that keeps the
+  //   Write order: shard s holds records [s*n/N, (s+1)*n/N) (integer
+  //   division), so the k-th written record gets id k. Writing more than n
+  //   records is an error; writing fewer leaves the last shards short.
+  // target_shard_bytes = B: records fill shard 0, then shard 1, ... A new
+  //   shard starts before a record when the current shard file has reached B
+  //   bytes; the shard count is known at Finish(). Ids follow Write order.
+  uint32_t num_shards = 0;
+  uint64_t expected_records = 0;
+  uint64_t target_shard_bytes = 0;
+
+  // Blob pages are closed when the next blob would take them past this size
+  // (a larger blob gets a page of its own). Default: 1 MiB.
+  uint32_t blob_page_bytes = 1 << 20;
+
+  // Scalar pages are closed when their uncompressed columns reach this size.
+  // Smaller pages make random reads of non-indexed scalars cheaper (a read
+  // inflates one page). Default: 64 KiB.
+  uint32_t scalar_page_bytes = 64 << 10;
+
+  // zstd level for scalar pages and for compressed blobs. Default: 3.
+  int zstd_level = 3;
+
+  // Compression for every `bytes` field whose Field::compression is kNone.
+  // Default: kNone (blobs stored as given, read zero-copy).
+  BlobCompression default_blob_compression = BlobCompression::kNone;
+
+  // Worker threads for compressing and hashing; 0 = one per core, capped at 8.
+  // The output never depends on it. Default: 1 (the calling thread).
+  int threads = 1;
+
+  // fsync files and the directory at Finish(). Tests may turn it off for
+  // speed. Default: true.
+  bool sync = true;
+};
+
+class Writer;
+
+// The values of one record, set field by field (by index or by name), then
+// passed to Writer::Write. Every field must be set before each Write; a
+// builder is reused across records (Clear() is implicit after Write). Setters
+// fail with InvalidArgument on an unknown field, a type mismatch (e.g.
+// SetInt64 on an int32 field) or an array of the wrong element count.
+class RecordBuilder {
+ public:
+  explicit RecordBuilder(const Schema& schema);
+  ~RecordBuilder();
+  RecordBuilder(RecordBuilder&&) noexcept;
+  RecordBuilder& operator=(RecordBuilder&&) noexcept;
+
+  const Schema& schema() const;
+
+  Status SetInt32(size_t field, int32_t value);
+  Status SetInt64(size_t field, int64_t value);
+  Status SetFloat32(size_t field, float value);
+  Status SetFloat64(size_t field, double value);
+  // Copies the string.
+  Status SetString(size_t field, std::string_view value);
+  // Bytes by view: NOT copied; `value` must stay valid until Write returns.
+  Status SetBytes(size_t field, std::string_view value);
+  // Bytes by value: the builder takes the string (no copy when moved in).
+  Status SetBytesOwned(size_t field, std::string value);
+  // Arrays: `count` must equal the field's number of elements; copied.
+  Status SetArray(size_t field, const int32_t* values, size_t count);
+  Status SetArray(size_t field, const int64_t* values, size_t count);
+  Status SetArray(size_t field, const float* values, size_t count);
+  Status SetArray(size_t field, const double* values, size_t count);
+
+  // The same, by field name (one lookup per call).
+  Status SetInt32(std::string_view field, int32_t value);
+  Status SetInt64(std::string_view field, int64_t value);
+  Status SetFloat32(std::string_view field, float value);
+  Status SetFloat64(std::string_view field, double value);
+  Status SetString(std::string_view field, std::string_view value);
+  Status SetBytes(std::string_view field, std::string_view value);
+  Status SetBytesOwned(std::string_view field, std::string value);
+  Status SetArray(std::string_view field, const int32_t* values, size_t count);
+  Status SetArray(std::string_view field, const int64_t* values, size_t count);
+  Status SetArray(std::string_view field, const float* values, size_t count);
+  Status SetArray(std::string_view field, const double* values, size_t count);
+
+  // Marks every field unset (keeps buffers for reuse).
+  void Clear();
+
+  struct Impl;
+
+ private:
+  friend class Writer;
+  std::unique_ptr<Impl> impl_;
+};
+
+// What Finish() produced.
+struct WriterSummary {
+  uint64_t records = 0;
+  uint32_t shards = 0;
+  uint64_t bytes = 0;                    // all shard and index files together
+  std::string uuid;                      // "xxxxxxxx-xxxx-8xxx-xxxx-xxxxxxxxxxxx"
+  std::vector<std::string> shard_paths;  // final .urec paths, by shard number
+  std::vector<std::string> index_paths;  // final .uidx paths, by shard number
+};
+
+class Writer {
+ public:
+  // Starts a dataset called `name` in `out_dir` (created if missing, one
+  // level). `name` must be non-empty and contain no '/'. Files of the same
+  // name already in `out_dir` are replaced at Finish(); others are left alone.
+  static Result<std::unique_ptr<Writer>> Create(const std::string& out_dir, const std::string& name,
+                                                const Schema& schema,
+                                                const WriterOptions& options = {});
+
+  // Deletes the temporary files unless Finish() succeeded.
+  ~Writer();
+  Writer(const Writer&) = delete;
+  Writer& operator=(const Writer&) = delete;
+
+  const Schema& schema() const;
+
+  // Adds or replaces one metadata entry (stored in every shard header). Must
+  // be called before the first Write (FailedPrecondition afterwards: the
+  // header's size is fixed when the first shard starts). For class names use
+  // key kClassesMetadataKey and EncodeNameList (schema.h).
+  Status SetMetadata(const std::string& key, const std::string& value);
+
+  // Appends one record. `record` must have been built for an equal schema and
+  // have every field set. Clears `record` on success (ready for the next one).
+  // After an error other than InvalidArgument the writer is unusable.
+  Status Write(RecordBuilder& record);
+
+  // Records written so far.
+  uint64_t records_written() const;
+
+  // Completes every shard and index, fsyncs and renames them into place.
+  // After Finish (successful or not) no further Write is accepted.
+  Status Finish();
+
+  // Valid after a successful Finish().
+  const WriterSummary& summary() const;
+
+  struct Impl;
+
+ private:
+  explicit Writer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace unirecord
+
+#endif  // UNIRECORD_WRITER_H_
