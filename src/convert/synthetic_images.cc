@@ -1,0 +1,371 @@
+#include "convert/synthetic_images.h"
+
+#include <turbojpeg.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <vector>
+
+namespace unirecord {
+namespace {
+
+namespace fs = std::filesystem;
+
+// SplitMix64: tiny, portable, good enough for pictures and names.
+class Rng {
+ public:
+  explicit Rng(uint64_t seed) : state_(seed) {}
+  uint64_t Next() {
+    uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  double Uniform() { return static_cast<double>(Next() >> 11) * 0x1.0p-53; }
+  double Uniform(double lo, double hi) { return lo + (hi - lo) * Uniform(); }
+  int Int(int lo, int hi) { return lo + static_cast<int>(Next() % static_cast<uint64_t>(hi - lo + 1)); }
+
+ private:
+  uint64_t state_;
+};
+
+uint64_t MixSeed(uint64_t a, uint64_t b) { return Rng(a * 0x100000001B3ull ^ b).Next(); }
+
+uint8_t Clamp8(double v) { return static_cast<uint8_t>(std::lround(std::clamp(v, 0.0, 255.0))); }
+
+struct Color {
+  double r, g, b;
+};
+
+Color RandomColor(Rng& rng) { return {rng.Uniform(0, 255), rng.Uniform(0, 255), rng.Uniform(0, 255)}; }
+
+// A shaded ellipse or rectangle drawn over the background.
+struct Shape {
+  bool ellipse;
+  double cx, cy, rx, ry;
+  Color color;
+  double shading;  // darkening from centre to edge, 0..1
+};
+
+// Photo-like RGB pixels: a two-colour gradient with a slow wave, shaded
+// shapes, and film-grain noise (the noise is what makes the JPEG size real).
+std::vector<uint8_t> PaintPicture(int width, int height, uint64_t seed) {
+  Rng rng(seed);
+  const Color from = RandomColor(rng), to = RandomColor(rng);
+  const double angle = rng.Uniform(0, 2 * M_PI);
+  const double dx = std::cos(angle), dy = std::sin(angle);
+  const double wave_freq = rng.Uniform(1, 4) * 2 * M_PI / std::max(width, height);
+  const double wave_amp = rng.Uniform(5, 25);
+  std::vector<Shape> shapes(rng.Int(5, 14));
+  for (Shape& s : shapes) {
+    s.ellipse = rng.Next() & 1;
+    s.cx = rng.Uniform(0, width);
+    s.cy = rng.Uniform(0, height);
+    s.rx = rng.Uniform(0.04, 0.3) * width;
+    s.ry = rng.Uniform(0.04, 0.3) * height;
+    s.color = RandomColor(rng);
+    s.shading = rng.Uniform(0, 0.6);
+  }
+  const double grain = rng.Uniform(38, 48);
+  const double texture_amp = rng.Uniform(6, 16);
+  const double texture_freq = rng.Uniform(0.15, 0.6);
+
+  std::vector<uint8_t> pixels(static_cast<size_t>(width) * height * 3);
+  const double span = std::abs(dx) * width + std::abs(dy) * height;
+  for (int y = 0; y < height; ++y) {
+    for (int x = 0; x < width; ++x) {
+      double t = ((dx >= 0 ? x : x - width) * dx + (dy >= 0 ? y : y - height) * dy) / span;
+      Color c{from.r + (to.r - from.r) * t, from.g + (to.g - from.g) * t, from.b + (to.b - from.b) * t};
+      double wave = wave_amp * std::sin(wave_freq * (x + 0.7 * y));
+      c = {c.r + wave, c.g + wave, c.b + wave};
+      for (const Shape& s : shapes) {
+        const double u = (x - s.cx) / s.rx, v = (y - s.cy) / s.ry;
+        const double d = s.ellipse ? u * u + v * v : std::max(u * u, v * v);
+        if (d > 1) continue;
+        const double shade = 1 - s.shading * d;
+        c = {s.color.r * shade, s.color.g * shade, s.color.b * shade};
+      }
+      // Texture: a fine interference pattern, like foliage or fabric.
+      const double texture = texture_amp * std::sin(texture_freq * x * (1 + 0.3 * std::sin(0.05 * y))) *
+                             std::cos(texture_freq * 0.8 * y);
+      const double luma_noise = grain * (rng.Uniform() + rng.Uniform() - 1);
+      uint8_t* p = &pixels[(static_cast<size_t>(y) * width + x) * 3];
+      p[0] = Clamp8(c.r + texture + luma_noise + 18 * (rng.Uniform() - 0.5));
+      p[1] = Clamp8(c.g + texture + luma_noise + 18 * (rng.Uniform() - 0.5));
+      p[2] = Clamp8(c.b + texture + luma_noise + 18 * (rng.Uniform() - 0.5));
+    }
+  }
+  return pixels;
+}
+
+std::vector<uint8_t> RgbToCmyk(const std::vector<uint8_t>& rgb) {
+  std::vector<uint8_t> cmyk(rgb.size() / 3 * 4);
+  for (size_t i = 0, j = 0; i < rgb.size(); i += 3, j += 4) {
+    const int k = 255 - std::max({rgb[i], rgb[i + 1], rgb[i + 2]});
+    const int scale = 255 - k;
+    for (int ch = 0; ch < 3; ++ch) {
+      cmyk[j + ch] = scale == 0 ? 0 : static_cast<uint8_t>((scale - rgb[i + ch]) * 255 / scale);
+    }
+    cmyk[j + 3] = static_cast<uint8_t>(k);
+  }
+  return cmyk;
+}
+
+struct TjCompressorDeleter {
+  void operator()(void* handle) const { tjDestroy(handle); }
+};
+
+int TjSampling(SyntheticJpegSpec::Sampling sampling) {
+  switch (sampling) {
+    case SyntheticJpegSpec::Sampling::k420: return TJSAMP_420;
+    case SyntheticJpegSpec::Sampling::k422: return TJSAMP_422;
+    case SyntheticJpegSpec::Sampling::k444: return TJSAMP_444;
+    case SyntheticJpegSpec::Sampling::kGray: return TJSAMP_GRAY;
+  }
+  return TJSAMP_420;
+}
+
+// --- PNG: stored (uncompressed) deflate blocks need only CRC-32 and Adler-32.
+
+uint32_t Crc32(const uint8_t* data, size_t size, uint32_t crc = 0) {
+  static const std::array<uint32_t, 256> table = [] {
+    std::array<uint32_t, 256> t{};
+    for (uint32_t n = 0; n < 256; ++n) {
+      uint32_t c = n;
+      for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+      t[n] = c;
+    }
+    return t;
+  }();
+  crc = ~crc;
+  for (size_t i = 0; i < size; ++i) crc = table[(crc ^ data[i]) & 0xFF] ^ (crc >> 8);
+  return ~crc;
+}
+
+void PutBigEndian32(std::string& out, uint32_t v) {
+  for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<char>((v >> shift) & 0xFF));
+}
+
+void AppendPngChunk(std::string& png, const char type[4], const std::string& data) {
+  PutBigEndian32(png, static_cast<uint32_t>(data.size()));
+  std::string body(type, 4);
+  body += data;
+  png += body;
+  PutBigEndian32(png, Crc32(reinterpret_cast<const uint8_t*>(body.data()), body.size()));
+}
+
+// --- Writing the folder.
+
+Status WriteFile(const fs::path& path, const std::string& bytes) {
+  std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(path.c_str(), "wb"), std::fclose);
+  if (!file) return Status::IOError("cannot create " + path.string());
+  if (!bytes.empty() && std::fwrite(bytes.data(), 1, bytes.size(), file.get()) != bytes.size()) {
+    return Status::IOError("cannot write " + path.string());
+  }
+  if (std::fclose(file.release()) != 0) return Status::IOError("cannot write " + path.string());
+  return Status::OK();
+}
+
+// Distinct random numbers in [lo, hi], sorted so names come out in order.
+std::vector<int> DistinctNumbers(Rng& rng, int count, int lo, int hi) {
+  std::set<int> chosen;
+  while (static_cast<int>(chosen.size()) < count) chosen.insert(rng.Int(lo, hi));
+  return {chosen.begin(), chosen.end()};
+}
+
+struct PlannedImage {
+  fs::path path;
+  SyntheticJpegSpec spec;
+};
+
+// Decides names and encodings of every image up front, so threads only encode.
+std::vector<PlannedImage> PlanImages(const fs::path& out, const SyntheticFolderOptions& o,
+                                     std::vector<fs::path>* class_dirs) {
+  Rng names(MixSeed(o.seed, 0x6e616d6573));
+  const std::vector<int> synsets = DistinctNumbers(names, o.classes, 1000000, 15999999);
+  std::vector<PlannedImage> plan;
+  for (int c = 0; c < o.classes; ++c) {
+    char synset[16];
+    std::snprintf(synset, sizeof synset, "n%08d", synsets[c]);
+    class_dirs->push_back(out / synset);
+    const std::vector<int> ids = DistinctNumbers(names, o.per_class, 1, std::max(99999, o.per_class * 4));
+    for (int i = 0; i < o.per_class; ++i) {
+      const int global = c * o.per_class + i;
+      Rng rng(MixSeed(o.seed, static_cast<uint64_t>(global) + 1));
+      PlannedImage img;
+      img.path = class_dirs->back() / (std::string(synset) + "_" + std::to_string(ids[i]) + ".JPEG");
+      SyntheticJpegSpec& s = img.spec;
+      s.width = std::max(8, static_cast<int>(o.width * rng.Uniform(0.75, 1.25)));
+      s.height = std::max(8, static_cast<int>(o.height * rng.Uniform(0.8, 1.2)));
+      if (global % 4 == 1) std::swap(s.width, s.height);  // portrait
+      s.quality = rng.Int(85, 95);
+      // Fixed positions in every run of 20 make each variant appear in small folders too.
+      switch (global % 20) {
+        case 3: s.sampling = SyntheticJpegSpec::Sampling::k444; break;
+        case 7: s.sampling = SyntheticJpegSpec::Sampling::kGray; break;
+        case 13: s.sampling = SyntheticJpegSpec::Sampling::k422; break;
+        default: s.sampling = SyntheticJpegSpec::Sampling::k420; break;
+      }
+      s.progressive = global % 6 == 4;
+      s.seed = rng.Next();
+      plan.push_back(std::move(img));
+    }
+  }
+  return plan;
+}
+
+}  // namespace
+
+Result<std::string> EncodeSyntheticJpeg(const SyntheticJpegSpec& spec) {
+  if (spec.width <= 0 || spec.height <= 0 || spec.width > 16384 || spec.height > 16384) {
+    return Status::InvalidArgument("synthetic JPEG size " + std::to_string(spec.width) + "x" +
+                                   std::to_string(spec.height) + " is out of range 1..16384");
+  }
+  std::unique_ptr<void, TjCompressorDeleter> handle(tjInitCompress());
+  if (!handle) return Status::Internal("tjInitCompress failed");
+  std::vector<uint8_t> pixels = PaintPicture(spec.width, spec.height, spec.seed);
+  int pixel_format = TJPF_RGB;
+  if (spec.cmyk) {
+    pixels = RgbToCmyk(pixels);
+    pixel_format = TJPF_CMYK;
+  }
+  unsigned char* jpeg = nullptr;
+  unsigned long size = 0;
+  const int flags = spec.progressive ? TJFLAG_PROGRESSIVE : 0;
+  if (tjCompress2(handle.get(), pixels.data(), spec.width, 0, spec.height, pixel_format, &jpeg, &size,
+                  TjSampling(spec.sampling), spec.quality, flags) != 0) {
+    std::string message = tjGetErrorStr2(handle.get());
+    tjFree(jpeg);
+    return Status::Internal("JPEG encoding failed: " + message);
+  }
+  std::string bytes(reinterpret_cast<const char*>(jpeg), size);
+  tjFree(jpeg);
+  return bytes;
+}
+
+std::string EncodeSyntheticPng(int width, int height) {
+  std::string raw;  // filtered scanlines: filter byte 0, then RGB
+  for (int y = 0; y < height; ++y) {
+    raw.push_back(0);
+    for (int x = 0; x < width; ++x) {
+      raw.push_back(static_cast<char>(x * 255 / std::max(1, width - 1)));
+      raw.push_back(static_cast<char>(y * 255 / std::max(1, height - 1)));
+      raw.push_back(static_cast<char>(128));
+    }
+  }
+  std::string zlib = {0x78, 0x01};
+  uint32_t a = 1, b = 0;
+  for (unsigned char ch : raw) {
+    a = (a + ch) % 65521;
+    b = (b + a) % 65521;
+  }
+  for (size_t pos = 0; pos < raw.size() || pos == 0; pos += 65535) {
+    const size_t len = std::min<size_t>(65535, raw.size() - pos);
+    zlib.push_back(pos + len >= raw.size() ? 1 : 0);  // BFINAL on the last stored block
+    zlib.push_back(static_cast<char>(len & 0xFF));
+    zlib.push_back(static_cast<char>(len >> 8));
+    zlib.push_back(static_cast<char>(~len & 0xFF));
+    zlib.push_back(static_cast<char>((~len >> 8) & 0xFF));
+    zlib.append(raw, pos, len);
+  }
+  PutBigEndian32(zlib, (b << 16) | a);
+  std::string png = "\x89PNG\r\n\x1a\n";
+  std::string ihdr;
+  PutBigEndian32(ihdr, static_cast<uint32_t>(width));
+  PutBigEndian32(ihdr, static_cast<uint32_t>(height));
+  ihdr += std::string{8, 2, 0, 0, 0};  // 8-bit RGB, deflate, no filter, no interlace
+  AppendPngChunk(png, "IHDR", ihdr);
+  AppendPngChunk(png, "IDAT", zlib);
+  AppendPngChunk(png, "IEND", "");
+  return png;
+}
+
+Result<SyntheticFolderReport> WriteSyntheticImageFolder(const std::string& out,
+                                                        const SyntheticFolderOptions& options) {
+  if (options.classes < 1 || options.per_class < 0) {
+    return Status::InvalidArgument("need --classes >= 1 and --per-class >= 0");
+  }
+  if (options.width < 8 || options.height < 8 || options.width > 8192 || options.height > 8192) {
+    return Status::InvalidArgument("--width and --height must be within 8..8192");
+  }
+  std::error_code ec;
+  const fs::path root(out);
+  if (fs::exists(root, ec) && !(fs::is_directory(root, ec) && fs::is_empty(root, ec))) {
+    return Status::InvalidArgument(out + " already exists and is not an empty directory");
+  }
+  std::vector<fs::path> class_dirs;
+  const std::vector<PlannedImage> plan = PlanImages(root, options, &class_dirs);
+  for (const fs::path& dir : class_dirs) {
+    fs::create_directories(dir, ec);
+    if (ec) return Status::IOError("cannot create " + dir.string() + ": " + ec.message());
+  }
+
+  std::atomic<size_t> next{0};
+  std::atomic<int64_t> bytes{0};
+  std::mutex error_mutex;
+  Status first_error;
+  auto worker = [&] {
+    for (size_t i = next++; i < plan.size(); i = next++) {
+      Result<std::string> jpeg = EncodeSyntheticJpeg(plan[i].spec);
+      Status status = jpeg.ok() ? WriteFile(plan[i].path, *jpeg) : jpeg.status();
+      if (!status.ok()) {
+        std::lock_guard<std::mutex> lock(error_mutex);
+        if (first_error.ok()) first_error = status;
+        next = plan.size();
+        return;
+      }
+      bytes += static_cast<int64_t>(jpeg->size());
+    }
+  };
+  const int threads = options.threads > 0 ? options.threads
+                                          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (std::thread& t : pool) t.join();
+  UREC_RETURN_IF_ERROR(first_error);
+
+  SyntheticFolderReport report;
+  report.jpegs = static_cast<int64_t>(plan.size());
+  report.bytes = bytes;
+  if (!options.mix) return report;
+
+  // The awkward files of real datasets, spread over the first classes.
+  auto class_dir = [&](int i) { return class_dirs[i % class_dirs.size()]; };
+  Rng rng(MixSeed(options.seed, 0x6d6978));
+  SyntheticJpegSpec spec;
+  spec.seed = rng.Next();
+  spec.cmyk = true;
+  UREC_ASSIGN_OR_RETURN(std::string cmyk, EncodeSyntheticJpeg(spec));
+  spec.cmyk = false;
+  spec.seed = rng.Next();
+  UREC_ASSIGN_OR_RETURN(std::string whole, EncodeSyntheticJpeg(spec));
+  const std::string truncated = whole.substr(0, whole.size() * 3 / 5);
+  const std::string png = EncodeSyntheticPng(64, 48);
+  const std::string readme = "Synthetic image folder written by `urec synth-imagefolder`.\n";
+  const std::pair<fs::path, const std::string*> extras[] = {
+      {class_dir(0) / "cmyk.JPEG", &cmyk},
+      {class_dir(1) / "png_named_jpeg.JPEG", &png},
+      {class_dir(2) / "truncated.JPEG", &truncated},
+      {class_dir(3) / "empty.JPEG", nullptr},
+      {root / "README.txt", &readme},
+  };
+  for (const auto& [path, content] : extras) {
+    const std::string empty;
+    UREC_RETURN_IF_ERROR(WriteFile(path, content ? *content : empty));
+    report.bytes += content ? static_cast<int64_t>(content->size()) : 0;
+  }
+  report.jpegs += 1;  // the CMYK one decodes
+  report.extras = 4;
+  return report;
+}
+
+}  // namespace unirecord
