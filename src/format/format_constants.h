@@ -1,0 +1,95 @@
+// Every value frozen in the unirecord file format, in one place.
+//
+// Changing any of these changes the format: bump kFormatMajor (incompatible)
+// or kFormatMinor (readable by older readers) and add a line to the version
+// history in format/SPEC.md. Section names below refer to format/SPEC.md.
+#ifndef UNIRECORD_FORMAT_FORMAT_CONSTANTS_H_
+#define UNIRECORD_FORMAT_FORMAT_CONSTANTS_H_
+
+#include <cstddef>
+#include <cstdint>
+
+namespace unirecord::format {
+
+// SPEC.md "Versioning". Readers refuse files whose major version differs.
+inline constexpr uint16_t kFormatMajor = 1;
+inline constexpr uint16_t kFormatMinor = 0;
+
+// SPEC.md "Preamble" / "Trailer": 8-byte magics at the start and end of files.
+inline constexpr char kShardMagic[8] = {'\x89', 'U', 'R', 'E', 'C', '\r', '\n', '\x1a'};
+inline constexpr char kIndexMagic[8] = {'\x89', 'U', 'I', 'D', 'X', '\r', '\n', '\x1a'};
+inline constexpr char kShardTrailerMagic[8] = {'U', 'R', 'E', 'C', '-', 'E', 'N', 'D'};
+inline constexpr char kIndexTrailerMagic[8] = {'U', 'I', 'D', 'X', '-', 'E', 'N', 'D'};
+inline constexpr size_t kMagicSize = 8;
+
+// SPEC.md "Preamble": fixed 48 bytes at offset 0 of shard and index files.
+inline constexpr size_t kPreambleSize = 48;
+inline constexpr size_t kPreambleMagicOffset = 0;
+inline constexpr size_t kPreambleMajorOffset = 8;     // u16
+inline constexpr size_t kPreambleMinorOffset = 10;    // u16
+inline constexpr size_t kPreambleFlagsOffset = 12;    // u32, 0 in v1
+inline constexpr size_t kPreambleHeaderOffsetOffset = 16;    // u64
+inline constexpr size_t kPreambleHeaderLengthOffset = 24;    // u64
+inline constexpr size_t kPreambleHeaderChecksumOffset = 32;  // u64
+inline constexpr size_t kPreambleChecksumOffset = 40;        // u64 over [0, 40)
+
+// SPEC.md "Trailer": fixed 48 bytes at the end of shard and index files.
+inline constexpr size_t kTrailerSize = 48;
+inline constexpr size_t kTrailerDirectoryOffsetOffset = 0;     // u64
+inline constexpr size_t kTrailerDirectoryLengthOffset = 8;     // u64
+inline constexpr size_t kTrailerDirectoryChecksumOffset = 16;  // u64
+inline constexpr size_t kTrailerMajorOffset = 24;              // u16
+inline constexpr size_t kTrailerMinorOffset = 26;              // u16
+inline constexpr size_t kTrailerFlagsOffset = 28;              // u32, 0 in v1
+inline constexpr size_t kTrailerChecksumOffset = 32;           // u64 over [0, 32)
+inline constexpr size_t kTrailerMagicOffset = 40;
+
+// SPEC.md "Shard layout": the header follows the preamble; every page starts
+// at a multiple of kPageAlignment; the footer starts 8-byte aligned.
+inline constexpr uint64_t kHeaderOffset = kPreambleSize;
+inline constexpr uint64_t kPageAlignment = 4096;
+inline constexpr uint64_t kFlatBufferAlignment = 8;
+
+// SPEC.md "Index layout": sections start at multiples of kSectionAlignment.
+inline constexpr uint64_t kSectionAlignment = 64;
+
+// SPEC.md "Record table": entry = scalar locator, blob locators, inline
+// indexed values, entry checksum.
+inline constexpr size_t kEntryScalarPageOffset = 0;  // u32
+inline constexpr size_t kEntryScalarRowOffset = 4;   // u32
+inline constexpr size_t kEntryScalarLocatorSize = 8;
+inline constexpr size_t kBlobLocatorSize = 24;  // u64 offset, u32 stored, u32 raw, u64 xxh3
+inline constexpr size_t kBlobLocatorOffsetOffset = 0;
+inline constexpr size_t kBlobLocatorStoredOffset = 8;
+inline constexpr size_t kBlobLocatorRawOffset = 12;
+inline constexpr size_t kBlobLocatorChecksumOffset = 16;
+inline constexpr size_t kIndexedValueSize = 8;  // int64 or float64 bits
+inline constexpr size_t kEntryChecksumSize = 8;  // XXH3-64, seed = shard-local row
+// Scalar page number of records whose schema has no scalar-page column.
+inline constexpr uint32_t kNoScalarPage = 0xFFFFFFFFu;
+
+// SPEC.md "Sorted index": entries of {u64 value bits, u64 row}.
+inline constexpr size_t kSortedEntrySize = 16;
+
+// SPEC.md "Scalar page": u32 row count, u32 column count, u64 offsets.
+inline constexpr size_t kScalarPageFixedSize = 8;
+inline constexpr size_t kScalarColumnAlignment = 8;
+
+// SPEC.md "Limits".
+inline constexpr uint64_t kMaxBlobBytes = 0xFFFFFFFFull;  // stored in a u32
+inline constexpr uint32_t kMaxShards = 99999;             // five digits in file names
+inline constexpr size_t kMaxFields = 65535;
+inline constexpr size_t kMaxFieldNameBytes = 255;
+inline constexpr size_t kMaxArrayDims = 8;
+inline constexpr int64_t kMaxArrayElements = int64_t{1} << 28;
+
+// SPEC.md "File names": NAME-SSSSS-of-NNNNN.urec / .uidx.
+inline constexpr const char* kShardExtension = ".urec";
+inline constexpr const char* kIndexExtension = ".uidx";
+
+// SPEC.md "Dataset UUID": domain separator of the content digest.
+inline constexpr const char* kUuidDomain = "unirecord-dataset-uuid-v1";
+
+}  // namespace unirecord::format
+
+#endif  // UNIRECORD_FORMAT_FORMAT_CONSTANTS_H_
