@@ -1,0 +1,240 @@
+// Loader: shuffled records in, decoded and augmented image batches out, on
+// the CPU or uploaded to a CUDA device — with no Python, no worker processes.
+//
+//   LoaderOptions options;
+//   options.batch_size = 256;
+//   options.sampler.seed = 1;
+//   UREC_ASSIGN_OR_RETURN(auto loader, Loader::Create(dataset, options));
+//   for (uint64_t epoch = 0; epoch < 90; ++epoch) {
+//     loader->SetEpoch(epoch);
+//     for (;;) {
+//       UREC_ASSIGN_OR_RETURN(Batch batch, loader->Next());
+//       if (batch.empty()) break;  // end of the epoch
+//       Train(batch.images(), batch.labels(), batch.size());
+//     }  // a Batch gives its buffer back to the loader when destroyed
+//   }
+//
+// Execution: a pool of worker threads takes samples in sampler order; each
+// sample's JPEG is read zero-copy from the mapped shard, decoded (only the
+// crop window) and resized straight into its slot of a preallocated batch
+// buffer. Batches are handed out strictly in sampler order while the next
+// `prefetch` batches are being filled. Buffers come from a fixed pool of
+// prefetch + 1 batches: nothing is allocated per sample in steady state.
+//
+// Determinism: a sample's pixels depend only on (seed, epoch, record id) —
+// the crop is planned by PlanRandomResizedCrop with the sampler's seed — so
+// batches are identical for any thread count, and a loader restored from a
+// saved state yields exactly the batches the uninterrupted one would have.
+//
+// A Loader is driven from one thread (Next, SetEpoch, Restore, state). A
+// Batch must be destroyed (or Released) before its Loader.
+#ifndef UNIRECORD_LOADER_H_
+#define UNIRECORD_LOADER_H_
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "unirecord/dataset.h"
+#include "unirecord/image.h"
+#include "unirecord/sampler.h"
+#include "unirecord/status.h"
+
+namespace unirecord {
+
+enum class LoaderTransform : uint8_t {
+  kRandomResizedCrop,  // training: RandomResizedCrop(image_size, crop) + RandomHorizontalFlip
+  kCenterCrop,         // evaluation: Resize(resize_shorter) + CenterCrop(image_size)
+};
+
+enum class ImageLayout : uint8_t {
+  kNHWC,  // as decoded: [batch, height, width, 3]
+  kNCHW,  // [batch, 3, height, width]
+};
+
+enum class OnBadRecord : uint8_t {
+  kRaise,  // Next() fails with an error naming the record id and its path
+  kSkip,   // the sample is replaced by the next id of the sampler's sequence
+           // (which then appears twice this epoch) and counted in the stats
+};
+
+enum class DeviceDType : uint8_t { kUint8, kFloat16, kFloat32 };
+
+// Where batches go when device >= 0 (needs a build with CUDA). The host
+// buffers are then pinned; each finished batch is copied as uint8 NHWC on the
+// loader's own stream, and one kernel writes `dtype` in `layout`, normalised
+// as (x - mean) / std when `normalize`. Batch::ready_event() is recorded after
+// the kernel: the consumer's stream waits on it (Batch::WaitOn), not the host.
+struct CudaOptions {
+  int device = -1;  // -1: batches stay on the CPU
+  DeviceDType dtype = DeviceDType::kFloat32;
+  ImageLayout layout = ImageLayout::kNCHW;
+  bool normalize = true;
+  // On the 0..255 scale: ImageNet's mean/std times 255.
+  std::array<float, 3> mean = {123.675f, 116.28f, 103.53f};
+  std::array<float, 3> std = {58.395f, 57.12f, 57.375f};
+  // The stream that consumes batches (a cudaStream_t; nullptr: the legacy
+  // default stream). A released batch's device buffer is rewritten only after
+  // the work queued on this stream before the release.
+  void* consumer_stream = nullptr;
+};
+
+struct LoaderOptions {
+  size_t batch_size = 256;
+  bool drop_last = false;  // drop the epoch's last, partial batch
+  // Order, seed, num_shards/shard_id (one loader per rank), padding. The seed
+  // also keys the random crops and flips.
+  SamplerOptions sampler;
+  // Load only these record ids (in this order for kSequential); empty: all.
+  std::vector<uint64_t> subset;
+
+  LoaderTransform transform = LoaderTransform::kRandomResizedCrop;
+  int image_size = 224;      // output height and width
+  int resize_shorter = 256;  // kCenterCrop: shorter side before the center crop
+  RandomResizedCropParams crop;  // kRandomResizedCrop: scale, ratio, flip probability
+  DecodeOptions decode;          // strict, apply_exif, dct_scaling, limits
+  ImageLayout layout = ImageLayout::kNHWC;  // of the host (uint8) images
+
+  std::string image_field = "image";  // a bytes field holding JPEGs
+  std::string label_field = "label";  // an int32/int64 field; "" for no labels
+  std::string path_field = "path";    // named in error messages when present
+
+  int threads = 0;   // decode threads; 0: every core this process may run on
+  int prefetch = 2;  // batches being filled ahead of the one being consumed
+  OnBadRecord on_bad_record = OnBadRecord::kRaise;
+  // kSkip: this many bad records in a row is an error (the data is not usable).
+  int max_consecutive_bad = 64;
+
+  CudaOptions cuda;
+};
+
+// Cumulative since Create or ResetStats. Stage times are summed over the
+// worker threads (thread-seconds); wait is the consumer's blocked time in
+// Next() (wall seconds).
+struct LoaderStats {
+  uint64_t batches = 0;  // handed out by Next()
+  uint64_t samples = 0;  // in those batches
+  uint64_t skipped = 0;  // bad records replaced (kSkip)
+  double read_s = 0;     // fetching blob and label from the mapped files
+  double decode_s = 0;   // probe, crop planning, partial decode and resize into the slot
+  double layout_s = 0;   // HWC -> CHW on the host (layout == kNCHW)
+  double upload_s = 0;   // queueing copy and conversion on the CUDA stream
+  double wait_s = 0;     // consumer waiting in Next()
+  double wall_s = 0;     // since Create or ResetStats
+  double images_per_s = 0;
+  double batches_per_s = 0;
+  std::string last_bad_record;  // the last skipped record's error message
+};
+
+class Loader;
+
+// One batch, owned by the consumer until destroyed or Released; then its
+// buffer goes back to the loader's pool. Move-only.
+class Batch {
+ public:
+  Batch() = default;
+  Batch(Batch&& other) noexcept;
+  Batch& operator=(Batch&& other) noexcept;
+  Batch(const Batch&) = delete;
+  Batch& operator=(const Batch&) = delete;
+  ~Batch();
+
+  // True for the end-of-epoch marker that Next() returns.
+  bool empty() const { return size_ == 0; }
+  size_t size() const { return size_; }  // samples; < batch_size only for the last batch
+  uint64_t epoch() const { return epoch_; }
+  uint64_t index() const { return index_; }  // batch number within the epoch
+
+  int height() const { return height_; }
+  int width() const { return width_; }
+  int channels() const { return 3; }
+  ImageLayout layout() const { return layout_; }
+  // size() * 3 * height() * width() uint8 values in layout().
+  const uint8_t* images() const { return images_; }
+  // size() labels (int32 fields widened); nullptr without a label field.
+  const int64_t* labels() const { return labels_; }
+  // The record decoded into each slot, replacements (kSkip) included.
+  const uint64_t* record_ids() const { return record_ids_; }
+
+  // With CudaOptions::device >= 0: the converted images on the device,
+  // size() * 3 * height() * width() values of CudaOptions::dtype in
+  // CudaOptions::layout, and the cudaEvent_t recorded once they are there.
+  const void* device_images() const { return device_images_; }
+  void* ready_event() const { return ready_event_; }
+  // Makes `cuda_stream` (a cudaStream_t; nullptr: the default stream) wait
+  // for this batch on the device, without blocking the host.
+  Status WaitOn(void* cuda_stream) const;
+
+  // Gives the buffer back now (as the destructor does).
+  void Release();
+
+ private:
+  friend class Loader;
+  struct Pool;  // the loader's side of the hand-back
+  Pool* pool_ = nullptr;
+  size_t slot_ = 0;
+  size_t size_ = 0;
+  uint64_t epoch_ = 0;
+  uint64_t index_ = 0;
+  int height_ = 0;
+  int width_ = 0;
+  ImageLayout layout_ = ImageLayout::kNHWC;
+  const uint8_t* images_ = nullptr;
+  const int64_t* labels_ = nullptr;
+  const uint64_t* record_ids_ = nullptr;
+  const void* device_images_ = nullptr;
+  void* ready_event_ = nullptr;
+};
+
+class Loader {
+ public:
+  // Checks the options against the dataset (fields exist and have the right
+  // types, sizes are positive, CUDA was built in when asked for), allocates
+  // the batch pool and starts filling epoch 0.
+  static Result<std::unique_ptr<Loader>> Create(std::shared_ptr<const Dataset> dataset,
+                                                const LoaderOptions& options);
+  ~Loader();  // stops the workers; releases host and device buffers
+  Loader(const Loader&) = delete;
+  Loader& operator=(const Loader&) = delete;
+
+  const LoaderOptions& options() const;
+  int threads() const;  // worker threads actually running
+  // Batches in one epoch (equal on every rank).
+  uint64_t batches_per_epoch() const;
+
+  // The next batch in sampler order; an empty Batch at the end of the epoch
+  // (and after, until SetEpoch). With kRaise, a bad record's error (naming
+  // its id and path) is returned in its batch's turn and again on later
+  // calls until SetEpoch or Restore. FailedPrecondition when the consumer
+  // already holds every buffer of the pool.
+  Result<Batch> Next();
+
+  // Starts `epoch` from its first batch; batches of the old epoch still
+  // held by the consumer stay valid.
+  void SetEpoch(uint64_t epoch);
+  uint64_t epoch() const;
+
+  // Where the consumer is: (seed, epoch, samples of this rank handed out).
+  // Take it between batches; SamplerState::Serialize() makes it bytes.
+  SamplerState state() const;
+  // Continues from `state` (from a loader over the same dataset with the
+  // same sampler options): the next batches are exactly those that followed
+  // when the state was taken.
+  Status Restore(const SamplerState& state);
+
+  LoaderStats stats() const;
+  void ResetStats();
+
+  struct Impl;
+
+ private:
+  explicit Loader(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace unirecord
+
+#endif  // UNIRECORD_LOADER_H_
