@@ -1,0 +1,134 @@
+// Crop planning from the probed size alone, before any pixel is decoded.
+#include <algorithm>
+#include <cmath>
+
+#include "unirecord/image.h"
+
+namespace unirecord {
+namespace {
+
+// SplitMix64's finaliser: a bijective 64-bit mix with good avalanche.
+uint64_t Mix64(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+// Counter-based generator: draw `counter` of the stream keyed by (seed,
+// epoch, record) is a pure function of the four integers, so every worker,
+// thread and machine computes the same crop for the same sample.
+class KeyedRandom {
+ public:
+  KeyedRandom(uint64_t seed, uint64_t epoch, uint64_t record)
+      : key_(Mix64(Mix64(Mix64(seed) ^ epoch) ^ record)) {}
+
+  // Uniform in [0, 1) with 53 random bits.
+  double Uniform(uint64_t counter) const {
+    uint64_t bits = Mix64(key_ + (counter + 1) * 0x9E3779B97F4A7C15ULL);
+    return static_cast<double>(bits >> 11) * 0x1.0p-53;
+  }
+  double Uniform(uint64_t counter, double lo, double hi) const {
+    return lo + (hi - lo) * Uniform(counter);
+  }
+  // Uniform integer in [0, n) (n <= 65536 here, so the bias of the
+  // multiply-floor is below 2^-37).
+  int Below(uint64_t counter, int n) const {
+    return static_cast<int>(std::floor(Uniform(counter) * n));
+  }
+
+ private:
+  uint64_t key_;
+};
+
+// Fixed draw numbers, so the flip does not depend on how many crop attempts
+// were made.
+constexpr int kAttempts = 10;
+constexpr uint64_t kDrawTop = 2 * kAttempts;
+constexpr uint64_t kDrawLeft = kDrawTop + 1;
+constexpr uint64_t kDrawFlip = kDrawTop + 2;
+
+// Python's round(): halves go to the even neighbour (the default FP
+// rounding mode of nearbyint).
+int RoundHalfEven(double v) { return static_cast<int>(std::nearbyint(v)); }
+
+}  // namespace
+
+CropWindow PlanRandomResizedCrop(int width, int height, const RandomResizedCropParams& params,
+                                 uint64_t seed, uint64_t epoch, uint64_t record_id) {
+  const KeyedRandom rng(seed, epoch, record_id);
+  CropWindow window;
+  window.flip = rng.Uniform(kDrawFlip) < params.flip_probability;
+  if (width <= 0 || height <= 0) return window;
+
+  const double area = static_cast<double>(width) * height;
+  const double log_ratio_min = std::log(params.ratio_min);
+  const double log_ratio_max = std::log(params.ratio_max);
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    double target_area = area * rng.Uniform(2 * attempt, params.scale_min, params.scale_max);
+    double aspect = std::exp(rng.Uniform(2 * attempt + 1, log_ratio_min, log_ratio_max));
+    int w = RoundHalfEven(std::sqrt(target_area * aspect));
+    int h = RoundHalfEven(std::sqrt(target_area / aspect));
+    if (w > 0 && w <= width && h > 0 && h <= height) {
+      window.y = rng.Below(kDrawTop, height - h + 1);
+      window.x = rng.Below(kDrawLeft, width - w + 1);
+      window.width = w;
+      window.height = h;
+      return window;
+    }
+  }
+  // torchvision's fallback: the central crop with the ratio clamped.
+  const double in_ratio = static_cast<double>(width) / height;
+  const double ratio_lo = std::min(params.ratio_min, params.ratio_max);
+  const double ratio_hi = std::max(params.ratio_min, params.ratio_max);
+  int w = width, h = height;
+  if (in_ratio < ratio_lo) {
+    h = RoundHalfEven(w / ratio_lo);
+  } else if (in_ratio > ratio_hi) {
+    w = RoundHalfEven(h * ratio_hi);
+  }
+  window.width = w;
+  window.height = h;
+  window.y = (height - h) / 2;
+  window.x = (width - w) / 2;
+  return window;
+}
+
+CropWindow PlanRandomResizedCrop(const JpegInfo& info, const RandomResizedCropParams& params,
+                                 uint64_t seed, uint64_t epoch, uint64_t record_id) {
+  return PlanRandomResizedCrop(info.width, info.height, params, seed, epoch, record_id);
+}
+
+CropWindow PlanCenterCrop(int width, int height, int size, int resize_shorter) {
+  CropWindow window;
+  if (width <= 0 || height <= 0 || size <= 0 || resize_shorter <= 0) return window;
+  // torchvision Resize(S): the shorter side becomes S, the longer one is
+  // truncated (int(S * long / short)).
+  int resized_w, resized_h;
+  if (width <= height) {
+    resized_w = resize_shorter;
+    resized_h = static_cast<int>(static_cast<double>(resize_shorter) * height / width);
+  } else {
+    resized_h = resize_shorter;
+    resized_w = static_cast<int>(static_cast<double>(resize_shorter) * width / height);
+  }
+  // CenterCrop(size) on the resized image, mapped back to the original.
+  const int top = RoundHalfEven((resized_h - size) / 2.0);
+  const int left = RoundHalfEven((resized_w - size) / 2.0);
+  const double sx = static_cast<double>(width) / resized_w;
+  const double sy = static_cast<double>(height) / resized_h;
+  int x0 = std::clamp(RoundHalfEven(left * sx), 0, width - 1);
+  int y0 = std::clamp(RoundHalfEven(top * sy), 0, height - 1);
+  int x1 = std::clamp(RoundHalfEven((left + size) * sx), x0 + 1, width);
+  int y1 = std::clamp(RoundHalfEven((top + size) * sy), y0 + 1, height);
+  window.x = x0;
+  window.y = y0;
+  window.width = x1 - x0;
+  window.height = y1 - y0;
+  return window;
+}
+
+CropWindow PlanCenterCrop(const JpegInfo& info, int size, int resize_shorter) {
+  return PlanCenterCrop(info.width, info.height, size, resize_shorter);
+}
+
+}  // namespace unirecord

@@ -1,0 +1,433 @@
+// JpegDecoder: crop-before-decode on libjpeg-turbo 2.1.5.
+//
+// libjpeg reports fatal errors through error_exit, which must not return;
+// ours longjmps back. A longjmp over a live C++ object skips its destructor
+// (undefined behaviour), so setjmp and every libjpeg call live in
+// RunLibjpeg*(), whose locals are plain C data; C++ buffers are sized before
+// and read after those calls.
+#include <algorithm>
+#include <csetjmp>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include <jpeglib.h>
+
+#include "image/resample.h"
+#include "unirecord/image.h"
+
+namespace unirecord {
+namespace {
+
+// ------------------------------------------------------------ libjpeg glue --
+
+struct ErrorManager {
+  jpeg_error_mgr pub;  // first member: libjpeg sees only this part
+  jmp_buf jump;
+  bool strict;
+  int warnings;
+  char first_warning[JMSG_LENGTH_MAX];
+  char message[JMSG_LENGTH_MAX];
+};
+
+void OnFatalError(j_common_ptr cinfo) {
+  auto* err = reinterpret_cast<ErrorManager*>(cinfo->err);
+  (*cinfo->err->format_message)(cinfo, err->message);
+  longjmp(err->jump, 1);
+}
+
+// Level -1 is a warning (corrupt data libjpeg can recover from); higher
+// levels are trace messages, ignored.
+void OnMessage(j_common_ptr cinfo, int level) {
+  if (level >= 0) return;
+  auto* err = reinterpret_cast<ErrorManager*>(cinfo->err);
+  if (err->warnings++ == 0) (*cinfo->err->format_message)(cinfo, err->first_warning);
+  if (err->strict) {
+    (*cinfo->err->format_message)(cinfo, err->message);
+    longjmp(err->jump, 1);
+  }
+}
+
+// What to decode, in the stored orientation and in scaled output pixels.
+struct RegionRequest {
+  const unsigned char* data;
+  unsigned long size;
+  J_COLOR_SPACE out_color_space;
+  int scale_num;               // DCT scale scale_num / 8
+  unsigned long max_memory;    // cap on libjpeg's large buffers
+  unsigned int image_width;    // scaled size the caller expects
+  unsigned int image_height;
+  unsigned int crop_x, crop_width;  // columns to ask jpeg_crop_scanline for
+  unsigned int y, height;           // rows to return
+  unsigned char* rows;         // height rows of `stride` bytes
+  size_t stride;
+};
+
+struct RegionResult {
+  unsigned int x_offset;       // first column libjpeg produced (iMCU-aligned)
+  unsigned int output_width;   // columns it produced per row
+};
+
+bool RunLibjpegCreate(jpeg_decompress_struct* cinfo, ErrorManager* err) {
+  cinfo->err = jpeg_std_error(&err->pub);
+  err->pub.error_exit = OnFatalError;
+  err->pub.emit_message = OnMessage;
+  if (setjmp(err->jump)) return false;
+  jpeg_create_decompress(cinfo);
+  return true;
+}
+
+// Decodes the requested rows. Returns false with err->message set on any
+// libjpeg error (the decompressor is reset by jpeg_abort_decompress and
+// stays reusable).
+bool RunLibjpegDecode(jpeg_decompress_struct* cinfo, ErrorManager* err, const RegionRequest* req,
+                      RegionResult* result) {
+  if (setjmp(err->jump)) {
+    jpeg_abort_decompress(cinfo);
+    return false;
+  }
+  jpeg_mem_src(cinfo, req->data, req->size);
+  jpeg_read_header(cinfo, TRUE);
+  cinfo->out_color_space = req->out_color_space;
+  cinfo->scale_num = req->scale_num;
+  cinfo->scale_denom = 8;
+  cinfo->mem->max_memory_to_use = static_cast<long>(req->max_memory);
+  jpeg_start_decompress(cinfo);
+  if (cinfo->output_width != req->image_width || cinfo->output_height != req->image_height) {
+    std::snprintf(err->message, sizeof err->message,
+                  "libjpeg decodes %ux%u pixels but the header probe expected %ux%u",
+                  cinfo->output_width, cinfo->output_height, req->image_width,
+                  req->image_height);
+    jpeg_abort_decompress(cinfo);
+    return false;
+  }
+  JDIMENSION x = req->crop_x, width = req->crop_width;
+  if (x != 0 || width != cinfo->output_width) jpeg_crop_scanline(cinfo, &x, &width);
+  result->x_offset = x;
+  result->output_width = cinfo->output_width;
+  // 2.1.5 skips correctly only from the first row and to the last one.
+  if (req->y > 0) jpeg_skip_scanlines(cinfo, req->y);
+  const JDIMENSION end = req->y + req->height;
+  while (cinfo->output_scanline < end) {
+    JSAMPROW rows[16];
+    JDIMENSION n = std::min<JDIMENSION>(16, end - cinfo->output_scanline);
+    for (JDIMENSION i = 0; i < n; ++i) {
+      rows[i] = req->rows + (cinfo->output_scanline - req->y + i) * req->stride;
+    }
+    jpeg_read_scanlines(cinfo, rows, n);
+  }
+  if (cinfo->output_scanline < cinfo->output_height) {
+    jpeg_skip_scanlines(cinfo, cinfo->output_height - cinfo->output_scanline);
+  }
+  jpeg_finish_decompress(cinfo);
+  return true;
+}
+
+// --------------------------------------------------------------- geometry --
+
+struct Rect {
+  int x, y, width, height;
+};
+
+// The stored-orientation rectangle under a display-orientation one, for EXIF
+// orientation 1..8 (stored image stored_w x stored_h).
+Rect DisplayToStored(const Rect& r, int orientation, int stored_w, int stored_h) {
+  switch (orientation) {
+    case 2: return {stored_w - r.x - r.width, r.y, r.width, r.height};
+    case 3: return {stored_w - r.x - r.width, stored_h - r.y - r.height, r.width, r.height};
+    case 4: return {r.x, stored_h - r.y - r.height, r.width, r.height};
+    case 5: return {r.y, r.x, r.height, r.width};
+    case 6: return {r.y, stored_h - r.x - r.width, r.height, r.width};
+    case 7: return {stored_w - r.y - r.height, stored_h - r.x - r.width, r.height, r.width};
+    case 8: return {stored_w - r.y - r.height, r.x, r.height, r.width};
+    default: return r;
+  }
+}
+
+// Rewrites a stored-orientation RGB block (w x h) in display orientation.
+void OrientRgb(const uint8_t* src, int w, int h, size_t stride, int orientation, uint8_t* dst) {
+  const bool swap = orientation >= 5;
+  const int dw = swap ? h : w, dh = swap ? w : h;
+  for (int v = 0; v < dh; ++v) {
+    for (int u = 0; u < dw; ++u) {
+      int s, t;  // stored column and row of display pixel (u, v)
+      switch (orientation) {
+        case 2: s = w - 1 - u; t = v; break;
+        case 3: s = w - 1 - u; t = h - 1 - v; break;
+        case 4: s = u; t = h - 1 - v; break;
+        case 5: s = v; t = u; break;
+        case 6: s = v; t = h - 1 - u; break;
+        case 7: s = w - 1 - v; t = h - 1 - u; break;
+        case 8: s = w - 1 - v; t = u; break;
+        default: s = u; t = v; break;
+      }
+      std::memcpy(dst + (static_cast<size_t>(v) * dw + u) * 3, src + t * stride + s * 3, 3);
+    }
+  }
+}
+
+// PIL's CMYK -> RGB (ink amounts; R = (255 - K) * (255 - C) / 255 rounded as
+// PIL does). Adobe files store inverted samples.
+void CmykToRgb(const uint8_t* src, int width, bool inverted, uint8_t* dst) {
+  auto muldiv255 = [](int a, int b) {
+    int t = a * b + 128;
+    return ((t >> 8) + t) >> 8;
+  };
+  for (int x = 0; x < width; ++x, src += 4, dst += 3) {
+    int c = src[0], m = src[1], y = src[2], k = src[3];
+    if (inverted) {
+      c = 255 - c;
+      m = 255 - m;
+      y = 255 - y;
+      k = 255 - k;
+    }
+    const int nk = 255 - k;
+    dst[0] = static_cast<uint8_t>(std::max(0, nk - muldiv255(c, nk)));
+    dst[1] = static_cast<uint8_t>(std::max(0, nk - muldiv255(m, nk)));
+    dst[2] = static_cast<uint8_t>(std::max(0, nk - muldiv255(y, nk)));
+  }
+}
+
+int ScaledSize(int size, int scale_num) { return (size * scale_num + 7) / 8; }
+
+std::string DescribeWindow(const CropWindow& w) {
+  return std::to_string(w.width) + "x" + std::to_string(w.height) + "+" + std::to_string(w.x) +
+         "+" + std::to_string(w.y);
+}
+
+// DCT scales 1/8, 2/8 and 4/8 have fast reduced IDCTs; the other M/8 do not
+// and cost about as much as a full decode, so only these are used.
+int ChooseScale(const JpegInfo& info, const CropWindow& window, int out_width, int out_height) {
+  // 2.1.5 crops wrongly with DCT scaling for 4x2/2x4-style sampling.
+  switch (info.subsampling) {
+    case JpegSubsampling::kGray:
+    case JpegSubsampling::k444:
+    case JpegSubsampling::k422:
+    case JpegSubsampling::k420:
+    case JpegSubsampling::k440:
+      break;
+    default:
+      return 8;
+  }
+  for (int m : {1, 2, 4}) {
+    if (int64_t{window.width} * m >= int64_t{16} * out_width &&
+        int64_t{window.height} * m >= int64_t{16} * out_height) {
+      return m;
+    }
+  }
+  return 8;
+}
+
+// A decoded block of RGB pixels in display orientation.
+struct RgbView {
+  const uint8_t* data;
+  int width, height;
+  size_t stride;
+};
+
+}  // namespace
+
+// ------------------------------------------------------------ JpegDecoder --
+
+struct JpegDecoder::State {
+  jpeg_decompress_struct cinfo;
+  ErrorManager err;
+  bool created = false;
+  std::vector<uint8_t> rows;      // libjpeg's output (3 or 4 channels)
+  std::vector<uint8_t> rgb;       // CMYK converted to RGB
+  std::vector<uint8_t> oriented;  // EXIF orientation applied
+  image_internal::ResampleScratch resample;
+
+  // Decodes `region` (display orientation, scaled pixels at scale_num/8) of
+  // the image into a view of RGB pixels.
+  Status DecodeRegion(std::string_view bytes, const JpegInfo& info, const DecodeOptions& options,
+                      int scale_num, const Rect& region, RgbView* view, DecodeStats* stats);
+};
+
+JpegDecoder::JpegDecoder(const DecodeOptions& options)
+    : options_(options), state_(std::make_unique<State>()) {
+  std::memset(&state_->cinfo, 0, sizeof state_->cinfo);
+  std::memset(&state_->err, 0, sizeof state_->err);
+  state_->created = RunLibjpegCreate(&state_->cinfo, &state_->err);
+}
+
+JpegDecoder::~JpegDecoder() {
+  if (state_->created) jpeg_destroy_decompress(&state_->cinfo);
+}
+
+Status JpegDecoder::State::DecodeRegion(std::string_view bytes, const JpegInfo& info,
+                                        const DecodeOptions& options, int scale_num,
+                                        const Rect& region, RgbView* view, DecodeStats* stats) {
+  if (!created) return Status::Internal("libjpeg decompressor could not be created");
+  const int orientation = options.apply_exif ? info.exif_orientation : 1;
+  const int stored_w = ScaledSize(info.width, scale_num);
+  const int stored_h = ScaledSize(info.height, scale_num);
+  const Rect stored = DisplayToStored(region, orientation, stored_w, stored_h);
+  const bool cmyk = info.components == 4;
+  const int channels = cmyk ? 4 : 3;
+
+  // Extra columns: with fancy upsampling, the first and last columns of a
+  // cropped decode differ from the same columns of a full decode. One on the
+  // right is not enough when the crop starts at column 0 and is 2 wide
+  // (both columns are then edges), hence two.
+  const int crop_x0 = std::max(stored.x - 1, 0);
+  const int crop_x1 = std::min(stored.x + stored.width + 2, stored_w);
+  const size_t stride = static_cast<size_t>(stored_w) * channels;
+  rows.resize(stride * stored.height);
+
+  RegionRequest req;
+  req.data = reinterpret_cast<const unsigned char*>(bytes.data());
+  req.size = bytes.size();
+  req.out_color_space = cmyk ? JCS_CMYK : JCS_RGB;
+  req.scale_num = scale_num;
+  req.max_memory = static_cast<unsigned long>(
+      std::min<int64_t>(options.limits.max_pixels * 8, int64_t{1} << 31));
+  req.image_width = static_cast<unsigned int>(stored_w);
+  req.image_height = static_cast<unsigned int>(stored_h);
+  req.crop_x = static_cast<unsigned int>(crop_x0);
+  req.crop_width = static_cast<unsigned int>(crop_x1 - crop_x0);
+  req.y = static_cast<unsigned int>(stored.y);
+  req.height = static_cast<unsigned int>(stored.height);
+  req.rows = rows.data();
+  req.stride = stride;
+  RegionResult result{};
+
+  err.strict = options.strict;
+  err.warnings = 0;
+  err.first_warning[0] = '\0';
+  err.message[0] = '\0';
+  const bool ok = RunLibjpegDecode(&cinfo, &err, &req, &result);
+  if (stats != nullptr) {
+    stats->warnings = err.warnings;
+    stats->first_warning = err.first_warning;
+    stats->scale_num = scale_num;
+    stats->decoded_width = static_cast<int>(result.output_width);
+    stats->decoded_height = stored.height;
+  }
+  if (!ok) {
+    std::string message = err.message;
+    if (options.strict && err.warnings > 0) {
+      return Status::Corruption("JPEG data (strict mode): " + message);
+    }
+    return Status::Corruption("JPEG decode: " + message);
+  }
+
+  const uint8_t* block = rows.data() + (stored.x - static_cast<int>(result.x_offset)) * channels;
+  size_t block_stride = stride;
+  if (cmyk) {
+    rgb.resize(static_cast<size_t>(stored.width) * 3 * stored.height);
+    for (int y = 0; y < stored.height; ++y) {
+      CmykToRgb(block + y * stride, stored.width, info.has_adobe_marker,
+                rgb.data() + static_cast<size_t>(y) * stored.width * 3);
+    }
+    block = rgb.data();
+    block_stride = static_cast<size_t>(stored.width) * 3;
+  }
+  if (orientation != 1) {
+    oriented.resize(static_cast<size_t>(stored.width) * stored.height * 3);
+    OrientRgb(block, stored.width, stored.height, block_stride, orientation, oriented.data());
+    block = oriented.data();
+    block_stride = static_cast<size_t>(region.width) * 3;
+  }
+  *view = {block, region.width, region.height, block_stride};
+  return Status::OK();
+}
+
+namespace {
+
+// Probes, checks limits and validates the window against the display size.
+Status Prepare(std::string_view bytes, const DecodeOptions& options, const CropWindow* window,
+               JpegInfo* info) {
+  UREC_ASSIGN_OR_RETURN(*info, ProbeJpeg(bytes));
+  UREC_RETURN_IF_ERROR(CheckDecodable(*info, options.limits));
+  if (options.strict && !info->has_eoi) {
+    return Status::Corruption("JPEG data (strict mode): truncated, no EOI marker at the end");
+  }
+  if (window == nullptr) return Status::OK();
+  const int w = options.apply_exif ? info->display_width() : info->width;
+  const int h = options.apply_exif ? info->display_height() : info->height;
+  // Written so that no sum can overflow.
+  if (window->x < 0 || window->y < 0 || window->width <= 0 || window->height <= 0 ||
+      window->width > w || window->height > h || window->x > w - window->width ||
+      window->y > h - window->height) {
+    return Status::InvalidArgument("crop " + DescribeWindow(*window) + " is not inside the " +
+                                   std::to_string(w) + "x" + std::to_string(h) + " image");
+  }
+  return Status::OK();
+}
+
+RgbImage CopyOut(const RgbView& view, bool flip) {
+  RgbImage image;
+  image.width = view.width;
+  image.height = view.height;
+  const size_t row_bytes = static_cast<size_t>(view.width) * 3;
+  image.pixels.resize(row_bytes * view.height);
+  for (int y = 0; y < view.height; ++y) {
+    const uint8_t* in = view.data + y * view.stride;
+    uint8_t* out = image.pixels.data() + y * row_bytes;
+    if (!flip) {
+      std::memcpy(out, in, row_bytes);
+      continue;
+    }
+    for (int x = 0; x < view.width; ++x) std::memcpy(out + (view.width - 1 - x) * 3, in + x * 3, 3);
+  }
+  return image;
+}
+
+}  // namespace
+
+Result<RgbImage> JpegDecoder::Decode(std::string_view bytes, DecodeStats* stats) {
+  JpegInfo info;
+  UREC_RETURN_IF_ERROR(Prepare(bytes, options_, nullptr, &info));
+  const int w = options_.apply_exif ? info.display_width() : info.width;
+  const int h = options_.apply_exif ? info.display_height() : info.height;
+  RgbView view;
+  UREC_RETURN_IF_ERROR(state_->DecodeRegion(bytes, info, options_, 8, {0, 0, w, h}, &view, stats));
+  return CopyOut(view, false);
+}
+
+Result<RgbImage> JpegDecoder::DecodeCrop(std::string_view bytes, const CropWindow& window,
+                                         DecodeStats* stats) {
+  JpegInfo info;
+  UREC_RETURN_IF_ERROR(Prepare(bytes, options_, &window, &info));
+  RgbView view;
+  UREC_RETURN_IF_ERROR(state_->DecodeRegion(
+      bytes, info, options_, 8, {window.x, window.y, window.width, window.height}, &view, stats));
+  return CopyOut(view, window.flip);
+}
+
+Status JpegDecoder::DecodeCropResized(std::string_view bytes, const CropWindow& window,
+                                      int out_width, int out_height, uint8_t* out,
+                                      size_t out_size, DecodeStats* stats) {
+  if (out == nullptr || out_width <= 0 || out_height <= 0 || out_width > 65500 ||
+      out_height > 65500 || out_size < static_cast<size_t>(out_width) * out_height * 3) {
+    return Status::InvalidArgument("output " + std::to_string(out_width) + "x" +
+                                   std::to_string(out_height) + " does not fit a buffer of " +
+                                   std::to_string(out_size) + " bytes");
+  }
+  JpegInfo info;
+  UREC_RETURN_IF_ERROR(Prepare(bytes, options_, &window, &info));
+  const int scale = options_.dct_scaling ? ChooseScale(info, window, out_width, out_height) : 8;
+  // The window in scaled pixels: a whole-pixel region to decode and the
+  // exact (fractional) box inside it to resample.
+  const double f = scale / 8.0;
+  const int display_w = ScaledSize(options_.apply_exif ? info.display_width() : info.width, scale);
+  const int display_h = ScaledSize(options_.apply_exif ? info.display_height() : info.height, scale);
+  Rect region;
+  region.x = static_cast<int>(window.x * f);
+  region.y = static_cast<int>(window.y * f);
+  region.width = std::min(ScaledSize(window.x + window.width, scale), display_w) - region.x;
+  region.height = std::min(ScaledSize(window.y + window.height, scale), display_h) - region.y;
+  RgbView view;
+  UREC_RETURN_IF_ERROR(state_->DecodeRegion(bytes, info, options_, scale, region, &view, stats));
+  const image_internal::SourceBox box{
+      window.x * f - region.x, window.y * f - region.y,
+      std::min((window.x + window.width) * f - region.x, static_cast<double>(region.width)),
+      std::min((window.y + window.height) * f - region.y, static_cast<double>(region.height))};
+  image_internal::ResampleRgb(view.data, view.width, view.height, view.stride, box, out,
+                              out_width, out_height, static_cast<size_t>(out_width) * 3,
+                              window.flip, &state_->resample);
+  return Status::OK();
+}
+
+}  // namespace unirecord
