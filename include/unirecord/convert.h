@@ -1,0 +1,108 @@
+// Converters from common on-disk layouts to unirecord datasets.
+//
+//   ConvertOptions options;
+//   options.name = "train";
+//   UREC_ASSIGN_OR_RETURN(ConvertReport report,
+//                         ConvertImageFolder("imagenet/train", "records/", options));
+//
+// This is the code behind `urec convert imagefolder`; the Python binding calls
+// the same function.
+#ifndef UNIRECORD_CONVERT_H_
+#define UNIRECORD_CONVERT_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "unirecord/status.h"
+
+namespace unirecord {
+
+// Progress of a running conversion, reported from the calling thread.
+struct ConvertProgress {
+  uint64_t files_done = 0;   // image-extension files processed (written or rejected)
+  uint64_t files_total = 0;  // image-extension files found
+  uint64_t written = 0;
+  uint64_t rejected = 0;
+  uint64_t bytes = 0;        // image bytes written so far
+  double seconds = 0;
+};
+
+struct ConvertOptions {
+  // Dataset name: shards are OUT/NAME-SSSSS-of-NNNNN.urec. Empty: the last
+  // component of the source folder ("train" for imagenet/train).
+  std::string name;
+
+  // At most one of these. num_shards = N splits the records into N
+  // contiguous shards (ids keep the folder order; rejected files leave the
+  // last shards slightly short). target_shard_bytes = B starts a new shard
+  // once one reaches B bytes. Neither: shards of about 1 GiB.
+  uint32_t num_shards = 0;
+  uint64_t target_shard_bytes = 0;
+
+  // Threads that read and check files; 0 = one per hardware thread. The
+  // output never depends on it.
+  int threads = 0;
+
+  // Fail on the first rejected file instead of listing it and going on.
+  bool strict = false;
+
+  // fsync the output at the end (tests may turn it off for speed).
+  bool sync = true;
+
+  // Called every ~100 ms and once at the end, from the calling thread.
+  std::function<void(const ConvertProgress&)> on_progress;
+};
+
+// A source file that is not in the dataset, and why.
+struct ConvertRejection {
+  std::string path;    // relative to the source folder, '/'-separated
+  std::string reason;  // "not a JPEG: PNG image", "truncated: ...", "empty file", ...
+};
+
+struct ConvertReport {
+  std::string name;                  // the dataset name used
+  std::vector<std::string> classes;  // label i is classes[i]
+  uint64_t written = 0;              // records in the dataset
+  uint64_t rejected = 0;             // image-extension files that are not usable JPEGs
+  uint64_t skipped = 0;              // files without an image extension, or outside class folders
+  uint64_t image_bytes = 0;          // bytes of the images written
+  uint64_t output_bytes = 0;         // shard and index files together
+  uint32_t shards = 0;
+  double seconds = 0;
+  std::string uuid;
+  std::vector<std::string> shard_paths;
+  // Every rejected and skipped file, in folder order; also written to
+  // OUT/NAME.rejects.tsv (skipped ones with a reason that starts "skipped:").
+  std::vector<ConvertRejection> not_written;
+  std::string rejects_path;
+};
+
+// Converts a torchvision-style ImageFolder: SRC/<class>/**/<image>.
+//
+// Semantics match torchvision.datasets.ImageFolder: classes are the sorted
+// names of SRC's sub-folders (symlinks followed), label = index in that list,
+// class folders are walked recursively, and a file is a candidate when its
+// lower-cased name ends with .jpg .jpeg .png .ppm .bmp .pgm .tif .tiff or
+// .webp. Records come in ImageFolder's sample order (by class, then by
+// folder, then by file name, comparing bytes), so record i is the i-th
+// sample of ImageFolder among the files that were written.
+//
+// Every candidate is read and its JPEG header checked: JPEGs unirecord can
+// decode (8-bit; grayscale, YCbCr, RGB, CMYK and YCCK) are written with their
+// original bytes; anything else is rejected with a reason. Records have the
+// fields image (bytes), label (int64, indexed), path (string, relative to
+// SRC), width and height (int32, indexed; as stored, EXIF ignored); metadata
+// "classes" holds the class names (EncodeNameList).
+//
+// The output is byte-identical for the same folder and options, whatever
+// `threads` is. Errors: NotFound / InvalidArgument for a bad SRC, OUT inside
+// SRC, or no candidate files; Corruption naming the file in strict mode; any
+// Writer error. On error no dataset files are left behind.
+Result<ConvertReport> ConvertImageFolder(const std::string& src, const std::string& out,
+                                         const ConvertOptions& options = {});
+
+}  // namespace unirecord
+
+#endif  // UNIRECORD_CONVERT_H_

@@ -1,0 +1,290 @@
+// ConvertImageFolder: a torchvision ImageFolder into a unirecord dataset.
+//
+// Reading and checking files is the slow part, so worker threads do it into
+// a small ring of slots while the calling thread hands the slots, strictly in
+// folder order, to the Writer. The output therefore never depends on the
+// thread count.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "convert/image_folder_listing.h"
+#include "convert/source_image.h"
+#include "unirecord/convert.h"
+#include "unirecord/schema.h"
+#include "unirecord/writer.h"
+
+namespace unirecord {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+constexpr uint64_t kDefaultShardBytes = uint64_t{1} << 30;
+
+double SecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// One file as the workers leave it for the writing thread.
+struct Slot {
+  bool ready = false;
+  std::string bytes;
+  Result<JpegInfo> info = Status::Internal("slot not filled");
+};
+
+// Reads and checks listing.files[i] on `threads` workers into a ring of
+// slots; Take(i) hands them out in order. Workers never run more than the
+// ring's size ahead of the consumer, which bounds memory.
+class OrderedFileReader {
+ public:
+  OrderedFileReader(const std::string& root, const std::vector<ImageFolderFile>& files, int threads)
+      : root_(root), files_(files), slots_(static_cast<size_t>(std::clamp(threads * 4, 8, 256))) {
+    for (int t = 0; t < threads; ++t) workers_.emplace_back([this] { Work(); });
+  }
+
+  ~OrderedFileReader() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    can_claim_.notify_all();
+    for (std::thread& t : workers_) t.join();
+  }
+
+  // Waits for file i (i must be 0, 1, 2, ... in turn) and lends its slot
+  // until Release().
+  Slot& Take(size_t i) {
+    Slot& slot = slots_[i % slots_.size()];
+    std::unique_lock<std::mutex> lock(mutex_);
+    slot_ready_.wait(lock, [&] { return slot.ready; });
+    return slot;
+  }
+
+  void Release(size_t i) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      slots_[i % slots_.size()].ready = false;
+      consumed_ = i + 1;
+    }
+    can_claim_.notify_all();
+  }
+
+ private:
+  void Work() {
+    for (;;) {
+      size_t i;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        can_claim_.wait(lock, [&] {
+          return stop_ || next_ >= files_.size() || next_ < consumed_ + slots_.size();
+        });
+        if (stop_ || next_ >= files_.size()) return;
+        i = next_++;
+      }
+      // The slot is ours alone: the consumer released it before we could
+      // claim i, and it waits for ready before touching it again.
+      Slot& slot = slots_[i % slots_.size()];
+      const ImageFolderFile& file = files_[i];
+      if (file.is_candidate) {
+        Status read = ReadSourceFile(root_ + "/" + file.path, &slot.bytes);
+        slot.info = read.ok() ? CheckSourceImage(slot.bytes) : Result<JpegInfo>(read);
+      }
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        slot.ready = true;
+      }
+      slot_ready_.notify_all();
+    }
+  }
+
+  const std::string& root_;
+  const std::vector<ImageFolderFile>& files_;
+  std::vector<Slot> slots_;
+  std::mutex mutex_;
+  std::condition_variable can_claim_;
+  std::condition_variable slot_ready_;
+  size_t next_ = 0;
+  size_t consumed_ = 0;
+  bool stop_ = false;
+  std::vector<std::thread> workers_;
+};
+
+// Escapes what would break a TSV row: backslash, tab, newline, CR.
+std::string TsvEscape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '\\': out += "\\\\"; break;
+      case '\t': out += "\\t"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+// Written to a temporary name and renamed, so a reader never sees half a file.
+Status WriteRejectsFile(const std::string& path, const std::vector<ConvertRejection>& rows) {
+  std::string text = "path\treason\n";
+  for (const ConvertRejection& r : rows) text += TsvEscape(r.path) + "\t" + TsvEscape(r.reason) + "\n";
+  const std::string tmp = path + ".partial";
+  std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(tmp.c_str(), "wb"), std::fclose);
+  if (!file) return Status::IOError("cannot create " + tmp + ": " + std::strerror(errno));
+  const bool written = std::fwrite(text.data(), 1, text.size(), file.get()) == text.size();
+  if (std::fclose(file.release()) != 0 || !written || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    std::remove(tmp.c_str());
+    return Status::IOError("cannot write " + path + ": " + why);
+  }
+  return Status::OK();
+}
+
+std::string SkipReason(const ImageFolderFile& file) {
+  if (file.label < 0) return "skipped: not inside a class folder";
+  const size_t slash = file.path.rfind('/');
+  const size_t dot = file.path.rfind('.');
+  const bool has_extension = dot != std::string::npos && (slash == std::string::npos || dot > slash);
+  return "skipped: not an image extension (" + (has_extension ? file.path.substr(dot) : std::string("none")) + ")";
+}
+
+Status CheckOutputOutsideSource(const std::string& src, const std::string& out) {
+  std::error_code ec;
+  const fs::path src_real = fs::weakly_canonical(src, ec);
+  if (ec) return Status::IOError("cannot resolve " + src + ": " + ec.message());
+  const fs::path out_real = fs::weakly_canonical(out, ec);
+  if (ec) return Status::IOError("cannot resolve " + out + ": " + ec.message());
+  const std::string s = src_real.string(), o = out_real.string();
+  if (o == s || (o.size() > s.size() && o.compare(0, s.size(), s) == 0 && o[s.size()] == '/')) {
+    return Status::InvalidArgument("output folder " + out + " is inside the source folder " + src +
+                                   ": it would be read as a class folder");
+  }
+  return Status::OK();
+}
+
+std::string DefaultName(const std::string& src) {
+  std::error_code ec;
+  const std::string base = fs::weakly_canonical(src, ec).filename().string();
+  return ec || base.empty() ? "data" : base;
+}
+
+Result<WriterOptions> MakeWriterOptions(const ConvertOptions& options, uint64_t candidates) {
+  if (options.num_shards > 0 && options.target_shard_bytes > 0) {
+    return Status::InvalidArgument("give a shard count or a shard size, not both");
+  }
+  WriterOptions w;
+  if (options.num_shards > 0) {
+    w.num_shards = options.num_shards;
+    w.expected_records = std::max<uint64_t>(candidates, 1);  // contiguous split in folder order
+  } else {
+    w.target_shard_bytes = options.target_shard_bytes > 0 ? options.target_shard_bytes : kDefaultShardBytes;
+  }
+  w.sync = options.sync;
+  return w;
+}
+
+Result<Schema> ImageFolderSchema() {
+  return Schema::Make({Field::Bytes("image"), Field::Int64("label", /*indexed=*/true), Field::String("path"),
+                       Field::Int32("width", /*indexed=*/true), Field::Int32("height", /*indexed=*/true)});
+}
+
+}  // namespace
+
+Result<ConvertReport> ConvertImageFolder(const std::string& src, const std::string& out,
+                                         const ConvertOptions& options) {
+  const Clock::time_point start = Clock::now();
+  if (options.threads < 0) return Status::InvalidArgument("threads must be >= 0");
+  UREC_ASSIGN_OR_RETURN(ImageFolderListing listing, ListImageFolder(src));
+  if (listing.classes.empty()) return Status::InvalidArgument("no class sub-folders in " + src);
+  if (listing.candidates == 0) {
+    return Status::InvalidArgument("no image files (.jpg .jpeg .png .ppm .bmp .pgm .tif .tiff .webp) in the class folders of " + src);
+  }
+  UREC_RETURN_IF_ERROR(CheckOutputOutsideSource(src, out));
+  UREC_ASSIGN_OR_RETURN(WriterOptions writer_options, MakeWriterOptions(options, listing.candidates));
+  UREC_ASSIGN_OR_RETURN(Schema schema, ImageFolderSchema());
+
+  ConvertReport report;
+  report.name = options.name.empty() ? DefaultName(src) : options.name;
+  report.classes = listing.classes;
+  UREC_ASSIGN_OR_RETURN(std::unique_ptr<Writer> writer, Writer::Create(out, report.name, schema, writer_options));
+  UREC_ASSIGN_OR_RETURN(std::string class_list, EncodeNameList(listing.classes));
+  UREC_RETURN_IF_ERROR(writer->SetMetadata(kClassesMetadataKey, class_list));
+
+  const size_t kImage = 0, kLabel = 1, kPath = 2, kWidth = 3, kHeight = 4;
+  RecordBuilder record(schema);
+  ConvertProgress progress;
+  progress.files_total = listing.candidates;
+  Clock::time_point last_progress = start;
+  auto report_progress = [&] {
+    if (!options.on_progress) return;
+    progress.written = report.written;
+    progress.rejected = report.rejected;
+    progress.bytes = report.image_bytes;
+    progress.seconds = SecondsSince(start);
+    options.on_progress(progress);
+  };
+
+  const int threads = options.threads > 0 ? options.threads
+                                          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  {
+    OrderedFileReader reader(src, listing.files, threads);
+    for (size_t i = 0; i < listing.files.size(); ++i) {
+      const ImageFolderFile& file = listing.files[i];
+      Slot& slot = reader.Take(i);
+      if (!file.is_candidate) {
+        ++report.skipped;
+        report.not_written.push_back({file.path, SkipReason(file)});
+      } else if (!slot.info.ok()) {
+        if (options.strict) {
+          return Status::Corruption(src + "/" + file.path + ": " + RejectReason(slot.info.status()) +
+                                    " (strict mode stops at the first rejected file)");
+        }
+        ++report.rejected;
+        report.not_written.push_back({file.path, RejectReason(slot.info.status())});
+      } else {
+        UREC_RETURN_IF_ERROR(record.SetBytes(kImage, slot.bytes));
+        UREC_RETURN_IF_ERROR(record.SetInt64(kLabel, file.label));
+        UREC_RETURN_IF_ERROR(record.SetString(kPath, file.path));
+        UREC_RETURN_IF_ERROR(record.SetInt32(kWidth, slot.info->width));
+        UREC_RETURN_IF_ERROR(record.SetInt32(kHeight, slot.info->height));
+        UREC_RETURN_IF_ERROR(writer->Write(record));
+        ++report.written;
+        report.image_bytes += slot.bytes.size();
+      }
+      reader.Release(i);
+      if (file.is_candidate) {
+        ++progress.files_done;
+        if (options.on_progress && SecondsSince(last_progress) >= 0.1) {
+          last_progress = Clock::now();
+          report_progress();
+        }
+      }
+    }
+  }
+  UREC_RETURN_IF_ERROR(writer->Finish());
+  const WriterSummary& summary = writer->summary();
+  report.shards = summary.shards;
+  report.output_bytes = summary.bytes;
+  report.uuid = summary.uuid;
+  report.shard_paths = summary.shard_paths;
+  report.rejects_path = (fs::path(out) / (report.name + ".rejects.tsv")).string();
+  UREC_RETURN_IF_ERROR(WriteRejectsFile(report.rejects_path, report.not_written));
+  report.seconds = SecondsSince(start);
+  report_progress();
+  return report;
+}
+
+}  // namespace unirecord

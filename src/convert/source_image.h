@@ -1,0 +1,32 @@
+// Reading one source file and deciding whether it can become a record.
+#ifndef UNIRECORD_SRC_CONVERT_SOURCE_IMAGE_H_
+#define UNIRECORD_SRC_CONVERT_SOURCE_IMAGE_H_
+
+#include <string>
+#include <string_view>
+
+#include "unirecord/image.h"
+#include "unirecord/status.h"
+
+namespace unirecord {
+
+// Reads the whole file into *bytes (reusing its capacity). IOError for
+// anything that is not a readable regular file (a FIFO is never opened for
+// blocking reads).
+Status ReadSourceFile(const std::string& path, std::string* bytes);
+
+// The header of a JPEG that unirecord's decoder accepts, or why not:
+//  - InvalidArgument "empty file" / "not a JPEG: PNG image" / over the size limits;
+//  - Corruption for a malformed header or a file cut short (no EOI marker at
+//    the end, and none in its second half followed only by trailing bytes);
+//  - NotSupported for 12-bit, lossless and hierarchical JPEGs.
+Result<JpegInfo> CheckSourceImage(std::string_view bytes);
+
+// The short reason written to rejects.tsv for a failed ReadSourceFile or
+// CheckSourceImage: "not a JPEG: PNG image", "truncated: ...",
+// "corrupt: JPEG header: ...", "unsupported: 12-bit JPEG ...", "unreadable: ...".
+std::string RejectReason(const Status& status);
+
+}  // namespace unirecord
+
+#endif  // UNIRECORD_SRC_CONVERT_SOURCE_IMAGE_H_

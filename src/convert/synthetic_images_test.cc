@@ -1,0 +1,85 @@
+#include "convert/synthetic_images.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "convert/scratch_dir_for_test.h"
+#include "unirecord/image.h"
+
+namespace unirecord {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Relative path -> content of every file below root.
+std::map<std::string, std::string> Snapshot(const std::string& root) {
+  std::map<std::string, std::string> files;
+  for (const auto& e : fs::recursive_directory_iterator(root)) {
+    if (e.is_regular_file()) files[fs::relative(e.path(), root).string()] = ReadWholeFile(e.path().string());
+  }
+  return files;
+}
+
+TEST(SyntheticImageFolder, SameOptionsGiveIdenticalFilesWhateverTheThreads) {
+  ScratchDir dir;
+  SyntheticFolderOptions options;
+  options.classes = 3;
+  options.per_class = 4;
+  options.width = 96;
+  options.height = 72;
+  options.mix = true;
+  options.threads = 1;
+  ASSERT_TRUE(WriteSyntheticImageFolder(dir / "a", options).ok());
+  options.threads = 4;
+  ASSERT_TRUE(WriteSyntheticImageFolder(dir / "b", options).ok());
+  EXPECT_EQ(Snapshot(dir / "a"), Snapshot(dir / "b"));
+  options.seed = 1;
+  ASSERT_TRUE(WriteSyntheticImageFolder(dir / "c", options).ok());
+  EXPECT_NE(Snapshot(dir / "a"), Snapshot(dir / "c"));
+}
+
+TEST(SyntheticImageFolder, ImageNetLikeVariety) {
+  ScratchDir dir;
+  SyntheticFolderOptions options;
+  options.classes = 2;
+  options.per_class = 20;
+  options.mix = true;
+  auto report = WriteSyntheticImageFolder(dir / "f", options);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->jpegs, 41);  // 40 + the CMYK one
+  EXPECT_EQ(report->extras, 4);
+
+  std::set<std::string> kinds;
+  int portrait = 0, jpegs = 0;
+  int64_t jpeg_bytes = 0;
+  for (const auto& [path, bytes] : Snapshot(dir / "f")) {
+    auto info = ProbeJpeg(bytes);
+    if (!info.ok()) continue;
+    ++jpegs;
+    jpeg_bytes += static_cast<int64_t>(bytes.size());
+    portrait += info->height > info->width;
+    kinds.insert(JpegSubsamplingName(info->subsampling));
+    kinds.insert(JpegColorSpaceName(info->color_space));
+    if (info->progressive) kinds.insert("progressive");
+  }
+  EXPECT_EQ(jpegs, 41 + 1);  // the truncated one still has a valid header
+  EXPECT_GT(portrait, 0);
+  for (const char* kind : {"4:2:0", "4:4:4", "4:2:2", "grayscale", "YCCK", "progressive"}) {
+    EXPECT_TRUE(kinds.count(kind)) << "no " << kind << " image";
+  }
+  // Photo-like content: about 100 KB at 500x375 (quality 85-95).
+  EXPECT_GT(jpeg_bytes / jpegs, 50'000);
+  EXPECT_LT(jpeg_bytes / jpegs, 250'000);
+}
+
+TEST(SyntheticImageFolder, RefusesANonEmptyFolder) {
+  ScratchDir dir;
+  dir.Write("f/x", "x");
+  EXPECT_EQ(WriteSyntheticImageFolder(dir / "f", {}).status().code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace unirecord
