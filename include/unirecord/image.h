@@ -142,6 +142,9 @@ struct RandomResizedCropParams {
 // window on every machine, thread and call.
 CropWindow PlanRandomResizedCrop(int width, int height, const RandomResizedCropParams& params,
                                  uint64_t seed, uint64_t epoch, uint64_t record_id);
+// On info.width x info.height, the stored size: right for the default
+// DecodeOptions (apply_exif off). With apply_exif, pass info.display_width()
+// and info.display_height() to the overload above.
 CropWindow PlanRandomResizedCrop(const JpegInfo& info, const RandomResizedCropParams& params,
                                  uint64_t seed, uint64_t epoch, uint64_t record_id);
 
@@ -151,7 +154,7 @@ CropWindow PlanRandomResizedCrop(const JpegInfo& info, const RandomResizedCropPa
 // edges. Requires size <= resize_shorter (else the window would need
 // padding; the window is then clamped to the image).
 CropWindow PlanCenterCrop(int width, int height, int size, int resize_shorter);
-CropWindow PlanCenterCrop(const JpegInfo& info, int size, int resize_shorter);
+CropWindow PlanCenterCrop(const JpegInfo& info, int size, int resize_shorter);  // stored size
 
 // ---------------------------------------------------------------- decode ---
 

@@ -1,0 +1,144 @@
+// `urec decode`: the image layer from a shell, for debugging and for checks
+// against other decoders. Writes binary PPM (P6), always RGB.
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "command.h"
+#include "unirecord/image.h"
+
+namespace unirecord::cli {
+namespace {
+
+struct DecodeCommandOptions {
+  std::string input;
+  std::string output;
+  std::string crop;    // "X,Y,W,H"
+  std::string resize;  // "WxH"
+  std::string random_resized_crop;  // "SEED,EPOCH,RECORD"
+  std::string center_crop;          // "SIZE,RESIZE"
+  int print_plans = 0;
+  bool flip = false;
+  bool apply_exif = false;
+  bool strict = false;
+  bool no_dct_scaling = false;
+};
+
+Status ParseInts(const std::string& text, char sep, int count, const char* what, int* out) {
+  size_t pos = 0;
+  for (int i = 0; i < count; ++i) {
+    size_t end = i + 1 < count ? text.find(sep, pos) : text.size();
+    if (end == std::string::npos) break;
+    std::string part = text.substr(pos, end - pos);
+    char* stop = nullptr;
+    long v = std::strtol(part.c_str(), &stop, 10);
+    if (part.empty() || *stop != '\0' || v < -2147483647L || v > 2147483647L) break;
+    out[i] = static_cast<int>(v);
+    if (i + 1 == count) return Status::OK();
+    pos = end + 1;
+  }
+  return Status::InvalidArgument(std::string("bad ") + what + " '" + text + "'");
+}
+
+Status WritePpm(const std::string& path, const uint8_t* rgb, int width, int height) {
+  std::string header = "P6\n" + std::to_string(width) + " " + std::to_string(height) + "\n255\n";
+  const size_t size = static_cast<size_t>(width) * height * 3;
+  FILE* f = path == "-" ? stdout : std::fopen(path.c_str(), "wb");
+  if (f == nullptr) return Status::IOError("cannot open " + path + " for writing");
+  bool ok = std::fwrite(header.data(), 1, header.size(), f) == header.size() &&
+            std::fwrite(rgb, 1, size, f) == size;
+  ok = (f == stdout ? std::fflush(f) == 0 : std::fclose(f) == 0) && ok;
+  return ok ? Status::OK() : Status::IOError("cannot write " + path);
+}
+
+Status RunDecode(const DecodeCommandOptions& o) {
+  std::ifstream in(o.input, std::ios::binary);
+  if (!in) return Status::NotFound("cannot open " + o.input);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), {});
+  if (in.bad()) return Status::IOError("cannot read " + o.input);
+
+  DecodeOptions options;
+  options.apply_exif = o.apply_exif;
+  options.strict = o.strict;
+  options.dct_scaling = !o.no_dct_scaling;
+  JpegDecoder decoder(options);
+
+  auto context = [&](const Status& s) { return s.WithContext(o.input); };
+  Result<JpegInfo> info = ProbeJpeg(bytes);
+  if (!info.ok()) return context(info.status());
+  CropWindow window{0, 0, options.apply_exif ? info->display_width() : info->width,
+                    options.apply_exif ? info->display_height() : info->height, o.flip};
+  if (!o.crop.empty()) {
+    int v[4];
+    UREC_RETURN_IF_ERROR(ParseInts(o.crop, ',', 4, "--crop (want X,Y,W,H)", v));
+    window = {v[0], v[1], v[2], v[3], o.flip};
+  } else if (!o.center_crop.empty()) {
+    int v[2];
+    UREC_RETURN_IF_ERROR(ParseInts(o.center_crop, ',', 2, "--center-crop (want SIZE,RESIZE)", v));
+    window = PlanCenterCrop(window.width, window.height, v[0], v[1]);
+    window.flip = o.flip;
+  } else if (!o.random_resized_crop.empty()) {
+    int v[3];
+    UREC_RETURN_IF_ERROR(ParseInts(o.random_resized_crop, ',', 3,
+                                   "--random-resized-crop (want SEED,EPOCH,RECORD)", v));
+    const int width = window.width, height = window.height;
+    RandomResizedCropParams params;
+    if (o.print_plans > 0) {
+      for (int i = 0; i < o.print_plans; ++i) {
+        CropWindow w = PlanRandomResizedCrop(width, height, params, v[0], v[1],
+                                             static_cast<uint64_t>(v[2]) + i);
+        std::printf("%d %d %d %d %d\n", w.x, w.y, w.width, w.height, w.flip ? 1 : 0);
+      }
+      return Status::OK();
+    }
+    window = PlanRandomResizedCrop(width, height, params, v[0], v[1], v[2]);
+    window.flip = window.flip != o.flip;
+  }
+  if (o.print_plans > 0) {
+    return Status::InvalidArgument("--print-plans needs --random-resized-crop");
+  }
+  if (o.output.empty()) return Status::InvalidArgument("-o OUT.ppm (or -o - for stdout) is required");
+  if (!o.resize.empty()) {
+    int size[2];
+    UREC_RETURN_IF_ERROR(ParseInts(o.resize, 'x', 2, "--resize (want WxH)", size));
+    if (size[0] <= 0 || size[1] <= 0 || size[0] > 65500 || size[1] > 65500) {
+      return Status::InvalidArgument("--resize " + o.resize + ": sizes must be 1..65500");
+    }
+    std::vector<uint8_t> out(static_cast<size_t>(size[0]) * size[1] * 3);
+    Status s = decoder.DecodeCropResized(bytes, window, size[0], size[1], out.data(), out.size());
+    if (!s.ok()) return context(s);
+    return WritePpm(o.output, out.data(), size[0], size[1]);
+  }
+  Result<RgbImage> image = decoder.DecodeCrop(bytes, window);
+  if (!image.ok()) return context(image.status());
+  return WritePpm(o.output, image->pixels.data(), image->width, image->height);
+}
+
+CommandRunner SetupDecode(CLI::App* cmd) {
+  auto o = std::make_shared<DecodeCommandOptions>();
+  cmd->add_option("IMAGE", o->input, "JPEG file")->required();
+  cmd->add_option("-o,--output", o->output, "output PPM file, - for stdout");
+  cmd->add_option("--crop", o->crop, "window X,Y,W,H (display orientation with --apply-exif)");
+  cmd->add_option("--resize", o->resize, "resize the window to WxH (antialiased bilinear)");
+  cmd->add_option("--center-crop", o->center_crop,
+                  "window of torchvision Resize(RESIZE)+CenterCrop(SIZE): SIZE,RESIZE");
+  cmd->add_option("--random-resized-crop", o->random_resized_crop,
+                  "window (and flip) of RandomResizedCrop planned for SEED,EPOCH,RECORD");
+  cmd->add_option("--print-plans", o->print_plans,
+                  "with --random-resized-crop: print N windows (records RECORD..) as "
+                  "'x y w h flip' lines instead of decoding");
+  cmd->add_flag("--flip", o->flip, "mirror left-right");
+  cmd->add_flag("--apply-exif", o->apply_exif, "apply the EXIF orientation");
+  cmd->add_flag("--strict", o->strict, "fail on any libjpeg warning (corrupt/truncated data)");
+  cmd->add_flag("--no-dct-scaling", o->no_dct_scaling, "never decode at a reduced DCT scale");
+  return [o] { return RunDecode(*o); };
+}
+
+}  // namespace
+
+UREC_REGISTER_COMMAND("decode", "Decode a JPEG (optionally a crop, resized) to a PPM", SetupDecode);
+
+}  // namespace unirecord::cli
