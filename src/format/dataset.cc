@@ -1,0 +1,377 @@
+#include "unirecord/dataset.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+
+#include "format/endian.h"
+#include "format/format_constants.h"
+#include "format/shard_reader.h"
+#include "io/file.h"
+
+namespace unirecord {
+
+using format::ShardReader;
+
+struct Dataset::Impl {
+  DatasetOptions options;
+  std::vector<std::unique_ptr<ShardReader>> shards;  // by shard number
+  std::vector<uint64_t> first_ids;                  // parallel to shards
+  std::vector<ShardInfo> infos;
+  uint64_t size = 0;
+  Schema schema;
+  std::map<std::string, std::string> metadata;
+  std::string uuid;
+  index::FieldLayout layout;
+
+  // The shard holding `id` and the row in it.
+  Result<std::pair<const ShardReader*, uint64_t>> Locate(uint64_t id) const {
+    if (id >= size) {
+      return Status::OutOfRange("record id " + std::to_string(id) + " out of range (dataset has " +
+                                std::to_string(size) + " records)");
+    }
+    size_t s = static_cast<size_t>(std::upper_bound(first_ids.begin(), first_ids.end(), id) - first_ids.begin()) - 1;
+    return std::pair<const ShardReader*, uint64_t>(shards[s].get(), id - first_ids[s]);
+  }
+};
+
+struct Record::Impl {
+  const Dataset::Impl* dataset = nullptr;
+  uint64_t id = 0;
+  const uint8_t* entry = nullptr;
+  std::vector<Blob> blobs;  // by blob slot
+  std::shared_ptr<const format::DecodedPage> page;
+  uint32_t page_row = 0;
+};
+
+namespace {
+
+bool HasGlobChars(const std::string& path) { return path.find_first_of("*?[") != std::string::npos; }
+
+bool EndsWith(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// "dir/train-00003-of-00004.urec" for shard 3 of 4, derived from a sibling's
+// name when it follows the naming scheme; otherwise "shard 3 of 4".
+std::string MissingShardName(const std::string& sibling, uint32_t shard, uint32_t count) {
+  const std::string base = io::BaseName(sibling);
+  const size_t kSuffix = std::string("-00000-of-00000.urec").size();
+  if (base.size() > kSuffix && base.compare(base.size() - 14, 4, "-of-") == 0 &&
+      EndsWith(base, format::kShardExtension)) {
+    char tail[40];
+    std::snprintf(tail, sizeof(tail), "-%05" PRIu32 "-of-%05" PRIu32 ".urec", shard, count);
+    const std::string name = base.substr(0, base.size() - kSuffix) + tail;
+    return io::DirName(sibling) == "." && sibling.find('/') == std::string::npos ? name
+                                                                                   : io::JoinPath(io::DirName(sibling), name);
+  }
+  return "shard " + std::to_string(shard) + " of " + std::to_string(count);
+}
+
+Status FieldCheck(const Schema& schema, size_t field) {
+  if (field >= schema.num_fields()) {
+    return Status::OutOfRange("field index " + std::to_string(field) + " out of range (" +
+                              std::to_string(schema.num_fields()) + " fields)");
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Dataset::Dataset(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Dataset::~Dataset() = default;
+
+Result<std::shared_ptr<Dataset>> Dataset::Open(const std::string& path, const DatasetOptions& options) {
+  std::vector<std::string> paths;
+  if (io::IsDirectory(path)) {
+    UREC_ASSIGN_OR_RETURN(std::vector<std::string> names, io::ListDirectory(path));
+    for (const std::string& name : names) {
+      if (name[0] != '.' && EndsWith(name, format::kShardExtension)) paths.push_back(io::JoinPath(path, name));
+    }
+    if (paths.empty()) return Status::NotFound(path + ": no .urec shards in this directory");
+  } else if (HasGlobChars(path) && !io::PathExists(path)) {
+    UREC_ASSIGN_OR_RETURN(paths, io::Glob(path));
+    if (paths.empty()) return Status::NotFound(path + ": no file matches");
+  } else {
+    if (!io::PathExists(path)) return Status::NotFound(path + ": no such file or directory");
+    paths.push_back(path);
+  }
+  return Open(paths, options);
+}
+
+Result<std::shared_ptr<Dataset>> Dataset::Open(const std::vector<std::string>& shard_paths,
+                                               const DatasetOptions& options) {
+  if (shard_paths.empty()) return Status::InvalidArgument("Dataset::Open: no shard paths given");
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  std::vector<std::unique_ptr<ShardReader>> opened;
+  for (const std::string& path : shard_paths) {
+    if (!EndsWith(path, format::kShardExtension)) {
+      return Status::InvalidArgument(path + ": not a shard path (expected a .urec file)");
+    }
+    UREC_ASSIGN_OR_RETURN(auto shard, ShardReader::Open(path, options));
+    opened.push_back(std::move(shard));
+  }
+  std::sort(opened.begin(), opened.end(), [](const auto& a, const auto& b) {
+    return a->header().values.shard_number < b->header().values.shard_number;
+  });
+
+  const ShardReader& first = *opened.front();
+  const format::ShardHeaderValues& reference = first.header().values;
+  for (size_t i = 0; i < opened.size(); ++i) {
+    const ShardReader& shard = *opened[i];
+    const format::ShardHeaderValues& v = shard.header().values;
+    if (v.uuid != reference.uuid || v.shard_count != reference.shard_count) {
+      return Status::Corruption(shard.path() + ": belongs to dataset " + format::UuidToString(v.uuid) + " (" +
+                                std::to_string(v.shard_count) + " shards), not to dataset " +
+                                format::UuidToString(reference.uuid) + " (" + std::to_string(reference.shard_count) +
+                                " shards) of " + first.path());
+    }
+    if (i > 0 && v.shard_number == opened[i - 1]->header().values.shard_number) {
+      return Status::InvalidArgument(shard.path() + ": shard " + std::to_string(v.shard_number) +
+                                     " given twice (also " + opened[i - 1]->path() + ")");
+    }
+    if (shard.header().schema != first.header().schema || shard.header().metadata != first.header().metadata) {
+      return Status::Corruption(shard.path() + ": schema or metadata differ from " + first.path());
+    }
+  }
+  const bool complete = opened.size() == reference.shard_count;
+  if (!complete && !options.allow_partial) {
+    uint32_t expected = 0;
+    for (const auto& shard : opened) {
+      if (shard->header().values.shard_number != expected) break;
+      ++expected;
+    }
+    return Status::NotFound(MissingShardName(first.path(), expected, reference.shard_count) +
+                            ": shard missing (dataset " + format::UuidToString(reference.uuid) + " has " +
+                            std::to_string(reference.shard_count) + " shards, " + std::to_string(opened.size()) +
+                            " found)");
+  }
+  uint64_t next_id = 0;
+  for (const auto& shard : opened) {
+    const fb::IndexHeader& ih = shard->index().header();
+    if (complete && ih.first_id() != next_id) {
+      return Status::Corruption(shard->index_path() + ": first id " + std::to_string(ih.first_id()) +
+                                " but the shards before it hold " + std::to_string(next_id) + " records");
+    }
+    ShardInfo info;
+    info.path = shard->path();
+    info.index_path = shard->index_path();
+    info.number = shard->header().values.shard_number;
+    info.first_id = next_id;
+    info.records = shard->records();
+    info.file_bytes = shard->file_size();
+    info.index_bytes = shard->index().file_size();
+    info.blob_pages = shard->footer().blob_page_count();
+    info.scalar_pages = shard->footer().scalar_page_count();
+    info.blob_bytes = shard->footer().blob_bytes();
+    info.scalar_raw_bytes = shard->footer().scalar_raw_bytes();
+    info.scalar_stored_bytes = shard->footer().scalar_stored_bytes();
+    info.blob_page_bytes = shard->header().values.blob_page_bytes;
+    info.scalar_page_bytes = shard->header().values.scalar_page_bytes;
+    info.index_entry_bytes = shard->layout().entry_stride;
+    info.format_major = shard->major();
+    info.format_minor = shard->minor();
+    impl->infos.push_back(std::move(info));
+    impl->first_ids.push_back(next_id);
+    if (shard->records() > UINT64_MAX - next_id) return Status::Corruption(shard->path() + ": record count overflows");
+    next_id += shard->records();
+  }
+  if (complete && first.index().header().dataset_record_count() != next_id) {
+    return Status::Corruption(first.index_path() + ": dataset has " +
+                              std::to_string(first.index().header().dataset_record_count()) +
+                              " records by its index, but the shards hold " + std::to_string(next_id));
+  }
+  impl->size = next_id;
+  impl->schema = first.header().schema;
+  impl->metadata = first.header().metadata;
+  impl->uuid = format::UuidToString(reference.uuid);
+  impl->layout = first.layout();
+  impl->shards = std::move(opened);
+  return std::shared_ptr<Dataset>(new Dataset(std::move(impl)));
+}
+
+uint64_t Dataset::size() const { return impl_->size; }
+uint32_t Dataset::num_shards() const { return static_cast<uint32_t>(impl_->shards.size()); }
+const Schema& Dataset::schema() const { return impl_->schema; }
+const std::map<std::string, std::string>& Dataset::metadata() const { return impl_->metadata; }
+const std::string& Dataset::uuid() const { return impl_->uuid; }
+const DatasetOptions& Dataset::options() const { return impl_->options; }
+const std::vector<ShardInfo>& Dataset::shards() const { return impl_->infos; }
+
+Result<Record> Dataset::Get(uint64_t id) const {
+  const bool verify = impl_->options.verify_checksums;
+  UREC_ASSIGN_OR_RETURN(auto located, impl_->Locate(id));
+  const auto [shard, row] = located;
+  Record record;
+  Record::Impl& r = *record.impl_;
+  r.dataset = impl_.get();
+  r.id = id;
+  UREC_ASSIGN_OR_RETURN(r.entry, shard->Entry(row, verify));
+  const index::FieldLayout& layout = impl_->layout;
+  r.blobs.reserve(layout.blob_fields.size());
+  for (size_t slot = 0; slot < layout.blob_fields.size(); ++slot) {
+    UREC_ASSIGN_OR_RETURN(Blob blob, shard->ReadBlob(r.entry, row, slot, verify));
+    r.blobs.push_back(std::move(blob));
+  }
+  if (!layout.column_fields.empty()) {
+    UREC_ASSIGN_OR_RETURN(r.page, shard->ScalarPage(r.entry, row, verify, &r.page_row));
+  }
+  return record;
+}
+
+Result<Blob> Dataset::GetBlob(uint64_t id, size_t field) const {
+  UREC_RETURN_IF_ERROR(FieldCheck(impl_->schema, field));
+  const int slot = impl_->layout.blob_slot[field];
+  if (slot < 0) {
+    return Status::InvalidArgument("field '" + impl_->schema.field(field).name + "' is not a bytes field");
+  }
+  const bool verify = impl_->options.verify_checksums;
+  UREC_ASSIGN_OR_RETURN(auto located, impl_->Locate(id));
+  UREC_ASSIGN_OR_RETURN(const uint8_t* entry, located.first->Entry(located.second, verify));
+  return located.first->ReadBlob(entry, located.second, static_cast<size_t>(slot), verify);
+}
+
+namespace {
+
+Result<uint64_t> IndexedBits(const Dataset::Impl& d, uint64_t id, size_t field, bool want_int) {
+  UREC_RETURN_IF_ERROR(FieldCheck(d.schema, field));
+  const Field& f = d.schema.field(field);
+  const int slot = d.layout.indexed_slot[field];
+  const bool is_int = f.type == FieldType::kInt32 || f.type == FieldType::kInt64;
+  if (slot < 0 || is_int != want_int) {
+    return Status::InvalidArgument("field '" + f.name + "' is not an indexed " + (want_int ? "integer" : "float") +
+                                   " field");
+  }
+  UREC_ASSIGN_OR_RETURN(auto located, d.Locate(id));
+  UREC_ASSIGN_OR_RETURN(const uint8_t* entry, located.first->Entry(located.second, d.options.verify_checksums));
+  return format::LoadLE<uint64_t>(entry + d.layout.IndexedValueOffset(static_cast<size_t>(slot)));
+}
+
+}  // namespace
+
+Result<int64_t> Dataset::GetIndexedInt64(uint64_t id, size_t field) const {
+  UREC_ASSIGN_OR_RETURN(uint64_t bits, IndexedBits(*impl_, id, field, true));
+  return static_cast<int64_t>(bits);
+}
+
+Result<double> Dataset::GetIndexedFloat64(uint64_t id, size_t field) const {
+  UREC_ASSIGN_OR_RETURN(uint64_t bits, IndexedBits(*impl_, id, field, false));
+  double value;
+  std::memcpy(&value, &bits, sizeof(value));
+  return value;
+}
+
+Status Dataset::Verify() const {
+  for (const auto& shard : impl_->shards) UREC_RETURN_IF_ERROR(shard->Verify());
+  return Status::OK();
+}
+
+// --- Record -----------------------------------------------------------------
+
+Record::Record() : impl_(std::make_unique<Impl>()) {}
+Record::~Record() = default;
+Record::Record(Record&&) noexcept = default;
+Record& Record::operator=(Record&&) noexcept = default;
+
+uint64_t Record::id() const { return impl_->id; }
+const Schema& Record::schema() const { return impl_->dataset->schema; }
+
+namespace {
+
+// The field, checked to be one of `types` (scalar unless `array`).
+Result<const Field*> TypedField(const Record::Impl& r, size_t field, std::initializer_list<FieldType> types,
+                                bool array, const char* wanted) {
+  const Schema& schema = r.dataset->schema;
+  UREC_RETURN_IF_ERROR(FieldCheck(schema, field));
+  const Field& f = schema.field(field);
+  if (std::find(types.begin(), types.end(), f.type) == types.end() || f.is_array() != array) {
+    return Status::InvalidArgument("record " + std::to_string(r.id) + ": field '" + f.name + "' is " +
+                                   FieldTypeName(f.type) + (f.is_array() ? " array" : "") + ", not " + wanted);
+  }
+  return &f;
+}
+
+// Element bytes of a scalar numeric: from the record table (indexed) or page.
+const uint8_t* NumericBytes(const Record::Impl& r, size_t field, uint8_t scratch[8]) {
+  const index::FieldLayout& layout = r.dataset->layout;
+  if (layout.indexed_slot[field] >= 0) {
+    std::memcpy(scratch, r.entry + layout.IndexedValueOffset(static_cast<size_t>(layout.indexed_slot[field])), 8);
+    return scratch;
+  }
+  return reinterpret_cast<const uint8_t*>(
+      r.page->view.Value(static_cast<size_t>(layout.column_slot[field]), r.page_row).data());
+}
+
+template <typename Wide, typename Narrow>
+Wide NumericValue(const Record::Impl& r, size_t field, const Field& f) {
+  uint8_t scratch[8];
+  const uint8_t* p = NumericBytes(r, field, scratch);
+  if (r.dataset->layout.indexed_slot[field] >= 0) return format::LoadLE<Wide>(p);  // stored widened
+  return f.type == FieldType::kInt64 || f.type == FieldType::kFloat64 ? format::LoadLE<Wide>(p)
+                                                                      : static_cast<Wide>(format::LoadLE<Narrow>(p));
+}
+
+}  // namespace
+
+Result<std::string_view> Record::GetBytes(size_t field) const {
+  UREC_RETURN_IF_ERROR(TypedField(*impl_, field, {FieldType::kBytes}, false, "bytes").status());
+  return impl_->blobs[static_cast<size_t>(impl_->dataset->layout.blob_slot[field])].data();
+}
+
+Result<int64_t> Record::GetInt64(size_t field) const {
+  UREC_ASSIGN_OR_RETURN(const Field* f, TypedField(*impl_, field, {FieldType::kInt32, FieldType::kInt64}, false, "int64"));
+  return NumericValue<int64_t, int32_t>(*impl_, field, *f);
+}
+
+Result<int32_t> Record::GetInt32(size_t field) const {
+  UREC_ASSIGN_OR_RETURN(const Field* f, TypedField(*impl_, field, {FieldType::kInt32}, false, "int32"));
+  return static_cast<int32_t>(NumericValue<int64_t, int32_t>(*impl_, field, *f));
+}
+
+Result<double> Record::GetFloat64(size_t field) const {
+  UREC_ASSIGN_OR_RETURN(const Field* f,
+                        TypedField(*impl_, field, {FieldType::kFloat32, FieldType::kFloat64}, false, "float64"));
+  return NumericValue<double, float>(*impl_, field, *f);
+}
+
+Result<float> Record::GetFloat32(size_t field) const {
+  UREC_ASSIGN_OR_RETURN(const Field* f, TypedField(*impl_, field, {FieldType::kFloat32}, false, "float32"));
+  return static_cast<float>(NumericValue<double, float>(*impl_, field, *f));
+}
+
+Result<std::string_view> Record::GetString(size_t field) const {
+  UREC_RETURN_IF_ERROR(TypedField(*impl_, field, {FieldType::kString}, false, "string").status());
+  return impl_->page->view.Value(static_cast<size_t>(impl_->dataset->layout.column_slot[field]), impl_->page_row);
+}
+
+Result<ArrayView> Record::GetArray(size_t field) const {
+  UREC_ASSIGN_OR_RETURN(const Field* f, TypedField(*impl_, field,
+                                                   {FieldType::kInt32, FieldType::kInt64, FieldType::kFloat32,
+                                                    FieldType::kFloat64},
+                                                   true, "a numeric array"));
+  std::string_view bytes =
+      impl_->page->view.Value(static_cast<size_t>(impl_->dataset->layout.column_slot[field]), impl_->page_row);
+  ArrayView view;
+  view.type = f->type;
+  view.shape = &f->shape;
+  view.data = bytes.data();
+  view.count = static_cast<size_t>(f->num_elements());
+  return view;
+}
+
+#define UREC_RECORD_BY_NAME(Type, Method)                                      \
+  Result<Type> Record::Method(std::string_view field) const {                  \
+    UREC_ASSIGN_OR_RETURN(size_t index, impl_->dataset->schema.FindField(field)); \
+    return Method(index);                                                      \
+  }
+UREC_RECORD_BY_NAME(std::string_view, GetBytes)
+UREC_RECORD_BY_NAME(int32_t, GetInt32)
+UREC_RECORD_BY_NAME(int64_t, GetInt64)
+UREC_RECORD_BY_NAME(float, GetFloat32)
+UREC_RECORD_BY_NAME(double, GetFloat64)
+UREC_RECORD_BY_NAME(std::string_view, GetString)
+UREC_RECORD_BY_NAME(ArrayView, GetArray)
+#undef UREC_RECORD_BY_NAME
+
+}  // namespace unirecord

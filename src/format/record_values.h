@@ -1,0 +1,37 @@
+// The values a RecordBuilder holds for one record (RecordBuilder::Impl),
+// shared by the public builder and the shard writer.
+#ifndef UNIRECORD_FORMAT_RECORD_VALUES_H_
+#define UNIRECORD_FORMAT_RECORD_VALUES_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "unirecord/schema.h"
+#include "unirecord/writer.h"
+
+namespace unirecord {
+
+struct RecordBuilder::Impl {
+  struct Slot {
+    bool set = false;
+    // Numeric scalars: little-endian bytes of the value (4 or 8 of them).
+    uint8_t scalar[8] = {};
+    // Indexed fields: the 8-byte inline representation (SPEC.md 8.2).
+    uint64_t indexed_bits = 0;
+    // Strings, arrays (little-endian elements) and owned bytes.
+    std::string owned;
+    // What is written: a view of `scalar`, `owned`, or caller memory.
+    std::string_view value;
+  };
+
+  explicit Impl(const Schema& s) : schema(s), slots(s.num_fields()) {}
+
+  Schema schema;
+  std::vector<Slot> slots;
+};
+
+}  // namespace unirecord
+
+#endif  // UNIRECORD_FORMAT_RECORD_VALUES_H_

@@ -1,0 +1,281 @@
+#include "format/shard_reader.h"
+
+#include <zstd.h>
+
+#include <array>
+#include <atomic>
+#include <new>
+#include <vector>
+
+#include "format/checksum.h"
+#include "format/endian.h"
+#include "format/fixed_parts.h"
+#include "format/format_constants.h"
+
+namespace unirecord::format {
+namespace {
+
+// Largest raw scalar page a reader will allocate (SPEC.md section 12).
+constexpr uint64_t kMaxScalarPageRawBytes = uint64_t{1} << 32;
+
+// Recently inflated scalar pages, per thread: Get stays const and lock-free,
+// and sequential or block-shuffled reads inflate each page once.
+constexpr size_t kPageCacheSlots = 4;
+struct CachedPage {
+  uint64_t serial = 0;
+  uint32_t page = 0;
+  std::shared_ptr<const DecodedPage> decoded;
+};
+thread_local std::array<CachedPage, kPageCacheSlots> t_page_cache;
+thread_local size_t t_page_cache_next = 0;
+
+std::atomic<uint64_t> g_next_serial{1};
+
+std::string IndexPathFor(const std::string& shard_path) {
+  return shard_path.substr(0, shard_path.size() - std::string(kShardExtension).size()) + kIndexExtension;
+}
+
+bool SameFields(const flatbuffers::Vector<int32_t>& stored, const std::vector<int>& expected) {
+  if (stored.size() != expected.size()) return false;
+  for (flatbuffers::uoffset_t i = 0; i < stored.size(); ++i) {
+    if (stored.Get(i) != expected[i]) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<ShardReader>> ShardReader::Open(const std::string& path, const DatasetOptions& options) {
+  std::unique_ptr<ShardReader> r(new ShardReader());
+  r->serial_ = g_next_serial.fetch_add(1);
+  UREC_ASSIGN_OR_RETURN(r->shard_, io::MappedFile::Open(path));
+  UREC_ASSIGN_OR_RETURN(FileFrame frame, ReadFrame(FileKind::kShard, r->shard_.data(), r->shard_.size(), path));
+  r->major_ = frame.major;
+  r->minor_ = frame.minor;
+  UREC_ASSIGN_OR_RETURN(r->header_, ParseShardHeader(frame.header, frame.header_length, path));
+  UREC_ASSIGN_OR_RETURN(r->footer_, VerifyShardFooter(frame.directory, frame.directory_length, path));
+  r->layout_ = index::FieldLayout::For(r->header_.schema);
+  r->pages_begin_ = AlignUp(frame.header_offset + frame.header_length, kPageAlignment);
+  r->pages_end_ = frame.directory_offset;
+  const ShardHeaderValues& h = r->header_.values;
+  auto corrupt = [&](const std::string& file, const std::string& what) {
+    return Status::Corruption(file + ": " + what);
+  };
+  if (h.shard_count == 0 || h.shard_number >= h.shard_count) {
+    return corrupt(path, "shard number " + std::to_string(h.shard_number) + " of " + std::to_string(h.shard_count));
+  }
+  if (r->footer_->record_count() != h.record_count) {
+    return corrupt(path, "footer and header disagree on the record count");
+  }
+
+  const std::string index_path = IndexPathFor(path);
+  Result<index::IndexReader> index = index::IndexReader::Open(index_path, options.verify_index_at_open);
+  if (!index.ok()) {
+    if (index.status().code() == StatusCode::kNotFound) {
+      return Status::NotFound(index_path + ": index of shard " + path + " not found");
+    }
+    return index.status();
+  }
+  r->index_ = std::move(index).value();
+  const fb::IndexHeader& ih = r->index_.header();
+  const auto* index_uuid = ih.dataset_uuid()->bytes();
+  for (size_t i = 0; i < h.uuid.size(); ++i) {
+    if (index_uuid->Get(static_cast<flatbuffers::uoffset_t>(i)) != h.uuid[i]) {
+      Uuid other;
+      for (size_t j = 0; j < other.size(); ++j) other[j] = index_uuid->Get(static_cast<flatbuffers::uoffset_t>(j));
+      return corrupt(index_path, "index of dataset " + UuidToString(other) + ", but shard " + path +
+                                     " belongs to dataset " + UuidToString(h.uuid));
+    }
+  }
+  if (ih.shard_number() != h.shard_number || ih.shard_count() != h.shard_count) {
+    return corrupt(index_path, "index of shard " + std::to_string(ih.shard_number()) + " of " +
+                                   std::to_string(ih.shard_count()) + ", but " + path + " is shard " +
+                                   std::to_string(h.shard_number) + " of " + std::to_string(h.shard_count));
+  }
+  if (ih.shard_file_length() != r->shard_.size() || ih.shard_footer_checksum() != frame.directory_checksum) {
+    return corrupt(index_path, "index does not match shard " + path + " (written for another version of it)");
+  }
+  if (ih.record_count() != h.record_count) return corrupt(index_path, "record count differs from the shard's");
+  if (ih.entry_stride() != r->layout_.entry_stride || !SameFields(*ih.blob_fields(), r->layout_.blob_fields) ||
+      !SameFields(*ih.indexed_fields(), r->layout_.indexed_fields)) {
+    return corrupt(index_path, "record table layout does not match the shard's schema");
+  }
+  return r;
+}
+
+std::string ShardReader::RowContext(uint64_t row) const { return path() + ": row " + std::to_string(row); }
+
+Result<const uint8_t*> ShardReader::Entry(uint64_t row, bool verify) const {
+  const uint8_t* entry = index_.entry(row);
+  if (verify && !index::EntryChecksumMatches(layout_, entry, row)) {
+    return Status::Corruption(index_path() + ": record table entry of row " + std::to_string(row) +
+                              " checksum mismatch");
+  }
+  return entry;
+}
+
+Result<Blob> ShardReader::ReadBlob(const uint8_t* entry, uint64_t row, size_t slot, bool verify) const {
+  const index::BlobLocator b = index::LoadBlobLocator(layout_, entry, slot);
+  const Field& field = header_.schema.field(static_cast<size_t>(layout_.blob_fields[slot]));
+  const char* bytes = reinterpret_cast<const char*>(shard_.data());
+  if (b.stored_length > 0 && (b.offset < pages_begin_ || !RangeWithin(b.offset, b.stored_length, pages_end_))) {
+    return Status::Corruption(RowContext(row) + ": blob '" + field.name + "' out of bounds");
+  }
+  std::string_view stored(b.stored_length == 0 ? "" : bytes + b.offset, b.stored_length);
+  if (verify && Checksum(stored.data(), stored.size()) != b.checksum) {
+    return Status::Corruption(RowContext(row) + ": blob '" + field.name + "' checksum mismatch");
+  }
+  if (field.compression != BlobCompression::kZstd) {
+    if (b.raw_length != b.stored_length) {
+      return Status::Corruption(RowContext(row) + ": blob '" + field.name + "' lengths disagree");
+    }
+    return Blob(stored);
+  }
+  std::string raw;
+  try {
+    raw.resize(b.raw_length);
+  } catch (const std::bad_alloc&) {
+    return Status::IOError(RowContext(row) + ": cannot allocate " + std::to_string(b.raw_length) + " bytes");
+  }
+  size_t n = ZSTD_decompress(raw.data(), raw.size(), stored.data(), stored.size());
+  if (ZSTD_isError(n) || n != raw.size()) {
+    return Status::Corruption(RowContext(row) + ": blob '" + field.name + "' does not inflate");
+  }
+  return Blob(std::move(raw));
+}
+
+Status ShardReader::CheckPageEntry(uint32_t page_number, const fb::PageEntry& page) const {
+  const std::string where = path() + ": page " + std::to_string(page_number);
+  if (page.offset() < pages_begin_ || page.offset() % kPageAlignment != 0 ||
+      !RangeWithin(page.offset(), page.stored_length(), pages_end_)) {
+    return Status::Corruption(where + " out of bounds");
+  }
+  if (page.kind() != fb::PageKind::Scalar && page.kind() != fb::PageKind::Blob) {
+    return Status::Corruption(where + " has unknown kind " + std::to_string(static_cast<int>(page.kind())));
+  }
+  if (page.codec() != fb::Codec::None && page.codec() != fb::Codec::Zstd) {
+    return Status::Corruption(where + " has unknown codec");
+  }
+  if ((page.codec() == fb::Codec::None && page.raw_length() != page.stored_length()) ||
+      (page.kind() == fb::PageKind::Scalar && page.raw_length() > kMaxScalarPageRawBytes)) {
+    return Status::Corruption(where + " has an impossible raw length");
+  }
+  return Status::OK();
+}
+
+Result<std::shared_ptr<const DecodedPage>> ShardReader::DecodePage(uint32_t page_number, bool verify) const {
+  const std::string where = path() + ": page " + std::to_string(page_number);
+  if (page_number >= footer_->pages()->size()) return Status::Corruption(where + " does not exist");
+  const fb::PageEntry& page = *footer_->pages()->Get(page_number);
+  UREC_RETURN_IF_ERROR(CheckPageEntry(page_number, page));
+  if (page.kind() != fb::PageKind::Scalar) return Status::Corruption(where + " is not a scalar page");
+  const uint8_t* stored = shard_.data() + page.offset();
+  if (verify && Checksum(stored, page.stored_length()) != page.checksum()) {
+    return Status::Corruption(where + " checksum mismatch");
+  }
+  auto decoded = std::make_shared<DecodedPage>();
+  decoded->raw_size = page.raw_length();
+  decoded->first_row = page.first_row();
+  decoded->raw.reset(new (std::nothrow) uint8_t[decoded->raw_size == 0 ? 1 : decoded->raw_size]);
+  if (decoded->raw == nullptr) return Status::IOError(where + ": cannot allocate " + std::to_string(decoded->raw_size) + " bytes");
+  if (page.codec() == fb::Codec::Zstd) {
+    size_t n = ZSTD_decompress(decoded->raw.get(), decoded->raw_size, stored, page.stored_length());
+    if (ZSTD_isError(n) || n != decoded->raw_size) return Status::Corruption(where + " does not inflate");
+  } else {
+    std::memcpy(decoded->raw.get(), stored, decoded->raw_size);
+  }
+  UREC_ASSIGN_OR_RETURN(decoded->view,
+                        ScalarPageView::Parse(decoded->raw.get(), decoded->raw_size, header_.schema,
+                                              layout_.column_fields, page.row_count(), where));
+  return std::shared_ptr<const DecodedPage>(std::move(decoded));
+}
+
+Result<std::shared_ptr<const DecodedPage>> ShardReader::ScalarPage(const uint8_t* entry, uint64_t row, bool verify,
+                                                                   uint32_t* row_in_page) const {
+  const uint32_t page_number = LoadLE<uint32_t>(entry + kEntryScalarPageOffset);
+  const uint32_t page_row = LoadLE<uint32_t>(entry + kEntryScalarRowOffset);
+  std::shared_ptr<const DecodedPage> decoded;
+  for (const CachedPage& slot : t_page_cache) {
+    if (slot.serial == serial_ && slot.page == page_number && slot.decoded != nullptr) decoded = slot.decoded;
+  }
+  if (decoded == nullptr) {
+    UREC_ASSIGN_OR_RETURN(decoded, DecodePage(page_number, verify));
+    CachedPage& slot = t_page_cache[t_page_cache_next];
+    t_page_cache_next = (t_page_cache_next + 1) % kPageCacheSlots;
+    slot = CachedPage{serial_, page_number, decoded};
+  }
+  if (page_row >= decoded->view.rows() || uint64_t{decoded->first_row} + page_row != row) {
+    return Status::Corruption(RowContext(row) + ": scalar locator points at the wrong row");
+  }
+  *row_in_page = page_row;
+  return decoded;
+}
+
+Status ShardReader::Verify() const {
+  UREC_RETURN_IF_ERROR(index_.VerifySections());
+  // Pages: bounds, order, checksums; scalar pages inflate and cover every row.
+  const auto* pages = footer_->pages();
+  uint64_t previous_end = pages_begin_;
+  uint64_t next_scalar_row = 0;
+  for (uint32_t p = 0; p < pages->size(); ++p) {
+    const fb::PageEntry& page = *pages->Get(p);
+    UREC_RETURN_IF_ERROR(CheckPageEntry(p, page));
+    if (page.offset() < previous_end) return Status::Corruption(path() + ": page " + std::to_string(p) + " overlaps the previous page");
+    previous_end = page.offset() + page.stored_length();
+    if (Checksum(shard_.data() + page.offset(), page.stored_length()) != page.checksum()) {
+      return Status::Corruption(path() + ": page " + std::to_string(p) + " checksum mismatch");
+    }
+    if (page.kind() == fb::PageKind::Scalar) {
+      if (page.first_row() != next_scalar_row) {
+        return Status::Corruption(path() + ": scalar page " + std::to_string(p) + " does not continue the previous one");
+      }
+      next_scalar_row += page.row_count();
+      UREC_RETURN_IF_ERROR(DecodePage(p, true).status());
+    }
+  }
+  const bool has_columns = !layout_.column_fields.empty();
+  if (has_columns && next_scalar_row != records()) {
+    return Status::Corruption(path() + ": scalar pages cover " + std::to_string(next_scalar_row) + " of " +
+                              std::to_string(records()) + " rows");
+  }
+  // Record table: every entry, blob and scalar locator.
+  for (uint64_t row = 0; row < records(); ++row) {
+    UREC_ASSIGN_OR_RETURN(const uint8_t* entry, Entry(row, true));
+    for (size_t slot = 0; slot < layout_.blob_fields.size(); ++slot) {
+      UREC_RETURN_IF_ERROR(ReadBlob(entry, row, slot, true).status());
+    }
+    if (has_columns) {
+      uint32_t page_row = 0;
+      UREC_RETURN_IF_ERROR(ScalarPage(entry, row, true, &page_row).status());
+    } else if (LoadLE<uint32_t>(entry + kEntryScalarPageOffset) != kNoScalarPage) {
+      return Status::Corruption(RowContext(row) + ": scalar locator set but the schema has no scalar columns");
+    }
+  }
+  // Sorted indexes: ordered, and each value equal to its row's entry.
+  for (size_t slot = 0; slot < layout_.indexed_fields.size(); ++slot) {
+    const FieldType type = header_.schema.field(static_cast<size_t>(layout_.indexed_fields[slot])).type;
+    const uint8_t* sorted = index_.sorted_index(slot);
+    std::vector<bool> seen(records(), false);
+    const std::string where = index_path() + ": sorted index " + std::to_string(slot);
+    for (uint64_t i = 0; i < records(); ++i) {
+      const uint64_t value = LoadLE<uint64_t>(sorted + i * kSortedEntrySize);
+      const uint64_t row = LoadLE<uint64_t>(sorted + i * kSortedEntrySize + 8);
+      if (row >= records() || seen[row]) return Status::Corruption(where + ": bad row " + std::to_string(row));
+      seen[row] = true;
+      if (value != LoadLE<uint64_t>(index_.entry(row) + layout_.IndexedValueOffset(slot))) {
+        return Status::Corruption(where + ": value of row " + std::to_string(row) + " differs from the record table");
+      }
+      if (i > 0) {
+        const uint64_t prev_value = LoadLE<uint64_t>(sorted + (i - 1) * kSortedEntrySize);
+        const uint64_t prev_row = LoadLE<uint64_t>(sorted + (i - 1) * kSortedEntrySize + 8);
+        if (index::IndexedLess(type, value, prev_value) ||
+            (!index::IndexedLess(type, prev_value, value) && row < prev_row)) {
+          return Status::Corruption(where + ": not sorted at entry " + std::to_string(i));
+        }
+      }
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace unirecord::format

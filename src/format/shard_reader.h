@@ -1,0 +1,78 @@
+// One opened shard: its mapped .urec and .uidx, checked against each other
+// (format/SPEC.md section 11), plus the per-read helpers the Dataset uses.
+#ifndef UNIRECORD_FORMAT_SHARD_READER_H_
+#define UNIRECORD_FORMAT_SHARD_READER_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "fb/unirecord_generated.h"
+#include "format/header_codec.h"
+#include "format/scalar_page.h"
+#include "index/index_file.h"
+#include "index/record_table.h"
+#include "io/file.h"
+#include "unirecord/dataset.h"
+
+namespace unirecord::format {
+
+// An inflated, validated scalar page.
+struct DecodedPage {
+  std::unique_ptr<uint8_t[]> raw;
+  uint64_t raw_size = 0;
+  uint32_t first_row = 0;
+  ScalarPageView view;
+};
+
+class ShardReader {
+ public:
+  // Opens `path` and the .uidx beside it; checks both frames, headers and
+  // their agreement. The schema is that of this shard's header.
+  static Result<std::unique_ptr<ShardReader>> Open(const std::string& path, const DatasetOptions& options);
+
+  const std::string& path() const { return shard_.path(); }
+  const std::string& index_path() const { return index_.path(); }
+  const ShardHeaderContents& header() const { return header_; }
+  const fb::ShardFooter& footer() const { return *footer_; }
+  const index::IndexReader& index() const { return index_; }
+  const index::FieldLayout& layout() const { return layout_; }
+  uint64_t records() const { return index_.records(); }
+  uint64_t file_size() const { return shard_.size(); }
+  uint16_t major() const { return major_; }
+  uint16_t minor() const { return minor_; }
+
+  // Entry of `row`, its checksum verified when `verify`.
+  Result<const uint8_t*> Entry(uint64_t row, bool verify) const;
+
+  // The stored bytes of blob `slot` of the entry, bounds-checked, checksum
+  // verified when `verify`, inflated if the field is compressed.
+  Result<Blob> ReadBlob(const uint8_t* entry, uint64_t row, size_t slot, bool verify) const;
+
+  // The scalar page holding `row` (per-thread cache of recently used pages).
+  Result<std::shared_ptr<const DecodedPage>> ScalarPage(const uint8_t* entry, uint64_t row, bool verify,
+                                                        uint32_t* row_in_page) const;
+
+  // Deep check of this shard (SPEC.md section 11, "deep verify").
+  Status Verify() const;
+
+ private:
+  Result<std::shared_ptr<const DecodedPage>> DecodePage(uint32_t page_number, bool verify) const;
+  Status CheckPageEntry(uint32_t page_number, const fb::PageEntry& page) const;
+  std::string RowContext(uint64_t row) const;
+
+  io::MappedFile shard_;
+  index::IndexReader index_;
+  ShardHeaderContents header_;
+  const fb::ShardFooter* footer_ = nullptr;
+  index::FieldLayout layout_;
+  uint64_t pages_begin_ = 0;  // first byte a page may use
+  uint64_t pages_end_ = 0;    // the footer's offset
+  uint16_t major_ = 0;
+  uint16_t minor_ = 0;
+  uint64_t serial_ = 0;  // distinguishes readers in the per-thread page cache
+};
+
+}  // namespace unirecord::format
+
+#endif  // UNIRECORD_FORMAT_SHARD_READER_H_

@@ -1,0 +1,192 @@
+#include "format/shard_writer.h"
+
+#include "format/endian.h"
+#include "format/fixed_parts.h"
+#include "format/format_constants.h"
+
+namespace unirecord::format {
+
+ShardWriter::ShardWriter(const ShardContext& context, uint32_t shard_number)
+    : context_(context),
+      shard_number_(shard_number),
+      index_(context.schema, context.layout),
+      scalar_page_(context.schema, context.layout.column_fields),
+      column_values_(context.layout.column_fields.size()),
+      zstd_(ZSTD_createCCtx(), ZSTD_freeCCtx) {}
+
+ShardWriter::~ShardWriter() = default;
+
+Result<std::unique_ptr<ShardWriter>> ShardWriter::Create(const ShardContext& context, uint32_t shard_number,
+                                                         std::string shard_temp_path,
+                                                         std::string index_temp_path) {
+  std::unique_ptr<ShardWriter> w(new ShardWriter(context, shard_number));
+  if (w->zstd_ == nullptr) return Status::Internal("zstd: cannot create a compression context");
+  w->shard_temp_path_ = std::move(shard_temp_path);
+  w->index_temp_path_ = std::move(index_temp_path);
+  UREC_ASSIGN_OR_RETURN(w->file_, io::WritableFile::Create(w->shard_temp_path_));
+  // SPEC.md section 10: the header's size is fixed now; its bytes come last.
+  w->header_length_ = BuildShardHeader(context.schema, context.metadata, ShardHeaderValues{}).size();
+  UREC_RETURN_IF_ERROR(w->file_.Append(std::string(kPreambleSize + w->header_length_, '\0')));
+  UREC_RETURN_IF_ERROR(w->file_.PadTo(kPageAlignment));
+  return w;
+}
+
+Status ShardWriter::AddBlob(const std::string_view& data, BlobCompression compression,
+                            index::BlobLocator* locator) {
+  std::string_view stored = data;
+  if (compression == BlobCompression::kZstd) {
+    compressed_.resize(ZSTD_compressBound(data.size()));
+    size_t n = ZSTD_compressCCtx(zstd_.get(), compressed_.data(), compressed_.size(), data.data(), data.size(),
+                                 context_.options.zstd_level);
+    if (ZSTD_isError(n)) return Status::Internal(std::string("zstd: ") + ZSTD_getErrorName(n));
+    stored = std::string_view(compressed_.data(), n);
+  }
+  if (stored.size() > kMaxBlobBytes) {
+    return Status::InvalidArgument("blob of " + std::to_string(stored.size()) + " bytes exceeds the 4 GiB - 1 limit");
+  }
+  locator->stored_length = static_cast<uint32_t>(stored.size());
+  locator->raw_length = static_cast<uint32_t>(data.size());
+  locator->checksum = Checksum(stored.data(), stored.size());
+  if (stored.empty()) {
+    locator->offset = 0;
+    return Status::OK();
+  }
+  const uint64_t row = index_.rows() - 1;
+  if (blob_page_open_ && file_.offset() - blob_page_start_ + stored.size() > context_.options.blob_page_bytes) {
+    UREC_RETURN_IF_ERROR(CloseBlobPage());
+  }
+  if (!blob_page_open_) {
+    UREC_RETURN_IF_ERROR(file_.PadTo(kPageAlignment));
+    blob_page_open_ = true;
+    blob_page_start_ = file_.offset();
+    blob_page_first_row_ = row;
+    blob_page_rows_ = 0;
+    blob_page_last_row_ = UINT64_MAX;
+    blob_page_checksum_.Reset();
+  }
+  if (blob_page_last_row_ != row) {
+    blob_page_last_row_ = row;
+    ++blob_page_rows_;
+  }
+  locator->offset = file_.offset();
+  blob_page_checksum_.Update(stored.data(), stored.size());
+  return file_.Append(stored.data(), stored.size());
+}
+
+Status ShardWriter::CloseBlobPage() {
+  if (!blob_page_open_) return Status::OK();
+  blob_page_open_ = false;
+  const uint64_t length = file_.offset() - blob_page_start_;
+  pages_.emplace_back(blob_page_start_, length, length, blob_page_checksum_.Digest(),
+                      static_cast<uint32_t>(blob_page_first_row_), blob_page_rows_, fb::PageKind::Blob,
+                      fb::Codec::None);
+  ++stats_.blob_page_count;
+  stats_.blob_bytes += length;
+  return Status::OK();
+}
+
+Status ShardWriter::FlushScalarPage() {
+  const uint32_t rows = scalar_page_.rows();
+  if (rows == 0) return Status::OK();
+  // Pages are contiguous ranges: the open blob page ends here.
+  UREC_RETURN_IF_ERROR(CloseBlobPage());
+  const std::string raw = scalar_page_.Finish();
+  compressed_.resize(ZSTD_compressBound(raw.size()));
+  size_t n = ZSTD_compressCCtx(zstd_.get(), compressed_.data(), compressed_.size(), raw.data(), raw.size(),
+                               context_.options.zstd_level);
+  if (ZSTD_isError(n)) return Status::Internal(std::string("zstd: ") + ZSTD_getErrorName(n));
+  UREC_RETURN_IF_ERROR(file_.PadTo(kPageAlignment));
+  const uint32_t page_number = static_cast<uint32_t>(pages_.size());
+  pages_.emplace_back(file_.offset(), n, raw.size(), Checksum(compressed_.data(), n),
+                      static_cast<uint32_t>(scalar_page_first_row_), rows, fb::PageKind::Scalar, fb::Codec::Zstd);
+  ++stats_.scalar_page_count;
+  stats_.scalar_raw_bytes += raw.size();
+  stats_.scalar_stored_bytes += n;
+  UREC_RETURN_IF_ERROR(file_.Append(compressed_.data(), n));
+  for (uint32_t i = 0; i < rows; ++i) {
+    uint8_t* entry = index_.entry(scalar_page_first_row_ + i);
+    StoreLE<uint32_t>(entry + kEntryScalarPageOffset, page_number);
+    StoreLE<uint32_t>(entry + kEntryScalarRowOffset, i);
+  }
+  scalar_page_first_row_ += rows;
+  return Status::OK();
+}
+
+Status ShardWriter::Add(const RecordBuilder::Impl& record) {
+  if (index_.rows() >= UINT32_MAX) {
+    return Status::InvalidArgument("shard " + std::to_string(shard_number_) + " is full (2^32 - 1 records)");
+  }
+  const index::FieldLayout& layout = context_.layout;
+  uint8_t* entry = index_.AppendEntry();
+  StoreLE<uint32_t>(entry + kEntryScalarPageOffset, kNoScalarPage);
+  for (size_t slot = 0; slot < layout.blob_fields.size(); ++slot) {
+    const size_t f = static_cast<size_t>(layout.blob_fields[slot]);
+    index::BlobLocator locator;
+    UREC_RETURN_IF_ERROR(AddBlob(record.slots[f].value, context_.schema.field(f).compression, &locator));
+    index::StoreBlobLocator(layout, entry, slot, locator);
+  }
+  for (size_t slot = 0; slot < layout.indexed_fields.size(); ++slot) {
+    const size_t f = static_cast<size_t>(layout.indexed_fields[slot]);
+    StoreLE<uint64_t>(entry + layout.IndexedValueOffset(slot), record.slots[f].indexed_bits);
+  }
+  if (!layout.column_fields.empty()) {
+    for (size_t c = 0; c < layout.column_fields.size(); ++c) {
+      column_values_[c] = record.slots[static_cast<size_t>(layout.column_fields[c])].value;
+    }
+    scalar_page_.AddRow(column_values_);
+    if (scalar_page_.raw_size() >= context_.options.scalar_page_bytes) UREC_RETURN_IF_ERROR(FlushScalarPage());
+  }
+  return Status::OK();
+}
+
+Status ShardWriter::Close() {
+  UREC_RETURN_IF_ERROR(FlushScalarPage());
+  UREC_RETURN_IF_ERROR(CloseBlobPage());
+  stats_.record_count = index_.rows();
+  UREC_RETURN_IF_ERROR(file_.PadTo(kFlatBufferAlignment));
+  const std::string footer = BuildShardFooter(pages_, stats_);
+  TrailerFields trailer;
+  trailer.directory_offset = file_.offset();
+  trailer.directory_length = footer.size();
+  trailer.directory_checksum = Checksum(footer.data(), footer.size());
+  footer_checksum_ = trailer.directory_checksum;
+  UREC_RETURN_IF_ERROR(file_.Append(footer));
+  UREC_RETURN_IF_ERROR(file_.PadTo(kFlatBufferAlignment));
+  uint8_t trailer_bytes[kTrailerSize];
+  EncodeTrailer(FileKind::kShard, trailer, trailer_bytes);
+  UREC_RETURN_IF_ERROR(file_.Append(trailer_bytes, sizeof(trailer_bytes)));
+  shard_file_length_ = file_.offset();
+  UREC_RETURN_IF_ERROR(file_.Close());
+  pages_ = std::vector<fb::PageEntry>();
+  UREC_ASSIGN_OR_RETURN(index_file_length_, index_.WriteFile(index_temp_path_));
+  return Status::OK();
+}
+
+Status ShardWriter::Finalize(const ShardHeaderValues& shard_values, const IndexHeaderValues& index_values,
+                             bool sync) {
+  const std::string header = BuildShardHeader(context_.schema, context_.metadata, shard_values);
+  if (header.size() != header_length_) {
+    return Status::Internal(shard_temp_path_ + ": shard header changed size between placeholder and final");
+  }
+  PreambleFields preamble;
+  preamble.header_length = header.size();
+  preamble.header_checksum = Checksum(header.data(), header.size());
+  uint8_t preamble_bytes[kPreambleSize];
+  EncodePreamble(FileKind::kShard, preamble, preamble_bytes);
+  {
+    UREC_ASSIGN_OR_RETURN(io::WritableFile file, io::WritableFile::OpenExisting(shard_temp_path_));
+    UREC_RETURN_IF_ERROR(file.WriteAt(kHeaderOffset, header.data(), header.size()));
+    UREC_RETURN_IF_ERROR(file.WriteAt(0, preamble_bytes, sizeof(preamble_bytes)));
+    if (sync) UREC_RETURN_IF_ERROR(file.Sync());
+    UREC_RETURN_IF_ERROR(file.Close());
+  }
+  UREC_RETURN_IF_ERROR(index_.PatchHeader(index_temp_path_, index_values));
+  if (sync) {
+    UREC_ASSIGN_OR_RETURN(io::WritableFile file, io::WritableFile::OpenExisting(index_temp_path_));
+    UREC_RETURN_IF_ERROR(file.Sync());
+    UREC_RETURN_IF_ERROR(file.Close());
+  }
+  return Status::OK();
+}
+
+}  // namespace unirecord::format

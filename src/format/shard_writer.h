@@ -1,0 +1,108 @@
+// Writes one shard file and its index (format/SPEC.md sections 2-8) to
+// temporary paths; the Writer decides which records go to which shard and
+// commits the files.
+#ifndef UNIRECORD_FORMAT_SHARD_WRITER_H_
+#define UNIRECORD_FORMAT_SHARD_WRITER_H_
+
+#include <zstd.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fb/unirecord_generated.h"
+#include "format/checksum.h"
+#include "format/header_codec.h"
+#include "format/record_values.h"
+#include "format/scalar_page.h"
+#include "index/index_file.h"
+#include "index/record_table.h"
+#include "io/file.h"
+#include "unirecord/writer.h"
+
+namespace unirecord::format {
+
+// What every shard of one dataset shares.
+struct ShardContext {
+  Schema schema;
+  index::FieldLayout layout;
+  WriterOptions options;
+  Metadata metadata;
+};
+
+class ShardWriter {
+ public:
+  // Creates the temporary files and reserves the header space.
+  static Result<std::unique_ptr<ShardWriter>> Create(const ShardContext& context, uint32_t shard_number,
+                                                     std::string shard_temp_path,
+                                                     std::string index_temp_path);
+  ~ShardWriter();
+
+  // Appends one record (all fields set, checked by the caller).
+  Status Add(const RecordBuilder::Impl& record);
+
+  uint64_t records() const { return index_.rows(); }
+  uint64_t file_bytes() const { return file_.offset(); }
+
+  // Writes the last pages, the footer and trailer, and the index file, then
+  // closes both files.
+  Status Close();
+
+  bool closed() const { return shard_file_length_ > 0; }
+
+  // Valid after Close().
+  uint64_t footer_checksum() const { return footer_checksum_; }
+  uint64_t record_table_checksum() const { return index_.record_table_checksum(); }
+  uint64_t shard_file_length() const { return shard_file_length_; }
+  uint64_t index_file_length() const { return index_file_length_; }
+
+  // Writes the final headers and preambles into both closed files and fsyncs
+  // them when `sync`.
+  Status Finalize(const ShardHeaderValues& shard_values, const IndexHeaderValues& index_values, bool sync);
+
+  const std::string& shard_temp_path() const { return shard_temp_path_; }
+  const std::string& index_temp_path() const { return index_temp_path_; }
+
+ private:
+  ShardWriter(const ShardContext& context, uint32_t shard_number);
+
+  Status AddBlob(const std::string_view& data, BlobCompression compression, index::BlobLocator* locator);
+  Status CloseBlobPage();
+  Status FlushScalarPage();
+
+  const ShardContext& context_;
+  const uint32_t shard_number_;
+  std::string shard_temp_path_;
+  std::string index_temp_path_;
+  io::WritableFile file_;
+  uint64_t header_length_ = 0;
+  index::IndexBuilder index_;
+
+  std::vector<fb::PageEntry> pages_;
+  FooterStats stats_;
+
+  // The open blob page, if any.
+  bool blob_page_open_ = false;
+  uint64_t blob_page_start_ = 0;
+  uint64_t blob_page_first_row_ = 0;
+  uint32_t blob_page_rows_ = 0;
+  uint64_t blob_page_last_row_ = UINT64_MAX;
+  StreamingChecksum blob_page_checksum_;
+
+  // The scalar page being filled and the rows it holds.
+  ScalarPageBuilder scalar_page_;
+  uint64_t scalar_page_first_row_ = 0;
+  std::vector<std::string_view> column_values_;
+  std::string compressed_;
+  std::unique_ptr<ZSTD_CCtx, size_t (*)(ZSTD_CCtx*)> zstd_;
+
+  uint64_t footer_checksum_ = 0;
+  uint64_t shard_file_length_ = 0;
+  uint64_t index_file_length_ = 0;
+};
+
+}  // namespace unirecord::format
+
+#endif  // UNIRECORD_FORMAT_SHARD_WRITER_H_

@@ -1,0 +1,132 @@
+// Helpers shared by the format tests: temporary directories, whole-file
+// reads/writes, and a sample dataset with every field type.
+#ifndef UNIRECORD_FORMAT_TEST_UTIL_H_
+#define UNIRECORD_FORMAT_TEST_UTIL_H_
+
+#include <stdlib.h>
+
+#include <cstdint>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "unirecord/dataset.h"
+#include "unirecord/writer.h"
+
+namespace unirecord::testing {
+
+inline std::string MakeTempDir() {
+  char pattern[] = "/tmp/urec_test_XXXXXX";
+  const char* dir = ::mkdtemp(pattern);
+  return dir == nullptr ? std::string() : std::string(dir);
+}
+
+inline std::string ReadBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+inline void WriteBytes(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+// Fields: 0 image bytes, 1 label int64 (indexed), 2 path string, 3 width
+// int32 (indexed), 4 score float32 (indexed), 5 mean float32[3],
+// 6 big int64, 7 ratio float64, 8 mask bytes (zstd), 9 grid int32[2,2],
+// 10 weights float64[2].
+inline Schema SampleSchema() {
+  return Schema::Make({Field::Bytes("image"), Field::Int64("label", true), Field::String("path"),
+                       Field::Int32("width", true), Field::Float32("score", true),
+                       Field::Array("mean", FieldType::kFloat32, {3}), Field::Int64("big"),
+                       Field::Float64("ratio"), Field::Bytes("mask", BlobCompression::kZstd),
+                       Field::Array("grid", FieldType::kInt32, {2, 2}),
+                       Field::Array("weights", FieldType::kFloat64, {2})})
+      .value();
+}
+
+// Record k's values, a pure function of k. Every 7th record has an empty
+// image and path; blobs vary in length.
+struct SampleValues {
+  std::string image;
+  int64_t label;
+  std::string path;
+  int32_t width;
+  float score;
+  float mean[3];
+  int64_t big;
+  double ratio;
+  std::string mask;
+  int32_t grid[4];
+  double weights[2];
+};
+
+inline SampleValues SampleRecord(uint64_t k) {
+  SampleValues v;
+  if (k % 7 != 0) {
+    v.image.resize(100 + (k * 977) % 3000);
+    for (size_t i = 0; i < v.image.size(); ++i) v.image[i] = static_cast<char>((k * 31 + i * 7) & 0xFF);
+    v.path = "class" + std::to_string(k % 5) + "/img_" + std::to_string(k) + ".jpg";
+  }
+  v.label = static_cast<int64_t>(k % 5) - 2;
+  v.width = static_cast<int32_t>(k * 3);
+  v.score = static_cast<float>(k) * 0.25f;
+  v.mean[0] = 0.5f;
+  v.mean[1] = static_cast<float>(k);
+  v.mean[2] = -static_cast<float>(k);
+  v.big = static_cast<int64_t>(k) * 1000000007LL - (int64_t{1} << 40);
+  v.ratio = 1.0 / static_cast<double>(k + 1);
+  v.mask = std::string(k % 4 == 0 ? 0 : 500, static_cast<char>('a' + k % 26));
+  for (int i = 0; i < 4; ++i) v.grid[i] = static_cast<int32_t>(k) * 10 + i;
+  v.weights[0] = static_cast<double>(k);
+  v.weights[1] = -0.5;
+  return v;
+}
+
+inline Status FillSample(RecordBuilder& record, const SampleValues& v) {
+  UREC_RETURN_IF_ERROR(record.SetBytes(0, v.image));
+  UREC_RETURN_IF_ERROR(record.SetInt64(1, v.label));
+  UREC_RETURN_IF_ERROR(record.SetString(2, v.path));
+  UREC_RETURN_IF_ERROR(record.SetInt32(3, v.width));
+  UREC_RETURN_IF_ERROR(record.SetFloat32(4, v.score));
+  UREC_RETURN_IF_ERROR(record.SetArray(5, v.mean, 3));
+  UREC_RETURN_IF_ERROR(record.SetInt64("big", v.big));
+  UREC_RETURN_IF_ERROR(record.SetFloat64("ratio", v.ratio));
+  UREC_RETURN_IF_ERROR(record.SetBytesOwned("mask", v.mask));
+  UREC_RETURN_IF_ERROR(record.SetArray("grid", v.grid, 4));
+  return record.SetArray("weights", v.weights, 2);
+}
+
+// Writes records 0..n-1 of the sample dataset.
+inline Result<WriterSummary> WriteSample(const std::string& dir, const std::string& name, uint64_t n,
+                                         WriterOptions options) {
+  options.sync = false;
+  Schema schema = SampleSchema();
+  UREC_ASSIGN_OR_RETURN(auto writer, Writer::Create(dir, name, schema, options));
+  UREC_RETURN_IF_ERROR(writer->SetMetadata("classes", "a\nb\nc\nd\ne"));
+  UREC_RETURN_IF_ERROR(writer->SetMetadata("source", name));
+  RecordBuilder record(schema);
+  for (uint64_t k = 0; k < n; ++k) {
+    SampleValues v = SampleRecord(k);
+    UREC_RETURN_IF_ERROR(FillSample(record, v));
+    UREC_RETURN_IF_ERROR(writer->Write(record));
+  }
+  UREC_RETURN_IF_ERROR(writer->Finish());
+  return writer->summary();
+}
+
+// Small pages so that a few dozen records span many pages of each kind.
+inline WriterOptions SmallPages(uint32_t shards) {
+  WriterOptions options;
+  options.num_shards = shards;
+  options.blob_page_bytes = 8 << 10;
+  options.scalar_page_bytes = 512;
+  return options;
+}
+
+}  // namespace unirecord::testing
+
+#endif  // UNIRECORD_FORMAT_TEST_UTIL_H_

@@ -1,0 +1,424 @@
+#include "unirecord/writer.h"
+
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+
+#include "format/endian.h"
+#include "format/format_constants.h"
+#include "format/record_values.h"
+#include "format/shard_writer.h"
+#include "index/record_table.h"
+#include "io/file.h"
+
+namespace unirecord {
+
+// --- RecordBuilder ----------------------------------------------------------
+
+namespace {
+
+using Slot = RecordBuilder::Impl::Slot;
+
+template <typename T>
+constexpr FieldType TypeOf() {
+  if constexpr (std::is_same_v<T, int32_t>) return FieldType::kInt32;
+  if constexpr (std::is_same_v<T, int64_t>) return FieldType::kInt64;
+  if constexpr (std::is_same_v<T, float>) return FieldType::kFloat32;
+  return FieldType::kFloat64;
+}
+
+Result<Slot*> CheckedSlot(RecordBuilder::Impl& impl, size_t field, FieldType type, bool array) {
+  if (field >= impl.schema.num_fields()) {
+    return Status::InvalidArgument("record: field index " + std::to_string(field) + " out of range (" +
+                                   std::to_string(impl.schema.num_fields()) + " fields)");
+  }
+  const Field& f = impl.schema.field(field);
+  if (f.type != type || f.is_array() != array) {
+    return Status::InvalidArgument("record: field '" + f.name + "' is " + FieldTypeName(f.type) +
+                                   (f.is_array() ? " array" : "") + ", not " + FieldTypeName(type) +
+                                   (array ? " array" : ""));
+  }
+  return &impl.slots[field];
+}
+
+template <typename T>
+Status SetNumeric(RecordBuilder::Impl& impl, size_t field, T value) {
+  UREC_ASSIGN_OR_RETURN(Slot * slot, CheckedSlot(impl, field, TypeOf<T>(), false));
+  format::StoreLE<T>(slot->scalar, value);
+  if constexpr (std::is_integral_v<T>) {
+    slot->indexed_bits = index::IndexedBitsFromInt(value);
+  } else {
+    slot->indexed_bits = index::IndexedBitsFromFloat(value);
+  }
+  slot->value = std::string_view(reinterpret_cast<const char*>(slot->scalar), sizeof(T));
+  slot->set = true;
+  return Status::OK();
+}
+
+template <typename T>
+Status SetArrayValues(RecordBuilder::Impl& impl, size_t field, const T* values, size_t count) {
+  UREC_ASSIGN_OR_RETURN(Slot * slot, CheckedSlot(impl, field, TypeOf<T>(), true));
+  const Field& f = impl.schema.field(field);
+  if (count != static_cast<size_t>(f.num_elements())) {
+    return Status::InvalidArgument("record: field '" + f.name + "' takes " + std::to_string(f.num_elements()) +
+                                   " elements, got " + std::to_string(count));
+  }
+  slot->owned.assign(reinterpret_cast<const char*>(values), count * sizeof(T));  // host is little-endian
+  slot->value = slot->owned;
+  slot->set = true;
+  return Status::OK();
+}
+
+}  // namespace
+
+RecordBuilder::RecordBuilder(const Schema& schema) : impl_(std::make_unique<Impl>(schema)) {}
+RecordBuilder::~RecordBuilder() = default;
+RecordBuilder::RecordBuilder(RecordBuilder&&) noexcept = default;
+RecordBuilder& RecordBuilder::operator=(RecordBuilder&&) noexcept = default;
+
+const Schema& RecordBuilder::schema() const { return impl_->schema; }
+
+Status RecordBuilder::SetInt32(size_t field, int32_t value) { return SetNumeric(*impl_, field, value); }
+Status RecordBuilder::SetInt64(size_t field, int64_t value) { return SetNumeric(*impl_, field, value); }
+Status RecordBuilder::SetFloat32(size_t field, float value) { return SetNumeric(*impl_, field, value); }
+Status RecordBuilder::SetFloat64(size_t field, double value) { return SetNumeric(*impl_, field, value); }
+
+Status RecordBuilder::SetString(size_t field, std::string_view value) {
+  UREC_ASSIGN_OR_RETURN(Slot * slot, CheckedSlot(*impl_, field, FieldType::kString, false));
+  if (value.size() > format::kMaxBlobBytes) {
+    return Status::InvalidArgument("record: string for field '" + impl_->schema.field(field).name +
+                                   "' exceeds 4 GiB - 1 bytes");
+  }
+  slot->owned.assign(value.data(), value.size());
+  slot->value = slot->owned;
+  slot->set = true;
+  return Status::OK();
+}
+
+Status RecordBuilder::SetBytes(size_t field, std::string_view value) {
+  UREC_ASSIGN_OR_RETURN(Slot * slot, CheckedSlot(*impl_, field, FieldType::kBytes, false));
+  if (value.size() > format::kMaxBlobBytes) {
+    return Status::InvalidArgument("record: blob for field '" + impl_->schema.field(field).name +
+                                   "' exceeds 4 GiB - 1 bytes");
+  }
+  slot->value = value;
+  slot->set = true;
+  return Status::OK();
+}
+
+Status RecordBuilder::SetBytesOwned(size_t field, std::string value) {
+  UREC_ASSIGN_OR_RETURN(Slot * slot, CheckedSlot(*impl_, field, FieldType::kBytes, false));
+  slot->owned = std::move(value);
+  return SetBytes(field, slot->owned);
+}
+
+Status RecordBuilder::SetArray(size_t field, const int32_t* v, size_t n) { return SetArrayValues(*impl_, field, v, n); }
+Status RecordBuilder::SetArray(size_t field, const int64_t* v, size_t n) { return SetArrayValues(*impl_, field, v, n); }
+Status RecordBuilder::SetArray(size_t field, const float* v, size_t n) { return SetArrayValues(*impl_, field, v, n); }
+Status RecordBuilder::SetArray(size_t field, const double* v, size_t n) { return SetArrayValues(*impl_, field, v, n); }
+
+#define UREC_BY_NAME(call)                                           \
+  UREC_ASSIGN_OR_RETURN(size_t index, impl_->schema.FindField(field)); \
+  return call
+
+Status RecordBuilder::SetInt32(std::string_view field, int32_t value) { UREC_BY_NAME(SetInt32(index, value)); }
+Status RecordBuilder::SetInt64(std::string_view field, int64_t value) { UREC_BY_NAME(SetInt64(index, value)); }
+Status RecordBuilder::SetFloat32(std::string_view field, float value) { UREC_BY_NAME(SetFloat32(index, value)); }
+Status RecordBuilder::SetFloat64(std::string_view field, double value) { UREC_BY_NAME(SetFloat64(index, value)); }
+Status RecordBuilder::SetString(std::string_view field, std::string_view value) { UREC_BY_NAME(SetString(index, value)); }
+Status RecordBuilder::SetBytes(std::string_view field, std::string_view value) { UREC_BY_NAME(SetBytes(index, value)); }
+Status RecordBuilder::SetBytesOwned(std::string_view field, std::string value) {
+  UREC_BY_NAME(SetBytesOwned(index, std::move(value)));
+}
+Status RecordBuilder::SetArray(std::string_view field, const int32_t* v, size_t n) { UREC_BY_NAME(SetArray(index, v, n)); }
+Status RecordBuilder::SetArray(std::string_view field, const int64_t* v, size_t n) { UREC_BY_NAME(SetArray(index, v, n)); }
+Status RecordBuilder::SetArray(std::string_view field, const float* v, size_t n) { UREC_BY_NAME(SetArray(index, v, n)); }
+Status RecordBuilder::SetArray(std::string_view field, const double* v, size_t n) { UREC_BY_NAME(SetArray(index, v, n)); }
+
+#undef UREC_BY_NAME
+
+void RecordBuilder::Clear() {
+  for (Slot& slot : impl_->slots) {
+    slot.set = false;
+    slot.value = {};
+  }
+}
+
+// --- Writer -----------------------------------------------------------------
+
+namespace {
+
+enum class ShardingMode { kRoundRobin, kContiguous, kTargetSize };
+
+std::string ShardFileName(const std::string& name, uint32_t shard, uint32_t count, const char* extension) {
+  char digits[32];
+  std::snprintf(digits, sizeof(digits), "-%05" PRIu32 "-of-%05" PRIu32, shard, count);
+  return name + digits + extension;
+}
+
+}  // namespace
+
+struct Writer::Impl {
+  std::string out_dir;
+  std::string name;
+  ShardingMode mode = ShardingMode::kRoundRobin;
+  uint32_t planned_shards = 1;  // round robin and contiguous modes
+  Schema user_schema;  // as given; context.schema has default_blob_compression applied
+  format::ShardContext context;
+  std::vector<std::unique_ptr<format::ShardWriter>> shards;
+  uint64_t written = 0;
+  bool started = false;
+  bool finished = false;
+  bool committed = false;
+  Status failure;  // first error that made the writer unusable
+  WriterSummary summary;
+
+  Result<format::ShardWriter*> StartShard() {
+    const uint32_t number = static_cast<uint32_t>(shards.size());
+    if (number >= format::kMaxShards) return Status::InvalidArgument("writer: more than 99999 shards");
+    const std::string stem = io::JoinPath(out_dir, "." + name + "-" + std::to_string(number) + "." +
+                                                       std::to_string(::getpid()));
+    UREC_ASSIGN_OR_RETURN(auto shard, format::ShardWriter::Create(context, number, stem + ".urec.partial",
+                                                                  stem + ".uidx.partial"));
+    shards.push_back(std::move(shard));
+    return shards.back().get();
+  }
+
+  // First id of shard s in contiguous mode.
+  uint64_t ContiguousStart(uint32_t s) const {
+    return static_cast<uint64_t>(static_cast<unsigned __int128>(context.options.expected_records) * s /
+                                 planned_shards);
+  }
+
+  Result<format::ShardWriter*> ShardForNext() {
+    if (mode == ShardingMode::kRoundRobin) {
+      while (shards.size() < planned_shards) UREC_RETURN_IF_ERROR(StartShard().status());
+      return shards[written % planned_shards].get();
+    }
+    if (mode == ShardingMode::kContiguous) {
+      if (written >= context.options.expected_records) {
+        return Status::InvalidArgument("writer: more records than expected_records (" +
+                                       std::to_string(context.options.expected_records) + ")");
+      }
+      // Move to the shard whose range holds `written`; skipped shards stay empty.
+      while (shards.empty() || written >= ContiguousStart(static_cast<uint32_t>(shards.size()))) {
+        if (!shards.empty()) UREC_RETURN_IF_ERROR(shards.back()->Close());
+        UREC_RETURN_IF_ERROR(StartShard().status());
+      }
+      return shards.back().get();
+    }
+    if (shards.empty() ||
+        (shards.back()->records() > 0 && shards.back()->file_bytes() >= context.options.target_shard_bytes)) {
+      if (!shards.empty()) UREC_RETURN_IF_ERROR(shards.back()->Close());
+      UREC_RETURN_IF_ERROR(StartShard().status());
+    }
+    return shards.back().get();
+  }
+
+  format::Uuid DatasetUuid() const {
+    XXH3_state_t* state = XXH3_createState();
+    XXH3_128bits_reset(state);
+    auto add_u64 = [state](uint64_t v) {
+      uint8_t bytes[8];
+      format::StoreLE<uint64_t>(bytes, v);
+      XXH3_128bits_update(state, bytes, sizeof(bytes));
+    };
+    XXH3_128bits_update(state, format::kUuidDomain, std::strlen(format::kUuidDomain));
+    add_u64(shards.size());
+    for (const auto& shard : shards) {
+      add_u64(shard->records());
+      add_u64(shard->footer_checksum());
+      add_u64(shard->record_table_checksum());
+    }
+    format::ShardHeaderValues anonymous;
+    anonymous.blob_page_bytes = context.options.blob_page_bytes;
+    anonymous.scalar_page_bytes = context.options.scalar_page_bytes;
+    anonymous.zstd_level = context.options.zstd_level;
+    const std::string header = format::BuildShardHeader(context.schema, context.metadata, anonymous);
+    XXH3_128bits_update(state, header.data(), header.size());
+    XXH128_canonical_t canonical;
+    XXH128_canonicalFromHash(&canonical, XXH3_128bits_digest(state));
+    XXH3_freeState(state);
+    format::Uuid uuid;
+    std::memcpy(uuid.data(), canonical.digest, uuid.size());
+    uuid[6] = static_cast<uint8_t>((uuid[6] & 0x0F) | 0x80);  // version 8
+    uuid[8] = static_cast<uint8_t>((uuid[8] & 0x3F) | 0x80);  // variant 10
+    return uuid;
+  }
+
+  void RemoveTemporaries() {
+    for (const auto& shard : shards) {
+      io::RemoveFileIfExists(shard->shard_temp_path());
+      io::RemoveFileIfExists(shard->index_temp_path());
+    }
+  }
+
+  Status Commit();
+};
+
+Writer::Writer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Writer::~Writer() {
+  if (!impl_->committed) impl_->RemoveTemporaries();
+}
+
+Result<std::unique_ptr<Writer>> Writer::Create(const std::string& out_dir, const std::string& name,
+                                               const Schema& schema, const WriterOptions& options) {
+  if (name.empty() || name.find('/') != std::string::npos || name[0] == '.') {
+    return Status::InvalidArgument("writer: dataset name '" + name + "' must be non-empty, contain no '/' "
+                                   "and not start with '.'");
+  }
+  if (schema.num_fields() == 0) return Status::InvalidArgument("writer: empty schema");
+  if (options.num_shards > 0 && options.target_shard_bytes > 0) {
+    return Status::InvalidArgument("writer: set num_shards or target_shard_bytes, not both");
+  }
+  if (options.num_shards > format::kMaxShards) {
+    return Status::InvalidArgument("writer: num_shards " + std::to_string(options.num_shards) + " exceeds 99999");
+  }
+  if (options.expected_records > 0 && options.target_shard_bytes > 0) {
+    return Status::InvalidArgument("writer: expected_records applies to num_shards mode only");
+  }
+  if (options.blob_page_bytes == 0 || options.scalar_page_bytes == 0) {
+    return Status::InvalidArgument("writer: page sizes must be positive");
+  }
+  if (options.zstd_level < ZSTD_minCLevel() || options.zstd_level > ZSTD_maxCLevel()) {
+    return Status::InvalidArgument("writer: zstd_level " + std::to_string(options.zstd_level) + " out of range");
+  }
+  if (options.default_blob_compression != BlobCompression::kNone &&
+      options.default_blob_compression != BlobCompression::kZstd) {
+    return Status::InvalidArgument("writer: unknown default_blob_compression");
+  }
+  UREC_RETURN_IF_ERROR(io::CreateDirectory(out_dir));
+
+  auto impl = std::make_unique<Impl>();
+  impl->out_dir = out_dir;
+  impl->name = name;
+  impl->user_schema = schema;
+  std::vector<Field> stored_fields = schema.fields();
+  for (Field& f : stored_fields) {
+    if (f.type == FieldType::kBytes && f.compression == BlobCompression::kNone) {
+      f.compression = options.default_blob_compression;
+    }
+  }
+  UREC_ASSIGN_OR_RETURN(impl->context.schema, Schema::Make(std::move(stored_fields)));
+  impl->context.layout = index::FieldLayout::For(impl->context.schema);
+  impl->context.options = options;
+  if (options.target_shard_bytes > 0) {
+    impl->mode = ShardingMode::kTargetSize;
+  } else {
+    impl->planned_shards = options.num_shards == 0 ? 1 : options.num_shards;
+    impl->mode = options.expected_records > 0 ? ShardingMode::kContiguous : ShardingMode::kRoundRobin;
+  }
+  return std::unique_ptr<Writer>(new Writer(std::move(impl)));
+}
+
+const Schema& Writer::schema() const { return impl_->context.schema; }
+
+Status Writer::SetMetadata(const std::string& key, const std::string& value) {
+  if (impl_->started || impl_->finished) {
+    return Status::FailedPrecondition("writer: SetMetadata must come before the first Write");
+  }
+  impl_->context.metadata[key] = value;
+  return Status::OK();
+}
+
+Status Writer::Write(RecordBuilder& record) {
+  Impl& w = *impl_;
+  if (w.finished) return Status::FailedPrecondition("writer: Write after Finish");
+  if (!w.failure.ok()) return Status::FailedPrecondition("writer: unusable after an earlier error: " + w.failure.message());
+  const RecordBuilder::Impl& values = *record.impl_;
+  if (values.schema != w.user_schema && values.schema != w.context.schema) {
+    return Status::InvalidArgument("writer: record built for another schema (" + values.schema.ToString() + ")");
+  }
+  for (size_t f = 0; f < values.slots.size(); ++f) {
+    if (!values.slots[f].set) {
+      return Status::InvalidArgument("writer: field '" + w.context.schema.field(f).name + "' of record " +
+                                     std::to_string(w.written) + " is not set");
+    }
+  }
+  if (w.mode == ShardingMode::kContiguous && w.written >= w.context.options.expected_records) {
+    return Status::InvalidArgument("writer: more records than expected_records (" +
+                                   std::to_string(w.context.options.expected_records) + ")");
+  }
+  w.started = true;
+  Result<format::ShardWriter*> shard = w.ShardForNext();
+  Status status = shard.ok() ? (*shard)->Add(values) : shard.status();
+  if (!status.ok()) {
+    w.failure = status;
+    return status;
+  }
+  ++w.written;
+  record.Clear();
+  return Status::OK();
+}
+
+uint64_t Writer::records_written() const { return impl_->written; }
+
+Status Writer::Finish() {
+  Impl& w = *impl_;
+  if (w.finished) return Status::FailedPrecondition("writer: Finish called twice");
+  w.finished = true;
+  if (!w.failure.ok()) return Status::FailedPrecondition("writer: unusable after an earlier error: " + w.failure.message());
+  Status status = w.Commit();
+  if (!status.ok()) w.RemoveTemporaries();
+  return status;
+}
+
+Status Writer::Impl::Commit() {
+  started = true;
+  if (mode != ShardingMode::kTargetSize) {
+    while (shards.size() < planned_shards) UREC_RETURN_IF_ERROR(StartShard().status());
+  } else if (shards.empty()) {
+    UREC_RETURN_IF_ERROR(StartShard().status());
+  }
+  for (auto& shard : shards) {
+    if (!shard->closed()) UREC_RETURN_IF_ERROR(shard->Close());
+  }
+  const uint32_t count = static_cast<uint32_t>(shards.size());
+  const format::Uuid uuid = DatasetUuid();
+  uint64_t first_id = 0;
+  for (uint32_t s = 0; s < count; ++s) {
+    format::ShardWriter& shard = *shards[s];
+    format::ShardHeaderValues header;
+    header.uuid = uuid;
+    header.shard_number = s;
+    header.shard_count = count;
+    header.record_count = shard.records();
+    header.blob_page_bytes = context.options.blob_page_bytes;
+    header.scalar_page_bytes = context.options.scalar_page_bytes;
+    header.zstd_level = context.options.zstd_level;
+    format::IndexHeaderValues index;
+    index.uuid = uuid;
+    index.shard_number = s;
+    index.shard_count = count;
+    index.first_id = first_id;
+    index.dataset_record_count = written;
+    index.shard_file_length = shard.shard_file_length();
+    index.shard_footer_checksum = shard.footer_checksum();
+    UREC_RETURN_IF_ERROR(shard.Finalize(header, index, context.options.sync));
+    first_id += shard.records();
+  }
+  summary.records = written;
+  summary.shards = count;
+  summary.uuid = format::UuidToString(uuid);
+  for (uint32_t s = 0; s < count; ++s) {
+    const std::string index_path = io::JoinPath(out_dir, ShardFileName(name, s, count, format::kIndexExtension));
+    const std::string shard_path = io::JoinPath(out_dir, ShardFileName(name, s, count, format::kShardExtension));
+    // The index first: a reader never sees a shard whose index is still hidden.
+    UREC_RETURN_IF_ERROR(io::RenameFile(shards[s]->index_temp_path(), index_path));
+    UREC_RETURN_IF_ERROR(io::RenameFile(shards[s]->shard_temp_path(), shard_path));
+    summary.index_paths.push_back(index_path);
+    summary.shard_paths.push_back(shard_path);
+    summary.bytes += shards[s]->shard_file_length() + shards[s]->index_file_length();
+  }
+  committed = true;
+  if (context.options.sync) UREC_RETURN_IF_ERROR(io::SyncDirectory(out_dir));
+  return Status::OK();
+}
+
+const WriterSummary& Writer::summary() const { return impl_->summary; }
+
+}  // namespace unirecord

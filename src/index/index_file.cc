@@ -1,0 +1,159 @@
+#include "index/index_file.h"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "format/fixed_parts.h"
+
+namespace unirecord::index {
+
+using format::FileKind;
+
+IndexBuilder::IndexBuilder(const Schema& schema, const FieldLayout& layout)
+    : schema_(schema), layout_(layout) {}
+
+uint8_t* IndexBuilder::AppendEntry() {
+  table_.resize(table_.size() + layout_.entry_stride, 0);
+  ++rows_;
+  return table_.data() + table_.size() - layout_.entry_stride;
+}
+
+format::IndexHeaderValues IndexBuilder::FillKnown(format::IndexHeaderValues values) const {
+  values.record_count = rows_;
+  values.entry_stride = layout_.entry_stride;
+  values.blob_fields.assign(layout_.blob_fields.begin(), layout_.blob_fields.end());
+  values.indexed_fields.assign(layout_.indexed_fields.begin(), layout_.indexed_fields.end());
+  values.sections = sections_;
+  return values;
+}
+
+Result<uint64_t> IndexBuilder::WriteFile(const std::string& path) {
+  for (uint64_t row = 0; row < rows_; ++row) SealEntry(layout_, entry(row), row);
+
+  // Section offsets depend only on the header size, which the placeholder fixes.
+  sections_.assign(1 + layout_.indexed_fields.size(), fb::IndexSection());
+  header_length_ = format::BuildIndexHeader(FillKnown({})).size();
+  UREC_ASSIGN_OR_RETURN(io::WritableFile file, io::WritableFile::Create(path));
+  std::string zeros(format::kPreambleSize + header_length_, '\0');
+  UREC_RETURN_IF_ERROR(file.Append(zeros));
+  UREC_RETURN_IF_ERROR(file.PadTo(format::kSectionAlignment));
+
+  sections_[0] = fb::IndexSection(file.offset(), table_.size(), format::Checksum(table_.data(), table_.size()),
+                                  -1, fb::SectionKind::RecordTable);
+  UREC_RETURN_IF_ERROR(file.Append(table_.data(), table_.size()));
+
+  std::vector<std::pair<uint64_t, uint64_t>> sorted(rows_);
+  std::vector<uint8_t> bytes;
+  for (size_t slot = 0; slot < layout_.indexed_fields.size(); ++slot) {
+    const FieldType type = schema_.field(static_cast<size_t>(layout_.indexed_fields[slot])).type;
+    for (uint64_t row = 0; row < rows_; ++row) {
+      sorted[row] = {format::LoadLE<uint64_t>(entry(row) + layout_.IndexedValueOffset(slot)), row};
+    }
+    std::sort(sorted.begin(), sorted.end(), [type](const auto& a, const auto& b) {
+      if (IndexedLess(type, a.first, b.first)) return true;
+      if (IndexedLess(type, b.first, a.first)) return false;
+      return a.second < b.second;
+    });
+    bytes.resize(rows_ * format::kSortedEntrySize);
+    for (uint64_t i = 0; i < rows_; ++i) {
+      format::StoreLE<uint64_t>(bytes.data() + i * format::kSortedEntrySize, sorted[i].first);
+      format::StoreLE<uint64_t>(bytes.data() + i * format::kSortedEntrySize + 8, sorted[i].second);
+    }
+    UREC_RETURN_IF_ERROR(file.PadTo(format::kSectionAlignment));
+    sections_[1 + slot] = fb::IndexSection(file.offset(), bytes.size(), format::Checksum(bytes.data(), bytes.size()),
+                                           layout_.indexed_fields[slot], fb::SectionKind::SortedIndex);
+    UREC_RETURN_IF_ERROR(file.Append(bytes.data(), bytes.size()));
+  }
+  UREC_RETURN_IF_ERROR(file.PadTo(format::kFlatBufferAlignment));
+  UREC_RETURN_IF_ERROR(file.Append(std::string(format::kTrailerSize, '\0')));
+  table_ = std::vector<uint8_t>();
+  const uint64_t length = file.offset();
+  UREC_RETURN_IF_ERROR(file.Close());
+  return length;
+}
+
+Status IndexBuilder::PatchHeader(const std::string& path, format::IndexHeaderValues values) const {
+  const std::string header = format::BuildIndexHeader(FillKnown(std::move(values)));
+  if (header.size() != header_length_) {
+    return Status::Internal(path + ": index header changed size between placeholder and final");
+  }
+  format::PreambleFields preamble;
+  preamble.header_length = header.size();
+  preamble.header_checksum = format::Checksum(header.data(), header.size());
+  uint8_t preamble_bytes[format::kPreambleSize];
+  format::EncodePreamble(FileKind::kIndex, preamble, preamble_bytes);
+  format::TrailerFields trailer;
+  trailer.directory_offset = format::kHeaderOffset;
+  trailer.directory_length = header.size();
+  trailer.directory_checksum = preamble.header_checksum;
+  uint8_t trailer_bytes[format::kTrailerSize];
+  format::EncodeTrailer(FileKind::kIndex, trailer, trailer_bytes);
+
+  UREC_ASSIGN_OR_RETURN(io::WritableFile file, io::WritableFile::OpenExisting(path));
+  UREC_RETURN_IF_ERROR(file.WriteAt(format::kHeaderOffset, header.data(), header.size()));
+  UREC_RETURN_IF_ERROR(file.WriteAt(file.offset() - format::kTrailerSize, trailer_bytes, sizeof(trailer_bytes)));
+  UREC_RETURN_IF_ERROR(file.WriteAt(0, preamble_bytes, sizeof(preamble_bytes)));
+  return file.Close();
+}
+
+Result<IndexReader> IndexReader::Open(const std::string& path, bool verify_sections) {
+  IndexReader reader;
+  UREC_ASSIGN_OR_RETURN(reader.file_, io::MappedFile::Open(path));
+  const uint8_t* data = reader.file_.data();
+  const uint64_t size = reader.file_.size();
+  UREC_ASSIGN_OR_RETURN(format::FileFrame frame, format::ReadFrame(FileKind::kIndex, data, size, path));
+  UREC_ASSIGN_OR_RETURN(reader.header_, format::VerifyIndexHeader(frame.header, frame.header_length, path));
+  const fb::IndexHeader& h = *reader.header_;
+  auto corrupt = [&](const std::string& what) { return Status::Corruption(path + ": " + what); };
+
+  const auto* sections = h.sections();
+  const size_t indexed = h.indexed_fields()->size();
+  if (sections->size() != 1 + indexed) return corrupt("index has the wrong number of sections");
+  const uint64_t body_begin = frame.header_offset + frame.header_length;
+  const uint64_t body_end = size - format::kTrailerSize;
+  if (h.entry_stride() < format::kEntryScalarLocatorSize + format::kEntryChecksumSize) {
+    return corrupt("record table entry stride too small");
+  }
+  for (flatbuffers::uoffset_t i = 0; i < sections->size(); ++i) {
+    const fb::IndexSection* s = sections->Get(i);
+    const std::string name = "index section " + std::to_string(i);
+    const bool is_table = i == 0;
+    if (s->kind() != (is_table ? fb::SectionKind::RecordTable : fb::SectionKind::SortedIndex) ||
+        s->field() != (is_table ? -1 : h.indexed_fields()->Get(i - 1))) {
+      return corrupt(name + " has the wrong kind or field");
+    }
+    if (s->offset() < body_begin || s->offset() % format::kSectionAlignment != 0 ||
+        !format::RangeWithin(s->offset(), s->length(), body_end)) {
+      return corrupt(name + " out of bounds");
+    }
+    // Overflow-safe: records * width must equal the length.
+    const uint64_t width = is_table ? h.entry_stride() : format::kSortedEntrySize;
+    if (s->length() / width != h.record_count() || s->length() % width != 0) {
+      return corrupt(name + " length does not match " + std::to_string(h.record_count()) + " records");
+    }
+    const uint8_t* begin = data + s->offset();
+    if (is_table) {
+      reader.record_table_ = begin;
+    } else {
+      reader.sorted_.push_back(begin);
+    }
+  }
+  if (verify_sections) UREC_RETURN_IF_ERROR(reader.VerifySections());
+  return reader;
+}
+
+Status IndexReader::VerifySections() const {
+  const auto* sections = header_->sections();
+  for (flatbuffers::uoffset_t i = 0; i < sections->size(); ++i) {
+    const fb::IndexSection* s = sections->Get(i);
+    if (format::Checksum(file_.data() + s->offset(), s->length()) != s->checksum()) {
+      return Status::Corruption(path() + ": " +
+                                (i == 0 ? std::string("record table") : "sorted index " + std::to_string(i - 1)) +
+                                " checksum mismatch");
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace unirecord::index

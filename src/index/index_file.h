@@ -1,0 +1,82 @@
+// The .uidx index file (format/SPEC.md section 8): building it at the end of
+// a shard, patching its header when the dataset is finished, and opening and
+// checking it for reading.
+#ifndef UNIRECORD_INDEX_INDEX_FILE_H_
+#define UNIRECORD_INDEX_INDEX_FILE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fb/unirecord_generated.h"
+#include "format/header_codec.h"
+#include "index/record_table.h"
+#include "io/file.h"
+#include "unirecord/schema.h"
+#include "unirecord/status.h"
+
+namespace unirecord::index {
+
+// Collects a shard's record table in memory; WriteFile() writes the index with
+// a placeholder header, PatchHeader() fills it in once the dataset is known.
+class IndexBuilder {
+ public:
+  IndexBuilder(const Schema& schema, const FieldLayout& layout);
+
+  // A zeroed entry for the next row; valid until the next AppendEntry.
+  uint8_t* AppendEntry();
+  uint8_t* entry(uint64_t row) { return table_.data() + row * layout_.entry_stride; }
+  uint64_t rows() const { return rows_; }
+
+  // Seals every entry, sorts the indexed values and writes the file. Frees
+  // the table. The header and trailer stay zero until PatchHeader. Returns
+  // the file's length.
+  Result<uint64_t> WriteFile(const std::string& path);
+
+  uint64_t record_table_checksum() const { return sections_.empty() ? 0 : sections_[0].checksum(); }
+
+  // Writes the final header (`values` minus the parts this builder knows:
+  // record count, stride, field lists, sections), preamble and trailer.
+  Status PatchHeader(const std::string& path, format::IndexHeaderValues values) const;
+
+ private:
+  format::IndexHeaderValues FillKnown(format::IndexHeaderValues values) const;
+
+  const Schema& schema_;
+  const FieldLayout& layout_;
+  std::vector<uint8_t> table_;
+  uint64_t rows_ = 0;
+  uint64_t header_length_ = 0;
+  std::vector<fb::IndexSection> sections_;
+};
+
+// A mapped, checked index file.
+class IndexReader {
+ public:
+  // Checks preamble, trailer, header (checksum + verifier), and that every
+  // section lies in the file and has the size its header implies; with
+  // `verify_sections`, also hashes every section.
+  static Result<IndexReader> Open(const std::string& path, bool verify_sections);
+
+  const std::string& path() const { return file_.path(); }
+  uint64_t file_size() const { return file_.size(); }
+  const fb::IndexHeader& header() const { return *header_; }
+  uint64_t records() const { return header_->record_count(); }
+  uint32_t stride() const { return header_->entry_stride(); }
+  // Entry of `row` (< records(), not checked).
+  const uint8_t* entry(uint64_t row) const { return record_table_ + row * stride(); }
+  // The sorted index section of the i-th indexed field: `records()` entries.
+  const uint8_t* sorted_index(size_t i) const { return sorted_[i]; }
+
+  Status VerifySections() const;
+
+ private:
+  io::MappedFile file_;
+  const fb::IndexHeader* header_ = nullptr;
+  const uint8_t* record_table_ = nullptr;
+  std::vector<const uint8_t*> sorted_;
+};
+
+}  // namespace unirecord::index
+
+#endif  // UNIRECORD_INDEX_INDEX_FILE_H_

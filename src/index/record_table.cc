@@ -1,0 +1,52 @@
+#include "index/record_table.h"
+
+#include <cstring>
+
+namespace unirecord::index {
+
+FieldLayout FieldLayout::For(const Schema& schema) {
+  FieldLayout layout;
+  const size_t n = schema.num_fields();
+  layout.blob_slot.assign(n, -1);
+  layout.indexed_slot.assign(n, -1);
+  layout.column_slot.assign(n, -1);
+  for (size_t i = 0; i < n; ++i) {
+    const Field& f = schema.field(i);
+    const int index = static_cast<int>(i);
+    if (f.type == FieldType::kBytes) {
+      layout.blob_slot[i] = static_cast<int>(layout.blob_fields.size());
+      layout.blob_fields.push_back(index);
+    } else if (f.indexed) {
+      layout.indexed_slot[i] = static_cast<int>(layout.indexed_fields.size());
+      layout.indexed_fields.push_back(index);
+    } else {
+      layout.column_slot[i] = static_cast<int>(layout.column_fields.size());
+      layout.column_fields.push_back(index);
+    }
+  }
+  layout.entry_stride = static_cast<uint32_t>(
+      format::kEntryScalarLocatorSize + format::kBlobLocatorSize * layout.blob_fields.size() +
+      format::kIndexedValueSize * layout.indexed_fields.size() + format::kEntryChecksumSize);
+  return layout;
+}
+
+uint64_t IndexedBitsFromInt(int64_t value) { return static_cast<uint64_t>(value); }
+
+uint64_t IndexedBitsFromFloat(double value) {
+  uint64_t bits;
+  std::memcpy(&bits, &value, sizeof(bits));
+  return bits;
+}
+
+bool IndexedLess(FieldType type, uint64_t a, uint64_t b) {
+  if (type == FieldType::kInt32 || type == FieldType::kInt64) {
+    return static_cast<int64_t>(a) < static_cast<int64_t>(b);
+  }
+  // IEEE-754 total order: flip all bits of negatives, the sign bit of positives.
+  auto key = [](uint64_t bits) {
+    return (bits >> 63) != 0 ? ~bits : bits | (uint64_t{1} << 63);
+  };
+  return key(a) < key(b);
+}
+
+}  // namespace unirecord::index

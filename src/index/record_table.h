@@ -1,0 +1,88 @@
+// The index record table (format/SPEC.md section 8.2): which schema fields go
+// where in a fixed-stride entry, and reading/writing one entry.
+#ifndef UNIRECORD_INDEX_RECORD_TABLE_H_
+#define UNIRECORD_INDEX_RECORD_TABLE_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "format/checksum.h"
+#include "format/endian.h"
+#include "format/format_constants.h"
+#include "unirecord/schema.h"
+
+namespace unirecord::index {
+
+// Storage class of every field (SPEC.md section 5) and the entry layout.
+struct FieldLayout {
+  std::vector<int> blob_fields;     // schema indexes of bytes fields
+  std::vector<int> indexed_fields;  // schema indexes of indexed fields
+  std::vector<int> column_fields;   // schema indexes of scalar-page fields
+  // Per schema field: its position in the list of its class, or -1.
+  std::vector<int> blob_slot;
+  std::vector<int> indexed_slot;
+  std::vector<int> column_slot;
+  uint32_t entry_stride = 0;
+
+  static FieldLayout For(const Schema& schema);
+
+  size_t BlobLocatorOffset(size_t slot) const {
+    return format::kEntryScalarLocatorSize + format::kBlobLocatorSize * slot;
+  }
+  size_t IndexedValueOffset(size_t slot) const {
+    return format::kEntryScalarLocatorSize + format::kBlobLocatorSize * blob_fields.size() +
+           format::kIndexedValueSize * slot;
+  }
+  size_t ChecksumOffset() const { return entry_stride - format::kEntryChecksumSize; }
+};
+
+struct BlobLocator {
+  uint64_t offset = 0;
+  uint32_t stored_length = 0;
+  uint32_t raw_length = 0;
+  uint64_t checksum = 0;
+};
+
+inline BlobLocator LoadBlobLocator(const FieldLayout& layout, const uint8_t* entry, size_t slot) {
+  using format::LoadLE;
+  const uint8_t* p = entry + layout.BlobLocatorOffset(slot);
+  BlobLocator b;
+  b.offset = LoadLE<uint64_t>(p + format::kBlobLocatorOffsetOffset);
+  b.stored_length = LoadLE<uint32_t>(p + format::kBlobLocatorStoredOffset);
+  b.raw_length = LoadLE<uint32_t>(p + format::kBlobLocatorRawOffset);
+  b.checksum = LoadLE<uint64_t>(p + format::kBlobLocatorChecksumOffset);
+  return b;
+}
+
+inline void StoreBlobLocator(const FieldLayout& layout, uint8_t* entry, size_t slot,
+                             const BlobLocator& b) {
+  using format::StoreLE;
+  uint8_t* p = entry + layout.BlobLocatorOffset(slot);
+  StoreLE<uint64_t>(p + format::kBlobLocatorOffsetOffset, b.offset);
+  StoreLE<uint32_t>(p + format::kBlobLocatorStoredOffset, b.stored_length);
+  StoreLE<uint32_t>(p + format::kBlobLocatorRawOffset, b.raw_length);
+  StoreLE<uint64_t>(p + format::kBlobLocatorChecksumOffset, b.checksum);
+}
+
+inline uint64_t EntryChecksum(const FieldLayout& layout, const uint8_t* entry, uint64_t row) {
+  // XXH3 with seed 0 equals the unseeded XXH3, so row 0 needs no special case.
+  return XXH3_64bits_withSeed(entry, layout.ChecksumOffset(), row);
+}
+
+inline void SealEntry(const FieldLayout& layout, uint8_t* entry, uint64_t row) {
+  format::StoreLE<uint64_t>(entry + layout.ChecksumOffset(), EntryChecksum(layout, entry, row));
+}
+
+inline bool EntryChecksumMatches(const FieldLayout& layout, const uint8_t* entry, uint64_t row) {
+  return format::LoadLE<uint64_t>(entry + layout.ChecksumOffset()) == EntryChecksum(layout, entry, row);
+}
+
+// The 8-byte inline representation of an indexed value (SPEC.md 8.2).
+uint64_t IndexedBitsFromInt(int64_t value);
+uint64_t IndexedBitsFromFloat(double value);
+// Orders indexed values of one field (signed ints, or IEEE total order).
+bool IndexedLess(FieldType type, uint64_t a, uint64_t b);
+
+}  // namespace unirecord::index
+
+#endif  // UNIRECORD_INDEX_RECORD_TABLE_H_

@@ -1,0 +1,290 @@
+#include "io/file.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace unirecord::io {
+namespace {
+
+constexpr size_t kWriteBufferBytes = 1 << 20;
+
+Status ErrnoStatus(const std::string& path, const char* what, int err) {
+  std::string message = path + ": " + what + ": " + std::strerror(err);
+  if (err == ENOENT) return Status::NotFound(message);
+  return Status::IOError(message);
+}
+
+Status WriteFully(int fd, const std::string& path, const uint8_t* data, size_t size) {
+  while (size > 0) {
+    ssize_t n = ::write(fd, data, size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoStatus(path, "write", errno);
+    }
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+  return Status::OK();
+}
+
+// Opens `path` with `flags` and stats it; the caller owns the descriptor.
+Result<int> OpenAndStat(const std::string& path, int flags, struct stat* st) {
+  int fd = ::open(path.c_str(), flags | O_CLOEXEC);
+  if (fd < 0) return ErrnoStatus(path, "open", errno);
+  if (::fstat(fd, st) != 0) {
+    int err = errno;
+    ::close(fd);
+    return ErrnoStatus(path, "stat", err);
+  }
+  return fd;
+}
+
+}  // namespace
+
+MappedFile::~MappedFile() { Reset(); }
+
+MappedFile::MappedFile(MappedFile&& other) noexcept
+    : data_(other.data_), size_(other.size_), path_(std::move(other.path_)) {
+  other.data_ = nullptr;
+  other.size_ = 0;
+}
+
+MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
+  if (this != &other) {
+    Reset();
+    data_ = other.data_;
+    size_ = other.size_;
+    path_ = std::move(other.path_);
+    other.data_ = nullptr;
+    other.size_ = 0;
+  }
+  return *this;
+}
+
+void MappedFile::Reset() {
+  if (data_ != nullptr) ::munmap(const_cast<uint8_t*>(data_), size_);
+  data_ = nullptr;
+  size_ = 0;
+}
+
+Result<MappedFile> MappedFile::Open(const std::string& path) {
+  struct stat st;
+  UREC_ASSIGN_OR_RETURN(int fd, OpenAndStat(path, O_RDONLY, &st));
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return Status::InvalidArgument(path + ": not a regular file");
+  }
+  MappedFile file;
+  file.path_ = path;
+  file.size_ = static_cast<uint64_t>(st.st_size);
+  if (file.size_ > 0) {
+    void* p = ::mmap(nullptr, file.size_, PROT_READ, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+      int err = errno;
+      ::close(fd);
+      file.size_ = 0;
+      return ErrnoStatus(path, "mmap", err);
+    }
+    file.data_ = static_cast<const uint8_t*>(p);
+  }
+  ::close(fd);
+  return file;
+}
+
+WritableFile::~WritableFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+WritableFile::WritableFile(WritableFile&& other) noexcept
+    : fd_(other.fd_), offset_(other.offset_), path_(std::move(other.path_)),
+      buffer_(std::move(other.buffer_)) {
+  other.fd_ = -1;
+}
+
+WritableFile& WritableFile::operator=(WritableFile&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = other.fd_;
+    offset_ = other.offset_;
+    path_ = std::move(other.path_);
+    buffer_ = std::move(other.buffer_);
+    other.fd_ = -1;
+  }
+  return *this;
+}
+
+Result<WritableFile> WritableFile::Create(const std::string& path) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return ErrnoStatus(path, "create", errno);
+  WritableFile file;
+  file.fd_ = fd;
+  file.path_ = path;
+  file.buffer_.reserve(kWriteBufferBytes);
+  return file;
+}
+
+Result<WritableFile> WritableFile::OpenExisting(const std::string& path) {
+  struct stat st;
+  UREC_ASSIGN_OR_RETURN(int fd, OpenAndStat(path, O_WRONLY, &st));
+  WritableFile file;
+  file.fd_ = fd;
+  file.path_ = path;
+  file.offset_ = static_cast<uint64_t>(st.st_size);
+  ::lseek(fd, 0, SEEK_END);
+  return file;
+}
+
+Status WritableFile::Append(const void* data, size_t size) {
+  if (fd_ < 0) return Status::FailedPrecondition(path_ + ": append to a closed file");
+  const auto* bytes = static_cast<const uint8_t*>(data);
+  offset_ += size;
+  if (buffer_.size() + size <= kWriteBufferBytes) {
+    buffer_.insert(buffer_.end(), bytes, bytes + size);
+    return Status::OK();
+  }
+  UREC_RETURN_IF_ERROR(Flush());
+  if (size >= kWriteBufferBytes) return WriteFully(fd_, path_, bytes, size);
+  buffer_.insert(buffer_.end(), bytes, bytes + size);
+  return Status::OK();
+}
+
+Status WritableFile::PadTo(uint64_t alignment) {
+  static const uint8_t kZeros[4096] = {};
+  uint64_t remainder = offset_ % alignment;
+  uint64_t padding = remainder == 0 ? 0 : alignment - remainder;
+  while (padding > 0) {
+    size_t n = static_cast<size_t>(std::min<uint64_t>(padding, sizeof(kZeros)));
+    UREC_RETURN_IF_ERROR(Append(kZeros, n));
+    padding -= n;
+  }
+  return Status::OK();
+}
+
+Status WritableFile::WriteAt(uint64_t offset, const void* data, size_t size) {
+  if (fd_ < 0) return Status::FailedPrecondition(path_ + ": write to a closed file");
+  if (offset + size > offset_) return Status::Internal(path_ + ": WriteAt past the end");
+  UREC_RETURN_IF_ERROR(Flush());
+  const auto* bytes = static_cast<const uint8_t*>(data);
+  while (size > 0) {
+    ssize_t n = ::pwrite(fd_, bytes, size, static_cast<off_t>(offset));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoStatus(path_, "pwrite", errno);
+    }
+    bytes += n;
+    size -= static_cast<size_t>(n);
+    offset += static_cast<uint64_t>(n);
+  }
+  return Status::OK();
+}
+
+Status WritableFile::Flush() {
+  if (buffer_.empty()) return Status::OK();
+  Status status = WriteFully(fd_, path_, buffer_.data(), buffer_.size());
+  buffer_.clear();
+  return status;
+}
+
+Status WritableFile::Sync() {
+  UREC_RETURN_IF_ERROR(Flush());
+  if (::fsync(fd_) != 0) return ErrnoStatus(path_, "fsync", errno);
+  return Status::OK();
+}
+
+Status WritableFile::Close() {
+  if (fd_ < 0) return Status::OK();
+  Status status = Flush();
+  if (::close(fd_) != 0 && status.ok()) status = ErrnoStatus(path_, "close", errno);
+  fd_ = -1;
+  return status;
+}
+
+bool PathExists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+bool IsDirectory(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+Status CreateDirectory(const std::string& path) {
+  if (::mkdir(path.c_str(), 0755) == 0 || (errno == EEXIST && IsDirectory(path))) {
+    return Status::OK();
+  }
+  return ErrnoStatus(path, "mkdir", errno);
+}
+
+Status RenameFile(const std::string& from, const std::string& to) {
+  if (::rename(from.c_str(), to.c_str()) != 0) {
+    return ErrnoStatus(from, ("rename to " + to).c_str(), errno);
+  }
+  return Status::OK();
+}
+
+void RemoveFileIfExists(const std::string& path) { ::unlink(path.c_str()); }
+
+Status SyncDirectory(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return ErrnoStatus(path, "open directory", errno);
+  int rc = ::fsync(fd);
+  int err = errno;
+  ::close(fd);
+  if (rc != 0) return ErrnoStatus(path, "fsync directory", err);
+  return Status::OK();
+}
+
+Result<std::vector<std::string>> ListDirectory(const std::string& path) {
+  DIR* dir = ::opendir(path.c_str());
+  if (dir == nullptr) return ErrnoStatus(path, "open directory", errno);
+  std::vector<std::string> names;
+  while (struct dirent* entry = ::readdir(dir)) {
+    std::string name = entry->d_name;
+    if (name != "." && name != "..") names.push_back(std::move(name));
+  }
+  ::closedir(dir);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+Result<std::vector<std::string>> Glob(const std::string& pattern) {
+  glob_t matches;
+  int rc = ::glob(pattern.c_str(), 0, nullptr, &matches);
+  std::vector<std::string> paths;
+  if (rc == 0) {
+    for (size_t i = 0; i < matches.gl_pathc; ++i) paths.emplace_back(matches.gl_pathv[i]);
+  }
+  ::globfree(&matches);
+  if (rc != 0 && rc != GLOB_NOMATCH) return Status::IOError(pattern + ": glob failed");
+  std::sort(paths.begin(), paths.end());
+  return paths;
+}
+
+std::string JoinPath(const std::string& dir, const std::string& name) {
+  if (dir.empty()) return name;
+  if (dir.back() == '/') return dir + name;
+  return dir + "/" + name;
+}
+
+std::string BaseName(const std::string& path) {
+  size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string DirName(const std::string& path) {
+  size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+}  // namespace unirecord::io

@@ -1,0 +1,100 @@
+// Files: read-only memory maps, buffered append-only writers with positional
+// patching, and the small filesystem helpers the writer's atomic commit needs.
+// Every error names the file and the failing call.
+#ifndef UNIRECORD_IO_FILE_H_
+#define UNIRECORD_IO_FILE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "unirecord/status.h"
+
+namespace unirecord::io {
+
+// A whole file mapped read-only. An empty file maps to (nullptr, 0).
+class MappedFile {
+ public:
+  MappedFile() = default;
+  ~MappedFile();
+  MappedFile(MappedFile&& other) noexcept;
+  MappedFile& operator=(MappedFile&& other) noexcept;
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  // NotFound when `path` does not exist.
+  static Result<MappedFile> Open(const std::string& path);
+
+  const uint8_t* data() const { return data_; }
+  uint64_t size() const { return size_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  void Reset();
+  const uint8_t* data_ = nullptr;
+  uint64_t size_ = 0;
+  std::string path_;
+};
+
+// An append-only file with a write buffer, plus in-place patching of bytes
+// already written (for headers written last).
+class WritableFile {
+ public:
+  WritableFile() = default;
+  ~WritableFile();  // closes without syncing; errors are ignored
+  WritableFile(WritableFile&& other) noexcept;
+  WritableFile& operator=(WritableFile&& other) noexcept;
+  WritableFile(const WritableFile&) = delete;
+  WritableFile& operator=(const WritableFile&) = delete;
+
+  // Creates or truncates `path`.
+  static Result<WritableFile> Create(const std::string& path);
+  // Opens an existing file to patch bytes with WriteAt (Append continues at
+  // its end).
+  static Result<WritableFile> OpenExisting(const std::string& path);
+
+  Status Append(const void* data, size_t size);
+  Status Append(std::string_view data) { return Append(data.data(), data.size()); }
+  // Appends zero bytes until offset() is a multiple of `alignment`.
+  Status PadTo(uint64_t alignment);
+  // Overwrites bytes at `offset` (which must already have been appended).
+  Status WriteAt(uint64_t offset, const void* data, size_t size);
+  Status Flush();
+  Status Sync();  // flush + fsync
+  Status Close();
+
+  uint64_t offset() const { return offset_; }  // bytes appended so far
+  const std::string& path() const { return path_; }
+
+ private:
+  int fd_ = -1;
+  uint64_t offset_ = 0;
+  std::string path_;
+  std::vector<uint8_t> buffer_;
+};
+
+bool PathExists(const std::string& path);
+bool IsDirectory(const std::string& path);
+// Creates `path` if missing (one level).
+Status CreateDirectory(const std::string& path);
+Status RenameFile(const std::string& from, const std::string& to);
+// Removes a file; a missing file is not an error.
+void RemoveFileIfExists(const std::string& path);
+Status SyncDirectory(const std::string& path);
+// Names (not paths) of the entries of a directory, sorted.
+Result<std::vector<std::string>> ListDirectory(const std::string& path);
+// Paths matching a glob pattern, sorted; empty when none match.
+Result<std::vector<std::string>> Glob(const std::string& pattern);
+
+// "dir/name" (no separator doubled).
+std::string JoinPath(const std::string& dir, const std::string& name);
+// The last path component ("a/b.urec" -> "b.urec").
+std::string BaseName(const std::string& path);
+// Everything before the last component ("a/b.urec" -> "a", "b" -> ".").
+std::string DirName(const std::string& path);
+
+}  // namespace unirecord::io
+
+#endif  // UNIRECORD_IO_FILE_H_

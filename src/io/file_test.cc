@@ -1,0 +1,79 @@
+#include "io/file.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace unirecord::io {
+namespace {
+
+std::string TempDir() {
+  char pattern[] = "/tmp/urec_file_test_XXXXXX";
+  const char* dir = ::mkdtemp(pattern);
+  EXPECT_NE(dir, nullptr);
+  return dir;
+}
+
+TEST(WritableFileTest, AppendPadPatchThenMap) {
+  std::string path = JoinPath(TempDir(), "f.bin");
+  auto file = WritableFile::Create(path);
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  ASSERT_TRUE(file->Append("abc").ok());
+  ASSERT_TRUE(file->PadTo(8).ok());
+  EXPECT_EQ(file->offset(), 8u);
+  std::string big(3 << 20, 'x');  // larger than the write buffer
+  ASSERT_TRUE(file->Append(big).ok());
+  ASSERT_TRUE(file->WriteAt(1, "Z", 1).ok());
+  ASSERT_TRUE(file->Sync().ok());
+  ASSERT_TRUE(file->Close().ok());
+
+  auto mapped = MappedFile::Open(path);
+  ASSERT_TRUE(mapped.ok()) << mapped.status().ToString();
+  ASSERT_EQ(mapped->size(), 8u + big.size());
+  EXPECT_EQ(std::memcmp(mapped->data(), "aZc\0\0\0\0\0", 8), 0);
+  EXPECT_EQ(mapped->data()[mapped->size() - 1], 'x');
+}
+
+TEST(MappedFileTest, MissingFileIsNotFoundAndNamesIt) {
+  auto mapped = MappedFile::Open("/nonexistent/dir/x.urec");
+  ASSERT_FALSE(mapped.ok());
+  EXPECT_EQ(mapped.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(mapped.status().message().find("/nonexistent/dir/x.urec"), std::string::npos);
+}
+
+TEST(MappedFileTest, EmptyFileMapsToNothing) {
+  std::string path = JoinPath(TempDir(), "empty");
+  ASSERT_TRUE(WritableFile::Create(path)->Close().ok());
+  auto mapped = MappedFile::Open(path);
+  ASSERT_TRUE(mapped.ok());
+  EXPECT_EQ(mapped->size(), 0u);
+}
+
+TEST(PathTest, Components) {
+  EXPECT_EQ(BaseName("a/b.urec"), "b.urec");
+  EXPECT_EQ(BaseName("b.urec"), "b.urec");
+  EXPECT_EQ(DirName("a/b.urec"), "a");
+  EXPECT_EQ(DirName("b.urec"), ".");
+  EXPECT_EQ(JoinPath("a/", "b"), "a/b");
+  EXPECT_EQ(JoinPath("a", "b"), "a/b");
+}
+
+TEST(DirectoryTest, ListAndGlob) {
+  std::string dir = TempDir();
+  for (const char* name : {"b.urec", "a.urec", "c.uidx"}) {
+    ASSERT_TRUE(WritableFile::Create(JoinPath(dir, name))->Close().ok());
+  }
+  auto names = ListDirectory(dir);
+  ASSERT_TRUE(names.ok());
+  EXPECT_EQ(*names, (std::vector<std::string>{"a.urec", "b.urec", "c.uidx"}));
+  auto matches = Glob(JoinPath(dir, "*.urec"));
+  ASSERT_TRUE(matches.ok());
+  EXPECT_EQ(matches->size(), 2u);
+  EXPECT_TRUE(Glob(JoinPath(dir, "*.none"))->empty());
+}
+
+}  // namespace
+}  // namespace unirecord::io
