@@ -167,6 +167,9 @@ class Batch {
   // Makes `cuda_stream` (a cudaStream_t; nullptr: the default stream) wait
   // for this batch on the device, without blocking the host.
   Status WaitOn(void* cuda_stream) const;
+  // Blocks the host until the device images are ready (for consumers that
+  // do not use streams).
+  Status Synchronize() const;
 
   // Gives the buffer back now (as the destructor does).
   void Release();

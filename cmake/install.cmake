@@ -1,0 +1,56 @@
+# Installs the CMake package (find_package(unirecord CONFIG)) and the
+# pkg-config file. Included by the top-level CMakeLists.txt after every layer
+# has added its sources, so the dependency list below is complete.
+include(CMakePackageConfigHelpers)
+
+set(UNIRECORD_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/unirecord)
+
+# libunirecord is static: its private dependencies are link dependencies of
+# its users. The package config re-creates the pkg-config targets it links;
+# each PkgConfig:: target needs its module name here.
+set(UNIRECORD_PKGCONFIG_MODULES ZSTD=libzstd XXHASH=libxxhash JPEG=libjpeg TURBOJPEG=libturbojpeg)
+get_target_property(unirecord_links unirecord LINK_LIBRARIES)
+set(UNIRECORD_FIND_PKGCONFIG "")
+set(UNIRECORD_PC_REQUIRES "")
+foreach(lib IN LISTS unirecord_links)
+  if(lib MATCHES "^PkgConfig::(.+)$")
+    set(prefix ${CMAKE_MATCH_1})
+    set(module "")
+    foreach(pair IN LISTS UNIRECORD_PKGCONFIG_MODULES)
+      if(pair MATCHES "^${prefix}=(.+)$")
+        set(module ${CMAKE_MATCH_1})
+      endif()
+    endforeach()
+    if(NOT module)
+      message(FATAL_ERROR "cmake/install.cmake: add the pkg-config module of PkgConfig::${prefix} "
+                          "to UNIRECORD_PKGCONFIG_MODULES")
+    endif()
+    string(APPEND UNIRECORD_FIND_PKGCONFIG
+           "if(NOT TARGET PkgConfig::${prefix})\n"
+           "  pkg_check_modules(${prefix} REQUIRED QUIET IMPORTED_TARGET GLOBAL ${module})\n"
+           "endif()\n")
+    string(APPEND UNIRECORD_PC_REQUIRES " ${module}")
+  endif()
+endforeach()
+set(UNIRECORD_NEEDS_FLATBUFFERS OFF)
+if(TARGET flatbuffers::flatbuffers AND "flatbuffers::flatbuffers" IN_LIST unirecord_links)
+  set(UNIRECORD_NEEDS_FLATBUFFERS ON)
+  string(APPEND UNIRECORD_PC_REQUIRES " flatbuffers")
+endif()
+set(UNIRECORD_PC_LIBS_PRIVATE "-pthread")
+if(UNIRECORD_WITH_CUDA)
+  string(APPEND UNIRECORD_PC_LIBS_PRIVATE " -L${CUDAToolkit_LIBRARY_DIR} -lcudart")
+endif()
+
+install(EXPORT unirecordTargets NAMESPACE unirecord:: DESTINATION ${UNIRECORD_CMAKE_DIR})
+configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/unirecordConfig.cmake.in
+  ${CMAKE_CURRENT_BINARY_DIR}/unirecordConfig.cmake
+  INSTALL_DESTINATION ${UNIRECORD_CMAKE_DIR})
+write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/unirecordConfigVersion.cmake
+  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/unirecordConfig.cmake
+              ${CMAKE_CURRENT_BINARY_DIR}/unirecordConfigVersion.cmake
+        DESTINATION ${UNIRECORD_CMAKE_DIR})
+
+configure_file(${CMAKE_CURRENT_LIST_DIR}/unirecord.pc.in ${CMAKE_CURRENT_BINARY_DIR}/unirecord.pc @ONLY)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/unirecord.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -1,0 +1,305 @@
+#include "gpu/device_batches.h"
+
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <string>
+
+namespace unirecord::gpu {
+namespace {
+
+Status CudaError(cudaError_t err, const char* what) {
+  return Status::Internal(std::string("CUDA ") + what + ": " + cudaGetErrorString(err));
+}
+
+#define UREC_CUDA_RETURN(expr, what)                    \
+  do {                                                  \
+    cudaError_t urec_cuda_err_ = (expr);                \
+    if (urec_cuda_err_ != cudaSuccess) return CudaError(urec_cuda_err_, what); \
+  } while (0)
+
+cudaStream_t AsStream(void* s) { return static_cast<cudaStream_t>(s); }
+cudaEvent_t AsEvent(void* e) { return static_cast<cudaEvent_t>(e); }
+
+size_t DTypeBytes(DeviceDType dtype) {
+  switch (dtype) {
+    case DeviceDType::kUint8: return 1;
+    case DeviceDType::kFloat16: return 2;
+    case DeviceDType::kFloat32: return 4;
+  }
+  return 4;
+}
+
+struct Affine {
+  float mean[3];
+  float inv_std[3];
+};
+
+template <typename T>
+struct Out;
+template <>
+struct Out<float> {
+  __device__ static void Store1(float* p, float v) { *p = v; }
+  __device__ static void Store4(float* p, float a, float b, float c, float d) {
+    *reinterpret_cast<float4*>(p) = make_float4(a, b, c, d);
+  }
+};
+template <>
+struct Out<__half> {
+  __device__ static void Store1(__half* p, float v) { *p = __float2half_rn(v); }
+  __device__ static void Store4(__half* p, float a, float b, float c, float d) {
+    __half2 lo = __floats2half2_rn(a, b), hi = __floats2half2_rn(c, d);
+    uint2 packed;
+    packed.x = *reinterpret_cast<unsigned*>(&lo);
+    packed.y = *reinterpret_cast<unsigned*>(&hi);
+    *reinterpret_cast<uint2*>(p) = packed;
+  }
+};
+template <>
+struct Out<uint8_t> {
+  __device__ static void Store1(uint8_t* p, float v) { *p = static_cast<uint8_t>(v); }
+  __device__ static void Store4(uint8_t* p, float a, float b, float c, float d) {
+    *reinterpret_cast<uchar4*>(p) = make_uchar4(static_cast<unsigned char>(a), static_cast<unsigned char>(b),
+                                                static_cast<unsigned char>(c), static_cast<unsigned char>(d));
+  }
+};
+
+// One thread per group of 4 pixels: three aligned 32-bit loads of 12 input
+// bytes, and 4-wide stores per output plane (NCHW) or 12 outputs (NHWC).
+// `vector` is false when alignment cannot be guaranteed (H*W not a multiple
+// of 4); every pixel then goes through the scalar path.
+template <typename T, bool kChw>
+__global__ void ConvertKernel(const uint8_t* __restrict__ in, T* __restrict__ out, uint64_t pixels,
+                              uint64_t plane, Affine affine, bool normalize, bool vector) {
+  const uint64_t groups = (pixels + 3) / 4;
+  for (uint64_t g = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; g < groups;
+       g += uint64_t{gridDim.x} * blockDim.x) {
+    const uint64_t p0 = g * 4;
+    auto value = [&](unsigned byte, int c) {
+      return normalize ? (static_cast<float>(byte) - affine.mean[c]) * affine.inv_std[c]
+                       : static_cast<float>(byte);
+    };
+    if (vector && p0 + 4 <= pixels) {
+      const uint32_t* words = reinterpret_cast<const uint32_t*>(in + p0 * 3);
+      const uint32_t w0 = words[0], w1 = words[1], w2 = words[2];
+      unsigned b[12];
+      for (int i = 0; i < 4; ++i) {
+        b[i] = (w0 >> (8 * i)) & 0xff;
+        b[4 + i] = (w1 >> (8 * i)) & 0xff;
+        b[8 + i] = (w2 >> (8 * i)) & 0xff;
+      }
+      if (kChw) {
+        const uint64_t image = p0 / plane, q = p0 % plane;
+        T* base = out + image * 3 * plane + q;
+        for (int c = 0; c < 3; ++c) {
+          Out<T>::Store4(base + c * plane, value(b[c], c), value(b[3 + c], c), value(b[6 + c], c),
+                         value(b[9 + c], c));
+        }
+      } else {
+        T* base = out + p0 * 3;
+        for (int i = 0; i < 12; i += 4) {
+          Out<T>::Store4(base + i, value(b[i], i % 3), value(b[i + 1], (i + 1) % 3),
+                         value(b[i + 2], (i + 2) % 3), value(b[i + 3], (i + 3) % 3));
+        }
+      }
+      continue;
+    }
+    for (uint64_t p = p0; p < p0 + 4 && p < pixels; ++p) {
+      for (int c = 0; c < 3; ++c) {
+        const float v = value(in[p * 3 + c], c);
+        if (kChw) {
+          Out<T>::Store1(out + (p / plane) * 3 * plane + c * plane + p % plane, v);
+        } else {
+          Out<T>::Store1(out + p * 3 + c, v);
+        }
+      }
+    }
+  }
+}
+
+template <typename T>
+void Launch(const uint8_t* in, void* out, uint64_t pixels, uint64_t plane, const CudaOptions& o,
+            cudaStream_t stream) {
+  Affine affine;
+  for (int c = 0; c < 3; ++c) {
+    affine.mean[c] = o.mean[c];
+    affine.inv_std[c] = 1.0f / o.std[c];
+  }
+  const bool normalize = o.normalize && o.dtype != DeviceDType::kUint8;
+  const bool chw = o.layout == ImageLayout::kNCHW;
+  const bool vector = !chw || plane % 4 == 0;
+  const uint64_t groups = (pixels + 3) / 4;
+  const int threads = 256;
+  const unsigned blocks = static_cast<unsigned>(std::min<uint64_t>(groups / threads + 1, 1u << 20));
+  if (chw) {
+    ConvertKernel<T, true><<<blocks, threads, 0, stream>>>(in, static_cast<T*>(out), pixels, plane, affine,
+                                                           normalize, vector);
+  } else {
+    ConvertKernel<T, false><<<blocks, threads, 0, stream>>>(in, static_cast<T*>(out), pixels, plane, affine,
+                                                            normalize, vector);
+  }
+}
+
+}  // namespace
+
+int DeviceCount() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();  // clear the sticky "no device" error
+    return 0;
+  }
+  return count;
+}
+
+Status StreamWaitEvent(void* stream, void* event) {
+  UREC_CUDA_RETURN(cudaStreamWaitEvent(AsStream(stream), AsEvent(event), 0), "cudaStreamWaitEvent");
+  return Status::OK();
+}
+
+Status EventSynchronize(void* event) {
+  UREC_CUDA_RETURN(cudaEventSynchronize(AsEvent(event)), "cudaEventSynchronize");
+  return Status::OK();
+}
+
+Status LaunchConvert(const uint8_t* input, void* output, size_t count, int height, int width,
+                     const CudaOptions& options, void* stream) {
+  const uint64_t plane = uint64_t(height) * uint64_t(width);
+  const uint64_t pixels = plane * count;
+  if (pixels == 0) return Status::OK();
+  switch (options.dtype) {
+    case DeviceDType::kUint8: Launch<uint8_t>(input, output, pixels, plane, options, AsStream(stream)); break;
+    case DeviceDType::kFloat16: Launch<__half>(input, output, pixels, plane, options, AsStream(stream)); break;
+    case DeviceDType::kFloat32: Launch<float>(input, output, pixels, plane, options, AsStream(stream)); break;
+  }
+  UREC_CUDA_RETURN(cudaGetLastError(), "conversion kernel launch");
+  return Status::OK();
+}
+
+DeviceBatches::DeviceBatches(const CudaOptions& options, size_t max_batch, int height, int width)
+    : options_(options), max_batch_(max_batch), height_(height), width_(width) {}
+
+Result<std::unique_ptr<DeviceBatches>> DeviceBatches::Create(const CudaOptions& options, size_t slots,
+                                                             size_t max_batch, int height, int width) {
+  const int devices = DeviceCount();
+  if (options.device < 0 || options.device >= devices) {
+    return Status::InvalidArgument("CUDA device " + std::to_string(options.device) + " does not exist (" +
+                                   std::to_string(devices) + " device(s) visible)");
+  }
+  std::unique_ptr<DeviceBatches> batches(new DeviceBatches(options, max_batch, height, width));
+  UREC_CUDA_RETURN(cudaSetDevice(options.device), "cudaSetDevice");
+  cudaStream_t stream;
+  UREC_CUDA_RETURN(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  batches->stream_ = stream;
+  const size_t input_bytes = max_batch * size_t(height) * size_t(width) * 3;
+  const bool converts = !(options.dtype == DeviceDType::kUint8 && options.layout == ImageLayout::kNHWC);
+  batches->slots_.resize(slots);
+  for (Slot& slot : batches->slots_) {
+    UREC_CUDA_RETURN(cudaHostAlloc(reinterpret_cast<void**>(&slot.host), input_bytes, cudaHostAllocDefault),
+                     "cudaHostAlloc of a batch buffer");
+    UREC_CUDA_RETURN(cudaMalloc(reinterpret_cast<void**>(&slot.input), input_bytes), "cudaMalloc");
+    if (converts) {
+      UREC_CUDA_RETURN(cudaMalloc(&slot.output, input_bytes * DTypeBytes(options.dtype)), "cudaMalloc");
+    } else {
+      slot.output = slot.input;
+    }
+    for (void** event : {&slot.copied, &slot.ready, &slot.consumed}) {
+      cudaEvent_t e;
+      UREC_CUDA_RETURN(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate");
+      *event = e;
+    }
+  }
+  return Result<std::unique_ptr<DeviceBatches>>(std::move(batches));  // nvcc wants it explicit
+}
+
+DeviceBatches::~DeviceBatches() {
+  if (stream_ == nullptr) return;  // cudaSetDevice failed: nothing was allocated
+  cudaSetDevice(options_.device);
+  cudaStreamSynchronize(AsStream(stream_));
+  for (Slot& slot : slots_) {
+    if (slot.output != slot.input) cudaFree(slot.output);
+    cudaFree(slot.input);
+    cudaFreeHost(slot.host);
+    for (void* event : {slot.copied, slot.ready, slot.consumed}) {
+      if (event != nullptr) cudaEventDestroy(AsEvent(event));
+    }
+  }
+  cudaStreamDestroy(AsStream(stream_));
+}
+
+Status DeviceBatches::Upload(size_t index, size_t count) {
+  Slot& slot = slots_[index];
+  cudaStream_t stream = AsStream(stream_);
+  UREC_CUDA_RETURN(cudaSetDevice(options_.device), "cudaSetDevice");
+  if (slot.consumed_recorded) {
+    UREC_CUDA_RETURN(cudaStreamWaitEvent(stream, AsEvent(slot.consumed), 0), "cudaStreamWaitEvent");
+  }
+  const size_t bytes = count * size_t(height_) * size_t(width_) * 3;
+  UREC_CUDA_RETURN(cudaMemcpyAsync(slot.input, slot.host, bytes, cudaMemcpyHostToDevice, stream),
+                   "cudaMemcpyAsync of a batch");
+  UREC_CUDA_RETURN(cudaEventRecord(AsEvent(slot.copied), stream), "cudaEventRecord");
+  if (slot.output != slot.input) {
+    UREC_RETURN_IF_ERROR(LaunchConvert(slot.input, slot.output, count, height_, width_, options_, stream_));
+  }
+  UREC_CUDA_RETURN(cudaEventRecord(AsEvent(slot.ready), stream), "cudaEventRecord");
+  return Status::OK();
+}
+
+Status DeviceBatches::Recycle(size_t index) {
+  Slot& slot = slots_[index];
+  UREC_CUDA_RETURN(cudaSetDevice(options_.device), "cudaSetDevice");
+  UREC_CUDA_RETURN(cudaEventRecord(AsEvent(slot.consumed), AsStream(options_.consumer_stream)),
+                   "cudaEventRecord on the consumer stream");
+  slot.consumed_recorded = true;
+  UREC_CUDA_RETURN(cudaEventSynchronize(AsEvent(slot.copied)), "cudaEventSynchronize");
+  return Status::OK();
+}
+
+Result<CopyBandwidth> MeasureCopyBandwidth(int device, size_t bytes, int repeats) {
+  if (device < 0 || device >= DeviceCount()) {
+    return Status::InvalidArgument("CUDA device " + std::to_string(device) + " does not exist");
+  }
+  UREC_CUDA_RETURN(cudaSetDevice(device), "cudaSetDevice");
+  void* host = nullptr;
+  void* a = nullptr;
+  void* b = nullptr;
+  cudaEvent_t start = nullptr, stop = nullptr;
+  // Frees whatever was allocated, on every return path.
+  struct Cleanup {
+    void** host; void** a; void** b; cudaEvent_t* start; cudaEvent_t* stop;
+    ~Cleanup() {
+      if (*host) cudaFreeHost(*host);
+      if (*a) cudaFree(*a);
+      if (*b) cudaFree(*b);
+      if (*start) cudaEventDestroy(*start);
+      if (*stop) cudaEventDestroy(*stop);
+    }
+  } cleanup{&host, &a, &b, &start, &stop};
+  UREC_CUDA_RETURN(cudaHostAlloc(&host, bytes, cudaHostAllocDefault), "cudaHostAlloc");
+  UREC_CUDA_RETURN(cudaMalloc(&a, bytes), "cudaMalloc");
+  UREC_CUDA_RETURN(cudaMalloc(&b, bytes), "cudaMalloc");
+  UREC_CUDA_RETURN(cudaEventCreate(&start), "cudaEventCreate");
+  UREC_CUDA_RETURN(cudaEventCreate(&stop), "cudaEventCreate");
+  auto best_ms = [&](void* dst, const void* src, cudaMemcpyKind kind, float* best) -> Status {
+    *best = 1e30f;
+    for (int i = 0; i <= repeats; ++i) {  // the first run warms up
+      UREC_CUDA_RETURN(cudaEventRecord(start, 0), "cudaEventRecord");
+      UREC_CUDA_RETURN(cudaMemcpyAsync(dst, src, bytes, kind, 0), "cudaMemcpyAsync");
+      UREC_CUDA_RETURN(cudaEventRecord(stop, 0), "cudaEventRecord");
+      UREC_CUDA_RETURN(cudaEventSynchronize(stop), "cudaEventSynchronize");
+      float ms = 0;
+      UREC_CUDA_RETURN(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+      if (i > 0 && ms < *best) *best = ms;
+    }
+    return Status::OK();
+  };
+  float h2d_ms = 0, d2d_ms = 0;
+  UREC_RETURN_IF_ERROR(best_ms(a, host, cudaMemcpyHostToDevice, &h2d_ms));
+  UREC_RETURN_IF_ERROR(best_ms(b, a, cudaMemcpyDeviceToDevice, &d2d_ms));
+  CopyBandwidth result;
+  result.host_to_device_gbps = double(bytes) / (h2d_ms * 1e6);
+  result.device_to_device_gbps = 2.0 * double(bytes) / (d2d_ms * 1e6);
+  return result;
+}
+
+}  // namespace unirecord::gpu

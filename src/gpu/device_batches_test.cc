@@ -1,0 +1,203 @@
+// GPU path tests. They need a CUDA device and skip (with a message) without one.
+#include "gpu/device_batches.h"
+
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "pipeline/loader_test_data.h"
+
+namespace unirecord::gpu {
+namespace {
+
+#define SKIP_WITHOUT_DEVICE() \
+  if (DeviceCount() == 0) GTEST_SKIP() << "no CUDA device visible: GPU test skipped"
+
+#define ASSERT_CUDA(expr) ASSERT_EQ((expr), cudaSuccess) << #expr
+
+std::vector<uint8_t> Pattern(size_t bytes, uint32_t seed) {
+  std::vector<uint8_t> v(bytes);
+  uint32_t x = seed * 2654435761u + 1;
+  for (uint8_t& b : v) {
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    b = static_cast<uint8_t>(x);
+  }
+  return v;
+}
+
+// What the kernel must produce, as floats.
+std::vector<float> Reference(const std::vector<uint8_t>& nhwc, size_t count, int h, int w,
+                             const CudaOptions& o) {
+  const size_t plane = size_t(h) * w;
+  std::vector<float> out(nhwc.size());
+  const bool normalize = o.normalize && o.dtype != DeviceDType::kUint8;
+  for (size_t n = 0; n < count; ++n) {
+    for (size_t p = 0; p < plane; ++p) {
+      for (int c = 0; c < 3; ++c) {
+        float v = nhwc[(n * plane + p) * 3 + c];
+        if (normalize) v = (v - o.mean[c]) / o.std[c];
+        const size_t at = o.layout == ImageLayout::kNCHW ? n * 3 * plane + c * plane + p
+                                                         : (n * plane + p) * 3 + c;
+        out[at] = v;
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<float> ToFloats(const void* device, size_t values, DeviceDType dtype) {
+  std::vector<float> out(values);
+  if (dtype == DeviceDType::kFloat32) {
+    cudaMemcpy(out.data(), device, values * 4, cudaMemcpyDeviceToHost);
+  } else if (dtype == DeviceDType::kFloat16) {
+    std::vector<__half> h(values);
+    cudaMemcpy(h.data(), device, values * 2, cudaMemcpyDeviceToHost);
+    for (size_t i = 0; i < values; ++i) out[i] = __half2float(h[i]);
+  } else {
+    std::vector<uint8_t> b(values);
+    cudaMemcpy(b.data(), device, values, cudaMemcpyDeviceToHost);
+    for (size_t i = 0; i < values; ++i) out[i] = b[i];
+  }
+  return out;
+}
+
+void ExpectClose(const std::vector<float>& got, const std::vector<float>& want, DeviceDType dtype) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    const float tolerance = dtype == DeviceDType::kFloat16 ? 2e-3f * std::fabs(want[i]) + 2e-3f
+                                                           : 1e-5f * std::fabs(want[i]) + 1e-5f;
+    ASSERT_NEAR(got[i], want[i], tolerance) << "at " << i;
+  }
+}
+
+TEST(ConvertKernelTest, MatchesCpuReference) {
+  SKIP_WITHOUT_DEVICE();
+  struct Shape { size_t count; int h; int w; };
+  for (Shape s : {Shape{3, 8, 8}, Shape{2, 5, 7}, Shape{1, 1, 1}, Shape{4, 33, 17}}) {
+    for (DeviceDType dtype : {DeviceDType::kFloat32, DeviceDType::kFloat16, DeviceDType::kUint8}) {
+      for (ImageLayout layout : {ImageLayout::kNCHW, ImageLayout::kNHWC}) {
+        for (bool normalize : {true, false}) {
+          SCOPED_TRACE(testing::Message() << "n=" << s.count << " " << s.h << "x" << s.w << " dtype="
+                                          << int(dtype) << " nchw=" << (layout == ImageLayout::kNCHW)
+                                          << " normalize=" << normalize);
+          CudaOptions o;
+          o.device = 0;
+          o.dtype = dtype;
+          o.layout = layout;
+          o.normalize = normalize;
+          const size_t bytes = s.count * s.h * s.w * 3;
+          const std::vector<uint8_t> input = Pattern(bytes, uint32_t(bytes));
+          uint8_t* d_in = nullptr;
+          void* d_out = nullptr;
+          ASSERT_CUDA(cudaMalloc(&d_in, bytes));
+          ASSERT_CUDA(cudaMalloc(&d_out, bytes * 4));
+          ASSERT_CUDA(cudaMemcpy(d_in, input.data(), bytes, cudaMemcpyHostToDevice));
+          ASSERT_TRUE(LaunchConvert(d_in, d_out, s.count, s.h, s.w, o, nullptr).ok());
+          ASSERT_CUDA(cudaDeviceSynchronize());
+          ExpectClose(ToFloats(d_out, bytes, dtype), Reference(input, s.count, s.h, s.w, o), dtype);
+          cudaFree(d_in);
+          cudaFree(d_out);
+        }
+      }
+    }
+  }
+}
+
+// Upload -> consumer waits on the event -> consumer copies the output away
+// -> slot recycled and refilled: the second upload must not overwrite the
+// output before the consumer's copy ran (the `consumed` event).
+TEST(DeviceBatchesTest, UploadEventsOrderProducerAndConsumer) {
+  SKIP_WITHOUT_DEVICE();
+  cudaStream_t consumer;
+  ASSERT_CUDA(cudaStreamCreateWithFlags(&consumer, cudaStreamNonBlocking));
+  CudaOptions o;
+  o.device = 0;
+  o.consumer_stream = consumer;
+  const size_t count = 64;
+  const int h = 224, w = 224;
+  Result<std::unique_ptr<DeviceBatches>> batches = DeviceBatches::Create(o, 2, count, h, w);
+  ASSERT_TRUE(batches.ok()) << batches.status().ToString();
+  DeviceBatches& db = **batches;
+  const size_t bytes = count * h * w * 3;
+  const std::vector<uint8_t> first = Pattern(bytes, 1), second = Pattern(bytes, 2);
+
+  std::memcpy(db.host(0), first.data(), bytes);
+  ASSERT_TRUE(db.Upload(0, count).ok());
+  ASSERT_TRUE(StreamWaitEvent(consumer, db.ready_event(0)).ok());
+  void* snapshot = nullptr;
+  ASSERT_CUDA(cudaMalloc(&snapshot, bytes * 4));
+  ASSERT_CUDA(cudaMemcpyAsync(snapshot, db.device_output(0), bytes * 4, cudaMemcpyDeviceToDevice, consumer));
+  ASSERT_TRUE(db.Recycle(0).ok());  // the host buffer is free again
+  std::memcpy(db.host(0), second.data(), bytes);
+  ASSERT_TRUE(db.Upload(0, count).ok());
+  ASSERT_CUDA(cudaStreamSynchronize(consumer));
+  ASSERT_CUDA(cudaEventSynchronize(static_cast<cudaEvent_t>(db.ready_event(0))));
+
+  ExpectClose(ToFloats(snapshot, bytes, o.dtype), Reference(first, count, h, w, o), o.dtype);
+  ExpectClose(ToFloats(db.device_output(0), bytes, o.dtype), Reference(second, count, h, w, o), o.dtype);
+  cudaFree(snapshot);
+  batches->reset();
+  cudaStreamDestroy(consumer);
+}
+
+TEST(DeviceBatchesTest, MissingDeviceIsAnError) {
+  CudaOptions o;
+  o.device = DeviceCount();  // one past the last
+  Result<std::unique_ptr<DeviceBatches>> batches = DeviceBatches::Create(o, 2, 4, 8, 8);
+  ASSERT_FALSE(batches.ok());
+  EXPECT_EQ(batches.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(batches.status().message().find("does not exist"), std::string::npos);
+}
+
+TEST(CopyBandwidthTest, Measures) {
+  SKIP_WITHOUT_DEVICE();
+  Result<CopyBandwidth> bw = MeasureCopyBandwidth(0, 64 << 20, 3);
+  ASSERT_TRUE(bw.ok()) << bw.status().ToString();
+  EXPECT_GT(bw->host_to_device_gbps, 0.5);
+  EXPECT_GT(bw->device_to_device_gbps, bw->host_to_device_gbps);
+}
+
+// The Loader with CudaOptions: device batches equal the CPU loader's pixels
+// converted on the host, sample by sample.
+TEST(GpuLoaderTest, DeviceBatchesEqualNormalisedHostBatches) {
+  SKIP_WITHOUT_DEVICE();
+  using namespace loader_testing;
+  TestDataset data = WriteDataset("gpu");
+  for (DeviceDType dtype : {DeviceDType::kFloat32, DeviceDType::kFloat16}) {
+    LoaderOptions cpu = SmallOptions();
+    cpu.threads = 2;
+    LoaderOptions gpu = cpu;
+    gpu.cuda.device = 0;
+    gpu.cuda.dtype = dtype;
+    Result<std::unique_ptr<Loader>> host_loader = Loader::Create(OpenDataset(data.dir), cpu);
+    Result<std::unique_ptr<Loader>> device_loader = Loader::Create(OpenDataset(data.dir), gpu);
+    ASSERT_TRUE(host_loader.ok() && device_loader.ok()) << device_loader.status().ToString();
+    uint64_t batches = 0;
+    for (;;) {
+      Result<Batch> h = (*host_loader)->Next();
+      Result<Batch> d = (*device_loader)->Next();
+      ASSERT_TRUE(h.ok() && d.ok()) << d.status().ToString();
+      ASSERT_EQ(h->size(), d->size());
+      if (h->empty()) break;
+      ASSERT_NE(d->device_images(), nullptr);
+      ASSERT_TRUE(d->WaitOn(nullptr).ok());
+      ASSERT_CUDA(cudaDeviceSynchronize());
+      const std::vector<uint8_t> pixels(h->images(), h->images() + h->size() * 3 * kImageSize * kImageSize);
+      ExpectClose(ToFloats(d->device_images(), pixels.size(), dtype),
+                  Reference(pixels, h->size(), kImageSize, kImageSize, gpu.cuda), dtype);
+      EXPECT_EQ(0, std::memcmp(h->record_ids(), d->record_ids(), h->size() * sizeof(uint64_t)));
+      ++batches;
+    }
+    EXPECT_EQ(batches, (*device_loader)->batches_per_epoch());
+    EXPECT_GT((*device_loader)->stats().upload_s, 0);
+  }
+}
+
+}  // namespace
+}  // namespace unirecord::gpu

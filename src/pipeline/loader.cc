@@ -1,0 +1,592 @@
+#include "unirecord/loader.h"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <utility>
+
+#ifdef UNIRECORD_WITH_CUDA
+#include "gpu/device_batches.h"
+#endif
+
+namespace unirecord {
+
+// The loader side of a Batch: where its buffer goes back.
+struct Batch::Pool {
+  virtual ~Pool() = default;
+  virtual void Return(size_t slot) = 0;
+};
+
+Batch::Batch(Batch&& other) noexcept { *this = std::move(other); }
+
+Batch& Batch::operator=(Batch&& other) noexcept {
+  if (this != &other) {
+    Release();
+    pool_ = std::exchange(other.pool_, nullptr);
+    slot_ = other.slot_;
+    size_ = std::exchange(other.size_, 0);
+    epoch_ = other.epoch_;
+    index_ = other.index_;
+    height_ = other.height_;
+    width_ = other.width_;
+    layout_ = other.layout_;
+    images_ = std::exchange(other.images_, nullptr);
+    labels_ = std::exchange(other.labels_, nullptr);
+    record_ids_ = std::exchange(other.record_ids_, nullptr);
+    device_images_ = std::exchange(other.device_images_, nullptr);
+    ready_event_ = std::exchange(other.ready_event_, nullptr);
+  }
+  return *this;
+}
+
+Batch::~Batch() { Release(); }
+
+void Batch::Release() {
+  if (pool_ != nullptr) std::exchange(pool_, nullptr)->Return(slot_);
+  size_ = 0;
+  images_ = nullptr;
+  labels_ = nullptr;
+  record_ids_ = nullptr;
+  device_images_ = nullptr;
+  ready_event_ = nullptr;
+}
+
+Status Batch::WaitOn(void* cuda_stream) const {
+#ifdef UNIRECORD_WITH_CUDA
+  if (ready_event_ != nullptr) return gpu::StreamWaitEvent(cuda_stream, ready_event_);
+#else
+  (void)cuda_stream;
+#endif
+  return Status::FailedPrecondition("batch is not on a CUDA device (CudaOptions::device < 0)");
+}
+
+Status Batch::Synchronize() const {
+#ifdef UNIRECORD_WITH_CUDA
+  if (ready_event_ != nullptr) return gpu::EventSynchronize(ready_event_);
+#endif
+  return Status::FailedPrecondition("batch is not on a CUDA device (CudaOptions::device < 0)");
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+int UsableCores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+constexpr size_t kNoField = static_cast<size_t>(-1);
+constexpr int64_t kFreeSlot = -1;
+constexpr int64_t kStaleSlot = -2;  // held by the consumer from before SetEpoch/Restore
+
+// HWC -> CHW for one image.
+void ToChw(const uint8_t* hwc, uint8_t* chw, size_t pixels) {
+  uint8_t* r = chw;
+  uint8_t* g = chw + pixels;
+  uint8_t* b = chw + 2 * pixels;
+  for (size_t p = 0; p < pixels; ++p) {
+    r[p] = hwc[3 * p];
+    g[p] = hwc[3 * p + 1];
+    b[p] = hwc[3 * p + 2];
+  }
+}
+
+}  // namespace
+
+struct Loader::Impl final : Batch::Pool {
+  // One batch buffer of the pool.
+  struct Slot {
+    uint8_t* images = nullptr;
+    std::unique_ptr<uint8_t[]> owned_images;  // host-only loaders
+    std::vector<int64_t> labels;
+    std::vector<uint64_t> record_ids;
+    int64_t batch = kFreeSlot;  // batch of the current run being filled/filled here
+    size_t count = 0;           // samples in that batch
+    size_t pending = 0;         // samples not yet written
+    bool ready = false;
+    bool held = false;          // by the consumer
+    Status error;               // the first bad record (kRaise) or a failed upload
+    size_t error_offset = 0;
+    uint64_t skipped = 0;
+    std::string last_bad_record;
+  };
+
+  // Worker-side timings of one sample, added to the totals under the lock.
+  struct SampleTimes {
+    Clock::duration read{}, decode{}, layout{}, upload{};
+  };
+
+  std::shared_ptr<const Dataset> dataset;
+  LoaderOptions options;
+  size_t image_field = kNoField;
+  size_t label_field = kNoField;
+  size_t path_field = kNoField;
+  bool label_indexed = false;
+  size_t image_bytes = 0;  // one sample: image_size^2 * 3
+  int thread_count = 1;
+#ifdef UNIRECORD_WITH_CUDA
+  std::unique_ptr<gpu::DeviceBatches> device;
+#endif
+
+  std::mutex mu;
+  std::condition_variable work_cv;   // workers: work or a free slot appeared
+  std::condition_variable ready_cv;  // consumer: a batch completed
+  std::condition_variable idle_cv;   // SetEpoch/Restore: the last busy worker finished
+  // Everything below is guarded by mu. Sampler::At() is called outside the
+  // lock, but the sampler changes only while no worker is busy.
+  Sampler sampler;
+  std::vector<Slot> slots;
+  uint64_t generation = 0;    // bumped when the run restarts; stale work is dropped
+  uint64_t start_position = 0;  // sampler position of this run's first sample
+  uint64_t end_position = 0;    // one past the last sample loaded this epoch
+  uint64_t next_sample = 0;     // next sampler position to hand to a worker
+  uint64_t next_batch = 0;      // next batch (of this run) for the consumer
+  uint64_t run_batches = 0;     // batches in this run
+  int busy = 0;
+  bool stopping = false;
+  Status sticky_error;
+  std::vector<std::thread> workers;
+
+  LoaderStats totals;
+  Clock::time_point stats_since = Clock::now();
+
+  explicit Impl(Sampler s) : sampler(std::move(s)) {}
+
+  ~Impl() override {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      stopping = true;
+    }
+    work_cv.notify_all();
+    for (std::thread& t : workers) t.join();
+  }
+
+  size_t batch_size() const { return options.batch_size; }
+
+  uint64_t EpochEnd() const {
+    const uint64_t size = sampler.size();
+    return options.drop_last ? size - size % batch_size() : size;
+  }
+
+  // Starts loading from `position` of the current sampler epoch. Caller holds
+  // the lock and no worker is busy.
+  void StartRun(uint64_t position) {
+    ++generation;
+    for (Slot& slot : slots) {
+      slot.batch = slot.held ? kStaleSlot : kFreeSlot;
+      slot.ready = false;
+    }
+    end_position = EpochEnd();
+    start_position = std::min(position, end_position);
+    next_sample = start_position;
+    next_batch = 0;
+    run_batches = (end_position - start_position + batch_size() - 1) / batch_size();
+    sticky_error = Status::OK();
+    work_cv.notify_all();
+  }
+
+  // Stops handing out work and waits until no worker is busy. Caller holds `lock`.
+  void Quiesce(std::unique_lock<std::mutex>& lock) {
+    ++generation;
+    next_sample = end_position;
+    idle_cv.wait(lock, [&] { return busy == 0; });
+  }
+
+  Slot& SlotOf(uint64_t batch) { return slots[batch % slots.size()]; }
+
+  bool WorkAvailable() {
+    if (next_sample >= end_position) return false;
+    const uint64_t batch = (next_sample - start_position) / batch_size();
+    const Slot& slot = SlotOf(batch);
+    return slot.batch == static_cast<int64_t>(batch) || (slot.batch == kFreeSlot && !slot.held);
+  }
+
+  uint64_t RecordAt(uint64_t position) const {
+    const uint64_t id = sampler.At(position);
+    return options.subset.empty() ? id : options.subset[id];
+  }
+
+  std::string Describe(uint64_t id) const {
+    std::string what = "record " + std::to_string(id);
+    if (path_field != kNoField) {
+      Result<Record> record = dataset->Get(id);
+      if (record.ok()) {
+        Result<std::string_view> path = record->GetString(path_field);
+        if (path.ok()) what += " (" + std::string(*path) + ")";
+      }
+    }
+    return what;
+  }
+
+  // Reads, decodes and resizes record `id` into `out` (image_bytes) and its
+  // label into *label.
+  Status LoadRecord(uint64_t id, uint64_t epoch, uint64_t seed, JpegDecoder& decoder,
+                    std::vector<uint8_t>& scratch, uint8_t* out, int64_t* label,
+                    SampleTimes& times) {
+    const Clock::time_point t0 = Clock::now();
+    UREC_ASSIGN_OR_RETURN(Blob blob, dataset->GetBlob(id, image_field));
+    if (label_field != kNoField) {
+      if (label_indexed) {
+        UREC_ASSIGN_OR_RETURN(*label, dataset->GetIndexedInt64(id, label_field));
+      } else {
+        UREC_ASSIGN_OR_RETURN(Record record, dataset->Get(id));
+        UREC_ASSIGN_OR_RETURN(*label, record.GetInt64(label_field));
+      }
+    }
+    const Clock::time_point t1 = Clock::now();
+    times.read += t1 - t0;
+
+    const std::string_view bytes = blob.data();
+    UREC_ASSIGN_OR_RETURN(JpegInfo info, ProbeJpeg(bytes));
+    UREC_RETURN_IF_ERROR(CheckDecodable(info, options.decode.limits));
+    const int size = options.image_size;
+    const CropWindow window =
+        options.transform == LoaderTransform::kRandomResizedCrop
+            ? PlanRandomResizedCrop(info, options.crop, seed, epoch, id)
+            : PlanCenterCrop(info, size, options.resize_shorter);
+    const bool chw = options.layout == ImageLayout::kNCHW;
+    uint8_t* target = chw ? scratch.data() : out;
+    UREC_RETURN_IF_ERROR(decoder.DecodeCropResized(bytes, window, size, size, target, image_bytes));
+    const Clock::time_point t2 = Clock::now();
+    times.decode += t2 - t1;
+    if (chw) {
+      ToChw(scratch.data(), out, image_bytes / 3);
+      times.layout += Clock::now() - t2;
+    }
+    return Status::OK();
+  }
+
+  // Fills sample `offset` of `slot` from sampler position `position`; with
+  // kSkip, bad records are replaced by the following positions' records.
+  Status LoadSample(uint64_t position, Slot& slot, size_t offset, uint64_t epoch, uint64_t seed,
+                    JpegDecoder& decoder, std::vector<uint8_t>& scratch, SampleTimes& times,
+                    uint64_t* skipped, std::string* last_bad) {
+    uint8_t* out = slot.images + offset * image_bytes;
+    int64_t* label = &slot.labels[offset];
+    const uint64_t size = sampler.size();
+    for (int attempt = 0;; ++attempt) {
+      const uint64_t id = RecordAt((position + attempt) % size);
+      Status status = LoadRecord(id, epoch, seed, decoder, scratch, out, label, times);
+      if (status.ok()) {
+        slot.record_ids[offset] = id;
+        return status;
+      }
+      Status named = status.WithContext(Describe(id));
+      if (options.on_bad_record == OnBadRecord::kRaise) return named;
+      ++*skipped;
+      *last_bad = named.message();
+      if (attempt + 1 >= options.max_consecutive_bad) {
+        return Status(named.code(), std::to_string(attempt + 1) +
+                                        " bad records in a row (on_bad_record=skip), the last: " +
+                                        named.message());
+      }
+    }
+  }
+
+  void WorkerLoop() {
+    JpegDecoder decoder(options.decode);
+    std::vector<uint8_t> scratch(options.layout == ImageLayout::kNCHW ? image_bytes : 0);
+    std::unique_lock<std::mutex> lock(mu);
+    for (;;) {
+      work_cv.wait(lock, [&] { return stopping || WorkAvailable(); });
+      if (stopping) return;
+      const uint64_t position = next_sample++;
+      const uint64_t batch = (position - start_position) / batch_size();
+      const size_t offset = static_cast<size_t>((position - start_position) % batch_size());
+      const size_t slot_index = batch % slots.size();
+      Slot& slot = slots[slot_index];
+      if (slot.batch != static_cast<int64_t>(batch)) {  // first sample of the batch claims the slot
+        slot.batch = static_cast<int64_t>(batch);
+        slot.count = static_cast<size_t>(std::min<uint64_t>(batch_size(), end_position - (position - offset)));
+        slot.pending = slot.count;
+        slot.ready = false;
+        slot.error = Status::OK();
+        slot.skipped = 0;
+      }
+      const uint64_t my_generation = generation;
+      const uint64_t epoch = sampler.epoch();
+      const uint64_t seed = sampler.options().seed;
+      ++busy;
+      lock.unlock();
+
+      SampleTimes times;
+      uint64_t skipped = 0;
+      std::string last_bad;
+      Status status = LoadSample(position, slot, offset, epoch, seed, decoder, scratch, times,
+                                 &skipped, &last_bad);
+
+      lock.lock();
+      if (generation == my_generation) {
+        totals.read_s += Seconds(times.read);
+        totals.decode_s += Seconds(times.decode);
+        totals.layout_s += Seconds(times.layout);
+        slot.skipped += skipped;
+        if (!last_bad.empty()) slot.last_bad_record = std::move(last_bad);
+        if (!status.ok() && (slot.error.ok() || offset < slot.error_offset)) {
+          slot.error = std::move(status);
+          slot.error_offset = offset;
+        }
+        if (--slot.pending == 0) {
+          FinishBatch(slot_index, lock);
+          slot.ready = true;
+          ready_cv.notify_all();
+        }
+      }
+      if (--busy == 0) idle_cv.notify_all();
+    }
+  }
+
+  // The last sample of the slot's batch is in: queue its upload. The lock is
+  // dropped meanwhile (the worker still counts as busy).
+  void FinishBatch(size_t slot_index, std::unique_lock<std::mutex>& lock) {
+#ifdef UNIRECORD_WITH_CUDA
+    Slot& slot = slots[slot_index];
+    if (device == nullptr || !slot.error.ok()) return;
+    const size_t count = slot.count;
+    lock.unlock();
+    const Clock::time_point t0 = Clock::now();
+    Status status = device->Upload(slot_index, count);
+    const Clock::duration took = Clock::now() - t0;
+    lock.lock();
+    totals.upload_s += Seconds(took);
+    if (!status.ok()) slot.error = std::move(status);
+#else
+    (void)slot_index;
+    (void)lock;
+#endif
+  }
+
+  void Return(size_t slot_index) override {
+    Status recycled;
+#ifdef UNIRECORD_WITH_CUDA
+    if (device != nullptr) recycled = device->Recycle(slot_index);
+#endif
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      Slot& slot = slots[slot_index];
+      slot.held = false;
+      slot.batch = kFreeSlot;
+      slot.ready = false;
+      if (!recycled.ok() && sticky_error.ok()) sticky_error = recycled;
+    }
+    work_cv.notify_all();
+  }
+
+  Result<Batch> Next() {
+    std::unique_lock<std::mutex> lock(mu);
+    if (!sticky_error.ok()) return sticky_error;
+    Batch batch;
+    batch.epoch_ = sampler.epoch();
+    batch.height_ = batch.width_ = options.image_size;
+    batch.layout_ = options.layout;
+    if (next_batch >= run_batches) return batch;  // end of the epoch
+    const uint64_t run_batch = next_batch;
+    const size_t slot_index = run_batch % slots.size();
+    Slot& slot = slots[slot_index];
+    if (slot.held) {
+      return Status::FailedPrecondition("the consumer holds all " + std::to_string(slots.size()) +
+                                        " batch buffers (prefetch + 1); release one before Next()");
+    }
+    const Clock::time_point t0 = Clock::now();
+    ready_cv.wait(lock, [&] { return slot.batch == static_cast<int64_t>(run_batch) && slot.ready; });
+    totals.wait_s += Seconds(Clock::now() - t0);
+    totals.skipped += slot.skipped;
+    if (!slot.last_bad_record.empty()) totals.last_bad_record = std::move(slot.last_bad_record);
+    slot.last_bad_record.clear();
+    if (!slot.error.ok()) {
+      sticky_error = slot.error;
+      return sticky_error;
+    }
+    slot.held = true;
+    ++next_batch;
+    ++totals.batches;
+    totals.samples += slot.count;
+
+    batch.pool_ = this;
+    batch.slot_ = slot_index;
+    batch.size_ = slot.count;
+    batch.index_ = start_position / batch_size() + run_batch;
+    batch.images_ = slot.images;
+    batch.labels_ = label_field == kNoField ? nullptr : slot.labels.data();
+    batch.record_ids_ = slot.record_ids.data();
+#ifdef UNIRECORD_WITH_CUDA
+    if (device != nullptr) {
+      batch.device_images_ = device->device_output(slot_index);
+      batch.ready_event_ = device->ready_event(slot_index);
+    }
+#endif
+    return batch;
+  }
+
+  uint64_t ConsumedPosition() const {
+    return std::min(end_position, start_position + next_batch * batch_size());
+  }
+};
+
+Loader::Loader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Loader::~Loader() = default;
+
+namespace {
+
+Status CheckOptions(const Dataset& dataset, const LoaderOptions& o) {
+  if (o.batch_size == 0) return Status::InvalidArgument("loader: batch_size must be positive");
+  if (o.image_size <= 0 || o.image_size > 16384) {
+    return Status::InvalidArgument("loader: image_size " + std::to_string(o.image_size) + " is out of range");
+  }
+  if (o.transform == LoaderTransform::kCenterCrop && o.resize_shorter < o.image_size) {
+    return Status::InvalidArgument("loader: resize_shorter must be at least image_size for a center crop");
+  }
+  if (o.threads < 0) return Status::InvalidArgument("loader: threads must be >= 0");
+  if (o.prefetch < 1) return Status::InvalidArgument("loader: prefetch must be >= 1");
+  if (o.max_consecutive_bad < 1) return Status::InvalidArgument("loader: max_consecutive_bad must be >= 1");
+  for (uint64_t id : o.subset) {
+    if (id >= dataset.size()) {
+      return Status::OutOfRange("loader: subset id " + std::to_string(id) + " is past the dataset's " +
+                                std::to_string(dataset.size()) + " records");
+    }
+  }
+  if (o.cuda.device >= 0) {
+#ifndef UNIRECORD_WITH_CUDA
+    return Status::NotSupported("loader: CUDA device " + std::to_string(o.cuda.device) +
+                                " requested, but unirecord was built without CUDA");
+#endif
+    for (float s : o.cuda.std) {
+      if (!(s > 0)) return Status::InvalidArgument("loader: every CUDA std must be positive");
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Loader>> Loader::Create(std::shared_ptr<const Dataset> dataset,
+                                               const LoaderOptions& options) {
+  if (dataset == nullptr) return Status::InvalidArgument("loader: no dataset");
+  UREC_RETURN_IF_ERROR(CheckOptions(*dataset, options));
+  const Schema& schema = dataset->schema();
+  UREC_ASSIGN_OR_RETURN(size_t image_field, schema.FindField(options.image_field));
+  if (schema.field(image_field).type != FieldType::kBytes) {
+    return Status::InvalidArgument("loader: field '" + options.image_field + "' is not a bytes field");
+  }
+  const uint64_t records = options.subset.empty() ? dataset->size() : options.subset.size();
+  UREC_ASSIGN_OR_RETURN(Sampler sampler, Sampler::Create(records, options.sampler));
+
+  auto impl = std::make_unique<Impl>(std::move(sampler));
+  impl->dataset = std::move(dataset);
+  impl->options = options;
+  impl->image_field = image_field;
+  if (!options.label_field.empty()) {
+    UREC_ASSIGN_OR_RETURN(impl->label_field, schema.FindField(options.label_field));
+    const Field& label = schema.field(impl->label_field);
+    if ((label.type != FieldType::kInt32 && label.type != FieldType::kInt64) || label.is_array()) {
+      return Status::InvalidArgument("loader: label field '" + options.label_field +
+                                     "' is not an int32/int64 scalar");
+    }
+    impl->label_indexed = label.indexed;
+  }
+  const int path_field = schema.FieldIndex(options.path_field);
+  if (path_field >= 0 && schema.field(path_field).type == FieldType::kString) {
+    impl->path_field = static_cast<size_t>(path_field);
+  }
+  impl->image_bytes = size_t(options.image_size) * size_t(options.image_size) * 3;
+  impl->thread_count = options.threads > 0 ? options.threads : UsableCores();
+
+  const size_t slot_count = static_cast<size_t>(options.prefetch) + 1;
+  impl->slots.resize(slot_count);
+#ifdef UNIRECORD_WITH_CUDA
+  if (options.cuda.device >= 0) {
+    UREC_ASSIGN_OR_RETURN(impl->device,
+                          gpu::DeviceBatches::Create(options.cuda, slot_count, options.batch_size,
+                                                     options.image_size, options.image_size));
+  }
+#endif
+  for (size_t i = 0; i < slot_count; ++i) {
+    Impl::Slot& slot = impl->slots[i];
+#ifdef UNIRECORD_WITH_CUDA
+    if (impl->device != nullptr) slot.images = impl->device->host(i);
+#endif
+    if (slot.images == nullptr) {
+      slot.owned_images.reset(new uint8_t[options.batch_size * impl->image_bytes]);
+      slot.images = slot.owned_images.get();
+    }
+    slot.labels.resize(options.batch_size);
+    slot.record_ids.resize(options.batch_size);
+  }
+  impl->StartRun(0);
+  Impl* raw = impl.get();
+  impl->workers.reserve(impl->thread_count);
+  for (int i = 0; i < impl->thread_count; ++i) impl->workers.emplace_back([raw] { raw->WorkerLoop(); });
+  return std::unique_ptr<Loader>(new Loader(std::move(impl)));
+}
+
+const LoaderOptions& Loader::options() const { return impl_->options; }
+int Loader::threads() const { return impl_->thread_count; }
+
+uint64_t Loader::batches_per_epoch() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return (impl_->EpochEnd() + impl_->batch_size() - 1) / impl_->batch_size();
+}
+
+Result<Batch> Loader::Next() { return impl_->Next(); }
+
+void Loader::SetEpoch(uint64_t epoch) {
+  std::unique_lock<std::mutex> lock(impl_->mu);
+  // Already at the start of this epoch: keep what is being prefetched.
+  if (epoch == impl_->sampler.epoch() && impl_->start_position == 0 && impl_->next_batch == 0 &&
+      impl_->sticky_error.ok()) {
+    return;
+  }
+  impl_->Quiesce(lock);
+  impl_->sampler.SetEpoch(epoch);
+  impl_->StartRun(0);
+}
+
+uint64_t Loader::epoch() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->sampler.epoch();
+}
+
+SamplerState Loader::state() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  SamplerState state = impl_->sampler.state();
+  state.position = impl_->ConsumedPosition();
+  return state;
+}
+
+Status Loader::Restore(const SamplerState& state) {
+  std::unique_lock<std::mutex> lock(impl_->mu);
+  Sampler restored = impl_->sampler;
+  UREC_RETURN_IF_ERROR(restored.Restore(state));
+  impl_->Quiesce(lock);
+  impl_->sampler = std::move(restored);
+  impl_->StartRun(state.position);
+  return Status::OK();
+}
+
+LoaderStats Loader::stats() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  LoaderStats stats = impl_->totals;
+  stats.wall_s = Seconds(Clock::now() - impl_->stats_since);
+  if (stats.wall_s > 0) {
+    stats.images_per_s = double(stats.samples) / stats.wall_s;
+    stats.batches_per_s = double(stats.batches) / stats.wall_s;
+  }
+  return stats;
+}
+
+void Loader::ResetStats() {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->totals = LoaderStats{};
+  impl_->stats_since = Clock::now();
+}
+
+}  // namespace unirecord

@@ -1,0 +1,91 @@
+#include "pipeline/loader_test_data.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "convert/synthetic_images.h"
+#include "unirecord/writer.h"
+
+namespace unirecord::loader_testing {
+
+TestDataset WriteDataset(const std::string& name, const std::vector<uint64_t>& bad,
+                         const std::string& replacement) {
+  namespace fs = std::filesystem;
+  TestDataset data;
+  data.dir = (fs::path(::testing::TempDir()) / ("loader_test_" + name)).string();
+  fs::remove_all(data.dir);
+  Result<Schema> schema = Schema::Make(
+      {Field::Bytes("image"), Field::Int64("label", /*indexed=*/true), Field::String("path")});
+  EXPECT_TRUE(schema.ok());
+  WriterOptions options;
+  options.num_shards = 2;
+  options.expected_records = kRecords;
+  options.sync = false;
+  Result<std::unique_ptr<Writer>> writer = Writer::Create(data.dir, "test", *schema, options);
+  EXPECT_TRUE(writer.ok()) << writer.status().ToString();
+  if (!writer.ok()) return data;
+  RecordBuilder record(*schema);
+  for (int i = 0; i < kRecords; ++i) {
+    SyntheticJpegSpec spec;
+    spec.width = 40 + (i * 13) % 90;
+    spec.height = 36 + (i * 29) % 80;
+    spec.seed = static_cast<uint64_t>(i);
+    spec.sampling = i % 3 == 0 ? SyntheticJpegSpec::Sampling::k444 : SyntheticJpegSpec::Sampling::k420;
+    Result<std::string> jpeg = EncodeSyntheticJpeg(spec);
+    EXPECT_TRUE(jpeg.ok()) << jpeg.status().ToString();
+    const bool is_bad = std::find(bad.begin(), bad.end(), uint64_t(i)) != bad.end();
+    data.jpegs.push_back(is_bad || !jpeg.ok() ? replacement : *jpeg);
+    EXPECT_TRUE(record.SetBytes(0, data.jpegs.back()).ok());
+    EXPECT_TRUE(record.SetInt64(1, i % 5).ok());
+    EXPECT_TRUE(record.SetString(2, "class" + std::to_string(i % 5) + "/img" + std::to_string(i) + ".jpg").ok());
+    Status written = (*writer)->Write(record);
+    EXPECT_TRUE(written.ok()) << written.ToString();
+  }
+  Status finished = (*writer)->Finish();
+  EXPECT_TRUE(finished.ok()) << finished.ToString();
+  return data;
+}
+
+std::shared_ptr<const Dataset> OpenDataset(const std::string& dir) {
+  Result<std::shared_ptr<Dataset>> ds = Dataset::Open(dir);
+  EXPECT_TRUE(ds.ok()) << ds.status().ToString();
+  return ds.ok() ? *ds : nullptr;
+}
+
+LoaderOptions SmallOptions() {
+  LoaderOptions options;
+  options.batch_size = 8;
+  options.image_size = kImageSize;
+  options.resize_shorter = 40;
+  options.sampler.seed = 77;
+  options.threads = 1;
+  options.prefetch = 2;
+  return options;
+}
+
+std::vector<uint8_t> ExpectedPixels(const std::string& jpeg, uint64_t id, uint64_t epoch,
+                                    const LoaderOptions& options) {
+  Result<JpegInfo> info = ProbeJpeg(jpeg);
+  EXPECT_TRUE(info.ok()) << info.status().ToString();
+  if (!info.ok()) return {};
+  const CropWindow window =
+      options.transform == LoaderTransform::kRandomResizedCrop
+          ? PlanRandomResizedCrop(*info, options.crop, options.sampler.seed, epoch, id)
+          : PlanCenterCrop(*info, options.image_size, options.resize_shorter);
+  const size_t pixels = size_t(options.image_size) * size_t(options.image_size);
+  std::vector<uint8_t> hwc(pixels * 3);
+  JpegDecoder decoder(options.decode);
+  Status decoded = decoder.DecodeCropResized(jpeg, window, options.image_size, options.image_size,
+                                             hwc.data(), hwc.size());
+  EXPECT_TRUE(decoded.ok()) << decoded.ToString();
+  if (options.layout == ImageLayout::kNHWC) return hwc;
+  std::vector<uint8_t> chw(hwc.size());
+  for (size_t p = 0; p < pixels; ++p) {
+    for (int c = 0; c < 3; ++c) chw[c * pixels + p] = hwc[p * 3 + c];
+  }
+  return chw;
+}
+
+}  // namespace unirecord::loader_testing

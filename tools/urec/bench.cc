@@ -1,0 +1,189 @@
+// `urec bench`: runs the Loader over a dataset and reports images/s with the
+// per-stage breakdown, plus RSS and open descriptors after every epoch.
+#include <dirent.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "command.h"
+#include "dataset_json.h"
+#include "unirecord/loader.h"
+
+namespace unirecord::cli {
+namespace {
+
+struct BenchOptions {
+  std::string path;
+  size_t batch = 256;
+  int threads = 0;
+  std::string transform = "train";
+  uint64_t epochs = 1;
+  std::string device = "cpu";
+  bool json = false;
+  int size = 224;
+  int prefetch = 2;
+  uint64_t seed = 0;
+  std::string order = "shuffle";
+  bool skip_bad = false;
+  double step_ms = 0;
+  uint64_t max_batches = 0;
+  std::string dtype = "float32";
+};
+
+double ResidentMiB() {
+  std::ifstream statm("/proc/self/statm");
+  long pages = 0, resident = 0;
+  statm >> pages >> resident;
+  return double(resident) * double(sysconf(_SC_PAGESIZE)) / (1 << 20);
+}
+
+int OpenDescriptors() {
+  DIR* dir = opendir("/proc/self/fd");
+  if (dir == nullptr) return -1;
+  int count = 0;
+  while (dirent* entry = readdir(dir)) count += entry->d_name[0] != '.';
+  closedir(dir);
+  return count - 1;  // the DIR's own descriptor
+}
+
+Result<LoaderOptions> MakeLoaderOptions(const BenchOptions& o) {
+  LoaderOptions options;
+  options.batch_size = o.batch;
+  options.threads = o.threads;
+  options.prefetch = o.prefetch;
+  options.image_size = o.size;
+  options.resize_shorter = o.size * 8 / 7;  // 224 -> 256, as torchvision's evaluation
+  options.sampler.seed = o.seed;
+  UREC_ASSIGN_OR_RETURN(options.sampler.order, ParseSampleOrder(o.order));
+  if (o.transform == "train") {
+    options.transform = LoaderTransform::kRandomResizedCrop;
+  } else if (o.transform == "val") {
+    options.transform = LoaderTransform::kCenterCrop;
+  } else {
+    return Status::InvalidArgument("--transform must be train or val, not '" + o.transform + "'");
+  }
+  options.on_bad_record = o.skip_bad ? OnBadRecord::kSkip : OnBadRecord::kRaise;
+  if (o.device.rfind("cuda", 0) == 0) {
+    options.cuda.device = o.device.size() > 5 && o.device[4] == ':' ? std::atoi(o.device.c_str() + 5) : 0;
+    if (o.dtype == "float16") {
+      options.cuda.dtype = DeviceDType::kFloat16;
+    } else if (o.dtype == "uint8") {
+      options.cuda.dtype = DeviceDType::kUint8;
+    } else if (o.dtype != "float32") {
+      return Status::InvalidArgument("--dtype must be float32, float16 or uint8");
+    }
+  } else if (o.device != "cpu") {
+    return Status::InvalidArgument("--device must be cpu, cuda or cuda:N, not '" + o.device + "'");
+  }
+  return options;
+}
+
+Json StatsToJson(const LoaderStats& s) {
+  return Json{{"read_s", s.read_s},     {"decode_s", s.decode_s}, {"layout_s", s.layout_s},
+              {"upload_s", s.upload_s}, {"wait_s", s.wait_s}};
+}
+
+Status RunBench(const BenchOptions& o) {
+  UREC_ASSIGN_OR_RETURN(LoaderOptions options, MakeLoaderOptions(o));
+  UREC_ASSIGN_OR_RETURN(std::shared_ptr<Dataset> dataset, OpenForReading(o.path));
+  UREC_ASSIGN_OR_RETURN(std::unique_ptr<Loader> loader, Loader::Create(dataset, options));
+  const auto step = std::chrono::duration<double, std::milli>(o.step_ms);
+  Json epochs = Json::array();
+  uint64_t batches = 0;
+  for (uint64_t epoch = 0; epoch < o.epochs; ++epoch) {
+    loader->SetEpoch(epoch);
+    const LoaderStats before = loader->stats();
+    uint64_t epoch_batches = 0;
+    for (;;) {
+      if (o.max_batches != 0 && epoch_batches == o.max_batches) break;
+      UREC_ASSIGN_OR_RETURN(Batch batch, loader->Next());
+      if (batch.empty()) break;
+      if (options.cuda.device >= 0) UREC_RETURN_IF_ERROR(batch.Synchronize());
+      if (o.step_ms > 0) std::this_thread::sleep_for(step);  // a simulated training step
+      ++epoch_batches;
+    }
+    batches += epoch_batches;
+    const LoaderStats after = loader->stats();
+    const double wall = after.wall_s - before.wall_s;
+    const double images = double(after.samples - before.samples);
+    epochs.push_back(Json{{"epoch", epoch},
+                          {"images", images},
+                          {"images_per_s", wall > 0 ? images / wall : 0.0},
+                          {"wait_s", after.wait_s - before.wait_s},
+                          {"rss_mib", ResidentMiB()},
+                          {"open_fds", OpenDescriptors()}});
+  }
+  const LoaderStats stats = loader->stats();
+  const double wait_share = stats.wall_s > 0 ? stats.wait_s / stats.wall_s : 0.0;
+  if (o.json) {
+    Json out{{"images_per_s", stats.images_per_s},
+             {"batches", batches},
+             {"samples", stats.samples},
+             {"threads", loader->threads()},
+             {"batch_size", o.batch},
+             {"transform", o.transform},
+             {"device", o.device},
+             {"image_size", o.size},
+             {"wall_s", stats.wall_s},
+             {"wait_share", wait_share},
+             {"skipped", stats.skipped},
+             {"stages", StatsToJson(stats)},
+             {"epochs", epochs}};
+    std::printf("%s\n", DumpJson(out).c_str());
+  } else {
+    std::printf("urec bench: %llu images in %llu batches of %zu, %d threads, %s %dx%d, %s\n",
+                static_cast<unsigned long long>(stats.samples), static_cast<unsigned long long>(batches),
+                o.batch, loader->threads(), o.transform.c_str(), o.size, o.size, o.device.c_str());
+    std::printf("  images/s       %10.1f   (batches/s %.2f, wall %.2f s)\n", stats.images_per_s,
+                stats.batches_per_s, stats.wall_s);
+    std::printf("  per stage, thread-seconds (per image):\n");
+    const double n = stats.samples > 0 ? double(stats.samples) : 1.0;
+    for (auto [name, s] : {std::pair<const char*, double>{"read", stats.read_s},
+                           {"decode+resize", stats.decode_s},
+                           {"layout", stats.layout_s},
+                           {"upload", stats.upload_s}}) {
+      std::printf("    %-14s %8.3f s  (%.3f ms)\n", name, s, 1e3 * s / n);
+    }
+    std::printf("  consumer wait  %8.3f s  (%.1f%% of wall)\n", stats.wait_s, 100 * wait_share);
+    std::printf("  skipped        %8llu\n", static_cast<unsigned long long>(stats.skipped));
+    for (const Json& e : epochs) {
+      std::printf("  epoch %llu: %.1f images/s, RSS %.1f MiB, %d open fds\n",
+                  static_cast<unsigned long long>(e["epoch"].get<uint64_t>()),
+                  e["images_per_s"].get<double>(), e["rss_mib"].get<double>(), e["open_fds"].get<int>());
+    }
+  }
+  if (std::fflush(stdout) != 0) return Status::IOError("cannot write to stdout");
+  return Status::OK();
+}
+
+CommandRunner SetupBench(CLI::App* cmd) {
+  auto o = std::make_shared<BenchOptions>();
+  cmd->add_option("PATH", o->path, "Dataset: directory, shard or glob")->required();
+  cmd->add_option("--batch", o->batch, "Batch size")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--threads", o->threads, "Decode threads (0: all usable cores)")->capture_default_str();
+  cmd->add_option("--transform", o->transform, "train (RandomResizedCrop+flip) | val (Resize+CenterCrop)")
+      ->capture_default_str();
+  cmd->add_option("--epochs", o->epochs, "Epochs to run")->capture_default_str();
+  cmd->add_option("--device", o->device, "cpu | cuda | cuda:N")->capture_default_str();
+  cmd->add_flag("--json", o->json, "Print one JSON object");
+  cmd->add_option("--size", o->size, "Output height and width")->capture_default_str();
+  cmd->add_option("--prefetch", o->prefetch, "Batches filled ahead")->capture_default_str();
+  cmd->add_option("--seed", o->seed, "Sampler and crop seed")->capture_default_str();
+  cmd->add_option("--order", o->order, "sequential | shuffle | block")->capture_default_str();
+  cmd->add_flag("--skip-bad", o->skip_bad, "Replace bad records instead of failing");
+  cmd->add_option("--step-ms", o->step_ms, "Simulated training step per batch (ms)")->capture_default_str();
+  cmd->add_option("--max-batches", o->max_batches, "Stop each epoch after this many batches (0: all)")
+      ->capture_default_str();
+  cmd->add_option("--dtype", o->dtype, "cuda: float32 | float16 | uint8")->capture_default_str();
+  return [o] { return RunBench(*o); };
+}
+
+UREC_REGISTER_COMMAND("bench", "Run the native loader over a dataset and report its throughput", SetupBench);
+
+}  // namespace
+}  // namespace unirecord::cli
