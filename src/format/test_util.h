@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -16,10 +17,26 @@
 
 namespace unirecord::testing {
 
+inline std::vector<std::string>& TempDirs() {
+  static std::vector<std::string> dirs;
+  return dirs;
+}
+
+struct TempDirCleaner {
+  ~TempDirCleaner() {
+    for (const std::string& dir : TempDirs()) std::filesystem::remove_all(dir);
+  }
+};
+
+// A fresh directory under /tmp, removed when the test program exits.
 inline std::string MakeTempDir() {
+  TempDirs();                     // constructed first, so destroyed after the cleaner
+  static TempDirCleaner cleaner;  // NOLINT: runs at exit
   char pattern[] = "/tmp/urec_test_XXXXXX";
   const char* dir = ::mkdtemp(pattern);
-  return dir == nullptr ? std::string() : std::string(dir);
+  if (dir == nullptr) return std::string();
+  TempDirs().push_back(dir);
+  return dir;
 }
 
 inline std::string ReadBytes(const std::string& path) {
