@@ -1,0 +1,220 @@
+// Golden files (tests/data/golden/, see its README.md): a version 1.0 dataset
+// that must keep decoding to the values below, and damaged files that must
+// keep failing with the errors below, whatever the code becomes.
+//
+// Regenerate (only when the format version changes):
+//   UREC_WRITE_GOLDEN=1 build/src/format/golden_test --gtest_filter=GoldenTest.Regenerate
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+#include "format/checksum.h"
+#include "format/endian.h"
+#include "format/fixed_parts.h"
+#include "format/format_constants.h"
+#include "format/test_util.h"
+#include "io/file.h"
+#include "unirecord/dataset.h"
+#include "unirecord/writer.h"
+
+namespace unirecord {
+namespace {
+
+const std::string kGoldenDir = std::string(UNIRECORD_TEST_DATA_DIR) + "/golden";
+
+struct GoldenRow {
+  std::string image;
+  int64_t label;
+  std::string path;
+  int32_t width;
+  float score;
+  float mean[3];
+  int64_t big;
+  double ratio;
+  std::string mask;
+  int32_t grid[4];
+  double weights[2];
+};
+
+// The v1 dataset's records, in id order (contiguous sharding: 2 shards of 3).
+const std::vector<GoldenRow>& Rows() {
+  static const std::vector<GoldenRow> rows = {
+      {"\xff\xd8\xff\xe0JFIF-0", 0, "cat/0.jpg", 640, 0.5f, {0.1f, 0.2f, 0.3f}, 1, 1.0, "mask-0", {1, 2, 3, 4}, {0.0, 1.0}},
+      {"", -1, "", 0, -0.0f, {0, 0, 0}, INT64_MIN, -2.5, "", {0, 0, 0, 0}, {-1.0, 1e300}},
+      {std::string(5000, '\x42'), 7, "dog/\xc3\xa9t\xc3\xa9.jpg", -3, INFINITY, {1, 2, 3}, INT64_MAX, 3.25,
+       std::string(3000, 'm'), {-1, -2, -3, -4}, {2.0, 3.0}},
+      {std::string("a\0b", 3), 2, "bird/3.jpg", 1, 1.5f, {4, 5, 6}, 42, 0.125, "m", {5, 6, 7, 8}, {4.0, 5.0}},
+      {"x", 2, "bird/4.jpg", 2, -7.75f, {7, 8, 9}, -42, 1e-9, "mm", {9, 10, 11, 12}, {6.0, 7.0}},
+      {std::string(300, '\0'), 1, "cat/5.jpg", 480, 100.0f, {-1, -2, -3}, 0, -0.0, "", {0, 1, 0, 1}, {8.0, 9.0}},
+  };
+  return rows;
+}
+
+Status WriteGolden(const std::string& dir, const std::string& name, uint32_t shards) {
+  Schema schema = testing::SampleSchema();
+  WriterOptions options = testing::SmallPages(shards);
+  options.expected_records = Rows().size();
+  options.sync = false;
+  UREC_ASSIGN_OR_RETURN(auto writer, Writer::Create(dir, name, schema, options));
+  UREC_RETURN_IF_ERROR(writer->SetMetadata(kClassesMetadataKey, "cat\ndog\nbird"));
+  RecordBuilder record(schema);
+  for (const GoldenRow& row : Rows()) {
+    testing::SampleValues v;
+    v.image = row.image;
+    v.label = row.label;
+    v.path = row.path;
+    v.width = row.width;
+    v.score = row.score;
+    std::memcpy(v.mean, row.mean, sizeof(v.mean));
+    v.big = row.big;
+    v.ratio = row.ratio;
+    v.mask = row.mask;
+    std::memcpy(v.grid, row.grid, sizeof(v.grid));
+    std::memcpy(v.weights, row.weights, sizeof(v.weights));
+    UREC_RETURN_IF_ERROR(testing::FillSample(record, v));
+    UREC_RETURN_IF_ERROR(writer->Write(record));
+  }
+  return writer->Finish();
+}
+
+// A damaged copy of the one-shard dataset `good/`: what is done to it, and
+// how a reader must fail.
+struct BadCase {
+  const char* name;
+  StatusCode code;
+  const char* message_part;  // besides the file name
+  bool fails_at_open;         // else Verify() must fail
+};
+
+const std::vector<BadCase>& BadCases() {
+  static const std::vector<BadCase> cases = {
+      {"truncated", StatusCode::kCorruption, "truncated or incomplete shard", true},
+      {"unfinished", StatusCode::kCorruption, "incomplete shard", true},
+      {"wrong-magic", StatusCode::kCorruption, "bad magic", true},
+      {"future-major-version", StatusCode::kNotSupported, "format version 2.0 is not supported", true},
+      {"flipped-header", StatusCode::kCorruption, "header checksum mismatch", true},
+      {"flipped-footer", StatusCode::kCorruption, "footer checksum mismatch", true},
+      {"flipped-trailer", StatusCode::kCorruption, "trailer checksum mismatch", true},
+      {"flipped-index-header", StatusCode::kCorruption, "header checksum mismatch", true},
+      {"missing-index", StatusCode::kNotFound, "index of shard", true},
+      {"flipped-record-table", StatusCode::kCorruption, "record table checksum mismatch", false},
+      {"flipped-blob", StatusCode::kCorruption, "checksum mismatch", false},
+  };
+  return cases;
+}
+
+// Applies `bad.name` to the one-shard dataset at shard/index.
+void Damage(const BadCase& bad, const std::string& shard, const std::string& index) {
+  std::string s = testing::ReadBytes(shard);
+  std::string x = testing::ReadBytes(index);
+  auto* sd = reinterpret_cast<uint8_t*>(s.data());
+  auto* xd = reinterpret_cast<uint8_t*>(x.data());
+  auto frame = format::ReadFrame(format::FileKind::kShard, sd, s.size(), shard);
+  ASSERT_TRUE(frame.ok());
+  const std::string name = bad.name;
+  if (name == "truncated") s.resize(s.size() - 100);
+  if (name == "unfinished") std::memset(sd, 0, format::kPreambleSize);
+  if (name == "wrong-magic") std::memcpy(sd, "GIF89a!!", 8);
+  if (name == "future-major-version") {
+    format::StoreLE<uint16_t>(sd + format::kPreambleMajorOffset, 2);
+    format::StoreLE<uint64_t>(sd + format::kPreambleChecksumOffset, format::Checksum(sd, format::kPreambleChecksumOffset));
+  }
+  if (name == "flipped-header") sd[format::kHeaderOffset + 40] ^= 1;
+  if (name == "flipped-footer") sd[frame->directory_offset + 16] ^= 1;
+  if (name == "flipped-trailer") sd[s.size() - format::kTrailerSize + 2] ^= 1;
+  if (name == "flipped-index-header") xd[format::kHeaderOffset + 40] ^= 1;
+  if (name == "flipped-record-table") {
+    auto iframe = format::ReadFrame(format::FileKind::kIndex, xd, x.size(), index);
+    ASSERT_TRUE(iframe.ok());
+    xd[format::AlignUp(iframe->header_offset + iframe->header_length, format::kSectionAlignment) + 70] ^= 1;
+  }
+  if (name == "flipped-blob") sd[format::AlignUp(frame->header_offset + frame->header_length, format::kPageAlignment) + 3] ^= 1;
+  testing::WriteBytes(shard, s);
+  if (name == "missing-index") {
+    io::RemoveFileIfExists(index);
+  } else {
+    testing::WriteBytes(index, x);
+  }
+}
+
+void ExpectGoodValues(const Dataset& ds) {
+  ASSERT_EQ(ds.size(), Rows().size());
+  for (uint64_t id = 0; id < ds.size(); ++id) {
+    SCOPED_TRACE("id " + std::to_string(id));
+    const GoldenRow& row = Rows()[id];
+    auto r = ds.Get(id);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(*r->GetBytes("image"), row.image);
+    EXPECT_EQ(*r->GetInt64("label"), row.label);
+    EXPECT_EQ(*r->GetString("path"), row.path);
+    EXPECT_EQ(*r->GetInt32("width"), row.width);
+    const float score = *r->GetFloat32("score");
+    EXPECT_EQ(std::memcmp(&score, &row.score, sizeof(float)), 0);  // bit-exact, -0.0 included
+    EXPECT_EQ(std::memcmp(r->GetArray("mean")->data, row.mean, sizeof(row.mean)), 0);
+    EXPECT_EQ(*r->GetInt64("big"), row.big);
+    const double ratio = *r->GetFloat64("ratio");
+    EXPECT_EQ(std::memcmp(&ratio, &row.ratio, sizeof(double)), 0);
+    EXPECT_EQ(*r->GetBytes("mask"), row.mask);
+    EXPECT_EQ(std::memcmp(r->GetArray("grid")->data, row.grid, sizeof(row.grid)), 0);
+    EXPECT_EQ(std::memcmp(r->GetArray("weights")->data, row.weights, sizeof(row.weights)), 0);
+    EXPECT_EQ(*ds.GetIndexedInt64(id, 1), row.label);
+  }
+}
+
+TEST(GoldenTest, Regenerate) {
+  if (std::getenv("UREC_WRITE_GOLDEN") == nullptr) GTEST_SKIP() << "set UREC_WRITE_GOLDEN=1 to rewrite the golden files";
+  std::filesystem::remove_all(kGoldenDir + "/v1");
+  std::filesystem::remove_all(kGoldenDir + "/bad");
+  std::filesystem::create_directories(kGoldenDir + "/v1");
+  ASSERT_TRUE(WriteGolden(kGoldenDir + "/v1", "golden", 2).ok());
+  for (const BadCase& bad : BadCases()) {
+    const std::string dir = kGoldenDir + "/bad/" + bad.name;
+    std::filesystem::create_directories(dir);
+    ASSERT_TRUE(WriteGolden(dir, "bad", 1).ok());
+    Damage(bad, dir + "/bad-00000-of-00001.urec", dir + "/bad-00000-of-00001.uidx");
+  }
+}
+
+TEST(GoldenTest, Version1DatasetDecodes) {
+  auto ds = Dataset::Open(kGoldenDir + "/v1");
+  ASSERT_TRUE(ds.ok()) << ds.status().ToString();
+  EXPECT_EQ((*ds)->num_shards(), 2u);
+  EXPECT_EQ((*ds)->schema(), testing::SampleSchema());
+  EXPECT_EQ(DecodeNameList((*ds)->metadata().at(kClassesMetadataKey)),
+            (std::vector<std::string>{"cat", "dog", "bird"}));
+  EXPECT_EQ((*ds)->uuid(), "25661647-a09f-8738-832b-a9cd1a5612e2");
+  ExpectGoodValues(**ds);
+  Status verified = (*ds)->Verify();
+  EXPECT_TRUE(verified.ok()) << verified.ToString();
+}
+
+TEST(GoldenTest, TodaysWriterReproducesTheGoldenBytes) {
+  // Not a format requirement (a newer zstd may compress differently), but a
+  // change here means the writer's output changed: look before regenerating.
+  const std::string dir = testing::MakeTempDir();
+  ASSERT_TRUE(WriteGolden(dir, "golden", 2).ok());
+  for (const char* name : {"golden-00000-of-00002.urec", "golden-00000-of-00002.uidx",
+                           "golden-00001-of-00002.urec", "golden-00001-of-00002.uidx"}) {
+    EXPECT_EQ(testing::ReadBytes(dir + "/" + name), testing::ReadBytes(kGoldenDir + "/v1/" + name)) << name;
+  }
+}
+
+TEST(GoldenTest, DamagedFilesFail) {
+  for (const BadCase& bad : BadCases()) {
+    SCOPED_TRACE(bad.name);
+    const std::string dir = kGoldenDir + "/bad/" + bad.name;
+    ASSERT_TRUE(io::IsDirectory(dir)) << dir << " missing: regenerate the golden files";
+    auto ds = Dataset::Open(dir);
+    Status status = ds.ok() ? (*ds)->Verify() : ds.status();
+    EXPECT_EQ(ds.ok(), !bad.fails_at_open) << status.ToString();
+    EXPECT_EQ(status.code(), bad.code) << status.ToString();
+    EXPECT_NE(status.message().find("bad-00000-of-00001.u"), std::string::npos) << status.ToString();
+    EXPECT_NE(status.message().find(bad.message_part), std::string::npos) << status.ToString();
+  }
+}
+
+}  // namespace
+}  // namespace unirecord
