@@ -1,0 +1,544 @@
+// unirecord.Field, unirecord.Schema and unirecord.Dataset.
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include <cstring>
+#include <optional>
+
+#include "common.h"
+#include "unirecord/schema.h"
+
+namespace unirecord_py {
+
+using unirecord::Blob;
+using unirecord::BlobCompression;
+using unirecord::Dataset;
+using unirecord::DatasetOptions;
+using unirecord::Field;
+using unirecord::FieldType;
+using unirecord::Record;
+using unirecord::Schema;
+using unirecord::Status;
+
+namespace {
+
+FieldType ParseFieldType(const py::handle& obj) {
+  std::string name;
+  if (py::isinstance<py::str>(obj)) {
+    name = obj.cast<std::string>();
+  } else if (obj.is(py::type::of(py::int_()))) {
+    name = "int64";
+  } else if (obj.is(py::type::of(py::float_()))) {
+    name = "float64";
+  } else if (obj.is(py::type::of(py::str()))) {
+    name = "string";
+  } else if (obj.is(py::type::of(py::bytes()))) {
+    name = "bytes";
+  } else if (py::hasattr(obj, "name") || py::hasattr(obj, "dtype")) {
+    // numpy dtypes and scalar types: np.int32, np.dtype("float32")
+    name = py::str(py::module_::import("numpy").attr("dtype")(obj).attr("name")).cast<std::string>();
+  }
+  for (FieldType t : {FieldType::kInt32, FieldType::kInt64, FieldType::kFloat32,
+                      FieldType::kFloat64, FieldType::kString, FieldType::kBytes}) {
+    if (name == unirecord::FieldTypeName(t)) return t;
+  }
+  RaiseStatus(Status::InvalidArgument(
+      "unknown field type " + py::repr(obj).cast<std::string>() +
+      " (expected one of 'int32', 'int64', 'float32', 'float64', 'string', 'bytes')"));
+}
+
+BlobCompression ParseCompression(const std::string& s) {
+  if (s == "none" || s.empty()) return BlobCompression::kNone;
+  if (s == "zstd") return BlobCompression::kZstd;
+  RaiseStatus(Status::InvalidArgument("unknown compression '" + s + "' (expected 'none' or 'zstd')"));
+}
+
+const char* CompressionName(BlobCompression c) {
+  return c == BlobCompression::kZstd ? "zstd" : "none";
+}
+
+Field MakeField(const std::string& name, const py::handle& type, const py::object& shape, bool indexed,
+                const std::string& compression) {
+  Field f;
+  f.name = name;
+  f.type = ParseFieldType(type);
+  if (!shape.is_none()) {
+    if (py::isinstance<py::int_>(shape)) {
+      f.shape = {shape.cast<int64_t>()};
+    } else {
+      f.shape = shape.cast<std::vector<int64_t>>();
+    }
+  }
+  f.indexed = indexed;
+  f.compression = ParseCompression(compression);
+  return f;
+}
+
+std::string FieldRepr(const Field& f) {
+  std::string s = "Field('" + f.name + "', '" + unirecord::FieldTypeName(f.type) + "'";
+  if (f.is_array()) {
+    s += ", shape=(";
+    for (size_t i = 0; i < f.shape.size(); ++i) s += (i ? ", " : "") + std::to_string(f.shape[i]);
+    s += f.shape.size() == 1 ? ",)" : ")";
+  }
+  if (f.indexed) s += ", indexed=True";
+  if (f.compression != BlobCompression::kNone) s += ", compression='zstd'";
+  return s + ")";
+}
+
+}  // namespace
+
+// A schema from a Schema, a list of Fields, or a dict {name: type or Field}.
+Schema ToSchema(const py::handle& obj) {
+  if (py::isinstance<Schema>(obj)) return obj.cast<Schema>();
+  std::vector<Field> fields;
+  if (py::isinstance<py::dict>(obj)) {
+    for (auto item : obj.cast<py::dict>()) {
+      std::string name = item.first.cast<std::string>();
+      if (py::isinstance<Field>(item.second)) {
+        Field f = item.second.cast<Field>();
+        f.name = name;
+        fields.push_back(f);
+      } else {
+        fields.push_back(MakeField(name, item.second, py::none(), false, "none"));
+      }
+    }
+  } else {
+    for (auto item : obj) fields.push_back(item.cast<Field>());
+  }
+  return Unwrap(Schema::Make(std::move(fields)));
+}
+
+namespace {
+
+// Text from the file: str when it is valid UTF-8, bytes otherwise.
+py::object TextOrBytes(std::string_view s) {
+  PyObject* u = PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "strict");
+  if (u != nullptr) return py::reinterpret_steal<py::object>(u);
+  PyErr_Clear();
+  return py::bytes(s.data(), s.size());
+}
+
+// The owner behind a zero-copy memoryview of a blob: keeps the mapping alive.
+struct BlobView {
+  std::shared_ptr<const Dataset> dataset;
+  Blob blob;
+};
+
+// A read-only view of the blob: a memoryview, or (as_numpy) a 1-D uint8 numpy
+// array whose base is the owner. Either keeps the dataset mapped.
+py::object MakeBlobValue(std::shared_ptr<const Dataset> dataset, Blob blob, bool as_numpy) {
+  std::string_view bytes = blob.data();
+  py::object owner = py::cast(BlobView{std::move(dataset), std::move(blob)});
+  if (as_numpy) {
+    static const uint8_t empty = 0;
+    const uint8_t* p = bytes.empty() ? &empty : reinterpret_cast<const uint8_t*>(bytes.data());
+    py::array_t<uint8_t> a({static_cast<py::ssize_t>(bytes.size())}, {py::ssize_t{1}}, p, owner);
+    py::detail::array_proxy(a.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+    return std::move(a);
+  }
+  PyObject* mv = PyMemoryView_FromObject(owner.ptr());
+  if (mv == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(mv);
+}
+
+template <typename T>
+py::object ArrayValue(const unirecord::ArrayView& a) {
+  py::array_t<T> out(*a.shape);
+  std::memcpy(out.mutable_data(), a.data, a.count * sizeof(T));
+  return std::move(out);
+}
+
+py::object FieldValue(const PyDataset& d, uint64_t id, size_t index, const Record* record) {
+  const Field& f = d.dataset->schema().field(index);
+  if (f.type == FieldType::kBytes) {
+    Blob blob;
+    {
+      py::gil_scoped_release nogil;
+      auto r = d.dataset->GetBlob(id, index);
+      if (r.ok()) blob = std::move(r).value();
+      else {
+        py::gil_scoped_acquire gil;
+        RaiseStatus(r.status());
+      }
+    }
+    return MakeBlobValue(d.dataset, std::move(blob), d.bytes_as_numpy);
+  }
+  if (f.indexed) {
+    if (f.type == FieldType::kInt32 || f.type == FieldType::kInt64) {
+      return py::int_(Unwrap(d.dataset->GetIndexedInt64(id, index)));
+    }
+    return py::float_(Unwrap(d.dataset->GetIndexedFloat64(id, index)));
+  }
+  if (record == nullptr) {
+    RaiseStatus(Status::Internal("field '" + f.name + "' read without its record"));
+  }
+  if (f.is_array()) {
+    unirecord::ArrayView a = Unwrap(record->GetArray(index));
+    switch (f.type) {
+      case FieldType::kInt32: return ArrayValue<int32_t>(a);
+      case FieldType::kInt64: return ArrayValue<int64_t>(a);
+      case FieldType::kFloat32: return ArrayValue<float>(a);
+      case FieldType::kFloat64: return ArrayValue<double>(a);
+      default: break;
+    }
+  }
+  switch (f.type) {
+    case FieldType::kInt32: return py::int_(Unwrap(record->GetInt32(index)));
+    case FieldType::kInt64: return py::int_(Unwrap(record->GetInt64(index)));
+    case FieldType::kFloat32: return py::float_(Unwrap(record->GetFloat32(index)));
+    case FieldType::kFloat64: return py::float_(Unwrap(record->GetFloat64(index)));
+    case FieldType::kString: {
+      std::string_view s = Unwrap(record->GetString(index));
+      return TextOrBytes(s);
+    }
+    default: break;
+  }
+  RaiseStatus(Status::Internal("field '" + f.name + "' has an unknown type"));
+}
+
+void OpenInto(PyDataset& d) {
+  unirecord::Result<std::shared_ptr<Dataset>> r = Status::Internal("not opened");
+  {
+    py::gil_scoped_release nogil;
+    r = d.path_is_list ? Dataset::Open(d.paths, d.options) : Dataset::Open(d.paths[0], d.options);
+  }
+  d.dataset = Unwrap(std::move(r));
+  const Schema& schema = d.dataset->schema();
+  d.fields.clear();
+  if (d.field_names.empty()) {
+    for (size_t i = 0; i < schema.num_fields(); ++i) d.fields.push_back(i);
+  } else {
+    for (const std::string& name : d.field_names) {
+      int i = schema.FieldIndex(name);
+      if (i < 0) {
+        RaiseStatus(Status::InvalidArgument("dataset " + d.paths[0] + " has no field named '" + name +
+                                            "' (fields: " + schema.ToString() + ")"));
+      }
+      d.fields.push_back(static_cast<size_t>(i));
+    }
+  }
+  d.needs_record = false;
+  for (size_t i : d.fields) {
+    const Field& f = schema.field(i);
+    if (f.type != FieldType::kBytes && !f.indexed) d.needs_record = true;
+  }
+}
+
+std::shared_ptr<PyDataset> NewDataset(const py::object& path, const py::object& fields,
+                                      bool verify_checksums, bool allow_partial, const std::string& bytes_as) {
+  auto d = std::make_shared<PyDataset>();
+  if (bytes_as != "memoryview" && bytes_as != "numpy") {
+    RaiseStatus(Status::InvalidArgument("bytes_as must be 'memoryview' or 'numpy', not '" + bytes_as + "'"));
+  }
+  d->bytes_as_numpy = bytes_as == "numpy";
+  if (py::isinstance<py::list>(path) || py::isinstance<py::tuple>(path)) {
+    d->path_is_list = true;
+    for (auto p : path) d->paths.push_back(FsPath(p));
+    if (d->paths.empty()) RaiseStatus(Status::InvalidArgument("empty list of shard paths"));
+  } else {
+    d->paths.push_back(FsPath(path));
+  }
+  if (!fields.is_none()) {
+    if (py::isinstance<py::str>(fields)) {
+      d->field_names.push_back(fields.cast<std::string>());
+    } else {
+      d->field_names = fields.cast<std::vector<std::string>>();
+    }
+  }
+  d->options.verify_checksums = verify_checksums;
+  d->options.allow_partial = allow_partial;
+  OpenInto(*d);
+  return d;
+}
+
+uint64_t CheckIndex(const PyDataset& d, int64_t i) {
+  int64_t n = static_cast<int64_t>(d.dataset->size());
+  if (i < 0) i += n;
+  if (i < 0 || i >= n) {
+    PyErr_SetString(PyExc_IndexError, ("record index " + std::to_string(i) + " out of range for a dataset of " +
+                                       std::to_string(n) + " records").c_str());
+    throw py::error_already_set();
+  }
+  return static_cast<uint64_t>(i);
+}
+
+py::dict GetItem(const PyDataset& d, int64_t index) {
+  uint64_t id = CheckIndex(d, index);
+  std::optional<Record> record;
+  if (d.needs_record) {
+    unirecord::Result<Record> r = Status::Internal("not read");
+    {
+      py::gil_scoped_release nogil;
+      r = d.dataset->Get(id);
+    }
+    record.emplace(Unwrap(std::move(r)));
+  }
+  py::dict out;
+  const Schema& schema = d.dataset->schema();
+  for (size_t f : d.fields) {
+    out[py::str(schema.field(f).name)] = FieldValue(d, id, f, record ? &*record : nullptr);
+  }
+  return out;
+}
+
+// Every record's value of an indexed field, read from the index alone.
+template <typename T>
+py::object IndexedColumn(const PyDataset& d, size_t field,
+                         unirecord::Result<T> (Dataset::*get)(uint64_t, size_t) const) {
+  uint64_t n = d.dataset->size();
+  py::array_t<T> out(static_cast<py::ssize_t>(n));
+  T* p = out.mutable_data();
+  Status st;
+  {
+    py::gil_scoped_release nogil;
+    for (uint64_t i = 0; i < n && st.ok(); ++i) {
+      auto r = ((*d.dataset).*get)(i, field);
+      if (r.ok()) p[i] = *r;
+      else st = r.status();
+    }
+  }
+  Check(st);
+  return std::move(out);
+}
+
+py::dict ShardDict(const unirecord::ShardInfo& s) {
+  py::dict o;
+  o["path"] = s.path;
+  o["index_path"] = s.index_path;
+  o["number"] = s.number;
+  o["first_id"] = s.first_id;
+  o["records"] = s.records;
+  o["file_bytes"] = s.file_bytes;
+  o["index_bytes"] = s.index_bytes;
+  o["blob_pages"] = s.blob_pages;
+  o["scalar_pages"] = s.scalar_pages;
+  o["format_version"] = std::to_string(s.format_major) + "." + std::to_string(s.format_minor);
+  return o;
+}
+
+}  // namespace
+
+void RegisterDataset(py::module_& m) {
+  py::class_<BlobView>(m, "_BlobView", py::buffer_protocol(),
+                       "Owner of a zero-copy blob view (keeps the dataset mapped).")
+      .def_buffer([](BlobView& v) {
+        static char empty = 0;
+        std::string_view s = v.blob.data();
+        char* p = s.empty() ? &empty : const_cast<char*>(s.data());
+        return py::buffer_info(p, 1, py::format_descriptor<uint8_t>::format(), 1,
+                               {static_cast<py::ssize_t>(s.size())}, {static_cast<py::ssize_t>(1)},
+                               /*readonly=*/true);
+      })
+      .def_property_readonly("zero_copy", [](const BlobView& v) { return v.blob.zero_copy(); });
+
+  py::class_<Field>(m, "Field", R"doc(
+One field of a schema.
+
+Field(name, type, shape=None, indexed=False, compression="none")
+
+type: "int32", "int64", "float32", "float64", "string" or "bytes" (or the
+Python/numpy types int, float, str, bytes, np.int32, ...). shape: a fixed
+shape for a numeric array field (e.g. (3,) or (28, 28)). indexed: numeric
+scalars only; stored in the index so that reading it touches no page (use it
+for labels). compression: "none" (bytes read zero-copy) or "zstd" (bytes only).
+)doc")
+      .def(py::init([](const std::string& name, const py::object& type, const py::object& shape, bool indexed,
+                       const std::string& compression) {
+             return MakeField(name, type, shape, indexed, compression);
+           }),
+           py::arg("name"), py::arg("type"), py::arg("shape") = py::none(), py::arg("indexed") = false,
+           py::arg("compression") = "none")
+      .def_readonly("name", &Field::name, "Field name.")
+      .def_property_readonly("type", [](const Field& f) { return std::string(unirecord::FieldTypeName(f.type)); },
+                             "Type name: 'int32', 'int64', 'float32', 'float64', 'string' or 'bytes'.")
+      .def_property_readonly("shape", [](const Field& f) { return py::tuple(py::cast(f.shape)); },
+                             "Fixed array shape; () for a scalar.")
+      .def_readonly("indexed", &Field::indexed, "Stored inline in the index (numeric scalars).")
+      .def_property_readonly("compression", [](const Field& f) { return std::string(CompressionName(f.compression)); },
+                             "'none' or 'zstd' (bytes fields).")
+      .def("__eq__", [](const Field& a, const py::object& b) {
+        return py::isinstance<Field>(b) && a == b.cast<Field>();
+      })
+      .def("__hash__", [](const Field& f) { return py::hash(py::str(FieldRepr(f))); })
+      .def("__repr__", &FieldRepr)
+      .def(py::pickle(
+          [](const Field& f) {
+            return py::make_tuple(f.name, unirecord::FieldTypeName(f.type), py::tuple(py::cast(f.shape)), f.indexed,
+                                  CompressionName(f.compression));
+          },
+          [](const py::tuple& t) {
+            return MakeField(t[0].cast<std::string>(), t[1], t[2], t[3].cast<bool>(), t[4].cast<std::string>());
+          }));
+
+  py::class_<Schema>(m, "Schema", R"doc(
+The ordered, typed fields every record of a dataset has.
+
+Schema(fields): a list of Field, or a dict {name: type or Field}, e.g.
+Schema({"image": "bytes", "label": unirecord.Field("label", "int64", indexed=True)}).
+Raises ValueError for an invalid schema (naming the field).
+)doc")
+      .def(py::init([](const py::object& fields) { return ToSchema(fields); }), py::arg("fields"))
+      .def_property_readonly("fields", [](const Schema& s) { return s.fields(); }, "The fields, in order.")
+      .def_property_readonly(
+          "names",
+          [](const Schema& s) {
+            std::vector<std::string> names;
+            for (const Field& f : s.fields()) names.push_back(f.name);
+            return names;
+          },
+          "Field names, in order.")
+      .def("__len__", &Schema::num_fields)
+      .def("__iter__", [](const Schema& s) { return py::iter(py::cast(s.fields())); })
+      .def("__contains__", [](const Schema& s, const std::string& name) { return s.FieldIndex(name) >= 0; })
+      .def("__getitem__",
+           [](const Schema& s, const py::object& key) -> Field {
+             if (py::isinstance<py::int_>(key)) {
+               int64_t i = key.cast<int64_t>();
+               if (i < 0) i += static_cast<int64_t>(s.num_fields());
+               if (i < 0 || i >= static_cast<int64_t>(s.num_fields())) throw py::index_error("field index out of range");
+               return s.field(static_cast<size_t>(i));
+             }
+             int i = s.FieldIndex(key.cast<std::string>());
+             if (i < 0) throw py::key_error(key.cast<std::string>());
+             return s.field(static_cast<size_t>(i));
+           })
+      .def("__eq__", [](const Schema& a, const py::object& b) {
+        return py::isinstance<Schema>(b) && a == b.cast<Schema>();
+      })
+      .def("__repr__", [](const Schema& s) { return "Schema(" + s.ToString() + ")"; })
+      .def("__str__", &Schema::ToString)
+      .def(py::pickle([](const Schema& s) { return py::list(py::cast(s.fields())); },
+                      [](const py::list& fields) { return ToSchema(fields); }));
+
+  py::class_<PyDataset, std::shared_ptr<PyDataset>>(m, "Dataset", R"doc(
+Random access to the records of a unirecord dataset (a map-style dataset).
+
+Dataset(path, fields=None, *, verify_checksums=True, allow_partial=False, bytes_as="memoryview")
+
+path: a directory holding the shards, one .urec file, a glob pattern, or a
+list of .urec paths. fields: names of the fields ds[i] returns (default all).
+
+Opening maps the files and reads only their fixed-size parts: no per-record
+work and no per-record Python objects, so it is cheap in every DataLoader
+worker. ds[i] returns a dict {field: value}: bytes fields as read-only
+zero-copy memoryviews over the mapped file (they keep the dataset mapped;
+np.frombuffer(v, np.uint8) is zero-copy too) or, with bytes_as="numpy",
+read-only zero-copy uint8 numpy arrays (picklable, so they can travel back
+from DataLoader workers; memoryviews cannot), numbers as int/float, strings
+as str, fixed-shape arrays as numpy arrays.
+
+Pickling stores the path and options only; unpickling re-opens and re-maps
+the files (this is what DataLoader workers do).
+)doc")
+      .def(py::init(&NewDataset), py::arg("path"), py::arg("fields") = py::none(), py::kw_only(),
+           py::arg("verify_checksums") = true, py::arg("allow_partial") = false, py::arg("bytes_as") = "memoryview")
+      .def("__len__", [](const PyDataset& d) { return d.dataset->size(); })
+      .def("__getitem__", &GetItem, py::arg("index"),
+           "The record at index (negative counts from the end) as a dict of the selected fields.")
+      .def(
+          "get_blob",
+          [](const PyDataset& d, int64_t index, const std::string& field) {
+            uint64_t id = CheckIndex(d, index);
+            size_t f = Unwrap(d.dataset->schema().FindField(field));
+            return FieldValue(d, id, f, nullptr);
+          },
+          py::arg("index"), py::arg("field"),
+          "One bytes field of one record as a zero-copy memoryview (reads nothing else).")
+      .def(
+          "column",
+          [](const PyDataset& d, const std::string& field) {
+            size_t f = Unwrap(d.dataset->schema().FindField(field));
+            const Field& fd = d.dataset->schema().field(f);
+            if (!fd.indexed) {
+              RaiseStatus(Status::InvalidArgument("column('" + field + "'): the field is not indexed"));
+            }
+            bool is_int = fd.type == FieldType::kInt32 || fd.type == FieldType::kInt64;
+            if (is_int) return IndexedColumn<int64_t>(d, f, &Dataset::GetIndexedInt64);
+            return IndexedColumn<double>(d, f, &Dataset::GetIndexedFloat64);
+          },
+          py::arg("field"),
+          "Every record's value of an indexed numeric field as a numpy array (int64 or float64), "
+          "read from the index alone.")
+      .def_property_readonly("schema", [](const PyDataset& d) { return d.dataset->schema(); }, "The Schema.")
+      .def_property_readonly(
+          "fields",
+          [](const PyDataset& d) {
+            std::vector<std::string> names;
+            for (size_t f : d.fields) names.push_back(d.dataset->schema().field(f).name);
+            return names;
+          },
+          "Names of the fields ds[i] returns.")
+      .def_property_readonly(
+          "metadata",
+          [](const PyDataset& d) {
+            py::dict out;
+            for (const auto& [k, v] : d.dataset->metadata()) out[py::str(k)] = TextOrBytes(v);
+            return out;
+          },
+          "Metadata dict (str -> str; bytes for values that are not UTF-8). "
+          "ds.metadata['classes'] holds the class names, one per line; see classes.")
+      .def_property_readonly(
+          "classes",
+          [](const PyDataset& d) -> py::object {
+            auto it = d.dataset->metadata().find(unirecord::kClassesMetadataKey);
+            if (it == d.dataset->metadata().end()) return py::none();
+            return py::cast(unirecord::DecodeNameList(it->second));
+          },
+          "Class names in label order (from metadata 'classes'), or None.")
+      .def_property_readonly("uuid", [](const PyDataset& d) { return d.dataset->uuid(); },
+                             "Content-derived dataset UUID.")
+      .def_property_readonly("num_shards", [](const PyDataset& d) { return d.dataset->num_shards(); })
+      .def_property_readonly(
+          "path",
+          [](const PyDataset& d) -> py::object {
+            if (d.path_is_list) return py::cast(d.paths);
+            return py::str(d.paths[0]);
+          },
+          "The path (or list of paths) the dataset was opened from.")
+      .def_property_readonly(
+          "shards",
+          [](const PyDataset& d) {
+            py::list out;
+            for (const auto& s : d.dataset->shards()) out.append(ShardDict(s));
+            return out;
+          },
+          "Per-shard facts (path, records, sizes, format version).")
+      .def(
+          "verify",
+          [](const PyDataset& d) {
+            Status st;
+            {
+              py::gil_scoped_release nogil;
+              st = d.dataset->Verify();
+            }
+            Check(st);
+          },
+          "Deep check of every checksum; raises CorruptRecordError naming the file on the first problem.")
+      .def("__repr__",
+           [](const PyDataset& d) {
+             py::object p = d.path_is_list ? py::cast(d.paths) : py::cast(d.paths[0]);
+             return "unirecord.Dataset(" + py::repr(p).cast<std::string>() +
+                    ", records=" + std::to_string(d.dataset->size()) + ", schema=" + d.dataset->schema().ToString() + ")";
+           })
+      .def(py::pickle(
+          [](const PyDataset& d) {
+            return py::make_tuple(d.paths, d.path_is_list, d.field_names, d.options.verify_checksums,
+                                  d.options.allow_partial, d.bytes_as_numpy);
+          },
+          [](const py::tuple& t) {
+            auto d = std::make_shared<PyDataset>();
+            d->paths = t[0].cast<std::vector<std::string>>();
+            d->path_is_list = t[1].cast<bool>();
+            d->field_names = t[2].cast<std::vector<std::string>>();
+            d->options.verify_checksums = t[3].cast<bool>();
+            d->options.allow_partial = t[4].cast<bool>();
+            d->bytes_as_numpy = t[5].cast<bool>();
+            OpenInto(*d);
+            return d;
+          }));
+
+  m.def("_to_schema", &ToSchema, py::arg("schema"));
+}
+
+}  // namespace unirecord_py

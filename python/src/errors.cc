@@ -1,0 +1,72 @@
+// Status -> Python exception: the one mapping of the binding.
+#include <Python.h>
+
+#include "common.h"
+
+namespace unirecord_py {
+
+namespace {
+PyObject* g_corrupt_record_error = nullptr;  // unirecord.CorruptRecordError
+PyObject* g_not_supported_error = nullptr;   // unirecord.NotSupportedError
+}  // namespace
+
+void RaiseStatus(const unirecord::Status& status) {
+  using unirecord::StatusCode;
+  PyObject* type = PyExc_RuntimeError;
+  std::string message = status.message();
+  switch (status.code()) {
+    case StatusCode::kInvalidArgument: type = PyExc_ValueError; break;
+    case StatusCode::kNotFound: type = PyExc_FileNotFoundError; break;
+    case StatusCode::kIOError: type = PyExc_OSError; break;
+    case StatusCode::kCorruption: type = g_corrupt_record_error; break;
+    case StatusCode::kNotSupported: type = g_not_supported_error; break;
+    case StatusCode::kOutOfRange: type = PyExc_IndexError; break;
+    case StatusCode::kFailedPrecondition: type = PyExc_RuntimeError; break;
+    case StatusCode::kInternal:
+      type = PyExc_RuntimeError;
+      message = "internal error in unirecord (please report it): " + message;
+      break;
+    case StatusCode::kOk:
+      type = PyExc_SystemError;
+      message = "RaiseStatus called with an OK status";
+      break;
+  }
+  if (type == nullptr) type = PyExc_RuntimeError;  // before RegisterErrors: cannot happen
+  PyErr_SetString(type, message.c_str());
+  throw py::error_already_set();
+}
+
+void RegisterErrors(py::module_& m) {
+  g_corrupt_record_error = PyErr_NewExceptionWithDoc(
+      "unirecord.CorruptRecordError",
+      "Raised when on-disk data fails a checksum or bounds check, or an image cannot be decoded\n"
+      "because its bytes are damaged. An OSError; the message names the file and the record.",
+      PyExc_OSError, nullptr);
+  g_not_supported_error = PyErr_NewExceptionWithDoc(
+      "unirecord.NotSupportedError",
+      "Raised for valid input that unirecord does not support (e.g. a 12-bit JPEG, a newer\n"
+      "format major version, the CUDA path in a build without CUDA). A ValueError.",
+      PyExc_ValueError, nullptr);
+  if (g_corrupt_record_error == nullptr || g_not_supported_error == nullptr) {
+    throw py::error_already_set();
+  }
+  m.attr("CorruptRecordError") = py::handle(g_corrupt_record_error);
+  m.attr("NotSupportedError") = py::handle(g_not_supported_error);
+  // For the tests: raises the exception a status code maps to.
+  m.def(
+      "_raise_status",
+      [](int code, const std::string& message) {
+        RaiseStatus(unirecord::Status(static_cast<unirecord::StatusCode>(code), message));
+      },
+      py::arg("code"), py::arg("message"));
+}
+
+std::string FsPath(const py::handle& obj) {
+  // Leaked on purpose: must outlive interpreter shutdown.
+  static py::object* fspath = new py::object(py::module_::import("os").attr("fspath"));
+  py::object p = (*fspath)(obj);
+  if (py::isinstance<py::bytes>(p)) return p.cast<std::string>();
+  return p.cast<std::string>();
+}
+
+}  // namespace unirecord_py

@@ -1,0 +1,392 @@
+// unirecord.Writer and unirecord.convert_imagefolder.
+#include <pybind11/functional.h>
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include <optional>
+
+#include "common.h"
+#include "unirecord/convert.h"
+#include "unirecord/writer.h"
+
+namespace unirecord_py {
+
+using unirecord::BlobCompression;
+using unirecord::Field;
+using unirecord::FieldType;
+using unirecord::RecordBuilder;
+using unirecord::Schema;
+using unirecord::Status;
+using unirecord::Writer;
+using unirecord::WriterOptions;
+
+namespace {
+
+// A Py_buffer held until the record is written (RecordBuilder::SetBytes keeps views).
+class HeldBuffer {
+ public:
+  explicit HeldBuffer(PyObject* obj) {
+    if (PyObject_GetBuffer(obj, &view_, PyBUF_SIMPLE) != 0) throw py::error_already_set();
+  }
+  ~HeldBuffer() { PyBuffer_Release(&view_); }
+  HeldBuffer(const HeldBuffer&) = delete;
+  HeldBuffer& operator=(const HeldBuffer&) = delete;
+  std::string_view bytes() const {
+    return {static_cast<const char*>(view_.buf), static_cast<size_t>(view_.len)};
+  }
+
+ private:
+  Py_buffer view_{};
+};
+
+template <typename T>
+Status SetArrayValue(RecordBuilder& b, size_t index, const py::handle& value) {
+  auto a = py::array_t<T, py::array::c_style | py::array::forcecast>::ensure(value);
+  if (!a) throw py::error_already_set();
+  return b.SetArray(index, a.data(), static_cast<size_t>(a.size()));
+}
+
+int64_t ToInt64(const Field& f, const py::handle& value) {
+  PyObject* idx = PyNumber_Index(value.ptr());
+  if (idx == nullptr) {
+    PyErr_Clear();
+    RaiseStatus(Status::InvalidArgument("field '" + f.name + "' (" + unirecord::FieldTypeName(f.type) +
+                                        ") needs an integer, got " + py::repr(value).cast<std::string>()));
+  }
+  int overflow = 0;
+  long long v = PyLong_AsLongLongAndOverflow(idx, &overflow);
+  Py_DECREF(idx);
+  bool bad = overflow != 0 ||
+             (f.type == FieldType::kInt32 && (v < INT32_MIN || v > INT32_MAX));
+  if (bad) {
+    RaiseStatus(Status::InvalidArgument("field '" + f.name + "': " + py::repr(value).cast<std::string>() +
+                                        " does not fit " + unirecord::FieldTypeName(f.type)));
+  }
+  return v;
+}
+
+double ToDouble(const Field& f, const py::handle& value) {
+  double v = PyFloat_AsDouble(value.ptr());
+  if (v == -1.0 && PyErr_Occurred()) {
+    PyErr_Clear();
+    RaiseStatus(Status::InvalidArgument("field '" + f.name + "' (" + unirecord::FieldTypeName(f.type) +
+                                        ") needs a number, got " + py::repr(value).cast<std::string>()));
+  }
+  return v;
+}
+
+struct PyWriter {
+  std::unique_ptr<Writer> writer;
+  std::optional<RecordBuilder> builder;
+  Schema schema;
+  std::string out_dir, name;
+  bool finished = false;
+  bool aborted = false;
+  py::dict summary;
+
+  Writer& Live() {
+    if (finished) RaiseStatus(Status::FailedPrecondition("Writer is already finished"));
+    if (aborted || !writer) RaiseStatus(Status::FailedPrecondition("Writer was aborted; nothing was written"));
+    return *writer;
+  }
+
+  void Write(const py::dict& record) {
+    Writer& w = Live();
+    RecordBuilder& b = *builder;
+    std::vector<std::unique_ptr<HeldBuffer>> held;
+    size_t found = 0;
+    for (size_t i = 0; i < schema.num_fields(); ++i) {
+      const Field& f = schema.field(i);
+      PyObject* raw = PyDict_GetItemString(record.ptr(), f.name.c_str());  // borrowed
+      if (raw == nullptr) {
+        b.Clear();
+        RaiseStatus(Status::InvalidArgument("record has no value for field '" + f.name + "' (schema: " +
+                                            schema.ToString() + ")"));
+      }
+      ++found;
+      py::handle value(raw);
+      Status st;
+      if (f.is_array()) {
+        switch (f.type) {
+          case FieldType::kInt32: st = SetArrayValue<int32_t>(b, i, value); break;
+          case FieldType::kInt64: st = SetArrayValue<int64_t>(b, i, value); break;
+          case FieldType::kFloat32: st = SetArrayValue<float>(b, i, value); break;
+          default: st = SetArrayValue<double>(b, i, value); break;
+        }
+      } else {
+        switch (f.type) {
+          case FieldType::kInt32: st = b.SetInt32(i, static_cast<int32_t>(ToInt64(f, value))); break;
+          case FieldType::kInt64: st = b.SetInt64(i, ToInt64(f, value)); break;
+          case FieldType::kFloat32: st = b.SetFloat32(i, static_cast<float>(ToDouble(f, value))); break;
+          case FieldType::kFloat64: st = b.SetFloat64(i, ToDouble(f, value)); break;
+          case FieldType::kString:
+            if (PyUnicode_Check(raw)) {
+              Py_ssize_t n = 0;
+              const char* s = PyUnicode_AsUTF8AndSize(raw, &n);
+              if (s == nullptr) throw py::error_already_set();
+              st = b.SetString(i, std::string_view(s, static_cast<size_t>(n)));
+            } else if (PyObject_CheckBuffer(raw)) {
+              HeldBuffer buf(raw);
+              st = b.SetString(i, buf.bytes());  // copied
+            } else {
+              st = Status::InvalidArgument("field '" + f.name + "' (string) needs a str, got " +
+                                           py::repr(value).cast<std::string>());
+            }
+            break;
+          case FieldType::kBytes:
+            if (!PyObject_CheckBuffer(raw)) {
+              st = Status::InvalidArgument("field '" + f.name +
+                                           "' (bytes) needs bytes or a contiguous buffer, got " +
+                                           py::repr(value).cast<std::string>());
+            } else {
+              held.push_back(std::make_unique<HeldBuffer>(raw));
+              st = b.SetBytes(i, held.back()->bytes());
+            }
+            break;
+        }
+      }
+      if (!st.ok()) {
+        b.Clear();
+        RaiseStatus(st);
+      }
+    }
+    if (found != static_cast<size_t>(py::len(record))) {
+      b.Clear();
+      for (auto item : record) {
+        std::string key = py::str(item.first).cast<std::string>();
+        if (schema.FieldIndex(key) < 0) {
+          RaiseStatus(Status::InvalidArgument("record has a value for '" + key +
+                                              "', which is not a field of the schema (" + schema.ToString() + ")"));
+        }
+      }
+    }
+    Check(w.Write(b));
+  }
+
+  py::dict Finish() {
+    Writer& w = Live();
+    Status st;
+    {
+      py::gil_scoped_release nogil;
+      st = w.Finish();
+    }
+    if (!st.ok()) {
+      aborted = true;
+      writer.reset();  // removes the temporary files
+      RaiseStatus(st);
+    }
+    finished = true;
+    const auto& s = w.summary();
+    summary["records"] = s.records;
+    summary["shards"] = s.shards;
+    summary["bytes"] = s.bytes;
+    summary["uuid"] = s.uuid;
+    summary["shard_paths"] = s.shard_paths;
+    summary["index_paths"] = s.index_paths;
+    return summary;
+  }
+
+  void Abort() {
+    if (finished) return;
+    aborted = true;
+    py::gil_scoped_release nogil;
+    writer.reset();
+  }
+};
+
+BlobCompression ParseBlobCompression(const std::string& s) {
+  if (s == "none") return BlobCompression::kNone;
+  if (s == "zstd") return BlobCompression::kZstd;
+  RaiseStatus(Status::InvalidArgument("blob_compression must be 'none' or 'zstd', not '" + s + "'"));
+}
+
+std::unique_ptr<PyWriter> NewWriter(const py::object& out, const py::object& schema, const std::string& name,
+                                    uint32_t num_shards, uint64_t expected_records, uint64_t target_shard_bytes,
+                                    const py::object& metadata, const py::object& classes,
+                                    const std::string& blob_compression, int zstd_level, int threads, bool sync,
+                                    uint32_t blob_page_bytes, uint32_t scalar_page_bytes) {
+  auto w = std::make_unique<PyWriter>();
+  w->schema = ToSchema(schema);
+  w->out_dir = FsPath(out);
+  w->name = name;
+  WriterOptions o;
+  o.num_shards = num_shards;
+  o.expected_records = expected_records;
+  o.target_shard_bytes = target_shard_bytes;
+  o.default_blob_compression = ParseBlobCompression(blob_compression);
+  o.zstd_level = zstd_level;
+  o.threads = threads;
+  o.sync = sync;
+  o.blob_page_bytes = blob_page_bytes;
+  o.scalar_page_bytes = scalar_page_bytes;
+  unirecord::Result<std::unique_ptr<Writer>> r = Status::Internal("not created");
+  {
+    py::gil_scoped_release nogil;
+    r = Writer::Create(w->out_dir, w->name, w->schema, o);
+  }
+  w->writer = Unwrap(std::move(r));
+  w->builder.emplace(w->writer->schema());
+  if (!classes.is_none()) {
+    auto names = classes.cast<std::vector<std::string>>();
+    Check(w->writer->SetMetadata(unirecord::kClassesMetadataKey, Unwrap(unirecord::EncodeNameList(names))));
+  }
+  if (!metadata.is_none()) {
+    for (auto item : metadata.cast<py::dict>()) {
+      std::string value;
+      if (py::isinstance<py::bytes>(item.second)) value = item.second.cast<std::string>();
+      else value = py::str(item.second).cast<std::string>();
+      Check(w->writer->SetMetadata(py::str(item.first).cast<std::string>(), value));
+    }
+  }
+  return w;
+}
+
+py::dict ProgressDict(const unirecord::ConvertProgress& p) {
+  py::dict d;
+  d["files_done"] = p.files_done;
+  d["files_total"] = p.files_total;
+  d["written"] = p.written;
+  d["rejected"] = p.rejected;
+  d["bytes"] = p.bytes;
+  d["seconds"] = p.seconds;
+  return d;
+}
+
+py::dict ConvertImageFolder(const py::object& src, const py::object& out, const py::object& name, uint32_t num_shards,
+                            uint64_t target_shard_bytes, int threads, bool strict, bool sync,
+                            const py::object& progress) {
+  unirecord::ConvertOptions o;
+  if (!name.is_none()) o.name = name.cast<std::string>();
+  o.num_shards = num_shards;
+  o.target_shard_bytes = target_shard_bytes;
+  o.threads = threads;
+  o.strict = strict;
+  o.sync = sync;
+  std::optional<py::error_already_set> callback_error;
+  if (!progress.is_none()) {
+    // Runs on the calling thread, which released the GIL below.
+    o.on_progress = [&](const unirecord::ConvertProgress& p) {
+      py::gil_scoped_acquire gil;
+      if (callback_error) return;
+      try {
+        progress(ProgressDict(p));
+      } catch (py::error_already_set& e) {
+        callback_error.emplace(std::move(e));
+      }
+    };
+  }
+  std::string src_path = FsPath(src), out_path = FsPath(out);
+  unirecord::Result<unirecord::ConvertReport> r = Status::Internal("not run");
+  {
+    py::gil_scoped_release nogil;
+    r = unirecord::ConvertImageFolder(src_path, out_path, o);
+  }
+  if (callback_error) throw std::move(*callback_error);
+  unirecord::ConvertReport rep = Unwrap(std::move(r));
+  py::dict d;
+  d["name"] = rep.name;
+  d["classes"] = rep.classes;
+  d["written"] = rep.written;
+  d["rejected"] = rep.rejected;
+  d["skipped"] = rep.skipped;
+  d["image_bytes"] = rep.image_bytes;
+  d["output_bytes"] = rep.output_bytes;
+  d["shards"] = rep.shards;
+  d["seconds"] = rep.seconds;
+  d["uuid"] = rep.uuid;
+  d["shard_paths"] = rep.shard_paths;
+  py::list not_written;
+  for (const auto& n : rep.not_written) not_written.append(py::make_tuple(n.path, n.reason));
+  d["not_written"] = not_written;
+  d["rejects_path"] = rep.rejects_path;
+  return d;
+}
+
+}  // namespace
+
+void RegisterWriter(py::module_& m) {
+  py::class_<PyWriter>(m, "Writer", R"doc(
+Writes records into a new sharded dataset OUT/NAME-SSSSS-of-NNNNN.urec (+ .uidx).
+
+Writer(out, schema, name="data", *, num_shards=0, expected_records=0,
+       target_shard_bytes=0, metadata=None, classes=None, blob_compression="none",
+       zstd_level=3, threads=1, sync=True, blob_page_bytes=1 MiB, scalar_page_bytes=64 KiB)
+
+Use it as a context manager:
+
+    with unirecord.Writer("out", {"image": "bytes", "label": "int64"}, classes=["cat", "dog"]) as w:
+        for jpeg, label in samples:
+            w.write({"image": jpeg, "label": label})
+
+Everything is written to hidden ".NAME.*.partial" files; leaving the block
+normally calls finish() (fsync + rename into place); leaving it with an
+exception calls abort(), which deletes them: nothing half-written is ever
+left looking like a dataset. A Writer dropped without finish() aborts too.
+Sharding: num_shards=N round-robin (or contiguous with expected_records=n),
+or target_shard_bytes=B; neither: one shard. metadata: {str: str|bytes}, set
+before the first write; classes: list of class names (metadata "classes").
+)doc")
+      .def(py::init(&NewWriter), py::arg("out"), py::arg("schema"), py::arg("name") = "data", py::kw_only(),
+           py::arg("num_shards") = 0, py::arg("expected_records") = 0, py::arg("target_shard_bytes") = 0,
+           py::arg("metadata") = py::none(), py::arg("classes") = py::none(), py::arg("blob_compression") = "none",
+           py::arg("zstd_level") = 3, py::arg("threads") = 1, py::arg("sync") = true,
+           py::arg("blob_page_bytes") = 1u << 20, py::arg("scalar_page_bytes") = 64u << 10)
+      .def("write", &PyWriter::Write, py::arg("record"),
+           "Appends one record: a dict with a value for every field (bytes fields: bytes or any contiguous "
+           "buffer; arrays: anything numpy converts to the field's shape). ValueError on a missing, extra or "
+           "mistyped value (the writer stays usable).")
+      .def(
+          "set_metadata",
+          [](PyWriter& w, const std::string& key, const py::object& value) {
+            std::string v = py::isinstance<py::bytes>(value) ? value.cast<std::string>()
+                                                              : py::str(value).cast<std::string>();
+            Check(w.Live().SetMetadata(key, v));
+          },
+          py::arg("key"), py::arg("value"), "Adds a metadata entry; only before the first write().")
+      .def("finish", &PyWriter::Finish,
+           "Completes, fsyncs and renames every file into place; returns the summary dict "
+           "(records, shards, bytes, uuid, shard_paths, index_paths).")
+      .def("abort", &PyWriter::Abort, "Deletes everything written so far (no-op after finish()).")
+      .def_property_readonly("records_written",
+                             [](const PyWriter& w) -> uint64_t { return w.writer ? w.writer->records_written() : 0; })
+      .def_property_readonly("schema", [](const PyWriter& w) { return w.schema; })
+      .def_property_readonly("closed", [](const PyWriter& w) { return w.finished || w.aborted; })
+      .def_property_readonly("summary", [](const PyWriter& w) -> py::object {
+        if (!w.finished) return py::none();
+        return w.summary;
+      }, "The summary dict after finish(), else None.")
+      .def("__enter__", [](PyWriter& w) -> PyWriter& { return w; }, py::return_value_policy::reference)
+      .def("__exit__",
+           [](PyWriter& w, const py::object& exc_type, const py::object&, const py::object&) {
+             if (exc_type.is_none()) {
+               if (!w.finished && !w.aborted) w.Finish();
+             } else {
+               w.Abort();
+             }
+             return false;
+           })
+      .def("__repr__", [](const PyWriter& w) {
+        return "unirecord.Writer('" + w.out_dir + "', name='" + w.name + "', schema=" + w.schema.ToString() + ")";
+      });
+
+  m.def("convert_imagefolder", &ConvertImageFolder, py::arg("src"), py::arg("out"), py::kw_only(),
+        py::arg("name") = py::none(), py::arg("num_shards") = 0, py::arg("target_shard_bytes") = 0,
+        py::arg("threads") = 0, py::arg("strict") = false, py::arg("sync") = true, py::arg("progress") = py::none(),
+        R"doc(
+Converts a torchvision-style ImageFolder SRC/<class>/**/<image> into a dataset
+in OUT (the code behind `urec convert imagefolder`).
+
+Records keep ImageFolder's sample order and labels; fields image (bytes),
+label (int64, indexed), path (str), width and height (int32, indexed);
+metadata "classes". Files that are not decodable JPEGs are listed in the
+report and in OUT/NAME.rejects.tsv (strict=True: the first one is an error).
+name defaults to SRC's last component; num_shards / target_shard_bytes as
+for Writer (default: shards of about 1 GiB). progress: called with a dict
+(files_done, files_total, written, rejected, bytes, seconds) about every
+100 ms. Returns the report dict (name, classes, written, rejected, skipped,
+image_bytes, output_bytes, shards, seconds, uuid, shard_paths, not_written,
+rejects_path).
+)doc");
+}
+
+}  // namespace unirecord_py

@@ -1,0 +1,539 @@
+"""unirecord: record files for deep-learning training, from Python.
+
+* :class:`Dataset` - map-style access to any unirecord dataset (picklable,
+  zero-copy ``bytes`` fields), usable in ``torch.utils.data.DataLoader``.
+* :class:`ImageDataset` - ``(uint8 CHW tensor, label)`` samples decoded by the
+  native crop-before-decode JPEG decoder; a drop-in for torchvision's
+  ``ImageFolder`` + ``RandomResizedCrop``/``Resize``+``CenterCrop`` + ``PILToTensor``.
+* :class:`Loader` - the native multi-threaded loader: whole batches as torch
+  tensors that share the loader's buffers (DLPack, no copy), no worker processes.
+* :class:`Writer`, :func:`convert_imagefolder` - create datasets.
+
+Everything is a thin layer over the C++ library (``unirecord._core``).
+See docs/python.md for the full guide.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import struct
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+
+from . import _core
+from ._core import (
+    CorruptRecordError,
+    Dataset,
+    Field,
+    NotSupportedError,
+    Schema,
+    Writer,
+    convert_imagefolder,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "CenterCrop",
+    "CorruptRecordError",
+    "Dataset",
+    "Field",
+    "ImageDataset",
+    "Loader",
+    "NotSupportedError",
+    "RandomResizedCrop",
+    "Schema",
+    "Writer",
+    "convert_imagefolder",
+    "cuda_available",
+]
+
+# ImageNet statistics on the 0..1 scale, as torchvision's Normalize uses them.
+IMAGENET_MEAN = (0.485, 0.456, 0.406)
+IMAGENET_STD = (0.229, 0.224, 0.225)
+
+
+def _torch():
+    import torch  # imported lazily: Dataset and Writer do not need torch
+
+    return torch
+
+
+# ------------------------------------------------------------- transforms ---
+
+
+class RandomResizedCrop:
+    """torchvision's ``RandomResizedCrop(size, scale, ratio)`` (+ ``RandomHorizontalFlip``
+    when ``flip``), planned by the native crop planner and decoded crop-first.
+
+    ``flip``: ``False`` (no flip), ``True`` (probability 0.5) or a probability.
+    The random numbers are keyed by ``(seed, epoch, record id)``: the same
+    triple gives the same crop in every process, thread and run.
+    """
+
+    def __init__(
+        self,
+        size: int,
+        scale: Tuple[float, float] = (0.08, 1.0),
+        ratio: Tuple[float, float] = (3.0 / 4.0, 4.0 / 3.0),
+        flip: Union[bool, float] = False,
+    ) -> None:
+        self.size = _check_size(size)
+        self.scale = (float(scale[0]), float(scale[1]))
+        self.ratio = (float(ratio[0]), float(ratio[1]))
+        if not (0.0 < self.scale[0] <= self.scale[1] <= 1.0):
+            raise ValueError(f"RandomResizedCrop: scale must satisfy 0 < min <= max <= 1, got {scale}")
+        if not (0.0 < self.ratio[0] <= self.ratio[1]):
+            raise ValueError(f"RandomResizedCrop: ratio must satisfy 0 < min <= max, got {ratio}")
+        p = 0.5 if flip is True else 0.0 if flip is False else float(flip)
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"RandomResizedCrop: flip probability must be in [0, 1], got {flip}")
+        self.flip = flip
+        self.flip_probability = p
+
+    def _params(self) -> Dict[str, Any]:
+        return dict(
+            kind=0,
+            size=self.size,
+            resize=0,
+            scale_min=self.scale[0],
+            scale_max=self.scale[1],
+            ratio_min=self.ratio[0],
+            ratio_max=self.ratio[1],
+            flip_probability=self.flip_probability,
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"unirecord.RandomResizedCrop({self.size}, scale={self.scale}, "
+            f"ratio=({self.ratio[0]:.4g}, {self.ratio[1]:.4g}), flip={self.flip!r})"
+        )
+
+
+class CenterCrop:
+    """torchvision's ``Resize(resize)`` + ``CenterCrop(size)`` (``resize`` = the
+    shorter side after resizing, antialiased bilinear as ``Resize`` on PIL images),
+    computed as one crop window of the original and decoded crop-first.
+
+    ``resize=None``: no resize, only the center crop (as ``CenterCrop`` alone;
+    an image smaller than ``size`` is scaled up instead of zero-padded).
+    The evaluation transform for ImageNet is ``CenterCrop(224, resize=256)``.
+    """
+
+    def __init__(self, size: int, resize: Optional[int] = None) -> None:
+        self.size = _check_size(size)
+        if resize is not None:
+            resize = int(resize)
+            if resize < self.size:
+                raise ValueError(f"CenterCrop: resize ({resize}) must be at least size ({self.size})")
+        self.resize = resize
+
+    def _params(self) -> Dict[str, Any]:
+        return dict(
+            kind=1,
+            size=self.size,
+            resize=self.resize or 0,
+            scale_min=0.08,
+            scale_max=1.0,
+            ratio_min=3.0 / 4.0,
+            ratio_max=4.0 / 3.0,
+            flip_probability=0.0,
+        )
+
+    def __repr__(self) -> str:
+        return f"unirecord.CenterCrop({self.size}, resize={self.resize})"
+
+
+def _check_size(size: Any) -> int:
+    if isinstance(size, (tuple, list)):
+        if len(size) == 2 and size[0] == size[1]:
+            size = size[0]
+        else:
+            raise ValueError(f"only square outputs are supported, got size={size!r}")
+    size = int(size)
+    if size < 1:
+        raise ValueError(f"size must be positive, got {size}")
+    return size
+
+
+def _transform_params(transform: Any) -> Dict[str, Any]:
+    if transform is None:
+        transform = RandomResizedCrop(224, flip=True)
+    if not isinstance(transform, (RandomResizedCrop, CenterCrop)):
+        raise TypeError(
+            "transform must be unirecord.RandomResizedCrop or unirecord.CenterCrop, "
+            f"not {type(transform).__name__}"
+        )
+    return transform._params()
+
+
+def _open(path: Any, verify_checksums: bool = True) -> Dataset:
+    if isinstance(path, Dataset):
+        return path
+    return Dataset(path, verify_checksums=verify_checksums)
+
+
+# ----------------------------------------------------------- ImageDataset ---
+
+
+class ImageDataset:
+    """Map-style dataset of ``(uint8 tensor [3, H, W], label)`` over a dataset of
+    JPEG records (e.g. one made by :func:`convert_imagefolder`).
+
+    ``ds[i]`` reads record ``i``'s JPEG zero-copy, plans the crop window of
+    ``transform`` on its header, decodes only that window (libjpeg-turbo,
+    DCT-scaled when much larger than the output), resizes it to
+    ``size x size`` (antialiased bilinear, as torchvision's ``Resize`` on PIL
+    images) and returns it in torchvision's ``PILToTensor`` layout (RGB, CHW,
+    uint8), with the record's label. Classes and labels are those of
+    torchvision's ``ImageFolder`` when the dataset came from
+    :func:`convert_imagefolder`.
+
+    Epochs: random crops are keyed by ``(seed, epoch, record id)``. Call
+    :meth:`set_epoch` before each epoch (as with ``DistributedSampler``). The
+    epoch lives in a small shared memory page, so DataLoader workers forked
+    before the call (``persistent_workers=True``) see it too; with the
+    ``spawn`` start method the epoch is copied when workers start.
+
+    The object is picklable (path + options); each worker re-maps the files.
+    """
+
+    def __init__(
+        self,
+        path: Any,
+        transform: Union[RandomResizedCrop, CenterCrop, None] = None,
+        *,
+        seed: int = 0,
+        image_field: str = "image",
+        label_field: Optional[str] = "label",
+        strict: bool = False,
+        apply_exif: bool = False,
+        dct_scaling: bool = True,
+        verify_checksums: bool = True,
+    ) -> None:
+        self.transform = transform if transform is not None else RandomResizedCrop(224, flip=True)
+        self.seed = int(seed)
+        self.image_field = image_field
+        self.label_field = label_field
+        self.strict = bool(strict)
+        self.apply_exif = bool(apply_exif)
+        self.dct_scaling = bool(dct_scaling)
+        self.dataset = _open(path, verify_checksums)
+        self._epoch = mmap.mmap(-1, 8)  # MAP_SHARED|MAP_ANONYMOUS: shared with forked workers
+        self._make_reader()
+
+    def _make_reader(self) -> None:
+        self._reader = _core._ImageReader(
+            self.dataset,
+            self.image_field,
+            self.label_field or "",
+            seed=self.seed,
+            strict=self.strict,
+            apply_exif=self.apply_exif,
+            dct_scaling=self.dct_scaling,
+            **_transform_params(self.transform),
+        )
+
+    def __len__(self) -> int:
+        return len(self._reader)
+
+    def __getitem__(self, index: int):
+        image, label = self._reader.get(index, self.epoch)
+        return _torch().from_numpy(image), label
+
+    @property
+    def epoch(self) -> int:
+        """The epoch the random crops are drawn for."""
+        return struct.unpack_from("<q", self._epoch)[0]
+
+    def set_epoch(self, epoch: int) -> None:
+        """Selects the epoch of the random crops (call before each epoch)."""
+        if epoch < 0:
+            raise ValueError(f"epoch must be >= 0, got {epoch}")
+        struct.pack_into("<q", self._epoch, 0, int(epoch))
+
+    def crop_window(self, index: int, epoch: Optional[int] = None) -> Tuple[int, int, int, int, bool]:
+        """The window ``(x, y, width, height, flip)`` of the original image that
+        ``ds[index]`` shows at ``epoch`` (default: the current one)."""
+        return self._reader.window(index, self.epoch if epoch is None else epoch)
+
+    @property
+    def classes(self) -> List[str]:
+        """Class names in label order (from the dataset's "classes" metadata)."""
+        return self.dataset.classes or []
+
+    @property
+    def class_to_idx(self) -> Dict[str, int]:
+        return {c: i for i, c in enumerate(self.classes)}
+
+    @property
+    def targets(self):
+        """Every record's label as a numpy int64 array (read from the index; built on
+        first use, not at open)."""
+        if not self.label_field:
+            raise AttributeError("this ImageDataset has no label field")
+        cached = getattr(self, "_targets", None)
+        if cached is None:
+            cached = self._targets = self.dataset.column(self.label_field)
+        return cached
+
+    def __getstate__(self) -> Dict[str, Any]:
+        state = {k: v for k, v in self.__dict__.items() if k not in ("_reader", "_epoch", "_targets")}
+        state["epoch"] = self.epoch
+        return state
+
+    def __setstate__(self, state: Dict[str, Any]) -> None:
+        epoch = state.pop("epoch")
+        self.__dict__.update(state)
+        self._epoch = mmap.mmap(-1, 8)
+        self.set_epoch(epoch)
+        self._make_reader()
+
+    def __repr__(self) -> str:
+        return f"unirecord.ImageDataset({self.dataset.path!r}, records={len(self)}, transform={self.transform!r})"
+
+
+# ----------------------------------------------------------------- Loader ---
+
+
+def cuda_available() -> bool:
+    """True when this build has the CUDA path and torch sees a CUDA device."""
+    if not _core.built_with_cuda:
+        return False
+    try:
+        return bool(_torch().cuda.is_available())
+    except Exception:  # pragma: no cover - torch without CUDA
+        return False
+
+
+def _distributed_defaults(num_shards: Optional[int], shard_id: Optional[int]) -> Tuple[int, int]:
+    if num_shards is not None and shard_id is not None:
+        return int(num_shards), int(shard_id)
+    world, rank = 1, 0
+    try:
+        import torch.distributed as dist
+
+        if dist.is_available() and dist.is_initialized():
+            world, rank = dist.get_world_size(), dist.get_rank()
+    except ImportError:  # pragma: no cover
+        pass
+    return (world if num_shards is None else int(num_shards)), (rank if shard_id is None else int(shard_id))
+
+
+class Loader:
+    """The native loader: batches of decoded, cropped images as torch tensors.
+
+    ``for images, labels in loader`` yields ``images`` uint8 ``[B, 3, H, W]``
+    (``layout="NHWC"``: ``[B, H, W, 3]``) and ``labels`` int64 ``[B]``, in the
+    order of a ``DistributedSampler``-style sampler (``shuffle``/``seed``,
+    ``num_shards``/``shard_id``, padding by wrap-around). Decoding runs on
+    ``threads`` native threads; the GIL is released while waiting.
+
+    Zero copy and lifetime: the tensors are views of the loader's batch
+    buffers (DLPack). A buffer returns to the loader's pool of ``prefetch + 1``
+    buffers when every tensor made from it has been freed; keeping a batch
+    alive is always safe (the data stays valid and unchanged). If your code
+    holds all ``prefetch + 1`` batches at once, the next batch raises
+    RuntimeError instead of waiting forever: ``.clone()`` what you keep.
+
+    Epochs: iterating runs the current epoch to its end; call
+    :meth:`set_epoch` before each epoch (iterating again without it repeats
+    the same epoch, as ``DistributedSampler`` does). :meth:`state_dict` /
+    :meth:`load_state_dict` resume mid-epoch exactly.
+
+    ``device="cuda"`` uploads each batch on the loader's stream and converts it
+    to ``dtype`` (default float32), normalised with ``mean``/``std`` (0..1 scale,
+    as torchvision's ``Normalize``; default ImageNet's); the current stream
+    waits for it. On the CPU, ``dtype``/``mean``/``std`` convert the uint8
+    batch with torch ops (a copy; default: uint8, no normalisation).
+
+    ``num_shards``/``shard_id`` default to ``torch.distributed``'s world size
+    and rank when it is initialised, else 1 and 0.
+    """
+
+    def __init__(
+        self,
+        path: Any,
+        batch_size: int,
+        shuffle: bool = True,
+        seed: int = 0,
+        num_shards: Optional[int] = None,
+        shard_id: Optional[int] = None,
+        transform: Union[RandomResizedCrop, CenterCrop, None] = None,
+        device: Any = "cpu",
+        dtype: Any = None,
+        mean: Optional[Sequence[float]] = None,
+        std: Optional[Sequence[float]] = None,
+        threads: int = 0,
+        prefetch: int = 2,
+        drop_last: bool = False,
+        on_error: str = "raise",
+        *,
+        order: Optional[str] = None,
+        layout: str = "NCHW",
+        image_field: str = "image",
+        label_field: Optional[str] = "label",
+        path_field: str = "path",
+        strict: bool = False,
+        apply_exif: bool = False,
+        dct_scaling: bool = True,
+        subset: Optional[Sequence[int]] = None,
+        return_ids: bool = False,
+        verify_checksums: bool = True,
+    ) -> None:
+        torch = _torch()
+        self.dataset = _open(path, verify_checksums)
+        self.num_shards, self.shard_id = _distributed_defaults(num_shards, shard_id)
+        self.transform = transform if transform is not None else RandomResizedCrop(224, flip=True)
+        self.device = torch.device(device)
+        self.return_ids = bool(return_ids)
+        if order is None:
+            order = "shuffle" if shuffle else "sequential"
+        params = _transform_params(self.transform)
+        if params["kind"] == 1 and not params["resize"]:
+            raise ValueError("Loader needs CenterCrop(size, resize=...) (the shorter side before the crop)")
+        opts: Dict[str, Any] = dict(
+            batch_size=int(batch_size),
+            drop_last=bool(drop_last),
+            order=order,
+            seed=int(seed),
+            num_shards=self.num_shards,
+            shard_id=self.shard_id,
+            transform="random_resized_crop" if params["kind"] == 0 else "center_crop",
+            size=params["size"],
+            resize=params["resize"] or 256,
+            scale_min=params["scale_min"],
+            scale_max=params["scale_max"],
+            ratio_min=params["ratio_min"],
+            ratio_max=params["ratio_max"],
+            flip_probability=params["flip_probability"],
+            layout=layout,
+            image_field=image_field,
+            label_field=label_field or "",
+            path_field=path_field,
+            threads=int(threads),
+            prefetch=int(prefetch),
+            on_error=on_error,
+            strict=bool(strict),
+            apply_exif=bool(apply_exif),
+            dct_scaling=bool(dct_scaling),
+        )
+        if subset is not None:
+            opts["subset"] = [int(i) for i in subset]
+        self._cpu_convert = None
+        if self.device.type == "cuda":
+            if not _core.built_with_cuda:
+                raise NotSupportedError("unirecord was built without CUDA: Loader(device='cuda') is unavailable")
+            if not torch.cuda.is_available():
+                raise NotSupportedError("torch sees no CUDA device: Loader(device='cuda') is unavailable")
+            index = self.device.index if self.device.index is not None else torch.cuda.current_device()
+            self.device = torch.device("cuda", index)
+            dtype = torch.float32 if dtype is None else dtype
+            names = {torch.float32: "float32", torch.float16: "float16", torch.uint8: "uint8"}
+            if dtype not in names:
+                raise ValueError(f"dtype on the device must be uint8, float16 or float32, not {dtype}")
+            normalize = dtype != torch.uint8
+            m = IMAGENET_MEAN if mean is None else tuple(mean)
+            s = IMAGENET_STD if std is None else tuple(std)
+            opts.update(
+                cuda_device=index,
+                cuda_dtype=names[dtype],
+                cuda_normalize=normalize,
+                cuda_mean=[255.0 * float(v) for v in m],
+                cuda_std=[255.0 * float(v) for v in s],
+                cuda_stream=torch.cuda.current_stream(self.device).cuda_stream,
+            )
+        elif self.device.type != "cpu":
+            raise ValueError(f"device must be 'cpu' or 'cuda', not {device!r}")
+        elif dtype is not None or mean is not None or std is not None:
+            self._cpu_convert = (dtype or torch.float32, mean, std)
+        self.batch_size = int(batch_size)
+        self._core = _core._Loader(self.dataset, opts)
+        self._exhausted = False
+
+    # -- iteration --
+    def __len__(self) -> int:
+        """Batches per epoch on this rank (equal on every rank)."""
+        return self._core.batches_per_epoch
+
+    def __iter__(self) -> Iterator[Tuple[Any, ...]]:
+        if self._exhausted:
+            self._core.set_epoch(self._core.epoch)  # same epoch again, as DistributedSampler
+            self._exhausted = False
+        while True:
+            item = self.next_batch()
+            if item is None:
+                return
+            yield item
+            del item
+
+    def next_batch(self) -> Optional[Tuple[Any, ...]]:
+        """The next batch of the epoch, or None at its end."""
+        torch = _torch()
+        stream = 0
+        if self.device.type == "cuda":
+            stream = torch.cuda.current_stream(self.device).cuda_stream
+        raw = self._core.next(stream)
+        if raw is None:
+            self._exhausted = True
+            return None
+        images_c, labels_c, ids_c, _epoch, _index = raw
+        del raw
+        from_dlpack = torch.utils.dlpack.from_dlpack
+        images = from_dlpack(images_c)
+        labels = from_dlpack(labels_c) if labels_c is not None else None
+        if self._cpu_convert is not None:
+            dtype, mean, std = self._cpu_convert
+            images = images.to(dtype)
+            if mean is not None or std is not None:
+                shape = (1, 3, 1, 1) if images.dim() == 4 and images.shape[1] == 3 else (1, 1, 1, 3)
+                m = torch.tensor(mean if mean is not None else (0.0, 0.0, 0.0), dtype=dtype).view(shape) * 255
+                s = torch.tensor(std if std is not None else (1.0, 1.0, 1.0), dtype=dtype).view(shape) * 255
+                images = images.sub_(m).div_(s)
+        if self.device.type == "cuda" and labels is not None:
+            labels = labels.to(self.device, non_blocking=False)
+        if self.return_ids:
+            return images, labels, from_dlpack(ids_c)
+        return images, labels
+
+    # -- epochs, resume, stats --
+    def set_epoch(self, epoch: int) -> None:
+        """Starts ``epoch`` from its first batch (new order and new random crops)."""
+        if epoch < 0:
+            raise ValueError(f"epoch must be >= 0, got {epoch}")
+        self._core.set_epoch(int(epoch))
+        self._exhausted = False
+
+    @property
+    def epoch(self) -> int:
+        return self._core.epoch
+
+    def state_dict(self) -> Dict[str, Any]:
+        """Where this loader is: ``{"sampler_state": bytes, "seed", "epoch", "position"}``
+        (take it between batches; position counts samples of this rank)."""
+        return self._core.state()
+
+    def load_state_dict(self, state: Dict[str, Any]) -> None:
+        """Continues exactly after the batch where ``state`` was taken (same dataset,
+        same sampler options)."""
+        self._core.restore(state["sampler_state"])
+        self._exhausted = False
+
+    def stats(self) -> Dict[str, Any]:
+        """Cumulative counters and stage times (thread-seconds; ``wait_s`` is the
+        consumer's wall time blocked in ``next``), ``images_per_s``."""
+        return self._core.stats()
+
+    def reset_stats(self) -> None:
+        self._core.reset_stats()
+
+    @property
+    def threads(self) -> int:
+        """Decode threads actually running."""
+        return self._core.threads
+
+    def __repr__(self) -> str:
+        return (
+            f"unirecord.Loader({self.dataset.path!r}, batch_size={self.batch_size}, "
+            f"shard {self.shard_id}/{self.num_shards}, transform={self.transform!r}, device={str(self.device)!r})"
+        )
