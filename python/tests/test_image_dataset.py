@@ -1,0 +1,134 @@
+"""unirecord.ImageDataset against torchvision's ImageFolder pipeline, in
+DataLoader workers, and its epoch/crop determinism."""
+import pickle
+
+import numpy as np
+import pytest
+
+import unirecord
+
+torch = pytest.importorskip("torch")
+datasets = pytest.importorskip("torchvision.datasets")
+T = pytest.importorskip("torchvision.transforms")
+F = pytest.importorskip("torchvision.transforms.functional")
+
+# The decode layer's stated tolerance for Resize+CenterCrop planned as one
+# window (tests/cli/test_decode.py, include/unirecord/image.h): mean abs
+# difference <= 2.5 and 99th percentile <= 24 (of 255) per image.
+MEAN_TOL = 2.5
+P99_TOL = 24
+
+
+def pil_to_tensor():
+    return T.PILToTensor() if hasattr(T, "PILToTensor") else T.Lambda(lambda im: torch.as_tensor(np.asarray(im)).permute(2, 0, 1))
+
+
+def test_center_crop_matches_torchvision_imagefolder(image_folder, image_records):
+    ours = unirecord.ImageDataset(image_records, unirecord.CenterCrop(224, resize=256))
+    theirs = datasets.ImageFolder(str(image_folder), T.Compose([T.Resize(256), T.CenterCrop(224), pil_to_tensor()]))
+    assert ours.classes == theirs.classes
+    assert ours.class_to_idx == theirs.class_to_idx
+    assert len(ours) == len(theirs)
+    assert list(ours.targets) == theirs.targets
+    worst = []
+    for i in range(len(ours)):
+        a, la = ours[i]
+        b, lb = theirs[i]
+        assert la == lb
+        assert a.dtype == torch.uint8 and a.shape == (3, 224, 224) and a.is_contiguous()
+        diff = (a.int() - b.int()).abs().numpy()
+        worst.append((diff.mean(), np.percentile(diff, 99)))
+        assert diff.mean() <= MEAN_TOL and np.percentile(diff, 99) <= P99_TOL, (i, worst[-1])
+    print("center crop vs torchvision: worst mean %.3f, worst p99 %.1f" % (max(w[0] for w in worst), max(w[1] for w in worst)))
+
+
+def test_random_resized_crop_is_the_planned_window(image_folder, image_records):
+    ds = unirecord.ImageDataset(image_records, unirecord.RandomResizedCrop(160, flip=True), seed=7)
+    ref = datasets.ImageFolder(str(image_folder))
+    flips = 0
+    for i in range(len(ds)):
+        x, y, w, h, flip = ds.crop_window(i)
+        flips += flip
+        img = ref[i][0].convert("RGB")
+        want = F.resized_crop(img, y, x, h, w, [160, 160])
+        if flip:
+            want = F.hflip(want)
+        want = torch.as_tensor(np.array(want)).permute(2, 0, 1)
+        got, label = ds[i]
+        assert label == ref[i][1]
+        diff = (got.int() - want.int()).abs().numpy()
+        assert diff.mean() <= MEAN_TOL and np.percentile(diff, 99) <= P99_TOL, (i, diff.mean())
+    assert 0 < flips < len(ds)
+
+
+def test_crops_are_keyed_by_seed_epoch_and_record(image_records):
+    ds = unirecord.ImageDataset(image_records, seed=3)
+    a = [ds.crop_window(i) for i in range(len(ds))]
+    assert a == [unirecord.ImageDataset(image_records, seed=3).crop_window(i) for i in range(len(ds))]
+    assert a != [unirecord.ImageDataset(image_records, seed=4).crop_window(i) for i in range(len(ds))]
+    ds.set_epoch(1)
+    assert ds.epoch == 1
+    b = [ds.crop_window(i) for i in range(len(ds))]
+    assert a != b
+    assert b == [ds.crop_window(i, epoch=1) for i in range(len(ds))]
+    assert torch.equal(ds[2][0], ds[2][0])
+
+
+def test_dataloader_workers_match_direct_indexing(image_records):
+    ds = unirecord.ImageDataset(image_records, unirecord.RandomResizedCrop(64, flip=True), seed=1)
+    ds.set_epoch(2)
+    loader = torch.utils.data.DataLoader(ds, batch_size=4, num_workers=2, shuffle=False)
+    images = torch.cat([b[0] for b in loader])
+    labels = torch.cat([b[1] for b in loader])
+    for i in range(len(ds)):
+        img, label = ds[i]
+        assert torch.equal(images[i], img), i
+        assert labels[i].item() == label
+
+
+def test_set_epoch_reaches_persistent_workers(image_records):
+    ds = unirecord.ImageDataset(image_records, unirecord.RandomResizedCrop(32), seed=5)
+    loader = torch.utils.data.DataLoader(ds, batch_size=len(ds), num_workers=2, persistent_workers=True)
+    per_epoch = []
+    for epoch in range(2):
+        ds.set_epoch(epoch)
+        (images, _), = list(loader)
+        per_epoch.append(images)
+        for i in (0, 5, len(ds) - 1):
+            assert torch.equal(images[i], ds[i][0])
+    assert not torch.equal(per_epoch[0], per_epoch[1])
+
+
+def test_pickle_keeps_options_and_epoch(image_records):
+    ds = unirecord.ImageDataset(image_records, unirecord.CenterCrop(100, resize=120), seed=9)
+    ds.set_epoch(4)
+    ds2 = pickle.loads(pickle.dumps(ds))
+    assert ds2.epoch == 4 and ds2.seed == 9 and len(ds2) == len(ds)
+    assert torch.equal(ds2[3][0], ds[3][0])
+
+
+def test_bad_record_names_the_record(tmp_path, image_folder):
+    jpeg = (image_folder / "cat" / "img_000.jpg").read_bytes()
+    with unirecord.Writer(tmp_path, {"image": "bytes", "label": "int64", "path": "string"}, sync=False) as w:
+        w.write({"image": jpeg, "label": 0, "path": "good.jpg"})
+        w.write({"image": b"\x89PNG\r\n\x1a\n" + b"0" * 64, "label": 1, "path": "bad.png"})
+        w.write({"image": jpeg[: len(jpeg) // 3], "label": 2, "path": "cut.jpg"})
+    ds = unirecord.ImageDataset(tmp_path, unirecord.CenterCrop(64))
+    assert ds[0][1] == 0
+    with pytest.raises(ValueError, match=r"record 1 \(bad.png\).*PNG"):
+        ds[1]
+    ds[2]  # lenient (default): a truncated JPEG decodes what it has, like PIL with LOAD_TRUNCATED_IMAGES
+    strict = unirecord.ImageDataset(tmp_path, unirecord.CenterCrop(64), strict=True)
+    with pytest.raises((unirecord.CorruptRecordError, ValueError), match=r"record 2 \(cut.jpg\)"):
+        strict[2]
+
+
+def test_transforms_validate():
+    with pytest.raises(ValueError):
+        unirecord.CenterCrop(224, resize=200)
+    with pytest.raises(ValueError):
+        unirecord.RandomResizedCrop(224, scale=(0.5, 0.1))
+    with pytest.raises(ValueError):
+        unirecord.RandomResizedCrop((224, 100))
+    assert unirecord.RandomResizedCrop((64, 64)).size == 64
+    assert unirecord.RandomResizedCrop(8, flip=True).flip_probability == 0.5
