@@ -68,8 +68,8 @@ inline constexpr size_t kEntryChecksumSize = 8;  // XXH3-64, seed = shard-local 
 // Scalar page number of records whose schema has no scalar-page column.
 inline constexpr uint32_t kNoScalarPage = 0xFFFFFFFFu;
 
-// SPEC.md "Sorted index": entries of {u64 value bits, u64 row}.
-inline constexpr size_t kSortedEntrySize = 16;
+// SPEC.md "Sorted index": u32 rows ordered by (value, row).
+inline constexpr size_t kSortedEntrySize = 4;
 
 // SPEC.md "Scalar page": u32 row count, u32 column count, u64 offsets.
 inline constexpr size_t kScalarPageFixedSize = 8;

@@ -31,6 +31,21 @@ thread_local size_t t_page_cache_next = 0;
 
 std::atomic<uint64_t> g_next_serial{1};
 
+// One decompression context per thread: ZSTD_decompress would create (and
+// allocate) a fresh one on every call.
+ZSTD_DCtx* ThreadDecompressor() {
+  thread_local std::unique_ptr<ZSTD_DCtx, size_t (*)(ZSTD_DCtx*)> context(ZSTD_createDCtx(), ZSTD_freeDCtx);
+  return context.get();
+}
+
+// Inflates one zstd frame into exactly `size` bytes at `out`.
+bool Inflate(const uint8_t* in, uint64_t in_size, uint8_t* out, uint64_t size) {
+  ZSTD_DCtx* context = ThreadDecompressor();
+  if (context == nullptr) return false;
+  const size_t n = ZSTD_decompressDCtx(context, out, size, in, in_size);
+  return !ZSTD_isError(n) && n == size;
+}
+
 std::string IndexPathFor(const std::string& shard_path) {
   return shard_path.substr(0, shard_path.size() - std::string(kShardExtension).size()) + kIndexExtension;
 }
@@ -137,8 +152,8 @@ Result<Blob> ShardReader::ReadBlob(const uint8_t* entry, uint64_t row, size_t sl
   } catch (const std::bad_alloc&) {
     return Status::IOError(RowContext(row) + ": cannot allocate " + std::to_string(b.raw_length) + " bytes");
   }
-  size_t n = ZSTD_decompress(raw.data(), raw.size(), stored.data(), stored.size());
-  if (ZSTD_isError(n) || n != raw.size()) {
+  if (!Inflate(reinterpret_cast<const uint8_t*>(stored.data()), stored.size(),
+               reinterpret_cast<uint8_t*>(raw.data()), raw.size())) {
     return Status::Corruption(RowContext(row) + ": blob '" + field.name + "' does not inflate");
   }
   return Blob(std::move(raw));
@@ -179,8 +194,9 @@ Result<std::shared_ptr<const DecodedPage>> ShardReader::DecodePage(uint32_t page
   decoded->raw.reset(new (std::nothrow) uint8_t[decoded->raw_size == 0 ? 1 : decoded->raw_size]);
   if (decoded->raw == nullptr) return Status::IOError(where + ": cannot allocate " + std::to_string(decoded->raw_size) + " bytes");
   if (page.codec() == fb::Codec::Zstd) {
-    size_t n = ZSTD_decompress(decoded->raw.get(), decoded->raw_size, stored, page.stored_length());
-    if (ZSTD_isError(n) || n != decoded->raw_size) return Status::Corruption(where + " does not inflate");
+    if (!Inflate(stored, page.stored_length(), decoded->raw.get(), decoded->raw_size)) {
+      return Status::Corruption(where + " does not inflate");
+    }
   } else {
     std::memcpy(decoded->raw.get(), stored, decoded->raw_size);
   }
@@ -257,22 +273,19 @@ Status ShardReader::Verify() const {
     const uint8_t* sorted = index_.sorted_index(slot);
     std::vector<bool> seen(records(), false);
     const std::string where = index_path() + ": sorted index " + std::to_string(slot);
+    uint64_t prev_value = 0;
+    uint64_t prev_row = 0;
     for (uint64_t i = 0; i < records(); ++i) {
-      const uint64_t value = LoadLE<uint64_t>(sorted + i * kSortedEntrySize);
-      const uint64_t row = LoadLE<uint64_t>(sorted + i * kSortedEntrySize + 8);
+      const uint64_t row = LoadLE<uint32_t>(sorted + i * kSortedEntrySize);
       if (row >= records() || seen[row]) return Status::Corruption(where + ": bad row " + std::to_string(row));
       seen[row] = true;
-      if (value != LoadLE<uint64_t>(index_.entry(row) + layout_.IndexedValueOffset(slot))) {
-        return Status::Corruption(where + ": value of row " + std::to_string(row) + " differs from the record table");
+      const uint64_t value = LoadLE<uint64_t>(index_.entry(row) + layout_.IndexedValueOffset(slot));
+      if (i > 0 && (index::IndexedLess(type, value, prev_value) ||
+                    (!index::IndexedLess(type, prev_value, value) && row < prev_row))) {
+        return Status::Corruption(where + ": not sorted at entry " + std::to_string(i));
       }
-      if (i > 0) {
-        const uint64_t prev_value = LoadLE<uint64_t>(sorted + (i - 1) * kSortedEntrySize);
-        const uint64_t prev_row = LoadLE<uint64_t>(sorted + (i - 1) * kSortedEntrySize + 8);
-        if (index::IndexedLess(type, value, prev_value) ||
-            (!index::IndexedLess(type, prev_value, value) && row < prev_row)) {
-          return Status::Corruption(where + ": not sorted at entry " + std::to_string(i));
-        }
-      }
+      prev_value = value;
+      prev_row = row;
     }
   }
   return Status::OK();

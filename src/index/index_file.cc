@@ -57,8 +57,7 @@ Result<uint64_t> IndexBuilder::WriteFile(const std::string& path) {
     });
     bytes.resize(rows_ * format::kSortedEntrySize);
     for (uint64_t i = 0; i < rows_; ++i) {
-      format::StoreLE<uint64_t>(bytes.data() + i * format::kSortedEntrySize, sorted[i].first);
-      format::StoreLE<uint64_t>(bytes.data() + i * format::kSortedEntrySize + 8, sorted[i].second);
+      format::StoreLE<uint32_t>(bytes.data() + i * format::kSortedEntrySize, static_cast<uint32_t>(sorted[i].second));
     }
     UREC_RETURN_IF_ERROR(file.PadTo(format::kSectionAlignment));
     sections_[1 + slot] = fb::IndexSection(file.offset(), bytes.size(), format::Checksum(bytes.data(), bytes.size()),

@@ -65,7 +65,7 @@ class IndexReader {
   uint32_t stride() const { return header_->entry_stride(); }
   // Entry of `row` (< records(), not checked).
   const uint8_t* entry(uint64_t row) const { return record_table_ + row * stride(); }
-  // The sorted index section of the i-th indexed field: `records()` entries.
+  // The sorted index of the i-th indexed field: `records()` u32 rows.
   const uint8_t* sorted_index(size_t i) const { return sorted_[i]; }
 
   Status VerifySections() const;
