@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstring>
 
+#include <immintrin.h>
+
 #include "unirecord/image.h"
 
 namespace unirecord::image_internal {
@@ -57,11 +59,140 @@ inline uint8_t ToByte(int32_t acc) {
   return static_cast<uint8_t>(v < 0 ? 0 : v > 255 ? 255 : v);
 }
 
+// One output row of the horizontal pass. Outputs are produced in increasing
+// address order (reversed x when flipping), which lets the SIMD version store
+// 4 bytes per pixel: the 4th byte is overwritten by the next pixel, and the
+// buffer has one byte of slack after the row.
+struct HorizontalJob {
+  const int32_t* weights;
+  const int* first;
+  const int* count;
+  int taps;
+  int src_width;
+  int dst_width;
+  bool flip;
+};
+
+// One output pixel, scalar: for edge pixels of the SIMD versions.
+inline void HorizontalPixel(const HorizontalJob& j, const uint8_t* in, int x, uint8_t* out) {
+  const int32_t* w = j.weights + static_cast<size_t>(x) * j.taps;
+  const uint8_t* p = in + j.first[x] * 3;
+  int32_t r = 1 << (kWeightBits - 1), g = r, b = r;
+  for (int k = 0, n = j.count[x]; k < n; ++k) {
+    r += p[3 * k] * w[k];
+    g += p[3 * k + 1] * w[k];
+    b += p[3 * k + 2] * w[k];
+  }
+  out[0] = ToByte(r);
+  out[1] = ToByte(g);
+  out[2] = ToByte(b);
+}
+
+// Two output pixels per step, each as 4 int32 lanes (R, G, B, unused) of an
+// AVX2 register. A pixel is loaded as 4 bytes, so pixels whose taps could
+// read at or past the row's last byte take the scalar path (the byte after
+// the row may lie past the caller's buffer). Taps past a pixel's count have
+// zero weights, so both pixels of a pair run max(count) taps.
+__attribute__((target("avx2"))) void HorizontalRowAvx2(const HorizontalJob& j, const uint8_t* in,
+                                                      uint8_t* out) {
+  const __m256i half = _mm256_set1_epi32(1 << (kWeightBits - 1));
+  int o = 0;
+  for (; o + 1 < j.dst_width; o += 2) {
+    const int x0 = j.flip ? j.dst_width - 1 - o : o;
+    const int x1 = j.flip ? x0 - 1 : x0 + 1;
+    if (j.first[x0] + j.taps >= j.src_width || j.first[x1] + j.taps >= j.src_width) {
+      HorizontalPixel(j, in, x0, out + 3 * o);
+      HorizontalPixel(j, in, x1, out + 3 * o + 3);
+      continue;
+    }
+    const int32_t* w0 = j.weights + static_cast<size_t>(x0) * j.taps;
+    const int32_t* w1 = j.weights + static_cast<size_t>(x1) * j.taps;
+    const uint8_t* p0 = in + j.first[x0] * 3;
+    const uint8_t* p1 = in + j.first[x1] * 3;
+    const int n = std::max(j.count[x0], j.count[x1]);
+    __m256i acc = half;
+    for (int k = 0; k < n; ++k) {
+      int32_t a, b;
+      std::memcpy(&a, p0 + 3 * k, 4);
+      std::memcpy(&b, p1 + 3 * k, 4);
+      const __m256i px = _mm256_cvtepu8_epi32(_mm_insert_epi32(_mm_cvtsi32_si128(a), b, 1));
+      const __m256i w = _mm256_setr_epi32(w0[k], w0[k], w0[k], w0[k], w1[k], w1[k], w1[k], w1[k]);
+      acc = _mm256_add_epi32(acc, _mm256_mullo_epi32(px, w));
+    }
+    acc = _mm256_srai_epi32(acc, kWeightBits);
+    const __m128i words = _mm_packs_epi32(_mm256_castsi256_si128(acc), _mm256_extracti128_si256(acc, 1));
+    const __m128i bytes = _mm_packus_epi16(words, words);  // R0 G0 B0 x R1 G1 B1 x
+    const int32_t first = _mm_cvtsi128_si32(bytes);
+    const int32_t second = _mm_extract_epi32(bytes, 1);
+    std::memcpy(out + 3 * o, &first, 4);   // the 4th byte is overwritten next
+    std::memcpy(out + 3 * o + 3, &second, 4);  // needs the buffer's 1-byte slack
+  }
+  if (o < j.dst_width) HorizontalPixel(j, in, j.flip ? 0 : o, out + 3 * o);
+}
+
+void HorizontalRowScalar(const HorizontalJob& j, const uint8_t* in, uint8_t* out) {
+  for (int o = 0; o < j.dst_width; ++o) {
+    HorizontalPixel(j, in, j.flip ? j.dst_width - 1 - o : o, out + 3 * o);
+  }
+}
+
+// acc[i] += row[i] * weight over a row, written plainly so the compiler
+// vectorises it; compiled twice (AVX2 and baseline) and picked at run time.
+struct VerticalJob {
+  const uint8_t* rows;  // first source row of this output row
+  size_t stride;        // bytes between source rows (= row width)
+  const int32_t* weights;
+  int count;
+  int32_t* acc;
+  uint8_t* out;
+};
+
+inline void VerticalRowGeneric(const VerticalJob& j) {
+  // Locals and __restrict: uint8_t pointers may alias anything, which would
+  // otherwise keep the loops scalar.
+  const size_t n = j.stride;
+  int32_t* __restrict acc = j.acc;
+  uint8_t* __restrict out = j.out;
+  for (size_t i = 0; i < n; ++i) acc[i] = 1 << (kWeightBits - 1);
+  for (int k = 0; k < j.count; ++k) {
+    const uint8_t* __restrict row = j.rows + k * n;
+    const int32_t wk = j.weights[k];
+    for (size_t i = 0; i < n; ++i) acc[i] += row[i] * wk;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    int32_t v = acc[i] >> kWeightBits;
+    out[i] = static_cast<uint8_t>(v < 0 ? 0 : v > 255 ? 255 : v);
+  }
+}
+
+__attribute__((target("avx2"))) void VerticalRowAvx2(const VerticalJob& j) {
+  VerticalRowGeneric(j);
+}
+void VerticalRowBaseline(const VerticalJob& j) { VerticalRowGeneric(j); }
+
+struct Kernels {
+  void (*horizontal)(const HorizontalJob&, const uint8_t*, uint8_t*);
+  void (*vertical)(const VerticalJob&);
+};
+
+const Kernels& PickKernels() {
+  static const Kernels kernels = [] {
+    __builtin_cpu_init();
+    Kernels k;
+    const bool avx2 = __builtin_cpu_supports("avx2");
+    k.horizontal = avx2 ? HorizontalRowAvx2 : HorizontalRowScalar;
+    k.vertical = avx2 ? VerticalRowAvx2 : VerticalRowBaseline;
+    return k;
+  }();
+  return kernels;
+}
+
 }  // namespace
 
 void ResampleRgb(const uint8_t* src, int src_width, int src_height, size_t src_stride,
                  const SourceBox& box, uint8_t* dst, int dst_width, int dst_height,
                  size_t dst_stride, bool flip, ResampleScratch* s) {
+  const Kernels& kernels = PickKernels();
   const int taps_x =
       ComputeWeights(src_width, box.x0, box.x1, dst_width, &s->first_x, &s->count_x, &s->weights_x);
   const int taps_y = ComputeWeights(src_height, box.y0, box.y1, dst_height, &s->first_y,
@@ -70,52 +201,32 @@ void ResampleRgb(const uint8_t* src, int src_width, int src_height, size_t src_s
   const int row_first = s->first_y[0];
   const int row_end = s->first_y[dst_height - 1] + s->count_y[dst_height - 1];
   const size_t hstride = static_cast<size_t>(dst_width) * 3;
-  s->horizontal.resize(hstride * std::max(row_end - row_first, 1));
+  s->horizontal.resize(hstride * std::max(row_end - row_first, 1) + 1);  // +1: 4-byte stores
   const bool need_horizontal = dst_width != src_width || box.x0 != 0 || box.x1 != src_width;
+  const HorizontalJob hjob{s->weights_x.data(), s->first_x.data(), s->count_x.data(), taps_x,
+                           src_width, dst_width, flip};
   for (int y = row_first; y < row_end; ++y) {
     const uint8_t* in = src + static_cast<size_t>(y) * src_stride;
     uint8_t* out = s->horizontal.data() + (y - row_first) * hstride;
-    if (!need_horizontal) {
-      if (!flip) {
-        std::memcpy(out, in, hstride);
-        continue;
-      }
+    if (need_horizontal) {
+      kernels.horizontal(hjob, in, out);
+    } else if (!flip) {
+      std::memcpy(out, in, hstride);
+    } else {
       for (int x = 0; x < dst_width; ++x) std::memcpy(out + (dst_width - 1 - x) * 3, in + x * 3, 3);
-      continue;
-    }
-    for (int x = 0; x < dst_width; ++x) {
-      const int32_t* w = s->weights_x.data() + static_cast<size_t>(x) * taps_x;
-      const uint8_t* p = in + s->first_x[x] * 3;
-      int32_t r = 1 << (kWeightBits - 1), g = r, b = r;
-      for (int k = 0, n = s->count_x[x]; k < n; ++k) {
-        r += p[3 * k] * w[k];
-        g += p[3 * k + 1] * w[k];
-        b += p[3 * k + 2] * w[k];
-      }
-      uint8_t* o = out + (flip ? dst_width - 1 - x : x) * 3;
-      o[0] = ToByte(r);
-      o[1] = ToByte(g);
-      o[2] = ToByte(b);
     }
   }
-  // Vertical pass: whole rows at a time so the inner loop vectorises.
   const bool need_vertical = dst_height != src_height || box.y0 != 0 || box.y1 != src_height;
   s->accumulators.resize(hstride);
-  int32_t* acc = s->accumulators.data();
   for (int y = 0; y < dst_height; ++y) {
     uint8_t* out = dst + static_cast<size_t>(y) * dst_stride;
+    const uint8_t* rows = s->horizontal.data() + (s->first_y[y] - row_first) * hstride;
     if (!need_vertical) {
-      std::memcpy(out, s->horizontal.data() + (s->first_y[y] - row_first) * hstride, hstride);
+      std::memcpy(out, rows, hstride);
       continue;
     }
-    std::fill(acc, acc + hstride, 1 << (kWeightBits - 1));
-    const int32_t* w = s->weights_y.data() + static_cast<size_t>(y) * taps_y;
-    for (int k = 0, n = s->count_y[y]; k < n; ++k) {
-      const uint8_t* row = s->horizontal.data() + (s->first_y[y] - row_first + k) * hstride;
-      const int32_t wk = w[k];
-      for (size_t i = 0; i < hstride; ++i) acc[i] += row[i] * wk;
-    }
-    for (size_t i = 0; i < hstride; ++i) out[i] = ToByte(acc[i]);
+    kernels.vertical({rows, hstride, s->weights_y.data() + static_cast<size_t>(y) * taps_y,
+                      s->count_y[y], s->accumulators.data(), out});
   }
 }
 

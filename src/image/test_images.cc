@@ -4,11 +4,6 @@
 #include <fstream>
 #include <iterator>
 
-#include <cstdio>
-#include <cstdlib>
-
-#include <jpeglib.h>
-
 namespace unirecord::testing {
 
 std::vector<uint8_t> SyntheticRgb(int width, int height) {
@@ -25,45 +20,6 @@ std::vector<uint8_t> SyntheticRgb(int width, int height) {
     }
   }
   return rgb;
-}
-
-std::string EncodeJpeg(const std::vector<uint8_t>& rgb, const EncodeSpec& spec) {
-  // libjpeg's default error handler exits: acceptable in a test helper.
-  jpeg_compress_struct cinfo;
-  jpeg_error_mgr jerr;
-  cinfo.err = jpeg_std_error(&jerr);
-  jpeg_create_compress(&cinfo);
-  unsigned char* buffer = nullptr;
-  unsigned long size = 0;
-  jpeg_mem_dest(&cinfo, &buffer, &size);
-  cinfo.image_width = spec.width;
-  cinfo.image_height = spec.height;
-  cinfo.input_components = 3;
-  cinfo.in_color_space = JCS_RGB;
-  jpeg_set_defaults(&cinfo);
-  jpeg_set_quality(&cinfo, spec.quality, TRUE);
-  int h = 1, v = 1;  // luma sampling factors; chroma is 1x1
-  switch (spec.sampling) {
-    case Sampling::k444: break;
-    case Sampling::k422: h = 2; break;
-    case Sampling::k420: h = v = 2; break;
-    case Sampling::k440: v = 2; break;
-    case Sampling::kGray: jpeg_set_colorspace(&cinfo, JCS_GRAYSCALE); break;
-  }
-  cinfo.comp_info[0].h_samp_factor = h;
-  cinfo.comp_info[0].v_samp_factor = v;
-  cinfo.arith_code = spec.arithmetic ? TRUE : FALSE;
-  if (spec.progressive) jpeg_simple_progression(&cinfo);
-  jpeg_start_compress(&cinfo, TRUE);
-  while (cinfo.next_scanline < cinfo.image_height) {
-    JSAMPROW row = const_cast<uint8_t*>(&rgb[static_cast<size_t>(cinfo.next_scanline) * spec.width * 3]);
-    jpeg_write_scanlines(&cinfo, &row, 1);
-  }
-  jpeg_finish_compress(&cinfo);
-  jpeg_destroy_compress(&cinfo);
-  std::string out(reinterpret_cast<const char*>(buffer), size);
-  std::free(buffer);
-  return out;
 }
 
 std::string ReadCorpusFile(const std::string& name) {

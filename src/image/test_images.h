@@ -1,4 +1,4 @@
-// Test helpers: synthetic photos encoded with libjpeg, corpus files.
+// Test helpers: synthetic photos and corpus files.
 #ifndef UNIRECORD_SRC_IMAGE_TEST_IMAGES_H_
 #define UNIRECORD_SRC_IMAGE_TEST_IMAGES_H_
 
@@ -6,25 +6,17 @@
 #include <string>
 #include <vector>
 
+#include "image/jpeg_encoder.h"
+
 namespace unirecord::testing {
 
-enum class Sampling { k444, k422, k420, k440, kGray };
-
-struct EncodeSpec {
-  int width = 203;
-  int height = 157;
-  Sampling sampling = Sampling::k420;
-  int quality = 90;
-  bool progressive = false;
-  bool arithmetic = false;
-};
+using image_internal::EncodeJpeg;
+using image_internal::EncodeSpec;
+using image_internal::Sampling;
 
 // Smooth colour gradients plus a deterministic texture, so that chroma
 // upsampling and every DCT coefficient matter.
 std::vector<uint8_t> SyntheticRgb(int width, int height);
-
-// `rgb` (packed) encoded as a JPEG per `spec`; empty on failure.
-std::string EncodeJpeg(const std::vector<uint8_t>& rgb, const EncodeSpec& spec);
 
 // A file from tests/data/jpeg-conformance.
 std::string ReadCorpusFile(const std::string& name);
