@@ -71,14 +71,23 @@ Status EventSynchronize(void* event);
 Status LaunchConvert(const uint8_t* input, void* output, size_t count, int height, int width,
                      const CudaOptions& options, void* stream);
 
-// Bandwidths measured on `device` for `bytes` per transfer, best of `repeats`:
-// pinned host -> device cudaMemcpy, and device -> device cudaMemcpy counting
-// bytes read plus written (the yardstick for the conversion kernel).
-struct CopyBandwidth {
-  double host_to_device_gbps = 0;
-  double device_to_device_gbps = 0;
+// Transfer rates on `options.device` for batches of `count` images of
+// height x width, best of `repeats`, all in GB/s:
+//  - memcpy_h2d: a plain pinned cudaMemcpyAsync of the batch's uint8 bytes;
+//  - upload: DeviceBatches::Upload of the same bytes (copy only, no kernel);
+//  - memcpy_d2d: a device-to-device copy, counting bytes read plus written;
+//  - convert: the conversion kernel for `options` (dtype, layout), counting
+//    uint8 bytes read plus converted bytes written.
+// The first two are timed on the host (issue to completion), the last two
+// with CUDA events.
+struct GpuBandwidth {
+  double memcpy_h2d = 0;
+  double upload = 0;
+  double memcpy_d2d = 0;
+  double convert = 0;
 };
-Result<CopyBandwidth> MeasureCopyBandwidth(int device, size_t bytes, int repeats);
+Result<GpuBandwidth> MeasureGpuBandwidth(const CudaOptions& options, size_t count, int height, int width,
+                                         int repeats);
 
 }  // namespace unirecord::gpu
 

@@ -155,12 +155,16 @@ TEST(DeviceBatchesTest, MissingDeviceIsAnError) {
   EXPECT_NE(batches.status().message().find("does not exist"), std::string::npos);
 }
 
-TEST(CopyBandwidthTest, Measures) {
+TEST(GpuBandwidthTest, MeasuresEveryPath) {
   SKIP_WITHOUT_DEVICE();
-  Result<CopyBandwidth> bw = MeasureCopyBandwidth(0, 64 << 20, 3);
+  CudaOptions o;
+  o.device = 0;
+  Result<GpuBandwidth> bw = MeasureGpuBandwidth(o, 16, 224, 224, 3);
   ASSERT_TRUE(bw.ok()) << bw.status().ToString();
-  EXPECT_GT(bw->host_to_device_gbps, 0.5);
-  EXPECT_GT(bw->device_to_device_gbps, bw->host_to_device_gbps);
+  EXPECT_GT(bw->memcpy_h2d, 0.5);
+  EXPECT_GT(bw->upload, 0.5);
+  EXPECT_GT(bw->memcpy_d2d, bw->memcpy_h2d);
+  EXPECT_GT(bw->convert, 1.0);
 }
 
 // The Loader with CudaOptions: device batches equal the CPU loader's pixels

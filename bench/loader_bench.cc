@@ -1,0 +1,151 @@
+// Loader benchmarks (bench/README.md, "Loader").
+//
+// Dataset: $UREC_LOADER_BENCH_DATASET (any converted dataset), else an
+// ImageNet-like synthetic folder (1024 JPEGs around 500x375) written and
+// converted once into $UREC_LOADER_BENCH_DIR (default
+// /tmp/unirecord-loader-bench).
+//
+// Rows, all RandomResizedCrop(224) + flip, batch 256, one epoch per iteration:
+//   BM_LoaderCpu/threads:T        images/s into host batches
+//   BM_LoaderCuda/threads:T       images/s to the GPU (float32 NCHW normalised),
+//                                 each batch waited for on the host
+//   BM_LoaderCudaStep/step_ms:S   the same with a simulated training step of S
+//                                 ms per batch: wait_share = the step loop's
+//                                 time spent waiting for data
+//   BM_GpuTransfers               GB/s of a plain pinned cudaMemcpy vs the
+//                                 loader's upload of a 256x224x224x3 batch, and
+//                                 of the conversion kernel vs a device copy
+// GPU rows report an error (skip) without a CUDA device.
+#include <benchmark/benchmark.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <thread>
+
+#include "convert/synthetic_images.h"
+#include "unirecord/convert.h"
+#include "unirecord/loader.h"
+#ifdef UNIRECORD_WITH_CUDA
+#include "gpu/device_batches.h"
+#endif
+
+namespace unirecord {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string DatasetPath() {
+  if (const char* given = std::getenv("UREC_LOADER_BENCH_DATASET")) return given;
+  const char* dir = std::getenv("UREC_LOADER_BENCH_DIR");
+  const fs::path root = dir != nullptr ? dir : "/tmp/unirecord-loader-bench";
+  const fs::path dataset = root / "dataset";
+  if (fs::exists(dataset)) return dataset.string();
+  SyntheticFolderOptions synth;
+  synth.classes = 8;
+  synth.per_class = 128;
+  Result<SyntheticFolderReport> folder = WriteSyntheticImageFolder((root / "folder").string(), synth);
+  if (!folder.ok()) return "";
+  ConvertOptions convert;
+  convert.sync = false;
+  Result<ConvertReport> report = ConvertImageFolder((root / "folder").string(), dataset.string(), convert);
+  return report.ok() ? dataset.string() : "";
+}
+
+Result<std::shared_ptr<Dataset>> BenchDataset() {
+  static const Result<std::shared_ptr<Dataset>> dataset = Dataset::Open(DatasetPath());
+  return dataset;
+}
+
+int Cores() { return static_cast<int>(std::thread::hardware_concurrency()); }
+
+// One epoch per iteration; `per_batch` runs on every batch.
+template <typename PerBatch>
+void RunEpochs(benchmark::State& state, LoaderOptions options, PerBatch per_batch) {
+  Result<std::shared_ptr<Dataset>> dataset = BenchDataset();
+  if (!dataset.ok()) return state.SkipWithError(dataset.status().ToString().c_str());
+  Result<std::unique_ptr<Loader>> loader = Loader::Create(*dataset, options);
+  if (!loader.ok()) return state.SkipWithError(loader.status().ToString().c_str());
+  uint64_t epoch = 0, images = 0;
+  double wait_s = 0, wall_s = 0;
+  for (auto _ : state) {
+    (*loader)->SetEpoch(epoch++);
+    const LoaderStats before = (*loader)->stats();
+    for (;;) {
+      Result<Batch> batch = (*loader)->Next();
+      if (!batch.ok()) return state.SkipWithError(batch.status().ToString().c_str());
+      if (batch->empty()) break;
+      per_batch(*batch);
+    }
+    const LoaderStats after = (*loader)->stats();
+    images += after.samples - before.samples;
+    wait_s += after.wait_s - before.wait_s;
+    wall_s += after.wall_s - before.wall_s;
+  }
+  state.counters["images_per_s"] = benchmark::Counter(double(images), benchmark::Counter::kIsRate);
+  state.counters["wait_share"] = wall_s > 0 ? wait_s / wall_s : 0.0;
+  state.counters["threads"] = (*loader)->threads();
+}
+
+LoaderOptions TrainOptions(int threads) {
+  LoaderOptions options;
+  options.batch_size = 256;
+  options.threads = threads;
+  return options;
+}
+
+void BM_LoaderCpu(benchmark::State& state) {
+  RunEpochs(state, TrainOptions(static_cast<int>(state.range(0))), [](const Batch&) {});
+}
+BENCHMARK(BM_LoaderCpu)->ArgName("threads")->DenseRange(1, Cores())->UseRealTime()->Unit(benchmark::kMillisecond);
+
+void BM_LoaderCuda(benchmark::State& state) {
+  LoaderOptions options = TrainOptions(static_cast<int>(state.range(0)));
+  options.cuda.device = 0;
+  RunEpochs(state, options, [&](const Batch& batch) {
+    if (!batch.Synchronize().ok()) state.SkipWithError("Batch::Synchronize failed");
+  });
+}
+BENCHMARK(BM_LoaderCuda)->ArgName("threads")->Arg(1)->Arg(Cores())->UseRealTime()->Unit(benchmark::kMillisecond);
+
+void BM_LoaderCudaStep(benchmark::State& state) {
+  LoaderOptions options = TrainOptions(0);
+  options.cuda.device = 0;
+  const auto step = std::chrono::milliseconds(state.range(0));
+  RunEpochs(state, options, [&](const Batch& batch) {
+    if (!batch.Synchronize().ok()) state.SkipWithError("Batch::Synchronize failed");
+    std::this_thread::sleep_for(step);  // the training step the GPU would run
+  });
+}
+BENCHMARK(BM_LoaderCudaStep)->ArgName("step_ms")->Arg(50)->Arg(100)->Arg(200)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+void BM_GpuTransfers(benchmark::State& state) {
+#ifdef UNIRECORD_WITH_CUDA
+  CudaOptions options;
+  options.device = 0;
+  gpu::GpuBandwidth bw;
+  for (auto _ : state) {
+    Result<gpu::GpuBandwidth> measured = gpu::MeasureGpuBandwidth(options, 256, 224, 224, 10);
+    if (!measured.ok()) return state.SkipWithError(measured.status().ToString().c_str());
+    bw = *measured;
+  }
+  state.counters["memcpy_h2d_GBps"] = bw.memcpy_h2d;
+  state.counters["upload_GBps"] = bw.upload;
+  state.counters["upload_vs_memcpy"] = bw.upload / bw.memcpy_h2d;
+  state.counters["memcpy_d2d_GBps"] = bw.memcpy_d2d;
+  state.counters["convert_GBps"] = bw.convert;
+  state.counters["convert_vs_d2d"] = bw.convert / bw.memcpy_d2d;
+#else
+  state.SkipWithError("built without CUDA");
+  for (auto _ : state) {
+  }
+#endif
+}
+BENCHMARK(BM_GpuTransfers)->Iterations(1)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace unirecord
+
+BENCHMARK_MAIN();
