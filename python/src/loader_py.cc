@@ -185,8 +185,9 @@ class PyLoader {
       const Status& st = r.status();
       if (st.code() == unirecord::StatusCode::kFailedPrecondition) {
         RaiseStatus(st.WithContext(
-            "unirecord.Loader: every batch buffer is still referenced from Python (tensors from the loader "
-            "share its buffers until freed). Drop old batches, .clone() what you keep, or raise prefetch"));
+            "unirecord.Loader: the buffer of the batch handed out prefetch + 1 batches ago is still referenced "
+            "from Python (a batch's tensors share the loader's buffer, which the batch prefetch + 1 later "
+            "reuses). Drop or .clone() batches you keep longer, or raise prefetch"));
       }
       RaiseStatus(st);
     }

@@ -330,11 +330,14 @@ class Loader:
     ``threads`` native threads; the GIL is released while waiting.
 
     Zero copy and lifetime: the tensors are views of the loader's batch
-    buffers (DLPack). A buffer returns to the loader's pool of ``prefetch + 1``
-    buffers when every tensor made from it has been freed; keeping a batch
-    alive is always safe (the data stays valid and unchanged). If your code
-    holds all ``prefetch + 1`` batches at once, the next batch raises
-    RuntimeError instead of waiting forever: ``.clone()`` what you keep.
+    buffers (DLPack); a buffer returns to the loader's pool of ``prefetch + 1``
+    buffers when every tensor made from it has been freed, and the loader
+    (with its dataset) stays alive while any such tensor does. Rule: a batch's
+    tensors may be kept while the loader hands out the next ``prefetch``
+    batches; requesting the batch after that (which reuses the same buffer)
+    while they are still referenced raises RuntimeError - data is never
+    overwritten under a live tensor. ``.clone()`` batches you keep longer.
+    A plain ``for images, labels in loader`` loop never trips the rule.
 
     Epochs: iterating runs the current epoch to its end; call
     :meth:`set_epoch` before each epoch (iterating again without it repeats

@@ -1,0 +1,171 @@
+"""unirecord.Loader: batches through DLPack, lifetime of the shared buffers,
+epochs, exact resume, RSS over epochs and the CUDA path."""
+import gc
+import os
+
+import numpy as np
+import pytest
+
+import unirecord
+
+torch = pytest.importorskip("torch")
+
+
+def rss_bytes():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def collect(loader):
+    ids, images, labels = [], [], []
+    for im, lb, rid in loader:
+        images.append(im.clone())
+        labels.append(lb.clone())
+        ids.append(rid.clone())
+    return torch.cat(ids), torch.cat(images), torch.cat(labels)
+
+
+def test_batches_match_image_dataset(loader_records):
+    ds = unirecord.Dataset(loader_records)
+    loader = unirecord.Loader(ds, batch_size=8, seed=11, threads=2, return_ids=True,
+                              transform=unirecord.RandomResizedCrop(48, flip=True))
+    assert len(loader) == 12  # ceil(90 / 8)
+    ref = unirecord.ImageDataset(ds, unirecord.RandomResizedCrop(48, flip=True), seed=11)
+    sizes = []
+    for images, labels, ids in loader:
+        sizes.append(len(ids))
+        assert images.dtype == torch.uint8 and images.shape[1:] == (3, 48, 48) and images.is_contiguous()
+        assert labels.dtype == torch.int64
+        for k in range(len(ids)):
+            img, label = ref[int(ids[k])]
+            assert torch.equal(images[k], img)
+            assert labels[k].item() == label
+    assert sizes == [8] * 11 + [2]
+    stats = loader.stats()
+    assert stats["samples"] == 90 and stats["batches"] == 12 and stats["threads"] == 2
+
+
+def test_sequential_center_crop_and_epochs(loader_records):
+    loader = unirecord.Loader(loader_records, batch_size=16, shuffle=False, return_ids=True, threads=2,
+                              transform=unirecord.CenterCrop(32, resize=40), drop_last=True)
+    assert len(loader) == 5
+    ids, _, labels = collect(loader)
+    assert ids.tolist() == list(range(80))
+    np.testing.assert_array_equal(labels.numpy(), unirecord.Dataset(loader_records).column("label")[:80])
+    # Iterating again without set_epoch repeats the epoch; set_epoch changes a shuffled order.
+    shuffled = unirecord.Loader(loader_records, batch_size=16, seed=2, return_ids=True, threads=2,
+                                transform=unirecord.CenterCrop(32, resize=40))
+    e0 = collect(shuffled)[0]
+    assert sorted(e0.tolist()) == list(range(90)) and e0.tolist() != list(range(90))
+    assert torch.equal(collect(shuffled)[0], e0)
+    shuffled.set_epoch(1)
+    e1 = collect(shuffled)[0]
+    assert sorted(e1.tolist()) == list(range(90)) and not torch.equal(e0, e1)
+
+
+def test_resume_mid_epoch_is_exact(loader_records):
+    kwargs = dict(batch_size=8, seed=5, return_ids=True, threads=2, transform=unirecord.RandomResizedCrop(40))
+    full = unirecord.Loader(loader_records, **kwargs)
+    full.set_epoch(3)
+    ids, images, labels = collect(full)
+    part = unirecord.Loader(loader_records, **kwargs)
+    part.set_epoch(3)
+    it = iter(part)
+    for _ in range(4):
+        next(it)
+    state = part.state_dict()
+    assert state["epoch"] == 3 and state["position"] == 32
+    del it, part
+    resumed = unirecord.Loader(loader_records, **kwargs)
+    resumed.load_state_dict(state)
+    rids, rimages, rlabels = collect(resumed)
+    assert torch.equal(rids, ids[32:]) and torch.equal(rimages, images[32:]) and torch.equal(rlabels, labels[32:])
+
+
+def test_tensors_stay_valid_after_the_loader_moves_on(loader_records):
+    """The documented rule: a batch's tensors stay valid and unchanged while the
+    loader hands out the next `prefetch` batches; asking for the one after that
+    while they are still referenced raises RuntimeError (never a silent
+    overwrite, never a deadlock). A tensor also outlives its loader."""
+    loader = unirecord.Loader(loader_records, batch_size=8, seed=1, prefetch=2, threads=2,
+                              transform=unirecord.RandomResizedCrop(32), return_ids=True)
+    it = iter(loader)
+    kept = next(it)
+    copy = tuple(t.clone() for t in kept)
+    later = [next(it), next(it)]  # prefetch = 2 more batches while `kept` lives
+    for t, c in zip(kept, copy):
+        assert torch.equal(t, c)
+    with pytest.raises(RuntimeError, match="still referenced"):
+        next(it)  # would reuse kept's buffer
+    del kept, later, t, c
+    gc.collect()
+    rest = sum(1 for _ in loader)  # continues where it stopped
+    assert rest == len(loader) - 3
+    # Iterating normally (only the loop variable alive) never trips the rule.
+    loader.set_epoch(1)
+    assert sum(1 for _ in loader) == len(loader)
+    # A tensor outlives its loader.
+    loader.set_epoch(2)
+    images, labels, ids = next(iter(loader))
+    want = images.clone()
+    del loader
+    gc.collect()
+    assert torch.equal(images, want)
+
+
+def test_cpu_dtype_and_normalisation(loader_records):
+    kwargs = dict(batch_size=8, shuffle=False, threads=1, transform=unirecord.CenterCrop(32, resize=32))
+    raw, _ = next(iter(unirecord.Loader(loader_records, **kwargs)))
+    norm, _ = next(iter(unirecord.Loader(loader_records, dtype=torch.float32,
+                                         mean=unirecord.IMAGENET_MEAN, std=unirecord.IMAGENET_STD, **kwargs)))
+    m = torch.tensor(unirecord.IMAGENET_MEAN).view(1, 3, 1, 1)
+    s = torch.tensor(unirecord.IMAGENET_STD).view(1, 3, 1, 1)
+    assert torch.allclose(norm, (raw.float() / 255 - m) / s, atol=1e-5)
+
+
+def test_rss_is_flat_over_ten_epochs(loader_records):
+    loader = unirecord.Loader(loader_records, batch_size=16, seed=0, threads=2,
+                              transform=unirecord.RandomResizedCrop(64, flip=True))
+    samples = []
+    for epoch in range(10):
+        loader.set_epoch(epoch)
+        n = 0
+        for images, labels in loader:
+            n += images.shape[0]
+            images.float().mean()  # touch the data
+        assert n == 90
+        gc.collect()
+        samples.append(rss_bytes())
+    growth = samples[-1] - samples[2]
+    assert growth < 4 << 20, [s >> 20 for s in samples]
+
+
+def test_errors(loader_records, tmp_path):
+    with pytest.raises(FileNotFoundError):
+        unirecord.Loader(tmp_path / "nope", batch_size=4)
+    with pytest.raises(ValueError):
+        unirecord.Loader(loader_records, batch_size=0)
+    with pytest.raises(ValueError, match="resize"):
+        unirecord.Loader(loader_records, batch_size=4, transform=unirecord.CenterCrop(32))
+    with pytest.raises(ValueError):
+        unirecord.Loader(loader_records, batch_size=4, image_field="label")
+    with pytest.raises(ValueError):
+        unirecord.Loader(loader_records, batch_size=4, device="mps")
+
+
+def test_cuda_loader(loader_records):
+    if not unirecord.cuda_available():
+        pytest.skip("no CUDA device, or unirecord built without CUDA")
+    loader = unirecord.Loader(loader_records, batch_size=8, seed=3, device="cuda", threads=2,
+                              transform=unirecord.CenterCrop(32, resize=40), return_ids=True)
+    cpu = unirecord.Loader(loader_records, batch_size=8, seed=3, threads=2,
+                           transform=unirecord.CenterCrop(32, resize=40), return_ids=True)
+    m = torch.tensor(unirecord.IMAGENET_MEAN).view(1, 3, 1, 1) * 255
+    s = torch.tensor(unirecord.IMAGENET_STD).view(1, 3, 1, 1) * 255
+    n = 0
+    for (gi, gl, gid), (ci, cl, cid) in zip(loader, cpu):
+        assert gi.is_cuda and gi.dtype == torch.float32 and gl.is_cuda
+        assert torch.equal(gid, cid) and torch.equal(gl.cpu(), cl)
+        assert torch.allclose(gi.cpu(), (ci.float() - m) / s, atol=1e-4)
+        n += len(gid)
+    assert n == 90
