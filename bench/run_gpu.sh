@@ -50,8 +50,11 @@ fi
 export UREC_LOADER_BENCH_DATASET=$WORK/dataset
 run loader_bench "$BIN/loader_bench" --benchmark_out="$OUT/loader_bench.json" --benchmark_out_format=json \
   --benchmark_filter="${BENCH_FILTER:-BM_GpuTransfers|BM_LoaderCuda|BM_LoaderCpu/threads:(1|2|4|8|16)/}"
-for device in cpu cuda; do
-  run "urec_bench_$device" "$BIN/urec" bench "$WORK/dataset" --device "$device" --epochs 3 --json
-done
-run urec_bench_cuda_step100 "$BIN/urec" bench "$WORK/dataset" --device cuda --epochs 2 --step-ms 100 --json
+# urec bench rows, one JSON object each, in one file.
+{
+  for device in cpu cuda; do
+    "$BIN/urec" bench "$WORK/dataset" --device "$device" --epochs 3 --json || status=1
+  done
+  "$BIN/urec" bench "$WORK/dataset" --device cuda --epochs 2 --step-ms 100 --json || status=1
+} > "$OUT/urec_bench.txt"
 exit $status
