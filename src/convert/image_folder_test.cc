@@ -1,0 +1,165 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+
+#include "convert/scratch_dir_for_test.h"
+#include "convert/synthetic_images.h"
+#include "unirecord/convert.h"
+#include "unirecord/dataset.h"
+
+namespace unirecord {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A small --mix folder: 3 classes x 5 JPEGs, plus a CMYK JPEG, a PNG named
+// .JPEG, a truncated and an empty .JPEG and a README.txt.
+class ConvertImageFolderTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    SyntheticFolderOptions synth;
+    synth.classes = 3;
+    synth.per_class = 5;
+    synth.width = 80;
+    synth.height = 60;
+    synth.mix = true;
+    ASSERT_TRUE(WriteSyntheticImageFolder(src_, synth).ok());
+  }
+
+  ConvertOptions Options(int threads = 2) {
+    ConvertOptions options;
+    options.name = "train";
+    options.threads = threads;
+    options.sync = false;
+    return options;
+  }
+
+  // Every file the conversion wrote, by name.
+  std::map<std::string, std::string> Output(const std::string& dir) {
+    std::map<std::string, std::string> files;
+    for (const auto& e : fs::directory_iterator(dir)) files[e.path().filename()] = ReadWholeFile(e.path());
+    return files;
+  }
+
+  ScratchDir scratch_;
+  const std::string src_ = scratch_ / "src";
+};
+
+TEST_F(ConvertImageFolderTest, EveryFileIsWrittenOrListed) {
+  auto report = ConvertImageFolder(src_, scratch_ / "out", Options());
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->written, 16u);  // 15 + CMYK
+  EXPECT_EQ(report->rejected, 3u);  // PNG, truncated, empty
+  EXPECT_EQ(report->skipped, 1u);   // README.txt
+  ASSERT_EQ(report->not_written.size(), 4u);
+  EXPECT_EQ(report->not_written[0].path, "README.txt");
+  EXPECT_EQ(report->not_written[0].reason, "skipped: not inside a class folder");
+  std::map<std::string, std::string> reasons;
+  for (const ConvertRejection& r : report->not_written) reasons[fs::path(r.path).filename()] = r.reason;
+  EXPECT_EQ(reasons["png_named_jpeg.JPEG"], "not a JPEG: PNG image");
+  EXPECT_EQ(reasons["truncated.JPEG"], "truncated: the file ends without an EOI marker");
+  EXPECT_EQ(reasons["empty.JPEG"], "empty file");
+
+  const std::string tsv = ReadWholeFile(scratch_ / "out/train.rejects.tsv");
+  EXPECT_EQ(tsv.rfind("path\treason\nREADME.txt\tskipped: not inside a class folder\n", 0), 0u) << tsv;
+  EXPECT_NE(tsv.find("/empty.JPEG\tempty file\n"), std::string::npos) << tsv;
+}
+
+TEST_F(ConvertImageFolderTest, RecordsReadBackByteExactInFolderOrder) {
+  auto report = ConvertImageFolder(src_, scratch_ / "out", Options());
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  auto ds = Dataset::Open(scratch_ / "out");
+  ASSERT_TRUE(ds.ok()) << ds.status().ToString();
+  ASSERT_EQ((*ds)->size(), 16u);
+  EXPECT_EQ(DecodeNameList((*ds)->metadata().at(kClassesMetadataKey)), report->classes);
+  ASSERT_EQ(report->classes.size(), 3u);
+  std::string previous_path;
+  int64_t previous_label = 0;
+  for (uint64_t id = 0; id < (*ds)->size(); ++id) {
+    auto record = (*ds)->Get(id);
+    ASSERT_TRUE(record.ok()) << record.status().ToString();
+    const std::string path(*record->GetString("path"));
+    const int64_t label = *record->GetInt64("label");
+    EXPECT_EQ(*record->GetBytes("image"), ReadWholeFile(src_ + "/" + path)) << path;
+    EXPECT_EQ(path.substr(0, path.find('/')), report->classes[label]);
+    // Class-major, then by name within the (flat) class folder.
+    EXPECT_TRUE(label > previous_label || (label == previous_label && path > previous_path)) << path;
+    previous_path = path;
+    previous_label = label;
+    EXPECT_GT(*record->GetInt64("width"), 0);
+    EXPECT_GT(*record->GetInt64("height"), 0);
+  }
+}
+
+TEST_F(ConvertImageFolderTest, OutputIsByteIdenticalAcrossRunsAndThreadCounts) {
+  ASSERT_TRUE(ConvertImageFolder(src_, scratch_ / "one", Options(1)).ok());
+  ASSERT_TRUE(ConvertImageFolder(src_, scratch_ / "again", Options(1)).ok());
+  ASSERT_TRUE(ConvertImageFolder(src_, scratch_ / "four", Options(4)).ok());
+  const auto one = Output(scratch_ / "one");
+  EXPECT_GE(one.size(), 3u);  // shard, index, rejects
+  EXPECT_EQ(one, Output(scratch_ / "again"));
+  EXPECT_EQ(one, Output(scratch_ / "four"));
+}
+
+TEST_F(ConvertImageFolderTest, ShardCountKeepsFolderOrder) {
+  ConvertOptions options = Options();
+  options.num_shards = 3;
+  auto report = ConvertImageFolder(src_, scratch_ / "out", options);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->shards, 3u);
+  auto sharded = Dataset::Open(scratch_ / "out");
+  ASSERT_TRUE(ConvertImageFolder(src_, scratch_ / "single", Options()).ok());
+  auto single = Dataset::Open(scratch_ / "single");
+  ASSERT_TRUE(sharded.ok() && single.ok());
+  ASSERT_EQ((*sharded)->size(), (*single)->size());
+  for (uint64_t id = 0; id < (*single)->size(); ++id) {
+    EXPECT_EQ(*(*sharded)->Get(id)->GetString("path"), *(*single)->Get(id)->GetString("path"));
+  }
+}
+
+TEST_F(ConvertImageFolderTest, StrictStopsAtTheFirstRejectAndLeavesNoDataset) {
+  ConvertOptions options = Options();
+  options.strict = true;
+  auto report = ConvertImageFolder(src_, scratch_ / "out", options);
+  ASSERT_FALSE(report.ok());
+  EXPECT_EQ(report.status().code(), StatusCode::kCorruption);
+  EXPECT_NE(report.status().message().find(".JPEG: "), std::string::npos) << report.status().message();
+  EXPECT_NE(report.status().message().find("strict"), std::string::npos);
+  std::error_code ec;  // the folder may not even exist
+  for (const auto& e : fs::directory_iterator(scratch_ / "out", ec)) ADD_FAILURE() << "left behind: " << e.path();
+}
+
+TEST_F(ConvertImageFolderTest, ClearErrorsForBadArguments) {
+  EXPECT_EQ(ConvertImageFolder(scratch_ / "missing", scratch_ / "out", Options()).status().code(),
+            StatusCode::kNotFound);
+  auto inside = ConvertImageFolder(src_, src_ + "/records", Options());
+  EXPECT_EQ(inside.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(inside.status().message().find("inside the source folder"), std::string::npos);
+  scratch_.Write("flat/a.jpg", "x");
+  EXPECT_EQ(ConvertImageFolder(scratch_ / "flat", scratch_ / "out", Options()).status().code(),
+            StatusCode::kInvalidArgument);  // a.jpg is not in a class folder: no candidates
+  ConvertOptions both = Options();
+  both.num_shards = 2;
+  both.target_shard_bytes = 1 << 20;
+  EXPECT_EQ(ConvertImageFolder(src_, scratch_ / "out", both).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST_F(ConvertImageFolderTest, ReportsProgressFromTheCallingThread) {
+  ConvertOptions options = Options();
+  ConvertProgress last;
+  int calls = 0;
+  options.on_progress = [&](const ConvertProgress& p) {
+    last = p;
+    ++calls;
+  };
+  ASSERT_TRUE(ConvertImageFolder(src_, scratch_ / "out", options).ok());
+  EXPECT_GE(calls, 1);
+  EXPECT_EQ(last.files_total, 19u);
+  EXPECT_EQ(last.files_done, 19u);
+  EXPECT_EQ(last.written, 16u);
+  EXPECT_EQ(last.rejected, 3u);
+}
+
+}  // namespace
+}  // namespace unirecord

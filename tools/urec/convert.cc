@@ -1,0 +1,99 @@
+// urec convert imagefolder: a torchvision ImageFolder into a unirecord dataset.
+#include <unistd.h>
+
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+#include "command.h"
+#include "unirecord/convert.h"
+
+namespace unirecord::cli {
+namespace {
+
+struct ConvertArgs {
+  std::string src;
+  std::string out;
+  std::string shard_size;
+  ConvertOptions options;
+};
+
+// "1000000", "64K", "512M", "1G", "2GiB", "1.5GB": powers of 1024.
+Result<uint64_t> ParseByteSize(const std::string& text) {
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  std::string unit(end);
+  for (char& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  double scale = 0;
+  if (unit.empty() || unit == "B") scale = 1;
+  else if (unit == "K" || unit == "KB" || unit == "KIB") scale = 1024.0;
+  else if (unit == "M" || unit == "MB" || unit == "MIB") scale = 1024.0 * 1024;
+  else if (unit == "G" || unit == "GB" || unit == "GIB") scale = 1024.0 * 1024 * 1024;
+  else if (unit == "T" || unit == "TB" || unit == "TIB") scale = 1024.0 * 1024 * 1024 * 1024;
+  if (end == text.c_str() || !(value > 0) || scale == 0 || value * scale < 1 || value * scale > 1e18) {
+    return Status::InvalidArgument("--shard-size: '" + text + "' is not a size (e.g. 1000000, 512M, 1G)");
+  }
+  return static_cast<uint64_t>(value * scale);
+}
+
+// "[#########...........]  1234/5000 files  45.6 MB/s" redrawn in place.
+void DrawProgress(const ConvertProgress& p) {
+  constexpr int kWidth = 30;
+  const double fraction = p.files_total ? static_cast<double>(p.files_done) / p.files_total : 1.0;
+  const int filled = static_cast<int>(fraction * kWidth);
+  std::string bar(static_cast<size_t>(filled), '#');
+  bar.resize(kWidth, '.');
+  std::fprintf(stderr, "\r[%s] %llu/%llu files, %llu rejected, %.1f MB/s ", bar.c_str(),
+               static_cast<unsigned long long>(p.files_done), static_cast<unsigned long long>(p.files_total),
+               static_cast<unsigned long long>(p.rejected),
+               p.seconds > 0 ? static_cast<double>(p.bytes) / 1e6 / p.seconds : 0.0);
+  std::fflush(stderr);
+}
+
+Status RunConvertImageFolder(ConvertArgs& args) {
+  if (!args.shard_size.empty()) {
+    UREC_ASSIGN_OR_RETURN(args.options.target_shard_bytes, ParseByteSize(args.shard_size));
+  }
+  const bool show_progress = isatty(STDERR_FILENO);
+  if (show_progress) args.options.on_progress = DrawProgress;
+  Result<ConvertReport> result = ConvertImageFolder(args.src, args.out, args.options);
+  if (show_progress) std::fprintf(stderr, "\r\033[K");  // clear the bar
+  if (!result.ok()) return result.status();
+  const ConvertReport& r = *result;
+  std::printf("%s: %llu written, %llu rejected, %llu skipped, %.1f MB, %.2f s -> %s/%s (%u shard%s); "
+              "not written: %s\n",
+              args.src.c_str(), static_cast<unsigned long long>(r.written),
+              static_cast<unsigned long long>(r.rejected), static_cast<unsigned long long>(r.skipped),
+              static_cast<double>(r.image_bytes) / 1e6, r.seconds, args.out.c_str(), r.name.c_str(), r.shards,
+              r.shards == 1 ? "" : "s", r.rejects_path.c_str());
+  return Status::OK();
+}
+
+CommandRunner SetupConvert(CLI::App* cmd) {
+  cmd->require_subcommand(1);
+  CLI::App* folder = cmd->add_subcommand(
+      "imagefolder", "A torchvision ImageFolder (SRC/<class>/<image>) into records with fields "
+                     "image, label, path, width, height");
+  auto args = std::make_shared<ConvertArgs>();
+  ConvertOptions& o = args->options;
+  folder->add_option("SRC", args->src, "Folder with one sub-folder per class")->required();
+  folder->add_option("OUT", args->out, "Output folder (created if missing)")->required();
+  folder->add_option("--name", o.name, "Dataset name (default: SRC's folder name)");
+  CLI::Option* shards = folder->add_option("--shards", o.num_shards, "Number of shards (contiguous, in folder order)");
+  folder->add_option("--shard-size", args->shard_size, "Target shard size, e.g. 512M or 1G (default 1G)")
+      ->excludes(shards);
+  folder->add_option("--threads", o.threads, "Reading threads (0: one per core)")->capture_default_str();
+  folder->add_flag("--strict", o.strict, "Fail on the first file that is not a usable JPEG");
+  return [args, folder]() -> Status {
+    if (!folder->parsed()) return Status::InvalidArgument("unknown input kind (only 'imagefolder')");
+    return RunConvertImageFolder(*args);
+  };
+}
+
+}  // namespace
+
+UREC_REGISTER_COMMAND("convert", "Convert a folder of images into a unirecord dataset", SetupConvert);
+
+}  // namespace unirecord::cli
