@@ -7,6 +7,7 @@
 #
 # Env: UREC (default build/tools/urec), WORK (default out/convert-bench, on the
 # disk to measure), THREADS (default: one per core).
+# Prints a markdown table (medians) and every run's times.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CLASSES=${1:-100}
@@ -28,16 +29,23 @@ now() { date +%s.%N; }
 calc() { awk "BEGIN { printf \"%.6f\", $* }"; }
 median() { sort -g | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'; }
 
+# Each timed command starts from a settled disk: outputs removed, everything
+# flushed, a pause for the device to finish. The order alternates per run.
+settle() { rm -rf "$WORK/copy" "$WORK/records"; sync; sleep 2; }
+time_cp() {
+  settle
+  local t0 t1 t2; t0=$(now); cp -r "$src" "$WORK/copy"; t1=$(now); sync; t2=$(now)
+  cp_times+=("$(calc "$t1 - $t0")"); cp_sync_times+=("$(calc "$t2 - $t0")")
+}
+time_convert() {
+  settle
+  # urec fsyncs its output before it exits, so its time includes the flush.
+  local t0 t1; t0=$(now); "$UREC" convert imagefolder "$src" "$WORK/records" --threads "$THREADS" > /dev/null; t1=$(now)
+  convert_times+=("$(calc "$t1 - $t0")")
+}
 cp_times=() cp_sync_times=() convert_times=()
 for ((run = 1; run <= RUNS; run++)); do
-  rm -rf "$WORK/copy" "$WORK/records"; sync
-  t0=$(now); cp -r "$src" "$WORK/copy"; t1=$(now); sync; t2=$(now)
-  cp_times+=("$(calc "$t1 - $t0")")
-  cp_sync_times+=("$(calc "$t2 - $t0")")
-  rm -rf "$WORK/copy"; sync
-  # urec fsyncs its output at the end, so its time includes the flush.
-  t0=$(now); "$UREC" convert imagefolder "$src" "$WORK/records" --threads "$THREADS" > /dev/null; t1=$(now)
-  convert_times+=("$(calc "$t1 - $t0")")
+  if ((run % 2)); then time_cp; time_convert; else time_convert; time_cp; fi
 done
 rm -rf "$WORK/copy" "$WORK/records"
 
