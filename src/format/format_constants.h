@@ -77,6 +77,7 @@ inline constexpr size_t kScalarColumnAlignment = 8;
 
 // SPEC.md "Limits".
 inline constexpr uint64_t kMaxBlobBytes = 0xFFFFFFFFull;  // stored in a u32
+inline constexpr uint64_t kMaxScalarPageBytes = 0xFFFFFFFFull;  // raw size; u32 string offsets
 inline constexpr uint32_t kMaxShards = 99999;             // five digits in file names
 inline constexpr size_t kMaxFields = 65535;
 inline constexpr size_t kMaxFieldNameBytes = 255;

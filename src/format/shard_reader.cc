@@ -15,9 +15,6 @@
 namespace unirecord::format {
 namespace {
 
-// Largest raw scalar page a reader will allocate (SPEC.md section 12).
-constexpr uint64_t kMaxScalarPageRawBytes = uint64_t{1} << 32;
-
 // Recently inflated scalar pages, per thread: Get stays const and lock-free,
 // and sequential or block-shuffled reads inflate each page once.
 constexpr size_t kPageCacheSlots = 4;
@@ -172,7 +169,7 @@ Status ShardReader::CheckPageEntry(uint32_t page_number, const fb::PageEntry& pa
     return Status::Corruption(where + " has unknown codec");
   }
   if ((page.codec() == fb::Codec::None && page.raw_length() != page.stored_length()) ||
-      (page.kind() == fb::PageKind::Scalar && page.raw_length() > kMaxScalarPageRawBytes)) {
+      (page.kind() == fb::PageKind::Scalar && page.raw_length() > kMaxScalarPageBytes)) {
     return Status::Corruption(where + " has an impossible raw length");
   }
   return Status::OK();

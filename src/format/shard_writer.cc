@@ -117,6 +117,15 @@ Status ShardWriter::Add(const RecordBuilder::Impl& record) {
     return Status::InvalidArgument("shard " + std::to_string(shard_number_) + " is full (2^32 - 1 records)");
   }
   const index::FieldLayout& layout = context_.layout;
+  // A scalar page's string offsets are u32 (SPEC.md section 12): start a new
+  // page before a row that would overflow them, refuse a row that alone would.
+  uint64_t row_bytes = 0;
+  for (int f : layout.column_fields) row_bytes += record.slots[static_cast<size_t>(f)].value.size();
+  if (row_bytes > kMaxScalarPageBytes / 2) {
+    return Status::InvalidArgument("record's non-blob fields total " + std::to_string(row_bytes) +
+                                   " bytes, over the 2 GiB limit");
+  }
+  if (scalar_page_.raw_size() + row_bytes > kMaxScalarPageBytes / 2) UREC_RETURN_IF_ERROR(FlushScalarPage());
   uint8_t* entry = index_.AppendEntry();
   StoreLE<uint32_t>(entry + kEntryScalarPageOffset, kNoScalarPage);
   for (size_t slot = 0; slot < layout.blob_fields.size(); ++slot) {

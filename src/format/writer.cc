@@ -3,9 +3,14 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <functional>
+#include <system_error>
+#include <thread>
 
 #include "format/endian.h"
 #include "format/format_constants.h"
@@ -152,6 +157,31 @@ void RecordBuilder::Clear() {
 namespace {
 
 enum class ShardingMode { kRoundRobin, kContiguous, kTargetSize };
+
+// Runs work(i) for i in [0, n) on up to `threads` threads (0: one per core,
+// at most 8); returns the first error by index.
+Status ParallelFor(size_t n, int threads, const std::function<Status(size_t)>& work) {
+  size_t workers = threads > 0 ? static_cast<size_t>(threads)
+                               : std::min<size_t>(8, std::max(1u, std::thread::hardware_concurrency()));
+  workers = std::min(workers, n);
+  std::vector<Status> results(n);
+  std::atomic<size_t> next{0};
+  auto drain = [&] {
+    for (size_t i = next++; i < n; i = next++) results[i] = work(i);
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < workers; ++t) {
+    try {
+      pool.emplace_back(drain);
+    } catch (const std::system_error&) {
+      break;  // fewer threads than asked: the calling thread does the rest
+    }
+  }
+  drain();
+  for (std::thread& thread : pool) thread.join();
+  for (Status& status : results) UREC_RETURN_IF_ERROR(status);
+  return Status::OK();
+}
 
 std::string ShardFileName(const std::string& name, uint32_t shard, uint32_t count, const char* extension) {
   char digits[32];
@@ -374,17 +404,19 @@ Status Writer::Impl::Commit() {
   } else if (shards.empty()) {
     UREC_RETURN_IF_ERROR(StartShard().status());
   }
-  for (auto& shard : shards) {
-    if (!shard->closed()) UREC_RETURN_IF_ERROR(shard->Close());
-  }
+  const int threads = context.options.threads;
+  UREC_RETURN_IF_ERROR(ParallelFor(shards.size(), threads, [this](size_t s) {
+    return shards[s]->closed() ? Status::OK() : shards[s]->Close();
+  }));
   const uint32_t count = static_cast<uint32_t>(shards.size());
   const format::Uuid uuid = DatasetUuid();
-  uint64_t first_id = 0;
-  for (uint32_t s = 0; s < count; ++s) {
+  std::vector<uint64_t> first_ids(count + 1, 0);
+  for (uint32_t s = 0; s < count; ++s) first_ids[s + 1] = first_ids[s] + shards[s]->records();
+  UREC_RETURN_IF_ERROR(ParallelFor(count, threads, [&](size_t s) {
     format::ShardWriter& shard = *shards[s];
     format::ShardHeaderValues header;
     header.uuid = uuid;
-    header.shard_number = s;
+    header.shard_number = static_cast<uint32_t>(s);
     header.shard_count = count;
     header.record_count = shard.records();
     header.blob_page_bytes = context.options.blob_page_bytes;
@@ -392,15 +424,14 @@ Status Writer::Impl::Commit() {
     header.zstd_level = context.options.zstd_level;
     format::IndexHeaderValues index;
     index.uuid = uuid;
-    index.shard_number = s;
+    index.shard_number = static_cast<uint32_t>(s);
     index.shard_count = count;
-    index.first_id = first_id;
+    index.first_id = first_ids[s];
     index.dataset_record_count = written;
     index.shard_file_length = shard.shard_file_length();
     index.shard_footer_checksum = shard.footer_checksum();
-    UREC_RETURN_IF_ERROR(shard.Finalize(header, index, context.options.sync));
-    first_id += shard.records();
-  }
+    return shard.Finalize(header, index, context.options.sync);
+  }));
   summary.records = written;
   summary.shards = count;
   summary.uuid = format::UuidToString(uuid);
