@@ -52,5 +52,8 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/unirecordConfig.cmake
               ${CMAKE_CURRENT_BINARY_DIR}/unirecordConfigVersion.cmake
         DESTINATION ${UNIRECORD_CMAKE_DIR})
 
+# The .pc file finds its prefix from its own place, so that an installed tree
+# can be moved (and `cmake --install --prefix` works after configuring).
+file(RELATIVE_PATH UNIRECORD_PC_TO_PREFIX "/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/")
 configure_file(${CMAKE_CURRENT_LIST_DIR}/unirecord.pc.in ${CMAKE_CURRENT_BINARY_DIR}/unirecord.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/unirecord.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
