@@ -113,6 +113,30 @@ def test_tensors_stay_valid_after_the_loader_moves_on(loader_records):
     assert torch.equal(images, want)
 
 
+def test_plain_loop_over_epochs_keeps_the_last_batch_alive(loader_records):
+    # 10 batches per epoch: the last one sits in the buffer the next epoch's
+    # first batch would use, and the loop variable still holds it.
+    loader = unirecord.Loader(loader_records, batch_size=9, seed=2, threads=2, prefetch=2, return_ids=True,
+                              transform=unirecord.RandomResizedCrop(24))
+    assert len(loader) == 10
+    last_of_epoch = []
+    for epoch in range(3):
+        loader.set_epoch(epoch)
+        ids = []
+        for images, labels, rid in loader:
+            ids += rid.tolist()
+        assert sorted(ids) == list(range(90))
+        last_of_epoch.append((images, images.clone()))
+    for live, copy in last_of_epoch:
+        assert torch.equal(live, copy)
+    assert loader.stats()["samples"] == 270
+    # A restore while batches are held works too.
+    loader.set_epoch(3)
+    held = [next(iter(loader)) for _ in range(1)]
+    loader.load_state_dict(loader.state_dict())
+    assert sum(1 for _ in loader) == 9 and len(held) == 1
+
+
 def test_cpu_dtype_and_normalisation(loader_records):
     kwargs = dict(batch_size=8, shuffle=False, threads=1, transform=unirecord.CenterCrop(32, resize=32))
     raw, _ = next(iter(unirecord.Loader(loader_records, **kwargs)))

@@ -337,7 +337,10 @@ class Loader:
     batches; requesting the batch after that (which reuses the same buffer)
     while they are still referenced raises RuntimeError - data is never
     overwritten under a live tensor. ``.clone()`` batches you keep longer.
-    A plain ``for images, labels in loader`` loop never trips the rule.
+    A plain ``for images, labels in loader`` loop never trips the rule. Batches
+    from before :meth:`set_epoch` / :meth:`load_state_dict` are exempt: if one
+    still blocks the buffer the new epoch needs, the binding moves on to a fresh
+    native loader at the same position (the old buffers live until freed).
 
     Epochs: iterating runs the current epoch to its end; call
     :meth:`set_epoch` before each epoch (iterating again without it repeats
