@@ -249,6 +249,21 @@ TEST(RoundTripTest, WriterDestroyedBeforeFinishLeavesNothing) {
       ASSERT_TRUE(testing::FillSample(record, v).ok());
       ASSERT_TRUE((*writer)->Write(record).ok());
     }
+    // What a crash now would leave, even under final names, must not open.
+    auto partial = io::ListDirectory(dir);
+    ASSERT_TRUE(partial.ok());
+    ASSERT_EQ(partial->size(), 2u);  // hidden .urec files; indexes are written at Finish
+    const std::string salvage = MakeTempDir();
+    for (const std::string& name : *partial) {
+      const bool index = name.find(".uidx.") != std::string::npos;
+      const std::string shard = name.find(".crash-0.") == 0 ? "00000" : "00001";
+      testing::WriteBytes(salvage + "/crash-" + shard + "-of-00002" + (index ? ".uidx" : ".urec"),
+                          testing::ReadBytes(dir + "/" + name));
+    }
+    auto salvaged = Dataset::Open(salvage);
+    ASSERT_FALSE(salvaged.ok());
+    EXPECT_EQ(salvaged.status().code(), StatusCode::kCorruption);
+    EXPECT_NE(salvaged.status().message().find("incomplete"), std::string::npos) << salvaged.status().ToString();
   }
   EXPECT_TRUE(io::ListDirectory(dir)->empty());
   EXPECT_EQ(Dataset::Open(dir).status().code(), StatusCode::kNotFound);
