@@ -29,25 +29,30 @@ now() { date +%s.%N; }
 calc() { awk "BEGIN { printf \"%.6f\", $* }"; }
 median() { sort -g | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'; }
 
-# Each timed command starts from a settled disk: outputs removed, everything
-# flushed, a pause for the device to finish. The order alternates per run.
-settle() { rm -rf "$WORK/copy" "$WORK/records"; sync; sleep 2; }
+# Each timed command writes to a fresh folder (deleting 1000s of files right
+# before, on a filesystem mounted with `discard`, slows the next file creations
+# run after run) and starts with everything flushed. The order alternates.
+rm -rf "$WORK/runs"
+mkdir -p "$WORK/runs"
+settle() { sync; sleep 2; }
 time_cp() {
   settle
-  local t0 t1 t2; t0=$(now); cp -r "$src" "$WORK/copy"; t1=$(now); sync; t2=$(now)
+  local t0 t1 t2; t0=$(now); cp -r "$src" "$WORK/runs/copy-$1"; t1=$(now); sync; t2=$(now)
   cp_times+=("$(calc "$t1 - $t0")"); cp_sync_times+=("$(calc "$t2 - $t0")")
 }
 time_convert() {
   settle
   # urec fsyncs its output before it exits, so its time includes the flush.
-  local t0 t1; t0=$(now); "$UREC" convert imagefolder "$src" "$WORK/records" --threads "$THREADS" > /dev/null; t1=$(now)
+  local t0 t1; t0=$(now)
+  "$UREC" convert imagefolder "$src" "$WORK/runs/records-$1" --threads "$THREADS" > /dev/null
+  t1=$(now)
   convert_times+=("$(calc "$t1 - $t0")")
 }
 cp_times=() cp_sync_times=() convert_times=()
 for ((run = 1; run <= RUNS; run++)); do
-  if ((run % 2)); then time_cp; time_convert; else time_convert; time_cp; fi
+  if ((run % 2)); then time_cp "$run"; time_convert "$run"; else time_convert "$run"; time_cp "$run"; fi
 done
-rm -rf "$WORK/copy" "$WORK/records"
+rm -rf "$WORK/runs"
 
 cp_median=$(printf '%s\n' "${cp_times[@]}" | median)
 cp_sync_median=$(printf '%s\n' "${cp_sync_times[@]}" | median)

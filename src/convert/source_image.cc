@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <string>
 
 namespace unirecord {
 namespace {
@@ -43,6 +44,10 @@ Status ReadSourceFile(const std::string& path, std::string* bytes) {
   struct stat st;
   if (fstat(fd.get(), &st) != 0) return Status::IOError(std::strerror(errno));
   if (!S_ISREG(st.st_mode)) return Status::IOError("not a regular file");
+  if (static_cast<uint64_t>(st.st_size) > kMaxSourceFileBytes) {
+    return Status::NotSupported("a " + std::to_string(st.st_size) + "-byte file is over the " +
+                                std::to_string(kMaxSourceFileBytes >> 20) + " MiB limit for one image");
+  }
   bytes->resize(static_cast<size_t>(st.st_size));
   size_t done = 0;
   while (done < bytes->size()) {

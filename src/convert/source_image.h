@@ -2,6 +2,7 @@
 #ifndef UNIRECORD_SRC_CONVERT_SOURCE_IMAGE_H_
 #define UNIRECORD_SRC_CONVERT_SOURCE_IMAGE_H_
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -10,9 +11,13 @@
 
 namespace unirecord {
 
+// No real JPEG comes near this; a bigger file is refused before it is read
+// (it would only be a way to exhaust memory).
+inline constexpr uint64_t kMaxSourceFileBytes = uint64_t{1} << 30;
+
 // Reads the whole file into *bytes (reusing its capacity). IOError for
 // anything that is not a readable regular file (a FIFO is never opened for
-// blocking reads).
+// blocking reads), NotSupported for a file over kMaxSourceFileBytes.
 Status ReadSourceFile(const std::string& path, std::string* bytes);
 
 // The header of a JPEG that unirecord's decoder accepts, or why not:

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "convert/scratch_dir_for_test.h"
 #include "convert/synthetic_images.h"
@@ -60,6 +61,9 @@ TEST(ReadSourceFile, ReadsFilesAndRefusesOtherKinds) {
   Status fifo = ReadSourceFile(dir / "fifo.jpg", &bytes);  // must not block
   EXPECT_EQ(RejectReason(fifo), "unreadable: not a regular file");
   EXPECT_EQ(RejectReason(ReadSourceFile(dir / "missing.jpg", &bytes)), "unreadable: No such file or directory");
+  dir.Write("huge.jpg", "");
+  ASSERT_EQ(truncate((dir / "huge.jpg").c_str(), kMaxSourceFileBytes + 1), 0);  // sparse: costs no disk
+  EXPECT_EQ(RejectReason(ReadSourceFile(dir / "huge.jpg", &bytes)).rfind("unsupported: a 1073741825-byte file", 0), 0u);
 }
 
 }  // namespace
