@@ -213,6 +213,21 @@ TEST_F(CorruptionTest, FlippedBlobPageOfCompressedBlob) {
   (void)loose->GetBlob(1, 8);  // may inflate to garbage or fail; must not crash
 }
 
+TEST_F(CorruptionTest, FlippedPaddingFoundByVerify) {
+  // Padding is covered by no checksum; Verify() still reads every byte.
+  FileMap map = MapFile(shard0_, format::FileKind::kShard);
+  Flip(shard0_, map.frame.header_offset + map.frame.header_length + 1);
+  auto ds = OpenOk();
+  ExpectError(ds->Verify(), StatusCode::kCorruption, shard0_, "nonzero padding byte");
+  SetUp();
+  FileMap index = MapFile(index0_, format::FileKind::kIndex);
+  Flip(index0_, index.size - format::kTrailerSize - 1);
+  ds = OpenOk();
+  if (index.sections.back().offset() + index.sections.back().length() < index.size - format::kTrailerSize) {
+    ExpectError(ds->Verify(), StatusCode::kCorruption, index0_, "nonzero padding byte");
+  }
+}
+
 TEST_F(CorruptionTest, FlippedIndexPreambleHeaderTrailer) {
   Flip(index0_, format::kPreambleHeaderChecksumOffset);
   ExpectOpenFails(StatusCode::kCorruption, index0_, "preamble checksum mismatch");

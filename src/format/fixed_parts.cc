@@ -47,6 +47,13 @@ void EncodeTrailer(FileKind kind, const TrailerFields& f, uint8_t out[kTrailerSi
   std::memcpy(out + kTrailerMagicOffset, TrailerMagic(kind), kMagicSize);
 }
 
+Status CheckZeroPadding(const uint8_t* data, uint64_t begin, uint64_t end, const std::string& path) {
+  for (uint64_t i = begin; i < end; ++i) {
+    if (data[i] != 0) return Status::Corruption(path + ": nonzero padding byte at offset " + std::to_string(i));
+  }
+  return Status::OK();
+}
+
 Result<FileFrame> ReadFrame(FileKind kind, const uint8_t* data, uint64_t size,
                             const std::string& path) {
   const std::string noun = Noun(kind);

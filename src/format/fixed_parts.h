@@ -54,6 +54,9 @@ struct FileFrame {
 Result<FileFrame> ReadFrame(FileKind kind, const uint8_t* data, uint64_t size,
                             const std::string& path);
 
+// Corruption unless bytes [begin, end) of `data` are all zero (padding).
+Status CheckZeroPadding(const uint8_t* data, uint64_t begin, uint64_t end, const std::string& path);
+
 }  // namespace unirecord::format
 
 #endif  // UNIRECORD_FORMAT_FIXED_PARTS_H_

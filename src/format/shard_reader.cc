@@ -67,8 +67,10 @@ Result<std::unique_ptr<ShardReader>> ShardReader::Open(const std::string& path, 
   UREC_ASSIGN_OR_RETURN(r->header_, ParseShardHeader(frame.header, frame.header_length, path));
   UREC_ASSIGN_OR_RETURN(r->footer_, VerifyShardFooter(frame.directory, frame.directory_length, path));
   r->layout_ = index::FieldLayout::For(r->header_.schema);
-  r->pages_begin_ = AlignUp(frame.header_offset + frame.header_length, kPageAlignment);
+  r->header_end_ = frame.header_offset + frame.header_length;
+  r->pages_begin_ = AlignUp(r->header_end_, kPageAlignment);
   r->pages_end_ = frame.directory_offset;
+  r->footer_end_ = frame.directory_offset + frame.directory_length;
   const ShardHeaderValues& h = r->header_.values;
   auto corrupt = [&](const std::string& file, const std::string& what) {
     return Status::Corruption(file + ": " + what);
@@ -226,14 +228,17 @@ Result<std::shared_ptr<const DecodedPage>> ShardReader::ScalarPage(const uint8_t
 
 Status ShardReader::Verify() const {
   UREC_RETURN_IF_ERROR(index_.VerifySections());
-  // Pages: bounds, order, checksums; scalar pages inflate and cover every row.
+  UREC_RETURN_IF_ERROR(index_.VerifyPadding());
+  // Pages: bounds, order, checksums, zero padding between them; scalar pages
+  // inflate and cover every row.
   const auto* pages = footer_->pages();
-  uint64_t previous_end = pages_begin_;
+  uint64_t previous_end = header_end_;
   uint64_t next_scalar_row = 0;
   for (uint32_t p = 0; p < pages->size(); ++p) {
     const fb::PageEntry& page = *pages->Get(p);
     UREC_RETURN_IF_ERROR(CheckPageEntry(p, page));
     if (page.offset() < previous_end) return Status::Corruption(path() + ": page " + std::to_string(p) + " overlaps the previous page");
+    UREC_RETURN_IF_ERROR(CheckZeroPadding(shard_.data(), previous_end, page.offset(), path()));
     previous_end = page.offset() + page.stored_length();
     if (Checksum(shard_.data() + page.offset(), page.stored_length()) != page.checksum()) {
       return Status::Corruption(path() + ": page " + std::to_string(p) + " checksum mismatch");
@@ -246,6 +251,8 @@ Status ShardReader::Verify() const {
       UREC_RETURN_IF_ERROR(DecodePage(p, true).status());
     }
   }
+  UREC_RETURN_IF_ERROR(CheckZeroPadding(shard_.data(), previous_end, pages_end_, path()));
+  UREC_RETURN_IF_ERROR(CheckZeroPadding(shard_.data(), footer_end_, file_size() - kTrailerSize, path()));
   const bool has_columns = !layout_.column_fields.empty();
   if (has_columns && next_scalar_row != records()) {
     return Status::Corruption(path() + ": scalar pages cover " + std::to_string(next_scalar_row) + " of " +

@@ -66,8 +66,10 @@ class ShardReader {
   ShardHeaderContents header_;
   const fb::ShardFooter* footer_ = nullptr;
   index::FieldLayout layout_;
+  uint64_t header_end_ = 0;
   uint64_t pages_begin_ = 0;  // first byte a page may use
   uint64_t pages_end_ = 0;    // the footer's offset
+  uint64_t footer_end_ = 0;
   uint16_t major_ = 0;
   uint16_t minor_ = 0;
   uint64_t serial_ = 0;  // distinguishes readers in the per-thread page cache

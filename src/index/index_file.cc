@@ -103,6 +103,7 @@ Result<IndexReader> IndexReader::Open(const std::string& path, bool verify_secti
   const uint64_t size = reader.file_.size();
   UREC_ASSIGN_OR_RETURN(format::FileFrame frame, format::ReadFrame(FileKind::kIndex, data, size, path));
   UREC_ASSIGN_OR_RETURN(reader.header_, format::VerifyIndexHeader(frame.header, frame.header_length, path));
+  reader.header_length_ = frame.header_length;
   const fb::IndexHeader& h = *reader.header_;
   auto corrupt = [&](const std::string& what) { return Status::Corruption(path + ": " + what); };
 
@@ -140,6 +141,16 @@ Result<IndexReader> IndexReader::Open(const std::string& path, bool verify_secti
   }
   if (verify_sections) UREC_RETURN_IF_ERROR(reader.VerifySections());
   return reader;
+}
+
+Status IndexReader::VerifyPadding() const {
+  uint64_t previous_end = format::kHeaderOffset + header_length_;
+  for (const fb::IndexSection* s : *header_->sections()) {
+    if (s->offset() < previous_end) return Status::Corruption(path() + ": index sections overlap");
+    UREC_RETURN_IF_ERROR(format::CheckZeroPadding(file_.data(), previous_end, s->offset(), path()));
+    previous_end = s->offset() + s->length();
+  }
+  return format::CheckZeroPadding(file_.data(), previous_end, file_.size() - format::kTrailerSize, path());
 }
 
 Status IndexReader::VerifySections() const {

@@ -69,10 +69,13 @@ class IndexReader {
   const uint8_t* sorted_index(size_t i) const { return sorted_[i]; }
 
   Status VerifySections() const;
+  // Every byte outside header, sections and trailer is zero.
+  Status VerifyPadding() const;
 
  private:
   io::MappedFile file_;
   const fb::IndexHeader* header_ = nullptr;
+  uint64_t header_length_ = 0;
   const uint8_t* record_table_ = nullptr;
   std::vector<const uint8_t*> sorted_;
 };
