@@ -20,6 +20,14 @@
 //
 // Record ids are global and shard-major: shard 0 holds ids [0, n0), shard 1
 // holds [n0, n0 + n1), and so on.
+//
+// Files must not be truncated or rewritten while a Dataset maps them (as with
+// any mmap, reading a page that no longer exists raises SIGBUS); replacing
+// them by rename, as the Writer does, is safe.
+//
+// Scalar (non-blob, non-indexed) fields are read by inflating their scalar
+// page (16 KiB by default, ~25 us); each thread keeps its last 4 inflated
+// pages, so reads in id order or in small blocks inflate each page once.
 #ifndef UNIRECORD_DATASET_H_
 #define UNIRECORD_DATASET_H_
 
