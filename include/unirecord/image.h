@@ -228,7 +228,8 @@ class JpegDecoder {
 // Antialiased bilinear resize of packed RGB (PIL's BILINEAR "reduce"
 // filter, the one torchvision's Resize(antialias=True) uses on PIL images):
 // `src` is src_width x src_height with row stride src_stride bytes; `dst`
-// is packed dst_width x dst_height. Mirrors left-right when flip.
+// is packed dst_width x dst_height. Mirrors left-right when flip. Allocates
+// its scratch buffers per call (JpegDecoder keeps them across images).
 Status ResizeRgb(const uint8_t* src, int src_width, int src_height, size_t src_stride,
                  uint8_t* dst, int dst_width, int dst_height, bool flip);
 
