@@ -186,6 +186,22 @@ TEST(JpegDecoder, ExifOrientationMapsTheWindow) {
       EXPECT_TRUE(crop->pixels == CropOf(*full, w).pixels) << "orientation " << o;
     }
   }
+  // The resized path maps the window the same way.
+  DecodeOptions exact_options = options;
+  exact_options.dct_scaling = false;
+  JpegDecoder exact(exact_options);
+  for (int o = 2; o <= 8; ++o) {
+    std::string jpeg = ReadCorpusFile("pillow__hopper_orientation_" + std::to_string(o) + ".jpg");
+    const CropWindow w{7, 30, 90, 61, o % 2 == 0};
+    Result<RgbImage> crop = exact.DecodeCrop(jpeg, w);
+    ASSERT_TRUE(crop.ok());
+    std::vector<uint8_t> expected(50 * 40 * 3), actual(50 * 40 * 3);
+    ASSERT_TRUE(ResizeRgb(crop->pixels.data(), crop->width, crop->height,
+                          static_cast<size_t>(crop->width) * 3, expected.data(), 50, 40, false)
+                    .ok());
+    ASSERT_TRUE(exact.DecodeCropResized(jpeg, w, 50, 40, actual.data(), actual.size()).ok());
+    EXPECT_TRUE(expected == actual) << "orientation " << o;
+  }
   Result<RgbImage> rect = decoder.Decode(ReadCorpusFile("pillow__orientation_rectangle.jpg"));
   ASSERT_TRUE(rect.ok());
   EXPECT_EQ(rect->width, 1);

@@ -140,6 +140,12 @@ def test_resized_crop_equals_torchvision_on_pil(box, size):
     theirs = np.asarray(F.resized_crop(pil_rgb(name), y, x, h, w, [size[1], size[0]],
                                        interpolation=transforms.InterpolationMode.BILINEAR))
     assert np.array_equal(ours, theirs), f"max diff {np.abs(ours.astype(int) - theirs).max()}"
+    flipped = urec_decode(name, "--crop", f"{x},{y},{w},{h}", "--resize", f"{size[0]}x{size[1]}",
+                          "--no-dct-scaling", "--flip")
+    theirs_flipped = np.asarray(F.hflip(F.resized_crop(
+        pil_rgb(name), y, x, h, w, [size[1], size[0]],
+        interpolation=transforms.InterpolationMode.BILINEAR)))
+    assert np.array_equal(flipped, theirs_flipped)
 
 
 def synthetic_jpeg(tmp_path, width, height, quality=90):
