@@ -79,7 +79,7 @@ class OrderedFileReader {
       slots_[i % slots_.size()].ready = false;
       consumed_ = i + 1;
     }
-    can_claim_.notify_all();
+    can_claim_.notify_one();  // exactly one more file became claimable
   }
 
  private:
@@ -106,7 +106,7 @@ class OrderedFileReader {
         std::lock_guard<std::mutex> lock(mutex_);
         slot.ready = true;
       }
-      slot_ready_.notify_all();
+      slot_ready_.notify_one();  // only the consumer waits on it
     }
   }
 
