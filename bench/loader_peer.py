@@ -3,37 +3,60 @@
 DataLoader, on the same images, in the same run.
 
   bench/loader_peer.py --folder IMAGEFOLDER --dataset CONVERTED --urec build/tools/urec \
-      [--rounds 3] [--epochs 2] [--memory-epochs 20] [--json out.json] [--plot out.png]
+      [--rounds 3] [--epochs 2] [--memory-epochs 20] [--threads-list 1,2,4] [--json out.json]
 
 Rows (all RandomResizedCrop(224) + horizontal flip, batch 256, uint8 output):
   compare  unirecord with all cores vs DataLoader(num_workers=cores), rounds
            alternate the two so that both see the same machine load;
-  scaling  images/s of both with 1..cores threads / workers;
+  scaling  images/s of both with 1..cores threads / workers (median of rounds);
   memory   the loader's RSS and open descriptors after each of N epochs.
 Throughput is per epoch, after the first (warm-up: worker start, page cache).
+bench/loader_plot.py draws the scaling rows of one or more result files.
 """
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
 import time
 
 
+def children_cpu_seconds():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def urec_bench(urec, dataset, threads, epochs, batch):
+    cpu = children_cpu_seconds()
     out = subprocess.run([urec, "bench", dataset, "--threads", str(threads), "--epochs", str(epochs),
                           "--batch", str(batch), "--json"], check=True, capture_output=True, text=True)
-    return json.loads(out.stdout)
+    result = json.loads(out.stdout)
+    result["cpu_ms_per_image"] = 1e3 * (children_cpu_seconds() - cpu) / result["samples"]
+    return result
 
 
 def urec_rate(urec, dataset, threads, epochs, batch):
+    """Median images/s over the epochs after the first, and CPU ms per image."""
     result = urec_bench(urec, dataset, threads, epochs, batch)
     rates = [e["images_per_s"] for e in result["epochs"]]
-    return statistics.median(rates[1:] if len(rates) > 1 else rates), result
+    return statistics.median(rates[1:] if len(rates) > 1 else rates), result["cpu_ms_per_image"]
 
 
 def torch_rate(folder, workers, epochs, batch):
+    """The same for torchvision, in a child process so that the CPU time of
+    its DataLoader workers is counted (interpreter start-up included)."""
+    cpu = children_cpu_seconds()
+    out = subprocess.run([sys.executable, __file__, "--torch-run", folder, str(workers), str(epochs), str(batch)],
+                         check=True, capture_output=True, text=True)
+    result = json.loads(out.stdout)
+    rates = result["rates"]
+    cpu_ms = 1e3 * (children_cpu_seconds() - cpu) / result["images"]
+    return statistics.median(rates[1:] if len(rates) > 1 else rates), cpu_ms
+
+
+def torch_run(folder, workers, epochs, batch):
     from torch.utils.data import DataLoader
     from torchvision import datasets, transforms
 
@@ -45,17 +68,20 @@ def torch_rate(folder, workers, epochs, batch):
     dataset = datasets.ImageFolder(folder, transform=transform)
     loader = DataLoader(dataset, batch_size=batch, shuffle=True, num_workers=workers,
                         persistent_workers=workers > 0)
-    rates = []
+    rates, total = [], 0
     for _ in range(epochs):
         start, images = time.perf_counter(), 0
         for images_batch, _labels in loader:
             images += images_batch.shape[0]
         rates.append(images / (time.perf_counter() - start))
-    del loader
-    return statistics.median(rates[1:] if len(rates) > 1 else rates)
+        total += images
+    print(json.dumps({"rates": rates, "images": total}))
 
 
 def main():
+    if len(sys.argv) == 6 and sys.argv[1] == "--torch-run":
+        folder, workers, epochs, batch = sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+        return torch_run(folder, workers, epochs, batch)
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--folder", required=True, help="the ImageFolder")
     parser.add_argument("--dataset", required=True, help="the same folder converted by urec convert")
@@ -65,8 +91,8 @@ def main():
     parser.add_argument("--epochs", type=int, default=2, help="per measurement; the first is warm-up")
     parser.add_argument("--memory-epochs", type=int, default=20)
     parser.add_argument("--cores", type=int, default=len(os.sched_getaffinity(0)))
+    parser.add_argument("--threads-list", help="scaling: comma-separated thread counts (default 1..cores)")
     parser.add_argument("--json", help="write the results here")
-    parser.add_argument("--plot", help="write a PNG of images/s vs threads here")
     parser.add_argument("--skip", default="", help="comma-separated rows to skip: compare,scaling,memory")
     args = parser.parse_args()
     skip = set(filter(None, args.skip.split(",")))
@@ -76,24 +102,36 @@ def main():
         print(*parts, file=sys.stderr, flush=True)
 
     if "compare" not in skip:
-        ours, theirs = [], []
+        ours, theirs, our_cpu, their_cpu = [], [], [], []
         for r in range(args.rounds):
-            ours.append(urec_rate(args.urec, args.dataset, args.cores, args.epochs, args.batch)[0])
-            theirs.append(torch_rate(args.folder, args.cores, args.epochs, args.batch))
-            log(f"compare round {r}: unirecord {ours[-1]:.1f} img/s, torchvision {theirs[-1]:.1f} img/s")
+            rate, cpu = urec_rate(args.urec, args.dataset, args.cores, args.epochs, args.batch)
+            ours.append(rate)
+            our_cpu.append(cpu)
+            rate, cpu = torch_rate(args.folder, args.cores, args.epochs, args.batch)
+            theirs.append(rate)
+            their_cpu.append(cpu)
+            log(f"compare round {r}: unirecord {ours[-1]:.1f} img/s ({our_cpu[-1]:.2f} CPU ms/img), "
+                f"torchvision {theirs[-1]:.1f} img/s ({their_cpu[-1]:.2f} CPU ms/img)")
         results["compare"] = {
             "unirecord_images_per_s": ours, "torchvision_images_per_s": theirs,
+            "unirecord_cpu_ms_per_image": our_cpu, "torchvision_cpu_ms_per_image": their_cpu,
             "unirecord_median": statistics.median(ours), "torchvision_median": statistics.median(theirs),
             "speedup": statistics.median(ours) / statistics.median(theirs),
+            "cpu_ratio": statistics.median(their_cpu) / statistics.median(our_cpu),
         }
 
     if "scaling" not in skip:
         scaling = {"threads": [], "unirecord": [], "torchvision": []}
-        for t in range(1, args.cores + 1):
+        counts = [int(t) for t in args.threads_list.split(",")] if args.threads_list else range(1, args.cores + 1)
+        for t in counts:
+            ours, theirs = [], []
+            for _ in range(args.rounds):  # interleaved, the median kept: the machine's load varies
+                ours.append(urec_rate(args.urec, args.dataset, t, args.epochs, args.batch)[0])
+                theirs.append(torch_rate(args.folder, t, args.epochs, args.batch)[0])
             scaling["threads"].append(t)
-            scaling["unirecord"].append(urec_rate(args.urec, args.dataset, t, args.epochs, args.batch)[0])
-            scaling["torchvision"].append(torch_rate(args.folder, t, args.epochs, args.batch))
-            log(f"scaling {t}: unirecord {scaling['unirecord'][-1]:.1f}, torchvision {scaling['torchvision'][-1]:.1f}")
+            scaling["unirecord"].append(statistics.median(ours))
+            scaling["torchvision"].append(statistics.median(theirs))
+            log(f"scaling {t}: unirecord {ours}, torchvision {theirs}")
         one = scaling["unirecord"][0]
         scaling["unirecord_efficiency"] = [rate / (t * one) for t, rate in zip(scaling["threads"], scaling["unirecord"])]
         results["scaling"] = scaling
@@ -112,24 +150,6 @@ def main():
     if args.json:
         with open(args.json, "w") as f:
             f.write(text + "\n")
-    if args.plot and "scaling" in results:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        s = results["scaling"]
-        fig, ax = plt.subplots(figsize=(5, 3.5))
-        ax.plot(s["threads"], s["unirecord"], "o-", label="unirecord Loader (threads)")
-        ax.plot(s["threads"], s["torchvision"], "s-", label="torchvision ImageFolder+PIL (workers)")
-        ax.plot(s["threads"], [t * s["unirecord"][0] for t in s["threads"]], ":", color="grey",
-                label="linear (unirecord, 1 thread x n)")
-        ax.set_xlabel("threads / DataLoader workers")
-        ax.set_ylabel("images/s (RandomResizedCrop 224, batch 256)")
-        ax.set_xticks(s["threads"])
-        ax.set_ylim(bottom=0)
-        ax.legend(fontsize=7)
-        ax.grid(alpha=0.3)
-        fig.tight_layout()
-        fig.savefig(args.plot, dpi=120)
 
 
 if __name__ == "__main__":
