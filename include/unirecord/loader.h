@@ -96,7 +96,9 @@ struct LoaderOptions {
   int resize_shorter = 256;  // kCenterCrop: shorter side before the center crop
   RandomResizedCropParams crop;  // kRandomResizedCrop: scale, ratio, flip probability
   DecodeOptions decode;          // strict, apply_exif, dct_scaling, limits
-  ImageLayout layout = ImageLayout::kNHWC;  // of the host (uint8) images
+  // Of the host (uint8) images. With a CUDA device the host batch is always
+  // NHWC (that is what is uploaded) and CudaOptions::layout applies instead.
+  ImageLayout layout = ImageLayout::kNHWC;
 
   std::string image_field = "image";  // a bytes field holding JPEGs
   std::string label_field = "label";  // an int32/int64 field; "" for no labels

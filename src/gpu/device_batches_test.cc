@@ -177,6 +177,7 @@ TEST(GpuLoaderTest, DeviceBatchesEqualNormalisedHostBatches) {
     LoaderOptions cpu = SmallOptions();
     cpu.threads = 2;
     LoaderOptions gpu = cpu;
+    gpu.layout = ImageLayout::kNCHW;  // must not reach the host batch: the upload reads NHWC
     gpu.cuda.device = 0;
     gpu.cuda.dtype = dtype;
     Result<std::unique_ptr<Loader>> host_loader = Loader::Create(OpenDataset(data.dir), cpu);
@@ -190,6 +191,7 @@ TEST(GpuLoaderTest, DeviceBatchesEqualNormalisedHostBatches) {
       ASSERT_EQ(h->size(), d->size());
       if (h->empty()) break;
       ASSERT_NE(d->device_images(), nullptr);
+      EXPECT_EQ(d->layout(), ImageLayout::kNHWC);
       ASSERT_TRUE(d->WaitOn(nullptr).ok());
       ASSERT_CUDA(cudaDeviceSynchronize());
       const std::vector<uint8_t> pixels(h->images(), h->images() + h->size() * 3 * kImageSize * kImageSize);

@@ -483,6 +483,8 @@ Result<std::unique_ptr<Loader>> Loader::Create(std::shared_ptr<const Dataset> da
   auto impl = std::make_unique<Impl>(std::move(sampler));
   impl->dataset = std::move(dataset);
   impl->options = options;
+  // The upload reads NHWC; the conversion kernel makes the device layout.
+  if (options.cuda.device >= 0) impl->options.layout = ImageLayout::kNHWC;
   impl->image_field = image_field;
   if (!options.label_field.empty()) {
     UREC_ASSIGN_OR_RETURN(impl->label_field, schema.FindField(options.label_field));
