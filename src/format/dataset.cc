@@ -125,7 +125,8 @@ Result<std::shared_ptr<Dataset>> Dataset::Open(const std::vector<std::string>& s
       return Status::Corruption(shard.path() + ": belongs to dataset " + format::UuidToString(v.uuid) + " (" +
                                 std::to_string(v.shard_count) + " shards), not to dataset " +
                                 format::UuidToString(reference.uuid) + " (" + std::to_string(reference.shard_count) +
-                                " shards) of " + first.path());
+                                " shards) of " + first.path() +
+                                "; to open one of several datasets in a directory, use a glob like DIR/NAME-*.urec");
     }
     if (i > 0 && v.shard_number == opened[i - 1]->header().values.shard_number) {
       return Status::InvalidArgument(shard.path() + ": shard " + std::to_string(v.shard_number) +
