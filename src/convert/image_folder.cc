@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
@@ -17,6 +18,7 @@
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -196,6 +198,40 @@ Result<WriterOptions> MakeWriterOptions(const ConvertOptions& options, uint64_t 
   return w;
 }
 
+// "NAME-SSSSS-of-NNNNN.urec" or ".uidx", any numbers.
+bool IsShardFileOf(const std::string& file, const std::string& name) {
+  const std::string middle = "-#####-of-#####.";  // '#': a digit
+  if (file.size() != name.size() + middle.size() + 4 || file.compare(0, name.size(), name) != 0) return false;
+  for (size_t i = 0; i < middle.size(); ++i) {
+    const char c = file[name.size() + i];
+    if (middle[i] == '#' ? !std::isdigit(static_cast<unsigned char>(c)) : c != middle[i]) return false;
+  }
+  const std::string extension = file.substr(file.size() - 4);
+  return extension == "urec" || extension == "uidx";
+}
+
+// A dataset converted again with another shard count must not leave the old
+// shards beside the new ones (a reader would refuse the mix): removes the
+// NAME-SSSSS-of-NNNNN.urec/.uidx files that the writer did not just write.
+Status RemoveStaleShards(const std::string& out, const std::string& name, const WriterSummary& summary) {
+  std::set<std::string> current;
+  for (const std::string& p : summary.shard_paths) current.insert(fs::path(p).filename().string());
+  for (const std::string& p : summary.index_paths) current.insert(fs::path(p).filename().string());
+  std::vector<fs::path> stale;
+  std::error_code ec;
+  for (fs::directory_iterator it(out, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string file = it->path().filename().string();
+    if (!current.count(file) && IsShardFileOf(file, name)) stale.push_back(it->path());
+  }
+  if (ec) return Status::IOError("cannot list " + out + ": " + ec.message());
+  for (const fs::path& path : stale) {
+    if (!fs::remove(path, ec) && ec) {
+      return Status::IOError("cannot remove " + path.string() + ", a shard of an earlier conversion: " + ec.message());
+    }
+  }
+  return Status::OK();
+}
+
 Result<Schema> ImageFolderSchema() {
   return Schema::Make({Field::Bytes("image"), Field::Int64("label", /*indexed=*/true), Field::String("path"),
                        Field::Int32("width", /*indexed=*/true), Field::Int32("height", /*indexed=*/true)});
@@ -280,6 +316,7 @@ Result<ConvertReport> ConvertImageFolder(const std::string& src, const std::stri
   report.output_bytes = summary.bytes;
   report.uuid = summary.uuid;
   report.shard_paths = summary.shard_paths;
+  UREC_RETURN_IF_ERROR(RemoveStaleShards(out, report.name, summary));
   report.rejects_path = (fs::path(out) / (report.name + ".rejects.tsv")).string();
   UREC_RETURN_IF_ERROR(WriteRejectsFile(report.rejects_path, report.not_written));
   report.seconds = SecondsSince(start);

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <map>
+#include <vector>
 
 #include "convert/scratch_dir_for_test.h"
 #include "convert/synthetic_images.h"
@@ -116,6 +117,20 @@ TEST_F(ConvertImageFolderTest, ShardCountKeepsFolderOrder) {
   for (uint64_t id = 0; id < (*single)->size(); ++id) {
     EXPECT_EQ(*(*sharded)->Get(id)->GetString("path"), *(*single)->Get(id)->GetString("path"));
   }
+}
+
+TEST_F(ConvertImageFolderTest, ConvertingAgainReplacesTheOldShards) {
+  ConvertOptions options = Options();
+  options.num_shards = 3;
+  ASSERT_TRUE(ConvertImageFolder(src_, scratch_ / "out", options).ok());
+  scratch_.Write("out/other-00000-of-00001.urec", "another dataset: left alone");
+  options.num_shards = 2;
+  ASSERT_TRUE(ConvertImageFolder(src_, scratch_ / "out", options).ok());
+  std::vector<std::string> names;
+  for (const auto& [name, bytes] : Output(scratch_ / "out")) names.push_back(name);
+  EXPECT_EQ(names, (std::vector<std::string>{"other-00000-of-00001.urec", "train-00000-of-00002.uidx",
+                                             "train-00000-of-00002.urec", "train-00001-of-00002.uidx",
+                                             "train-00001-of-00002.urec", "train.rejects.tsv"}));
 }
 
 TEST_F(ConvertImageFolderTest, StrictStopsAtTheFirstRejectAndLeavesNoDataset) {
