@@ -14,6 +14,7 @@
 // Validation Resize(256) + CenterCrop(224), two ways:
 //   val_full_decode_resize_crop   full decode, resize whole image, crop
 //   val_center_window_decode      planned window, crop decode + resize
+//   val_center_crop_exact         DecodeCenterCrop: torchvision's result exactly
 // Resize candidates on the same decoded crops -> 224x224:
 //   resize/ours, resize/stb, resize/libyuv_box, resize/libyuv_bilinear,
 //   resize/swscale_bilinear, resize/swscale_area (libyuv and swscale are
@@ -275,6 +276,19 @@ void BM_val_full_decode_resize_crop(benchmark::State& state) {
   SetRate(state);
 }
 
+void BM_val_center_crop_exact(benchmark::State& state) {
+  const auto& set = Dataset();
+  JpegDecoder decoder;
+  std::vector<uint8_t> out(kOut * kOut * 3);
+  size_t i = 0;
+  for (auto _ : state) {
+    const Sample& s = set[i++ % set.size()];
+    Status st = decoder.DecodeCenterCrop(s.jpeg, kOut, 256, out.data(), out.size());
+    benchmark::DoNotOptimize(st.ok());
+  }
+  SetRate(state);
+}
+
 void BM_val_center_window_decode(benchmark::State& state) {
   const auto& set = Dataset();
   JpegDecoder decoder;
@@ -427,6 +441,7 @@ BENCHMARK(BM_d_crop_dct_decode_resize)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_crop_decode_only)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_val_full_decode_resize_crop)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_val_center_window_decode)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_val_center_crop_exact)->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_resize, ours, ResizeOurs, true)->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_resize, stb, ResizeStb, true)->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_resize, libyuv_box, ResizeLibyuv<3>, Libyuv::Get().ok())

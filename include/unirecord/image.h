@@ -217,6 +217,16 @@ class JpegDecoder {
                            int out_height, uint8_t* out, size_t out_size,
                            DecodeStats* stats = nullptr);
 
+  // torchvision's Resize(resize_shorter) + CenterCrop(size) as packed RGB
+  // size x size in `out` (out_size >= size * size * 3): decodes only the
+  // rows/columns the kept pixels' filter taps read and resamples them with
+  // the whole-image resize's weights, so the result equals torchvision's
+  // byte for byte. When DCT scaling applies (the window is at least twice
+  // `size`) or size > resize_shorter, it is PlanCenterCrop +
+  // DecodeCropResized instead (close to, not equal to, torchvision).
+  Status DecodeCenterCrop(std::string_view bytes, int size, int resize_shorter, uint8_t* out,
+                          size_t out_size, DecodeStats* stats = nullptr);
+
  private:
   struct State;  // libjpeg objects and scratch buffers
   DecodeOptions options_;

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "image/crop_geometry.h"
 #include "unirecord/image.h"
 
 namespace unirecord {
@@ -47,11 +48,26 @@ constexpr uint64_t kDrawTop = 2 * kAttempts;
 constexpr uint64_t kDrawLeft = kDrawTop + 1;
 constexpr uint64_t kDrawFlip = kDrawTop + 2;
 
-// Python's round(): halves go to the even neighbour (the default FP
-// rounding mode of nearbyint).
+}  // namespace
+
+namespace image_internal {
+
+// nearbyint rounds in the default FP mode: to nearest, halves to even.
 int RoundHalfEven(double v) { return static_cast<int>(std::nearbyint(v)); }
 
-}  // namespace
+void ResizedSize(int width, int height, int shorter, int* resized_width, int* resized_height) {
+  if (width <= height) {
+    *resized_width = shorter;
+    *resized_height = static_cast<int>(static_cast<double>(shorter) * height / width);
+  } else {
+    *resized_height = shorter;
+    *resized_width = static_cast<int>(static_cast<double>(shorter) * width / height);
+  }
+}
+
+}  // namespace image_internal
+
+using image_internal::RoundHalfEven;
 
 CropWindow PlanRandomResizedCrop(int width, int height, const RandomResizedCropParams& params,
                                  uint64_t seed, uint64_t epoch, uint64_t record_id) {
@@ -101,19 +117,11 @@ CropWindow PlanRandomResizedCrop(const JpegInfo& info, const RandomResizedCropPa
 CropWindow PlanCenterCrop(int width, int height, int size, int resize_shorter) {
   CropWindow window;
   if (width <= 0 || height <= 0 || size <= 0 || resize_shorter <= 0) return window;
-  // torchvision Resize(S): the shorter side becomes S, the longer one is
-  // truncated (int(S * long / short)).
   int resized_w, resized_h;
-  if (width <= height) {
-    resized_w = resize_shorter;
-    resized_h = static_cast<int>(static_cast<double>(resize_shorter) * height / width);
-  } else {
-    resized_h = resize_shorter;
-    resized_w = static_cast<int>(static_cast<double>(resize_shorter) * width / height);
-  }
+  image_internal::ResizedSize(width, height, resize_shorter, &resized_w, &resized_h);
   // CenterCrop(size) on the resized image, mapped back to the original.
-  const int top = RoundHalfEven((resized_h - size) / 2.0);
-  const int left = RoundHalfEven((resized_w - size) / 2.0);
+  const int top = image_internal::CenterCropOffset(resized_h, size);
+  const int left = image_internal::CenterCropOffset(resized_w, size);
   const double sx = static_cast<double>(width) / resized_w;
   const double sy = static_cast<double>(height) / resized_h;
   int x0 = std::clamp(RoundHalfEven(left * sx), 0, width - 1);

@@ -13,6 +13,7 @@
 
 #include <jpeglib.h>
 
+#include "image/crop_geometry.h"
 #include "image/resample.h"
 #include "unirecord/image.h"
 
@@ -427,6 +428,40 @@ Status JpegDecoder::DecodeCropResized(std::string_view bytes, const CropWindow& 
   image_internal::ResampleRgb(view.data, view.width, view.height, view.stride, box, out,
                               out_width, out_height, static_cast<size_t>(out_width) * 3,
                               window.flip, &state_->resample);
+  return Status::OK();
+}
+
+Status JpegDecoder::DecodeCenterCrop(std::string_view bytes, int size, int resize_shorter,
+                                     uint8_t* out, size_t out_size, DecodeStats* stats) {
+  if (out == nullptr || size <= 0 || size > 65500 || resize_shorter <= 0 ||
+      out_size < static_cast<size_t>(size) * size * 3) {
+    return Status::InvalidArgument("center crop " + std::to_string(size) + " of resize " +
+                                   std::to_string(resize_shorter) + " does not fit a buffer of " +
+                                   std::to_string(out_size) + " bytes");
+  }
+  JpegInfo info;
+  UREC_RETURN_IF_ERROR(Prepare(bytes, options_, nullptr, &info));
+  const int w = options_.apply_exif ? info.display_width() : info.width;
+  const int h = options_.apply_exif ? info.display_height() : info.height;
+  const CropWindow window = PlanCenterCrop(w, h, size, resize_shorter);
+  int resized_w, resized_h;
+  image_internal::ResizedSize(w, h, resize_shorter, &resized_w, &resized_h);
+  if (size > resized_w || size > resized_h ||
+      (options_.dct_scaling && ChooseScale(info, window, size, size) != 8)) {
+    return DecodeCropResized(bytes, window, size, size, out, out_size, stats);
+  }
+  const image_internal::Axis ax{w, 0.0, double(w), resized_w,
+                                image_internal::CenterCropOffset(resized_w, size), size};
+  const image_internal::Axis ay{h, 0.0, double(h), resized_h,
+                                image_internal::CenterCropOffset(resized_h, size), size};
+  int x0, x1, y0, y1;
+  image_internal::SourceRange(ax, &x0, &x1);
+  image_internal::SourceRange(ay, &y0, &y1);
+  RgbView view;
+  UREC_RETURN_IF_ERROR(
+      state_->DecodeRegion(bytes, info, options_, 8, {x0, y0, x1 - x0, y1 - y0}, &view, stats));
+  image_internal::ResampleRgbAxes(view.data, x0, y0, view.width, view.height, view.stride, ax, ay,
+                                  out, static_cast<size_t>(size) * 3, false, &state_->resample);
   return Status::OK();
 }
 

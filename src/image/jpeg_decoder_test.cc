@@ -1,3 +1,4 @@
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -206,6 +207,32 @@ TEST(JpegDecoder, ExifOrientationMapsTheWindow) {
   ASSERT_TRUE(rect.ok());
   EXPECT_EQ(rect->width, 1);
   EXPECT_EQ(rect->height, 2);
+}
+
+TEST(JpegDecoder, CenterCropEqualsResizeWholeImageThenCrop) {
+  DecodeOptions options;
+  options.dct_scaling = false;
+  JpegDecoder decoder(options);
+  for (const char* name : {"pillow__flower.jpg", "zune-image__fox410.jpg", "pillow__iptc.jpg"}) {
+    std::string jpeg = ReadCorpusFile(name);
+    Result<RgbImage> full = decoder.Decode(jpeg);
+    ASSERT_TRUE(full.ok());
+    // torchvision Resize(256): shorter side 256, longer truncated.
+    const bool portrait = full->width <= full->height;
+    const int rw = portrait ? 256 : int(256.0 * full->width / full->height);
+    const int rh = portrait ? int(256.0 * full->height / full->width) : 256;
+    std::vector<uint8_t> resized(size_t(rw) * rh * 3), actual(224 * 224 * 3);
+    ASSERT_TRUE(ResizeRgb(full->pixels.data(), full->width, full->height,
+                          size_t(full->width) * 3, resized.data(), rw, rh, false)
+                    .ok());
+    ASSERT_TRUE(decoder.DecodeCenterCrop(jpeg, 224, 256, actual.data(), actual.size()).ok());
+    const int top = int(std::nearbyint((rh - 224) / 2.0)), left = int(std::nearbyint((rw - 224) / 2.0));
+    for (int y = 0; y < 224; ++y) {
+      ASSERT_EQ(0, std::memcmp(&actual[size_t(y) * 224 * 3],
+                               &resized[(size_t(top + y) * rw + left) * 3], 224 * 3))
+          << name << " row " << y;
+    }
+  }
 }
 
 TEST(JpegDecoder, RejectsBadWindowsAndBuffers) {

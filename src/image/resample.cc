@@ -18,24 +18,25 @@ double Triangle(double x) {
   return x < 1.0 ? 1.0 - x : 0.0;
 }
 
-// Per output sample: the first source index, the tap count, and `taps`
-// fixed-point weights (PIL's precompute_coeffs + normalize_coeffs_8bpc).
+// Per produced output: the first source index (relative to `origin`), the
+// tap count, and `taps` fixed-point weights (PIL's precompute_coeffs +
+// normalize_coeffs_8bpc, for outputs out_first.. of the whole resampling).
 // Returns taps (the stride of `weights`).
-int ComputeWeights(int in_size, double in0, double in1, int out_size, std::vector<int>* first,
-                   std::vector<int>* count, std::vector<int32_t>* weights) {
-  const double scale = (in1 - in0) / out_size;
+int ComputeWeights(const Axis& axis, int origin, std::vector<int>* first, std::vector<int>* count,
+                   std::vector<int32_t>* weights) {
+  const double scale = (axis.in1 - axis.in0) / axis.out_size;
   const double filter_scale = std::max(scale, 1.0);
   const double support = 1.0 * filter_scale;  // the triangle's support is 1
   const int taps = static_cast<int>(std::ceil(support)) * 2 + 1;
-  first->resize(out_size);
-  count->resize(out_size);
-  weights->assign(static_cast<size_t>(out_size) * taps, 0);
+  first->resize(axis.out_count);
+  count->resize(axis.out_count);
+  weights->assign(static_cast<size_t>(axis.out_count) * taps, 0);
   std::vector<double> w(taps);
   const double inv_filter_scale = 1.0 / filter_scale;
-  for (int i = 0; i < out_size; ++i) {
-    const double center = in0 + (i + 0.5) * scale;
+  for (int i = 0; i < axis.out_count; ++i) {
+    const double center = axis.in0 + (axis.out_first + i + 0.5) * scale;
     int lo = std::max(static_cast<int>(center - support + 0.5), 0);
-    int hi = std::min(static_cast<int>(center + support + 0.5), in_size);
+    int hi = std::min(static_cast<int>(center + support + 0.5), axis.in_size);
     int n = std::max(hi - lo, 0);
     double total = 0.0;
     for (int k = 0; k < n; ++k) {
@@ -48,10 +49,16 @@ int ComputeWeights(int in_size, double in0, double in1, int out_size, std::vecto
       out[k] = static_cast<int32_t>(normalized < 0 ? -0.5 + normalized * (1 << kWeightBits)
                                                    : 0.5 + normalized * (1 << kWeightBits));
     }
-    (*first)[i] = lo;
+    (*first)[i] = lo - origin;
     (*count)[i] = n;
   }
   return taps;
+}
+
+// An axis whose outputs are all produced and copy the source one to one.
+bool IsIdentity(const Axis& a, int origin, int region_size) {
+  return a.out_size == a.in_size && a.in0 == 0 && a.in1 == a.in_size && a.out_first == 0 &&
+         a.out_count == a.out_size && origin == 0 && region_size == a.in_size;
 }
 
 inline uint8_t ToByte(int32_t acc) {
@@ -189,24 +196,32 @@ const Kernels& PickKernels() {
 
 }  // namespace
 
-void ResampleRgb(const uint8_t* src, int src_width, int src_height, size_t src_stride,
-                 const SourceBox& box, uint8_t* dst, int dst_width, int dst_height,
-                 size_t dst_stride, bool flip, ResampleScratch* s) {
+void SourceRange(const Axis& axis, int* lo, int* hi) {
+  const double scale = (axis.in1 - axis.in0) / axis.out_size;
+  const double support = std::max(scale, 1.0);
+  const double first_center = axis.in0 + (axis.out_first + 0.5) * scale;
+  const double last_center = axis.in0 + (axis.out_first + axis.out_count - 0.5) * scale;
+  *lo = std::max(static_cast<int>(first_center - support + 0.5), 0);
+  *hi = std::min(static_cast<int>(last_center + support + 0.5), axis.in_size);
+}
+
+void ResampleRgbAxes(const uint8_t* region, int region_x, int region_y, int region_width,
+                     int region_height, size_t region_stride, const Axis& ax, const Axis& ay,
+                     uint8_t* dst, size_t dst_stride, bool flip, ResampleScratch* s) {
   const Kernels& kernels = PickKernels();
-  const int taps_x =
-      ComputeWeights(src_width, box.x0, box.x1, dst_width, &s->first_x, &s->count_x, &s->weights_x);
-  const int taps_y = ComputeWeights(src_height, box.y0, box.y1, dst_height, &s->first_y,
-                                    &s->count_y, &s->weights_y);
+  const int dst_width = ax.out_count, dst_height = ay.out_count;
+  const int taps_x = ComputeWeights(ax, region_x, &s->first_x, &s->count_x, &s->weights_x);
+  const int taps_y = ComputeWeights(ay, region_y, &s->first_y, &s->count_y, &s->weights_y);
   // Horizontal pass over the rows the vertical pass will read.
   const int row_first = s->first_y[0];
   const int row_end = s->first_y[dst_height - 1] + s->count_y[dst_height - 1];
   const size_t hstride = static_cast<size_t>(dst_width) * 3;
   s->horizontal.resize(hstride * std::max(row_end - row_first, 1) + 1);  // +1: 4-byte stores
-  const bool need_horizontal = dst_width != src_width || box.x0 != 0 || box.x1 != src_width;
+  const bool need_horizontal = !IsIdentity(ax, region_x, region_width);
   const HorizontalJob hjob{s->weights_x.data(), s->first_x.data(), s->count_x.data(), taps_x,
-                           src_width, dst_width, flip};
+                           region_width, dst_width, flip};
   for (int y = row_first; y < row_end; ++y) {
-    const uint8_t* in = src + static_cast<size_t>(y) * src_stride;
+    const uint8_t* in = region + static_cast<size_t>(y) * region_stride;
     uint8_t* out = s->horizontal.data() + (y - row_first) * hstride;
     if (need_horizontal) {
       kernels.horizontal(hjob, in, out);
@@ -216,7 +231,7 @@ void ResampleRgb(const uint8_t* src, int src_width, int src_height, size_t src_s
       for (int x = 0; x < dst_width; ++x) std::memcpy(out + (dst_width - 1 - x) * 3, in + x * 3, 3);
     }
   }
-  const bool need_vertical = dst_height != src_height || box.y0 != 0 || box.y1 != src_height;
+  const bool need_vertical = !IsIdentity(ay, region_y, region_height);
   s->accumulators.resize(hstride);
   for (int y = 0; y < dst_height; ++y) {
     uint8_t* out = dst + static_cast<size_t>(y) * dst_stride;
@@ -228,6 +243,15 @@ void ResampleRgb(const uint8_t* src, int src_width, int src_height, size_t src_s
     kernels.vertical({rows, hstride, s->weights_y.data() + static_cast<size_t>(y) * taps_y,
                       s->count_y[y], s->accumulators.data(), out});
   }
+}
+
+void ResampleRgb(const uint8_t* src, int src_width, int src_height, size_t src_stride,
+                 const SourceBox& box, uint8_t* dst, int dst_width, int dst_height,
+                 size_t dst_stride, bool flip, ResampleScratch* s) {
+  ResampleRgbAxes(src, 0, 0, src_width, src_height, src_stride,
+                  {src_width, box.x0, box.x1, dst_width, 0, dst_width},
+                  {src_height, box.y0, box.y1, dst_height, 0, dst_height}, dst, dst_stride, flip,
+                  s);
 }
 
 }  // namespace unirecord::image_internal

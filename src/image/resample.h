@@ -16,6 +16,22 @@ struct SourceBox {
   double x0, y0, x1, y1;
 };
 
+// One axis of a resampling in PIL's terms: the source span [in0, in1) of an
+// axis in_size long is resampled onto out_size samples, of which outputs
+// [out_first, out_first + out_count) are produced. Taps are clipped to
+// [0, in_size) -- the image, not the span -- as PIL does, so producing a
+// sub-range equals resampling everything and cropping afterwards.
+struct Axis {
+  int in_size;
+  double in0, in1;
+  int out_size;
+  int out_first;
+  int out_count;
+};
+
+// The source indices [*lo, *hi) that the produced outputs of `axis` read.
+void SourceRange(const Axis& axis, int* lo, int* hi);
+
 // Buffers reused across calls (one per JpegDecoder).
 struct ResampleScratch {
   std::vector<int32_t> weights_x, weights_y;
@@ -31,6 +47,14 @@ struct ResampleScratch {
 void ResampleRgb(const uint8_t* src, int src_width, int src_height, size_t src_stride,
                  const SourceBox& box, uint8_t* dst, int dst_width, int dst_height,
                  size_t dst_stride, bool flip, ResampleScratch* scratch);
+
+// The general form: `region` holds image pixels [region_x, region_x +
+// region_width) x [region_y, region_y + region_height) with row stride
+// region_stride, and must cover SourceRange of both axes; dst receives
+// ax.out_count x ay.out_count pixels.
+void ResampleRgbAxes(const uint8_t* region, int region_x, int region_y, int region_width,
+                     int region_height, size_t region_stride, const Axis& ax, const Axis& ay,
+                     uint8_t* dst, size_t dst_stride, bool flip, ResampleScratch* scratch);
 
 }  // namespace unirecord::image_internal
 

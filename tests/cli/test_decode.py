@@ -158,8 +158,26 @@ def synthetic_jpeg(tmp_path, width, height, quality=90):
     return path
 
 
-def test_center_crop_close_to_torchvision_resize_then_center_crop(tmp_path):
-    """Resize(256)+CenterCrop(224) is planned as one window resized to 224x224.
+def test_center_crop_equals_torchvision_resize_then_center_crop(tmp_path):
+    """DecodeCenterCrop (urec decode --center-crop without --resize) decodes
+    only what the kept pixels read and uses the whole-image resize weights:
+    byte-identical to torchvision wherever DCT scaling does not apply."""
+    reference = transforms.Compose([transforms.Resize(256), transforms.CenterCrop(224)])
+    paths = [CORPUS / "pillow__flower.jpg", CORPUS / "pillow__iptc.jpg",
+             CORPUS / "jpeg-decoder__progressive3.jpg", CORPUS / "zune-image__fox410.jpg",
+             CORPUS / "pillow__pil_sample_cmyk.jpg", CORPUS / "pillow__hopper_gray.jpg",
+             synthetic_jpeg(tmp_path, 500, 375), synthetic_jpeg(tmp_path, 375, 500),
+             synthetic_jpeg(tmp_path, 2048, 1536)]
+    for path in paths:
+        theirs = np.asarray(reference(pil_rgb(path)))
+        ours = urec_decode(path, "--center-crop", "224,256", "--no-dct-scaling")
+        assert np.array_equal(ours, theirs), path.name
+        if "2048" not in path.name:  # DCT scaling applies only to the large one
+            assert np.array_equal(urec_decode(path, "--center-crop", "224,256"), theirs)
+
+
+def test_center_crop_window_close_to_torchvision_resize_then_center_crop(tmp_path):
+    """Resize(256)+CenterCrop(224) planned as one window resized to 224x224.
 
     The window edges are rounded to whole source pixels and the filter is
     clipped at the window (torchvision's reads beyond it), so pixels differ

@@ -78,6 +78,14 @@ Status RunDecode(const DecodeCommandOptions& o) {
   } else if (!o.center_crop.empty()) {
     int v[2];
     UREC_RETURN_IF_ERROR(ParseInts(o.center_crop, ',', 2, "--center-crop (want SIZE,RESIZE)", v));
+    if (o.resize.empty() && !o.flip && !o.output.empty()) {
+      // torchvision's two steps exactly; with --resize, the planned window.
+      if (v[0] <= 0 || v[0] > 65500) return Status::InvalidArgument("--center-crop SIZE: 1..65500");
+      std::vector<uint8_t> out(static_cast<size_t>(v[0]) * v[0] * 3);
+      Status s = decoder.DecodeCenterCrop(bytes, v[0], v[1], out.data(), out.size());
+      if (!s.ok()) return context(s);
+      return WritePpm(o.output, out.data(), v[0], v[0]);
+    }
     window = PlanCenterCrop(window.width, window.height, v[0], v[1]);
     window.flip = o.flip;
   } else if (!o.random_resized_crop.empty()) {
@@ -124,7 +132,8 @@ CommandRunner SetupDecode(CLI::App* cmd) {
   cmd->add_option("--crop", o->crop, "window X,Y,W,H (display orientation with --apply-exif)");
   cmd->add_option("--resize", o->resize, "resize the window to WxH (antialiased bilinear)");
   cmd->add_option("--center-crop", o->center_crop,
-                  "window of torchvision Resize(RESIZE)+CenterCrop(SIZE): SIZE,RESIZE");
+                  "torchvision Resize(RESIZE)+CenterCrop(SIZE), SIZE,RESIZE: exact, or with "
+                  "--resize/--flip the planned window resized");
   cmd->add_option("--random-resized-crop", o->random_resized_crop,
                   "window (and flip) of RandomResizedCrop planned for SEED,EPOCH,RECORD");
   cmd->add_option("--print-plans", o->print_plans,
