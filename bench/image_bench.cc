@@ -276,31 +276,24 @@ void BM_val_full_decode_resize_crop(benchmark::State& state) {
   SetRate(state);
 }
 
-void BM_val_center_crop_exact(benchmark::State& state) {
+// exact: DecodeCenterCrop; else the planned window through DecodeCropResized.
+void CenterCrop(benchmark::State& state, bool exact) {
   const auto& set = Dataset();
   JpegDecoder decoder;
   std::vector<uint8_t> out(kOut * kOut * 3);
   size_t i = 0;
   for (auto _ : state) {
     const Sample& s = set[i++ % set.size()];
-    Status st = decoder.DecodeCenterCrop(s.jpeg, kOut, 256, out.data(), out.size());
+    Status st = exact ? decoder.DecodeCenterCrop(s.jpeg, kOut, 256, out.data(), out.size())
+                      : decoder.DecodeCropResized(s.jpeg, s.validation, kOut, kOut, out.data(),
+                                                  out.size());
     benchmark::DoNotOptimize(st.ok());
   }
   SetRate(state);
 }
 
-void BM_val_center_window_decode(benchmark::State& state) {
-  const auto& set = Dataset();
-  JpegDecoder decoder;
-  std::vector<uint8_t> out(kOut * kOut * 3);
-  size_t i = 0;
-  for (auto _ : state) {
-    const Sample& s = set[i++ % set.size()];
-    Status st = decoder.DecodeCropResized(s.jpeg, s.validation, kOut, kOut, out.data(), out.size());
-    benchmark::DoNotOptimize(st.ok());
-  }
-  SetRate(state);
-}
+void BM_val_center_crop_exact(benchmark::State& state) { CenterCrop(state, true); }
+void BM_val_center_window_decode(benchmark::State& state) { CenterCrop(state, false); }
 
 // ------------------------------------------------------- resize candidates --
 
