@@ -9,6 +9,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from urec_fixtures import loader_records  # noqa: F401 (pytest fixtures)
 
 torch = pytest.importorskip("torch")
 if not torch.distributed.is_available():

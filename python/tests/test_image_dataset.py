@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import unirecord
+from urec_fixtures import image_folder, image_records  # noqa: F401 (pytest fixtures)
 
 torch = pytest.importorskip("torch")
 datasets = pytest.importorskip("torchvision.datasets")

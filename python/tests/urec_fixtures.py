@@ -1,8 +1,9 @@
 """Fixtures of the unirecord binding tests: small JPEG image folders written
-with PIL, and their unirecord conversions (through the binding)."""
-import os
-from pathlib import Path
+with PIL, and their unirecord conversions (through the binding).
 
+Not a conftest.py: tests/cli has one, and its tests import from it by the
+module name "conftest", which a second conftest.py in the same pytest run
+would shadow. Test modules import the fixtures they use from here."""
 import numpy as np
 import pytest
 
@@ -66,11 +67,3 @@ def loader_records(tmp_path_factory):
     report = unirecord.convert_imagefolder(folder, out, num_shards=3, sync=False, threads=2)
     assert report["written"] == 90
     return out
-
-
-@pytest.fixture(scope="session")
-def urec_path():
-    path = os.environ.get("UREC", "")
-    if not path or not Path(path).exists():
-        pytest.skip("UREC does not name a built urec binary")
-    return path
