@@ -80,7 +80,7 @@ struct SamplerState {
   uint64_t seed = 0;
   uint64_t epoch = 0;
   uint64_t position = 0;     // ids of this epoch already handed out
-  uint64_t fingerprint = 0;  // of the record count and every option but the seed
+  uint64_t fingerprint = 0;  // of the record count and the options that shape the order, seed aside
 
   std::string Serialize() const;
   static Result<SamplerState> Parse(std::string_view bytes);

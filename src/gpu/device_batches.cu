@@ -178,8 +178,8 @@ Status LaunchConvert(const uint8_t* input, void* output, size_t count, int heigh
   return Status::OK();
 }
 
-DeviceBatches::DeviceBatches(const CudaOptions& options, size_t max_batch, int height, int width)
-    : options_(options), max_batch_(max_batch), height_(height), width_(width) {}
+DeviceBatches::DeviceBatches(const CudaOptions& options, int height, int width)
+    : options_(options), height_(height), width_(width) {}
 
 Result<std::unique_ptr<DeviceBatches>> DeviceBatches::Create(const CudaOptions& options, size_t slots,
                                                              size_t max_batch, int height, int width) {
@@ -188,7 +188,7 @@ Result<std::unique_ptr<DeviceBatches>> DeviceBatches::Create(const CudaOptions& 
     return Status::InvalidArgument("CUDA device " + std::to_string(options.device) + " does not exist (" +
                                    std::to_string(devices) + " device(s) visible)");
   }
-  std::unique_ptr<DeviceBatches> batches(new DeviceBatches(options, max_batch, height, width));
+  std::unique_ptr<DeviceBatches> batches(new DeviceBatches(options, height, width));
   UREC_CUDA_RETURN(cudaSetDevice(options.device), "cudaSetDevice");
   cudaStream_t stream;
   UREC_CUDA_RETURN(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");

@@ -51,10 +51,9 @@ class DeviceBatches {
     void* consumed = nullptr;
     bool consumed_recorded = false;
   };
-  DeviceBatches(const CudaOptions& options, size_t max_batch, int height, int width);
+  DeviceBatches(const CudaOptions& options, int height, int width);
 
   CudaOptions options_;
-  size_t max_batch_;
   int height_;
   int width_;
   void* stream_ = nullptr;  // cudaStream_t, the loader's own

@@ -122,7 +122,7 @@ struct Loader::Impl final : Batch::Pool {
 
   // Worker-side timings of one sample, added to the totals under the lock.
   struct SampleTimes {
-    Clock::duration read{}, decode{}, layout{}, upload{};
+    Clock::duration read{}, decode{}, layout{};
   };
 
   std::shared_ptr<const Dataset> dataset;

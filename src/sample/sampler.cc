@@ -238,13 +238,16 @@ Status Sampler::Seek(uint64_t position) {
 }
 
 uint64_t Sampler::Fingerprint() const {
+  // Block options matter only to the block shuffle; leaving them out
+  // elsewhere keeps states valid across unrelated default changes.
+  const bool blocks = options_.order == SampleOrder::kBlockShuffle;
   const uint64_t fields[] = {num_records_,
                              static_cast<uint64_t>(options_.order),
                              options_.num_shards,
                              options_.shard_id,
                              options_.drop_last ? 1u : 0u,
-                             options_.block_size,
-                             options_.window,
+                             blocks ? options_.block_size : 0,
+                             blocks ? options_.window : 0,
                              options_.num_workers,
                              options_.worker_id};
   uint64_t h = kGolden;

@@ -273,6 +273,9 @@ TEST(SamplerTest, RestoreRefusesAStateOfOtherOptions) {
   EXPECT_EQ(b.Restore(a.state()).code(), StatusCode::kInvalidArgument);
   Sampler c = MakeSampler(101, SamplerOptions{});
   EXPECT_EQ(c.Restore(a.state()).code(), StatusCode::kInvalidArgument);
+  SamplerOptions other_block_size;
+  other_block_size.block_size = 7;  // unused by kShuffle: the state still fits
+  EXPECT_TRUE(MakeSampler(100, other_block_size).Restore(a.state()).ok());
   SamplerState beyond = a.state();
   beyond.position = 101;
   EXPECT_EQ(a.Restore(beyond).code(), StatusCode::kOutOfRange);
