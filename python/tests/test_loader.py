@@ -178,6 +178,22 @@ def test_errors(loader_records, tmp_path):
         unirecord.Loader(loader_records, batch_size=4, device="mps")
 
 
+def test_bad_records_raise_or_skip(tmp_path, loader_records):
+    good = unirecord.Dataset(loader_records, fields=["image"])
+    with unirecord.Writer(tmp_path, {"image": "bytes", "label": "int64", "path": "string"}, sync=False) as w:
+        for i in range(20):
+            image = b"GIF89a not a jpeg" if i == 13 else bytes(good[i]["image"])
+            w.write({"image": image, "label": i % 2, "path": f"img{i}.jpg"})
+    kwargs = dict(batch_size=4, shuffle=False, threads=2, transform=unirecord.CenterCrop(16, resize=16))
+    with pytest.raises(ValueError, match="img13.jpg"):
+        for _ in unirecord.Loader(tmp_path, **kwargs):
+            pass
+    skipping = unirecord.Loader(tmp_path, on_error="skip", return_ids=True, **kwargs)
+    ids = [i for _, _, rid in skipping for i in rid.tolist()]
+    assert len(ids) == 20 and 13 not in ids
+    assert skipping.stats()["skipped"] == 1 and "img13.jpg" in skipping.stats()["last_bad_record"]
+
+
 def test_cuda_loader(loader_records):
     if not unirecord.cuda_available():
         pytest.skip("no CUDA device, or unirecord built without CUDA")

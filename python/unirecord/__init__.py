@@ -195,7 +195,8 @@ class ImageDataset:
     before the call (``persistent_workers=True``) see it too; with the
     ``spawn`` start method the epoch is copied when workers start.
 
-    The object is picklable (path + options); each worker re-maps the files.
+    ``label_field=None``: no labels (the label is then -1). The object is
+    picklable (path + options); each worker re-maps the files.
     """
 
     def __init__(
