@@ -1,0 +1,47 @@
+"""`urec bench`: the native loader from the command line, on a small converted
+folder; the JSON report has the keys tools read, and bad records follow
+--skip-bad."""
+import json
+
+import pytest
+
+
+@pytest.fixture(scope="module")
+def dataset(urec, mixed_folder, tmp_path_factory):
+    out = tmp_path_factory.mktemp("bench") / "ds"
+    urec("convert", "imagefolder", mixed_folder, out, "--name", "train")
+    return out
+
+
+def bench(urec, dataset, *args):
+    return json.loads(urec("bench", dataset, "--batch", 8, "--size", 32, "--json", *args).stdout)
+
+
+def test_json_report(urec, dataset):
+    report = bench(urec, dataset, "--epochs", 2, "--threads", 2)
+    for key in ("images_per_s", "batches", "threads", "samples", "stages", "epochs", "wait_share"):
+        assert key in report
+    assert report["threads"] == 2
+    assert set(report["stages"]) == {"read_s", "decode_s", "layout_s", "upload_s", "wait_s"}
+    # 25 records (24 + the CMYK JPEG; the broken files are rejected at convert) per epoch.
+    assert report["samples"] == 2 * 25
+    assert report["batches"] == 2 * 4
+    assert [e["epoch"] for e in report["epochs"]] == [0, 1]
+    assert report["images_per_s"] > 0
+
+
+def test_val_transform_sequential_and_max_batches(urec, dataset):
+    report = bench(urec, dataset, "--transform", "val", "--order", "sequential", "--max-batches", 1)
+    assert report["batches"] == 1 and report["samples"] == 8
+
+
+def test_text_report_names_the_stages(urec, dataset):
+    out = urec("bench", dataset, "--batch", 8, "--size", 32).stdout
+    for word in ("images/s", "read", "decode+resize", "consumer wait", "skipped"):
+        assert word in out
+
+
+def test_bad_options_are_usage_errors(urec, dataset):
+    for args in (["--transform", "crop"], ["--device", "tpu"], ["--order", "random"]):
+        result = urec("bench", dataset, *args, check=False)
+        assert result.returncode == 2, args
