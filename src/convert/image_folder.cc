@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -71,17 +72,25 @@ class OrderedFileReader {
   Slot& Take(size_t i) {
     Slot& slot = slots_[i % slots_.size()];
     std::unique_lock<std::mutex> lock(mutex_);
-    slot_ready_.wait(lock, [&] { return slot.ready; });
+    if (!slot.ready) {
+      consumer_waits_for_ = i;
+      slot_ready_.wait(lock, [&] { return slot.ready; });
+      consumer_waits_for_ = kNobody;
+    }
     return slot;
   }
 
   void Release(size_t i) {
+    bool wake;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       slots_[i % slots_.size()].ready = false;
       consumed_ = i + 1;
+      // Waking idle readers per file costs more than the reading itself when
+      // the data is cached: wake them once a quarter of the ring is free.
+      wake = idle_workers_ > 0 && consumed_ + slots_.size() - next_ >= slots_.size() / 4;
     }
-    can_claim_.notify_one();  // exactly one more file became claimable
+    if (wake) can_claim_.notify_all();
   }
 
  private:
@@ -90,9 +99,11 @@ class OrderedFileReader {
       size_t i;
       {
         std::unique_lock<std::mutex> lock(mutex_);
+        ++idle_workers_;
         can_claim_.wait(lock, [&] {
           return stop_ || next_ >= files_.size() || next_ < consumed_ + slots_.size();
         });
+        --idle_workers_;
         if (stop_ || next_ >= files_.size()) return;
         i = next_++;
       }
@@ -104,11 +115,13 @@ class OrderedFileReader {
         Status read = ReadSourceFile(root_ + "/" + file.path, &slot.bytes);
         slot.info = read.ok() ? CheckSourceImage(slot.bytes) : Result<JpegInfo>(read);
       }
+      bool wake;
       {
         std::lock_guard<std::mutex> lock(mutex_);
         slot.ready = true;
+        wake = consumer_waits_for_ == i;
       }
-      slot_ready_.notify_one();  // only the consumer waits on it
+      if (wake) slot_ready_.notify_one();
     }
   }
 
@@ -118,8 +131,11 @@ class OrderedFileReader {
   std::mutex mutex_;
   std::condition_variable can_claim_;
   std::condition_variable slot_ready_;
-  size_t next_ = 0;
-  size_t consumed_ = 0;
+  static constexpr size_t kNobody = SIZE_MAX;
+  size_t next_ = 0;      // the next file to claim
+  size_t consumed_ = 0;  // files released by the consumer
+  size_t consumer_waits_for_ = kNobody;
+  int idle_workers_ = 0;
   bool stop_ = false;
   std::vector<std::thread> workers_;
 };
