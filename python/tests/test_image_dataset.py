@@ -133,3 +133,25 @@ def test_transforms_validate():
         unirecord.RandomResizedCrop((224, 100))
     assert unirecord.RandomResizedCrop((64, 64)).size == 64
     assert unirecord.RandomResizedCrop(8, flip=True).flip_probability == 0.5
+
+
+def test_rss_is_flat_over_ten_epochs(image_records):
+    import gc
+
+    def rss():
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * 4096
+
+    ds = unirecord.ImageDataset(image_records, unirecord.RandomResizedCrop(96, flip=True))
+    raw = unirecord.Dataset(image_records)
+    samples = []
+    for epoch in range(10):
+        ds.set_epoch(epoch)
+        for i in range(len(ds)):
+            image, _ = ds[i]
+            view = raw[i]["image"]
+            assert image.shape == (3, 96, 96) and len(view) > 0
+        del image, view
+        gc.collect()
+        samples.append(rss())
+    assert samples[-1] - samples[2] < 2 << 20, [s >> 10 for s in samples]
