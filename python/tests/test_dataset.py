@@ -251,3 +251,26 @@ def test_dataloader_workers_match_direct_indexing(written):
         assert r["image"].tobytes() == want["image"].tobytes()
         assert r["label"] == want["label"] and r["name"] == want["name"]
         np.testing.assert_array_equal(r["mean"], want["mean"])
+
+
+def test_killed_writer_leaves_nothing_that_opens(tmp_path):
+    import signal
+    import subprocess
+    import sys
+
+    script = (
+        "import sys, time, unirecord\n"
+        "w = unirecord.Writer(sys.argv[1], {'x': 'bytes', 'y': 'int64'}, 'killed', num_shards=2, sync=False)\n"
+        "for i in range(2000):\n"
+        "    w.write({'x': b'a' * 1000, 'y': i})\n"
+        "print('ready', flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", script, str(tmp_path)], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "ready"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    left = os.listdir(tmp_path)
+    assert left and all(name.startswith(".") and ".partial" in name for name in left), left
+    with pytest.raises((FileNotFoundError, ValueError)):
+        unirecord.Dataset(tmp_path)
