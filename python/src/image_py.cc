@@ -136,13 +136,17 @@ class ImageReader {
     auto info = unirecord::ProbeJpeg(blob->data());
     if (!info.ok()) return info.status();
     UREC_RETURN_IF_ERROR(unirecord::CheckDecodable(*info, decode_.limits));
-    CropWindow window = Plan(*info, id, epoch);
-
     std::unique_ptr<JpegDecoder> decoder = TakeDecoder();
     thread_local std::vector<uint8_t> hwc;
     const size_t plane = static_cast<size_t>(size_) * static_cast<size_t>(size_);
     hwc.resize(plane * 3);
-    Status st = decoder->DecodeCropResized(blob->data(), window, size_, size_, hwc.data(), hwc.size());
+    Status st;
+    if (kind_ == Kind::kCenterCrop && resize_ > 0) {
+      // torchvision's Resize + CenterCrop, byte for byte unless DCT scaling applies.
+      st = decoder->DecodeCenterCrop(blob->data(), size_, resize_, hwc.data(), hwc.size());
+    } else {
+      st = decoder->DecodeCropResized(blob->data(), Plan(*info, id, epoch), size_, size_, hwc.data(), hwc.size());
+    }
     GiveBack(std::move(decoder));
     if (!st.ok()) return st;
     // HWC -> CHW (torchvision's PILToTensor layout).
