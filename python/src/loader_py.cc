@@ -137,11 +137,7 @@ LoaderOptions ParseOptions(py::dict opts) {
   else RaiseStatus(Status::InvalidArgument("on_error must be 'raise' or 'skip', not '" + on_error + "'"));
   o.max_consecutive_bad = Take<int>(opts, "max_consecutive_bad", o.max_consecutive_bad);
   o.cuda.device = Take<int>(opts, "cuda_device", -1);
-  o.cuda.layout = o.layout;
-  // The upload reads the host batch as uint8 NHWC whatever LoaderOptions::layout
-  // says, so with a device the host batch stays NHWC (no CPU transpose either)
-  // and the requested layout is produced by the conversion kernel.
-  if (o.cuda.device >= 0) o.layout = ImageLayout::kNHWC;
+  o.cuda.layout = o.layout;  // on a device the kernel makes the layout (the host batch stays NHWC)
   std::string dtype = Take<std::string>(opts, "cuda_dtype", "float32");
   if (dtype == "float32") o.cuda.dtype = DeviceDType::kFloat32;
   else if (dtype == "float16") o.cuda.dtype = DeviceDType::kFloat16;
