@@ -6,30 +6,31 @@ include(CMakePackageConfigHelpers)
 set(UNIRECORD_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/unirecord)
 
 # libunirecord is static: its private dependencies are link dependencies of
-# its users. The package config re-creates the pkg-config targets it links;
-# each PkgConfig:: target needs its module name here.
-set(UNIRECORD_PKGCONFIG_MODULES ZSTD=libzstd XXHASH=libxxhash JPEG=libjpeg TURBOJPEG=libturbojpeg)
+# its users. The package config re-creates the pkg-config targets it links,
+# by the module name pkg_check_modules recorded (<PREFIX>_MODULE_NAME).
 get_target_property(unirecord_links unirecord LINK_LIBRARIES)
 set(UNIRECORD_FIND_PKGCONFIG "")
 set(UNIRECORD_PC_REQUIRES "")
 foreach(lib IN LISTS unirecord_links)
   if(lib MATCHES "^PkgConfig::(.+)$")
     set(prefix ${CMAKE_MATCH_1})
-    set(module "")
-    foreach(pair IN LISTS UNIRECORD_PKGCONFIG_MODULES)
-      if(pair MATCHES "^${prefix}=(.+)$")
-        set(module ${CMAKE_MATCH_1})
-      endif()
-    endforeach()
+    set(module "${${prefix}_MODULE_NAME}")
     if(NOT module)
-      message(FATAL_ERROR "cmake/install.cmake: add the pkg-config module of PkgConfig::${prefix} "
-                          "to UNIRECORD_PKGCONFIG_MODULES")
+      message(FATAL_ERROR "cmake/install.cmake: PkgConfig::${prefix} was not made by a "
+                          "single-module pkg_check_modules; its module name is unknown")
     endif()
     string(APPEND UNIRECORD_FIND_PKGCONFIG
            "if(NOT TARGET PkgConfig::${prefix})\n"
            "  pkg_check_modules(${prefix} REQUIRED QUIET IMPORTED_TARGET GLOBAL ${module})\n"
            "endif()\n")
     string(APPEND UNIRECORD_PC_REQUIRES " ${module}")
+  endif()
+endforeach()
+foreach(lib IN LISTS unirecord_links)
+  # "::@(...)" entries are CMake's markers for links added from other directories.
+  if(lib MATCHES "::" AND NOT lib MATCHES "^(::@|PkgConfig::|flatbuffers::flatbuffers$|CUDA::cudart$|Threads::Threads$)")
+    message(WARNING "cmake/install.cmake: unirecord links ${lib}; the installed package "
+                    "(cmake/unirecordConfig.cmake.in) does not find it yet")
   endif()
 endforeach()
 set(UNIRECORD_NEEDS_FLATBUFFERS OFF)
