@@ -179,13 +179,18 @@ std::string SkipReason(const ImageFolderFile& file) {
   return "skipped: not an image extension (" + (has_extension ? file.path.substr(dot) : std::string("none")) + ")";
 }
 
-Status CheckOutputOutsideSource(const std::string& src, const std::string& out) {
+// Absolute, symlinks resolved as far as the path exists.
+Result<std::string> ResolvePath(const std::string& path) {
   std::error_code ec;
-  const fs::path src_real = fs::weakly_canonical(src, ec);
-  if (ec) return Status::IOError("cannot resolve " + src + ": " + ec.message());
-  const fs::path out_real = fs::weakly_canonical(out, ec);
-  if (ec) return Status::IOError("cannot resolve " + out + ": " + ec.message());
-  const std::string s = src_real.string(), o = out_real.string();
+  const fs::path absolute = fs::absolute(path, ec);
+  const fs::path resolved = ec ? fs::path() : fs::weakly_canonical(absolute, ec);
+  if (ec) return Status::IOError("cannot resolve " + path + ": " + ec.message());
+  return resolved.string();
+}
+
+Status CheckOutputOutsideSource(const std::string& src, const std::string& out) {
+  UREC_ASSIGN_OR_RETURN(const std::string s, ResolvePath(src));
+  UREC_ASSIGN_OR_RETURN(const std::string o, ResolvePath(out));
   if (o == s || (o.size() > s.size() && o.compare(0, s.size(), s) == 0 && o[s.size()] == '/')) {
     return Status::InvalidArgument("output folder " + out + " is inside the source folder " + src +
                                    ": it would be read as a class folder");
@@ -194,9 +199,9 @@ Status CheckOutputOutsideSource(const std::string& src, const std::string& out) 
 }
 
 std::string DefaultName(const std::string& src) {
-  std::error_code ec;
-  const std::string base = fs::weakly_canonical(src, ec).filename().string();
-  return ec || base.empty() ? "data" : base;
+  Result<std::string> resolved = ResolvePath(src);
+  const std::string base = resolved.ok() ? fs::path(*resolved).filename().string() : "";
+  return base.empty() ? "data" : base;
 }
 
 Result<WriterOptions> MakeWriterOptions(const ConvertOptions& options, uint64_t candidates) {
