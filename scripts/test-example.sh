@@ -13,8 +13,11 @@ PREFIX=$WORK/prefix
 STEPS=${STEPS:-80}
 JOBS=${JOBS:-$(nproc)}
 
-cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DUNIRECORD_BUILD_TESTS=OFF \
-  -DUNIRECORD_BUILD_BENCH=OFF >/dev/null
+# An existing build (scripts/test.sh passes build/) is installed as it is.
+if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
+  cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DUNIRECORD_BUILD_TESTS=OFF \
+    -DUNIRECORD_BUILD_BENCH=OFF >/dev/null
+fi
 cmake --build "$BUILD_DIR" -j "$JOBS"
 rm -rf "$WORK"
 mkdir -p "$WORK"

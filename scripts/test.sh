@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Runs every test: installs missing packages, builds, runs the C++ suites
-# (CTest), the same image-layer suites under AddressSanitizer, and the Python
-# suites (pytest). This is the README's test command and what CI runs.
+# (CTest), the image-layer, sampler and loader suites again under
+# AddressSanitizer, the pytest suites (urec CLI against PIL/torchvision, the
+# Python binding with torch DataLoader and torch.distributed), and the example
+# trainer built against an installed copy. The README's test command; CI runs it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 scripts/build.sh
 (cd build && ctest --output-on-failure -j "$(nproc)")
-if [ -x scripts/test-asan.sh ]; then scripts/test-asan.sh; fi
-if [ -x scripts/test-python.sh ]; then scripts/test-python.sh; fi
+scripts/test-asan.sh
+scripts/test-python.sh
+BUILD_DIR=build scripts/test-example.sh
 echo "all tests passed"
