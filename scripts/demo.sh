@@ -26,3 +26,9 @@ path=$("$UREC" cat "$DEMO/records" 7 --field path)
 "$UREC" cat "$DEMO/records" 7 --field image > "$DEMO/record7.jpg"
 cmp "$DEMO/record7.jpg" "$DEMO/images/$path"
 echo "demo: record 7 ($path) is byte-identical to its source file"
+
+echo "== urec decode: a 224x224 random-resized crop of record 7, decoding only the crop's rows and columns"
+"$UREC" decode "$DEMO/record7.jpg" --random-resized-crop 0,0,7 --resize 224x224 -o "$DEMO/record7-crop.ppm"
+head -c 15 "$DEMO/record7-crop.ppm" | head -2 | tr '\n' ' '; echo
+echo "== urec bench $DEMO/records: the native loader, RandomResizedCrop(224)+flip, 2 epochs"
+"$UREC" bench "$DEMO/records" --batch 32 --epochs 2 --transform train

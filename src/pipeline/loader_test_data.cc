@@ -3,19 +3,18 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <filesystem>
 
 #include "convert/synthetic_images.h"
+#include "format/test_util.h"
 #include "unirecord/writer.h"
 
 namespace unirecord::loader_testing {
 
 TestDataset WriteDataset(const std::string& name, const std::vector<uint64_t>& bad,
                          const std::string& replacement) {
-  namespace fs = std::filesystem;
   TestDataset data;
-  data.dir = (fs::path(::testing::TempDir()) / ("loader_test_" + name)).string();
-  fs::remove_all(data.dir);
+  // A directory of this process's own: CTest runs test cases in parallel.
+  data.dir = unirecord::testing::MakeTempDir() + "/" + name;
   Result<Schema> schema = Schema::Make(
       {Field::Bytes("image"), Field::Int64("label", /*indexed=*/true), Field::String("path")});
   EXPECT_TRUE(schema.ok());

@@ -22,8 +22,8 @@ struct TestDataset {
 };
 
 // kRecords synthetic JPEGs of varied sizes and samplings, label id % 5 and
-// path "class<label>/img<id>.jpg", as a two-shard dataset under the test
-// temp dir; the `bad` ids hold `replacement` instead of a JPEG.
+// path "class<label>/img<id>.jpg", as a two-shard dataset in a fresh
+// temporary directory of this process; the `bad` ids hold `replacement` instead of a JPEG.
 TestDataset WriteDataset(const std::string& name, const std::vector<uint64_t>& bad = {},
                          const std::string& replacement = "");
 
