@@ -25,19 +25,7 @@ namespace {
 
 const std::string kGoldenDir = std::string(UNIRECORD_TEST_DATA_DIR) + "/golden";
 
-struct GoldenRow {
-  std::string image;
-  int64_t label;
-  std::string path;
-  int32_t width;
-  float score;
-  float mean[3];
-  int64_t big;
-  double ratio;
-  std::string mask;
-  int32_t grid[4];
-  double weights[2];
-};
+using GoldenRow = testing::SampleValues;
 
 // The v1 dataset's records, in id order (contiguous sharding: 2 shards of 3).
 const std::vector<GoldenRow>& Rows() {
@@ -62,19 +50,7 @@ Status WriteGolden(const std::string& dir, const std::string& name, uint32_t sha
   UREC_RETURN_IF_ERROR(writer->SetMetadata(kClassesMetadataKey, "cat\ndog\nbird"));
   RecordBuilder record(schema);
   for (const GoldenRow& row : Rows()) {
-    testing::SampleValues v;
-    v.image = row.image;
-    v.label = row.label;
-    v.path = row.path;
-    v.width = row.width;
-    v.score = row.score;
-    std::memcpy(v.mean, row.mean, sizeof(v.mean));
-    v.big = row.big;
-    v.ratio = row.ratio;
-    v.mask = row.mask;
-    std::memcpy(v.grid, row.grid, sizeof(v.grid));
-    std::memcpy(v.weights, row.weights, sizeof(v.weights));
-    UREC_RETURN_IF_ERROR(testing::FillSample(record, v));
+    UREC_RETURN_IF_ERROR(testing::FillSample(record, row));
     UREC_RETURN_IF_ERROR(writer->Write(record));
   }
   return writer->Finish();
