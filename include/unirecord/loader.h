@@ -17,9 +17,12 @@
 // Execution: a pool of worker threads takes samples in sampler order; each
 // sample's JPEG is read zero-copy from the mapped shard, decoded (only the
 // crop window) and resized straight into its slot of a preallocated batch
-// buffer. Batches are handed out strictly in sampler order while the next
-// `prefetch` batches are being filled. Buffers come from a fixed pool of
-// prefetch + 1 batches: nothing is allocated per sample in steady state.
+// buffer. Batches are handed out strictly in sampler order while up to the
+// next `prefetch` batches are being filled. Buffers come from a fixed pool of
+// prefetch + 1 batches; a batch is filled into whichever buffer is free, so a
+// Batch the consumer keeps simply keeps its buffer (for as long as it likes,
+// across SetEpoch/Restore too) and the others keep circulating. Nothing is
+// allocated per sample in steady state.
 //
 // Determinism: a sample's pixels depend only on (seed, epoch, record id) —
 // the crop is planned by PlanRandomResizedCrop with the sampler's seed — so
@@ -47,7 +50,11 @@ namespace unirecord {
 
 enum class LoaderTransform : uint8_t {
   kRandomResizedCrop,  // training: RandomResizedCrop(image_size, crop) + RandomHorizontalFlip
-  kCenterCrop,         // evaluation: Resize(resize_shorter) + CenterCrop(image_size)
+  // evaluation: Resize(resize_shorter) + CenterCrop(image_size), equal to
+  // torchvision's byte for byte (JpegDecoder::DecodeCenterCrop; with
+  // DecodeOptions::dct_scaling, images at least twice the crop are decoded at
+  // a DCT scale and are close to, not equal to, torchvision's).
+  kCenterCrop,
 };
 
 enum class ImageLayout : uint8_t {
@@ -105,7 +112,10 @@ struct LoaderOptions {
   std::string path_field = "path";    // named in error messages when present
 
   int threads = 0;   // decode threads; 0: every core this process may run on
-  int prefetch = 2;  // batches being filled ahead of the one being consumed
+  // Batches being filled ahead of the one being consumed (at most). The pool
+  // has prefetch + 1 buffers; buffers the consumer holds are not refilled,
+  // so holding more than one batch leaves fewer for filling ahead.
+  int prefetch = 2;
   OnBadRecord on_bad_record = OnBadRecord::kRaise;
   // kSkip: this many bad records in a row is an error (the data is not usable).
   int max_consecutive_bad = 64;
@@ -134,7 +144,9 @@ struct LoaderStats {
 class Loader;
 
 // One batch, owned by the consumer until destroyed or Released; then its
-// buffer goes back to the loader's pool. Move-only.
+// buffer goes back to the loader's pool. Until then its buffer (host and, on
+// a CUDA device, device) is never rewritten, however many batches the loader
+// hands out meanwhile. Move-only.
 class Batch {
  public:
   Batch() = default;
@@ -213,12 +225,14 @@ class Loader {
   // The next batch in sampler order; an empty Batch at the end of the epoch
   // (and after, until SetEpoch). With kRaise, a bad record's error (naming
   // its id and path) is returned in its batch's turn and again on later
-  // calls until SetEpoch or Restore. FailedPrecondition when the consumer
-  // already holds every buffer of the pool.
+  // calls until SetEpoch or Restore. FailedPrecondition (naming how many
+  // buffers the consumer holds) when the consumer holds every buffer of the
+  // pool, batches of earlier epochs included; holding fewer never fails.
   Result<Batch> Next();
 
   // Starts `epoch` from its first batch; batches of the old epoch still
-  // held by the consumer stay valid.
+  // held by the consumer stay valid and keep their buffers until released
+  // (the new epoch fills the other buffers meanwhile).
   void SetEpoch(uint64_t epoch);
   uint64_t epoch() const;
 
@@ -227,7 +241,7 @@ class Loader {
   SamplerState state() const;
   // Continues from `state` (from a loader over the same dataset with the
   // same sampler options): the next batches are exactly those that followed
-  // when the state was taken.
+  // when the state was taken. Held batches stay valid, as with SetEpoch.
   Status Restore(const SamplerState& state);
 
   LoaderStats stats() const;

@@ -1,9 +1,10 @@
 // unirecord._Loader: the native Loader, with batches handed to Python as
 // DLPack capsules that borrow the loader's batch buffers (no copy). A buffer
-// goes back to the loader's pool when the last tensor made from it is freed.
+// goes back to the loader's pool when the last tensor made from it is freed;
+// until then the Loader never refills it (it fills the other free buffers),
+// so a tensor's data never changes under it.
 #include <pybind11/stl.h>
 
-#include <algorithm>
 #include <array>
 #include <mutex>
 
@@ -155,17 +156,6 @@ LoaderOptions ParseOptions(py::dict opts) {
   return o;
 }
 
-void AddCounters(unirecord::LoaderStats& into, const unirecord::LoaderStats& from) {
-  into.batches += from.batches;
-  into.samples += from.samples;
-  into.skipped += from.skipped;
-  into.read_s += from.read_s;
-  into.decode_s += from.decode_s;
-  into.layout_s += from.layout_s;
-  into.upload_s += from.upload_s;
-  into.wait_s += from.wait_s;
-}
-
 class PyLoader {
  public:
   PyLoader(std::shared_ptr<PyDataset> ds, py::dict opts) {
@@ -182,21 +172,15 @@ class PyLoader {
   // None at the end of the epoch; else (images, labels or None, record_ids, epoch, index).
   py::object Next(uintptr_t wait_stream) {
     unirecord::Result<Batch> r = NextBatch();
-    if (!r.ok() && r.status().code() == unirecord::StatusCode::kFailedPrecondition && StaleBatchesAlive()) {
-      // The slot the loader needs is held by a batch of an earlier epoch (or
-      // from before load_state_dict), e.g. the loop variable of the last
-      // epoch. The Loader reuses slots from 0 at each epoch, so move to a new
-      // Loader at the same position; the old one lives on with those tensors.
-      Replace();
-      r = NextBatch();
-    }
     if (!r.ok()) {
       const Status& st = r.status();
       if (st.code() == unirecord::StatusCode::kFailedPrecondition) {
+        // Every buffer of the pool is held by tensors still referenced from
+        // Python (batches of earlier epochs included). FailedPrecondition
+        // maps to RuntimeError.
         RaiseStatus(st.WithContext(
-            "unirecord.Loader: the buffer of the batch handed out prefetch + 1 batches ago is still referenced "
-            "from Python (a batch's tensors share the loader's buffer, which the batch prefetch + 1 later "
-            "reuses). Drop or .clone() batches you keep longer, or raise prefetch"));
+            "unirecord.Loader: every batch buffer is still referenced from Python (a batch's tensors share "
+            "the loader's buffer until they are freed). Drop or .clone() batches you keep, or raise prefetch"));
       }
       RaiseStatus(st);
     }
@@ -205,7 +189,6 @@ class PyLoader {
     ref->batch = std::move(r).value();
     const Batch& b = ref->batch;
     if (b.empty()) return py::none();
-    Track(ref);
     const LoaderOptions& o = box_->loader->options();
     const int64_t n = static_cast<int64_t>(b.size()), h = b.height(), w = b.width();
     std::vector<int64_t> shape = b.layout() == ImageLayout::kNCHW ? std::vector<int64_t>{n, 3, h, w}
@@ -233,7 +216,6 @@ class PyLoader {
   }
 
   void SetEpoch(uint64_t epoch) {
-    MarkStale();
     py::gil_scoped_release nogil;
     std::lock_guard<std::mutex> lock(box_->mu);
     box_->loader->SetEpoch(epoch);
@@ -257,7 +239,6 @@ class PyLoader {
   }
   void Restore(const py::bytes& serialized) {
     SamplerState s = Unwrap(SamplerState::Parse(std::string(serialized)));
-    MarkStale();
     Status st;
     {
       py::gil_scoped_release nogil;
@@ -268,7 +249,6 @@ class PyLoader {
   }
   py::dict Stats() {
     unirecord::LoaderStats s = box_->loader->stats();
-    AddCounters(s, carried_);  // of the loaders this one replaced (see Next)
     py::dict d;
     d["batches"] = s.batches;
     d["samples"] = s.samples;
@@ -285,10 +265,7 @@ class PyLoader {
     d["threads"] = box_->loader->threads();
     return d;
   }
-  void ResetStats() {
-    box_->loader->ResetStats();
-    carried_ = {};
-  }
+  void ResetStats() { box_->loader->ResetStats(); }
   uint64_t BatchesPerEpoch() const { return box_->loader->batches_per_epoch(); }
   int Threads() const { return box_->loader->threads(); }
 
@@ -313,52 +290,8 @@ class PyLoader {
     return r;
   }
 
-  void Track(const std::shared_ptr<BatchRef>& ref) {
-    live_.erase(std::remove_if(live_.begin(), live_.end(), [](const auto& w) { return w.expired(); }), live_.end());
-    live_.push_back(ref);
-  }
-  void MarkStale() {
-    for (auto& w : live_) {
-      if (!w.expired()) stale_.push_back(std::move(w));
-    }
-    live_.clear();
-  }
-  bool StaleBatchesAlive() {
-    stale_.erase(std::remove_if(stale_.begin(), stale_.end(), [](const auto& w) { return w.expired(); }),
-                 stale_.end());
-    return !stale_.empty();
-  }
-
-  // A fresh Loader continuing at the current position.
-  void Replace() {
-    SamplerState state;
-    unirecord::LoaderStats old;
-    {
-      std::lock_guard<std::mutex> lock(box_->mu);
-      state = box_->loader->state();
-      old = box_->loader->stats();
-    }
-    std::shared_ptr<LoaderBox> box = NewBox(box_->ds);
-    Status st;
-    {
-      py::gil_scoped_release nogil;
-      std::lock_guard<std::mutex> lock(box->mu);
-      st = box->loader->Restore(state);
-    }
-    Check(st);
-    AddCounters(carried_, old);
-    stale_.clear();  // they keep the old box alive, not this one
-    {
-      py::gil_scoped_release nogil;
-      box_ = std::move(box);  // the old box lives on while its batches do
-    }
-  }
-
   LoaderOptions options_;
   std::shared_ptr<LoaderBox> box_;
-  std::vector<std::weak_ptr<BatchRef>> live_;   // batches of the current epoch/run
-  std::vector<std::weak_ptr<BatchRef>> stale_;  // batches from before set_epoch/restore
-  unirecord::LoaderStats carried_;
 };
 
 }  // namespace

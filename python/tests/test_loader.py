@@ -64,6 +64,23 @@ def test_sequential_center_crop_and_epochs(loader_records):
     assert sorted(e1.tolist()) == list(range(90)) and not torch.equal(e0, e1)
 
 
+def test_center_crop_matches_image_dataset(loader_records):
+    # Both use JpegDecoder::DecodeCenterCrop (torchvision's Resize + CenterCrop byte for byte).
+    ds = unirecord.Dataset(loader_records)
+    for dct_scaling in (True, False):
+        loader = unirecord.Loader(ds, batch_size=8, shuffle=False, threads=2, return_ids=True,
+                                  transform=unirecord.CenterCrop(32, resize=40), dct_scaling=dct_scaling)
+        ref = unirecord.ImageDataset(ds, unirecord.CenterCrop(32, resize=40), dct_scaling=dct_scaling)
+        n = 0
+        for images, labels, ids in loader:
+            for k in range(len(ids)):
+                img, label = ref[int(ids[k])]
+                assert torch.equal(images[k], img), int(ids[k])
+                assert labels[k].item() == label
+                n += 1
+        assert n == 90
+
+
 def test_resume_mid_epoch_is_exact(loader_records):
     kwargs = dict(batch_size=8, seed=5, return_ids=True, threads=2, transform=unirecord.RandomResizedCrop(40))
     full = unirecord.Loader(loader_records, **kwargs)
@@ -84,24 +101,34 @@ def test_resume_mid_epoch_is_exact(loader_records):
 
 
 def test_tensors_stay_valid_after_the_loader_moves_on(loader_records):
-    """The documented rule: a batch's tensors stay valid and unchanged while the
-    loader hands out the next `prefetch` batches; asking for the one after that
-    while they are still referenced raises RuntimeError (never a silent
-    overwrite, never a deadlock). A tensor also outlives its loader."""
+    """The documented rule: a batch's tensors keep their buffer until they are
+    freed, unchanged however many batches the loader hands out meanwhile (the
+    loader fills its other buffers); asking for a batch while tensors of
+    every one of the prefetch + 1 buffers are still referenced raises
+    RuntimeError (never a silent overwrite, never a deadlock). A tensor also
+    outlives its loader."""
     loader = unirecord.Loader(loader_records, batch_size=8, seed=1, prefetch=2, threads=2,
                               transform=unirecord.RandomResizedCrop(32), return_ids=True)
+    assert len(loader) == 12
     it = iter(loader)
     kept = next(it)
     copy = tuple(t.clone() for t in kept)
-    later = [next(it), next(it)]  # prefetch = 2 more batches while `kept` lives
+    for _ in range(6):  # many more than prefetch + 1 batches go by while `kept` lives
+        next(it)
     for t, c in zip(kept, copy):
         assert torch.equal(t, c)
-    with pytest.raises(RuntimeError, match="still referenced"):
-        next(it)  # would reuse kept's buffer
-    del kept, later, t, c
+    later = [next(it), next(it)]  # now all 3 buffers are held
+    with pytest.raises(RuntimeError, match="holds all 3 batch buffers"):
+        next(it)
+    for t, c in zip(kept, copy):
+        assert torch.equal(t, c)
+    del later, t, c
     gc.collect()
     rest = sum(1 for _ in loader)  # continues where it stopped
-    assert rest == len(loader) - 3
+    assert rest == len(loader) - 9
+    for t, c in zip(kept, copy):
+        assert torch.equal(t, c)
+    del kept
     # Iterating normally (only the loop variable alive) never trips the rule.
     loader.set_epoch(1)
     assert sum(1 for _ in loader) == len(loader)
@@ -115,27 +142,42 @@ def test_tensors_stay_valid_after_the_loader_moves_on(loader_records):
 
 
 def test_plain_loop_over_epochs_keeps_the_last_batch_alive(loader_records):
-    # 10 batches per epoch: the last one sits in the buffer the next epoch's
-    # first batch would use, and the loop variable still holds it.
+    # The loop variable still holds the previous epoch's last batch when the
+    # next epoch starts (whichever buffer it sits in); here it is also kept
+    # in `prev` through the whole next epoch. One native loader throughout.
     loader = unirecord.Loader(loader_records, batch_size=9, seed=2, threads=2, prefetch=2, return_ids=True,
                               transform=unirecord.RandomResizedCrop(24))
     assert len(loader) == 10
-    last_of_epoch = []
-    for epoch in range(3):
+    prev = None
+    for epoch in range(4):
         loader.set_epoch(epoch)
         ids = []
         for images, labels, rid in loader:
             ids += rid.tolist()
         assert sorted(ids) == list(range(90))
-        last_of_epoch.append((images, images.clone()))
-    for live, copy in last_of_epoch:
-        assert torch.equal(live, copy)
-    assert loader.stats()["samples"] == 270
-    # A restore while batches are held works too.
-    loader.set_epoch(3)
+        if prev is not None:
+            assert torch.equal(prev[0], prev[1])  # unchanged by a whole epoch of batches
+        prev = (images, images.clone())
+    assert loader.stats()["samples"] == 360
+    # Holding every buffer (prefetch + 1 = 3) is the one thing that fails.
+    loader.set_epoch(4)
+    it = iter(loader)
+    held = [next(it), next(it)]  # plus epoch 3's last batch
+    with pytest.raises(RuntimeError, match="holds all 3 batch buffers"):
+        next(it)
+    assert torch.equal(prev[0], prev[1])
+    del held, it
+    gc.collect()
+    assert sum(1 for _ in loader) == 8  # the rest of epoch 4, with epoch 3's last batch still held
+    assert torch.equal(prev[0], prev[1])
+    del prev, images, labels, rid
+    gc.collect()
+    # A restore while a batch is held works too.
+    loader.set_epoch(5)
     held = [next(iter(loader)) for _ in range(1)]
+    copy = held[0][0].clone()
     loader.load_state_dict(loader.state_dict())
-    assert sum(1 for _ in loader) == 9 and len(held) == 1
+    assert sum(1 for _ in loader) == 9 and torch.equal(held[0][0], copy)
 
 
 def test_cpu_dtype_and_normalisation(loader_records):

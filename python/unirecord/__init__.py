@@ -333,15 +333,14 @@ class Loader:
     Zero copy and lifetime: the tensors are views of the loader's batch
     buffers (DLPack); a buffer returns to the loader's pool of ``prefetch + 1``
     buffers when every tensor made from it has been freed, and the loader
-    (with its dataset) stays alive while any such tensor does. Rule: a batch's
-    tensors may be kept while the loader hands out the next ``prefetch``
-    batches; requesting the batch after that (which reuses the same buffer)
-    while they are still referenced raises RuntimeError - data is never
-    overwritten under a live tensor. ``.clone()`` batches you keep longer.
-    A plain ``for images, labels in loader`` loop never trips the rule. Batches
-    from before :meth:`set_epoch` / :meth:`load_state_dict` are exempt: if one
-    still blocks the buffer the new epoch needs, the binding moves on to a fresh
-    native loader at the same position (the old buffers live until freed).
+    (with its dataset) stays alive while any such tensor does. Rule: a
+    batch's tensors keep their buffer until freed - the loader fills only
+    free buffers, so a kept batch stays unchanged however many batches
+    follow, across :meth:`set_epoch` / :meth:`load_state_dict` too - and
+    requesting a batch while tensors of all ``prefetch + 1`` buffers are
+    still referenced raises RuntimeError (data is never overwritten under a
+    live tensor). A plain ``for images, labels in loader`` loop never trips
+    the rule; ``.clone()`` batches you keep in quantity.
 
     Epochs: iterating runs the current epoch to its end; call
     :meth:`set_epoch` before each epoch (iterating again without it repeats

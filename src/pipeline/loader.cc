@@ -85,8 +85,7 @@ int UsableCores() {
 }
 
 constexpr size_t kNoField = static_cast<size_t>(-1);
-constexpr int64_t kFreeSlot = -1;
-constexpr int64_t kStaleSlot = -2;  // held by the consumer from before SetEpoch/Restore
+constexpr size_t kNoSlot = static_cast<size_t>(-1);
 
 // HWC -> CHW for one image.
 void ToChw(const uint8_t* hwc, uint8_t* chw, size_t pixels) {
@@ -103,17 +102,19 @@ void ToChw(const uint8_t* hwc, uint8_t* chw, size_t pixels) {
 }  // namespace
 
 struct Loader::Impl final : Batch::Pool {
-  // One batch buffer of the pool.
+  // One batch buffer of the pool. At any time it is in exactly one of three
+  // states: free (in `free_slots`), claimed by a batch of the current run
+  // that is not handed out yet (in `claimed`), or held by the consumer
+  // (`held`, possibly by a batch of an earlier epoch/run).
   struct Slot {
     uint8_t* images = nullptr;
     std::unique_ptr<uint8_t[]> owned_images;  // host-only loaders
     std::vector<int64_t> labels;
     std::vector<uint64_t> record_ids;
-    int64_t batch = kFreeSlot;  // batch of the current run being filled/filled here
-    size_t count = 0;           // samples in that batch
-    size_t pending = 0;         // samples not yet written
+    size_t count = 0;    // samples in the batch filled here
+    size_t pending = 0;  // samples not yet written
     bool ready = false;
-    bool held = false;          // by the consumer
+    bool held = false;   // by the consumer
     Status error;               // the first bad record (kRaise) or a failed upload
     size_t error_offset = 0;
     uint64_t skipped = 0;
@@ -145,6 +146,15 @@ struct Loader::Impl final : Batch::Pool {
   // lock, but the sampler changes only while no worker is busy.
   Sampler sampler;
   std::vector<Slot> slots;
+  // Free slots, a FIFO ring of capacity slots.size(): the least recently
+  // released buffer is refilled first (most slack for the consumer's
+  // stream on the GPU path). Fixed size: nothing is allocated per batch.
+  std::vector<size_t> free_slots;
+  size_t free_head = 0;
+  size_t free_count = 0;
+  // The slot of run batch b (not yet handed out) at claimed[b % prefetch];
+  // only batches in [next_batch, next_batch + prefetch) can have one.
+  std::vector<size_t> claimed;
   uint64_t generation = 0;    // bumped when the run restarts; stale work is dropped
   uint64_t start_position = 0;  // sampler position of this run's first sample
   uint64_t end_position = 0;    // one past the last sample loaded this epoch
@@ -177,13 +187,39 @@ struct Loader::Impl final : Batch::Pool {
     return options.drop_last ? size - size % batch_size() : size;
   }
 
+  void PushFree(size_t slot_index) {
+    free_slots[(free_head + free_count) % free_slots.size()] = slot_index;
+    ++free_count;
+  }
+
+  size_t PopFree() {
+    const size_t slot_index = free_slots[free_head];
+    free_head = (free_head + 1) % free_slots.size();
+    --free_count;
+    return slot_index;
+  }
+
+  size_t& ClaimedSlot(uint64_t batch) { return claimed[batch % claimed.size()]; }
+
   // Starts loading from `position` of the current sampler epoch. Caller holds
-  // the lock and no worker is busy.
+  // the lock and no worker is busy. Slots claimed by batches of the old run
+  // that were never handed out become free; slots the consumer holds stay
+  // held (their batches stay valid) until released.
   void StartRun(uint64_t position) {
     ++generation;
-    for (Slot& slot : slots) {
-      slot.batch = slot.held ? kStaleSlot : kFreeSlot;
-      slot.ready = false;
+    for (size_t& slot_index : claimed) {
+      if (slot_index == kNoSlot) continue;
+#ifdef UNIRECORD_WITH_CUDA
+      // The batch may have been uploaded: let the copy leave the pinned
+      // buffer before a worker rewrites it.
+      if (device != nullptr) {
+        Status recycled = device->Recycle(slot_index);
+        (void)recycled;  // a failing device fails the next upload too
+      }
+#endif
+      slots[slot_index].ready = false;
+      PushFree(slot_index);
+      slot_index = kNoSlot;
     }
     end_position = EpochEnd();
     start_position = std::min(position, end_position);
@@ -201,13 +237,15 @@ struct Loader::Impl final : Batch::Pool {
     idle_cv.wait(lock, [&] { return busy == 0; });
   }
 
-  Slot& SlotOf(uint64_t batch) { return slots[batch % slots.size()]; }
-
+  // The next sample can be loaded: its batch already has a slot, or it
+  // starts a batch within `prefetch` of the consumer and a slot is free.
+  // Batches claim slots in order, so when the consumer's next batch has no
+  // slot, no later batch has one either.
   bool WorkAvailable() {
     if (next_sample >= end_position) return false;
-    const uint64_t batch = (next_sample - start_position) / batch_size();
-    const Slot& slot = SlotOf(batch);
-    return slot.batch == static_cast<int64_t>(batch) || (slot.batch == kFreeSlot && !slot.held);
+    const uint64_t offset = next_sample - start_position;
+    if (offset % batch_size() != 0) return true;  // its batch claimed a slot with its first sample
+    return offset / batch_size() < next_batch + claimed.size() && free_count > 0;
   }
 
   uint64_t RecordAt(uint64_t position) const {
@@ -249,13 +287,16 @@ struct Loader::Impl final : Batch::Pool {
     UREC_ASSIGN_OR_RETURN(JpegInfo info, ProbeJpeg(bytes));
     UREC_RETURN_IF_ERROR(CheckDecodable(info, options.decode.limits));
     const int size = options.image_size;
-    const CropWindow window =
-        options.transform == LoaderTransform::kRandomResizedCrop
-            ? PlanRandomResizedCrop(info, options.crop, seed, epoch, id)
-            : PlanCenterCrop(info, size, options.resize_shorter);
     const bool chw = options.layout == ImageLayout::kNCHW;
     uint8_t* target = chw ? scratch.data() : out;
-    UREC_RETURN_IF_ERROR(decoder.DecodeCropResized(bytes, window, size, size, target, image_bytes));
+    if (options.transform == LoaderTransform::kRandomResizedCrop) {
+      const CropWindow window = PlanRandomResizedCrop(info, options.crop, seed, epoch, id);
+      UREC_RETURN_IF_ERROR(decoder.DecodeCropResized(bytes, window, size, size, target, image_bytes));
+    } else {
+      // torchvision's Resize(resize_shorter) + CenterCrop(size), byte for byte
+      // (unless DCT scaling applies; see JpegDecoder::DecodeCenterCrop).
+      UREC_RETURN_IF_ERROR(decoder.DecodeCenterCrop(bytes, size, options.resize_shorter, target, image_bytes));
+    }
     const Clock::time_point t2 = Clock::now();
     times.decode += t2 - t1;
     if (chw) {
@@ -302,16 +343,20 @@ struct Loader::Impl final : Batch::Pool {
       const uint64_t position = next_sample++;
       const uint64_t batch = (position - start_position) / batch_size();
       const size_t offset = static_cast<size_t>((position - start_position) % batch_size());
-      const size_t slot_index = batch % slots.size();
-      Slot& slot = slots[slot_index];
-      if (slot.batch != static_cast<int64_t>(batch)) {  // first sample of the batch claims the slot
-        slot.batch = static_cast<int64_t>(batch);
-        slot.count = static_cast<size_t>(std::min<uint64_t>(batch_size(), end_position - (position - offset)));
-        slot.pending = slot.count;
-        slot.ready = false;
-        slot.error = Status::OK();
-        slot.skipped = 0;
+      if (offset == 0) {  // the first sample of the batch claims a free slot
+        const size_t claim = PopFree();
+        ClaimedSlot(batch) = claim;
+        Slot& fresh = slots[claim];
+        fresh.count = static_cast<size_t>(std::min<uint64_t>(batch_size(), end_position - position));
+        fresh.pending = fresh.count;
+        fresh.ready = false;
+        fresh.error = Status::OK();
+        fresh.error_offset = 0;
+        fresh.skipped = 0;
+        fresh.last_bad_record.clear();
       }
+      const size_t slot_index = ClaimedSlot(batch);
+      Slot& slot = slots[slot_index];
       const uint64_t my_generation = generation;
       const uint64_t epoch = sampler.epoch();
       const uint64_t seed = sampler.options().seed;
@@ -374,11 +419,17 @@ struct Loader::Impl final : Batch::Pool {
       std::lock_guard<std::mutex> lock(mu);
       Slot& slot = slots[slot_index];
       slot.held = false;
-      slot.batch = kFreeSlot;
       slot.ready = false;
+      PushFree(slot_index);
       if (!recycled.ok() && sticky_error.ok()) sticky_error = recycled;
     }
     work_cv.notify_all();
+  }
+
+  size_t HeldCount() const {
+    size_t held = 0;
+    for (const Slot& slot : slots) held += slot.held ? 1 : 0;
+    return held;
   }
 
   Result<Batch> Next() {
@@ -390,14 +441,21 @@ struct Loader::Impl final : Batch::Pool {
     batch.layout_ = options.layout;
     if (next_batch >= run_batches) return batch;  // end of the epoch
     const uint64_t run_batch = next_batch;
-    const size_t slot_index = run_batch % slots.size();
-    Slot& slot = slots[slot_index];
-    if (slot.held) {
-      return Status::FailedPrecondition("the consumer holds all " + std::to_string(slots.size()) +
-                                        " batch buffers (prefetch + 1); release one before Next()");
+    if (ClaimedSlot(run_batch) == kNoSlot && free_count == 0) {
+      // Unclaimed and nothing free: every buffer is held by the consumer
+      // (batches claim slots in order, so no later batch has one).
+      return Status::FailedPrecondition("the consumer holds all " + std::to_string(HeldCount()) +
+                                        " batch buffers (prefetch + 1 = " + std::to_string(slots.size()) +
+                                        "); release one before Next()");
     }
     const Clock::time_point t0 = Clock::now();
-    ready_cv.wait(lock, [&] { return slot.batch == static_cast<int64_t>(run_batch) && slot.ready; });
+    // Releases (from any thread) only add free slots, so this batch gets one.
+    ready_cv.wait(lock, [&] {
+      const size_t claim = ClaimedSlot(run_batch);
+      return claim != kNoSlot && slots[claim].ready;
+    });
+    const size_t slot_index = ClaimedSlot(run_batch);
+    Slot& slot = slots[slot_index];
     totals.wait_s += Seconds(Clock::now() - t0);
     totals.skipped += slot.skipped;
     if (!slot.last_bad_record.empty()) totals.last_bad_record = std::move(slot.last_bad_record);
@@ -407,9 +465,11 @@ struct Loader::Impl final : Batch::Pool {
       return sticky_error;
     }
     slot.held = true;
+    ClaimedSlot(run_batch) = kNoSlot;
     ++next_batch;
     ++totals.batches;
     totals.samples += slot.count;
+    work_cv.notify_all();  // the prefetch window moved on: one more batch may claim a slot
 
     batch.pool_ = this;
     batch.slot_ = slot_index;
@@ -504,6 +564,9 @@ Result<std::unique_ptr<Loader>> Loader::Create(std::shared_ptr<const Dataset> da
 
   const size_t slot_count = static_cast<size_t>(options.prefetch) + 1;
   impl->slots.resize(slot_count);
+  impl->free_slots.resize(slot_count);
+  for (size_t i = 0; i < slot_count; ++i) impl->PushFree(i);
+  impl->claimed.assign(static_cast<size_t>(options.prefetch), kNoSlot);
 #ifdef UNIRECORD_WITH_CUDA
   if (options.cuda.device >= 0) {
     UREC_ASSIGN_OR_RETURN(impl->device,

@@ -26,35 +26,51 @@ std::unique_ptr<Loader> MakeLoader(std::shared_ptr<const Dataset> ds, const Load
   return loader.ok() ? std::move(loader).value() : nullptr;
 }
 
-// Checks every batch of one epoch against the sampler and the decode layer;
-// returns the ids in order.
-std::vector<uint64_t> CheckEpoch(Loader& loader, const TestDataset& data, uint64_t epoch) {
+// Checks the batches of `epoch` from batch `first` to the epoch's end
+// against the sampler and the decode layer, releasing each batch before
+// asking for the next; returns the ids in order and the batch count.
+std::vector<uint64_t> CheckFrom(Loader& loader, const TestDataset& data, uint64_t epoch, uint64_t first,
+                                uint64_t* batches) {
   const LoaderOptions& options = loader.options();
   Result<Sampler> sampler = Sampler::Create(kRecords, options.sampler);
   EXPECT_TRUE(sampler.ok());
   sampler->SetEpoch(epoch);
   std::vector<uint64_t> ids;
   const size_t image_bytes = size_t(options.image_size) * options.image_size * 3;
-  uint64_t batches = 0;
-  for (;;) {
+  uint64_t index = first;
+  for (;; ++index) {
     Result<Batch> batch = loader.Next();
     EXPECT_TRUE(batch.ok()) << batch.status().ToString();
     if (!batch.ok() || batch->empty()) break;
-    EXPECT_EQ(batch->index(), batches);
+    EXPECT_EQ(batch->index(), index);
     EXPECT_EQ(batch->epoch(), epoch);
     for (size_t i = 0; i < batch->size(); ++i) {
-      const uint64_t id = sampler->At(batches * options.batch_size + i);
+      const uint64_t id = sampler->At(index * options.batch_size + i);
       EXPECT_EQ(batch->record_ids()[i], id);
       EXPECT_EQ(batch->labels()[i], int64_t(id % 5));
       const std::vector<uint8_t> expected = ExpectedPixels(data.jpegs[id], id, epoch, options);
       EXPECT_EQ(0, std::memcmp(batch->images() + i * image_bytes, expected.data(), image_bytes))
-          << "epoch " << epoch << " batch " << batches << " sample " << i << " record " << id;
+          << "epoch " << epoch << " batch " << index << " sample " << i << " record " << id;
       ids.push_back(id);
     }
-    ++batches;
   }
+  *batches = index - first;
+  return ids;
+}
+
+// A whole epoch (CheckFrom batch 0): every batch, as many as batches_per_epoch().
+std::vector<uint64_t> CheckEpoch(Loader& loader, const TestDataset& data, uint64_t epoch) {
+  uint64_t batches = 0;
+  std::vector<uint64_t> ids = CheckFrom(loader, data, epoch, 0, &batches);
   EXPECT_EQ(batches, loader.batches_per_epoch());
   return ids;
+}
+
+// The rest of `epoch` from batch `first`; returns the batch count.
+uint64_t CheckRest(Loader& loader, const TestDataset& data, uint64_t epoch, uint64_t first) {
+  uint64_t batches = 0;
+  CheckFrom(loader, data, epoch, first, &batches);
+  return batches;
 }
 
 class LoaderTest : public ::testing::Test {
@@ -102,6 +118,58 @@ TEST_F(LoaderTest, CenterCropSequential) {
   const std::vector<uint64_t> ids = CheckEpoch(*loader, *data_, 0);
   ASSERT_EQ(ids.size(), size_t(kRecords));
   for (int i = 0; i < kRecords; ++i) EXPECT_EQ(ids[i], uint64_t(i));
+}
+
+// The center crop is JpegDecoder::DecodeCenterCrop's (torchvision's Resize +
+// CenterCrop byte for byte; ExpectedPixels uses it for kCenterCrop), not the
+// planned window resized; with and without DCT scaling, in both layouts.
+TEST_F(LoaderTest, CenterCropEqualsDecodeCenterCrop) {
+  size_t differs_from_window_resize = 0;
+  for (bool dct_scaling : {false, true}) {
+    for (ImageLayout layout : {ImageLayout::kNHWC, ImageLayout::kNCHW}) {
+      SCOPED_TRACE("dct_scaling=" + std::to_string(dct_scaling) +
+                   " nchw=" + std::to_string(layout == ImageLayout::kNCHW));
+      LoaderOptions options = SmallOptions();
+      options.transform = LoaderTransform::kCenterCrop;
+      options.decode.dct_scaling = dct_scaling;
+      options.layout = layout;
+      options.threads = 2;
+      std::unique_ptr<Loader> loader = MakeLoader(OpenDataset(data_->dir), options);
+      ASSERT_NE(loader, nullptr);
+      const size_t image_bytes = size_t(options.image_size) * options.image_size * 3;
+      size_t samples = 0;
+      for (;;) {
+        Result<Batch> batch = loader->Next();
+        ASSERT_TRUE(batch.ok()) << batch.status().ToString();
+        if (batch->empty()) break;
+        for (size_t i = 0; i < batch->size(); ++i, ++samples) {
+          const uint64_t id = batch->record_ids()[i];
+          const uint8_t* got = batch->images() + i * image_bytes;
+          const std::vector<uint8_t> want = ExpectedPixels(data_->jpegs[id], id, 0, options);
+          ASSERT_EQ(want.size(), image_bytes);
+          EXPECT_EQ(0, std::memcmp(got, want.data(), image_bytes)) << "record " << id;
+          if (!dct_scaling && layout == ImageLayout::kNHWC) {
+            // What the loader did before: the planned window resized.
+            Result<JpegInfo> info = ProbeJpeg(data_->jpegs[id]);
+            ASSERT_TRUE(info.ok());
+            std::vector<uint8_t> window_resized(image_bytes);
+            JpegDecoder decoder(options.decode);
+            ASSERT_TRUE(decoder
+                            .DecodeCropResized(data_->jpegs[id],
+                                               PlanCenterCrop(*info, options.image_size, options.resize_shorter),
+                                               options.image_size, options.image_size, window_resized.data(),
+                                               window_resized.size())
+                            .ok());
+            if (std::memcmp(got, window_resized.data(), image_bytes) != 0) ++differs_from_window_resize;
+          }
+        }
+      }
+      EXPECT_EQ(samples, size_t(kRecords));
+    }
+  }
+  // The test tells the two apart: PlanCenterCrop + DecodeCropResized (the
+  // old path) differs from torchvision's result on some of these images.
+  EXPECT_GT(differs_from_window_resize, 0u);
 }
 
 TEST_F(LoaderTest, RanksGetEqualBatchCountsAndCoverTheDataset) {
@@ -198,18 +266,157 @@ TEST_F(LoaderTest, RestoreRefusesOtherOptions) {
 }
 
 TEST_F(LoaderTest, HoldingEveryBufferIsAnErrorNotADeadlock) {
-  LoaderOptions options = SmallOptions();
-  options.prefetch = 1;  // two buffers
-  std::unique_ptr<Loader> loader = MakeLoader(OpenDataset(data_->dir), options);
-  ASSERT_NE(loader, nullptr);
-  Result<Batch> first = loader->Next();
-  Result<Batch> second = loader->Next();
-  ASSERT_TRUE(first.ok() && second.ok());
-  EXPECT_EQ(loader->Next().status().code(), StatusCode::kFailedPrecondition);
-  first->Release();
-  Result<Batch> third = loader->Next();
-  ASSERT_TRUE(third.ok());
-  EXPECT_EQ(third->index(), 2u);
+  for (int prefetch : {1, 2, 3}) {
+    SCOPED_TRACE("prefetch=" + std::to_string(prefetch));
+    LoaderOptions options = SmallOptions();
+    options.prefetch = prefetch;  // prefetch + 1 buffers
+    options.batch_size = 4;       // 10 batches
+    options.threads = 2;
+    std::unique_ptr<Loader> loader = MakeLoader(OpenDataset(data_->dir), options);
+    ASSERT_NE(loader, nullptr);
+    std::vector<Batch> held;
+    for (int i = 0; i <= prefetch; ++i) {  // holding fewer than all never fails
+      Result<Batch> batch = loader->Next();
+      ASSERT_TRUE(batch.ok()) << batch.status().ToString();
+      ASSERT_EQ(batch->index(), uint64_t(i));
+      held.push_back(std::move(batch).value());
+    }
+    const std::string all = "holds all " + std::to_string(prefetch + 1) + " batch buffers";
+    Result<Batch> refused = loader->Next();
+    ASSERT_EQ(refused.status().code(), StatusCode::kFailedPrecondition);
+    EXPECT_NE(refused.status().message().find(all), std::string::npos) << refused.status().message();
+    EXPECT_EQ(loader->state().position, uint64_t(prefetch + 1) * 4);  // nothing was skipped
+    held[1].Release();  // any buffer will do, not only the oldest
+    Result<Batch> next = loader->Next();
+    ASSERT_TRUE(next.ok()) << next.status().ToString();
+    EXPECT_EQ(next->index(), uint64_t(prefetch + 1));
+    held[1] = std::move(next).value();
+
+    // Batches of an earlier epoch count too: hold one across SetEpoch, fill
+    // the rest with the new epoch's.
+    loader->SetEpoch(1);
+    held.resize(1);  // keeps epoch 0's batch 0
+    for (int i = 0; i < prefetch; ++i) {
+      Result<Batch> batch = loader->Next();
+      ASSERT_TRUE(batch.ok()) << batch.status().ToString();
+      EXPECT_EQ(batch->epoch(), 1u);
+      EXPECT_EQ(batch->index(), uint64_t(i));
+      held.push_back(std::move(batch).value());
+    }
+    refused = loader->Next();
+    ASSERT_EQ(refused.status().code(), StatusCode::kFailedPrecondition);
+    EXPECT_NE(refused.status().message().find(all), std::string::npos) << refused.status().message();
+    held[0].Release();  // the old epoch's batch
+    next = loader->Next();
+    ASSERT_TRUE(next.ok()) << next.status().ToString();
+    EXPECT_EQ(next->epoch(), 1u);
+    EXPECT_EQ(next->index(), uint64_t(prefetch));
+  }
+}
+
+// A copy of a batch's pixels and ids, to check later that it did not change.
+std::vector<uint8_t> Snapshot(const Batch& batch) {
+  const size_t bytes = batch.size() * 3 * batch.height() * batch.width();
+  std::vector<uint8_t> flat(batch.images(), batch.images() + bytes);
+  const uint8_t* ids = reinterpret_cast<const uint8_t*>(batch.record_ids());
+  flat.insert(flat.end(), ids, ids + batch.size() * sizeof(uint64_t));
+  return flat;
+}
+
+// One batch kept while many more than prefetch + 1 go through the pool: the
+// others circulate through the free buffers, the kept one is untouched.
+TEST_F(LoaderTest, HoldingOneBatchWhileConsumingManyMore) {
+  for (int prefetch : {1, 2}) {
+    for (int threads : {1, 3}) {
+      SCOPED_TRACE("prefetch=" + std::to_string(prefetch) + " threads=" + std::to_string(threads));
+      LoaderOptions options = SmallOptions();
+      options.prefetch = prefetch;
+      options.threads = threads;
+      options.batch_size = 4;  // 10 batches per epoch
+      std::unique_ptr<Loader> loader = MakeLoader(OpenDataset(data_->dir), options);
+      ASSERT_NE(loader, nullptr);
+      Result<Batch> kept = loader->Next();
+      ASSERT_TRUE(kept.ok()) << kept.status().ToString();
+      const std::vector<uint8_t> before = Snapshot(*kept);
+      EXPECT_EQ(CheckRest(*loader, *data_, 0, 1), 9u);
+      loader->SetEpoch(1);
+      EXPECT_EQ(CheckRest(*loader, *data_, 1, 0), 10u);
+      EXPECT_EQ(Snapshot(*kept), before);
+      // And the kept batch is still what the decode layer makes.
+      Result<Sampler> sampler = Sampler::Create(kRecords, options.sampler);
+      ASSERT_TRUE(sampler.ok());
+      for (size_t i = 0; i < kept->size(); ++i) {
+        const uint64_t id = sampler->At(i);
+        ASSERT_EQ(kept->record_ids()[i], id);
+        const std::vector<uint8_t> expected = ExpectedPixels(data_->jpegs[id], id, 0, options);
+        EXPECT_EQ(0, std::memcmp(kept->images() + i * expected.size(), expected.data(), expected.size()));
+      }
+    }
+  }
+}
+
+// What a Python `for` loop does: the loop variable holds the previous batch
+// while the next is asked for, and still holds the epoch's last batch when
+// the next epoch starts. Whatever buffer that last batch sits in, the next
+// epoch runs, and the held batch's pixels do not change.
+TEST_F(LoaderTest, LastBatchOfAnEpochHeldAcrossSetEpoch) {
+  for (size_t batch_size : {4, 8, 9, 12}) {  // 10, 5, 5 and 4 batches: last batch in various buffers
+    for (int prefetch : {1, 2}) {
+      SCOPED_TRACE("batch_size=" + std::to_string(batch_size) + " prefetch=" + std::to_string(prefetch));
+      LoaderOptions options = SmallOptions();
+      options.batch_size = batch_size;
+      options.prefetch = prefetch;
+      options.threads = 2;
+      std::unique_ptr<Loader> loader = MakeLoader(OpenDataset(data_->dir), options);
+      ASSERT_NE(loader, nullptr);
+      Batch last;  // the loop variable
+      std::vector<uint8_t> last_pixels;
+      for (uint64_t epoch = 0; epoch < 4; ++epoch) {
+        loader->SetEpoch(epoch);
+        const uint64_t previous_epoch = last.empty() ? 0 : last.epoch();
+        Result<Sampler> sampler = Sampler::Create(kRecords, options.sampler);
+        ASSERT_TRUE(sampler.ok());
+        sampler->SetEpoch(epoch);
+        uint64_t batches = 0, position = 0;
+        for (;;) {
+          Result<Batch> batch = loader->Next();  // `last` still holds the previous batch
+          ASSERT_TRUE(batch.ok()) << "epoch " << epoch << " batch " << batches << ": "
+                                  << batch.status().ToString();
+          if (batch->empty()) break;
+          if (batches == 0 && epoch > 0) {
+            // The previous epoch's last batch is unchanged now that this
+            // epoch's first one has been filled.
+            EXPECT_EQ(last.epoch(), previous_epoch);
+            EXPECT_EQ(Snapshot(last), last_pixels);
+          }
+          EXPECT_EQ(batch->index(), batches);
+          for (size_t i = 0; i < batch->size(); ++i, ++position) {
+            EXPECT_EQ(batch->record_ids()[i], sampler->At(position));
+          }
+          last = std::move(batch).value();
+          ++batches;
+        }
+        EXPECT_EQ(batches, loader->batches_per_epoch());
+        last_pixels = Snapshot(last);
+        // Its pixels are still what the decode layer makes for its records.
+        const size_t image_bytes = size_t(options.image_size) * options.image_size * 3;
+        for (size_t i = 0; i < last.size(); ++i) {
+          const uint64_t id = last.record_ids()[i];
+          const std::vector<uint8_t> expected = ExpectedPixels(data_->jpegs[id], id, epoch, options);
+          EXPECT_EQ(0, std::memcmp(last.images() + i * image_bytes, expected.data(), image_bytes));
+        }
+      }
+      // A Restore while it is held works the same way.
+      loader->SetEpoch(4);
+      Result<Batch> first = loader->Next();
+      ASSERT_TRUE(first.ok());
+      const SamplerState state = loader->state();
+      first->Release();
+      ASSERT_TRUE(loader->Restore(state).ok());
+      EXPECT_EQ(CheckRest(*loader, *data_, 4, 1), loader->batches_per_epoch() - 1);
+      EXPECT_EQ(Snapshot(last), last_pixels);
+    }
+  }
 }
 
 TEST_F(LoaderTest, SetEpochWhileBatchesAreHeld) {
@@ -220,10 +427,14 @@ TEST_F(LoaderTest, SetEpochWhileBatchesAreHeld) {
   Result<Batch> old = loader->Next();
   ASSERT_TRUE(old.ok());
   const uint64_t old_first = old->record_ids()[0];
+  const std::vector<uint8_t> old_pixels = Snapshot(*old);
   loader->SetEpoch(5);
   EXPECT_EQ(old->record_ids()[0], old_first);  // still valid
+  CheckEpoch(*loader, *data_, 5);  // while `old` keeps its buffer
+  EXPECT_EQ(Snapshot(*old), old_pixels);
   old->Release();
-  CheckEpoch(*loader, *data_, 5);
+  loader->SetEpoch(6);
+  CheckEpoch(*loader, *data_, 6);
 }
 
 TEST_F(LoaderTest, InvalidOptionsAreErrors) {

@@ -69,15 +69,15 @@ std::vector<uint8_t> ExpectedPixels(const std::string& jpeg, uint64_t id, uint64
   Result<JpegInfo> info = ProbeJpeg(jpeg);
   EXPECT_TRUE(info.ok()) << info.status().ToString();
   if (!info.ok()) return {};
-  const CropWindow window =
-      options.transform == LoaderTransform::kRandomResizedCrop
-          ? PlanRandomResizedCrop(*info, options.crop, options.sampler.seed, epoch, id)
-          : PlanCenterCrop(*info, options.image_size, options.resize_shorter);
   const size_t pixels = size_t(options.image_size) * size_t(options.image_size);
   std::vector<uint8_t> hwc(pixels * 3);
   JpegDecoder decoder(options.decode);
-  Status decoded = decoder.DecodeCropResized(jpeg, window, options.image_size, options.image_size,
-                                             hwc.data(), hwc.size());
+  Status decoded =
+      options.transform == LoaderTransform::kRandomResizedCrop
+          ? decoder.DecodeCropResized(
+                jpeg, PlanRandomResizedCrop(*info, options.crop, options.sampler.seed, epoch, id),
+                options.image_size, options.image_size, hwc.data(), hwc.size())
+          : decoder.DecodeCenterCrop(jpeg, options.image_size, options.resize_shorter, hwc.data(), hwc.size());
   EXPECT_TRUE(decoded.ok()) << decoded.ToString();
   if (options.layout == ImageLayout::kNHWC) return hwc;
   std::vector<uint8_t> chw(hwc.size());

@@ -33,7 +33,8 @@ std::shared_ptr<const Dataset> OpenDataset(const std::string& dir);
 LoaderOptions SmallOptions();
 
 // The decode layer's output for record `id` of `epoch` in the options'
-// transform and layout.
+// transform and layout: PlanRandomResizedCrop + DecodeCropResized, or
+// JpegDecoder::DecodeCenterCrop for kCenterCrop.
 std::vector<uint8_t> ExpectedPixels(const std::string& jpeg, uint64_t id, uint64_t epoch,
                                     const LoaderOptions& options);
 
