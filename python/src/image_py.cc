@@ -149,16 +149,7 @@ class ImageReader {
     }
     GiveBack(std::move(decoder));
     if (!st.ok()) return st;
-    // HWC -> CHW (torchvision's PILToTensor layout).
-    const uint8_t* src = hwc.data();
-    uint8_t* r = chw;
-    uint8_t* g = chw + plane;
-    uint8_t* b = chw + 2 * plane;
-    for (size_t i = 0; i < plane; ++i) {
-      r[i] = src[3 * i];
-      g[i] = src[3 * i + 1];
-      b[i] = src[3 * i + 2];
-    }
+    unirecord::HwcToChw(hwc.data(), plane, chw);  // torchvision's PILToTensor layout
     return Status::OK();
   }
 

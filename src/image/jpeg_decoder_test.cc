@@ -235,6 +235,13 @@ TEST(JpegDecoder, CenterCropEqualsResizeWholeImageThenCrop) {
   }
 }
 
+TEST(HwcToChw, SplitsPackedPixelsIntoPlanes) {
+  const std::vector<uint8_t> hwc = {1, 2, 3, 4, 5, 6, 7, 8, 9};  // three RGB pixels
+  std::vector<uint8_t> chw(hwc.size());
+  HwcToChw(hwc.data(), 3, chw.data());
+  EXPECT_EQ(chw, (std::vector<uint8_t>{1, 4, 7, 2, 5, 8, 3, 6, 9}));
+}
+
 TEST(JpegDecoder, RejectsBadWindowsAndBuffers) {
   std::string jpeg = ReadCorpusFile("libjpeg-turbo__testorig.jpg");
   JpegDecoder decoder;

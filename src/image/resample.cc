@@ -273,4 +273,15 @@ Status ResizeRgb(const uint8_t* src, int src_width, int src_height, size_t src_s
   return Status::OK();
 }
 
+void HwcToChw(const uint8_t* hwc, size_t pixels, uint8_t* chw) {
+  uint8_t* r = chw;
+  uint8_t* g = chw + pixels;
+  uint8_t* b = chw + 2 * pixels;
+  for (size_t p = 0; p < pixels; ++p) {
+    r[p] = hwc[3 * p];
+    g[p] = hwc[3 * p + 1];
+    b[p] = hwc[3 * p + 2];
+  }
+}
+
 }  // namespace unirecord

@@ -87,18 +87,6 @@ int UsableCores() {
 constexpr size_t kNoField = static_cast<size_t>(-1);
 constexpr size_t kNoSlot = static_cast<size_t>(-1);
 
-// HWC -> CHW for one image.
-void ToChw(const uint8_t* hwc, uint8_t* chw, size_t pixels) {
-  uint8_t* r = chw;
-  uint8_t* g = chw + pixels;
-  uint8_t* b = chw + 2 * pixels;
-  for (size_t p = 0; p < pixels; ++p) {
-    r[p] = hwc[3 * p];
-    g[p] = hwc[3 * p + 1];
-    b[p] = hwc[3 * p + 2];
-  }
-}
-
 }  // namespace
 
 struct Loader::Impl final : Batch::Pool {
@@ -300,7 +288,7 @@ struct Loader::Impl final : Batch::Pool {
     const Clock::time_point t2 = Clock::now();
     times.decode += t2 - t1;
     if (chw) {
-      ToChw(scratch.data(), out, image_bytes / 3);
+      HwcToChw(scratch.data(), image_bytes / 3, out);
       times.layout += Clock::now() - t2;
     }
     return Status::OK();
