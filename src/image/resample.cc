@@ -31,21 +31,21 @@ int ComputeWeights(const Axis& axis, int origin, std::vector<int>* first, std::v
   first->resize(axis.out_count);
   count->resize(axis.out_count);
   weights->assign(static_cast<size_t>(axis.out_count) * taps, 0);
-  std::vector<double> w(taps);
   const double inv_filter_scale = 1.0 / filter_scale;
   for (int i = 0; i < axis.out_count; ++i) {
     const double center = axis.in0 + (axis.out_first + i + 0.5) * scale;
     int lo = std::max(static_cast<int>(center - support + 0.5), 0);
     int hi = std::min(static_cast<int>(center + support + 0.5), axis.in_size);
     int n = std::max(hi - lo, 0);
+    // The tap weight is recomputed (not stored) on the second pass, so that
+    // the per-image hot path allocates nothing; the doubles are identical.
+    auto tap = [&](int k) { return Triangle((k + lo - center + 0.5) * inv_filter_scale); };
     double total = 0.0;
-    for (int k = 0; k < n; ++k) {
-      w[k] = Triangle((k + lo - center + 0.5) * inv_filter_scale);
-      total += w[k];
-    }
+    for (int k = 0; k < n; ++k) total += tap(k);
     int32_t* out = weights->data() + static_cast<size_t>(i) * taps;
     for (int k = 0; k < n; ++k) {
-      double normalized = total != 0.0 ? w[k] / total : w[k];
+      const double w = tap(k);
+      double normalized = total != 0.0 ? w / total : w;
       out[k] = static_cast<int32_t>(normalized < 0 ? -0.5 + normalized * (1 << kWeightBits)
                                                    : 0.5 + normalized * (1 << kWeightBits));
     }
