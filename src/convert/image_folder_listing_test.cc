@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include "convert/scratch_dir_for_test.h"
+#include "util/test_files.h"
 
 namespace unirecord {
 namespace {
@@ -26,7 +26,7 @@ TEST(HasImageExtension, TorchvisionExtensionsAnyCase) {
 }
 
 TEST(ListImageFolder, ClassesAreSortedSubfolderNamesInByteOrder) {
-  ScratchDir dir;
+  testing::ScratchDir dir;
   for (const char* cls : {"b", "a-b", "a", "B", ".hidden"}) dir.Write(std::string(cls) + "/x.jpg", "x");
   dir.Write("loose.jpg", "x");
   auto listing = ListImageFolder(dir.path());
@@ -42,7 +42,7 @@ TEST(ListImageFolder, ClassesAreSortedSubfolderNamesInByteOrder) {
 }
 
 TEST(ListImageFolder, WalksLikeSortedOsWalk) {
-  ScratchDir dir;
+  testing::ScratchDir dir;
   for (const char* f : {"a/z.jpg", "a/sub/x.jpg", "a/sub-x/y.jpg", "a/sub/deeper/w.JPG", "a/notes.txt", "a/A.png"}) {
     dir.Write(f, "x");
   }
@@ -57,7 +57,7 @@ TEST(ListImageFolder, WalksLikeSortedOsWalk) {
 }
 
 TEST(ListImageFolder, FollowsSymlinksAndStopsLoops) {
-  ScratchDir dir;
+  testing::ScratchDir dir;
   dir.Write("data/real/x.jpg", "x");
   ASSERT_EQ(symlink("real", (dir / "data/linked").c_str()), 0);
   auto listing = ListImageFolder(dir / "data");
@@ -73,7 +73,7 @@ TEST(ListImageFolder, FollowsSymlinksAndStopsLoops) {
 }
 
 TEST(ListImageFolder, BadRoots) {
-  ScratchDir dir;
+  testing::ScratchDir dir;
   auto missing = ListImageFolder(dir / "nope");
   EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
   EXPECT_NE(missing.status().message().find("nope"), std::string::npos);

@@ -4,7 +4,7 @@
 #include <map>
 #include <vector>
 
-#include "convert/scratch_dir_for_test.h"
+#include "util/test_files.h"
 #include "convert/synthetic_images.h"
 #include "unirecord/convert.h"
 #include "unirecord/dataset.h"
@@ -39,11 +39,11 @@ class ConvertImageFolderTest : public ::testing::Test {
   // Every file the conversion wrote, by name.
   std::map<std::string, std::string> Output(const std::string& dir) {
     std::map<std::string, std::string> files;
-    for (const auto& e : fs::directory_iterator(dir)) files[e.path().filename()] = ReadWholeFile(e.path());
+    for (const auto& e : fs::directory_iterator(dir)) files[e.path().filename()] = testing::ReadBytes(e.path());
     return files;
   }
 
-  ScratchDir scratch_;
+  testing::ScratchDir scratch_;
   const std::string src_ = scratch_ / "src";
 };
 
@@ -62,7 +62,7 @@ TEST_F(ConvertImageFolderTest, EveryFileIsWrittenOrListed) {
   EXPECT_EQ(reasons["truncated.JPEG"], "truncated: the file ends without an EOI marker");
   EXPECT_EQ(reasons["empty.JPEG"], "empty file");
 
-  const std::string tsv = ReadWholeFile(scratch_ / "out/train.rejects.tsv");
+  const std::string tsv = testing::ReadBytes(scratch_ / "out/train.rejects.tsv");
   EXPECT_EQ(tsv.rfind("path\treason\nREADME.txt\tskipped: not inside a class folder\n", 0), 0u) << tsv;
   EXPECT_NE(tsv.find("/empty.JPEG\tempty file\n"), std::string::npos) << tsv;
 }
@@ -82,7 +82,7 @@ TEST_F(ConvertImageFolderTest, RecordsReadBackByteExactInFolderOrder) {
     ASSERT_TRUE(record.ok()) << record.status().ToString();
     const std::string path(*record->GetString("path"));
     const int64_t label = *record->GetInt64("label");
-    EXPECT_EQ(*record->GetBytes("image"), ReadWholeFile(src_ + "/" + path)) << path;
+    EXPECT_EQ(*record->GetBytes("image"), testing::ReadBytes(src_ + "/" + path)) << path;
     EXPECT_EQ(path.substr(0, path.find('/')), report->classes[label]);
     // Class-major, then by name within the (flat) class folder.
     EXPECT_TRUE(label > previous_label || (label == previous_label && path > previous_path)) << path;

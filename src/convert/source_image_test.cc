@@ -4,7 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "convert/scratch_dir_for_test.h"
+#include "util/test_files.h"
 #include "convert/synthetic_images.h"
 
 namespace unirecord {
@@ -45,14 +45,14 @@ TEST(CheckSourceImage, RejectsWithAReason) {
   const std::string jpeg = Jpeg();
   EXPECT_EQ(ReasonFor(jpeg.substr(0, jpeg.size() * 3 / 5)), "truncated: the file ends without an EOI marker");
   EXPECT_EQ(ReasonFor(jpeg.substr(0, 40)).rfind("corrupt: JPEG header", 0), 0u) << ReasonFor(jpeg.substr(0, 40));
-  const std::string twelve_bit = ReadWholeFile(std::string(UNIRECORD_TEST_DATA_DIR) +
+  const std::string twelve_bit = testing::ReadBytes(std::string(UNIRECORD_TEST_DATA_DIR) +
                                                "/jpeg-conformance/jpegsuite__progressive_huffman__32x32x12_ycbcr_interleaved.jpg");
   ASSERT_FALSE(twelve_bit.empty());
   EXPECT_EQ(ReasonFor(twelve_bit).rfind("unsupported: 12-bit", 0), 0u) << ReasonFor(twelve_bit);
 }
 
 TEST(ReadSourceFile, ReadsFilesAndRefusesOtherKinds) {
-  ScratchDir dir;
+  testing::ScratchDir dir;
   dir.Write("a.jpg", "hello");
   std::string bytes = "stale";
   ASSERT_TRUE(ReadSourceFile(dir / "a.jpg", &bytes).ok());

@@ -6,7 +6,7 @@
 #include <map>
 #include <set>
 
-#include "convert/scratch_dir_for_test.h"
+#include "util/test_files.h"
 #include "unirecord/image.h"
 
 namespace unirecord {
@@ -18,13 +18,13 @@ namespace fs = std::filesystem;
 std::map<std::string, std::string> Snapshot(const std::string& root) {
   std::map<std::string, std::string> files;
   for (const auto& e : fs::recursive_directory_iterator(root)) {
-    if (e.is_regular_file()) files[fs::relative(e.path(), root).string()] = ReadWholeFile(e.path().string());
+    if (e.is_regular_file()) files[fs::relative(e.path(), root).string()] = testing::ReadBytes(e.path().string());
   }
   return files;
 }
 
 TEST(SyntheticImageFolder, SameOptionsGiveIdenticalFilesWhateverTheThreads) {
-  ScratchDir dir;
+  testing::ScratchDir dir;
   SyntheticFolderOptions options;
   options.classes = 3;
   options.per_class = 4;
@@ -42,7 +42,7 @@ TEST(SyntheticImageFolder, SameOptionsGiveIdenticalFilesWhateverTheThreads) {
 }
 
 TEST(SyntheticImageFolder, ImageNetLikeVariety) {
-  ScratchDir dir;
+  testing::ScratchDir dir;
   SyntheticFolderOptions options;
   options.classes = 2;
   options.per_class = 20;
@@ -76,7 +76,7 @@ TEST(SyntheticImageFolder, ImageNetLikeVariety) {
 }
 
 TEST(SyntheticImageFolder, RefusesANonEmptyFolder) {
-  ScratchDir dir;
+  testing::ScratchDir dir;
   dir.Write("f/x", "x");
   EXPECT_EQ(WriteSyntheticImageFolder(dir / "f", {}).status().code(), StatusCode::kInvalidArgument);
 }

@@ -1,55 +1,17 @@
-// Helpers shared by the format tests: temporary directories, whole-file
-// reads/writes, and a sample dataset with every field type.
+// Helpers shared by the format tests: a sample dataset with every field
+// type (temporary directories and file I/O come from util/test_files.h).
 #ifndef UNIRECORD_FORMAT_TEST_UTIL_H_
 #define UNIRECORD_FORMAT_TEST_UTIL_H_
 
-#include <stdlib.h>
-
 #include <cstdint>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "unirecord/dataset.h"
+#include "util/test_files.h"
 #include "unirecord/writer.h"
 
 namespace unirecord::testing {
-
-inline std::vector<std::string>& TempDirs() {
-  static std::vector<std::string> dirs;
-  return dirs;
-}
-
-struct TempDirCleaner {
-  ~TempDirCleaner() {
-    for (const std::string& dir : TempDirs()) std::filesystem::remove_all(dir);
-  }
-};
-
-// A fresh directory under /tmp, removed when the test program exits.
-inline std::string MakeTempDir() {
-  TempDirs();                     // constructed first, so destroyed after the cleaner
-  static TempDirCleaner cleaner;  // NOLINT: runs at exit
-  char pattern[] = "/tmp/urec_test_XXXXXX";
-  const char* dir = ::mkdtemp(pattern);
-  if (dir == nullptr) return std::string();
-  TempDirs().push_back(dir);
-  return dir;
-}
-
-inline std::string ReadBytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
-inline void WriteBytes(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
 
 // Fields: 0 image bytes, 1 label int64 (indexed), 2 path string, 3 width
 // int32 (indexed), 4 score float32 (indexed), 5 mean float32[3],

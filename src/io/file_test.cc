@@ -1,24 +1,17 @@
 #include "io/file.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <cstdlib>
 #include <cstring>
 #include <string>
+
+#include "util/test_files.h"
 
 namespace unirecord::io {
 namespace {
 
-std::string TempDir() {
-  char pattern[] = "/tmp/urec_file_test_XXXXXX";
-  const char* dir = ::mkdtemp(pattern);
-  EXPECT_NE(dir, nullptr);
-  return dir;
-}
-
 TEST(WritableFileTest, AppendPadPatchThenMap) {
-  std::string path = JoinPath(TempDir(), "f.bin");
+  std::string path = JoinPath(testing::MakeTempDir(), "f.bin");
   auto file = WritableFile::Create(path);
   ASSERT_TRUE(file.ok()) << file.status().ToString();
   ASSERT_TRUE(file->Append("abc").ok());
@@ -45,7 +38,7 @@ TEST(MappedFileTest, MissingFileIsNotFoundAndNamesIt) {
 }
 
 TEST(MappedFileTest, EmptyFileMapsToNothing) {
-  std::string path = JoinPath(TempDir(), "empty");
+  std::string path = JoinPath(testing::MakeTempDir(), "empty");
   ASSERT_TRUE(WritableFile::Create(path)->Close().ok());
   auto mapped = MappedFile::Open(path);
   ASSERT_TRUE(mapped.ok());
@@ -62,7 +55,7 @@ TEST(PathTest, Components) {
 }
 
 TEST(DirectoryTest, ListAndGlob) {
-  std::string dir = TempDir();
+  std::string dir = testing::MakeTempDir();
   for (const char* name : {"b.urec", "a.urec", "c.uidx"}) {
     ASSERT_TRUE(WritableFile::Create(JoinPath(dir, name))->Close().ok());
   }

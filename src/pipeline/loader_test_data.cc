@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "convert/synthetic_images.h"
-#include "format/test_util.h"
+#include "util/test_files.h"
 #include "unirecord/writer.h"
 
 namespace unirecord::loader_testing {
