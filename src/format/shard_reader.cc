@@ -145,6 +145,17 @@ Result<Blob> ShardReader::ReadBlob(const uint8_t* entry, uint64_t row, size_t sl
     }
     return Blob(stored);
   }
+  // Refuse before allocating raw_length bytes (up to 4 GiB when a damaged
+  // entry is read with verify_checksums off) what cannot inflate to it: data
+  // that does not start with a zstd frame header, or one zstd frame that
+  // declares another size (the writer's frames always declare theirs).
+  const unsigned long long declared = ZSTD_getFrameContentSize(stored.data(), stored.size());
+  if (b.raw_length > 0 &&
+      (declared == ZSTD_CONTENTSIZE_ERROR ||
+       (declared != ZSTD_CONTENTSIZE_UNKNOWN && declared != b.raw_length &&
+        ZSTD_findFrameCompressedSize(stored.data(), stored.size()) == stored.size()))) {
+    return Status::Corruption(RowContext(row) + ": blob '" + field.name + "' does not inflate");
+  }
   std::string raw;
   try {
     raw.resize(b.raw_length);
