@@ -213,6 +213,33 @@ TEST_F(CorruptionTest, FlippedBlobPageOfCompressedBlob) {
   (void)loose->GetBlob(1, 8);  // may inflate to garbage or fail; must not crash
 }
 
+TEST_F(CorruptionTest, CompressedBlobWithWrongRawLength) {
+  // A record table entry claiming a 3.5 GiB raw_length for a zstd blob.
+  FileMap map = MapFile(index0_, format::FileKind::kIndex);
+  const auto layout = index::FieldLayout::For(testing::SampleSchema());
+  const uint64_t row = 1;
+  const uint64_t entry_offset = map.sections[0].offset() + row * layout.entry_stride;
+  std::string bytes = ReadBytes(index0_);
+  auto* entry = reinterpret_cast<uint8_t*>(&bytes[entry_offset]);
+  index::BlobLocator mask = index::LoadBlobLocator(layout, entry, 1);
+  ASSERT_GT(mask.raw_length, 0u);
+  mask.raw_length = 0xE0000000u;
+  index::StoreBlobLocator(layout, entry, 1, mask);
+  WriteBytes(index0_, bytes);
+  auto ds = OpenOk();
+  ExpectError(ds->GetBlob(row, 8).status(), StatusCode::kCorruption, index0_,
+              "record table entry of row 1 checksum mismatch");
+  // Even with the entry's checksum unchecked, the blob is refused before its
+  // raw_length is allocated: its zstd frame declares another size.
+  index::SealEntry(layout, entry, row);
+  WriteBytes(index0_, bytes);
+  DatasetOptions unchecked;
+  unchecked.verify_checksums = false;
+  auto loose = OpenOk(unchecked);
+  ExpectError(loose->GetBlob(row, 8).status(), StatusCode::kCorruption, shard0_,
+              "blob 'mask' is not one zstd frame of its raw_length");
+}
+
 TEST_F(CorruptionTest, FlippedPaddingFoundByVerify) {
   // Padding is covered by no checksum; Verify() still reads every byte.
   FileMap map = MapFile(shard0_, format::FileKind::kShard);
