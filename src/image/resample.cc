@@ -12,6 +12,8 @@ namespace unirecord::image_internal {
 namespace {
 
 constexpr int kWeightBits = 22;  // PIL's PRECISION_BITS for 8-bit images
+// The SIMD horizontal pass splits each weight as hi * 2^11 + lo, both int16.
+constexpr int kWeightSplitBits = 11;
 
 double Triangle(double x) {
   if (x < 0.0) x = -x;
@@ -78,7 +80,57 @@ struct HorizontalJob {
   int src_width;
   int dst_width;
   bool flip;
+  const HorizontalPair* pairs;   // for the AVX2 kernel (PlanHorizontalPairs)
+  const int16_t* pair_weights;
 };
+
+// Lays out, for each pair of outputs in output order, the source offsets and
+// the split weights the AVX2 kernel loads: per pair of taps, 16 int16 of hi
+// weights then 16 of lo, each 8 = (w_k, w_k+1) x 4 for one pixel.
+void PlanHorizontalPairs(const HorizontalJob& j, ResampleScratch* s) {
+  const int pair_count = j.dst_width / 2;
+  s->pairs.resize(pair_count);
+  size_t steps_total = 0;
+  for (int q = 0; q < pair_count; ++q) {
+    const int x0 = j.flip ? j.dst_width - 1 - 2 * q : 2 * q;
+    const int x1 = j.flip ? x0 - 1 : x0 + 1;
+    const int steps = (std::max(j.count[x0], j.count[x1]) + 1) / 2;
+    HorizontalPair& pair = s->pairs[q];
+    pair.src0 = j.first[x0] * 3;
+    pair.src1 = j.first[x1] * 3;
+    // The last 8-byte load ends at byte first*3 + 6*steps + 1 of the row.
+    const int row_bytes = j.src_width * 3;
+    if (std::max(pair.src0, pair.src1) + 6 * steps + 2 > row_bytes) {
+      pair.tap_pairs = -1;
+      continue;
+    }
+    pair.tap_pairs = steps;
+    pair.weight_index = static_cast<int>(steps_total) * 2;
+    steps_total += steps;
+  }
+  s->pair_weights.resize(steps_total * 32);
+  for (int q = 0; q < pair_count; ++q) {
+    const HorizontalPair& pair = s->pairs[q];
+    if (pair.tap_pairs < 0) continue;
+    const int x[2] = {j.flip ? j.dst_width - 1 - 2 * q : 2 * q,
+                      j.flip ? j.dst_width - 2 - 2 * q : 2 * q + 1};
+    int16_t* block = s->pair_weights.data() + static_cast<size_t>(pair.weight_index) * 16;
+    for (int k = 0; k < pair.tap_pairs; ++k, block += 32) {
+      for (int half = 0; half < 2; ++half) {
+        const int32_t* w = j.weights + static_cast<size_t>(x[half]) * j.taps;
+        const int n = j.count[x[half]];
+        const int32_t w0 = 2 * k < n ? w[2 * k] : 0;
+        const int32_t w1 = 2 * k + 1 < n ? w[2 * k + 1] : 0;
+        for (int c = 0; c < 4; ++c) {
+          block[half * 8 + 2 * c] = static_cast<int16_t>(w0 >> kWeightSplitBits);
+          block[half * 8 + 2 * c + 1] = static_cast<int16_t>(w1 >> kWeightSplitBits);
+          block[16 + half * 8 + 2 * c] = static_cast<int16_t>(w0 & ((1 << kWeightSplitBits) - 1));
+          block[16 + half * 8 + 2 * c + 1] = static_cast<int16_t>(w1 & ((1 << kWeightSplitBits) - 1));
+        }
+      }
+    }
+  }
+}
 
 // One output pixel, scalar: for edge pixels of the SIMD versions.
 inline void HorizontalPixel(const HorizontalJob& j, const uint8_t* in, int x, uint8_t* out) {
@@ -95,37 +147,40 @@ inline void HorizontalPixel(const HorizontalJob& j, const uint8_t* in, int x, ui
   out[2] = ToByte(b);
 }
 
-// Two output pixels per step, each as 4 int32 lanes (R, G, B, unused) of an
-// AVX2 register. A pixel is loaded as 4 bytes, so pixels whose taps could
-// read at or past the row's last byte take the scalar path (the byte after
-// the row may lie past the caller's buffer). Taps past a pixel's count have
-// zero weights, so both pixels of a pair run max(count) taps.
+// Two output pixels per step, 256-bit: the low 128 bits hold pixel x0, the
+// high 128 bits x1, each as int16 lanes R_k R_k+1 G_k G_k+1 B_k B_k+1 0 0 so
+// that one madd multiplies two taps and adds them. A 22-bit weight does not
+// fit an int16, so each is split as hi * 2^11 + lo (both < 2^12) and the two
+// sums are recombined: integer arithmetic throughout, hence the same bytes as
+// the scalar path. Pixels whose 8-byte loads could run past the row take the
+// scalar path (the byte after the row may lie past the caller's buffer).
 __attribute__((target("avx2"))) void HorizontalRowAvx2(const HorizontalJob& j, const uint8_t* in,
                                                       uint8_t* out) {
   const __m256i half = _mm256_set1_epi32(1 << (kWeightBits - 1));
+  // Per 128-bit lane: bytes R0 G0 B0 R1 G1 B1 -> int16 R0 R1 G0 G1 B0 B1 0 0.
+  const __m256i spread = _mm256_setr_epi8(0, -1, 3, -1, 1, -1, 4, -1, 2, -1, 5, -1, -1, -1, -1, -1,
+                                          0, -1, 3, -1, 1, -1, 4, -1, 2, -1, 5, -1, -1, -1, -1, -1);
+  const HorizontalPair* pair = j.pairs;
   int o = 0;
-  for (; o + 1 < j.dst_width; o += 2) {
-    const int x0 = j.flip ? j.dst_width - 1 - o : o;
-    const int x1 = j.flip ? x0 - 1 : x0 + 1;
-    if (j.first[x0] + j.taps >= j.src_width || j.first[x1] + j.taps >= j.src_width) {
-      HorizontalPixel(j, in, x0, out + 3 * o);
-      HorizontalPixel(j, in, x1, out + 3 * o + 3);
+  for (; o + 1 < j.dst_width; o += 2, ++pair) {
+    if (pair->tap_pairs < 0) {
+      HorizontalPixel(j, in, j.flip ? j.dst_width - 1 - o : o, out + 3 * o);
+      HorizontalPixel(j, in, j.flip ? j.dst_width - 2 - o : o + 1, out + 3 * o + 3);
       continue;
     }
-    const int32_t* w0 = j.weights + static_cast<size_t>(x0) * j.taps;
-    const int32_t* w1 = j.weights + static_cast<size_t>(x1) * j.taps;
-    const uint8_t* p0 = in + j.first[x0] * 3;
-    const uint8_t* p1 = in + j.first[x1] * 3;
-    const int n = std::max(j.count[x0], j.count[x1]);
-    __m256i acc = half;
-    for (int k = 0; k < n; ++k) {
-      int32_t a, b;
-      std::memcpy(&a, p0 + 3 * k, 4);
-      std::memcpy(&b, p1 + 3 * k, 4);
-      const __m256i px = _mm256_cvtepu8_epi32(_mm_insert_epi32(_mm_cvtsi32_si128(a), b, 1));
-      const __m256i w = _mm256_setr_epi32(w0[k], w0[k], w0[k], w0[k], w1[k], w1[k], w1[k], w1[k]);
-      acc = _mm256_add_epi32(acc, _mm256_mullo_epi32(px, w));
+    const uint8_t* p0 = in + pair->src0;
+    const uint8_t* p1 = in + pair->src1;
+    const __m256i* w = reinterpret_cast<const __m256i*>(j.pair_weights) + pair->weight_index;
+    __m256i acc_hi = _mm256_setzero_si256(), acc_lo = _mm256_setzero_si256();
+    for (int k = 0; k < pair->tap_pairs; ++k, p0 += 6, p1 += 6, w += 2) {
+      const __m128i a = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p0));
+      const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p1));
+      const __m256i px = _mm256_shuffle_epi8(_mm256_set_m128i(b, a), spread);
+      acc_hi = _mm256_add_epi32(acc_hi, _mm256_madd_epi16(px, _mm256_loadu_si256(w)));
+      acc_lo = _mm256_add_epi32(acc_lo, _mm256_madd_epi16(px, _mm256_loadu_si256(w + 1)));
     }
+    __m256i acc = _mm256_add_epi32(_mm256_slli_epi32(acc_hi, kWeightSplitBits),
+                                   _mm256_add_epi32(acc_lo, half));
     acc = _mm256_srai_epi32(acc, kWeightBits);
     const __m128i words = _mm_packs_epi32(_mm256_castsi256_si128(acc), _mm256_extracti128_si256(acc, 1));
     const __m128i bytes = _mm_packus_epi16(words, words);  // R0 G0 B0 x R1 G1 B1 x
@@ -218,8 +273,13 @@ void ResampleRgbAxes(const uint8_t* region, int region_x, int region_y, int regi
   const size_t hstride = static_cast<size_t>(dst_width) * 3;
   s->horizontal.resize(hstride * std::max(row_end - row_first, 1) + 1);  // +1: 4-byte stores
   const bool need_horizontal = !IsIdentity(ax, region_x, region_width);
-  const HorizontalJob hjob{s->weights_x.data(), s->first_x.data(), s->count_x.data(), taps_x,
-                           region_width, dst_width, flip};
+  HorizontalJob hjob{s->weights_x.data(), s->first_x.data(), s->count_x.data(), taps_x,
+                     region_width, dst_width, flip, nullptr, nullptr};
+  if (need_horizontal && kernels.horizontal == HorizontalRowAvx2) {
+    PlanHorizontalPairs(hjob, s);
+    hjob.pairs = s->pairs.data();
+    hjob.pair_weights = s->pair_weights.data();
+  }
   for (int y = row_first; y < row_end; ++y) {
     const uint8_t* in = region + static_cast<size_t>(y) * region_stride;
     uint8_t* out = s->horizontal.data() + (y - row_first) * hstride;

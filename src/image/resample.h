@@ -32,12 +32,24 @@ struct Axis {
 // The source indices [*lo, *hi) that the produced outputs of `axis` read.
 void SourceRange(const Axis& axis, int* lo, int* hi);
 
+// Two adjacent outputs of the AVX2 horizontal pass: byte offsets of their
+// first source pixels, the number of tap pairs (-1: too near the row's end
+// for 8-byte loads, done in scalar code) and where their weights start (in
+// 32-byte units of ResampleScratch::pair_weights).
+struct HorizontalPair {
+  int src0, src1;
+  int tap_pairs;
+  int weight_index;
+};
+
 // Buffers reused across calls (one per JpegDecoder).
 struct ResampleScratch {
   std::vector<int32_t> weights_x, weights_y;
   std::vector<int> first_x, count_x, first_y, count_y;
   std::vector<uint8_t> horizontal;  // output of the horizontal pass
   std::vector<int32_t> accumulators;
+  std::vector<HorizontalPair> pairs;
+  std::vector<int16_t> pair_weights;
 };
 
 // Resamples `box` of src (src_width x src_height RGB, src_stride bytes per
