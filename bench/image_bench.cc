@@ -11,6 +11,16 @@
 //   c_crop_decode_resize          crop-before-decode + resize
 //   d_crop_dct_decode_resize      crop-before-decode with DCT scaling + resize
 //   crop_decode_only              the exact window, no resize (vs the floor)
+// Where the bound is (libjpeg called directly, bench-only code):
+//   entropy_floor                 entropy decoding down to the window's
+//                                 bottom row only: no exact decoder on
+//                                 libjpeg-turbo can do less work
+//   entropy_full_image            the same down to the last row
+//   a_full_decode_fast            full decode, JDCT_IFAST, no fancy upsampling
+//   crop_decode_fast              the window as crop_decode_only, same settings
+//   c_crop_decode_resize_fast     (c) with those settings
+// Every decode case also runs per subset: NAME/baseline and NAME/progressive
+// (the file's SOF as ProbeJpeg reports it; NAME alone is the whole set).
 // Validation Resize(256) + CenterCrop(224), two ways:
 //   val_full_decode_resize_crop   full decode, resize whole image, crop
 //   val_center_window_decode      planned window, crop decode + resize
@@ -25,6 +35,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <csetjmp>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -34,6 +45,7 @@
 #include <iterator>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <benchmark/benchmark.h>
@@ -44,6 +56,7 @@
 extern "C" {
 #include <libswscale/swscale.h>
 }
+#include <jpeglib.h>
 
 #include "image/jpeg_encoder.h"
 #include "image/resample.h"
@@ -92,6 +105,9 @@ const std::vector<Sample>& Dataset() {
     const std::string out_dir = env ? env : "/tmp/unirecord-imagenet-like";
     std::system(("mkdir -p '" + out_dir + "'").c_str());
     std::vector<Sample> set;
+    // Which file is which, for image_peer.py's per-subset rows.
+    std::ofstream manifest(out_dir + "/manifest.tsv");
+    manifest << "file\tprogressive\twidth\theight\tquality\tsampling\n";
     for (int i = 0; i < kImages; ++i) {
       const RgbImage& src = photos[i % photos.size()];
       // ImageNet-like sizes: mostly 500x375 landscape, some portrait/other.
@@ -129,6 +145,9 @@ const std::vector<Sample>& Dataset() {
       char name[64];
       std::snprintf(name, sizeof name, "/%03d.jpg", i);
       std::ofstream(out_dir + name, std::ios::binary) << sample.jpeg;
+      manifest << (name + 1) << '\t' << int(sample.info.progressive) << '\t' << w << '\t' << h
+               << '\t' << spec.quality << '\t' << (s < 8 ? "4:2:0" : s < 9 ? "4:2:2" : "4:4:4")
+               << '\n';
       set.push_back(std::move(sample));
     }
     return set;
@@ -136,23 +155,58 @@ const std::vector<Sample>& Dataset() {
   return samples;
 }
 
-void SetRate(benchmark::State& state) {
-  state.SetItemsProcessed(state.iterations());
-  const auto& set = Dataset();
-  size_t bytes = 0;
-  for (const Sample& s : set) bytes += s.jpeg.size();
-  state.counters["avg_jpeg_kb"] = double(bytes) / set.size() / 1024;
+// The images a case cycles through: all, or one coding process only.
+enum class Subset { kAll, kBaseline, kProgressive };
+
+const char* SubsetSuffix(Subset subset) {
+  switch (subset) {
+    case Subset::kBaseline: return "/baseline";
+    case Subset::kProgressive: return "/progressive";
+    default: return "";
+  }
 }
 
-void BM_a_full_decode(benchmark::State& state) {
+// Indices into Dataset(), in dataset order.
+const std::vector<size_t>& Indices(Subset subset) {
+  static const std::vector<std::vector<size_t>> lists = [] {
+    std::vector<std::vector<size_t>> l(3);
+    const auto& set = Dataset();
+    for (size_t k = 0; k < set.size(); ++k) {
+      l[0].push_back(k);
+      l[set[k].info.progressive ? 2 : 1].push_back(k);
+    }
+    return l;
+  }();
+  return lists[static_cast<size_t>(subset)];
+}
+
+// Cycles through a subset of the set: next() is the next sample's index.
+struct Cycle {
+  const std::vector<size_t>& ids;
+  size_t i = 0;
+  explicit Cycle(Subset subset) : ids(Indices(subset)) {}
+  size_t next() { return ids[i++ % ids.size()]; }
+};
+
+void SetRate(benchmark::State& state, Subset subset) {
+  state.SetItemsProcessed(state.iterations());
+  const auto& set = Dataset();
+  const auto& ids = Indices(subset);
+  size_t bytes = 0;
+  for (size_t k : ids) bytes += set[k].jpeg.size();
+  state.counters["avg_jpeg_kb"] = double(bytes) / ids.size() / 1024;
+  state.counters["images"] = double(ids.size());
+}
+
+void BM_a_full_decode(benchmark::State& state, Subset subset) {
   const auto& set = Dataset();
   JpegDecoder decoder;
-  size_t i = 0;
+  Cycle cycle(subset);
   for (auto _ : state) {
-    Result<RgbImage> image = decoder.Decode(set[i++ % set.size()].jpeg);
+    Result<RgbImage> image = decoder.Decode(set[cycle.next()].jpeg);
     benchmark::DoNotOptimize(image.ok());
   }
-  SetRate(state);
+  SetRate(state, subset);
 }
 
 // The resampler with scratch buffers kept across images, as JpegDecoder
@@ -161,14 +215,14 @@ image_internal::SourceBox WholeBox(int width, int height) {
   return {0, 0, double(width), double(height)};
 }
 
-void BM_b_full_decode_crop_resize(benchmark::State& state) {
+void BM_b_full_decode_crop_resize(benchmark::State& state, Subset subset) {
   const auto& set = Dataset();
   JpegDecoder decoder;
   image_internal::ResampleScratch scratch;
   std::vector<uint8_t> out(kOut * kOut * 3);
-  size_t i = 0;
+  Cycle cycle(subset);
   for (auto _ : state) {
-    const Sample& s = set[i++ % set.size()];
+    const Sample& s = set[cycle.next()];
     Result<RgbImage> image = decoder.Decode(s.jpeg);
     const CropWindow& w = s.train;
     const size_t stride = size_t(image->width) * 3;
@@ -177,7 +231,7 @@ void BM_b_full_decode_crop_resize(benchmark::State& state) {
                                 kOut * 3, w.flip, &scratch);
     benchmark::DoNotOptimize(out.data());
   }
-  SetRate(state);
+  SetRate(state, subset);
 }
 
 // CPU time of this thread: the machine is shared, so wall time is noisy;
@@ -188,46 +242,239 @@ double ThreadSeconds() {
   return t.tv_sec + t.tv_nsec * 1e-9;
 }
 
-// CPU time of one full decode of each image (best of 3), for the floor.
-std::vector<double> FullDecodeSeconds() {
-  const auto& set = Dataset();
-  JpegDecoder decoder;
-  std::vector<double> seconds;
-  for (const Sample& s : set) {
-    double best = 1e9;
-    for (int r = 0; r < 3; ++r) {
-      const double t0 = ThreadSeconds();
-      benchmark::DoNotOptimize(decoder.Decode(s.jpeg).ok());
-      best = std::min(best, ThreadSeconds() - t0);
-    }
-    seconds.push_back(best);
+// ------------------------------------------------- libjpeg, bench-only --
+//
+// Plain libjpeg calls for what the library does not offer: entropy decoding
+// alone (the floor) and the approximate fast settings. As in
+// src/image/jpeg_decoder.cc, setjmp and every libjpeg call live in small
+// functions whose locals are plain C data.
+
+struct RawError {
+  jpeg_error_mgr pub;  // first member: libjpeg sees only this part
+  jmp_buf jump;
+  char message[JMSG_LENGTH_MAX];
+};
+
+void RawErrorExit(j_common_ptr cinfo) {
+  auto* err = reinterpret_cast<RawError*>(cinfo->err);
+  (*cinfo->err->format_message)(cinfo, err->message);
+  longjmp(err->jump, 1);
+}
+
+void RawIgnoreMessage(j_common_ptr, int) {}
+
+// One pass over a JPEG: jpeg_crop_scanline to [crop_x, crop_x + crop_width)
+// (crop_width 0: every column), jpeg_skip_scanlines(skip) from row 0, read
+// `read` rows into `rows`, then jpeg_abort_decompress.
+struct RawRequest {
+  const unsigned char* data;
+  unsigned long size;
+  int fast;  // JDCT_IFAST and no fancy upsampling
+  unsigned int crop_x, crop_width;
+  unsigned int skip, read;
+  unsigned char* rows;  // `read` rows of `stride` bytes
+  size_t stride;
+  unsigned int x_offset;      // out: first column libjpeg produced
+  unsigned int output_width;  // out: columns it produced per row
+};
+
+bool RunRawCreate(jpeg_decompress_struct* cinfo, RawError* err) {
+  cinfo->err = jpeg_std_error(&err->pub);
+  err->pub.error_exit = RawErrorExit;
+  err->pub.emit_message = RawIgnoreMessage;
+  if (setjmp(err->jump)) return false;
+  jpeg_create_decompress(cinfo);
+  return true;
+}
+
+bool RunRaw(jpeg_decompress_struct* cinfo, RawError* err, RawRequest* req) {
+  if (setjmp(err->jump)) {
+    jpeg_abort_decompress(cinfo);
+    return false;
   }
-  return seconds;
+  jpeg_mem_src(cinfo, req->data, req->size);
+  jpeg_read_header(cinfo, TRUE);
+  cinfo->out_color_space = JCS_RGB;
+  if (req->fast) {
+    cinfo->dct_method = JDCT_IFAST;
+    cinfo->do_fancy_upsampling = FALSE;
+  }
+  jpeg_start_decompress(cinfo);
+  JDIMENSION x = req->crop_x;
+  JDIMENSION width = req->crop_width ? req->crop_width : cinfo->output_width;
+  if (x != 0 || width != cinfo->output_width) jpeg_crop_scanline(cinfo, &x, &width);
+  req->x_offset = x;
+  req->output_width = cinfo->output_width;
+  if (req->skip > 0) jpeg_skip_scanlines(cinfo, req->skip);
+  const JDIMENSION end = req->skip + req->read;
+  while (cinfo->output_scanline < end) {
+    JSAMPROW rows[16];
+    const JDIMENSION n = std::min<JDIMENSION>(16, end - cinfo->output_scanline);
+    for (JDIMENSION i = 0; i < n; ++i) {
+      rows[i] = req->rows + (cinfo->output_scanline - req->skip + i) * req->stride;
+    }
+    jpeg_read_scanlines(cinfo, rows, n);
+  }
+  jpeg_abort_decompress(cinfo);
+  return true;
+}
+
+// One decompressor reused across images, like JpegDecoder.
+class RawDecoder {
+ public:
+  RawDecoder() {
+    std::memset(&cinfo_, 0, sizeof cinfo_);
+    std::memset(&err_, 0, sizeof err_);
+    if (!RunRawCreate(&cinfo_, &err_)) std::abort();
+  }
+  ~RawDecoder() { jpeg_destroy_decompress(&cinfo_); }
+  RawDecoder(const RawDecoder&) = delete;
+  RawDecoder& operator=(const RawDecoder&) = delete;
+
+  // Entropy-decodes every iMCU row that holds a row above `bottom`: skips
+  // bottom - 1 rows (whole iMCU rows: entropy decoding only, no IDCT,
+  // upsampling or colour conversion) and reads the last one, with the
+  // columns cropped to one iMCU so that the partial iMCU row read costs
+  // next to nothing beyond its entropy decoding. (Skipping to the bottom
+  // directly would be free when bottom is the last row: 2.1.5 then just
+  // marks EOI.) A progressive file entropy-decodes every scan in
+  // jpeg_start_decompress.
+  void EntropyOnly(const Sample& s, int bottom) {
+    rows_.resize(size_t(s.info.width) * 3);
+    RawRequest req = Request(s, false);
+    req.crop_width = 1;
+    req.skip = unsigned(bottom - 1);
+    req.read = 1;
+    Run(&req);
+  }
+
+  // The window's rows, columns widened by the same 1 left / 2 right margin
+  // as JpegDecoder; view() is then the window (no flip).
+  void Crop(const Sample& s, const CropWindow& w, bool fast) {
+    const int x0 = std::max(w.x - 1, 0);
+    const int x1 = std::min(w.x + w.width + 2, s.info.width);
+    rows_.resize(size_t(s.info.width) * 3 * w.height);
+    RawRequest req = Request(s, fast);
+    req.crop_x = unsigned(x0);
+    req.crop_width = unsigned(x1 - x0);
+    req.skip = unsigned(w.y);
+    req.read = unsigned(w.height);
+    Run(&req);
+    view_ = rows_.data() + (w.x - int(req.x_offset)) * 3;
+  }
+
+  void Full(const Sample& s, bool fast) {
+    Crop(s, CropWindow{0, 0, s.info.width, s.info.height, false}, fast);
+  }
+
+  const uint8_t* view() const { return view_; }
+  size_t stride() const { return stride_; }
+
+ private:
+  RawRequest Request(const Sample& s, bool fast) {
+    stride_ = size_t(s.info.width) * 3;
+    RawRequest req{};
+    req.data = reinterpret_cast<const unsigned char*>(s.jpeg.data());
+    req.size = s.jpeg.size();
+    req.fast = fast;
+    req.rows = rows_.data();
+    req.stride = stride_;
+    return req;
+  }
+
+  void Run(RawRequest* req) {
+    if (!RunRaw(&cinfo_, &err_, req)) {
+      std::fprintf(stderr, "libjpeg: %s\n", err_.message);
+      std::abort();
+    }
+  }
+
+  jpeg_decompress_struct cinfo_;
+  RawError err_;
+  std::vector<uint8_t> rows_;
+  const uint8_t* view_ = nullptr;
+  size_t stride_ = 0;
+};
+
+int Bottom(const CropWindow& w) { return w.y + w.height; }
+
+double AreaFraction(const Sample& s) {
+  return double(s.train.width) * s.train.height / (double(s.info.width) * s.info.height);
+}
+
+// CPU seconds per image (best of 3, measured once per process, each image's
+// variants back to back, so that a shared machine's load skews their ratios
+// less than it skews rates taken minutes apart):
+//   full            JpegDecoder::Decode
+//   entropy_full    RawDecoder::EntropyOnly down to the last row
+//   entropy_window  RawDecoder::EntropyOnly down to the train window's bottom
+//   raw_full[f], raw_crop[f]  RawDecoder::Full / Crop(train window),
+//                   exact (f = 0) and fast (f = 1) settings, same code
+struct ImageCost {
+  double full, entropy_full, entropy_window;
+  double raw_full[2], raw_crop[2];
+};
+
+template <typename Fn>
+double BestOf3(Fn fn) {
+  double best = 1e9;
+  for (int r = 0; r < 3; ++r) {
+    const double t0 = ThreadSeconds();
+    fn();
+    best = std::min(best, ThreadSeconds() - t0);
+  }
+  return best;
+}
+
+const std::vector<ImageCost>& Costs() {
+  static const std::vector<ImageCost> costs = [] {
+    std::vector<ImageCost> c;
+    JpegDecoder decoder;
+    RawDecoder raw;
+    for (const Sample& s : Dataset()) {
+      ImageCost cost;
+      cost.full = BestOf3([&] { benchmark::DoNotOptimize(decoder.Decode(s.jpeg).ok()); });
+      cost.entropy_full = BestOf3([&] { raw.EntropyOnly(s, s.info.height); });
+      cost.entropy_window = BestOf3([&] { raw.EntropyOnly(s, Bottom(s.train)); });
+      for (bool fast : {false, true}) {
+        cost.raw_full[fast] = BestOf3([&] { raw.Full(s, fast); });
+        cost.raw_crop[fast] = BestOf3([&] { raw.Crop(s, s.train, fast); });
+      }
+      c.push_back(cost);
+    }
+    return c;
+  }();
+  return costs;
 }
 
 // The floor for a crop of a baseline JPEG: entropy decoding (55%)
 // down to the crop's bottom row, the rest (45%) only for the crop's pixels.
 double FloorSeconds(const Sample& s, double full) {
-  const CropWindow& w = s.train;
-  const double rows = double(w.y + w.height) / s.info.height;
-  const double area = double(w.width) * w.height / (double(s.info.width) * s.info.height);
-  return 0.55 * full * rows + 0.45 * full * area;
+  const double rows = double(Bottom(s.train)) / s.info.height;
+  return 0.55 * full * rows + 0.45 * full * AreaFraction(s);
+}
+
+// The same floor with the split measured per image instead of 55/45: the
+// entropy decoding down to the window's bottom row, plus the rest of a full
+// decode (IDCT, upsampling, colour) for the window's share of the pixels.
+double MeasuredFloorSeconds(const Sample& s, const ImageCost& c) {
+  return c.entropy_window + (c.full - c.entropy_full) * AreaFraction(s);
 }
 
 // resize = false: the exact window only (DecodeCrop), to compare the
 // decode itself with the floor.
-void CropDecode(benchmark::State& state, bool dct_scaling, bool resize) {
+void CropDecode(benchmark::State& state, Subset subset, bool dct_scaling, bool resize) {
   const auto& set = Dataset();
   DecodeOptions options;
   options.dct_scaling = dct_scaling;
   JpegDecoder decoder(options);
   std::vector<uint8_t> out(kOut * kOut * 3);
-  const std::vector<double> full = FullDecodeSeconds();
-  double floor_total = 0, full_total = 0;
-  size_t i = 0;
+  const std::vector<ImageCost>& costs = Costs();
+  double floor_total = 0, measured_floor_total = 0, full_total = 0;
+  Cycle cycle(subset);
   const double t0 = ThreadSeconds();
   for (auto _ : state) {
-    const size_t k = i++ % set.size();
+    const size_t k = cycle.next();
     const Sample& s = set[k];
     if (resize) {
       Status st = decoder.DecodeCropResized(s.jpeg, s.train, kOut, kOut, out.data(), out.size());
@@ -235,28 +482,181 @@ void CropDecode(benchmark::State& state, bool dct_scaling, bool resize) {
     } else {
       benchmark::DoNotOptimize(decoder.DecodeCrop(s.jpeg, s.train).ok());
     }
-    floor_total += FloorSeconds(s, full[k]);
-    full_total += full[k];
+    floor_total += FloorSeconds(s, costs[k].full);
+    measured_floor_total += MeasuredFloorSeconds(s, costs[k]);
+    full_total += costs[k].full;
   }
   const double elapsed = ThreadSeconds() - t0;
-  SetRate(state);
+  SetRate(state, subset);
   state.counters["floor_us"] = floor_total / state.iterations() * 1e6;
   state.counters["vs_floor"] = elapsed / floor_total;
+  state.counters["measured_floor_us"] = measured_floor_total / state.iterations() * 1e6;
+  state.counters["vs_measured_floor"] = elapsed / measured_floor_total;
   state.counters["vs_full_decode"] = elapsed / full_total;
 }
 
-void BM_c_crop_decode_resize(benchmark::State& state) { CropDecode(state, false, true); }
-void BM_d_crop_dct_decode_resize(benchmark::State& state) { CropDecode(state, true, true); }
-void BM_crop_decode_only(benchmark::State& state) { CropDecode(state, false, false); }
+void BM_c_crop_decode_resize(benchmark::State& state, Subset subset) {
+  CropDecode(state, subset, false, true);
+}
+void BM_d_crop_dct_decode_resize(benchmark::State& state, Subset subset) {
+  CropDecode(state, subset, true, true);
+}
+void BM_crop_decode_only(benchmark::State& state, Subset subset) {
+  CropDecode(state, subset, false, false);
+}
 
-void BM_val_full_decode_resize_crop(benchmark::State& state) {
+// Entropy decoding alone, down to the train window's bottom row
+// (to_last_row: down to the image's last row). Counters, from Costs():
+// entropy_share, the entropy-only time of the whole image over a full
+// decode's; floor_plus_crop_idct_us, the measured floor above.
+void EntropyFloor(benchmark::State& state, Subset subset, bool to_last_row) {
+  const auto& set = Dataset();
+  RawDecoder raw;
+  Cycle cycle(subset);
+  for (auto _ : state) {
+    const Sample& s = set[cycle.next()];
+    raw.EntropyOnly(s, to_last_row ? s.info.height : Bottom(s.train));
+  }
+  SetRate(state, subset);
+  double entropy = 0, full = 0, floor = 0, rows = 0;
+  for (size_t k : Indices(subset)) {
+    const ImageCost& c = Costs()[k];
+    entropy += c.entropy_full;
+    full += c.full;
+    floor += MeasuredFloorSeconds(set[k], c);
+    rows += double(Bottom(set[k].train)) / set[k].info.height;
+  }
+  const double n = double(Indices(subset).size());
+  state.counters["entropy_share"] = entropy / full;
+  state.counters["floor_plus_crop_idct_us"] = floor / n * 1e6;
+  state.counters["window_bottom_frac"] = rows / n;
+}
+
+void BM_entropy_floor(benchmark::State& state, Subset subset) {
+  EntropyFloor(state, subset, false);
+}
+void BM_entropy_full_image(benchmark::State& state, Subset subset) {
+  EntropyFloor(state, subset, true);
+}
+
+// --------------------------------------------- approximate (fast) settings --
+
+enum class FastCase { kFull, kCrop, kCropResize };
+
+// Mean and max absolute difference of each image's fast output against the
+// exact one (JpegDecoder, the same window), computed once per process.
+struct PixelDiff {
+  double sum = 0;
+  double values = 0;
+  int max = 0;
+  void Add(const uint8_t* a, const uint8_t* b, size_t n) {
+    for (size_t k = 0; k < n; ++k) {
+      const int d = std::abs(int(a[k]) - int(b[k]));
+      sum += d;
+      max = std::max(max, d);
+    }
+    values += double(n);
+  }
+};
+
+// One sample with the fast settings: the pixels are in raw->view(), or in
+// `out` for kCropResize.
+void FastOutput(RawDecoder* raw, const Sample& s, FastCase what,
+                image_internal::ResampleScratch* scratch, uint8_t* out) {
+  const CropWindow& w = s.train;
+  if (what == FastCase::kFull) {
+    raw->Full(s, true);
+    return;
+  }
+  raw->Crop(s, w, true);
+  if (what == FastCase::kCropResize) {
+    image_internal::ResampleRgb(raw->view(), w.width, w.height, raw->stride(),
+                                WholeBox(w.width, w.height), out, kOut, kOut, kOut * 3, w.flip,
+                                scratch);
+  }
+}
+
+const std::vector<PixelDiff>& FastDiffs(FastCase what) {
+  static std::vector<std::vector<PixelDiff>> cache(3);
+  std::vector<PixelDiff>& diffs = cache[static_cast<size_t>(what)];
+  if (!diffs.empty()) return diffs;
+  JpegDecoder exact;
+  RawDecoder raw;
+  image_internal::ResampleScratch scratch;
+  std::vector<uint8_t> got(kOut * kOut * 3), want(kOut * kOut * 3);
+  for (const Sample& s : Dataset()) {
+    PixelDiff d;
+    CropWindow w = s.train;
+    if (what == FastCase::kCropResize) {
+      if (!exact.DecodeCropResized(s.jpeg, w, kOut, kOut, want.data(), want.size()).ok()) {
+        std::abort();
+      }
+      FastOutput(&raw, s, what, &scratch, got.data());
+      d.Add(got.data(), want.data(), got.size());
+    } else {
+      if (what == FastCase::kFull) w = {0, 0, s.info.width, s.info.height, false};
+      w.flip = false;
+      const RgbImage image = *exact.DecodeCrop(s.jpeg, w);
+      FastOutput(&raw, s, what, &scratch, got.data());
+      for (int y = 0; y < w.height; ++y) {
+        d.Add(raw.view() + y * raw.stride(), image.pixels.data() + size_t(y) * w.width * 3,
+              size_t(w.width) * 3);
+      }
+    }
+    diffs.push_back(d);
+  }
+  return diffs;
+}
+
+void Fast(benchmark::State& state, Subset subset, FastCase what) {
+  const auto& set = Dataset();
+  RawDecoder raw;
+  image_internal::ResampleScratch scratch;
+  std::vector<uint8_t> out(kOut * kOut * 3);
+  Cycle cycle(subset);
+  for (auto _ : state) {
+    FastOutput(&raw, set[cycle.next()], what, &scratch, out.data());
+    benchmark::DoNotOptimize(out.data());
+  }
+  SetRate(state, subset);
+  PixelDiff total;
+  double exact_s = 0, fast_s = 0;
+  for (size_t k : Indices(subset)) {
+    const PixelDiff& d = FastDiffs(what)[k];
+    total.sum += d.sum;
+    total.values += d.values;
+    total.max = std::max(total.max, d.max);
+    const ImageCost& c = Costs()[k];
+    exact_s += what == FastCase::kFull ? c.raw_full[0] : c.raw_crop[0];
+    fast_s += what == FastCase::kFull ? c.raw_full[1] : c.raw_crop[1];
+  }
+  state.counters["mean_abs_diff"] = total.sum / total.values;
+  state.counters["max_abs_diff"] = total.max;
+  // Exact over fast time of the same decode (for kCropResize: of its crop
+  // decode), paired per image; see ImageCost.
+  state.counters["paired_speedup"] = exact_s / fast_s;
+}
+
+void BM_a_full_decode_fast(benchmark::State& state, Subset subset) {
+  Fast(state, subset, FastCase::kFull);
+}
+void BM_crop_decode_fast(benchmark::State& state, Subset subset) {
+  Fast(state, subset, FastCase::kCrop);
+}
+void BM_c_crop_decode_resize_fast(benchmark::State& state, Subset subset) {
+  Fast(state, subset, FastCase::kCropResize);
+}
+
+// ------------------------------------------------------------- validation --
+
+void BM_val_full_decode_resize_crop(benchmark::State& state, Subset subset) {
   const auto& set = Dataset();
   JpegDecoder decoder;
   image_internal::ResampleScratch scratch;
   std::vector<uint8_t> resized, out(kOut * kOut * 3);
-  size_t i = 0;
+  Cycle cycle(subset);
   for (auto _ : state) {
-    const Sample& s = set[i++ % set.size()];
+    const Sample& s = set[cycle.next()];
     Result<RgbImage> image = decoder.Decode(s.jpeg);
     // torchvision Resize(256): shorter side 256, longer truncated.
     const bool portrait = image->width <= image->height;
@@ -273,27 +673,31 @@ void BM_val_full_decode_resize_crop(benchmark::State& state) {
     }
     benchmark::DoNotOptimize(out.data());
   }
-  SetRate(state);
+  SetRate(state, subset);
 }
 
 // exact: DecodeCenterCrop; else the planned window through DecodeCropResized.
-void CenterCrop(benchmark::State& state, bool exact) {
+void CenterCrop(benchmark::State& state, Subset subset, bool exact) {
   const auto& set = Dataset();
   JpegDecoder decoder;
   std::vector<uint8_t> out(kOut * kOut * 3);
-  size_t i = 0;
+  Cycle cycle(subset);
   for (auto _ : state) {
-    const Sample& s = set[i++ % set.size()];
+    const Sample& s = set[cycle.next()];
     Status st = exact ? decoder.DecodeCenterCrop(s.jpeg, kOut, 256, out.data(), out.size())
                       : decoder.DecodeCropResized(s.jpeg, s.validation, kOut, kOut, out.data(),
                                                   out.size());
     benchmark::DoNotOptimize(st.ok());
   }
-  SetRate(state);
+  SetRate(state, subset);
 }
 
-void BM_val_center_crop_exact(benchmark::State& state) { CenterCrop(state, true); }
-void BM_val_center_window_decode(benchmark::State& state) { CenterCrop(state, false); }
+void BM_val_center_crop_exact(benchmark::State& state, Subset subset) {
+  CenterCrop(state, subset, true);
+}
+void BM_val_center_window_decode(benchmark::State& state, Subset subset) {
+  CenterCrop(state, subset, false);
+}
 
 // ------------------------------------------------------- resize candidates --
 
@@ -427,28 +831,59 @@ void BM_resize(benchmark::State& state, ResizeFn fn, bool available) {
   state.counters["max_abs_diff"] = max_diff;
 }
 
-BENCHMARK(BM_a_full_decode)->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_b_full_decode_crop_resize)->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_c_crop_decode_resize)->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_d_crop_dct_decode_resize)->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_crop_decode_only)->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_val_full_decode_resize_crop)->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_val_center_window_decode)->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_val_center_crop_exact)->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(BM_resize, ours, ResizeOurs, true)->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(BM_resize, stb, ResizeStb, true)->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(BM_resize, libyuv_box, ResizeLibyuv<3>, Libyuv::Get().ok())
-    ->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(BM_resize, libyuv_bilinear, ResizeLibyuv<2>, Libyuv::Get().ok())
-    ->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(BM_resize, swscale_bilinear, ResizeSwscale<SWS_BILINEAR | SWS_ACCURATE_RND>,
-                  Swscale::Get().ok())
-    ->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(BM_resize, swscale_area, ResizeSwscale<SWS_AREA | SWS_ACCURATE_RND>,
-                  Swscale::Get().ok())
-    ->Unit(benchmark::kMicrosecond);
+// Registered in this order (not with BENCHMARK macros) so that each decode
+// case is followed by its /baseline and /progressive variants.
+using SubsetCase = void (*)(benchmark::State&, Subset);
+
+void RegisterAll() {
+  const std::pair<const char*, SubsetCase> cases[] = {
+      {"BM_a_full_decode", BM_a_full_decode},
+      {"BM_b_full_decode_crop_resize", BM_b_full_decode_crop_resize},
+      {"BM_c_crop_decode_resize", BM_c_crop_decode_resize},
+      {"BM_d_crop_dct_decode_resize", BM_d_crop_dct_decode_resize},
+      {"BM_crop_decode_only", BM_crop_decode_only},
+      {"BM_entropy_floor", BM_entropy_floor},
+      {"BM_entropy_full_image", BM_entropy_full_image},
+      {"BM_a_full_decode_fast", BM_a_full_decode_fast},
+      {"BM_crop_decode_fast", BM_crop_decode_fast},
+      {"BM_c_crop_decode_resize_fast", BM_c_crop_decode_resize_fast},
+      {"BM_val_full_decode_resize_crop", BM_val_full_decode_resize_crop},
+      {"BM_val_center_window_decode", BM_val_center_window_decode},
+      {"BM_val_center_crop_exact", BM_val_center_crop_exact},
+  };
+  for (const auto& [name, fn] : cases) {
+    for (Subset subset : {Subset::kAll, Subset::kBaseline, Subset::kProgressive}) {
+      benchmark::RegisterBenchmark((std::string(name) + SubsetSuffix(subset)).c_str(), fn, subset)
+          ->Unit(benchmark::kMicrosecond);
+    }
+  }
+  const struct {
+    const char* name;
+    ResizeFn fn;
+    bool available;
+  } resizers[] = {
+      {"ours", ResizeOurs, true},
+      {"stb", ResizeStb, true},
+      {"libyuv_box", ResizeLibyuv<3>, Libyuv::Get().ok()},
+      {"libyuv_bilinear", ResizeLibyuv<2>, Libyuv::Get().ok()},
+      {"swscale_bilinear", ResizeSwscale<SWS_BILINEAR | SWS_ACCURATE_RND>, Swscale::Get().ok()},
+      {"swscale_area", ResizeSwscale<SWS_AREA | SWS_ACCURATE_RND>, Swscale::Get().ok()},
+  };
+  for (const auto& r : resizers) {
+    benchmark::RegisterBenchmark((std::string("BM_resize/") + r.name).c_str(), BM_resize, r.fn,
+                                 r.available)
+        ->Unit(benchmark::kMicrosecond);
+  }
+}
 
 }  // namespace
 }  // namespace unirecord
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  unirecord::RegisterAll();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

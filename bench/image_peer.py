@@ -7,8 +7,11 @@ memory (as the record loader has them):
   (e)  train: PIL open + convert("RGB") + RandomResizedCrop(224)
        + RandomHorizontalFlip + PILToTensor
   val: PIL open + convert("RGB") + Resize(256) + CenterCrop(224) + PILToTensor
-Prints images/s of CPU time (median of --runs passes), like image_bench. With --cpp-json (image_bench's
---benchmark_out JSON) it also prints the ratios of the issue's goals.
+Prints images/s of CPU time (median of --runs passes), like image_bench, for the whole set
+and for its baseline and progressive files apart (image_bench's manifest.tsv says which is
+which; without it, PIL's "progressive" info). With --cpp-json (image_bench's --benchmark_out
+JSON) it also prints the ratios of the issue's goals and where the bound is: the entropy
+floor and the fast (approximate) settings against (e), overall and per subset.
 
 Run with Debian's python (torch/torchvision/PIL): /usr/bin/python3.
 """
@@ -26,6 +29,9 @@ from torchvision import transforms
 
 
 def images_per_second(blobs, transform, runs):
+    for blob in blobs[:16]:  # warm-up, untimed: torch's and PIL's first calls
+        with Image.open(io.BytesIO(blob)) as im:
+            transform(im.convert("RGB"))
     rates = []
     for _ in range(runs):
         start = time.process_time()  # CPU time, as image_bench's rates
@@ -48,6 +54,24 @@ def cpp_rates(path):
     return rates
 
 
+SUBSETS = (("all", ""), ("baseline", "/baseline"), ("progressive", "/progressive"))
+
+
+def progressive_flags(directory, paths):
+    """name -> True for progressive files, from image_bench's manifest or from PIL."""
+    manifest = Path(directory) / "manifest.tsv"
+    if manifest.exists():
+        rows = [line.split("\t") for line in manifest.read_text().splitlines()[1:] if line]
+        flags = {row[0]: row[1] == "1" for row in rows}
+        if all(p.name in flags for p in paths):
+            return flags
+    flags = {}
+    for p in paths:
+        with Image.open(p) as im:
+            flags[p.name] = bool(im.info.get("progressive") or im.info.get("progression"))
+    return flags
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dir", default=os.environ.get("UREC_IMAGE_BENCH_DIR",
@@ -58,37 +82,103 @@ def main():
 
     torch.set_num_threads(1)
     torch.manual_seed(0)
-    blobs = [p.read_bytes() for p in sorted(Path(args.dir).glob("*.jpg"))]
-    if not blobs:
+    paths = sorted(Path(args.dir).glob("*.jpg"))
+    if not paths:
         raise SystemExit(f"no *.jpg in {args.dir}: run image_bench first")
+    flags = progressive_flags(args.dir, paths)
+    blobs = {"all": [p.read_bytes() for p in paths]}
+    blobs["baseline"] = [b for p, b in zip(paths, blobs["all"]) if not flags[p.name]]
+    blobs["progressive"] = [b for p, b in zip(paths, blobs["all"]) if flags[p.name]]
     train = transforms.Compose([transforms.RandomResizedCrop(224),
                                 transforms.RandomHorizontalFlip(), transforms.PILToTensor()])
     val = transforms.Compose([transforms.Resize(256), transforms.CenterCrop(224),
                               transforms.PILToTensor()])
-    e = images_per_second(blobs, train, args.runs)
-    v = images_per_second(blobs, val, args.runs)
-    print(f"images: {len(blobs)} from {args.dir}")
-    print(f"(e) PIL+torchvision RandomResizedCrop(224)+flip+PILToTensor: {e:8.1f} images/s")
-    print(f"    PIL+torchvision Resize(256)+CenterCrop(224)+PILToTensor: {v:8.1f} images/s")
+    e, v = {}, {}
+    for subset, _ in SUBSETS:
+        e[subset] = images_per_second(blobs[subset], train, args.runs)
+        v[subset] = images_per_second(blobs[subset], val, args.runs)
+    print(f"images: {len(paths)} from {args.dir} ({len(blobs['baseline'])} baseline, "
+          f"{len(blobs['progressive'])} progressive)")
+    print("images/s (us/image)                                        "
+          "all               baseline          progressive")
+
+    def row(label, rates):
+        cells = "".join(f"{r:8.1f} ({1e6 / r:6.0f})  " for r in rates)
+        print(f"{label:58s} {cells}")
+
+    row("(e) PIL+torchvision RandomResizedCrop(224)+flip+PILToTensor",
+        [e[s] for s, _ in SUBSETS])
+    row("    PIL+torchvision Resize(256)+CenterCrop(224)+PILToTensor",
+        [v[s] for s, _ in SUBSETS])
     if not args.cpp_json:
         return
     c = cpp_rates(args.cpp_json)
     rate = lambda name: c[name]["items_per_second"]  # noqa: E731
     print("ratios (images/s over images/s, one core):")
-    print(f"  (c) crop decode + resize        / (e): {rate('c_crop_decode_resize') / e:5.2f}")
-    print(f"  (d) crop + DCT decode + resize  / (e): {rate('d_crop_dct_decode_resize') / e:5.2f}"
-          "   goal >= 3")
+    print(f"  (c) crop decode + resize        / (e): {rate('c_crop_decode_resize') / e['all']:5.2f}")
+    print(f"  (d) crop + DCT decode + resize  / (e): "
+          f"{rate('d_crop_dct_decode_resize') / e['all']:5.2f}   goal >= 3")
     print(f"  (d) / (b) full decode + crop + resize: "
           f"{rate('d_crop_dct_decode_resize') / rate('b_full_decode_crop_resize'):5.2f}"
           "   goal >= 1.4")
-    print(f"  validation DecodeCenterCrop / PIL:      {rate('val_center_crop_exact') / v:5.2f}"
+    print(f"  validation DecodeCenterCrop / PIL:      {rate('val_center_crop_exact') / v['all']:5.2f}"
           "   goal >= 3")
-    print(f"  validation window decode / PIL:        {rate('val_center_window_decode') / v:5.2f}")
+    print(f"  validation window decode / PIL:        {rate('val_center_window_decode') / v['all']:5.2f}")
     print(f"  validation DecodeCenterCrop / full decode+resize+crop (C++): "
           f"{rate('val_center_crop_exact') / rate('val_full_decode_resize_crop'):5.2f}")
     d = c["d_crop_dct_decode_resize"]
     print(f"  (d) vs floor: {d.get('vs_floor', float('nan')):5.2f} "
           f"(floor {d.get('floor_us', float('nan')):.0f} us/image)   goal <= 1.2")
+    if "entropy_floor" not in c:
+        return
+
+    # Where the bound is, per subset.
+    def ratio_row(label, fn):
+        cells = []
+        for subset, suffix in SUBSETS:
+            try:
+                cells.append(f"{fn(subset, suffix):6.2f}")
+            except KeyError:
+                cells.append(f"{'-':>6s}")
+        print(f"  {label:66s} " + "   ".join(cells))
+
+    def r(name, suffix):
+        return rate(name + suffix)
+
+    def counter(name, key, suffix):
+        return c[name + suffix][key]
+
+    print("where the bound is                                                  "
+          "   all  baseline  progressive")
+    ratio_row("(d) / (e)", lambda s, x: r("d_crop_dct_decode_resize", x) / e[s])
+    ratio_row("(c) / (e)", lambda s, x: r("c_crop_decode_resize", x) / e[s])
+    ratio_row("(d) / (b)", lambda s, x: r("d_crop_dct_decode_resize", x)
+              / r("b_full_decode_crop_resize", x))
+    ratio_row("entropy floor / (e): best any exact libjpeg-turbo decoder can do",
+              lambda s, x: r("entropy_floor", x) / e[s])
+    ratio_row("entropy floor + crop IDCT (measured floor) / (e), before resize",
+              lambda s, x: 1e6 / counter("entropy_floor", "floor_plus_crop_idct_us", x) / e[s])
+    ratio_row("entropy share of a full decode (entropy only / full decode)",
+              lambda s, x: counter("entropy_floor", "entropy_share", x))
+    ratio_row("crop decode only / measured floor (time ratio)",
+              lambda s, x: counter("crop_decode_only", "vs_measured_floor", x))
+    ratio_row("(c) fast settings / (e)", lambda s, x: r("c_crop_decode_resize_fast", x) / e[s])
+    ratio_row("(c) fast / (c) exact", lambda s, x: r("c_crop_decode_resize_fast", x)
+              / r("c_crop_decode_resize", x))
+    ratio_row("crop decode fast / crop decode only", lambda s, x: r("crop_decode_fast", x)
+              / r("crop_decode_only", x))
+    ratio_row("full decode fast / (a) full decode", lambda s, x: r("a_full_decode_fast", x)
+              / r("a_full_decode", x))
+    ratio_row("crop decode, exact / fast time, paired per image (same code)",
+              lambda s, x: counter("crop_decode_fast", "paired_speedup", x))
+    ratio_row("full decode, exact / fast time, paired per image (same code)",
+              lambda s, x: counter("a_full_decode_fast", "paired_speedup", x))
+    ratio_row("validation DecodeCenterCrop / PIL", lambda s, x: r("val_center_crop_exact", x)
+              / v[s])
+    ratio_row("fast (c): mean abs diff vs exact (c)",
+              lambda s, x: counter("c_crop_decode_resize_fast", "mean_abs_diff", x))
+    ratio_row("fast (c): max abs diff vs exact (c)",
+              lambda s, x: counter("c_crop_decode_resize_fast", "max_abs_diff", x))
 
 
 if __name__ == "__main__":
