@@ -138,7 +138,7 @@ const std::vector<Sample>& Dataset() {
                             : s < 9 ? image_internal::Sampling::k422 : image_internal::Sampling::k444;
       spec.progressive = rng() % 10 == 0;
       Sample sample;
-      sample.jpeg = image_internal::EncodeJpeg(rgb, spec);
+      sample.jpeg = image_internal::EncodeJpeg(rgb, spec).value();
       sample.info = *ProbeJpeg(sample.jpeg);
       sample.train = PlanRandomResizedCrop(sample.info, RandomResizedCropParams{}, 1, 0, i);
       sample.validation = PlanCenterCrop(sample.info, kOut, 256);

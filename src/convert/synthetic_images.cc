@@ -1,7 +1,5 @@
 #include "convert/synthetic_images.h"
 
-#include <turbojpeg.h>
-
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -13,6 +11,8 @@
 #include <set>
 #include <thread>
 #include <vector>
+
+#include "image/jpeg_encoder.h"
 
 namespace unirecord {
 namespace {
@@ -106,31 +106,14 @@ std::vector<uint8_t> PaintPicture(int width, int height, uint64_t seed) {
   return pixels;
 }
 
-std::vector<uint8_t> RgbToCmyk(const std::vector<uint8_t>& rgb) {
-  std::vector<uint8_t> cmyk(rgb.size() / 3 * 4);
-  for (size_t i = 0, j = 0; i < rgb.size(); i += 3, j += 4) {
-    const int k = 255 - std::max({rgb[i], rgb[i + 1], rgb[i + 2]});
-    const int scale = 255 - k;
-    for (int ch = 0; ch < 3; ++ch) {
-      cmyk[j + ch] = scale == 0 ? 0 : static_cast<uint8_t>((scale - rgb[i + ch]) * 255 / scale);
-    }
-    cmyk[j + 3] = static_cast<uint8_t>(k);
-  }
-  return cmyk;
-}
-
-struct TjCompressorDeleter {
-  void operator()(void* handle) const { tjDestroy(handle); }
-};
-
-int TjSampling(SyntheticJpegSpec::Sampling sampling) {
+image_internal::Sampling EncoderSampling(SyntheticJpegSpec::Sampling sampling) {
   switch (sampling) {
-    case SyntheticJpegSpec::Sampling::k420: return TJSAMP_420;
-    case SyntheticJpegSpec::Sampling::k422: return TJSAMP_422;
-    case SyntheticJpegSpec::Sampling::k444: return TJSAMP_444;
-    case SyntheticJpegSpec::Sampling::kGray: return TJSAMP_GRAY;
+    case SyntheticJpegSpec::Sampling::k420: return image_internal::Sampling::k420;
+    case SyntheticJpegSpec::Sampling::k422: return image_internal::Sampling::k422;
+    case SyntheticJpegSpec::Sampling::k444: return image_internal::Sampling::k444;
+    case SyntheticJpegSpec::Sampling::kGray: return image_internal::Sampling::kGray;
   }
-  return TJSAMP_420;
+  return image_internal::Sampling::k420;
 }
 
 // --- PNG: stored (uncompressed) deflate blocks need only CRC-32 and Adler-32.
@@ -229,26 +212,21 @@ Result<std::string> EncodeSyntheticJpeg(const SyntheticJpegSpec& spec) {
     return Status::InvalidArgument("synthetic JPEG size " + std::to_string(spec.width) + "x" +
                                    std::to_string(spec.height) + " is out of range 1..16384");
   }
-  std::unique_ptr<void, TjCompressorDeleter> handle(tjInitCompress());
-  if (!handle) return Status::Internal("tjInitCompress failed");
+  image_internal::EncodeSpec encode;
+  encode.width = spec.width;
+  encode.height = spec.height;
+  encode.sampling = EncoderSampling(spec.sampling);
+  encode.quality = spec.quality;
+  encode.progressive = spec.progressive;
+  encode.cmyk = spec.cmyk;
+  // The fast forward DCT below quality 96, as TurboJPEG's tjCompress2 (which
+  // wrote these files before): the same options keep giving the same bytes.
+  encode.fast_dct = spec.quality < 96;
   std::vector<uint8_t> pixels = PaintPicture(spec.width, spec.height, spec.seed);
-  int pixel_format = TJPF_RGB;
-  if (spec.cmyk) {
-    pixels = RgbToCmyk(pixels);
-    pixel_format = TJPF_CMYK;
-  }
-  unsigned char* jpeg = nullptr;
-  unsigned long size = 0;
-  const int flags = spec.progressive ? TJFLAG_PROGRESSIVE : 0;
-  if (tjCompress2(handle.get(), pixels.data(), spec.width, 0, spec.height, pixel_format, &jpeg, &size,
-                  TjSampling(spec.sampling), spec.quality, flags) != 0) {
-    std::string message = tjGetErrorStr2(handle.get());
-    tjFree(jpeg);
-    return Status::Internal("JPEG encoding failed: " + message);
-  }
-  std::string bytes(reinterpret_cast<const char*>(jpeg), size);
-  tjFree(jpeg);
-  return bytes;
+  if (spec.cmyk) pixels = image_internal::RgbToAdobeCmyk(pixels);  // decodes to the same picture
+  Result<std::string> jpeg = image_internal::EncodeJpeg(pixels, encode);
+  if (!jpeg.ok()) return jpeg.status().WithContext("synthetic JPEG (seed " + std::to_string(spec.seed) + ")");
+  return jpeg;
 }
 
 std::string EncodeSyntheticPng(int width, int height) {

@@ -44,7 +44,8 @@ struct SyntheticJpegSpec {
   int quality = 90;
   enum class Sampling { k420, k422, k444, kGray } sampling = Sampling::k420;
   bool progressive = false;
-  bool cmyk = false;  // encoded from CMYK pixels (an Adobe YCCK JPEG)
+  bool cmyk = false;  // encoded from CMYK pixels (an Adobe YCCK JPEG); decodes
+                      // to the same picture as the RGB one. Not with kGray.
   uint64_t seed = 0;  // picks the picture
 };
 Result<std::string> EncodeSyntheticJpeg(const SyntheticJpegSpec& spec);

@@ -2,9 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <set>
+#include <vector>
 
 #include "util/test_files.h"
 #include "unirecord/image.h"
@@ -73,6 +75,46 @@ TEST(SyntheticImageFolder, ImageNetLikeVariety) {
   // Photo-like content: about 100 KB at 500x375 (quality 85-95).
   EXPECT_GT(jpeg_bytes / jpegs, 50'000);
   EXPECT_LT(jpeg_bytes / jpegs, 250'000);
+}
+
+double MeanAbsDiff(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b) {
+  double total = 0;
+  for (size_t i = 0; i < a.size(); ++i) total += std::abs(int{a[i]} - int{b[i]});
+  return total / static_cast<double>(a.size());
+}
+
+TEST(SyntheticJpeg, CmykDecodesToThePictureTheRgbOneShows) {
+  SyntheticJpegSpec spec;  // as the --mix folder's cmyk.JPEG: 500x375 4:2:0, quality 90
+  spec.seed = 12345;
+  JpegDecoder decoder;
+  // Quality 100 4:4:4 is within a step or two of the painted pixels.
+  SyntheticJpegSpec reference_spec = spec;
+  reference_spec.quality = 100;
+  reference_spec.sampling = SyntheticJpegSpec::Sampling::k444;
+  auto reference_jpeg = EncodeSyntheticJpeg(reference_spec);
+  ASSERT_TRUE(reference_jpeg.ok()) << reference_jpeg.status().ToString();
+  auto reference = decoder.Decode(*reference_jpeg);
+  ASSERT_TRUE(reference.ok());
+
+  auto rgb_jpeg = EncodeSyntheticJpeg(spec);
+  spec.cmyk = true;
+  auto cmyk_jpeg = EncodeSyntheticJpeg(spec);
+  ASSERT_TRUE(rgb_jpeg.ok() && cmyk_jpeg.ok()) << cmyk_jpeg.status().ToString();
+  auto info = ProbeJpeg(*cmyk_jpeg);
+  ASSERT_TRUE(info.ok());
+  EXPECT_EQ(info->color_space, JpegColorSpace::kYCCK);
+  EXPECT_TRUE(info->has_adobe_marker);
+  auto rgb = decoder.Decode(*rgb_jpeg);
+  auto cmyk = decoder.Decode(*cmyk_jpeg);
+  ASSERT_TRUE(rgb.ok() && cmyk.ok()) << cmyk.status().ToString();
+  ASSERT_EQ(cmyk->width, 500);
+  ASSERT_EQ(cmyk->height, 375);
+  const double cmyk_error = MeanAbsDiff(cmyk->pixels, reference->pixels);
+  const double rgb_error = MeanAbsDiff(rgb->pixels, reference->pixels);
+  EXPECT_LT(cmyk_error, rgb_error + 1.0) << "RGB file: " << rgb_error;  // about 5.4 and 5.1
+
+  spec.sampling = SyntheticJpegSpec::Sampling::kGray;
+  EXPECT_EQ(EncodeSyntheticJpeg(spec).status().code(), StatusCode::kInvalidArgument);
 }
 
 TEST(SyntheticImageFolder, RefusesANonEmptyFolder) {

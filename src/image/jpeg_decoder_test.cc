@@ -91,9 +91,9 @@ TEST(JpegDecoder, CropEqualsFullDecodeThenCropOnEncodedImages) {
       {"aligned 4:2:0", {256, 128, Sampling::k420, 90, false, false}},
   };
   for (const ExactCase& c : cases) {
-    std::string jpeg = EncodeJpeg(testing::SyntheticRgb(c.spec.width, c.spec.height), c.spec);
-    ASSERT_FALSE(jpeg.empty()) << c.name;
-    ExpectCropsExact(jpeg, c.name);
+    Result<std::string> jpeg = EncodeJpeg(testing::SyntheticRgb(c.spec.width, c.spec.height), c.spec);
+    ASSERT_TRUE(jpeg.ok()) << c.name << ": " << jpeg.status().ToString();
+    ExpectCropsExact(*jpeg, c.name);
   }
 }
 
@@ -112,7 +112,9 @@ TEST(JpegDecoder, CropEqualsFullDecodeThenCropOnCorpus) {
 
 TEST(JpegDecoder, ResizedCropWithoutScalingEqualsCropThenResize) {
   EncodeSpec spec{500, 375, Sampling::k420, 90, false, false};
-  std::string jpeg = EncodeJpeg(testing::SyntheticRgb(spec.width, spec.height), spec);
+  Result<std::string> encoded = EncodeJpeg(testing::SyntheticRgb(spec.width, spec.height), spec);
+  ASSERT_TRUE(encoded.ok()) << encoded.status().ToString();
+  const std::string& jpeg = *encoded;
   DecodeOptions options;
   options.dct_scaling = false;
   JpegDecoder decoder(options);
@@ -135,7 +137,9 @@ TEST(JpegDecoder, ResizedCropWithoutScalingEqualsCropThenResize) {
 TEST(JpegDecoder, DctScalingStaysAtLeastTwiceTheTarget) {
   EncodeSpec spec{1000, 800, Sampling::k420, 90, false, false};
   std::vector<uint8_t> rgb = testing::SyntheticRgb(spec.width, spec.height);
-  std::string jpeg = EncodeJpeg(rgb, spec);
+  Result<std::string> encoded = EncodeJpeg(rgb, spec);
+  ASSERT_TRUE(encoded.ok()) << encoded.status().ToString();
+  const std::string& jpeg = *encoded;
   JpegDecoder scaled;
   DecodeOptions exact_options;
   exact_options.dct_scaling = false;

@@ -125,6 +125,20 @@ def test_crop_equals_pil_crop(name, box):
     assert np.array_equal(flipped, theirs[:, ::-1])
 
 
+def test_synthetic_cmyk_jpeg_decodes_like_pil(mixed_folder):
+    """The --mix folder's CMYK JPEG (Adobe YCCK, written by the library's
+    libjpeg encoder): pixel-identical to PIL, whole and cropped, as the corpus
+    CMYK files are. (synthetic_images_test checks it shows the painted picture.)"""
+    path = next(mixed_folder.glob("*/cmyk.JPEG"))
+    with Image.open(path) as im:
+        assert im.mode == "CMYK" and im.info.get("adobe_transform") == 2
+    theirs = np.asarray(pil_rgb(path))
+    ours = urec_decode(path)
+    assert np.array_equal(ours, theirs), f"max diff {np.abs(ours.astype(int) - theirs).max()}"
+    crop = urec_decode(path, "--crop", "17,9,101,77")
+    assert np.array_equal(crop, theirs[9:86, 17:118])
+
+
 @pytest.mark.parametrize("box,size", [
     ((0, 0, 480, 360), (224, 224)),
     ((37, 11, 301, 222), (224, 224)),
