@@ -60,6 +60,10 @@ struct PyDataset {
   bool bytes_as_numpy = false;           // bytes fields as numpy arrays, not memoryviews
 };
 
+// A Python index (negative counts from the end) into `d` as a record id;
+// IndexError when out of range.
+uint64_t CheckIndex(const PyDataset& d, int64_t i);
+
 }  // namespace unirecord_py
 
 #endif  // UNIRECORD_PYTHON_COMMON_H_

@@ -252,6 +252,8 @@ std::shared_ptr<PyDataset> NewDataset(const py::object& path, const py::object& 
   return d;
 }
 
+}  // namespace
+
 uint64_t CheckIndex(const PyDataset& d, int64_t i) {
   int64_t n = static_cast<int64_t>(d.dataset->size());
   if (i < 0) i += n;
@@ -262,6 +264,8 @@ uint64_t CheckIndex(const PyDataset& d, int64_t i) {
   }
   return static_cast<uint64_t>(i);
 }
+
+namespace {
 
 py::dict GetItem(const PyDataset& d, int64_t index) {
   uint64_t id = CheckIndex(d, index);

@@ -1,6 +1,7 @@
 // unirecord._ImageReader: the native side of unirecord.ImageDataset. One call
 // reads a record's JPEG zero-copy, plans the crop (image.h), decodes only the
 // window resized to size x size, and returns uint8 CHW (PILToTensor layout).
+// get_many does the same for a whole batch in one call (one GIL release).
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
@@ -70,14 +71,7 @@ class ImageReader {
 
   // (uint8 array [3, size, size], label or -1).
   py::tuple Get(int64_t index, uint64_t epoch) {
-    int64_t n = static_cast<int64_t>(size());
-    if (index < 0) index += n;
-    if (index < 0 || index >= n) {
-      PyErr_SetString(PyExc_IndexError, ("record index " + std::to_string(index) + " out of range for " +
-                                         std::to_string(n) + " records").c_str());
-      throw py::error_already_set();
-    }
-    uint64_t id = static_cast<uint64_t>(index);
+    uint64_t id = RecordId(index);
     py::array_t<uint8_t> out({py::ssize_t{3}, py::ssize_t{size_}, py::ssize_t{size_}});
     uint8_t* dst = out.mutable_data();
     int64_t label = -1;
@@ -88,6 +82,33 @@ class ImageReader {
     }
     if (!st.ok()) RaiseStatus(WithRecordContext(st, id));
     return py::make_tuple(std::move(out), label);
+  }
+
+  // A batch: (uint8 array [N, 3, size, size], int64 array [N] of labels or -1),
+  // row k = Get(indices[k]). Every index is checked before any decoding; the
+  // records are decoded in order with the GIL released once, and the first
+  // failure raises as Get would for that record.
+  py::tuple GetMany(const std::vector<int64_t>& indices, uint64_t epoch) {
+    std::vector<uint64_t> ids(indices.size());
+    for (size_t k = 0; k < indices.size(); ++k) ids[k] = RecordId(indices[k]);
+    const py::ssize_t n = static_cast<py::ssize_t>(ids.size());
+    py::array_t<uint8_t> images({n, py::ssize_t{3}, py::ssize_t{size_}, py::ssize_t{size_}});
+    py::array_t<int64_t> labels(n);
+    uint8_t* dst = images.mutable_data();
+    int64_t* label = labels.mutable_data();
+    const size_t stride = 3 * static_cast<size_t>(size_) * static_cast<size_t>(size_);
+    Status st;
+    size_t k = 0;
+    {
+      py::gil_scoped_release nogil;
+      for (; k < ids.size(); ++k) {
+        label[k] = -1;
+        st = Decode(ids[k], epoch, dst + k * stride, &label[k]);
+        if (!st.ok()) break;
+      }
+    }
+    if (!st.ok()) RaiseStatus(WithRecordContext(st, ids[k]));
+    return py::make_tuple(std::move(images), std::move(labels));
   }
 
   // The crop window planned for a record: (x, y, width, height, flip), in the
@@ -104,6 +125,8 @@ class ImageReader {
   uint64_t seed() const { return seed_; }
 
  private:
+  uint64_t RecordId(int64_t index) const { return CheckIndex(*ds_, index); }
+
   CropWindow Plan(const JpegInfo& info, uint64_t id, uint64_t epoch) const {
     int w = decode_.apply_exif ? info.display_width() : info.width;
     int h = decode_.apply_exif ? info.display_height() : info.height;
@@ -208,6 +231,7 @@ void RegisterImage(py::module_& m) {
            py::arg("dct_scaling"))
       .def("__len__", &ImageReader::size)
       .def("get", &ImageReader::Get, py::arg("index"), py::arg("epoch"))
+      .def("get_many", &ImageReader::GetMany, py::arg("indices"), py::arg("epoch"))
       .def("window", &ImageReader::Window, py::arg("index"), py::arg("epoch"));
 }
 

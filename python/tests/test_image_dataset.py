@@ -97,6 +97,50 @@ def test_dataloader_workers_match_direct_indexing(image_records):
         assert labels[i].item() == label
 
 
+@pytest.mark.parametrize("transform", [unirecord.RandomResizedCrop(64, flip=True), unirecord.CenterCrop(48, resize=56)],
+                         ids=["random_resized_crop", "center_crop"])
+def test_getitems_equals_getitem(image_records, transform):
+    ds = unirecord.ImageDataset(image_records, transform, seed=11)
+    ds.set_epoch(3)
+    indices = [5, 0, len(ds) - 1, 5, -2, 7]
+    batch = ds.__getitems__(indices)
+    assert len(batch) == len(indices)
+    for i, (image, label) in zip(indices, batch):
+        want, want_label = ds[i]
+        assert type(label) is int and label == want_label
+        assert image.dtype == torch.uint8 and image.shape == want.shape and image.is_contiguous()
+        assert torch.equal(image, want), i
+    collated = torch.utils.data.default_collate(batch)
+    per_item = torch.utils.data.default_collate([ds[i] for i in indices])
+    assert torch.equal(collated[0], per_item[0]) and torch.equal(collated[1], per_item[1])
+    assert collated[1].dtype == per_item[1].dtype == torch.int64
+    assert ds.__getitems__([]) == []
+    with pytest.raises(IndexError):
+        ds.__getitems__([0, len(ds)])
+
+
+@pytest.mark.parametrize("batch_size", [1, 5, 16])
+def test_dataloader_batches_through_getitems_match_direct_indexing(image_records, batch_size):
+    ds = unirecord.ImageDataset(image_records, unirecord.RandomResizedCrop(40, flip=True), seed=2)
+    ds.set_epoch(1)
+    order = torch.randperm(len(ds), generator=torch.Generator().manual_seed(3)).tolist()
+    loader = torch.utils.data.DataLoader(ds, batch_size=batch_size, sampler=order, num_workers=2)
+    calls = []
+    fetched = []
+    for images, labels in loader:
+        assert images.shape[1:] == (3, 40, 40) and labels.dtype == torch.int64
+        fetched += list(zip(images, labels.tolist()))
+    assert len(fetched) == len(ds)
+    for i, (image, label) in zip(order, fetched):
+        want, want_label = ds[i]
+        assert torch.equal(image, want), i
+        assert label == want_label
+    # the fetcher uses __getitems__ when it is defined (torch >= 1.13)
+    ds.__getitems__ = lambda indices: calls.append(list(indices)) or [ds[i] for i in indices]
+    next(iter(torch.utils.data.DataLoader(ds, batch_size=batch_size, sampler=order)))
+    assert calls == [order[:batch_size]]
+
+
 def test_set_epoch_reaches_persistent_workers(image_records):
     ds = unirecord.ImageDataset(image_records, unirecord.RandomResizedCrop(32), seed=5)
     loader = torch.utils.data.DataLoader(ds, batch_size=len(ds), num_workers=2, persistent_workers=True)
@@ -130,8 +174,20 @@ def test_bad_record_names_the_record(tmp_path, image_folder):
         ds[1]
     ds[2]  # lenient (default): a truncated JPEG decodes what it has, like PIL with LOAD_TRUNCATED_IMAGES
     strict = unirecord.ImageDataset(tmp_path, unirecord.CenterCrop(64), strict=True)
-    with pytest.raises((unirecord.CorruptRecordError, ValueError), match=r"record 2 \(cut.jpg\)"):
+    with pytest.raises((unirecord.CorruptRecordError, ValueError), match=r"record 2 \(cut.jpg\)") as one:
         strict[2]
+    # a batch raises what the first bad record in it raises alone, naming it
+    assert [label for _, label in ds.__getitems__([0, 2, 0])] == [0, 2, 0]
+    with pytest.raises(ValueError, match=r"record 1 \(bad.png\).*PNG"):
+        ds.__getitems__([0, 1, 2])
+    with pytest.raises(type(one.value), match=r"record 2 \(cut.jpg\)") as many:
+        strict.__getitems__([0, 2, 1])
+    assert type(many.value) is type(one.value) and str(many.value) == str(one.value)
+    # the DataLoader's fetcher goes through __getitems__ (in-process here: a worker
+    # would re-raise it wrapped by torch, and tearing workers down after an error
+    # races in multiprocessing's queue feeder threads)
+    with pytest.raises(ValueError, match=r"record 1 \(bad.png\).*PNG"):
+        list(torch.utils.data.DataLoader(ds, batch_size=3))
 
 
 def test_transforms_validate():
