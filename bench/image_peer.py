@@ -28,18 +28,28 @@ from PIL import Image
 from torchvision import transforms
 
 
-def images_per_second(blobs, transform, runs):
-    for blob in blobs[:16]:  # warm-up, untimed: torch's and PIL's first calls
+def one_pass(blobs, transform):
+    """images/s of CPU time (as image_bench's rates) over one pass of blobs."""
+    start = time.process_time()
+    for blob in blobs:
         with Image.open(io.BytesIO(blob)) as im:
             transform(im.convert("RGB"))
-    rates = []
+    return len(blobs) / (time.process_time() - start)
+
+
+def images_per_second(cases, runs):
+    """Median images/s per case; cases: name -> (blobs, transform). The passes
+    go round-robin over the cases, so a slow spell of the machine (seen: the
+    first several seconds of a run, 1.4-3.7x slower, on the shared VM) is
+    spread over all cases and dropped by the medians instead of falling on
+    whichever case happens to run first."""
+    for blobs, transform in cases.values():
+        one_pass(blobs[:16], transform)  # warm-up, untimed: torch's and PIL's first calls
+    rates = {name: [] for name in cases}
     for _ in range(runs):
-        start = time.process_time()  # CPU time, as image_bench's rates
-        for blob in blobs:
-            with Image.open(io.BytesIO(blob)) as im:
-                transform(im.convert("RGB"))
-        rates.append(len(blobs) / (time.process_time() - start))
-    return statistics.median(rates)
+        for name, (blobs, transform) in cases.items():
+            rates[name].append(one_pass(blobs, transform))
+    return {name: statistics.median(r) for name, r in rates.items()}
 
 
 def cpp_rates(path):
@@ -93,10 +103,13 @@ def main():
                                 transforms.RandomHorizontalFlip(), transforms.PILToTensor()])
     val = transforms.Compose([transforms.Resize(256), transforms.CenterCrop(224),
                               transforms.PILToTensor()])
-    e, v = {}, {}
+    cases = {}
     for subset, _ in SUBSETS:
-        e[subset] = images_per_second(blobs[subset], train, args.runs)
-        v[subset] = images_per_second(blobs[subset], val, args.runs)
+        cases[("train", subset)] = (blobs[subset], train)
+        cases[("val", subset)] = (blobs[subset], val)
+    rates = images_per_second(cases, args.runs)
+    e = {subset: rates[("train", subset)] for subset, _ in SUBSETS}
+    v = {subset: rates[("val", subset)] for subset, _ in SUBSETS}
     print(f"images: {len(paths)} from {args.dir} ({len(blobs['baseline'])} baseline, "
           f"{len(blobs['progressive'])} progressive)")
     print("images/s (us/image)                                        "
