@@ -5,8 +5,10 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "pipeline/loader_test_data.h"
@@ -203,6 +205,133 @@ TEST(GpuLoaderTest, DeviceBatchesEqualNormalisedHostBatches) {
     EXPECT_EQ(batches, (*device_loader)->batches_per_epoch());
     EXPECT_GT((*device_loader)->stats().upload_s, 0);
   }
+}
+
+// A device batch the consumer holds keeps its buffers while SetEpoch and
+// Restore drop the prefetched batches (StartRun recycles their slots, some of
+// them already uploaded): its device images stay as they were when it was
+// received, and the batches after the change are the host loader's, converted.
+TEST(GpuLoaderTest, HeldDeviceBatchSurvivesSetEpochAndRestore) {
+  SKIP_WITHOUT_DEVICE();
+  using namespace loader_testing;
+  TestDataset data = WriteDataset("gpu_held");
+  LoaderOptions cpu = SmallOptions();
+  cpu.batch_size = 4;  // 10 batches per epoch
+  cpu.threads = 2;
+  cpu.prefetch = 2;  // 3 buffers: one held, the others circulate
+  LoaderOptions gpu = cpu;
+  gpu.cuda.device = 0;
+  gpu.cuda.dtype = DeviceDType::kFloat32;
+  Result<std::unique_ptr<Loader>> host_loader = Loader::Create(OpenDataset(data.dir), cpu);
+  Result<std::unique_ptr<Loader>> device_loader = Loader::Create(OpenDataset(data.dir), gpu);
+  ASSERT_TRUE(host_loader.ok()) << host_loader.status().ToString();
+  ASSERT_TRUE(device_loader.ok()) << device_loader.status().ToString();
+  Loader& host = **host_loader;
+  Loader& device = **device_loader;
+  const size_t image_values = size_t(3) * kImageSize * kImageSize;
+
+  // The device images' bytes, copied back once the batch is ready.
+  auto device_bytes = [&](const Batch& b) {
+    std::vector<uint8_t> bytes(b.size() * image_values * sizeof(float));
+    EXPECT_TRUE(b.WaitOn(nullptr).ok());
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(bytes.data(), b.device_images(), bytes.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+    return bytes;
+  };
+  // Next() of both loaders; the device batch must be the host one converted.
+  auto next_pair = [&](Batch* d_out, uint64_t epoch, uint64_t index) {
+    Result<Batch> h = host.Next();
+    Result<Batch> d = device.Next();
+    ASSERT_TRUE(h.ok()) << h.status().ToString();
+    ASSERT_TRUE(d.ok()) << d.status().ToString();
+    ASSERT_EQ(h->size(), d->size());
+    ASSERT_FALSE(d->empty()) << "epoch " << epoch << " ended before batch " << index;
+    EXPECT_EQ(d->epoch(), epoch);
+    EXPECT_EQ(d->index(), index);
+    ASSERT_NE(d->device_images(), nullptr);
+    EXPECT_EQ(0, std::memcmp(h->record_ids(), d->record_ids(), h->size() * sizeof(uint64_t)));
+    const std::vector<uint8_t> pixels(h->images(), h->images() + h->size() * image_values);
+    ASSERT_TRUE(d->WaitOn(nullptr).ok());
+    ASSERT_CUDA(cudaDeviceSynchronize());
+    ExpectClose(ToFloats(d->device_images(), pixels.size(), gpu.cuda.dtype),
+                Reference(pixels, h->size(), kImageSize, kImageSize, gpu.cuda), gpu.cuda.dtype);
+    *d_out = std::move(d).value();
+  };
+  // Both loaders to the end of the epoch, batch by batch.
+  auto rest_of_epoch = [&](uint64_t epoch, uint64_t first) {
+    const uint64_t batches = device.batches_per_epoch();
+    for (uint64_t index = first; index < batches; ++index) {
+      SCOPED_TRACE(testing::Message() << "epoch " << epoch << " batch " << index);
+      Batch d;
+      next_pair(&d, epoch, index);
+      if (testing::Test::HasFatalFailure()) return;
+    }
+    Result<Batch> h_end = host.Next();
+    Result<Batch> d_end = device.Next();
+    ASSERT_TRUE(h_end.ok() && d_end.ok()) << d_end.status().ToString();
+    EXPECT_TRUE(h_end->empty());
+    EXPECT_TRUE(d_end->empty());
+  };
+  // Gives the workers time to fill and upload the batches ahead, so that
+  // the run change drops uploaded slots, not only empty ones.
+  auto let_prefetch_fill = [] { std::this_thread::sleep_for(std::chrono::milliseconds(100)); };
+
+  Batch held;
+  next_pair(&held, 0, 0);
+  ASSERT_FALSE(HasFatalFailure());
+  const std::vector<uint8_t> held_bytes = device_bytes(held);
+  Batch second;
+  next_pair(&second, 0, 1);
+  ASSERT_FALSE(HasFatalFailure());
+  second.Release();
+  let_prefetch_fill();
+
+  // SetEpoch while `held` keeps its buffers.
+  host.SetEpoch(1);
+  device.SetEpoch(1);
+  rest_of_epoch(1, 0);
+  ASSERT_FALSE(HasFatalFailure());
+  EXPECT_TRUE(device_bytes(held) == held_bytes) << "held batch changed across SetEpoch";
+
+  // Restore to a saved state while `held` and a batch taken after the save
+  // are both held.
+  host.SetEpoch(2);
+  device.SetEpoch(2);
+  for (uint64_t index = 0; index < 3; ++index) {
+    Batch d;
+    next_pair(&d, 2, index);
+    ASSERT_FALSE(HasFatalFailure());
+  }
+  const SamplerState host_state = host.state();
+  const SamplerState device_state = device.state();
+  EXPECT_EQ(device_state.position, 3u * cpu.batch_size);
+  Batch after_save;
+  next_pair(&after_save, 2, 3);
+  ASSERT_FALSE(HasFatalFailure());
+  const std::vector<uint8_t> after_save_bytes = device_bytes(after_save);
+  {
+    Batch d;
+    next_pair(&d, 2, 4);
+    ASSERT_FALSE(HasFatalFailure());
+  }
+  let_prefetch_fill();
+  ASSERT_TRUE(host.Restore(host_state).ok());
+  ASSERT_TRUE(device.Restore(device_state).ok());
+  rest_of_epoch(2, 3);
+  ASSERT_FALSE(HasFatalFailure());
+  EXPECT_TRUE(device_bytes(held) == held_bytes) << "held batch changed across Restore";
+  EXPECT_TRUE(device_bytes(after_save) == after_save_bytes) << "batch held across Restore changed";
+  EXPECT_EQ(held.epoch(), 0u);
+  EXPECT_EQ(held.index(), 0u);
+  EXPECT_EQ(after_save.epoch(), 2u);
+  EXPECT_EQ(after_save.index(), 3u);
+
+  // Released, their buffers circulate again: a whole epoch more.
+  held.Release();
+  after_save.Release();
+  host.SetEpoch(3);
+  device.SetEpoch(3);
+  rest_of_epoch(3, 0);
 }
 
 }  // namespace
