@@ -9,6 +9,9 @@
 //   BM_LoaderCpu/threads:T        images/s into host batches
 //   BM_LoaderCuda/threads:T       images/s to the GPU (float32 NCHW normalised),
 //                                 each batch waited for on the host
+//   BM_LoaderCudaNoSync/threads:T the same without the host wait (the batch is
+//                                 released at once; Release still waits for
+//                                 the copy out of the pinned buffer)
 //   BM_LoaderCudaStep/step_ms:S   the same with a simulated training step of S
 //                                 ms per batch: wait_share = the step loop's
 //                                 time spent waiting for data
@@ -16,6 +19,19 @@
 //                                 loader's upload of a 256x224x224x3 batch, and
 //                                 of the conversion kernel vs a device copy
 // GPU rows report an error (skip) without a CUDA device.
+//
+// Counters of every loader row, from LoaderStats and the consumer loop:
+//   wait_share        consumer blocked in Next() / wall time
+//   busy_share        worker thread-seconds in read+decode+layout+upload /
+//                     (threads x wall): below 1 = workers idle (no sample
+//                     they may start: prefetch window or pool full, epoch tail)
+//   decode_us_img     read+decode+layout thread-microseconds per image (the
+//                     per-image CPU cost; higher = slower cores, not stalls)
+//   upload_ms_batch   worker time in DeviceBatches::Upload per batch
+//   sync_ms_batch     consumer time in the per-batch body: Batch::Synchronize
+//                     (Step rows: plus the simulated step)
+//   release_ms_batch  consumer time in Batch::Release per batch (GPU: records
+//                     `consumed`, waits for the copy out of the pinned buffer)
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
@@ -62,14 +78,18 @@ Result<std::shared_ptr<Dataset>> BenchDataset() {
 int Cores() { return static_cast<int>(std::thread::hardware_concurrency()); }
 
 // One epoch per iteration; `per_batch` runs on every batch.
+double SecondsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
 template <typename PerBatch>
 void RunEpochs(benchmark::State& state, LoaderOptions options, PerBatch per_batch) {
   Result<std::shared_ptr<Dataset>> dataset = BenchDataset();
   if (!dataset.ok()) return state.SkipWithError(dataset.status().ToString().c_str());
   Result<std::unique_ptr<Loader>> loader = Loader::Create(*dataset, options);
   if (!loader.ok()) return state.SkipWithError(loader.status().ToString().c_str());
-  uint64_t epoch = 0, images = 0;
-  double wait_s = 0, wall_s = 0;
+  uint64_t epoch = 0, images = 0, batches = 0;
+  double wait_s = 0, wall_s = 0, work_s = 0, upload_s = 0, per_batch_s = 0, release_s = 0;
   for (auto _ : state) {
     (*loader)->SetEpoch(epoch++);
     const LoaderStats before = (*loader)->stats();
@@ -77,16 +97,30 @@ void RunEpochs(benchmark::State& state, LoaderOptions options, PerBatch per_batc
       Result<Batch> batch = (*loader)->Next();
       if (!batch.ok()) return state.SkipWithError(batch.status().ToString().c_str());
       if (batch->empty()) break;
+      auto t0 = std::chrono::steady_clock::now();
       per_batch(*batch);
+      per_batch_s += SecondsSince(t0);
+      t0 = std::chrono::steady_clock::now();
+      batch->Release();
+      release_s += SecondsSince(t0);
     }
     const LoaderStats after = (*loader)->stats();
     images += after.samples - before.samples;
+    batches += after.batches - before.batches;
     wait_s += after.wait_s - before.wait_s;
     wall_s += after.wall_s - before.wall_s;
+    work_s += (after.read_s + after.decode_s + after.layout_s) - (before.read_s + before.decode_s + before.layout_s);
+    upload_s += after.upload_s - before.upload_s;
   }
+  const int threads = (*loader)->threads();
   state.counters["images_per_s"] = benchmark::Counter(double(images), benchmark::Counter::kIsRate);
   state.counters["wait_share"] = wall_s > 0 ? wait_s / wall_s : 0.0;
-  state.counters["threads"] = (*loader)->threads();
+  state.counters["threads"] = threads;
+  state.counters["busy_share"] = wall_s > 0 ? (work_s + upload_s) / (threads * wall_s) : 0.0;
+  state.counters["decode_us_img"] = images > 0 ? work_s / double(images) * 1e6 : 0.0;
+  state.counters["upload_ms_batch"] = batches > 0 ? upload_s / double(batches) * 1e3 : 0.0;
+  state.counters["sync_ms_batch"] = batches > 0 ? per_batch_s / double(batches) * 1e3 : 0.0;
+  state.counters["release_ms_batch"] = batches > 0 ? release_s / double(batches) * 1e3 : 0.0;
 }
 
 LoaderOptions TrainOptions(int threads) {
@@ -108,7 +142,14 @@ void BM_LoaderCuda(benchmark::State& state) {
     if (!batch.Synchronize().ok()) state.SkipWithError("Batch::Synchronize failed");
   });
 }
-BENCHMARK(BM_LoaderCuda)->ArgName("threads")->Arg(1)->Arg(Cores())->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_LoaderCuda)->ArgName("threads")->Arg(1)->Arg(Cores() / 2)->Arg(Cores())->UseRealTime()->Unit(benchmark::kMillisecond);
+
+void BM_LoaderCudaNoSync(benchmark::State& state) {
+  LoaderOptions options = TrainOptions(static_cast<int>(state.range(0)));
+  options.cuda.device = 0;
+  RunEpochs(state, options, [](const Batch&) {});
+}
+BENCHMARK(BM_LoaderCudaNoSync)->ArgName("threads")->Arg(Cores())->UseRealTime()->Unit(benchmark::kMillisecond);
 
 void BM_LoaderCudaStep(benchmark::State& state) {
   LoaderOptions options = TrainOptions(0);
