@@ -84,6 +84,10 @@ struct HorizontalJob {
   const int16_t* pair_weights;
 };
 
+// The output pixel written at position `o` of the row: outputs are written
+// in increasing address order, so a flip reverses the order of x.
+inline int OutputX(const HorizontalJob& j, int o) { return j.flip ? j.dst_width - 1 - o : o; }
+
 // Lays out, for each pair of outputs in output order, the source offsets and
 // the split weights the AVX2 kernel loads: per pair of taps, 16 int16 of hi
 // weights then 16 of lo, each 8 = (w_k, w_k+1) x 4 for one pixel.
@@ -92,8 +96,7 @@ void PlanHorizontalPairs(const HorizontalJob& j, ResampleScratch* s) {
   s->pairs.resize(pair_count);
   size_t steps_total = 0;
   for (int q = 0; q < pair_count; ++q) {
-    const int x0 = j.flip ? j.dst_width - 1 - 2 * q : 2 * q;
-    const int x1 = j.flip ? x0 - 1 : x0 + 1;
+    const int x0 = OutputX(j, 2 * q), x1 = OutputX(j, 2 * q + 1);
     const int steps = (std::max(j.count[x0], j.count[x1]) + 1) / 2;
     HorizontalPair& pair = s->pairs[q];
     pair.src0 = j.first[x0] * 3;
@@ -112,8 +115,7 @@ void PlanHorizontalPairs(const HorizontalJob& j, ResampleScratch* s) {
   for (int q = 0; q < pair_count; ++q) {
     const HorizontalPair& pair = s->pairs[q];
     if (pair.tap_pairs < 0) continue;
-    const int x[2] = {j.flip ? j.dst_width - 1 - 2 * q : 2 * q,
-                      j.flip ? j.dst_width - 2 - 2 * q : 2 * q + 1};
+    const int x[2] = {OutputX(j, 2 * q), OutputX(j, 2 * q + 1)};
     int16_t* block = s->pair_weights.data() + static_cast<size_t>(pair.weight_index) * 16;
     for (int k = 0; k < pair.tap_pairs; ++k, block += 32) {
       for (int half = 0; half < 2; ++half) {
@@ -164,8 +166,8 @@ __attribute__((target("avx2"))) void HorizontalRowAvx2(const HorizontalJob& j, c
   int o = 0;
   for (; o + 1 < j.dst_width; o += 2, ++pair) {
     if (pair->tap_pairs < 0) {
-      HorizontalPixel(j, in, j.flip ? j.dst_width - 1 - o : o, out + 3 * o);
-      HorizontalPixel(j, in, j.flip ? j.dst_width - 2 - o : o + 1, out + 3 * o + 3);
+      HorizontalPixel(j, in, OutputX(j, o), out + 3 * o);
+      HorizontalPixel(j, in, OutputX(j, o + 1), out + 3 * o + 3);
       continue;
     }
     const uint8_t* p0 = in + pair->src0;
@@ -189,12 +191,12 @@ __attribute__((target("avx2"))) void HorizontalRowAvx2(const HorizontalJob& j, c
     std::memcpy(out + 3 * o, &first, 4);   // the 4th byte is overwritten next
     std::memcpy(out + 3 * o + 3, &second, 4);  // needs the buffer's 1-byte slack
   }
-  if (o < j.dst_width) HorizontalPixel(j, in, j.flip ? 0 : o, out + 3 * o);
+  if (o < j.dst_width) HorizontalPixel(j, in, OutputX(j, o), out + 3 * o);
 }
 
 void HorizontalRowScalar(const HorizontalJob& j, const uint8_t* in, uint8_t* out) {
   for (int o = 0; o < j.dst_width; ++o) {
-    HorizontalPixel(j, in, j.flip ? j.dst_width - 1 - o : o, out + 3 * o);
+    HorizontalPixel(j, in, OutputX(j, o), out + 3 * o);
   }
 }
 
