@@ -114,7 +114,7 @@ class ImageReader {
   // The crop window planned for a record: (x, y, width, height, flip), in the
   // stored orientation (display orientation with apply_exif).
   py::tuple Window(int64_t index, uint64_t epoch) {
-    uint64_t id = static_cast<uint64_t>(index);
+    uint64_t id = RecordId(index);
     auto blob = ds_->dataset->GetBlob(id, image_field_);
     if (!blob.ok()) RaiseStatus(blob.status());
     JpegInfo info = Unwrap(unirecord::ProbeJpeg(blob->data()));

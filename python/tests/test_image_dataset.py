@@ -85,6 +85,16 @@ def test_crops_are_keyed_by_seed_epoch_and_record(image_records):
     assert torch.equal(ds[2][0], ds[2][0])
 
 
+def test_crop_window_indexes_like_getitem(image_records):
+    ds = unirecord.ImageDataset(image_records, seed=3)
+    assert ds.crop_window(-1) == ds.crop_window(len(ds) - 1)
+    for bad in (len(ds), -len(ds) - 1):
+        with pytest.raises(IndexError):
+            ds.crop_window(bad)
+        with pytest.raises(IndexError):
+            ds[bad]
+
+
 def test_dataloader_workers_match_direct_indexing(image_records):
     ds = unirecord.ImageDataset(image_records, unirecord.RandomResizedCrop(64, flip=True), seed=1)
     ds.set_epoch(2)
