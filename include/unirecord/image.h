@@ -179,6 +179,9 @@ struct DecodeStats {
   int scale_num = 8;             // DCT scale used: scale_num / 8
   int decoded_width = 0;         // columns libjpeg produced (iMCU-aligned)
   int decoded_height = 0;        // rows libjpeg produced
+  // Restart segments decoded for a file in the fast layout (docs/image.md);
+  // 0 when the whole scan up to the region's last row was decoded.
+  int restart_segments = 0;
 };
 
 // An owned RGB image, HWC, rows packed (stride = 3 * width).

@@ -14,6 +14,8 @@
 #include <jpeglib.h>
 
 #include "image/crop_geometry.h"
+#include "image/jpeg_header.h"
+#include "image/jpeg_restart_crop.h"
 #include "image/resample.h"
 #include "unirecord/image.h"
 
@@ -219,6 +221,12 @@ int ChooseScale(const JpegInfo& info, const CropWindow& window, int out_width, i
   return 8;
 }
 
+// What the header probe found.
+struct Probe {
+  JpegInfo info;
+  image_internal::JpegHeaderLayout layout;
+};
+
 // A decoded block of RGB pixels in display orientation.
 struct RgbView {
   const uint8_t* data;
@@ -238,10 +246,11 @@ struct JpegDecoder::State {
   std::vector<uint8_t> rgb;       // CMYK converted to RGB
   std::vector<uint8_t> oriented;  // EXIF orientation applied
   image_internal::ResampleScratch resample;
+  image_internal::RestartCropScratch restart_crop;
 
   // Decodes `region` (display orientation, scaled pixels at scale_num/8) of
   // the image into a view of RGB pixels.
-  Status DecodeRegion(std::string_view bytes, const JpegInfo& info, const DecodeOptions& options,
+  Status DecodeRegion(std::string_view bytes, const Probe& probe, const DecodeOptions& options,
                       int scale_num, const Rect& region, RgbView* view, DecodeStats* stats);
 };
 
@@ -256,10 +265,11 @@ JpegDecoder::~JpegDecoder() {
   if (state_->created) jpeg_destroy_decompress(&state_->cinfo);
 }
 
-Status JpegDecoder::State::DecodeRegion(std::string_view bytes, const JpegInfo& info,
+Status JpegDecoder::State::DecodeRegion(std::string_view bytes, const Probe& probe,
                                         const DecodeOptions& options, int scale_num,
                                         const Rect& region, RgbView* view, DecodeStats* stats) {
   if (!created) return Status::Internal("libjpeg decompressor could not be created");
+  const JpegInfo& info = probe.info;
   const int orientation = options.apply_exif ? info.exif_orientation : 1;
   const int stored_w = ScaledSize(info.width, scale_num);
   const int stored_h = ScaledSize(info.height, scale_num);
@@ -267,43 +277,72 @@ Status JpegDecoder::State::DecodeRegion(std::string_view bytes, const JpegInfo& 
   const bool cmyk = info.components == 4;
   const int channels = cmyk ? 4 : 3;
 
-  // Extra columns: with fancy upsampling, the first and last columns of a
-  // cropped decode differ from the same columns of a full decode. One on the
-  // right is not enough when the crop starts at column 0 and is 2 wide
-  // (both columns are then edges), hence two.
-  const int crop_x0 = std::max(stored.x - 1, 0);
-  const int crop_x1 = std::min(stored.x + stored.width + 2, stored_w);
-  const size_t stride = static_cast<size_t>(stored_w) * channels;
-  rows.resize(stride * stored.height);
-
   RegionRequest req;
-  req.data = reinterpret_cast<const unsigned char*>(bytes.data());
-  req.size = bytes.size();
   req.out_color_space = cmyk ? JCS_CMYK : JCS_RGB;
   req.scale_num = scale_num;
   req.max_memory = static_cast<unsigned long>(
       std::min<int64_t>(options.limits.max_pixels * 8, int64_t{1} << 31));
-  req.image_width = static_cast<unsigned int>(stored_w);
-  req.image_height = static_cast<unsigned int>(stored_h);
-  req.crop_x = static_cast<unsigned int>(crop_x0);
-  req.crop_width = static_cast<unsigned int>(crop_x1 - crop_x0);
   req.y = static_cast<unsigned int>(stored.y);
   req.height = static_cast<unsigned int>(stored.height);
-  req.rows = rows.data();
-  req.stride = stride;
   RegionResult result{};
+  // Decodes `data` (an image_w x image_h scaled-pixel JPEG whose top-left is
+  // (origin_x, origin_y) of the stored image) into `rows`. Extra columns:
+  // with fancy upsampling, the first and last columns of a cropped decode
+  // differ from the same columns of a full decode. One on the right is not
+  // enough when the crop starts at column 0 and is 2 wide (both columns are
+  // then edges), hence two.
+  auto decode = [&](std::string_view data, int image_w, int image_h, int origin_x, int origin_y,
+                    bool strict) {
+    const int x = stored.x - origin_x;
+    const int crop_x0 = std::max(x - 1, 0);
+    const int crop_x1 = std::min(x + stored.width + 2, image_w);
+    req.data = reinterpret_cast<const unsigned char*>(data.data());
+    req.size = data.size();
+    req.image_width = static_cast<unsigned int>(image_w);
+    req.image_height = static_cast<unsigned int>(image_h);
+    req.crop_x = static_cast<unsigned int>(crop_x0);
+    req.crop_width = static_cast<unsigned int>(crop_x1 - crop_x0);
+    req.y = static_cast<unsigned int>(stored.y - origin_y);
+    req.stride = static_cast<size_t>(image_w) * channels;
+    rows.resize(req.stride * stored.height);
+    req.rows = rows.data();
+    err.strict = strict;
+    err.warnings = 0;
+    err.first_warning[0] = '\0';
+    err.message[0] = '\0';
+    const bool ok = RunLibjpegDecode(&cinfo, &err, &req, &result);
+    result.x_offset += origin_x;  // now a column of the stored image
+    return ok;
+  };
 
-  err.strict = options.strict;
-  err.warnings = 0;
-  err.first_warning[0] = '\0';
-  err.message[0] = '\0';
-  const bool ok = RunLibjpegDecode(&cinfo, &err, &req, &result);
+  // The fast layout: decode only the restart segments under the region,
+  // plus one pixel around it for the chroma upsampler. Any warning there
+  // means the data is not what the grid promised: fall back to the whole scan.
+  bool ok = false;
+  int segments = 0;
+  image_internal::RestartGrid grid;
+  if (image_internal::FindRestartGrid(info, probe.layout, &grid)) {
+    const int unit = 8 / scale_num;  // full-scale pixels per decoded pixel
+    const int x0 = std::max(stored.x - 1, 0), x1 = std::min(stored.x + stored.width + 1, stored_w);
+    const int y0 = std::max(stored.y - 1, 0), y1 = std::min(stored.y + stored.height + 1, stored_h);
+    image_internal::SubImage sub;
+    if (image_internal::AssembleSubImage(bytes, probe.layout, grid, x0 * unit, y0 * unit,
+                                         (x1 - 1) * unit + 1, (y1 - 1) * unit + 1, &restart_crop,
+                                         &sub) &&
+        !sub.whole_image) {
+      ok = decode(restart_crop.jpeg, ScaledSize(sub.width, scale_num),
+                  ScaledSize(sub.height, scale_num), sub.x / unit, sub.y / unit, true);
+      if (ok) segments = sub.segments;
+    }
+  }
+  if (!ok) ok = decode(bytes, stored_w, stored_h, 0, 0, options.strict);
   if (stats != nullptr) {
     stats->warnings = err.warnings;
     stats->first_warning = err.first_warning;
     stats->scale_num = scale_num;
     stats->decoded_width = static_cast<int>(result.output_width);
     stats->decoded_height = stored.height;
+    stats->restart_segments = segments;
   }
   if (!ok) {
     std::string message = err.message;
@@ -312,6 +351,7 @@ Status JpegDecoder::State::DecodeRegion(std::string_view bytes, const JpegInfo& 
     }
     return Status::Corruption("JPEG decode: " + message);
   }
+  const size_t stride = req.stride;
 
   const uint8_t* block = rows.data() + (stored.x - static_cast<int>(result.x_offset)) * channels;
   size_t block_stride = stride;
@@ -338,8 +378,9 @@ namespace {
 
 // Probes, checks limits and validates the window against the display size.
 Status Prepare(std::string_view bytes, const DecodeOptions& options, const CropWindow* window,
-               JpegInfo* info) {
-  UREC_ASSIGN_OR_RETURN(*info, ProbeJpeg(bytes));
+               Probe* probe) {
+  JpegInfo* info = &probe->info;
+  UREC_ASSIGN_OR_RETURN(*info, image_internal::ProbeJpegHeader(bytes, &probe->layout));
   UREC_RETURN_IF_ERROR(CheckDecodable(*info, options.limits));
   if (options.strict && !info->has_eoi) {
     return Status::Corruption("JPEG data (strict mode): truncated, no EOI marker at the end");
@@ -378,22 +419,23 @@ RgbImage CopyOut(const RgbView& view, bool flip) {
 }  // namespace
 
 Result<RgbImage> JpegDecoder::Decode(std::string_view bytes, DecodeStats* stats) {
-  JpegInfo info;
-  UREC_RETURN_IF_ERROR(Prepare(bytes, options_, nullptr, &info));
+  Probe probe;
+  UREC_RETURN_IF_ERROR(Prepare(bytes, options_, nullptr, &probe));
+  const JpegInfo& info = probe.info;
   const int w = options_.apply_exif ? info.display_width() : info.width;
   const int h = options_.apply_exif ? info.display_height() : info.height;
   RgbView view;
-  UREC_RETURN_IF_ERROR(state_->DecodeRegion(bytes, info, options_, 8, {0, 0, w, h}, &view, stats));
+  UREC_RETURN_IF_ERROR(state_->DecodeRegion(bytes, probe, options_, 8, {0, 0, w, h}, &view, stats));
   return CopyOut(view, false);
 }
 
 Result<RgbImage> JpegDecoder::DecodeCrop(std::string_view bytes, const CropWindow& window,
                                          DecodeStats* stats) {
-  JpegInfo info;
-  UREC_RETURN_IF_ERROR(Prepare(bytes, options_, &window, &info));
+  Probe probe;
+  UREC_RETURN_IF_ERROR(Prepare(bytes, options_, &window, &probe));
   RgbView view;
   UREC_RETURN_IF_ERROR(state_->DecodeRegion(
-      bytes, info, options_, 8, {window.x, window.y, window.width, window.height}, &view, stats));
+      bytes, probe, options_, 8, {window.x, window.y, window.width, window.height}, &view, stats));
   return CopyOut(view, window.flip);
 }
 
@@ -406,8 +448,9 @@ Status JpegDecoder::DecodeCropResized(std::string_view bytes, const CropWindow& 
                                    std::to_string(out_height) + " does not fit a buffer of " +
                                    std::to_string(out_size) + " bytes");
   }
-  JpegInfo info;
-  UREC_RETURN_IF_ERROR(Prepare(bytes, options_, &window, &info));
+  Probe probe;
+  UREC_RETURN_IF_ERROR(Prepare(bytes, options_, &window, &probe));
+  const JpegInfo& info = probe.info;
   const int scale = options_.dct_scaling ? ChooseScale(info, window, out_width, out_height) : 8;
   // The window in scaled pixels: a whole-pixel region to decode and the
   // exact (fractional) box inside it to resample.
@@ -420,7 +463,7 @@ Status JpegDecoder::DecodeCropResized(std::string_view bytes, const CropWindow& 
   region.width = std::min(ScaledSize(window.x + window.width, scale), display_w) - region.x;
   region.height = std::min(ScaledSize(window.y + window.height, scale), display_h) - region.y;
   RgbView view;
-  UREC_RETURN_IF_ERROR(state_->DecodeRegion(bytes, info, options_, scale, region, &view, stats));
+  UREC_RETURN_IF_ERROR(state_->DecodeRegion(bytes, probe, options_, scale, region, &view, stats));
   const image_internal::SourceBox box{
       window.x * f - region.x, window.y * f - region.y,
       std::min((window.x + window.width) * f - region.x, static_cast<double>(region.width)),
@@ -439,8 +482,9 @@ Status JpegDecoder::DecodeCenterCrop(std::string_view bytes, int size, int resiz
                                    std::to_string(resize_shorter) + " does not fit a buffer of " +
                                    std::to_string(out_size) + " bytes");
   }
-  JpegInfo info;
-  UREC_RETURN_IF_ERROR(Prepare(bytes, options_, nullptr, &info));
+  Probe probe;
+  UREC_RETURN_IF_ERROR(Prepare(bytes, options_, nullptr, &probe));
+  const JpegInfo& info = probe.info;
   const int w = options_.apply_exif ? info.display_width() : info.width;
   const int h = options_.apply_exif ? info.display_height() : info.height;
   const CropWindow window = PlanCenterCrop(w, h, size, resize_shorter);
@@ -459,7 +503,7 @@ Status JpegDecoder::DecodeCenterCrop(std::string_view bytes, int size, int resiz
   image_internal::SourceRange(ay, &y0, &y1);
   RgbView view;
   UREC_RETURN_IF_ERROR(
-      state_->DecodeRegion(bytes, info, options_, 8, {x0, y0, x1 - x0, y1 - y0}, &view, stats));
+      state_->DecodeRegion(bytes, probe, options_, 8, {x0, y0, x1 - x0, y1 - y0}, &view, stats));
   image_internal::ResampleRgbAxes(view.data, x0, y0, view.width, view.height, view.stride, ax, ay,
                                   out, static_cast<size_t>(size) * 3, false, &state_->resample);
   return Status::OK();

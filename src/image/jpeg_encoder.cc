@@ -60,6 +60,8 @@ bool RunLibjpegEncode(jpeg_compress_struct* cinfo, EncodeError* err, const uint8
   }
   cinfo->arith_code = spec->arithmetic ? TRUE : FALSE;
   if (spec->progressive) jpeg_simple_progression(cinfo);
+  cinfo->restart_interval = static_cast<unsigned int>(spec->restart_interval);
+  cinfo->optimize_coding = spec->optimize_coding ? TRUE : FALSE;
   jpeg_start_compress(cinfo, TRUE);
   const size_t stride = static_cast<size_t>(spec->width) * channels;
   while (cinfo->next_scanline < cinfo->image_height) {

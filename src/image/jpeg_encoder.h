@@ -29,6 +29,11 @@ struct EncodeSpec {
   // libjpeg's fast integer forward DCT (JDCT_IFAST) instead of the accurate
   // one (JDCT_ISLOW); TurboJPEG's choice below quality 96.
   bool fast_dct = false;
+  // A restart marker every restart_interval MCUs (0: none), and Huffman
+  // tables optimized for the image: with an interval that divides the MCUs
+  // per row, the fast layout JpegDecoder crops from restart segments.
+  int restart_interval = 0;
+  bool optimize_coding = false;
 };
 
 // `pixels` holds spec.width x spec.height packed RGB (or CMYK when spec.cmyk),

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <string>
 
+#include "image/jpeg_header.h"
 #include "unirecord/image.h"
 
 namespace unirecord {
@@ -174,6 +175,13 @@ const char* JpegProcessName(JpegProcess p) {
 }
 
 Result<JpegInfo> ProbeJpeg(std::string_view bytes) {
+  return image_internal::ProbeJpegHeader(bytes, nullptr);
+}
+
+Result<JpegInfo> image_internal::ProbeJpegHeader(std::string_view bytes,
+                                                 JpegHeaderLayout* layout) {
+  JpegHeaderLayout unused;
+  if (layout == nullptr) layout = &unused;
   const unsigned char* b = U8(bytes);
   const size_t n = bytes.size();
   if (n < 2 || b[0] != 0xFF || b[1] != 0xD8) {
@@ -229,6 +237,7 @@ Result<JpegInfo> ProbeJpeg(std::string_view bytes) {
     if (IsSofMarker(marker)) {
       if (saw_sof) return Status::Corruption("JPEG header: two frame headers (SOF)");
       saw_sof = true;
+      layout->sof_payload = p - length + 2;
       if (payload.size() < 6) return Status::Corruption("JPEG header: SOF segment too short");
       info.precision = s[0];
       info.height = (s[1] << 8) | s[2];
@@ -245,7 +254,11 @@ Result<JpegInfo> ProbeJpeg(std::string_view bytes) {
                                     "x" + std::to_string(v) + " of component " +
                                     std::to_string(i));
         }
-        if (i < 4) comps[i] = {s[6 + 3 * i], h, v};
+        if (i < 4) {
+          comps[i] = {s[6 + 3 * i], h, v};
+          layout->h_samp[i] = h;
+          layout->v_samp[i] = v;
+        }
       }
       ncomps = info.components < 4 ? info.components : 4;
       const int kind = marker & 0x0F;  // 0 baseline, 1 ext, 2 prog, 3 lossless, 5-7 hier.
@@ -263,9 +276,12 @@ Result<JpegInfo> ProbeJpeg(std::string_view bytes) {
       }
       info.progressive = info.process == JpegProcess::kProgressive;
     } else if (marker == 0xDA) {
+      layout->scan_components = payload.empty() ? 0 : s[0];
+      layout->scan_data = p;
       break;  // entropy-coded data follows: the header is complete
     } else if (marker == 0xDD) {
-      info.has_restart_markers = payload.size() >= 2 && ((s[0] << 8) | s[1]) != 0;
+      layout->restart_interval = payload.size() >= 2 ? (s[0] << 8) | s[1] : 0;
+      info.has_restart_markers = layout->restart_interval != 0;
     } else if (marker == 0xE0) {
       if (StartsWith(payload, 0, std::string_view("JFIF\0", 5))) saw_jfif = true;
     } else if (marker == 0xE1) {

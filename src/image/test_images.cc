@@ -1,6 +1,7 @@
 #include "image/test_images.h"
 
 #include <algorithm>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 
@@ -26,6 +27,43 @@ std::string ReadCorpusFile(const std::string& name) {
   std::ifstream in(std::string(UNIRECORD_TEST_DATA_DIR) + "/jpeg-conformance/" + name,
                    std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+RgbImage CropOf(const RgbImage& full, const CropWindow& w) {
+  RgbImage out;
+  out.width = w.width;
+  out.height = w.height;
+  out.pixels.resize(static_cast<size_t>(w.width) * w.height * 3);
+  for (int y = 0; y < w.height; ++y) {
+    for (int x = 0; x < w.width; ++x) {
+      int sx = w.flip ? w.x + w.width - 1 - x : w.x + x;
+      std::memcpy(&out.pixels[(static_cast<size_t>(y) * w.width + x) * 3],
+                  &full.pixels[(static_cast<size_t>(w.y + y) * full.width + sx) * 3], 3);
+    }
+  }
+  return out;
+}
+
+std::vector<CropWindow> EdgeWindows(int w, int h) {
+  std::vector<CropWindow> windows = {
+      {0, 0, w, h, false},
+      {0, 0, 1, 1, false},
+      {w - 1, h - 1, 1, 1, false},
+      {w - 1, 0, 1, 1, false},
+      {0, h - 1, 1, 1, false},
+      {w / 2, h / 2, 1, 1, false},
+      {0, 0, w / 2 + 1, h / 3, false},            // top-left
+      {w / 3, 0, w - w / 3, h / 2, false},        // top-right
+      {0, h / 2, w / 3 + 5, h - h / 2, false},    // bottom-left
+      {w - 17, h - 9, 17, 9, false},              // bottom-right
+      {17, 9, w - 34, h - 18, false},             // interior
+      {1, 1, w - 2, h - 2, true},                 // flipped
+      {15, 7, 33, 21, false},                     // just before iMCU boundaries
+      {16, 8, 16, 16, false},                     // aligned
+      {31, 3, 2, h - 6, false},                   // narrow column
+      {3, 31, w - 6, 2, true},                    // thin row
+  };
+  return windows;
 }
 
 }  // namespace unirecord::testing

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "image/jpeg_encoder.h"
+#include "unirecord/image.h"
 
 namespace unirecord::testing {
 
@@ -20,6 +21,13 @@ std::vector<uint8_t> SyntheticRgb(int width, int height);
 
 // A file from tests/data/jpeg-conformance.
 std::string ReadCorpusFile(const std::string& name);
+
+// The window `w` of `full`, mirrored when w.flip.
+RgbImage CropOf(const RgbImage& full, const CropWindow& w);
+
+// Windows touching every edge, 1x1 corners, odd offsets and the whole image
+// of a w x h image (some may not fit a small image: callers skip those).
+std::vector<CropWindow> EdgeWindows(int w, int h);
 
 }  // namespace unirecord::testing
 
