@@ -42,12 +42,37 @@ boolean GrowDestination(j_compress_ptr cinfo) {
   return TRUE;
 }
 
+// The APPn and COM segments before the frame header (SOFn). The output
+// holds all of them before its frame header, so a source with any after it
+// is kept as it was: readers may treat those differently (Pillow reads ICC
+// chunks only up to SOF).
+int MetadataSegmentsBeforeFrame(std::string_view jpeg) {
+  int count = 0;
+  size_t i = 2;  // after SOI
+  while (i + 4 <= jpeg.size() && static_cast<uint8_t>(jpeg[i]) == 0xFF) {
+    const int marker = static_cast<uint8_t>(jpeg[i + 1]);
+    if (marker == 0xFF) {  // fill byte
+      ++i;
+      continue;
+    }
+    const bool frame = marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC;
+    if (frame || marker == 0xDA) break;
+    if ((marker >= 0xE0 && marker <= 0xEF) || marker == 0xFE) ++count;
+    i += 2 + ((static_cast<uint8_t>(jpeg[i + 2]) << 8) | static_cast<uint8_t>(jpeg[i + 3]));
+  }
+  return count;
+}
+
 struct TranscodeJob {
   const unsigned char* data;
   unsigned long size;
   GrowingDestination dest;
   size_t output_size;     // bytes written, once finished
-  size_t trailing_bytes;  // bytes after the EOI marker (then nothing is written)
+  // Why nothing was written although libjpeg read the file: bytes after its
+  // EOI marker, or more APPn/COM segments than before its frame header.
+  size_t trailing_bytes;
+  int segments_before_frame;
+  int segments;
 };
 
 // Returns false with err->message set on a libjpeg error or warning.
@@ -68,7 +93,8 @@ bool RunLibjpegTranscode(jpeg_decompress_struct* src, jpeg_compress_struct* dst,
   jpeg_read_header(src, TRUE);
   jvirt_barray_ptr* coefficients = jpeg_read_coefficients(src);
   job->trailing_bytes = src->src->bytes_in_buffer;
-  if (job->trailing_bytes > 0) {
+  for (jpeg_saved_marker_ptr m = src->marker_list; m != nullptr; m = m->next) ++job->segments;
+  if (job->trailing_bytes > 0 || job->segments > job->segments_before_frame) {
     jpeg_destroy_compress(dst);
     jpeg_destroy_decompress(src);
     return true;
@@ -139,6 +165,7 @@ Result<TranscodeResult> TranscodeToFastLayout(std::string_view jpeg) {
   std::memset(&dst, 0, sizeof dst);
   job.data = reinterpret_cast<const unsigned char*>(jpeg.data());
   job.size = static_cast<unsigned long>(jpeg.size());
+  job.segments_before_frame = MetadataSegmentsBeforeFrame(jpeg);
   // Room for the source plus its restart markers and table changes, mostly.
   job.dest.capacity = jpeg.size() + jpeg.size() / 8 + 4096;
   job.dest.buffer = static_cast<unsigned char*>(std::malloc(job.dest.capacity));
@@ -150,6 +177,9 @@ Result<TranscodeResult> TranscodeToFastLayout(std::string_view jpeg) {
   } else if (job.trailing_bytes > 0) {
     result = Refused("data after EOI", std::to_string(job.trailing_bytes) +
                                            " bytes after the EOI marker (e.g. an MPO's second image)");
+  } else if (job.segments > job.segments_before_frame) {
+    result = Refused("metadata after SOF", std::to_string(job.segments - job.segments_before_frame) +
+                                               " APPn/COM segments after the frame header");
   } else {
     result.layout = JpegLayout::kFast;
     result.jpeg.assign(reinterpret_cast<const char*>(job.dest.buffer), job.output_size);

@@ -33,7 +33,8 @@ struct TranscodeResult {
   std::string jpeg;    // kFast: the transcoded JPEG; kOriginal: empty (keep the source)
   // kOriginal: why the transcode was refused, one of a small fixed set
   // ("not 8-bit", "not decodable", "libjpeg warning", "libjpeg error",
-  // "data after EOI"), and the specifics (libjpeg's message, a byte count).
+  // "data after EOI", "metadata after SOF"), and the specifics (libjpeg's
+  // message, a byte count).
   std::string reason;
   std::string detail;
 };
@@ -49,8 +50,9 @@ int FastLayoutRestartInterval(int mcus_per_row);
 
 // Rewrites `jpeg` into the fast layout with libjpeg's coefficient API. A file
 // it cannot rewrite exactly (not 8-bit, lossless, any libjpeg warning while
-// reading it, bytes after its EOI marker such as an MPO's second image) comes
-// back as kOriginal with the reason. Output bytes depend only on the input.
+// reading it, bytes after its EOI marker such as an MPO's second image, APPn
+// or COM segments after the frame header, which the output could only move
+// before it) comes back as kOriginal with the reason. Output bytes depend only on the input.
 // Errors: what ProbeJpeg returns for data that is not a JPEG header.
 Result<TranscodeResult> TranscodeToFastLayout(std::string_view jpeg);
 
