@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,10 @@ struct ConvertOptions {
   // Fail on the first rejected file instead of listing it and going on.
   bool strict = false;
 
+  // Store every JPEG's source bytes untouched instead of rewriting it into
+  // the fast layout (see ConvertImageFolder).
+  bool keep_original = false;
+
   // fsync the output at the end (tests may turn it off for speed).
   bool sync = true;
 
@@ -67,7 +72,14 @@ struct ConvertReport {
   uint64_t written = 0;              // records in the dataset
   uint64_t rejected = 0;             // image-extension files that are not usable JPEGs
   uint64_t skipped = 0;              // files without an image extension, or outside class folders
-  uint64_t image_bytes = 0;          // bytes of the images written
+  uint64_t image_bytes = 0;          // bytes of the images written (as stored)
+  uint64_t source_bytes = 0;         // bytes of their source files
+  uint64_t transcoded = 0;           // records stored in the fast layout (jpeg_layout 1)
+  uint64_t kept_original = 0;        // records stored as their source bytes (jpeg_layout 0)
+  // Why the transcode was refused, and how often (the records kept as they
+  // were although keep_original was off): "libjpeg warning", "data after
+  // EOI", ... (empty with keep_original).
+  std::map<std::string, uint64_t> kept_original_reasons;
   uint64_t output_bytes = 0;         // shard and index files together
   uint32_t shards = 0;
   double seconds = 0;
@@ -90,11 +102,21 @@ struct ConvertReport {
 // sample of ImageFolder among the files that were written.
 //
 // Every candidate is read and its JPEG header checked: JPEGs unirecord can
-// decode (8-bit; grayscale, YCbCr, RGB, CMYK and YCCK) are written with their
-// original bytes; anything else is rejected with a reason. Records have the
-// fields image (bytes), label (int64, indexed), path (string, relative to
-// SRC), width and height (int32, indexed; as stored, EXIF ignored); metadata
-// "classes" holds the class names (EncodeNameList).
+// decode (8-bit; grayscale, YCbCr, RGB, CMYK and YCCK) are written, anything
+// else is rejected with a reason. A written JPEG is rewritten losslessly into
+// the fast layout (docs/image.md): the same quantized DCT coefficients, so
+// every decoder gives the same pixels, re-coded as baseline with optimized
+// Huffman tables, one interleaved scan and restart markers that let the
+// decoder entropy-decode only a crop's part; its APPn/COM segments (EXIF,
+// ICC, Adobe, JFIF) are kept. A JPEG the rewrite cannot reproduce exactly
+// (libjpeg warns while reading it, data follows its EOI marker, ...) is
+// stored as it was and counted in kept_original_reasons; with keep_original
+// every JPEG is. Records have the fields image (bytes), label (int64,
+// indexed), path (string, relative to SRC), width and height (int32, indexed;
+// as stored, EXIF ignored), jpeg_layout (int32: 0 = the source bytes, 1 = the
+// fast layout), source_size (int64: the source file's bytes) and source_xxh3
+// (int64: XXH3-64, seed 0, of the source file, its 64 bits read as signed);
+// metadata "classes" holds the class names (EncodeNameList).
 //
 // The output is byte-identical for the same folder and options, whatever
 // `threads` is. Errors: NotFound / InvalidArgument for a bad SRC, OUT inside

@@ -253,7 +253,7 @@ py::dict ProgressDict(const unirecord::ConvertProgress& p) {
 }
 
 py::dict ConvertImageFolder(const py::object& src, const py::object& out, const py::object& name, uint32_t num_shards,
-                            uint64_t target_shard_bytes, int threads, bool strict, bool sync,
+                            uint64_t target_shard_bytes, int threads, bool strict, bool keep_original, bool sync,
                             const py::object& progress) {
   unirecord::ConvertOptions o;
   if (!name.is_none()) o.name = name.cast<std::string>();
@@ -261,6 +261,7 @@ py::dict ConvertImageFolder(const py::object& src, const py::object& out, const 
   o.target_shard_bytes = target_shard_bytes;
   o.threads = threads;
   o.strict = strict;
+  o.keep_original = keep_original;
   o.sync = sync;
   std::optional<py::error_already_set> callback_error;
   if (!progress.is_none()) {
@@ -290,6 +291,12 @@ py::dict ConvertImageFolder(const py::object& src, const py::object& out, const 
   d["rejected"] = rep.rejected;
   d["skipped"] = rep.skipped;
   d["image_bytes"] = rep.image_bytes;
+  d["source_bytes"] = rep.source_bytes;
+  d["transcoded"] = rep.transcoded;
+  d["kept_original"] = rep.kept_original;
+  py::dict reasons;
+  for (const auto& [reason, count] : rep.kept_original_reasons) reasons[py::str(reason)] = count;
+  d["kept_original_reasons"] = reasons;
   d["output_bytes"] = rep.output_bytes;
   d["shards"] = rep.shards;
   d["seconds"] = rep.seconds;
@@ -371,21 +378,28 @@ before the first write; classes: list of class names (metadata "classes").
 
   m.def("convert_imagefolder", &ConvertImageFolder, py::arg("src"), py::arg("out"), py::kw_only(),
         py::arg("name") = py::none(), py::arg("num_shards") = 0, py::arg("target_shard_bytes") = 0,
-        py::arg("threads") = 0, py::arg("strict") = false, py::arg("sync") = true, py::arg("progress") = py::none(),
+        py::arg("threads") = 0, py::arg("strict") = false, py::arg("keep_original") = false, py::arg("sync") = true,
+        py::arg("progress") = py::none(),
         R"doc(
 Converts a torchvision-style ImageFolder SRC/<class>/**/<image> into a dataset
 in OUT (the code behind `urec convert imagefolder`).
 
 Records keep ImageFolder's sample order and labels; fields image (bytes),
-label (int64, indexed), path (str), width and height (int32, indexed);
-metadata "classes". Files that are not decodable JPEGs are listed in the
-report and in OUT/NAME.rejects.tsv (strict=True: the first one is an error).
+label (int64, indexed), path (str), width and height (int32, indexed),
+jpeg_layout (0: the source bytes, 1: the fast layout), source_size and
+source_xxh3 (the source file's size and XXH3-64 as a signed int64);
+metadata "classes". Each JPEG is rewritten losslessly into the fast layout
+(same pixels, decodes crops faster; docs/image.md) unless keep_original=True;
+one the rewrite cannot reproduce exactly is stored as it was and counted.
+Files that are not decodable JPEGs are listed in the report and in
+OUT/NAME.rejects.tsv (strict=True: the first one is an error).
 name defaults to SRC's last component; num_shards / target_shard_bytes as
 for Writer (default: shards of about 1 GiB). progress: called with a dict
 (files_done, files_total, written, rejected, bytes, seconds) about every
 100 ms. Returns the report dict (name, classes, written, rejected, skipped,
-image_bytes, output_bytes, shards, seconds, uuid, shard_paths, not_written,
-rejects_path).
+image_bytes, source_bytes, transcoded, kept_original, kept_original_reasons
+({reason: count}), output_bytes, shards, seconds, uuid, shard_paths,
+not_written, rejects_path).
 )doc");
 }
 

@@ -139,6 +139,7 @@ def convert_imagefolder(
     target_shard_bytes: int = 0,
     threads: int = 0,
     strict: bool = False,
+    keep_original: bool = False,
     sync: bool = True,
     progress: Optional[Callable[[Dict[str, Any]], None]] = None,
 ) -> Dict[str, Any]: ...

@@ -1,6 +1,6 @@
 // ConvertImageFolder: a torchvision ImageFolder into a unirecord dataset.
 //
-// Reading and checking files is the slow part, so worker threads do it into
+// Reading, checking and transcoding files is the slow part, so worker threads do it into
 // a small ring of slots while the calling thread hands the slots, strictly in
 // folder order, to the Writer. The output therefore never depends on the
 // thread count.
@@ -44,8 +44,9 @@ double SecondsSince(Clock::time_point start) {
 // One file as the workers leave it for the writing thread.
 struct Slot {
   bool ready = false;
-  std::string bytes;
-  Result<JpegInfo> info = Status::Internal("slot not filled");
+  std::string bytes;  // what the record stores (see `stored`)
+  Result<JpegInfo> info = Status::Internal("slot not filled");  // the source's header
+  StoredImage stored;
 };
 
 // Reads and checks listing.files[i] on `threads` workers into a ring of
@@ -53,8 +54,9 @@ struct Slot {
 // ring's size ahead of the consumer, which bounds memory.
 class OrderedFileReader {
  public:
-  OrderedFileReader(const std::string& root, const std::vector<ImageFolderFile>& files, int threads)
-      : root_(root), files_(files), slots_(static_cast<size_t>(std::clamp(threads * 4, 8, 256))) {
+  OrderedFileReader(const std::string& root, const std::vector<ImageFolderFile>& files, int threads,
+                    bool keep_original)
+      : root_(root), files_(files), keep_original_(keep_original), slots_(static_cast<size_t>(std::clamp(threads * 4, 8, 256))) {
     for (int t = 0; t < threads; ++t) workers_.emplace_back([this] { Work(); });
   }
 
@@ -114,6 +116,7 @@ class OrderedFileReader {
       if (file.is_candidate) {
         Status read = ReadSourceFile(root_ + "/" + file.path, &slot.bytes);
         slot.info = read.ok() ? CheckSourceImage(slot.bytes) : Result<JpegInfo>(read);
+        if (slot.info.ok()) slot.stored = PrepareStoredImage(&slot.bytes, keep_original_);
       }
       bool wake;
       {
@@ -127,6 +130,7 @@ class OrderedFileReader {
 
   const std::string& root_;
   const std::vector<ImageFolderFile>& files_;
+  const bool keep_original_;
   std::vector<Slot> slots_;
   std::mutex mutex_;
   std::condition_variable can_claim_;
@@ -255,7 +259,8 @@ Status RemoveStaleShards(const std::string& out, const std::string& name, const 
 
 Result<Schema> ImageFolderSchema() {
   return Schema::Make({Field::Bytes("image"), Field::Int64("label", /*indexed=*/true), Field::String("path"),
-                       Field::Int32("width", /*indexed=*/true), Field::Int32("height", /*indexed=*/true)});
+                       Field::Int32("width", /*indexed=*/true), Field::Int32("height", /*indexed=*/true),
+                       Field::Int32("jpeg_layout"), Field::Int64("source_size"), Field::Int64("source_xxh3")});
 }
 
 }  // namespace
@@ -280,7 +285,8 @@ Result<ConvertReport> ConvertImageFolder(const std::string& src, const std::stri
   UREC_ASSIGN_OR_RETURN(std::string class_list, EncodeNameList(listing.classes));
   UREC_RETURN_IF_ERROR(writer->SetMetadata(kClassesMetadataKey, class_list));
 
-  const size_t kImage = 0, kLabel = 1, kPath = 2, kWidth = 3, kHeight = 4;
+  const size_t kImage = 0, kLabel = 1, kPath = 2, kWidth = 3, kHeight = 4, kLayout = 5, kSourceSize = 6,
+               kSourceXxh3 = 7;
   RecordBuilder record(schema);
   ConvertProgress progress;
   progress.files_total = listing.candidates;
@@ -297,7 +303,7 @@ Result<ConvertReport> ConvertImageFolder(const std::string& src, const std::stri
   const int threads = options.threads > 0 ? options.threads
                                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   {
-    OrderedFileReader reader(src, listing.files, threads);
+    OrderedFileReader reader(src, listing.files, threads, options.keep_original);
     for (size_t i = 0; i < listing.files.size(); ++i) {
       const ImageFolderFile& file = listing.files[i];
       Slot& slot = reader.Take(i);
@@ -317,9 +323,20 @@ Result<ConvertReport> ConvertImageFolder(const std::string& src, const std::stri
         UREC_RETURN_IF_ERROR(record.SetString(kPath, file.path));
         UREC_RETURN_IF_ERROR(record.SetInt32(kWidth, slot.info->width));
         UREC_RETURN_IF_ERROR(record.SetInt32(kHeight, slot.info->height));
+        const StoredImage& stored = slot.stored;
+        UREC_RETURN_IF_ERROR(record.SetInt32(kLayout, static_cast<int32_t>(stored.layout)));
+        UREC_RETURN_IF_ERROR(record.SetInt64(kSourceSize, static_cast<int64_t>(stored.source_size)));
+        UREC_RETURN_IF_ERROR(record.SetInt64(kSourceXxh3, static_cast<int64_t>(stored.source_xxh3)));
         UREC_RETURN_IF_ERROR(writer->Write(record));
         ++report.written;
         report.image_bytes += slot.bytes.size();
+        report.source_bytes += stored.source_size;
+        if (stored.layout == image_internal::JpegLayout::kFast) {
+          ++report.transcoded;
+        } else {
+          ++report.kept_original;
+          if (!stored.kept_reason.empty()) ++report.kept_original_reasons[stored.kept_reason];
+        }
       }
       reader.Release(i);
       if (file.is_candidate) {

@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <xxhash.h>
+
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <vector>
@@ -8,6 +11,7 @@
 #include "convert/synthetic_images.h"
 #include "unirecord/convert.h"
 #include "unirecord/dataset.h"
+#include "unirecord/image.h"
 
 namespace unirecord {
 namespace {
@@ -43,6 +47,18 @@ class ConvertImageFolderTest : public ::testing::Test {
     return files;
   }
 
+  // The first ordinary photo of the folder (synthetic names start "n0").
+  std::string ListedJpeg() {
+    std::vector<std::string> photos;
+    for (const auto& e : fs::recursive_directory_iterator(src_)) {
+      if (e.path().filename().string().rfind("n0", 0) == 0 && e.is_regular_file()) {
+        photos.push_back(fs::relative(e.path(), src_).string());
+      }
+    }
+    std::sort(photos.begin(), photos.end());
+    return photos.empty() ? "" : photos[0];
+  }
+
   testing::ScratchDir scratch_;
   const std::string src_ = scratch_ / "src";
 };
@@ -67,8 +83,10 @@ TEST_F(ConvertImageFolderTest, EveryFileIsWrittenOrListed) {
   EXPECT_NE(tsv.find("/empty.JPEG\tempty file\n"), std::string::npos) << tsv;
 }
 
-TEST_F(ConvertImageFolderTest, RecordsReadBackByteExactInFolderOrder) {
-  auto report = ConvertImageFolder(src_, scratch_ / "out", Options());
+TEST_F(ConvertImageFolderTest, KeepOriginalRecordsReadBackByteExactInFolderOrder) {
+  ConvertOptions options = Options();
+  options.keep_original = true;
+  auto report = ConvertImageFolder(src_, scratch_ / "out", options);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   auto ds = Dataset::Open(scratch_ / "out");
   ASSERT_TRUE(ds.ok()) << ds.status().ToString();
@@ -83,6 +101,7 @@ TEST_F(ConvertImageFolderTest, RecordsReadBackByteExactInFolderOrder) {
     const std::string path(*record->GetString("path"));
     const int64_t label = *record->GetInt64("label");
     EXPECT_EQ(*record->GetBytes("image"), testing::ReadBytes(src_ + "/" + path)) << path;
+    EXPECT_EQ(*record->GetInt64("jpeg_layout"), 0) << path;
     EXPECT_EQ(path.substr(0, path.find('/')), report->classes[label]);
     // Class-major, then by name within the (flat) class folder.
     EXPECT_TRUE(label > previous_label || (label == previous_label && path > previous_path)) << path;
@@ -91,6 +110,72 @@ TEST_F(ConvertImageFolderTest, RecordsReadBackByteExactInFolderOrder) {
     EXPECT_GT(*record->GetInt64("width"), 0);
     EXPECT_GT(*record->GetInt64("height"), 0);
   }
+}
+
+// The default: every record holds the fast-layout rewrite of its source,
+// which decodes to the source's pixels, and the source's size and XXH3.
+TEST_F(ConvertImageFolderTest, RecordsAreTranscodedLosslesslyWithTheirProvenance) {
+  auto report = ConvertImageFolder(src_, scratch_ / "out", Options());
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->transcoded, 16u);
+  EXPECT_EQ(report->kept_original, 0u);
+  EXPECT_TRUE(report->kept_original_reasons.empty());
+  auto ds = Dataset::Open(scratch_ / "out");
+  ASSERT_TRUE(ds.ok()) << ds.status().ToString();
+  JpegDecoder decoder;
+  uint64_t image_bytes = 0, source_bytes = 0;
+  for (uint64_t id = 0; id < (*ds)->size(); ++id) {
+    auto record = (*ds)->Get(id);
+    ASSERT_TRUE(record.ok()) << record.status().ToString();
+    const std::string path(*record->GetString("path"));
+    const std::string source = testing::ReadBytes(src_ + "/" + path);
+    const std::string_view image = *record->GetBytes("image");
+    EXPECT_NE(image, source) << path;
+    EXPECT_EQ(*record->GetInt64("jpeg_layout"), 1) << path;
+    EXPECT_EQ(*record->GetInt64("source_size"), static_cast<int64_t>(source.size())) << path;
+    EXPECT_EQ(static_cast<uint64_t>(*record->GetInt64("source_xxh3")), XXH3_64bits(source.data(), source.size()))
+        << path;
+    Result<JpegInfo> info = ProbeJpeg(image);
+    ASSERT_TRUE(info.ok()) << path;
+    EXPECT_TRUE(info->has_restart_markers && !info->progressive) << path;
+    Result<RgbImage> expected = decoder.Decode(source), got = decoder.Decode(image);
+    ASSERT_TRUE(expected.ok() && got.ok()) << path;
+    EXPECT_TRUE(got->pixels == expected->pixels) << path;
+    image_bytes += image.size();
+    source_bytes += source.size();
+  }
+  EXPECT_EQ(report->image_bytes, image_bytes);
+  EXPECT_EQ(report->source_bytes, source_bytes);
+}
+
+// JPEGs that pass the header check but that the rewrite cannot reproduce
+// exactly are stored as they were, and counted.
+TEST_F(ConvertImageFolderTest, FilesTheTranscodeRefusesAreKeptAndCounted) {
+  const std::string jpeg = testing::ReadBytes(src_ + "/" + ListedJpeg());
+  const std::string cut = jpeg.substr(0, jpeg.size() * 3 / 4) + "\xFF\xD9";  // premature end, with EOI
+  const std::string trailer = jpeg + std::string(40, 'x');                    // data after EOI
+  const std::string class_dir = fs::path(src_ + "/" + ListedJpeg()).parent_path();
+  testing::WriteBytes(class_dir + "/zz_cut.jpg", cut);
+  testing::WriteBytes(class_dir + "/zz_trailer.jpg", trailer);
+  auto report = ConvertImageFolder(src_, scratch_ / "out", Options());
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->written, 18u);
+  EXPECT_EQ(report->transcoded, 16u);
+  EXPECT_EQ(report->kept_original, 2u);
+  const std::map<std::string, uint64_t> reasons = {{"data after EOI", 1}, {"libjpeg warning", 1}};
+  EXPECT_EQ(report->kept_original_reasons, reasons);
+  auto ds = Dataset::Open(scratch_ / "out");
+  ASSERT_TRUE(ds.ok());
+  int kept = 0;
+  for (uint64_t id = 0; id < (*ds)->size(); ++id) {
+    auto record = (*ds)->Get(id);
+    const std::string path(*record->GetString("path"));
+    if (path.find("zz_") == std::string::npos) continue;
+    ++kept;
+    EXPECT_EQ(*record->GetInt64("jpeg_layout"), 0);
+    EXPECT_EQ(*record->GetBytes("image"), testing::ReadBytes(src_ + "/" + path));
+  }
+  EXPECT_EQ(kept, 2);
 }
 
 TEST_F(ConvertImageFolderTest, OutputIsByteIdenticalAcrossRunsAndThreadCounts) {

@@ -8,6 +8,8 @@
 #include <cstring>
 #include <string>
 
+#include "format/checksum.h"
+
 namespace unirecord {
 namespace {
 
@@ -69,6 +71,23 @@ Result<JpegInfo> CheckSourceImage(std::string_view bytes) {
     return Status::Corruption("truncated: the file ends without an EOI marker");
   }
   return info;
+}
+
+StoredImage PrepareStoredImage(std::string* bytes, bool keep_original) {
+  StoredImage stored;
+  stored.source_size = bytes->size();
+  stored.source_xxh3 = format::Checksum(bytes->data(), bytes->size());
+  if (keep_original) return stored;
+  Result<image_internal::TranscodeResult> transcode = image_internal::TranscodeToFastLayout(*bytes);
+  if (!transcode.ok()) {
+    stored.kept_reason = transcode.status().message();  // not reached after CheckSourceImage
+  } else if (transcode->layout == image_internal::JpegLayout::kFast) {
+    bytes->swap(transcode->jpeg);
+    stored.layout = image_internal::JpegLayout::kFast;
+  } else {
+    stored.kept_reason = transcode->reason;
+  }
+  return stored;
 }
 
 std::string RejectReason(const Status& status) {

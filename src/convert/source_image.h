@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "image/jpeg_transcode.h"
 #include "unirecord/image.h"
 #include "unirecord/status.h"
 
@@ -26,6 +27,20 @@ Status ReadSourceFile(const std::string& path, std::string* bytes);
 //    the end, and none in its second half followed only by trailing bytes);
 //  - NotSupported for 12-bit, lossless and hierarchical JPEGs.
 Result<JpegInfo> CheckSourceImage(std::string_view bytes);
+
+// What a record stores for a source JPEG that CheckSourceImage accepted.
+struct StoredImage {
+  image_internal::JpegLayout layout = image_internal::JpegLayout::kOriginal;
+  // kOriginal when a transcode was asked for: TranscodeResult::reason.
+  std::string kept_reason;
+  uint64_t source_size = 0;
+  uint64_t source_xxh3 = 0;  // XXH3-64, seed 0, of the source file's bytes
+};
+
+// Notes the source's size and XXH3, then, unless keep_original, replaces
+// *bytes by its fast-layout transcode (TranscodeToFastLayout); a file the
+// transcode refuses keeps its bytes and the reason.
+StoredImage PrepareStoredImage(std::string* bytes, bool keep_original);
 
 // The short reason written to rejects.tsv for a failed ReadSourceFile or
 // CheckSourceImage: "not a JPEG: PNG image", "truncated: ...",

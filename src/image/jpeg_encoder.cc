@@ -2,31 +2,19 @@
 
 #include <algorithm>
 #include <csetjmp>
-#include <cstdio>
 #include <cstdlib>
 
 #include <jpeglib.h>
 
+#include "image/libjpeg_errors.h"
+
 namespace unirecord::image_internal {
 namespace {
 
-struct EncodeError {
-  jpeg_error_mgr pub;  // first member
-  jmp_buf jump;
-  char message[JMSG_LENGTH_MAX];
-};
-
-void OnEncodeError(j_common_ptr cinfo) {
-  EncodeError* err = reinterpret_cast<EncodeError*>(cinfo->err);
-  (*cinfo->err->format_message)(cinfo, err->message);
-  longjmp(err->jump, 1);
-}
-
-// setjmp and libjpeg calls only, plain-data locals (see jpeg_decoder.cc).
-bool RunLibjpegEncode(jpeg_compress_struct* cinfo, EncodeError* err, const uint8_t* pixels,
+// setjmp and libjpeg calls only, plain-data locals (see libjpeg_errors.h).
+bool RunLibjpegEncode(jpeg_compress_struct* cinfo, LibjpegErrors* err, const uint8_t* pixels,
                       const EncodeSpec* spec, unsigned char** out, unsigned long* size) {
-  cinfo->err = jpeg_std_error(&err->pub);
-  err->pub.error_exit = OnEncodeError;
+  cinfo->err = InitLibjpegErrors(err, /*strict=*/false);
   if (setjmp(err->jump)) {
     jpeg_destroy_compress(cinfo);
     return false;
@@ -95,7 +83,7 @@ Result<std::string> EncodeJpeg(const std::vector<uint8_t>& pixels, const EncodeS
                                    std::to_string(pixels.size()));
   }
   jpeg_compress_struct cinfo;
-  EncodeError err;
+  LibjpegErrors err;
   unsigned char* buffer = nullptr;
   unsigned long length = 0;
   const bool ok = RunLibjpegEncode(&cinfo, &err, pixels.data(), &spec, &buffer, &length);

@@ -1,6 +1,7 @@
 """`urec convert imagefolder`, `urec inspect` and `urec cat` end to end,
 with torchvision's ImageFolder and PIL as the references."""
 import filecmp
+import io
 import json
 import os
 import shutil
@@ -36,6 +37,7 @@ def test_summary_counts_every_file(converted):
     # 24 + the CMYK JPEG written; PNG, truncated, empty rejected; README skipped.
     assert "25 written, 3 rejected, 1 skipped" in summary
     assert "train.rejects.tsv" in summary
+    assert "JPEG layout: 25 transcoded to the fast layout, 0 kept as their source bytes;" in summary
     not_written = rejects(out)
     assert not_written.pop("README.txt") == "skipped: not inside a class folder"
     reasons = sorted(not_written.values())
@@ -58,17 +60,31 @@ def test_labels_and_order_match_torchvision_imagefolder(converted, mixed_folder)
     assert got == expected
 
 
-def test_every_record_is_byte_exact_and_sized_as_pil_sees_it(converted, mixed_folder):
+def test_every_record_decodes_as_its_source_and_is_sized_as_pil_sees_it(converted, mixed_folder):
     Image = pytest.importorskip("PIL.Image")
     out, _ = converted
     for record_id in range(inspect_json(out)["records"]):
         record = cat_json(out, record_id)
         image = run_urec("cat", out, record_id, "--field", "image", text=False).stdout
         source = mixed_folder / record["path"]
-        assert image == source.read_bytes(), record["path"]
+        assert record["jpeg_layout"] == 1, record["path"]
+        assert image != source.read_bytes(), record["path"]
         assert record["image"] == {"size": len(image)}
-        with Image.open(source) as pil:
+        with Image.open(source) as pil, Image.open(io.BytesIO(image)) as stored:
             assert pil.size == (record["width"], record["height"]), record["path"]
+            assert stored.convert("RGB").tobytes() == pil.convert("RGB").tobytes(), record["path"]
+
+
+def test_keep_original_stores_every_source_byte_for_byte(urec, mixed_folder, tmp_path):
+    out = tmp_path / "kept"
+    summary = urec("convert", "imagefolder", mixed_folder, out, "--name", "train", "--keep-original").stdout
+    assert "0 transcoded to the fast layout, 25 kept as their source bytes (--keep-original);" in summary
+    assert "(+0.0%)" in summary
+    for record_id in range(25):
+        record = cat_json(out, record_id)
+        image = run_urec("cat", out, record_id, "--field", "image", text=False).stdout
+        assert image == (mixed_folder / record["path"]).read_bytes(), record["path"]
+        assert record["jpeg_layout"] == 0
 
 
 def test_inspect_json_describes_the_dataset(converted, mixed_folder):
@@ -77,7 +93,8 @@ def test_inspect_json_describes_the_dataset(converted, mixed_folder):
     assert info["records"] == 25
     assert info["shards"] == 1
     assert [(f["name"], f["type"]) for f in info["schema"]] == [
-        ("image", "bytes"), ("label", "int64"), ("path", "string"), ("width", "int32"), ("height", "int32")]
+        ("image", "bytes"), ("label", "int64"), ("path", "string"), ("width", "int32"), ("height", "int32"),
+        ("jpeg_layout", "int32"), ("source_size", "int64"), ("source_xxh3", "int64")]
     assert info["index_fields"] == ["label", "width", "height"]
     assert info["metadata"]["classes"].split("\n") == sorted(p.name for p in mixed_folder.iterdir() if p.is_dir())
     assert sum(info["label_counts"]) == 25

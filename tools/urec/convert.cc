@@ -68,6 +68,18 @@ Status RunConvertImageFolder(ConvertArgs& args) {
               static_cast<unsigned long long>(r.rejected), static_cast<unsigned long long>(r.skipped),
               static_cast<double>(r.image_bytes) / 1e6, r.seconds, args.out.c_str(), r.name.c_str(), r.shards,
               r.shards == 1 ? "" : "s", r.rejects_path.c_str());
+  // "(libjpeg warning: 2, data after EOI: 1)": why transcodes were refused.
+  std::string kept = args.options.keep_original ? " (--keep-original)" : "";
+  for (const auto& [reason, count] : r.kept_original_reasons) {
+    kept += (kept.empty() ? " (" : ", ") + reason + ": " + std::to_string(count);
+  }
+  if (!r.kept_original_reasons.empty()) kept += ")";
+  const double change = r.source_bytes ? 100.0 * (static_cast<double>(r.image_bytes) / r.source_bytes - 1) : 0.0;
+  std::printf("JPEG layout: %llu transcoded to the fast layout, %llu kept as their source bytes%s; "
+              "images %.1f MB from %.1f MB of sources (%+.1f%%)\n",
+              static_cast<unsigned long long>(r.transcoded), static_cast<unsigned long long>(r.kept_original),
+              kept.c_str(), static_cast<double>(r.image_bytes) / 1e6, static_cast<double>(r.source_bytes) / 1e6,
+              change);
   return Status::OK();
 }
 
@@ -75,7 +87,7 @@ CommandRunner SetupConvert(CLI::App* cmd) {
   cmd->require_subcommand(1);
   CLI::App* folder = cmd->add_subcommand(
       "imagefolder", "A torchvision ImageFolder (SRC/<class>/<image>) into records with fields "
-                     "image, label, path, width, height");
+                     "image, label, path, width, height, jpeg_layout, source_size, source_xxh3");
   auto args = std::make_shared<ConvertArgs>();
   ConvertOptions& o = args->options;
   folder->add_option("SRC", args->src, "Folder with one sub-folder per class")->required();
@@ -86,6 +98,9 @@ CommandRunner SetupConvert(CLI::App* cmd) {
       ->excludes(shards);
   folder->add_option("--threads", o.threads, "Reading threads (0: one per core)")->capture_default_str();
   folder->add_flag("--strict", o.strict, "Fail on the first file that is not a usable JPEG");
+  folder->add_flag("--keep-original", o.keep_original,
+                   "Store each JPEG's source bytes untouched instead of its lossless rewrite into the fast "
+                   "layout (baseline, optimized tables, restart markers)");
   return [args, folder]() -> Status {
     if (!folder->parsed()) return Status::InvalidArgument("unknown input kind (only 'imagefolder')");
     return RunConvertImageFolder(*args);
