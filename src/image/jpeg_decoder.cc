@@ -16,6 +16,7 @@
 #include "image/crop_geometry.h"
 #include "image/jpeg_header.h"
 #include "image/jpeg_restart_crop.h"
+#include "image/libjpeg_errors.h"
 #include "image/resample.h"
 #include "unirecord/image.h"
 
@@ -24,32 +25,7 @@ namespace {
 
 // ------------------------------------------------------------ libjpeg glue --
 
-struct ErrorManager {
-  jpeg_error_mgr pub;  // first member: libjpeg sees only this part
-  jmp_buf jump;
-  bool strict;
-  int warnings;
-  char first_warning[JMSG_LENGTH_MAX];
-  char message[JMSG_LENGTH_MAX];
-};
-
-void OnFatalError(j_common_ptr cinfo) {
-  auto* err = reinterpret_cast<ErrorManager*>(cinfo->err);
-  (*cinfo->err->format_message)(cinfo, err->message);
-  longjmp(err->jump, 1);
-}
-
-// Level -1 is a warning (corrupt data libjpeg can recover from); higher
-// levels are trace messages, ignored.
-void OnMessage(j_common_ptr cinfo, int level) {
-  if (level >= 0) return;
-  auto* err = reinterpret_cast<ErrorManager*>(cinfo->err);
-  if (err->warnings++ == 0) (*cinfo->err->format_message)(cinfo, err->first_warning);
-  if (err->strict) {
-    (*cinfo->err->format_message)(cinfo, err->message);
-    longjmp(err->jump, 1);
-  }
-}
+using image_internal::LibjpegErrors;
 
 // What to decode, in the stored orientation and in scaled output pixels.
 struct RegionRequest {
@@ -71,10 +47,8 @@ struct RegionResult {
   unsigned int output_width;   // columns it produced per row
 };
 
-bool RunLibjpegCreate(jpeg_decompress_struct* cinfo, ErrorManager* err) {
-  cinfo->err = jpeg_std_error(&err->pub);
-  err->pub.error_exit = OnFatalError;
-  err->pub.emit_message = OnMessage;
+bool RunLibjpegCreate(jpeg_decompress_struct* cinfo, LibjpegErrors* err) {
+  cinfo->err = image_internal::InitLibjpegErrors(err, false);
   if (setjmp(err->jump)) return false;
   jpeg_create_decompress(cinfo);
   return true;
@@ -83,7 +57,7 @@ bool RunLibjpegCreate(jpeg_decompress_struct* cinfo, ErrorManager* err) {
 // Decodes the requested rows. Returns false with err->message set on any
 // libjpeg error (the decompressor is reset by jpeg_abort_decompress and
 // stays reusable).
-bool RunLibjpegDecode(jpeg_decompress_struct* cinfo, ErrorManager* err, const RegionRequest* req,
+bool RunLibjpegDecode(jpeg_decompress_struct* cinfo, LibjpegErrors* err, const RegionRequest* req,
                       RegionResult* result) {
   if (setjmp(err->jump)) {
     jpeg_abort_decompress(cinfo);
@@ -240,7 +214,7 @@ struct RgbView {
 
 struct JpegDecoder::State {
   jpeg_decompress_struct cinfo;
-  ErrorManager err;
+  LibjpegErrors err;
   bool created = false;
   std::vector<uint8_t> rows;      // libjpeg's output (3 or 4 channels)
   std::vector<uint8_t> rgb;       // CMYK converted to RGB
@@ -306,10 +280,7 @@ Status JpegDecoder::State::DecodeRegion(std::string_view bytes, const Probe& pro
     req.stride = static_cast<size_t>(image_w) * channels;
     rows.resize(req.stride * stored.height);
     req.rows = rows.data();
-    err.strict = strict;
-    err.warnings = 0;
-    err.first_warning[0] = '\0';
-    err.message[0] = '\0';
+    image_internal::InitLibjpegErrors(&err, strict);
     const bool ok = RunLibjpegDecode(&cinfo, &err, &req, &result);
     result.x_offset += origin_x;  // now a column of the stored image
     return ok;
