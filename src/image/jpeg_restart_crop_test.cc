@@ -6,11 +6,13 @@
 #include "image/jpeg_restart_crop.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "image/jpeg_transcode.h"
 #include "image/test_images.h"
 #include "unirecord/image.h"
 
@@ -280,6 +282,58 @@ TEST(RestartCrop, ExifOrientationAndFlips) {
     }
     EXPECT_GT(fast_decodes, 30);
   }
+}
+
+// The converter's output: every conformance file it transcodes gives, crop
+// by crop (EXIF orientation applied or not), the pixels of its source.
+TEST(RestartCrop, TranscodedCorpusCropsEqualTheSourceCrops) {
+  std::vector<std::string> names;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::string(UNIRECORD_TEST_DATA_DIR) + "/jpeg-conformance")) {
+    const std::string name = entry.path().filename().string();
+    if (entry.path().extension() == ".jpg") names.push_back(name);
+  }
+  std::sort(names.begin(), names.end());
+  int files = 0, fast_decodes = 0;
+  for (bool apply_exif : {false, true}) {
+    DecodeOptions options;
+    options.apply_exif = apply_exif;
+    JpegDecoder decoder(options);
+    for (const std::string& name : names) {
+      const std::string source = testing::ReadCorpusFile(name);
+      Result<image_internal::TranscodeResult> transcoded = image_internal::TranscodeToFastLayout(source);
+      if (!transcoded.ok() || transcoded->layout != image_internal::JpegLayout::kFast) continue;
+      Result<JpegInfo> info = ProbeJpeg(source);
+      ASSERT_TRUE(info.ok()) << name;
+      // The few very large files cost seconds a decode and add no case.
+      if (CheckDecodable(*info).code() != StatusCode::kOk ||
+          int64_t{info->width} * info->height > 1500000)
+        continue;
+      if (!apply_exif) ++files;
+      const Coded coded{source, transcoded->jpeg};
+      const int w = apply_exif ? info->display_width() : info->width;
+      const int h = apply_exif ? info->display_height() : info->height;
+      std::vector<CropWindow> windows;
+      for (const CropWindow& window : EdgeWindows(w, h)) {
+        if (window.width > 0 && window.height > 0 && window.x >= 0 && window.y >= 0 &&
+            window.x + window.width <= w && window.y + window.height <= h)
+          windows.push_back(window);
+      }
+      for (uint64_t id = 0; id < 30; ++id) windows.push_back(PlanRandomResizedCrop(w, h, {}, 2, 0, id));
+      for (const CropWindow& window : windows) {
+        DecodeStats source_stats, fast_stats;
+        Result<RgbImage> expected = decoder.DecodeCrop(coded.plain, window, &source_stats);
+        Result<RgbImage> actual = decoder.DecodeCrop(coded.fast, window, &fast_stats);
+        ASSERT_TRUE(expected.ok() && actual.ok()) << name;
+        if (fast_stats.restart_segments > 0) ++fast_decodes;
+        ASSERT_TRUE(expected->pixels == actual->pixels)
+            << name << (apply_exif ? " (EXIF applied)" : "") << ": crop " << window.width << "x"
+            << window.height << "+" << window.x << "+" << window.y << " differs from the source's";
+      }
+    }
+  }
+  EXPECT_GE(files, 40);
+  EXPECT_GT(fast_decodes, files * 20);
 }
 
 // ---------------------------------------------------------------- hostile --
