@@ -1,9 +1,17 @@
 // Image decode benchmarks on one core (see bench/README.md, "Image decode").
 //
-// Dataset: an ImageNet-like set (~500x375 photos, quality 85-95, mostly
-// 4:2:0, some progressive) cut from the real photos of the conformance corpus,
-// resized and re-encoded here. It is also written to $UREC_IMAGE_BENCH_DIR
-// (default /tmp/unirecord-imagenet-like) for bench/image_peer.py.
+// Dataset: an ImageNet-like set (~500x375 photos, mostly 4:2:0, some
+// progressive) cut from the real photos of the conformance corpus, resized,
+// given sensor-like grain and re-encoded here. $UREC_IMAGE_BENCH_SET picks
+// how much entropy it has:
+//   smooth   (default) grain sigma 8, quality 85-95: ~3 bits per pixel
+//   entropy  grain sigma 11, quality 90-97: ImageNet's ~4.7 bits per pixel
+//            (~110 KB per ~470x390 image)
+// It is also written to $UREC_IMAGE_BENCH_DIR (default
+// /tmp/unirecord-imagenet-like or /tmp/unirecord-imagenet-entropy) for
+// bench/image_peer.py. Every file is also transcoded into the fast layout as
+// `urec convert` stores it (TranscodeToFastLayout); the *_fastlayout cases
+// decode those copies (same pixels, see jpeg_restart_crop_test.cc).
 //
 // Training transform RandomResizedCrop(224) + flip, four ways:
 //   a_full_decode                 full decode only
@@ -11,6 +19,9 @@
 //   c_crop_decode_resize          crop-before-decode + resize
 //   d_crop_dct_decode_resize      crop-before-decode with DCT scaling + resize
 //   crop_decode_only              the exact window, no resize (vs the floor)
+//   *_fastlayout                  the same on the fast-layout copies; their
+//                                 entropy_floor_fastlayout entropy-decodes
+//                                 only the restart segments under the window
 // Where the bound is (libjpeg called directly, bench-only code):
 //   entropy_floor                 entropy decoding down to the window's
 //                                 bottom row only: no exact decoder on
@@ -59,6 +70,9 @@ extern "C" {
 #include <jpeglib.h>
 
 #include "image/jpeg_encoder.h"
+#include "image/jpeg_header.h"
+#include "image/jpeg_restart_crop.h"
+#include "image/jpeg_transcode.h"
 #include "image/resample.h"
 #include "unirecord/image.h"
 
@@ -70,6 +84,7 @@ constexpr int kOut = 224;
 
 struct Sample {
   std::string jpeg;
+  std::string fast;       // the same image in the fast layout (TranscodeToFastLayout)
   JpegInfo info;
   CropWindow train;       // RandomResizedCrop(224) + flip window
   CropWindow validation;  // Resize(256) + CenterCrop(224) window
@@ -82,10 +97,7 @@ std::string ReadFile(const std::string& path) {
 
 // Real photos of the corpus, decoded once; crops of them become the set.
 std::vector<RgbImage> SourcePhotos() {
-  // CMake compiles this file by absolute path: the corpus is beside bench/.
-  std::string root = __FILE__;
-  root = root.substr(0, root.rfind("/bench/"));
-  const std::string dir = root + "/tests/data/jpeg-conformance/";
+  const std::string dir = std::string(UNIRECORD_TEST_DATA_DIR) + "/jpeg-conformance/";
   std::vector<RgbImage> photos;
   JpegDecoder decoder;
   for (const char* name : {"pillow__flower.jpg", "pillow__sugarshack_bad_mpo_header.jpg",
@@ -94,15 +106,36 @@ std::vector<RgbImage> SourcePhotos() {
     Result<RgbImage> image = decoder.Decode(ReadFile(dir + name));
     if (image.ok()) photos.push_back(std::move(*image));
   }
+  if (photos.empty()) {
+    std::fprintf(stderr, "image_bench: no source photos in %s\n", dir.c_str());
+    std::exit(2);
+  }
   return photos;
+}
+
+// How much entropy the set has ($UREC_IMAGE_BENCH_SET).
+struct SetKind {
+  double grain_sigma;
+  int quality_min, quality_max;
+  const char* default_dir;
+};
+
+SetKind ChosenSet() {
+  const char* env = std::getenv("UREC_IMAGE_BENCH_SET");
+  const std::string name = env ? env : "smooth";
+  if (name == "smooth") return {8.0, 85, 95, "/tmp/unirecord-imagenet-like"};
+  if (name == "entropy") return {11.0, 90, 97, "/tmp/unirecord-imagenet-entropy"};
+  std::fprintf(stderr, "UREC_IMAGE_BENCH_SET must be smooth or entropy, not %s\n", name.c_str());
+  std::exit(2);
 }
 
 const std::vector<Sample>& Dataset() {
   static const std::vector<Sample> samples = [] {
     std::vector<RgbImage> photos = SourcePhotos();
     std::mt19937 rng(2024);
+    const SetKind set_kind = ChosenSet();
     const char* env = std::getenv("UREC_IMAGE_BENCH_DIR");
-    const std::string out_dir = env ? env : "/tmp/unirecord-imagenet-like";
+    const std::string out_dir = env ? env : set_kind.default_dir;
     std::system(("mkdir -p '" + out_dir + "'").c_str());
     std::vector<Sample> set;
     // Which file is which, for image_peer.py's per-subset rows.
@@ -127,12 +160,12 @@ const std::vector<Sample>& Dataset() {
       }
       // Sensor-like noise: the small corpus photos are smoother than camera
       // pictures; this brings the files to ImageNet's ~110 KB at this size.
-      std::normal_distribution<double> grain(0.0, 8.0);
+      std::normal_distribution<double> grain(0.0, set_kind.grain_sigma);
       for (uint8_t& v : rgb) v = uint8_t(std::clamp(v + grain(rng), 0.0, 255.0));
       image_internal::EncodeSpec spec;
       spec.width = w;
       spec.height = h;
-      spec.quality = 85 + int(rng() % 11);
+      spec.quality = set_kind.quality_min + int(rng() % (set_kind.quality_max - set_kind.quality_min + 1));
       const int s = rng() % 10;
       spec.sampling = s < 8 ? image_internal::Sampling::k420
                             : s < 9 ? image_internal::Sampling::k422 : image_internal::Sampling::k444;
@@ -140,6 +173,9 @@ const std::vector<Sample>& Dataset() {
       Sample sample;
       sample.jpeg = image_internal::EncodeJpeg(rgb, spec).value();
       sample.info = *ProbeJpeg(sample.jpeg);
+      image_internal::TranscodeResult fast = image_internal::TranscodeToFastLayout(sample.jpeg).value();
+      if (fast.layout != image_internal::JpegLayout::kFast) std::abort();
+      sample.fast = std::move(fast.jpeg);
       sample.train = PlanRandomResizedCrop(sample.info, RandomResizedCropParams{}, 1, 0, i);
       sample.validation = PlanCenterCrop(sample.info, kOut, 256);
       char name[64];
@@ -192,21 +228,36 @@ void SetRate(benchmark::State& state, Subset subset) {
   state.SetItemsProcessed(state.iterations());
   const auto& set = Dataset();
   const auto& ids = Indices(subset);
-  size_t bytes = 0;
-  for (size_t k : ids) bytes += set[k].jpeg.size();
+  size_t bytes = 0, fast_bytes = 0;
+  double pixels = 0;
+  for (size_t k : ids) {
+    bytes += set[k].jpeg.size();
+    fast_bytes += set[k].fast.size();
+    pixels += double(set[k].info.width) * set[k].info.height;
+  }
   state.counters["avg_jpeg_kb"] = double(bytes) / ids.size() / 1024;
+  state.counters["bits_per_pixel"] = 8.0 * bytes / pixels;
+  state.counters["fast_layout_size"] = double(fast_bytes) / bytes;
   state.counters["images"] = double(ids.size());
 }
 
-void BM_a_full_decode(benchmark::State& state, Subset subset) {
+// The bytes a case decodes: the generated file or its fast-layout copy.
+const std::string& Bytes(const Sample& s, bool fast_layout) { return fast_layout ? s.fast : s.jpeg; }
+
+void FullDecode(benchmark::State& state, Subset subset, bool fast_layout) {
   const auto& set = Dataset();
   JpegDecoder decoder;
   Cycle cycle(subset);
   for (auto _ : state) {
-    Result<RgbImage> image = decoder.Decode(set[cycle.next()].jpeg);
+    Result<RgbImage> image = decoder.Decode(Bytes(set[cycle.next()], fast_layout));
     benchmark::DoNotOptimize(image.ok());
   }
   SetRate(state, subset);
+}
+
+void BM_a_full_decode(benchmark::State& state, Subset subset) { FullDecode(state, subset, false); }
+void BM_a_full_decode_fastlayout(benchmark::State& state, Subset subset) {
+  FullDecode(state, subset, true);
 }
 
 // The resampler with scratch buffers kept across images, as JpegDecoder
@@ -339,13 +390,35 @@ class RawDecoder {
   // directly would be free when bottom is the last row: 2.1.5 then just
   // marks EOI.) A progressive file entropy-decodes every scan in
   // jpeg_start_decompress.
-  void EntropyOnly(const Sample& s, int bottom) {
-    rows_.resize(size_t(s.info.width) * 3);
-    RawRequest req = Request(s, false);
+  void EntropyOnly(const Sample& s, int bottom) { EntropyOnly(s.jpeg, s.info.width, bottom); }
+  void EntropyOnly(const std::string& jpeg, int width, int bottom) {
+    rows_.resize(size_t(width) * 3);
+    RawRequest req = Request(jpeg, width, false);
     req.crop_width = 1;
     req.skip = unsigned(bottom - 1);
     req.read = 1;
     Run(&req);
+  }
+
+  // The fast layout's floor: entropy decoding of only the restart segments
+  // JpegDecoder assembles for the window (its one-pixel margin included),
+  // down to the window's bottom row.
+  void EntropyOnlySegments(const Sample& s, const CropWindow& w) {
+    image_internal::JpegHeaderLayout layout;
+    image_internal::RestartGrid grid;
+    image_internal::SubImage sub;
+    const JpegInfo info = image_internal::ProbeJpegHeader(s.fast, &layout).value();
+    if (!image_internal::FindRestartGrid(info, layout, &grid)) std::abort();
+    const int x0 = std::max(w.x - 1, 0), x1 = std::min(w.x + w.width + 1, info.width);
+    const int y0 = std::max(w.y - 1, 0), y1 = std::min(w.y + w.height + 1, info.height);
+    if (!image_internal::AssembleSubImage(s.fast, layout, grid, x0, y0, x1, y1, &segments_, &sub)) {
+      std::abort();
+    }
+    if (sub.whole_image) {
+      EntropyOnly(s.fast, info.width, w.y + w.height);
+    } else {
+      EntropyOnly(segments_.jpeg, sub.width, w.y + w.height - sub.y);
+    }
   }
 
   // The window's rows, columns widened by the same 1 left / 2 right margin
@@ -371,11 +444,12 @@ class RawDecoder {
   size_t stride() const { return stride_; }
 
  private:
-  RawRequest Request(const Sample& s, bool fast) {
-    stride_ = size_t(s.info.width) * 3;
+  RawRequest Request(const Sample& s, bool fast) { return Request(s.jpeg, s.info.width, fast); }
+  RawRequest Request(const std::string& jpeg, int width, bool fast) {
+    stride_ = size_t(width) * 3;
     RawRequest req{};
-    req.data = reinterpret_cast<const unsigned char*>(s.jpeg.data());
-    req.size = s.jpeg.size();
+    req.data = reinterpret_cast<const unsigned char*>(jpeg.data());
+    req.size = jpeg.size();
     req.fast = fast;
     req.rows = rows_.data();
     req.stride = stride_;
@@ -392,6 +466,7 @@ class RawDecoder {
   jpeg_decompress_struct cinfo_;
   RawError err_;
   std::vector<uint8_t> rows_;
+  image_internal::RestartCropScratch segments_;
   const uint8_t* view_ = nullptr;
   size_t stride_ = 0;
 };
@@ -410,8 +485,9 @@ double AreaFraction(const Sample& s) {
 //   entropy_window  RawDecoder::EntropyOnly down to the train window's bottom
 //   raw_full[f], raw_crop[f]  RawDecoder::Full / Crop(train window),
 //                   exact (f = 0) and fast (f = 1) settings, same code
+//   entropy_segments  RawDecoder::EntropyOnlySegments (the fast layout's floor)
 struct ImageCost {
-  double full, entropy_full, entropy_window;
+  double full, entropy_full, entropy_window, entropy_segments;
   double raw_full[2], raw_crop[2];
 };
 
@@ -436,6 +512,7 @@ const std::vector<ImageCost>& Costs() {
       cost.full = BestOf3([&] { benchmark::DoNotOptimize(decoder.Decode(s.jpeg).ok()); });
       cost.entropy_full = BestOf3([&] { raw.EntropyOnly(s, s.info.height); });
       cost.entropy_window = BestOf3([&] { raw.EntropyOnly(s, Bottom(s.train)); });
+      cost.entropy_segments = BestOf3([&] { raw.EntropyOnlySegments(s, s.train); });
       for (bool fast : {false, true}) {
         cost.raw_full[fast] = BestOf3([&] { raw.Full(s, fast); });
         cost.raw_crop[fast] = BestOf3([&] { raw.Crop(s, s.train, fast); });
@@ -461,29 +538,40 @@ double MeasuredFloorSeconds(const Sample& s, const ImageCost& c) {
   return c.entropy_window + (c.full - c.entropy_full) * AreaFraction(s);
 }
 
+// The fast layout's floor: entropy decoding of only the window's restart
+// segments, plus the rest of a full decode for the window's share of pixels.
+double FastLayoutFloorSeconds(const Sample& s, const ImageCost& c) {
+  return c.entropy_segments + (c.full - c.entropy_full) * AreaFraction(s);
+}
+
 // resize = false: the exact window only (DecodeCrop), to compare the
 // decode itself with the floor.
-void CropDecode(benchmark::State& state, Subset subset, bool dct_scaling, bool resize) {
+// fast_layout: on the fast-layout copies; vs_fast_floor compares with their
+// floor (entropy_segments plus the window's IDCT share).
+void CropDecode(benchmark::State& state, Subset subset, bool dct_scaling, bool resize,
+                bool fast_layout = false) {
   const auto& set = Dataset();
   DecodeOptions options;
   options.dct_scaling = dct_scaling;
   JpegDecoder decoder(options);
   std::vector<uint8_t> out(kOut * kOut * 3);
   const std::vector<ImageCost>& costs = Costs();
-  double floor_total = 0, measured_floor_total = 0, full_total = 0;
+  double floor_total = 0, measured_floor_total = 0, fast_floor_total = 0, full_total = 0;
   Cycle cycle(subset);
   const double t0 = ThreadSeconds();
   for (auto _ : state) {
     const size_t k = cycle.next();
     const Sample& s = set[k];
+    const std::string& bytes = Bytes(s, fast_layout);
     if (resize) {
-      Status st = decoder.DecodeCropResized(s.jpeg, s.train, kOut, kOut, out.data(), out.size());
+      Status st = decoder.DecodeCropResized(bytes, s.train, kOut, kOut, out.data(), out.size());
       benchmark::DoNotOptimize(st.ok());
     } else {
-      benchmark::DoNotOptimize(decoder.DecodeCrop(s.jpeg, s.train).ok());
+      benchmark::DoNotOptimize(decoder.DecodeCrop(bytes, s.train).ok());
     }
     floor_total += FloorSeconds(s, costs[k].full);
     measured_floor_total += MeasuredFloorSeconds(s, costs[k]);
+    fast_floor_total += FastLayoutFloorSeconds(s, costs[k]);
     full_total += costs[k].full;
   }
   const double elapsed = ThreadSeconds() - t0;
@@ -493,6 +581,8 @@ void CropDecode(benchmark::State& state, Subset subset, bool dct_scaling, bool r
   state.counters["measured_floor_us"] = measured_floor_total / state.iterations() * 1e6;
   state.counters["vs_measured_floor"] = elapsed / measured_floor_total;
   state.counters["vs_full_decode"] = elapsed / full_total;
+  state.counters["fast_floor_us"] = fast_floor_total / state.iterations() * 1e6;
+  state.counters["vs_fast_floor"] = elapsed / fast_floor_total;
 }
 
 void BM_c_crop_decode_resize(benchmark::State& state, Subset subset) {
@@ -503,6 +593,12 @@ void BM_d_crop_dct_decode_resize(benchmark::State& state, Subset subset) {
 }
 void BM_crop_decode_only(benchmark::State& state, Subset subset) {
   CropDecode(state, subset, false, false);
+}
+void BM_d_crop_dct_decode_resize_fastlayout(benchmark::State& state, Subset subset) {
+  CropDecode(state, subset, true, true, true);
+}
+void BM_crop_decode_only_fastlayout(benchmark::State& state, Subset subset) {
+  CropDecode(state, subset, false, false, true);
 }
 
 // Entropy decoding alone, down to the train window's bottom row
@@ -537,6 +633,20 @@ void BM_entropy_floor(benchmark::State& state, Subset subset) {
 }
 void BM_entropy_full_image(benchmark::State& state, Subset subset) {
   EntropyFloor(state, subset, true);
+}
+
+void BM_entropy_floor_fastlayout(benchmark::State& state, Subset subset) {
+  const auto& set = Dataset();
+  RawDecoder raw;
+  Cycle cycle(subset);
+  for (auto _ : state) {
+    const Sample& s = set[cycle.next()];
+    raw.EntropyOnlySegments(s, s.train);
+  }
+  SetRate(state, subset);
+  double floor = 0;
+  for (size_t k : Indices(subset)) floor += FastLayoutFloorSeconds(set[k], Costs()[k]);
+  state.counters["floor_plus_crop_idct_us"] = floor / double(Indices(subset).size()) * 1e6;
 }
 
 // --------------------------------------------- approximate (fast) settings --
@@ -677,15 +787,16 @@ void BM_val_full_decode_resize_crop(benchmark::State& state, Subset subset) {
 }
 
 // exact: DecodeCenterCrop; else the planned window through DecodeCropResized.
-void CenterCrop(benchmark::State& state, Subset subset, bool exact) {
+void CenterCrop(benchmark::State& state, Subset subset, bool exact, bool fast_layout = false) {
   const auto& set = Dataset();
   JpegDecoder decoder;
   std::vector<uint8_t> out(kOut * kOut * 3);
   Cycle cycle(subset);
   for (auto _ : state) {
     const Sample& s = set[cycle.next()];
-    Status st = exact ? decoder.DecodeCenterCrop(s.jpeg, kOut, 256, out.data(), out.size())
-                      : decoder.DecodeCropResized(s.jpeg, s.validation, kOut, kOut, out.data(),
+    const std::string& bytes = Bytes(s, fast_layout);
+    Status st = exact ? decoder.DecodeCenterCrop(bytes, kOut, 256, out.data(), out.size())
+                      : decoder.DecodeCropResized(bytes, s.validation, kOut, kOut, out.data(),
                                                   out.size());
     benchmark::DoNotOptimize(st.ok());
   }
@@ -697,6 +808,9 @@ void BM_val_center_crop_exact(benchmark::State& state, Subset subset) {
 }
 void BM_val_center_window_decode(benchmark::State& state, Subset subset) {
   CenterCrop(state, subset, false);
+}
+void BM_val_center_crop_exact_fastlayout(benchmark::State& state, Subset subset) {
+  CenterCrop(state, subset, true, true);
 }
 
 // ------------------------------------------------------- resize candidates --
@@ -850,6 +964,11 @@ void RegisterAll() {
       {"BM_val_full_decode_resize_crop", BM_val_full_decode_resize_crop},
       {"BM_val_center_window_decode", BM_val_center_window_decode},
       {"BM_val_center_crop_exact", BM_val_center_crop_exact},
+      {"BM_a_full_decode_fastlayout", BM_a_full_decode_fastlayout},
+      {"BM_d_crop_dct_decode_resize_fastlayout", BM_d_crop_dct_decode_resize_fastlayout},
+      {"BM_crop_decode_only_fastlayout", BM_crop_decode_only_fastlayout},
+      {"BM_entropy_floor_fastlayout", BM_entropy_floor_fastlayout},
+      {"BM_val_center_crop_exact_fastlayout", BM_val_center_crop_exact_fastlayout},
   };
   for (const auto& [name, fn] : cases) {
     for (Subset subset : {Subset::kAll, Subset::kBaseline, Subset::kProgressive}) {
