@@ -142,6 +142,19 @@ def main():
     d = c["d_crop_dct_decode_resize"]
     print(f"  (d) vs floor: {d.get('vs_floor', float('nan')):5.2f} "
           f"(floor {d.get('floor_us', float('nan')):.0f} us/image)   goal <= 1.2")
+    if "d_crop_dct_decode_resize_fastlayout" in c:
+        print("fast layout (the files transcoded as `urec convert` stores them; PIL reads the originals):")
+        print(f"  (d) fast layout / (e):                  "
+              f"{rate('d_crop_dct_decode_resize_fastlayout') / e['all']:5.2f}   goal >= 4")
+        print(f"  validation DecodeCenterCrop fast layout / PIL: "
+              f"{rate('val_center_crop_exact_fastlayout') / v['all']:5.2f}   goal >= 3.5")
+        print(f"  (d) fast layout / (d) original:         "
+              f"{rate('d_crop_dct_decode_resize_fastlayout') / rate('d_crop_dct_decode_resize'):5.2f}")
+        fl = c["crop_decode_only_fastlayout"]
+        print(f"  crop decode only, fast layout / its floor (segments' entropy + crop IDCT): "
+              f"{fl.get('vs_fast_floor', float('nan')):5.2f} (floor {fl.get('fast_floor_us', float('nan')):.0f} us)")
+        print(f"  bits per pixel of the originals: {d.get('bits_per_pixel', float('nan')):.2f}; "
+              f"fast layout / original bytes: {d.get('fast_layout_size', float('nan')):.3f}")
     if "entropy_floor" not in c:
         return
 
@@ -164,6 +177,11 @@ def main():
     print("where the bound is                                                  "
           "   all  baseline  progressive")
     ratio_row("(d) / (e)", lambda s, x: r("d_crop_dct_decode_resize", x) / e[s])
+    ratio_row("(d) fast layout / (e)", lambda s, x: r("d_crop_dct_decode_resize_fastlayout", x) / e[s])
+    ratio_row("entropy floor of the fast layout (crop's segments only) / (e)",
+              lambda s, x: r("entropy_floor_fastlayout", x) / e[s])
+    ratio_row("validation DecodeCenterCrop fast layout / PIL",
+              lambda s, x: r("val_center_crop_exact_fastlayout", x) / v[s])
     ratio_row("(c) / (e)", lambda s, x: r("c_crop_decode_resize", x) / e[s])
     ratio_row("(d) / (b)", lambda s, x: r("d_crop_dct_decode_resize", x)
               / r("b_full_decode_crop_resize", x))
