@@ -110,7 +110,7 @@ void RunEpochs(benchmark::State& state, LoaderOptions options, PerBatch per_batc
     batches += after.batches - before.batches;
     wait_s += after.wait_s - before.wait_s;
     wall_s += after.wall_s - before.wall_s;
-    work_s += (after.read_s + after.decode_s + after.layout_s) - (before.read_s + before.decode_s + before.layout_s);
+    work_s += (after.read_s + after.decode_s) - (before.read_s + before.decode_s);
     upload_s += after.upload_s - before.upload_s;
   }
   const int threads = (*loader)->threads();

@@ -158,6 +158,13 @@ CropWindow PlanCenterCrop(const JpegInfo& info, int size, int resize_shorter);  
 
 // ---------------------------------------------------------------- decode ---
 
+// How pixels are laid out: one image is HWC or CHW, a batch of them NHWC or
+// NCHW (torchvision's PILToTensor gives CHW).
+enum class ImageLayout : uint8_t {
+  kNHWC,  // packed RGB rows: [batch,] height, width, 3
+  kNCHW,  // three planes R, G, B: [batch,] 3, height, width
+};
+
 struct DecodeOptions {
   // Strict: any libjpeg warning (corrupt or truncated data) fails the decode.
   // Lenient (default, like PIL/torchvision): warnings are counted in
@@ -170,6 +177,10 @@ struct DecodeOptions {
   // Let DecodeCropResized decode at a DCT scale M/8 when the window is at
   // least twice the output size (as Pillow's draft mode).
   bool dct_scaling = true;
+  // The layout DecodeCropResized and DecodeCenterCrop write: packed RGB
+  // (HWC) or three planes (CHW), made by the resizer's last pass (no extra
+  // pass over the image). Decode and DecodeCrop always return packed RGB.
+  ImageLayout layout = ImageLayout::kNHWC;
   DecodeLimits limits;
 };
 
@@ -214,14 +225,14 @@ class JpegDecoder {
 
   // The window resized to out_width x out_height (antialiased bilinear, as
   // torchvision's Resize(antialias=True)), mirrored when window.flip, written
-  // as packed uint8 RGB HWC into `out`, which must hold out_size >=
-  // out_width * out_height * 3 bytes.
+  // as uint8 RGB into `out` in options().layout (packed HWC by default),
+  // which must hold out_size >= out_width * out_height * 3 bytes.
   Status DecodeCropResized(std::string_view bytes, const CropWindow& window, int out_width,
                            int out_height, uint8_t* out, size_t out_size,
                            DecodeStats* stats = nullptr);
 
-  // torchvision's Resize(resize_shorter) + CenterCrop(size) as packed RGB
-  // size x size in `out` (out_size >= size * size * 3): decodes only the
+  // torchvision's Resize(resize_shorter) + CenterCrop(size) as RGB size x
+  // size in `out` (options().layout; out_size >= size * size * 3): decodes only the
   // rows/columns the kept pixels' filter taps read and resamples them with
   // the whole-image resize's weights, so the result equals torchvision's
   // byte for byte. When DCT scaling applies (the window is at least twice

@@ -57,11 +57,6 @@ enum class LoaderTransform : uint8_t {
   kCenterCrop,
 };
 
-enum class ImageLayout : uint8_t {
-  kNHWC,  // as decoded: [batch, height, width, 3]
-  kNCHW,  // [batch, 3, height, width]
-};
-
 enum class OnBadRecord : uint8_t {
   kRaise,  // Next() fails with an error naming the record id and its path
   kSkip,   // the sample is replaced by the next id of the sampler's sequence
@@ -102,7 +97,8 @@ struct LoaderOptions {
   int image_size = 224;      // output height and width
   int resize_shorter = 256;  // kCenterCrop: shorter side before the center crop
   RandomResizedCropParams crop;  // kRandomResizedCrop: scale, ratio, flip probability
-  DecodeOptions decode;          // strict, apply_exif, dct_scaling, limits
+  DecodeOptions decode;          // strict, apply_exif, dct_scaling, limits (its
+                                 // layout is set to `layout` below)
   // Of the host (uint8) images. With a CUDA device the host batch is always
   // NHWC (that is what is uploaded) and CudaOptions::layout applies instead.
   ImageLayout layout = ImageLayout::kNHWC;
@@ -132,7 +128,7 @@ struct LoaderStats {
   uint64_t skipped = 0;  // bad records replaced (kSkip)
   double read_s = 0;     // fetching blob and label from the mapped files
   double decode_s = 0;   // probe, crop planning, partial decode and resize into the slot
-  double layout_s = 0;   // HWC -> CHW on the host (layout == kNCHW)
+                         // (in the batch's layout: the resizer writes NCHW itself)
   double upload_s = 0;   // queueing copy and conversion on the CUDA stream
   double wait_s = 0;     // consumer waiting in Next()
   double wall_s = 0;     // since Create or ResetStats

@@ -255,7 +255,6 @@ class PyLoader {
     d["skipped"] = s.skipped;
     d["read_s"] = s.read_s;
     d["decode_s"] = s.decode_s;
-    d["layout_s"] = s.layout_s;
     d["upload_s"] = s.upload_s;
     d["wait_s"] = s.wait_s;
     d["wall_s"] = s.wall_s;

@@ -439,9 +439,12 @@ Status JpegDecoder::DecodeCropResized(std::string_view bytes, const CropWindow& 
       window.x * f - region.x, window.y * f - region.y,
       std::min((window.x + window.width) * f - region.x, static_cast<double>(region.width)),
       std::min((window.y + window.height) * f - region.y, static_cast<double>(region.height))};
+  const bool planar = options_.layout == ImageLayout::kNCHW;
   image_internal::ResampleRgb(view.data, view.width, view.height, view.stride, box, out,
-                              out_width, out_height, static_cast<size_t>(out_width) * 3,
-                              window.flip, &state_->resample);
+                              out_width, out_height,
+                              static_cast<size_t>(out_width) * (planar ? 1 : 3), window.flip,
+                              &state_->resample,
+                              planar ? static_cast<size_t>(out_width) * out_height : 0);
   return Status::OK();
 }
 
@@ -475,8 +478,11 @@ Status JpegDecoder::DecodeCenterCrop(std::string_view bytes, int size, int resiz
   RgbView view;
   UREC_RETURN_IF_ERROR(
       state_->DecodeRegion(bytes, probe, options_, 8, {x0, y0, x1 - x0, y1 - y0}, &view, stats));
+  const bool planar = options_.layout == ImageLayout::kNCHW;
   image_internal::ResampleRgbAxes(view.data, x0, y0, view.width, view.height, view.stride, ax, ay,
-                                  out, static_cast<size_t>(size) * 3, false, &state_->resample);
+                                  out, static_cast<size_t>(size) * (planar ? 1 : 3), false,
+                                  &state_->resample,
+                                  planar ? static_cast<size_t>(size) * size : 0);
   return Status::OK();
 }
 

@@ -203,6 +203,34 @@ TEST(JpegDecoder, CenterCropEqualsResizeWholeImageThenCrop) {
   }
 }
 
+TEST(JpegDecoder, ChwLayoutIsTheHwcOutputSplitIntoPlanes) {
+  EncodeSpec spec{500, 375, Sampling::k420, 90, false, false};
+  Result<std::string> jpeg = EncodeJpeg(testing::SyntheticRgb(spec.width, spec.height), spec);
+  ASSERT_TRUE(jpeg.ok());
+  DecodeOptions chw_options;
+  chw_options.layout = ImageLayout::kNCHW;
+  JpegDecoder hwc_decoder, chw_decoder(chw_options);
+  std::vector<uint8_t> hwc(224 * 224 * 3), expected(hwc.size()), chw(hwc.size());
+  for (const CropWindow& w : {CropWindow{10, 20, 300, 200, false}, CropWindow{0, 0, 500, 375, true},
+                              CropWindow{123, 45, 224, 224, false}}) {
+    ASSERT_TRUE(hwc_decoder.DecodeCropResized(*jpeg, w, 224, 224, hwc.data(), hwc.size()).ok());
+    ASSERT_TRUE(chw_decoder.DecodeCropResized(*jpeg, w, 224, 224, chw.data(), chw.size()).ok());
+    HwcToChw(hwc.data(), 224 * 224, expected.data());
+    EXPECT_TRUE(chw == expected) << "window " << w.x << "," << w.y;
+  }
+  // The exact center crop (its own resampling path) and an identity resize.
+  for (int shorter : {256, 375}) {
+    const int size = shorter == 375 ? 375 : 224;
+    hwc.resize(size_t(size) * size * 3);
+    chw.resize(hwc.size());
+    expected.resize(hwc.size());
+    ASSERT_TRUE(hwc_decoder.DecodeCenterCrop(*jpeg, size, shorter, hwc.data(), hwc.size()).ok());
+    ASSERT_TRUE(chw_decoder.DecodeCenterCrop(*jpeg, size, shorter, chw.data(), chw.size()).ok());
+    HwcToChw(hwc.data(), size_t(size) * size, expected.data());
+    EXPECT_TRUE(chw == expected) << "center crop " << size << " of " << shorter;
+  }
+}
+
 TEST(HwcToChw, SplitsPackedPixelsIntoPlanes) {
   const std::vector<uint8_t> hwc = {1, 2, 3, 4, 5, 6, 7, 8, 9};  // three RGB pixels
   std::vector<uint8_t> chw(hwc.size());

@@ -264,7 +264,8 @@ void SourceRange(const Axis& axis, int* lo, int* hi) {
 
 void ResampleRgbAxes(const uint8_t* region, int region_x, int region_y, int region_width,
                      int region_height, size_t region_stride, const Axis& ax, const Axis& ay,
-                     uint8_t* dst, size_t dst_stride, bool flip, ResampleScratch* s) {
+                     uint8_t* dst, size_t dst_stride, bool flip, ResampleScratch* s,
+                     size_t plane_bytes) {
   const Kernels& kernels = PickKernels();
   const int dst_width = ax.out_count, dst_height = ay.out_count;
   const int taps_x = ComputeWeights(ax, region_x, &s->first_x, &s->count_x, &s->weights_x);
@@ -295,25 +296,40 @@ void ResampleRgbAxes(const uint8_t* region, int region_x, int region_y, int regi
   }
   const bool need_vertical = !IsIdentity(ay, region_y, region_height);
   s->accumulators.resize(hstride);
+  if (plane_bytes > 0) s->packed_row.resize(hstride);
   for (int y = 0; y < dst_height; ++y) {
-    uint8_t* out = dst + static_cast<size_t>(y) * dst_stride;
+    // Planar output: the row is made packed in a small buffer, then split
+    // while it is still in L1 (no second pass over the image).
+    uint8_t* out = plane_bytes > 0 ? s->packed_row.data() : dst + static_cast<size_t>(y) * dst_stride;
     const uint8_t* rows = s->horizontal.data() + (s->first_y[y] - row_first) * hstride;
     if (!need_vertical) {
       std::memcpy(out, rows, hstride);
-      continue;
+    } else {
+      kernels.vertical({rows, hstride, s->weights_y.data() + static_cast<size_t>(y) * taps_y,
+                        s->count_y[y], s->accumulators.data(), out});
     }
-    kernels.vertical({rows, hstride, s->weights_y.data() + static_cast<size_t>(y) * taps_y,
-                      s->count_y[y], s->accumulators.data(), out});
+    if (plane_bytes > 0) {
+      uint8_t* r = dst + static_cast<size_t>(y) * dst_stride;
+      SplitPlanes(out, static_cast<size_t>(dst_width), r, r + plane_bytes, r + 2 * plane_bytes);
+    }
   }
 }
 
 void ResampleRgb(const uint8_t* src, int src_width, int src_height, size_t src_stride,
                  const SourceBox& box, uint8_t* dst, int dst_width, int dst_height,
-                 size_t dst_stride, bool flip, ResampleScratch* s) {
+                 size_t dst_stride, bool flip, ResampleScratch* s, size_t plane_bytes) {
   ResampleRgbAxes(src, 0, 0, src_width, src_height, src_stride,
                   {src_width, box.x0, box.x1, dst_width, 0, dst_width},
                   {src_height, box.y0, box.y1, dst_height, 0, dst_height}, dst, dst_stride, flip,
-                  s);
+                  s, plane_bytes);
+}
+
+void SplitPlanes(const uint8_t* rgb, size_t pixels, uint8_t* r, uint8_t* g, uint8_t* b) {
+  for (size_t p = 0; p < pixels; ++p) {
+    r[p] = rgb[3 * p];
+    g[p] = rgb[3 * p + 1];
+    b[p] = rgb[3 * p + 2];
+  }
 }
 
 }  // namespace unirecord::image_internal
@@ -336,14 +352,7 @@ Status ResizeRgb(const uint8_t* src, int src_width, int src_height, size_t src_s
 }
 
 void HwcToChw(const uint8_t* hwc, size_t pixels, uint8_t* chw) {
-  uint8_t* r = chw;
-  uint8_t* g = chw + pixels;
-  uint8_t* b = chw + 2 * pixels;
-  for (size_t p = 0; p < pixels; ++p) {
-    r[p] = hwc[3 * p];
-    g[p] = hwc[3 * p + 1];
-    b[p] = hwc[3 * p + 2];
-  }
+  image_internal::SplitPlanes(hwc, pixels, chw, chw + pixels, chw + 2 * pixels);
 }
 
 }  // namespace unirecord

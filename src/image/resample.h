@@ -48,6 +48,7 @@ struct ResampleScratch {
   std::vector<int> first_x, count_x, first_y, count_y;
   std::vector<uint8_t> horizontal;  // output of the horizontal pass
   std::vector<int32_t> accumulators;
+  std::vector<uint8_t> packed_row;  // one output row before it is split into planes
   std::vector<HorizontalPair> pairs;
   std::vector<int16_t> pair_weights;
 };
@@ -56,9 +57,12 @@ struct ResampleScratch {
 // row) to dst (dst_width x dst_height, dst_stride bytes per row), mirrored
 // left-right when flip. Filter taps are clipped to the source, not to the
 // box, as PIL does. Callers validate sizes (all positive, box inside src).
+// plane_bytes > 0 writes three planes R, G, B instead of packed RGB (CHW, as
+// PILToTensor): plane c starts at dst + c * plane_bytes, and dst_stride is
+// then the row stride within a plane.
 void ResampleRgb(const uint8_t* src, int src_width, int src_height, size_t src_stride,
                  const SourceBox& box, uint8_t* dst, int dst_width, int dst_height,
-                 size_t dst_stride, bool flip, ResampleScratch* scratch);
+                 size_t dst_stride, bool flip, ResampleScratch* scratch, size_t plane_bytes = 0);
 
 // The general form: `region` holds image pixels [region_x, region_x +
 // region_width) x [region_y, region_y + region_height) with row stride
@@ -66,7 +70,11 @@ void ResampleRgb(const uint8_t* src, int src_width, int src_height, size_t src_s
 // ax.out_count x ay.out_count pixels.
 void ResampleRgbAxes(const uint8_t* region, int region_x, int region_y, int region_width,
                      int region_height, size_t region_stride, const Axis& ax, const Axis& ay,
-                     uint8_t* dst, size_t dst_stride, bool flip, ResampleScratch* scratch);
+                     uint8_t* dst, size_t dst_stride, bool flip, ResampleScratch* scratch,
+                     size_t plane_bytes = 0);
+
+// Packed RGB of `pixels` pixels into the planes r, g, b.
+void SplitPlanes(const uint8_t* rgb, size_t pixels, uint8_t* r, uint8_t* g, uint8_t* b);
 
 }  // namespace unirecord::image_internal
 

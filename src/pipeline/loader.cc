@@ -111,7 +111,7 @@ struct Loader::Impl final : Batch::Pool {
 
   // Worker-side timings of one sample, added to the totals under the lock.
   struct SampleTimes {
-    Clock::duration read{}, decode{}, layout{};
+    Clock::duration read{}, decode{};
   };
 
   std::shared_ptr<const Dataset> dataset;
@@ -256,8 +256,7 @@ struct Loader::Impl final : Batch::Pool {
   // Reads, decodes and resizes record `id` into `out` (image_bytes) and its
   // label into *label.
   Status LoadRecord(uint64_t id, uint64_t epoch, uint64_t seed, JpegDecoder& decoder,
-                    std::vector<uint8_t>& scratch, uint8_t* out, int64_t* label,
-                    SampleTimes& times) {
+                    uint8_t* out, int64_t* label, SampleTimes& times) {
     const Clock::time_point t0 = Clock::now();
     UREC_ASSIGN_OR_RETURN(Blob blob, dataset->GetBlob(id, image_field));
     if (label_field != kNoField) {
@@ -275,36 +274,30 @@ struct Loader::Impl final : Batch::Pool {
     UREC_ASSIGN_OR_RETURN(JpegInfo info, ProbeJpeg(bytes));
     UREC_RETURN_IF_ERROR(CheckDecodable(info, options.decode.limits));
     const int size = options.image_size;
-    const bool chw = options.layout == ImageLayout::kNCHW;
-    uint8_t* target = chw ? scratch.data() : out;
+    // The decoder writes options.layout itself (options.decode.layout).
     if (options.transform == LoaderTransform::kRandomResizedCrop) {
       const CropWindow window = PlanRandomResizedCrop(info, options.crop, seed, epoch, id);
-      UREC_RETURN_IF_ERROR(decoder.DecodeCropResized(bytes, window, size, size, target, image_bytes));
+      UREC_RETURN_IF_ERROR(decoder.DecodeCropResized(bytes, window, size, size, out, image_bytes));
     } else {
       // torchvision's Resize(resize_shorter) + CenterCrop(size), byte for byte
       // (unless DCT scaling applies; see JpegDecoder::DecodeCenterCrop).
-      UREC_RETURN_IF_ERROR(decoder.DecodeCenterCrop(bytes, size, options.resize_shorter, target, image_bytes));
+      UREC_RETURN_IF_ERROR(decoder.DecodeCenterCrop(bytes, size, options.resize_shorter, out, image_bytes));
     }
-    const Clock::time_point t2 = Clock::now();
-    times.decode += t2 - t1;
-    if (chw) {
-      HwcToChw(scratch.data(), image_bytes / 3, out);
-      times.layout += Clock::now() - t2;
-    }
+    times.decode += Clock::now() - t1;
     return Status::OK();
   }
 
   // Fills sample `offset` of `slot` from sampler position `position`; with
   // kSkip, bad records are replaced by the following positions' records.
   Status LoadSample(uint64_t position, Slot& slot, size_t offset, uint64_t epoch, uint64_t seed,
-                    JpegDecoder& decoder, std::vector<uint8_t>& scratch, SampleTimes& times,
+                    JpegDecoder& decoder, SampleTimes& times,
                     uint64_t* skipped, std::string* last_bad) {
     uint8_t* out = slot.images + offset * image_bytes;
     int64_t* label = &slot.labels[offset];
     const uint64_t size = sampler.size();
     for (int attempt = 0;; ++attempt) {
       const uint64_t id = RecordAt((position + attempt) % size);
-      Status status = LoadRecord(id, epoch, seed, decoder, scratch, out, label, times);
+      Status status = LoadRecord(id, epoch, seed, decoder, out, label, times);
       if (status.ok()) {
         slot.record_ids[offset] = id;
         return status;
@@ -323,7 +316,6 @@ struct Loader::Impl final : Batch::Pool {
 
   void WorkerLoop() {
     JpegDecoder decoder(options.decode);
-    std::vector<uint8_t> scratch(options.layout == ImageLayout::kNCHW ? image_bytes : 0);
     std::unique_lock<std::mutex> lock(mu);
     for (;;) {
       work_cv.wait(lock, [&] { return stopping || WorkAvailable(); });
@@ -354,14 +346,13 @@ struct Loader::Impl final : Batch::Pool {
       SampleTimes times;
       uint64_t skipped = 0;
       std::string last_bad;
-      Status status = LoadSample(position, slot, offset, epoch, seed, decoder, scratch, times,
+      Status status = LoadSample(position, slot, offset, epoch, seed, decoder, times,
                                  &skipped, &last_bad);
 
       lock.lock();
       if (generation == my_generation) {
         totals.read_s += Seconds(times.read);
         totals.decode_s += Seconds(times.decode);
-        totals.layout_s += Seconds(times.layout);
         slot.skipped += skipped;
         if (!last_bad.empty()) slot.last_bad_record = std::move(last_bad);
         if (!status.ok() && (slot.error.ok() || offset < slot.error_offset)) {
@@ -533,6 +524,7 @@ Result<std::unique_ptr<Loader>> Loader::Create(std::shared_ptr<const Dataset> da
   impl->options = options;
   // The upload reads NHWC; the conversion kernel makes the device layout.
   if (options.cuda.device >= 0) impl->options.layout = ImageLayout::kNHWC;
+  impl->options.decode.layout = impl->options.layout;
   impl->image_field = image_field;
   if (!options.label_field.empty()) {
     UREC_ASSIGN_OR_RETURN(impl->label_field, schema.FindField(options.label_field));

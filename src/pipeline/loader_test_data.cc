@@ -71,7 +71,9 @@ std::vector<uint8_t> ExpectedPixels(const std::string& jpeg, uint64_t id, uint64
   if (!info.ok()) return {};
   const size_t pixels = size_t(options.image_size) * size_t(options.image_size);
   std::vector<uint8_t> hwc(pixels * 3);
-  JpegDecoder decoder(options.decode);
+  DecodeOptions packed = options.decode;  // a loader's options carry its batch layout here
+  packed.layout = ImageLayout::kNHWC;
+  JpegDecoder decoder(packed);
   Status decoded =
       options.transform == LoaderTransform::kRandomResizedCrop
           ? decoder.DecodeCropResized(

@@ -22,7 +22,7 @@ def test_json_report(urec, dataset):
     for key in ("images_per_s", "batches", "threads", "samples", "stages", "epochs", "wait_share"):
         assert key in report
     assert report["threads"] == 2
-    assert set(report["stages"]) == {"read_s", "decode_s", "layout_s", "upload_s", "wait_s"}
+    assert set(report["stages"]) == {"read_s", "decode_s", "upload_s", "wait_s"}
     # 25 records (24 + the CMYK JPEG; the broken files are rejected at convert) per epoch.
     assert report["samples"] == 2 * 25
     assert report["batches"] == 2 * 4

@@ -84,7 +84,7 @@ Result<LoaderOptions> MakeLoaderOptions(const BenchOptions& o) {
 }
 
 Json StatsToJson(const LoaderStats& s) {
-  return Json{{"read_s", s.read_s},     {"decode_s", s.decode_s}, {"layout_s", s.layout_s},
+  return Json{{"read_s", s.read_s},     {"decode_s", s.decode_s},
               {"upload_s", s.upload_s}, {"wait_s", s.wait_s}};
 }
 
@@ -145,7 +145,6 @@ Status RunBench(const BenchOptions& o) {
     const double n = stats.samples > 0 ? double(stats.samples) : 1.0;
     for (auto [name, s] : {std::pair<const char*, double>{"read", stats.read_s},
                            {"decode+resize", stats.decode_s},
-                           {"layout", stats.layout_s},
                            {"upload", stats.upload_s}}) {
       std::printf("    %-14s %8.3f s  (%.3f ms)\n", name, s, 1e3 * s / n);
     }
