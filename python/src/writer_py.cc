@@ -306,7 +306,8 @@ py::dict ConvertImageFolder(const py::object& src, const py::object& out, const 
 
 void RegisterWriter(py::module_& m) {
   py::class_<PyWriter>(m, "Writer", R"doc(
-Writes records into a new sharded dataset OUT/NAME-SSSSS-of-NNNNN.urec (+ .uidx).
+Writes records into a new sharded dataset OUT/NAME.uset (the manifest) +
+OUT/NAME-SSSSS-of-NNNNN.gGGGGGG.urec (+ .uidx).
 
 Writer(out, schema, name="data", *, num_shards=0, expected_records=0,
        target_shard_bytes=0, metadata=None, classes=None, blob_compression="none",
@@ -318,10 +319,13 @@ Use it as a context manager:
         for jpeg, label in samples:
             w.write({"image": jpeg, "label": label})
 
-Everything is written to hidden ".NAME.*.partial" files; leaving the block
-normally calls finish() (fsync + rename into place); leaving it with an
+Everything is written to hidden ".NAME.tmp-*.partial" files; leaving the block
+normally calls finish() (fsync, then one rename of the manifest commits the
+new generation and replaces an older dataset NAME whole); leaving it with an
 exception calls abort(), which deletes them: nothing half-written is ever
 left looking like a dataset. A Writer dropped without finish() aborts too.
+A second Writer of the same NAME and OUT, in any process, raises
+RuntimeError naming the holder while one is open.
 Sharding: num_shards=N round-robin (or contiguous with expected_records=n),
 or target_shard_bytes=B; neither: one shard. metadata: {str: str|bytes}, set
 before the first write; classes: list of class names (metadata "classes").
@@ -379,7 +383,8 @@ in OUT (the code behind `urec convert imagefolder`).
 Records keep ImageFolder's sample order and labels; fields image (bytes),
 label (int64, indexed), path (str), width and height (int32, indexed);
 metadata "classes". Files that are not decodable JPEGs are listed in the
-report and in OUT/NAME.rejects.tsv (strict=True: the first one is an error).
+report and in its rejects_path, OUT/NAME.rejects.gGGGGGG.tsv, committed with
+the shards (strict=True: the first one is an error).
 name defaults to SRC's last component; num_shards / target_shard_bytes as
 for Writer (default: shards of about 1 GiB). progress: called with a dict
 (files_done, files_total, written, rejected, bytes, seconds) about every

@@ -271,6 +271,7 @@ def test_killed_writer_leaves_nothing_that_opens(tmp_path):
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     left = os.listdir(tmp_path)
-    assert left and all(name.startswith(".") and ".partial" in name for name in left), left
+    assert left and all(name.endswith(".partial") or name == ".killed.lock" for name in left), left
+    assert all(name.startswith(".") for name in left), left
     with pytest.raises((FileNotFoundError, ValueError)):
         unirecord.Dataset(tmp_path)
