@@ -68,16 +68,23 @@ Result<std::shared_ptr<Dataset>> OpenCommitted(const std::string& dir, const std
                                                const DatasetOptions& options) {
   // A writer may commit a newer generation and remove this one between our
   // reading the manifest and opening its shards: then read it again.
+  const std::string manifest_path = io::JoinPath(dir, format::ManifestFileName(name));
   for (int attempt = 1;; ++attempt) {
     UREC_ASSIGN_OR_RETURN(const format::Manifest manifest, format::ReadManifest(dir, name));
     std::vector<std::string> paths;
+    std::string missing;
     for (uint32_t s = 0; s < manifest.shard_count; ++s) {
       paths.push_back(io::JoinPath(dir, format::ShardFileName(name, manifest.generation, s, manifest.shard_count)));
+      if (missing.empty() && !io::PathExists(paths.back())) missing = paths.back();
     }
-    Result<std::shared_ptr<Dataset>> dataset = Dataset::Open(paths, options);
+    Result<std::shared_ptr<Dataset>> dataset =
+        missing.empty() ? Dataset::Open(paths, options)
+                        : Status::NotFound(missing + ": shard missing (" + manifest_path + " names generation " +
+                                           std::to_string(manifest.generation) + " of dataset " + manifest.uuid +
+                                           ", " + std::to_string(manifest.shard_count) + " shards)");
     if (dataset.ok() && (*dataset)->uuid() != manifest.uuid) {
-      return Status::Corruption(io::JoinPath(dir, format::ManifestFileName(name)) + ": names dataset " +
-                                manifest.uuid + ", but its shards hold dataset " + (*dataset)->uuid());
+      return Status::Corruption(manifest_path + ": names dataset " + manifest.uuid + ", but its shards hold dataset " +
+                                (*dataset)->uuid());
     }
     if (dataset.ok() || dataset.status().code() != StatusCode::kNotFound || attempt == 3) return dataset;
     Result<format::Manifest> now = format::ReadManifest(dir, name);
