@@ -183,6 +183,8 @@ struct PyWriter {
     summary["uuid"] = s.uuid;
     summary["shard_paths"] = s.shard_paths;
     summary["index_paths"] = s.index_paths;
+    summary["manifest_path"] = s.manifest_path;
+    summary["generation"] = s.generation;
     return summary;
   }
 
@@ -348,8 +350,8 @@ before the first write; classes: list of class names (metadata "classes").
           },
           py::arg("key"), py::arg("value"), "Adds a metadata entry; only before the first write().")
       .def("finish", &PyWriter::Finish,
-           "Completes, fsyncs and renames every file into place; returns the summary dict "
-           "(records, shards, bytes, uuid, shard_paths, index_paths).")
+           "Completes and fsyncs every file and commits them as a new generation; returns the summary dict "
+           "(records, shards, bytes, uuid, shard_paths, index_paths, manifest_path, generation).")
       .def("abort", &PyWriter::Abort, "Deletes everything written so far (no-op after finish()).")
       .def_property_readonly("records_written",
                              [](const PyWriter& w) -> uint64_t { return w.writer ? w.writer->records_written() : 0; })
