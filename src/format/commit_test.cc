@@ -6,8 +6,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 
+#include "format/checksum.h"
 #include "format/file_names.h"
 #include "format/manifest.h"
 #include "format/test_util.h"
@@ -145,6 +147,39 @@ TEST(CommitTest, TheManifestBindsItsGeneration) {
   ASSERT_TRUE(reopened.ok()) << reopened.status().ToString();
   EXPECT_EQ((*reopened)->size(), 5u);
   EXPECT_EQ(Listing(dir.path()).size(), 3u);  // manifest, shard, index
+}
+
+// `body` (every line before the checksum) with its checksum line.
+std::string Signed(const std::string& body) {
+  char hex[17];
+  std::snprintf(hex, sizeof(hex), "%016llx",
+                static_cast<unsigned long long>(format::Checksum(body.data(), body.size())));
+  return body + "checksum " + hex + "\n";
+}
+
+TEST(CommitTest, ManifestsDecodeStrictlyButIgnoreKeysOfLaterVersions) {
+  format::Manifest manifest;
+  manifest.generation = 12;
+  manifest.shard_count = 3;
+  manifest.uuid = "25661647-a09f-8738-832b-a9cd1a5612e2";
+  manifest.reports = {"rejects"};
+  const std::string text = format::EncodeManifest(manifest);
+  const std::string body = text.substr(0, text.rfind("checksum "));
+  EXPECT_EQ(text, Signed(body));
+  auto decoded = format::DecodeManifest(text, "m.uset");
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  EXPECT_EQ(decoded->generation, 12u);
+  EXPECT_EQ(decoded->shard_count, 3u);
+  EXPECT_EQ(decoded->uuid, manifest.uuid);
+  EXPECT_EQ(decoded->reports, manifest.reports);
+  EXPECT_TRUE(format::DecodeManifest(Signed(body + "added-later 1 2 3\n"), "m.uset").ok());
+  for (const std::string& bad :
+       {text.substr(0, text.size() - 5), Signed(body.substr(0, body.find("uuid "))), Signed("unirecord-manifest 2\n"),
+        Signed(body + "shards 4\n"), Signed(body + "report Rejects\n"), std::string()}) {
+    auto refused = format::DecodeManifest(bad, "m.uset");
+    EXPECT_EQ(refused.status().code(), StatusCode::kCorruption) << bad;
+    EXPECT_EQ(refused.status().message().rfind("m.uset: manifest ", 0), 0u) << refused.status().message();
+  }
 }
 
 TEST(CommitTest, AFolderWithTwoDatasetsOpensOneByName) {

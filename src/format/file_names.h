@@ -13,6 +13,9 @@
 
 namespace unirecord::format {
 
+// Generation numbers have at most 18 digits.
+inline constexpr uint64_t kMaxGeneration = 999999999999999999ull;
+
 // NAME-SSSSS-of-NNNNN.urec (generation 0) or NAME-SSSSS-of-NNNNN.gGGGGGG.urec.
 std::string ShardFileName(const std::string& name, uint64_t generation, uint32_t shard, uint32_t count);
 // The index beside a shard: the same path with extension .uidx.

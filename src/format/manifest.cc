@@ -60,7 +60,7 @@ Result<Manifest> DecodeManifest(const std::string& text, const std::string& path
     const std::string value = space == std::string::npos ? "" : line.substr(space + 1);
     uint64_t number = 0;
     if (key == "generation") {
-      if (has_generation || !ParseDecimal(value, UINT64_MAX, &number) || number == 0) return corrupt("bad generation '" + value + "'");
+      if (has_generation || !ParseDecimal(value, kMaxGeneration, &number) || number == 0) return corrupt("bad generation '" + value + "'");
       manifest.generation = number;
       has_generation = true;
     } else if (key == "shards") {

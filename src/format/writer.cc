@@ -370,6 +370,9 @@ Result<std::unique_ptr<Writer>> Writer::Create(const std::string& out_dir, const
   }
   impl->lock = std::move(*lock);
   UREC_ASSIGN_OR_RETURN(const uint64_t highest, RemoveUnusedFiles(out_dir, name));
+  if (highest >= format::kMaxGeneration) {
+    return Status::FailedPrecondition("writer: dataset '" + name + "' in " + out_dir + " is at the last generation");
+  }
   impl->generation = highest + 1;
   impl->user_schema = schema;
   std::vector<Field> stored_fields = schema.fields();
