@@ -110,6 +110,24 @@ TEST(CommitTest, APreManifestDatasetOpensAndIsReplacedWhole) {
   }
 }
 
+// A re-write never truncates or rewrites a file a reader has mapped: the old
+// generation is unlinked, so an open Dataset keeps reading it whole.
+TEST(CommitTest, AnOpenDatasetKeepsReadingTheGenerationItOpened) {
+  testing::ScratchDir dir;
+  ASSERT_TRUE(testing::WriteSample(dir.path(), "train", 30, testing::SmallPages(2)).ok());
+  auto old = Dataset::Open(dir.path());
+  ASSERT_TRUE(old.ok());
+  auto replaced = testing::WriteSample(dir.path(), "train", 7, testing::SmallPages(3));
+  ASSERT_TRUE(replaced.ok());
+  ASSERT_EQ((*old)->size(), 30u);
+  for (uint64_t id = 0; id < 30; ++id) {
+    auto record = (*old)->Get(id);
+    ASSERT_TRUE(record.ok()) << record.status().ToString();
+  }
+  EXPECT_TRUE((*old)->Verify().ok());
+  EXPECT_EQ((*Dataset::Open(dir.path()))->size(), 7u);
+}
+
 TEST(CommitTest, TheManifestBindsItsGeneration) {
   testing::ScratchDir dir;
   auto summary = testing::WriteSample(dir.path(), "train", 8, testing::SmallPages(2));
