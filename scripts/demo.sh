@@ -17,8 +17,8 @@ echo "== urec synth-imagefolder $DEMO/images --classes 10 --per-class 20 --mix"
 "$UREC" synth-imagefolder "$DEMO/images" --classes 10 --per-class 20 --mix
 echo "== urec convert imagefolder $DEMO/images $DEMO/records --name train"
 "$UREC" convert imagefolder "$DEMO/images" "$DEMO/records" --name train
-echo "== $DEMO/records/train.rejects.tsv (files not written, and why)"
-cat "$DEMO/records/train.rejects.tsv"
+echo "== $DEMO/records/train.rejects.g*.tsv (files not written, and why)"
+cat "$DEMO"/records/train.rejects.g*.tsv
 echo "== urec inspect $DEMO/records"
 "$UREC" inspect "$DEMO/records"
 echo "== urec cat $DEMO/records 7"

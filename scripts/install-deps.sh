@@ -10,6 +10,7 @@ packages=(
   python3 python3-dev python3-venv python3-pip python3-setuptools python3-wheel pybind11-dev libdlpack-dev
   python3-numpy python3-pil python3-pytest python3-torch python3-torchvision python3-matplotlib
   libstb-dev libyuv-dev libswscale-dev
+  strace
   libtorch-dev
 )
 missing=()

@@ -31,7 +31,8 @@ struct ConvertProgress {
 };
 
 struct ConvertOptions {
-  // Dataset name: shards are OUT/NAME-SSSSS-of-NNNNN.urec. Empty: the last
+  // Dataset name: shards are OUT/NAME-SSSSS-of-NNNNN.gGGGGGG.urec, committed
+  // by the manifest OUT/NAME.uset (format/SPEC.md section 1.1). Empty: the last
   // component of the source folder ("train" for imagenet/train).
   std::string name;
 
@@ -86,7 +87,8 @@ struct ConvertReport {
   std::string uuid;
   std::vector<std::string> shard_paths;
   // Every rejected and skipped file, in folder order; also written to
-  // OUT/NAME.rejects.tsv (skipped ones with a reason that starts "skipped:").
+  // rejects_path, OUT/NAME.rejects.gGGGGGG.tsv, committed together with the
+  // shards (skipped ones with a reason that starts "skipped:").
   std::vector<ConvertRejection> not_written;
   std::string rejects_path;
 };
@@ -120,8 +122,11 @@ struct ConvertReport {
 //
 // The output is byte-identical for the same folder and options, whatever
 // `threads` is. Errors: NotFound / InvalidArgument for a bad SRC, OUT inside
-// SRC, or no candidate files; Corruption naming the file in strict mode; any
-// Writer error. On error no dataset files are left behind.
+// SRC, or no candidate files; Corruption naming the file in strict mode;
+// FailedPrecondition while another writer writes dataset NAME in OUT; any
+// Writer error. An earlier dataset NAME in OUT is replaced whole, by one
+// rename, or kept whole: on error, or if the process is killed at any point,
+// OUT holds the old dataset or the new one, never a mix (Writer, writer.h).
 Result<ConvertReport> ConvertImageFolder(const std::string& src, const std::string& out,
                                          const ConvertOptions& options = {});
 

@@ -22,8 +22,9 @@
 // holds [n0, n0 + n1), and so on.
 //
 // Files must not be truncated or rewritten while a Dataset maps them (as with
-// any mmap, reading a page that no longer exists raises SIGBUS); replacing
-// them by rename, as the Writer does, is safe.
+// any mmap, reading a page that no longer exists raises SIGBUS). The Writer
+// never does: a new generation of a dataset has new file names and the old
+// one is unlinked, so an open Dataset keeps reading the generation it opened.
 //
 // Scalar (non-blob, non-indexed) fields are read by inflating their scalar
 // page (16 KiB by default, ~25 us); each thread keeps its last 4 inflated
@@ -158,9 +159,12 @@ struct ShardInfo {
 
 class Dataset {
  public:
-  // `path` is a directory (every *.urec in it; they must form one dataset),
-  // a single .urec file, or a glob pattern ("out/train-*.urec"). Each shard's
-  // index is the .uidx file of the same name beside it.
+  // `path` is a directory (the dataset its manifest NAME.uset commits; in a
+  // folder written before manifests, every *.urec in it; format/SPEC.md
+  // section 1.1), DIR/NAME or DIR/NAME.uset (dataset NAME of a folder that
+  // holds several), a single .urec file, or a glob pattern
+  // ("out/train-*.urec"). Each shard's index is the .uidx file of the same
+  // name beside it.
   // Errors: NotFound for a missing path, shard or index; Corruption for
   // damaged or mixed files; NotSupported for an unknown major version;
   // InvalidArgument for a path that names no shard. Messages name the file.

@@ -14,13 +14,19 @@
 //   }
 //   UREC_RETURN_IF_ERROR(writer->Finish());
 //
-// Output: out/train-00000-of-00004.urec + out/train-00000-of-00004.uidx, ...
+// Output (format/SPEC.md section 1): out/train.uset, the manifest, naming
+// generation G; out/train-00000-of-00004.gGGGGGG.urec + .uidx, ...; and the
+// lock file out/.train.lock. G is one more than the generation it replaces.
 //
-// Atomicity: everything is written to hidden temporary files in `out_dir`
-// (".train.*.partial"). Finish() fsyncs them and renames them to their final
-// names; destroying a Writer without a successful Finish() deletes them.
-// A crashed process leaves only ".partial" files, which never open as a
-// dataset (their preamble is written last and their names do not match).
+// Atomicity: Create takes an exclusive lock on out/.train.lock (a second
+// writer of the same dataset fails at once with FailedPrecondition naming
+// the holder's pid and host) and removes what killed writers left. Records
+// go to hidden temporary files (".train.tmp-PID-*.partial"). Finish() fsyncs
+// them, renames them to generation G's names, then commits by renaming one
+// new manifest over the old one, and removes the previous generation. A
+// reader therefore sees exactly the old dataset or exactly the new one,
+// whenever the process is killed; destroying a Writer without a successful
+// Finish() removes what it wrote.
 //
 // Determinism: the same records, metadata and options give byte-identical
 // files (no timestamps, no randomness, no dependence on `threads`). The
@@ -154,18 +160,23 @@ struct WriterSummary {
   std::string uuid;                      // "xxxxxxxx-xxxx-8xxx-xxxx-xxxxxxxxxxxx"
   std::vector<std::string> shard_paths;  // final .urec paths, by shard number
   std::vector<std::string> index_paths;  // final .uidx paths, by shard number
+  std::vector<std::string> report_paths;  // AddReport files, in the order added
+  std::string manifest_path;             // OUT/NAME.uset
+  uint64_t generation = 0;               // the generation committed
 };
 
 class Writer {
  public:
   // Starts a dataset called `name` in `out_dir` (created if missing, one
-  // level). `name` must be non-empty and contain no '/'. Files of the same
-  // name already in `out_dir` are replaced at Finish(); others are left alone.
+  // level). `name` must be non-empty, contain no '/' and not start with '.'.
+  // A dataset of the same name already in `out_dir` is replaced at Finish();
+  // files of other names are left alone. FailedPrecondition when another
+  // Writer (in any process) is writing the same dataset.
   static Result<std::unique_ptr<Writer>> Create(const std::string& out_dir, const std::string& name,
                                                 const Schema& schema,
                                                 const WriterOptions& options = {});
 
-  // Deletes the temporary files unless Finish() succeeded.
+  // Unless Finish() ran: removes what this writer wrote, releases the lock.
   ~Writer();
   Writer(const Writer&) = delete;
   Writer& operator=(const Writer&) = delete;
@@ -189,8 +200,14 @@ class Writer {
   // Records written so far.
   uint64_t records_written() const;
 
-  // Completes every shard and index, fsyncs and renames them into place.
-  // After Finish (successful or not) no further Write is accepted.
+  // Adds a text report committed together with the dataset, by the same
+  // rename: OUT/NAME.LABEL.gGGGGGG.tsv (the converter's "rejects" report).
+  // `label` is lowercase letters a-z, each label once; call before Finish.
+  Status AddReport(const std::string& label, std::string text);
+
+  // Completes every shard and index, fsyncs them and commits the generation
+  // (see Atomicity above), then releases the lock. After Finish (successful
+  // or not) no further Write is accepted.
   Status Finish();
 
   // Valid after a successful Finish().

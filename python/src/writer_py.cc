@@ -183,6 +183,8 @@ struct PyWriter {
     summary["uuid"] = s.uuid;
     summary["shard_paths"] = s.shard_paths;
     summary["index_paths"] = s.index_paths;
+    summary["manifest_path"] = s.manifest_path;
+    summary["generation"] = s.generation;
     return summary;
   }
 
@@ -313,7 +315,8 @@ py::dict ConvertImageFolder(const py::object& src, const py::object& out, const 
 
 void RegisterWriter(py::module_& m) {
   py::class_<PyWriter>(m, "Writer", R"doc(
-Writes records into a new sharded dataset OUT/NAME-SSSSS-of-NNNNN.urec (+ .uidx).
+Writes records into a new sharded dataset OUT/NAME.uset (the manifest) +
+OUT/NAME-SSSSS-of-NNNNN.gGGGGGG.urec (+ .uidx).
 
 Writer(out, schema, name="data", *, num_shards=0, expected_records=0,
        target_shard_bytes=0, metadata=None, classes=None, blob_compression="none",
@@ -325,10 +328,13 @@ Use it as a context manager:
         for jpeg, label in samples:
             w.write({"image": jpeg, "label": label})
 
-Everything is written to hidden ".NAME.*.partial" files; leaving the block
-normally calls finish() (fsync + rename into place); leaving it with an
+Everything is written to hidden ".NAME.tmp-*.partial" files; leaving the block
+normally calls finish() (fsync, then one rename of the manifest commits the
+new generation and replaces an older dataset NAME whole); leaving it with an
 exception calls abort(), which deletes them: nothing half-written is ever
 left looking like a dataset. A Writer dropped without finish() aborts too.
+A second Writer of the same NAME and OUT, in any process, raises
+RuntimeError naming the holder while one is open.
 Sharding: num_shards=N round-robin (or contiguous with expected_records=n),
 or target_shard_bytes=B; neither: one shard. metadata: {str: str|bytes}, set
 before the first write; classes: list of class names (metadata "classes").
@@ -351,8 +357,8 @@ before the first write; classes: list of class names (metadata "classes").
           },
           py::arg("key"), py::arg("value"), "Adds a metadata entry; only before the first write().")
       .def("finish", &PyWriter::Finish,
-           "Completes, fsyncs and renames every file into place; returns the summary dict "
-           "(records, shards, bytes, uuid, shard_paths, index_paths).")
+           "Completes and fsyncs every file and commits them as a new generation; returns the summary dict "
+           "(records, shards, bytes, uuid, shard_paths, index_paths, manifest_path, generation).")
       .def("abort", &PyWriter::Abort, "Deletes everything written so far (no-op after finish()).")
       .def_property_readonly("records_written",
                              [](const PyWriter& w) -> uint64_t { return w.writer ? w.writer->records_written() : 0; })
@@ -391,8 +397,9 @@ source_xxh3 (the source file's size and XXH3-64 as a signed int64);
 metadata "classes". Each JPEG is rewritten losslessly into the fast layout
 (same pixels, decodes crops faster; docs/image.md) unless keep_original=True;
 one the rewrite cannot reproduce exactly is stored as it was and counted.
-Files that are not decodable JPEGs are listed in the report and in
-OUT/NAME.rejects.tsv (strict=True: the first one is an error).
+Files that are not decodable JPEGs are listed in the report and in its
+rejects_path, OUT/NAME.rejects.gGGGGGG.tsv, committed with the shards
+(strict=True: the first one is an error).
 name defaults to SRC's last component; num_shards / target_shard_bytes as
 for Writer (default: shards of about 1 GiB). progress: called with a dict
 (files_done, files_total, written, rejected, bytes, seconds) about every

@@ -271,6 +271,24 @@ def test_killed_writer_leaves_nothing_that_opens(tmp_path):
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     left = os.listdir(tmp_path)
-    assert left and all(name.startswith(".") and ".partial" in name for name in left), left
+    assert left and all(name.endswith(".partial") or name == ".killed.lock" for name in left), left
+    assert all(name.startswith(".") for name in left), left
     with pytest.raises((FileNotFoundError, ValueError)):
         unirecord.Dataset(tmp_path)
+
+
+def test_one_writer_per_dataset_and_each_write_replaces_the_last_whole(tmp_path):
+    schema = {"x": "bytes", "y": "int64"}
+    with unirecord.Writer(tmp_path, schema, "d", num_shards=3, sync=False) as first:
+        with pytest.raises(RuntimeError, match=f"pid {os.getpid()} host "):
+            unirecord.Writer(tmp_path, schema, "d")
+        for i in range(6):
+            first.write({"x": b"old", "y": i})
+    assert first.summary["generation"] == 1
+    with unirecord.Writer(tmp_path, schema, "d", num_shards=2, sync=False) as second:
+        second.write({"x": b"new", "y": 7})
+    assert second.summary["generation"] == 2
+    assert sorted(os.listdir(tmp_path)) == sorted(
+        ["d.uset"] + [os.path.basename(p) for p in second.summary["shard_paths"] + second.summary["index_paths"]])
+    ds = unirecord.Dataset(tmp_path)
+    assert len(ds) == 1 and bytes(ds[0]["x"]) == b"new"

@@ -9,17 +9,12 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
-#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
-#include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <thread>
 #include <vector>
 
@@ -159,20 +154,11 @@ std::string TsvEscape(const std::string& s) {
   return out;
 }
 
-// Written to a temporary name and renamed, so a reader never sees half a file.
-Status WriteRejectsFile(const std::string& path, const std::vector<ConvertRejection>& rows) {
+// The rejects report: a header row, then one "path<TAB>reason" row per file.
+std::string RejectsTsv(const std::vector<ConvertRejection>& rows) {
   std::string text = "path\treason\n";
   for (const ConvertRejection& r : rows) text += TsvEscape(r.path) + "\t" + TsvEscape(r.reason) + "\n";
-  const std::string tmp = path + ".partial";
-  std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(tmp.c_str(), "wb"), std::fclose);
-  if (!file) return Status::IOError("cannot create " + tmp + ": " + std::strerror(errno));
-  const bool written = std::fwrite(text.data(), 1, text.size(), file.get()) == text.size();
-  if (std::fclose(file.release()) != 0 || !written || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    std::remove(tmp.c_str());
-    return Status::IOError("cannot write " + path + ": " + why);
-  }
-  return Status::OK();
+  return text;
 }
 
 std::string SkipReason(const ImageFolderFile& file) {
@@ -221,40 +207,6 @@ Result<WriterOptions> MakeWriterOptions(const ConvertOptions& options, uint64_t 
   }
   w.sync = options.sync;
   return w;
-}
-
-// "NAME-SSSSS-of-NNNNN.urec" or ".uidx", any numbers.
-bool IsShardFileOf(const std::string& file, const std::string& name) {
-  const std::string middle = "-#####-of-#####.";  // '#': a digit
-  if (file.size() != name.size() + middle.size() + 4 || file.compare(0, name.size(), name) != 0) return false;
-  for (size_t i = 0; i < middle.size(); ++i) {
-    const char c = file[name.size() + i];
-    if (middle[i] == '#' ? !std::isdigit(static_cast<unsigned char>(c)) : c != middle[i]) return false;
-  }
-  const std::string extension = file.substr(file.size() - 4);
-  return extension == "urec" || extension == "uidx";
-}
-
-// A dataset converted again with another shard count must not leave the old
-// shards beside the new ones (a reader would refuse the mix): removes the
-// NAME-SSSSS-of-NNNNN.urec/.uidx files that the writer did not just write.
-Status RemoveStaleShards(const std::string& out, const std::string& name, const WriterSummary& summary) {
-  std::set<std::string> current;
-  for (const std::string& p : summary.shard_paths) current.insert(fs::path(p).filename().string());
-  for (const std::string& p : summary.index_paths) current.insert(fs::path(p).filename().string());
-  std::vector<fs::path> stale;
-  std::error_code ec;
-  for (fs::directory_iterator it(out, ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string file = it->path().filename().string();
-    if (!current.count(file) && IsShardFileOf(file, name)) stale.push_back(it->path());
-  }
-  if (ec) return Status::IOError("cannot list " + out + ": " + ec.message());
-  for (const fs::path& path : stale) {
-    if (!fs::remove(path, ec) && ec) {
-      return Status::IOError("cannot remove " + path.string() + ", a shard of an earlier conversion: " + ec.message());
-    }
-  }
-  return Status::OK();
 }
 
 Result<Schema> ImageFolderSchema() {
@@ -348,15 +300,15 @@ Result<ConvertReport> ConvertImageFolder(const std::string& src, const std::stri
       }
     }
   }
+  // Committed with the shards, by the same rename.
+  UREC_RETURN_IF_ERROR(writer->AddReport("rejects", RejectsTsv(report.not_written)));
   UREC_RETURN_IF_ERROR(writer->Finish());
   const WriterSummary& summary = writer->summary();
   report.shards = summary.shards;
   report.output_bytes = summary.bytes;
   report.uuid = summary.uuid;
   report.shard_paths = summary.shard_paths;
-  UREC_RETURN_IF_ERROR(RemoveStaleShards(out, report.name, summary));
-  report.rejects_path = (fs::path(out) / (report.name + ".rejects.tsv")).string();
-  UREC_RETURN_IF_ERROR(WriteRejectsFile(report.rejects_path, report.not_written));
+  report.rejects_path = summary.report_paths.front();
   report.seconds = SecondsSince(start);
   report_progress();
   return report;

@@ -78,7 +78,8 @@ TEST_F(ConvertImageFolderTest, EveryFileIsWrittenOrListed) {
   EXPECT_EQ(reasons["truncated.JPEG"], "truncated: the file ends without an EOI marker");
   EXPECT_EQ(reasons["empty.JPEG"], "empty file");
 
-  const std::string tsv = testing::ReadBytes(scratch_ / "out/train.rejects.tsv");
+  EXPECT_EQ(report->rejects_path, scratch_ / "out/train.rejects.g000001.tsv");
+  const std::string tsv = testing::ReadBytes(report->rejects_path);
   EXPECT_EQ(tsv.rfind("path\treason\nREADME.txt\tskipped: not inside a class folder\n", 0), 0u) << tsv;
   EXPECT_NE(tsv.find("/empty.JPEG\tempty file\n"), std::string::npos) << tsv;
 }
@@ -213,9 +214,10 @@ TEST_F(ConvertImageFolderTest, ConvertingAgainReplacesTheOldShards) {
   ASSERT_TRUE(ConvertImageFolder(src_, scratch_ / "out", options).ok());
   std::vector<std::string> names;
   for (const auto& [name, bytes] : Output(scratch_ / "out")) names.push_back(name);
-  EXPECT_EQ(names, (std::vector<std::string>{"other-00000-of-00001.urec", "train-00000-of-00002.uidx",
-                                             "train-00000-of-00002.urec", "train-00001-of-00002.uidx",
-                                             "train-00001-of-00002.urec", "train.rejects.tsv"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"other-00000-of-00001.urec",
+                                             "train-00000-of-00002.g000002.uidx", "train-00000-of-00002.g000002.urec",
+                                             "train-00001-of-00002.g000002.uidx", "train-00001-of-00002.g000002.urec",
+                                             "train.rejects.g000002.tsv", "train.uset"}));
 }
 
 TEST_F(ConvertImageFolderTest, StrictStopsAtTheFirstRejectAndLeavesNoDataset) {

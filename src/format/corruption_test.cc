@@ -341,10 +341,13 @@ TEST_F(CorruptionTest, MissingIndex) {
 }
 
 TEST_F(CorruptionTest, RenamedFilesStillOpen) {
-  // Identity lives inside the files, not in their names.
+  // Identity lives inside the files, not in their names. (The manifest names
+  // its files: renamed ones open by glob or by list.)
   ASSERT_TRUE(io::RenameFile(shard0_, dir_ + "/renamed-a.urec").ok());
   ASSERT_TRUE(io::RenameFile(index0_, dir_ + "/renamed-a.uidx").ok());
-  auto ds = Dataset::Open(dir_);
+  EXPECT_EQ(Dataset::Open(dir_).status().code(), StatusCode::kInvalidArgument);  // c.uset and another .urec
+  ASSERT_TRUE(Dataset::Open(std::vector<std::string>{dir_ + "/renamed-a.urec", shard1_}).ok());
+  auto ds = Dataset::Open(dir_ + "/*.urec");
   ASSERT_TRUE(ds.ok()) << ds.status().ToString();
   EXPECT_EQ((*ds)->size(), 40u);
   EXPECT_EQ((*ds)->shards()[0].path, dir_ + "/renamed-a.urec");

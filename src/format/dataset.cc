@@ -5,7 +5,9 @@
 #include <cstdio>
 
 #include "format/endian.h"
+#include "format/file_names.h"
 #include "format/format_constants.h"
+#include "format/manifest.h"
 #include "format/shard_reader.h"
 #include "io/file.h"
 
@@ -55,17 +57,75 @@ bool EndsWith(const std::string& s, const std::string& suffix) {
 // "dir/train-00003-of-00004.urec" for shard 3 of 4, derived from a sibling's
 // name when it follows the naming scheme; otherwise "shard 3 of 4".
 std::string MissingShardName(const std::string& sibling, uint32_t shard, uint32_t count) {
-  const std::string base = io::BaseName(sibling);
-  const size_t kSuffix = std::string("-00000-of-00000.urec").size();
-  if (base.size() > kSuffix && base.compare(base.size() - 14, 4, "-of-") == 0 &&
-      EndsWith(base, format::kShardExtension)) {
-    char tail[40];
-    std::snprintf(tail, sizeof(tail), "-%05" PRIu32 "-of-%05" PRIu32 ".urec", shard, count);
-    const std::string name = base.substr(0, base.size() - kSuffix) + tail;
-    return io::DirName(sibling) == "." && sibling.find('/') == std::string::npos ? name
-                                                                                   : io::JoinPath(io::DirName(sibling), name);
+  const std::optional<format::ShardFileParts> parts = format::ParseShardFileName(io::BaseName(sibling));
+  if (!parts) return "shard " + std::to_string(shard) + " of " + std::to_string(count);
+  const std::string name = format::ShardFileName(parts->name, parts->generation, shard, count);
+  return sibling.find('/') == std::string::npos ? name : io::JoinPath(io::DirName(sibling), name);
+}
+
+// The dataset DIR/NAME.uset commits: exactly the shards of its generation.
+Result<std::shared_ptr<Dataset>> OpenCommitted(const std::string& dir, const std::string& name,
+                                               const DatasetOptions& options) {
+  // A writer may commit a newer generation and remove this one between our
+  // reading the manifest and opening its shards: then read it again.
+  const std::string manifest_path = io::JoinPath(dir, format::ManifestFileName(name));
+  for (int attempt = 1;; ++attempt) {
+    UREC_ASSIGN_OR_RETURN(const format::Manifest manifest, format::ReadManifest(dir, name));
+    std::vector<std::string> paths;
+    std::string missing;
+    for (uint32_t s = 0; s < manifest.shard_count; ++s) {
+      paths.push_back(io::JoinPath(dir, format::ShardFileName(name, manifest.generation, s, manifest.shard_count)));
+      if (missing.empty() && !io::PathExists(paths.back())) missing = paths.back();
+    }
+    Result<std::shared_ptr<Dataset>> dataset =
+        missing.empty() ? Dataset::Open(paths, options)
+                        : Status::NotFound(missing + ": shard missing (" + manifest_path + " names generation " +
+                                           std::to_string(manifest.generation) + " of dataset " + manifest.uuid +
+                                           ", " + std::to_string(manifest.shard_count) + " shards)");
+    if (dataset.ok() && (*dataset)->uuid() != manifest.uuid) {
+      return Status::Corruption(manifest_path + ": names dataset " + manifest.uuid + ", but its shards hold dataset " +
+                                (*dataset)->uuid());
+    }
+    if (dataset.ok() || dataset.status().code() != StatusCode::kNotFound || attempt == 3) return dataset;
+    Result<format::Manifest> now = format::ReadManifest(dir, name);
+    if (!now.ok() || now->generation == manifest.generation) return dataset;
   }
-  return "shard " + std::to_string(shard) + " of " + std::to_string(count);
+}
+
+// A directory holds one dataset: the one a manifest commits, or (with no
+// manifest, the layout before manifests) every .urec file in it. Shards of a
+// generation no manifest names are uncommitted or superseded, and so are
+// pre-manifest shards of a name that now has a manifest: never opened.
+Result<std::shared_ptr<Dataset>> OpenDirectory(const std::string& dir, const DatasetOptions& options) {
+  UREC_ASSIGN_OR_RETURN(std::vector<std::string> files, io::ListDirectory(dir));
+  std::vector<std::string> committed;  // dataset names with a manifest
+  for (const std::string& file : files) {
+    if (std::optional<std::string> name = format::ManifestDatasetName(file)) committed.push_back(*name);
+  }
+  std::vector<std::string> loose;
+  bool uncommitted = false;
+  for (const std::string& file : files) {
+    if (file[0] == '.' || !EndsWith(file, format::kShardExtension)) continue;
+    const std::optional<format::ShardFileParts> parts = format::ParseShardFileName(file);
+    if (parts && (parts->generation > 0 ||
+                  std::find(committed.begin(), committed.end(), parts->name) != committed.end())) {
+      uncommitted = uncommitted || parts->generation > 0;
+      continue;
+    }
+    loose.push_back(io::JoinPath(dir, file));
+  }
+  if (committed.size() == 1 && loose.empty()) return OpenCommitted(dir, committed.front(), options);
+  if (committed.empty() && !loose.empty()) return Dataset::Open(loose, options);
+  if (committed.empty()) {
+    return Status::NotFound(dir + (uncommitted ? ": no committed dataset, only the shards of an unfinished write "
+                                                 "(its next write removes them)"
+                                               : ": no .urec shards in this directory"));
+  }
+  std::string names;
+  for (const std::string& name : committed) names += (names.empty() ? "" : ", ") + name;
+  if (!loose.empty()) names += ", and .urec files without a manifest such as " + io::BaseName(loose.front());
+  return Status::InvalidArgument(dir + ": holds more than one dataset (" + names +
+                                 "); open one as DIR/NAME, or its shards with a glob like DIR/NAME-*.urec");
 }
 
 Status FieldCheck(const Schema& schema, size_t field) {
@@ -83,13 +143,15 @@ Dataset::~Dataset() = default;
 
 Result<std::shared_ptr<Dataset>> Dataset::Open(const std::string& path, const DatasetOptions& options) {
   std::vector<std::string> paths;
-  if (io::IsDirectory(path)) {
-    UREC_ASSIGN_OR_RETURN(std::vector<std::string> names, io::ListDirectory(path));
-    for (const std::string& name : names) {
-      if (name[0] != '.' && EndsWith(name, format::kShardExtension)) paths.push_back(io::JoinPath(path, name));
-    }
-    if (paths.empty()) return Status::NotFound(path + ": no .urec shards in this directory");
-  } else if (HasGlobChars(path) && !io::PathExists(path)) {
+  const std::string manifest_name = format::ManifestFileName(io::BaseName(path));
+  if (io::IsDirectory(path)) return OpenDirectory(path, options);
+  if (std::optional<std::string> name = format::ManifestDatasetName(io::BaseName(path)); name && io::PathExists(path)) {
+    return OpenCommitted(io::DirName(path), *name, options);
+  }
+  if (!io::PathExists(path) && io::PathExists(io::JoinPath(io::DirName(path), manifest_name))) {
+    return OpenCommitted(io::DirName(path), io::BaseName(path), options);
+  }
+  if (HasGlobChars(path) && !io::PathExists(path)) {
     UREC_ASSIGN_OR_RETURN(paths, io::Glob(path));
     if (paths.empty()) return Status::NotFound(path + ": no file matches");
   } else {

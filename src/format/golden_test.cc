@@ -13,6 +13,7 @@
 
 #include "format/checksum.h"
 #include "format/endian.h"
+#include "format/file_names.h"
 #include "format/fixed_parts.h"
 #include "format/format_constants.h"
 #include "format/test_util.h"
@@ -53,7 +54,16 @@ Status WriteGolden(const std::string& dir, const std::string& name, uint32_t sha
     UREC_RETURN_IF_ERROR(testing::FillSample(record, row));
     UREC_RETURN_IF_ERROR(writer->Write(record));
   }
-  return writer->Finish();
+  UREC_RETURN_IF_ERROR(writer->Finish());
+  // The golden folders keep the layout of the first writers (generation 0,
+  // no manifest): what datasets written before manifests look like.
+  for (uint32_t s = 0; s < shards; ++s) {
+    const std::string shard = io::JoinPath(dir, format::ShardFileName(name, 0, s, shards));
+    UREC_RETURN_IF_ERROR(io::RenameFile(writer->summary().shard_paths[s], shard));
+    UREC_RETURN_IF_ERROR(io::RenameFile(writer->summary().index_paths[s], format::IndexPathFor(shard)));
+  }
+  io::RemoveFileIfExists(writer->summary().manifest_path);
+  return Status::OK();
 }
 
 // A damaged copy of the one-shard dataset `good/`: what is done to it, and

@@ -72,8 +72,8 @@ TEST(RoundTripTest, EveryFieldTypeRoundRobinShards) {
   ASSERT_TRUE(summary.ok()) << summary.status().ToString();
   EXPECT_EQ(summary->records, n);
   EXPECT_EQ(summary->shards, shards);
-  EXPECT_EQ(io::BaseName(summary->shard_paths[2]), "train-00002-of-00004.urec");
-  EXPECT_EQ(io::BaseName(summary->index_paths[3]), "train-00003-of-00004.uidx");
+  EXPECT_EQ(io::BaseName(summary->shard_paths[2]), "train-00002-of-00004.g000001.urec");
+  EXPECT_EQ(io::BaseName(summary->index_paths[3]), "train-00003-of-00004.g000001.uidx");
 
   auto ds = Dataset::Open(dir);
   ASSERT_TRUE(ds.ok()) << ds.status().ToString();
@@ -226,7 +226,7 @@ TEST(RoundTripTest, DeterministicBytes) {
   ASSERT_TRUE(WriteSample(b, "det", 60, options).ok());
   auto names = io::ListDirectory(a);
   ASSERT_TRUE(names.ok());
-  EXPECT_EQ(names->size(), 6u);
+  EXPECT_EQ(names->size(), 7u);  // 3 shards, 3 indexes, the manifest
   for (const std::string& name : *names) {
     EXPECT_EQ(testing::ReadBytes(a + "/" + name), testing::ReadBytes(b + "/" + name)) << name;
   }
@@ -250,13 +250,18 @@ TEST(RoundTripTest, WriterDestroyedBeforeFinishLeavesNothing) {
       ASSERT_TRUE((*writer)->Write(record).ok());
     }
     // What a crash now would leave, even under final names, must not open.
-    auto partial = io::ListDirectory(dir);
-    ASSERT_TRUE(partial.ok());
-    ASSERT_EQ(partial->size(), 2u);  // hidden .urec files; indexes are written at Finish
+    auto listed = io::ListDirectory(dir);
+    ASSERT_TRUE(listed.ok());
+    std::vector<std::string> partial;
+    for (const std::string& name : *listed) {
+      if (name.size() > 8 && name.compare(name.size() - 8, 8, ".partial") == 0) partial.push_back(name);
+    }
+    ASSERT_EQ(partial.size(), 2u);  // hidden .urec files; indexes are written at Finish
+    ASSERT_EQ(listed->size(), 3u);  // and the lock
     const std::string salvage = MakeTempDir();
-    for (const std::string& name : *partial) {
+    for (const std::string& name : partial) {
       const bool index = name.find(".uidx.") != std::string::npos;
-      const std::string shard = name.find(".crash-0.") == 0 ? "00000" : "00001";
+      const std::string shard = name.find("-00000.") != std::string::npos ? "00000" : "00001";
       testing::WriteBytes(salvage + "/crash-" + shard + "-of-00002" + (index ? ".uidx" : ".urec"),
                           testing::ReadBytes(dir + "/" + name));
     }
@@ -276,7 +281,7 @@ TEST(RoundTripTest, OpenOneShardOrAList) {
   auto alone = Dataset::Open(summary->shard_paths[1]);
   ASSERT_FALSE(alone.ok());
   EXPECT_EQ(alone.status().code(), StatusCode::kNotFound);
-  EXPECT_NE(alone.status().message().find("parts-00000-of-00003.urec"), std::string::npos) << alone.status().message();
+  EXPECT_NE(alone.status().message().find("parts-00000-of-00003.g000001.urec"), std::string::npos) << alone.status().message();
   EXPECT_NE(alone.status().message().find(dir), std::string::npos) << alone.status().message();
 
   DatasetOptions partial;

@@ -9,6 +9,7 @@
 
 #include "format/checksum.h"
 #include "format/endian.h"
+#include "format/file_names.h"
 #include "format/fixed_parts.h"
 #include "format/format_constants.h"
 
@@ -41,10 +42,6 @@ bool Inflate(const uint8_t* in, uint64_t in_size, uint8_t* out, uint64_t size) {
   if (context == nullptr) return false;
   const size_t n = ZSTD_decompressDCtx(context, out, size, in, in_size);
   return !ZSTD_isError(n) && n == size;
-}
-
-std::string IndexPathFor(const std::string& shard_path) {
-  return shard_path.substr(0, shard_path.size() - std::string(kShardExtension).size()) + kIndexExtension;
 }
 
 bool SameFields(const flatbuffers::Vector<int32_t>& stored, const std::vector<int>& expected) {

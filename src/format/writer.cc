@@ -13,7 +13,9 @@
 #include <thread>
 
 #include "format/endian.h"
+#include "format/file_names.h"
 #include "format/format_constants.h"
+#include "format/manifest.h"
 #include "format/record_values.h"
 #include "format/shard_writer.h"
 #include "index/record_table.h"
@@ -183,10 +185,36 @@ Status ParallelFor(size_t n, int threads, const std::function<Status(size_t)>& w
   return Status::OK();
 }
 
-std::string ShardFileName(const std::string& name, uint32_t shard, uint32_t count, const char* extension) {
-  char digits[32];
-  std::snprintf(digits, sizeof(digits), "-%05" PRIu32 "-of-%05" PRIu32, shard, count);
-  return name + digits + extension;
+// Writes `bytes` to a new file at `path`, fsynced when `sync`.
+Status WriteWholeFile(const std::string& path, const std::string& bytes, bool sync) {
+  UREC_ASSIGN_OR_RETURN(io::WritableFile file, io::WritableFile::Create(path));
+  UREC_RETURN_IF_ERROR(file.Append(bytes));
+  if (sync) UREC_RETURN_IF_ERROR(file.Sync());
+  return file.Close();
+}
+
+// Under the dataset's lock: removes every file of dataset `name` in `dir`
+// that the committed generation does not use (earlier and uncommitted
+// generations, pre-manifest files a manifest replaced, dead writers'
+// temporaries). The committed generation is the one DIR/NAME.uset names, or
+// the pre-manifest layout (generation 0) when there is none; with a damaged
+// manifest only temporaries go. Returns the highest generation number seen,
+// so that the next one is new. Removal failures are left for the next run.
+Result<uint64_t> RemoveUnusedFiles(const std::string& dir, const std::string& name) {
+  const Result<format::Manifest> manifest = format::ReadManifest(dir, name);
+  const bool known = manifest.ok() || manifest.status().code() == StatusCode::kNotFound;
+  const uint64_t committed = manifest.ok() ? manifest->generation : 0;
+  UREC_ASSIGN_OR_RETURN(std::vector<std::string> files, io::ListDirectory(dir));
+  uint64_t highest = committed;
+  for (const std::string& file : files) {
+    const format::FileOfDataset of = format::ClassifyFile(file, name);
+    highest = std::max(highest, of.generation);
+    const bool unused = of.role == format::FileRole::kTemporary ||
+                        (known && (of.role == format::FileRole::kShard || of.role == format::FileRole::kReport) &&
+                         of.generation != committed);
+    if (unused) io::RemoveFileIfExists(io::JoinPath(dir, file));
+  }
+  return highest;
 }
 
 }  // namespace
@@ -194,6 +222,9 @@ std::string ShardFileName(const std::string& name, uint32_t shard, uint32_t coun
 struct Writer::Impl {
   std::string out_dir;
   std::string name;
+  io::FileLock lock;        // held from Create until Finish or destruction
+  uint64_t generation = 0;  // the one this writer commits
+  std::vector<std::pair<std::string, std::string>> reports;  // label, text
   ShardingMode mode = ShardingMode::kRoundRobin;
   uint32_t planned_shards = 1;  // round robin and contiguous modes
   Schema user_schema;  // as given; context.schema has default_blob_compression applied
@@ -202,17 +233,17 @@ struct Writer::Impl {
   uint64_t written = 0;
   bool started = false;
   bool finished = false;
-  bool committed = false;
   Status failure;  // first error that made the writer unusable
   WriterSummary summary;
 
   Result<format::ShardWriter*> StartShard() {
     const uint32_t number = static_cast<uint32_t>(shards.size());
     if (number >= format::kMaxShards) return Status::InvalidArgument("writer: more than 99999 shards");
-    const std::string stem = io::JoinPath(out_dir, "." + name + "-" + std::to_string(number) + "." +
-                                                       std::to_string(::getpid()));
-    UREC_ASSIGN_OR_RETURN(auto shard, format::ShardWriter::Create(context, number, stem + ".urec.partial",
-                                                                  stem + ".uidx.partial"));
+    char number_text[16];
+    std::snprintf(number_text, sizeof(number_text), "%05" PRIu32, number);
+    UREC_ASSIGN_OR_RETURN(auto shard, format::ShardWriter::Create(context, number,
+                                                                  TemporaryPath(number_text + std::string(".urec")),
+                                                                  TemporaryPath(number_text + std::string(".uidx"))));
     shards.push_back(std::move(shard));
     return shards.back().get();
   }
@@ -279,11 +310,17 @@ struct Writer::Impl {
     return uuid;
   }
 
-  void RemoveTemporaries() {
-    for (const auto& shard : shards) {
-      io::RemoveFileIfExists(shard->shard_temp_path());
-      io::RemoveFileIfExists(shard->index_temp_path());
-    }
+  std::string TemporaryPath(const std::string& tag) const {
+    return io::JoinPath(out_dir, format::TemporaryFileName(name, ::getpid(), tag));
+  }
+
+  // Ends the write: removes what the committed generation does not use
+  // (after a failure: everything this writer wrote) and drops the lock.
+  void Release() {
+    if (!lock.held()) return;
+    shards.clear();  // closes their files
+    (void)RemoveUnusedFiles(out_dir, name);
+    lock.Release();
   }
 
   Status Commit();
@@ -291,9 +328,7 @@ struct Writer::Impl {
 
 Writer::Writer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
-Writer::~Writer() {
-  if (!impl_->committed) impl_->RemoveTemporaries();
-}
+Writer::~Writer() { impl_->Release(); }
 
 Result<std::unique_ptr<Writer>> Writer::Create(const std::string& out_dir, const std::string& name,
                                                const Schema& schema, const WriterOptions& options) {
@@ -326,6 +361,19 @@ Result<std::unique_ptr<Writer>> Writer::Create(const std::string& out_dir, const
   auto impl = std::make_unique<Impl>();
   impl->out_dir = out_dir;
   impl->name = name;
+  const std::string lock_path = io::JoinPath(out_dir, format::LockFileName(name));
+  Result<io::FileLock> lock = io::FileLock::Acquire(lock_path);
+  if (!lock.ok()) {
+    if (lock.status().code() != StatusCode::kFailedPrecondition) return lock.status();
+    return Status::FailedPrecondition("writer: dataset '" + name + "' in " + out_dir +
+                                      " is being written by another writer (" + lock.status().message() + ")");
+  }
+  impl->lock = std::move(*lock);
+  UREC_ASSIGN_OR_RETURN(const uint64_t highest, RemoveUnusedFiles(out_dir, name));
+  if (highest >= format::kMaxGeneration) {
+    return Status::FailedPrecondition("writer: dataset '" + name + "' in " + out_dir + " is at the last generation");
+  }
+  impl->generation = highest + 1;
   impl->user_schema = schema;
   std::vector<Field> stored_fields = schema.fields();
   for (Field& f : stored_fields) {
@@ -387,13 +435,25 @@ Status Writer::Write(RecordBuilder& record) {
 
 uint64_t Writer::records_written() const { return impl_->written; }
 
+Status Writer::AddReport(const std::string& label, std::string text) {
+  if (impl_->finished) return Status::FailedPrecondition("writer: AddReport after Finish");
+  if (label.empty() || label.find_first_not_of("abcdefghijklmnopqrstuvwxyz") != std::string::npos) {
+    return Status::InvalidArgument("writer: report label '" + label + "' must be lowercase letters a-z");
+  }
+  for (const auto& report : impl_->reports) {
+    if (report.first == label) return Status::InvalidArgument("writer: report '" + label + "' added twice");
+  }
+  impl_->reports.emplace_back(label, std::move(text));
+  return Status::OK();
+}
+
 Status Writer::Finish() {
   Impl& w = *impl_;
   if (w.finished) return Status::FailedPrecondition("writer: Finish called twice");
   w.finished = true;
   if (!w.failure.ok()) return Status::FailedPrecondition("writer: unusable after an earlier error: " + w.failure.message());
   Status status = w.Commit();
-  if (!status.ok()) w.RemoveTemporaries();
+  w.Release();
   return status;
 }
 
@@ -432,21 +492,40 @@ Status Writer::Impl::Commit() {
     index.shard_footer_checksum = shard.footer_checksum();
     return shard.Finalize(header, index, context.options.sync);
   }));
-  summary.records = written;
-  summary.shards = count;
-  summary.uuid = format::UuidToString(uuid);
+  // Every file of the new generation goes to its final name; then one
+  // rename of the manifest commits them all (format/SPEC.md section 1.1).
+  const bool sync = context.options.sync;
+  std::vector<std::pair<std::string, std::string>> moves;  // temporary -> final
   for (uint32_t s = 0; s < count; ++s) {
-    const std::string index_path = io::JoinPath(out_dir, ShardFileName(name, s, count, format::kIndexExtension));
-    const std::string shard_path = io::JoinPath(out_dir, ShardFileName(name, s, count, format::kShardExtension));
-    // The index first: a reader never sees a shard whose index is still hidden.
-    UREC_RETURN_IF_ERROR(io::RenameFile(shards[s]->index_temp_path(), index_path));
-    UREC_RETURN_IF_ERROR(io::RenameFile(shards[s]->shard_temp_path(), shard_path));
-    summary.index_paths.push_back(index_path);
+    const std::string shard_path = io::JoinPath(out_dir, format::ShardFileName(name, generation, s, count));
+    moves.emplace_back(shards[s]->index_temp_path(), format::IndexPathFor(shard_path));
+    moves.emplace_back(shards[s]->shard_temp_path(), shard_path);
     summary.shard_paths.push_back(shard_path);
+    summary.index_paths.push_back(format::IndexPathFor(shard_path));
     summary.bytes += shards[s]->shard_file_length() + shards[s]->index_file_length();
   }
-  committed = true;
-  if (context.options.sync) UREC_RETURN_IF_ERROR(io::SyncDirectory(out_dir));
+  format::Manifest manifest;
+  manifest.generation = generation;
+  manifest.shard_count = count;
+  manifest.uuid = format::UuidToString(uuid);
+  for (const auto& [label, text] : reports) {
+    const std::string temporary = TemporaryPath(label + ".tsv");
+    UREC_RETURN_IF_ERROR(WriteWholeFile(temporary, text, sync));
+    moves.emplace_back(temporary, io::JoinPath(out_dir, format::ReportFileName(name, generation, label)));
+    summary.report_paths.push_back(moves.back().second);
+    manifest.reports.push_back(label);
+  }
+  for (const auto& [from, to] : moves) UREC_RETURN_IF_ERROR(io::RenameFile(from, to));
+  if (sync) UREC_RETURN_IF_ERROR(io::SyncDirectory(out_dir));
+  const std::string manifest_temporary = TemporaryPath("uset");
+  summary.manifest_path = io::JoinPath(out_dir, format::ManifestFileName(name));
+  UREC_RETURN_IF_ERROR(WriteWholeFile(manifest_temporary, format::EncodeManifest(manifest), sync));
+  UREC_RETURN_IF_ERROR(io::RenameFile(manifest_temporary, summary.manifest_path));
+  summary.records = written;
+  summary.shards = count;
+  summary.uuid = manifest.uuid;
+  summary.generation = generation;
+  if (sync) UREC_RETURN_IF_ERROR(io::SyncDirectory(out_dir));
   return Status::OK();
 }
 

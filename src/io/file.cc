@@ -4,17 +4,29 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 namespace unirecord::io {
 namespace {
 
 constexpr size_t kWriteBufferBytes = 1 << 20;
+
+FaultHook& Hook() {
+  static FaultHook hook;
+  return hook;
+}
+
+Status AskHook(FileOp op, const std::string& path) {
+  const FaultHook& hook = Hook();
+  return hook ? hook(op, path) : Status::OK();
+}
 
 Status ErrnoStatus(const std::string& path, const char* what, int err) {
   std::string message = path + ": " + what + ": " + std::strerror(err);
@@ -23,6 +35,7 @@ Status ErrnoStatus(const std::string& path, const char* what, int err) {
 }
 
 Status WriteFully(int fd, const std::string& path, const uint8_t* data, size_t size) {
+  UREC_RETURN_IF_ERROR(AskHook(FileOp::kWrite, path));
   while (size > 0) {
     ssize_t n = ::write(fd, data, size);
     if (n < 0) {
@@ -122,6 +135,7 @@ WritableFile& WritableFile::operator=(WritableFile&& other) noexcept {
 }
 
 Result<WritableFile> WritableFile::Create(const std::string& path) {
+  UREC_RETURN_IF_ERROR(AskHook(FileOp::kCreate, path));
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return ErrnoStatus(path, "create", errno);
   WritableFile file;
@@ -172,6 +186,7 @@ Status WritableFile::WriteAt(uint64_t offset, const void* data, size_t size) {
   if (fd_ < 0) return Status::FailedPrecondition(path_ + ": write to a closed file");
   if (offset + size > offset_) return Status::Internal(path_ + ": WriteAt past the end");
   UREC_RETURN_IF_ERROR(Flush());
+  UREC_RETURN_IF_ERROR(AskHook(FileOp::kWrite, path_));
   const auto* bytes = static_cast<const uint8_t*>(data);
   while (size > 0) {
     ssize_t n = ::pwrite(fd_, bytes, size, static_cast<off_t>(offset));
@@ -195,6 +210,7 @@ Status WritableFile::Flush() {
 
 Status WritableFile::Sync() {
   UREC_RETURN_IF_ERROR(Flush());
+  UREC_RETURN_IF_ERROR(AskHook(FileOp::kSync, path_));
   if (::fsync(fd_) != 0) return ErrnoStatus(path_, "fsync", errno);
   return Status::OK();
 }
@@ -207,6 +223,75 @@ Status WritableFile::Close() {
   return status;
 }
 
+FileLock::~FileLock() { Release(); }
+
+FileLock::FileLock(FileLock&& other) noexcept : fd_(std::exchange(other.fd_, -1)), path_(std::move(other.path_)) {}
+
+FileLock& FileLock::operator=(FileLock&& other) noexcept {
+  if (this != &other) {
+    Release();
+    fd_ = std::exchange(other.fd_, -1);
+    path_ = std::move(other.path_);
+  }
+  return *this;
+}
+
+void FileLock::Release() {
+  if (fd_ < 0) return;
+  // Removed while still locked: a writer that opened it just before waits
+  // for nothing, as Acquire checks that it locked the file still at `path_`.
+  RemoveFileIfExists(path_);
+  ::close(fd_);  // drops the flock
+  fd_ = -1;
+}
+
+Result<FileLock> FileLock::Acquire(const std::string& path) {
+  UREC_RETURN_IF_ERROR(AskHook(FileOp::kLock, path));
+  FileLock lock;
+  lock.path_ = path;
+  for (;;) {
+    lock.fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (lock.fd_ < 0) return ErrnoStatus(path, "create lock file", errno);
+    if (::flock(lock.fd_, LOCK_EX | LOCK_NB) != 0) {
+      const int err = errno;
+      if (err != EWOULDBLOCK) return ErrnoStatus(path, "lock", err);
+      char holder[256] = {};
+      const ssize_t n = ::pread(lock.fd_, holder, sizeof(holder) - 1, 0);
+      std::string who = n > 0 ? std::string(holder, static_cast<size_t>(n)) : std::string("(it has not written its name yet)");
+      while (!who.empty() && who.back() == '\n') who.pop_back();
+      ::close(std::exchange(lock.fd_, -1));
+      return Status::FailedPrecondition(path + ": locked by another writer: " + who);
+    }
+    struct stat locked, now;
+    if (::fstat(lock.fd_, &locked) == 0 && ::stat(path.c_str(), &now) == 0 && locked.st_ino == now.st_ino &&
+        locked.st_dev == now.st_dev) {
+      break;
+    }
+    ::close(std::exchange(lock.fd_, -1));  // its holder removed it as we locked it: take the new one
+  }
+  char host[256] = {};
+  if (::gethostname(host, sizeof(host) - 1) != 0) std::strcpy(host, "?");
+  const std::string line = "pid " + std::to_string(::getpid()) + " host " + host + "\n";
+  if (::ftruncate(lock.fd_, 0) != 0) return ErrnoStatus(path, "truncate lock file", errno);
+  UREC_RETURN_IF_ERROR(WriteFully(lock.fd_, path, reinterpret_cast<const uint8_t*>(line.data()), line.size()));
+  return lock;
+}
+
+const char* FileOpName(FileOp op) {
+  switch (op) {
+    case FileOp::kCreate: return "create";
+    case FileOp::kWrite: return "write";
+    case FileOp::kSync: return "fsync";
+    case FileOp::kRename: return "rename";
+    case FileOp::kRemove: return "unlink";
+    case FileOp::kMakeDirectory: return "mkdir";
+    case FileOp::kLock: return "lock";
+  }
+  return "?";
+}
+
+void SetFaultHook(FaultHook hook) { Hook() = std::move(hook); }
+
 bool PathExists(const std::string& path) {
   struct stat st;
   return ::stat(path.c_str(), &st) == 0;
@@ -218,6 +303,8 @@ bool IsDirectory(const std::string& path) {
 }
 
 Status CreateDirectory(const std::string& path) {
+  if (IsDirectory(path)) return Status::OK();
+  UREC_RETURN_IF_ERROR(AskHook(FileOp::kMakeDirectory, path));
   if (::mkdir(path.c_str(), 0755) == 0 || (errno == EEXIST && IsDirectory(path))) {
     return Status::OK();
   }
@@ -225,15 +312,19 @@ Status CreateDirectory(const std::string& path) {
 }
 
 Status RenameFile(const std::string& from, const std::string& to) {
+  UREC_RETURN_IF_ERROR(AskHook(FileOp::kRename, to));
   if (::rename(from.c_str(), to.c_str()) != 0) {
     return ErrnoStatus(from, ("rename to " + to).c_str(), errno);
   }
   return Status::OK();
 }
 
-void RemoveFileIfExists(const std::string& path) { ::unlink(path.c_str()); }
+void RemoveFileIfExists(const std::string& path) {
+  if (AskHook(FileOp::kRemove, path).ok()) ::unlink(path.c_str());
+}
 
 Status SyncDirectory(const std::string& path) {
+  UREC_RETURN_IF_ERROR(AskHook(FileOp::kSync, path));
   int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return ErrnoStatus(path, "open directory", errno);
   int rc = ::fsync(fd);

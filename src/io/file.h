@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -75,12 +76,48 @@ class WritableFile {
   std::vector<uint8_t> buffer_;
 };
 
+// An exclusive lock (flock) on a lock file, held until released, destroyed
+// or the process ends (also when it is killed). Two holders in one process
+// exclude each other too. Release removes the file; a killed holder leaves
+// it, unlocked, for the next one to take.
+class FileLock {
+ public:
+  FileLock() = default;
+  ~FileLock();
+  FileLock(FileLock&& other) noexcept;
+  FileLock& operator=(FileLock&& other) noexcept;
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+
+  // Creates `path` if missing and locks it without waiting, then writes
+  // "pid PID host HOST" into it. FailedPrecondition when another holder has
+  // it, with that holder's line from the file in the message.
+  static Result<FileLock> Acquire(const std::string& path);
+  bool held() const { return fd_ >= 0; }
+  void Release();
+
+ private:
+  int fd_ = -1;
+  std::string path_;
+};
+
+// Test seam, in the spirit of LevelDB's fault-injection Env: every call in
+// this file that changes the file system (create, write, fsync, rename,
+// unlink, mkdir, lock) first asks the hook; a non-OK answer fails the call
+// before it happens. A hook that fails every call from the Nth on leaves the
+// disk exactly as a process killed before step N would. Set it only while no
+// other thread is in this layer; an empty function removes it.
+enum class FileOp { kCreate, kWrite, kSync, kRename, kRemove, kMakeDirectory, kLock };
+const char* FileOpName(FileOp op);
+using FaultHook = std::function<Status(FileOp op, const std::string& path)>;
+void SetFaultHook(FaultHook hook);
+
 bool PathExists(const std::string& path);
 bool IsDirectory(const std::string& path);
 // Creates `path` if missing (one level).
 Status CreateDirectory(const std::string& path);
 Status RenameFile(const std::string& from, const std::string& to);
-// Removes a file; a missing file is not an error.
+// Removes a file; a missing file is not an error, nor is any other failure.
 void RemoveFileIfExists(const std::string& path);
 Status SyncDirectory(const std::string& path);
 // Names (not paths) of the entries of a directory, sorted.

@@ -26,8 +26,9 @@ def cat_json(path, record_id):
     return json.loads(run_urec("cat", path, record_id, "--json").stdout)
 
 
-def rejects(out):
-    lines = (out / "train.rejects.tsv").read_text().splitlines()
+def rejects(out, name="train"):
+    (report,) = out.glob(name + ".rejects.g*.tsv")  # the committed generation's
+    lines = report.read_text().splitlines()
     assert lines[0] == "path\treason"
     return dict(line.split("\t") for line in lines[1:])
 
@@ -36,7 +37,7 @@ def test_summary_counts_every_file(converted):
     out, summary = converted
     # 24 + the CMYK JPEG written; PNG, truncated, empty rejected; README skipped.
     assert "25 written, 3 rejected, 1 skipped" in summary
-    assert "train.rejects.tsv" in summary
+    assert "train.rejects.g000001.tsv" in summary
     assert "JPEG layout: 25 transcoded to the fast layout, 0 kept as their source bytes;" in summary
     not_written = rejects(out)
     assert not_written.pop("README.txt") == "skipped: not inside a class folder"
@@ -118,7 +119,7 @@ def test_output_is_identical_across_thread_counts(urec, mixed_folder, tmp_path):
              "--shards", 2)
     one, four = tmp_path / "1", tmp_path / "4"
     names = sorted(os.listdir(one))
-    assert names == sorted(os.listdir(four)) and len(names) == 5  # 2 shards, 2 indexes, rejects
+    assert names == sorted(os.listdir(four)) and len(names) == 6  # 2 shards, 2 indexes, rejects, manifest
     match, mismatch, errors = filecmp.cmpfiles(one, four, names, shallow=False)
     assert mismatch == [] and errors == []
 
@@ -187,5 +188,5 @@ def test_unusual_names_survive_json_and_tsv(urec, mixed_folder, tmp_path):
     record = cat_json(tmp_path / "out", 0)
     assert record["path"] == 'ünï cøde/quote " and \\ back.jpg'
     assert inspect_json(tmp_path / "out")["classes"] == ["ünï cøde"]
-    rows = (tmp_path / "out" / "odd.rejects.tsv").read_text().splitlines()
-    assert rows[1].startswith("ünï cøde/tab\\there.jpg\tnot a JPEG: ")  # the tab escaped
+    path, reason = next(iter(rejects(tmp_path / "out", "odd").items()))
+    assert (path + "\t" + reason).startswith("ünï cøde/tab\\there.jpg\tnot a JPEG: ")  # the tab escaped

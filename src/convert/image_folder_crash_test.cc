@@ -1,0 +1,264 @@
+// A re-conversion killed at any step (issue 12): the folder must then open as
+// exactly the old dataset or exactly the new one, with the rejects report of
+// the same conversion, and the next run must leave nothing else behind.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "convert/synthetic_images.h"
+#include "format/file_names.h"
+#include "format/manifest.h"
+#include "io/fault_injection.h"
+#include "unirecord/convert.h"
+#include "unirecord/dataset.h"
+#include "util/test_files.h"
+
+namespace unirecord {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::CrashAtStep;
+
+const std::string kName = "train";
+
+// What a reader gets from a folder: every record's fields and the rejects
+// report of the committed generation.
+struct Snapshot {
+  std::string uuid;
+  std::vector<std::string> records;
+  std::string rejects;
+  bool operator==(const Snapshot& o) const { return uuid == o.uuid && records == o.records && rejects == o.rejects; }
+};
+
+Result<Snapshot> Read(const std::string& dir) {
+  UREC_ASSIGN_OR_RETURN(auto dataset, Dataset::Open(dir));
+  Snapshot snapshot;
+  snapshot.uuid = dataset->uuid();
+  for (uint64_t id = 0; id < dataset->size(); ++id) {
+    UREC_ASSIGN_OR_RETURN(Record r, dataset->Get(id));
+    snapshot.records.push_back(std::string(*r.GetBytes("image")) + "|" + std::to_string(*r.GetInt64("label")) + "|" +
+                               std::string(*r.GetString("path")) + "|" + std::to_string(*r.GetInt32("width")) + "x" +
+                               std::to_string(*r.GetInt32("height")));
+  }
+  Result<format::Manifest> manifest = format::ReadManifest(dir, kName);
+  const uint64_t generation = manifest.ok() ? manifest->generation : 0;
+  snapshot.rejects = testing::ReadBytes(io::JoinPath(dir, format::ReportFileName(kName, generation, "rejects")));
+  if (snapshot.rejects.empty()) return Status::NotFound("no rejects report for generation " + std::to_string(generation));
+  return snapshot;
+}
+
+std::set<std::string> Listing(const std::string& dir) {
+  std::set<std::string> names;
+  for (const auto& entry : fs::directory_iterator(dir)) names.insert(entry.path().filename());
+  return names;
+}
+
+// After a successful run: the manifest, the committed generation's shards,
+// indexes and report, nothing else.
+void ExpectOnlyTheCommittedGeneration(const std::string& dir, uint32_t shards) {
+  auto manifest = format::ReadManifest(dir, kName);
+  ASSERT_TRUE(manifest.ok()) << manifest.status().ToString();
+  std::set<std::string> expected = {format::ManifestFileName(kName),
+                                    format::ReportFileName(kName, manifest->generation, "rejects")};
+  for (uint32_t s = 0; s < shards; ++s) {
+    expected.insert(format::ShardFileName(kName, manifest->generation, s, shards));
+    expected.insert(format::IndexPathFor(format::ShardFileName(kName, manifest->generation, s, shards)));
+  }
+  EXPECT_EQ(Listing(dir), expected);
+}
+
+// Turns a folder written today into the layout of the writers before
+// manifests (the same bytes under generation 0's names, no manifest).
+void MakePreManifestLayout(const std::string& dir, uint32_t shards) {
+  auto manifest = format::ReadManifest(dir, kName);
+  ASSERT_TRUE(manifest.ok());
+  for (uint32_t s = 0; s < shards; ++s) {
+    const std::string now = io::JoinPath(dir, format::ShardFileName(kName, manifest->generation, s, shards));
+    const std::string then = io::JoinPath(dir, format::ShardFileName(kName, 0, s, shards));
+    fs::rename(now, then);
+    fs::rename(format::IndexPathFor(now), format::IndexPathFor(then));
+  }
+  fs::rename(io::JoinPath(dir, format::ReportFileName(kName, manifest->generation, "rejects")),
+             io::JoinPath(dir, format::ReportFileName(kName, 0, "rejects")));
+  fs::remove(io::JoinPath(dir, format::ManifestFileName(kName)));
+}
+
+enum class Layout { kManifest, kPreManifest };
+
+class ReconvertCrashTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    SyntheticFolderOptions synth;
+    synth.classes = 2;
+    synth.per_class = 3;
+    synth.width = 48;
+    synth.height = 32;
+    synth.mix = true;  // rejects too
+    synth.seed = 1;
+    ASSERT_TRUE(WriteSyntheticImageFolder(old_src_, synth).ok());
+    synth.classes = 3;
+    synth.seed = 2;
+    ASSERT_TRUE(WriteSyntheticImageFolder(new_src_, synth).ok());
+  }
+
+  static ConvertOptions Options(uint32_t shards, bool sync) {
+    ConvertOptions options;
+    options.name = kName;
+    options.num_shards = shards;
+    options.threads = 2;
+    options.sync = sync;
+    return options;
+  }
+
+  // A folder holding the old dataset (2 shards) in `layout`, and the dataset
+  // the re-conversion into `new_shards` writes.
+  void Prepare(Layout layout, uint32_t new_shards) {
+    new_shards_ = new_shards;
+    fs::remove_all(base_);
+    ASSERT_TRUE(ConvertImageFolder(old_src_, base_, Options(2, false)).ok());
+    if (layout == Layout::kPreManifest) MakePreManifestLayout(base_, 2);
+    auto old_snapshot = Read(base_);
+    ASSERT_TRUE(old_snapshot.ok()) << old_snapshot.status().ToString();
+    old_ = *old_snapshot;
+    const std::string reference = scratch_ / "reference";
+    fs::remove_all(reference);
+    ASSERT_TRUE(ConvertImageFolder(new_src_, reference, Options(new_shards, false)).ok());
+    auto new_snapshot = Read(reference);
+    ASSERT_TRUE(new_snapshot.ok());
+    new_ = *new_snapshot;
+    ASSERT_FALSE(old_ == new_);
+  }
+
+  std::string FreshCopy() {
+    fs::remove_all(work_);
+    fs::copy(base_, work_, fs::copy_options::recursive);
+    return work_;
+  }
+
+  // The steps of an uninterrupted re-conversion, one line each.
+  std::vector<std::string> CountSteps() {
+    FreshCopy();
+    CrashAtStep counter(CrashAtStep::Mode::kCountOnly, 0);
+    EXPECT_TRUE(ConvertImageFolder(new_src_, work_, Options(new_shards_, true)).ok());
+    return counter.log();
+  }
+
+  // The re-conversion stopped at `step`; then the checks, then a clean run.
+  void CrashAt(int64_t step, CrashAtStep::Mode mode, const std::string& what) {
+    SCOPED_TRACE("stopped at step " + std::to_string(step) + ": " + what);
+    FreshCopy();
+    if (mode == CrashAtStep::Mode::kSigkillAtStep) {
+      const pid_t child = ::fork();
+      ASSERT_GE(child, 0);
+      if (child == 0) {
+        CrashAtStep crash(mode, step);
+        _exit(ConvertImageFolder(new_src_, work_, Options(new_shards_, true)).ok() ? 0 : 3);
+      }
+      int status = 0;
+      ASSERT_EQ(::waitpid(child, &status, 0), child);
+      ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "status " << status;
+    } else {
+      // Stopped after the commit (a failed unlink of the old generation), it
+      // may still succeed: the checks below hold either way.
+      CrashAtStep crash(mode, step);
+      (void)ConvertImageFolder(new_src_, work_, Options(new_shards_, true));
+    }
+    auto seen = Read(work_);
+    ASSERT_TRUE(seen.ok()) << seen.status().ToString();
+    EXPECT_TRUE(*seen == old_ || *seen == new_) << "a mix of the old and new dataset";
+    auto rerun = ConvertImageFolder(new_src_, work_, Options(new_shards_, false));
+    ASSERT_TRUE(rerun.ok()) << rerun.status().ToString();
+    seen = Read(work_);
+    ASSERT_TRUE(seen.ok()) << seen.status().ToString();
+    EXPECT_TRUE(*seen == new_);
+    ExpectOnlyTheCommittedGeneration(work_, new_shards_);
+  }
+
+  void CrashAtEveryStep(Layout layout, uint32_t new_shards, CrashAtStep::Mode mode) {
+    Prepare(layout, new_shards);
+    const std::vector<std::string> steps = CountSteps();
+    for (const char* kind : {"create ", "write ", "fsync ", "rename ", "unlink ", "lock "}) {
+      EXPECT_TRUE(std::any_of(steps.begin(), steps.end(), [&](const std::string& s) { return s.rfind(kind, 0) == 0; }))
+          << "no " << kind << "step";
+    }
+    for (size_t step = 0; step < steps.size() && !HasFatalFailure(); ++step) {
+      CrashAt(static_cast<int64_t>(step), mode, steps[step]);
+    }
+  }
+
+  testing::ScratchDir scratch_;
+  const std::string old_src_ = scratch_ / "old_src";
+  const std::string new_src_ = scratch_ / "new_src";
+  const std::string base_ = scratch_ / "base";
+  const std::string work_ = scratch_ / "work";
+  uint32_t new_shards_ = 0;
+  Snapshot old_, new_;
+};
+
+TEST_F(ReconvertCrashTest, SameShardCountStoppedAtEveryStep) {
+  CrashAtEveryStep(Layout::kManifest, 2, CrashAtStep::Mode::kFailFromStep);
+}
+
+TEST_F(ReconvertCrashTest, FewerShardsStoppedAtEveryStep) {
+  CrashAtEveryStep(Layout::kManifest, 1, CrashAtStep::Mode::kFailFromStep);
+}
+
+TEST_F(ReconvertCrashTest, MoreShardsStoppedAtEveryStep) {
+  CrashAtEveryStep(Layout::kManifest, 3, CrashAtStep::Mode::kFailFromStep);
+}
+
+TEST_F(ReconvertCrashTest, PreManifestDatasetsStoppedAtEveryStep) {
+  for (uint32_t shards : {1u, 2u, 3u}) {
+    SCOPED_TRACE(std::to_string(shards) + " new shards");
+    CrashAtEveryStep(Layout::kPreManifest, shards, CrashAtStep::Mode::kFailFromStep);
+  }
+}
+
+// The in-process model checked against real kills: a forked child SIGKILLed
+// at each step (no destructor, no error path runs).
+TEST_F(ReconvertCrashTest, KilledProcessAtEveryStep) {
+  CrashAtEveryStep(Layout::kManifest, 3, CrashAtStep::Mode::kSigkillAtStep);
+  CrashAtEveryStep(Layout::kPreManifest, 1, CrashAtStep::Mode::kSigkillAtStep);
+}
+
+// Issue 12 item 3: killed runs used to leave their temporaries for good.
+TEST_F(ReconvertCrashTest, ThreeKilledRunsAndOneRerunLeaveNothingBehind) {
+  Prepare(Layout::kManifest, 2);
+  FreshCopy();
+  // What writers before manifests left when killed.
+  testing::WriteBytes(work_ + "/.train-0.99999.urec.partial", std::string(5000, 'x'));
+  testing::WriteBytes(work_ + "/train.rejects.tsv.partial", "path\treason\n");
+  for (int run = 0; run < 3; ++run) {
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {  // killed at its first rename: every temporary is written by then
+      io::SetFaultHook([](io::FileOp op, const std::string&) {
+        if (op == io::FileOp::kRename) ::raise(SIGKILL);
+        return Status::OK();
+      });
+      _exit(ConvertImageFolder(new_src_, work_, Options(2, true)).ok() ? 0 : 3);
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFSIGNALED(status));
+    const std::set<std::string> left = Listing(work_);
+    const size_t partial = std::count_if(left.begin(), left.end(), [](const std::string& n) {
+      return n.find(".tmp-") != std::string::npos;
+    });
+    EXPECT_EQ(partial, 2u * 2 + 1) << "one killed run's temporaries (shards, indexes, report), not more";
+    auto seen = Read(work_);
+    ASSERT_TRUE(seen.ok());
+    EXPECT_TRUE(*seen == old_);
+  }
+  ASSERT_TRUE(ConvertImageFolder(new_src_, work_, Options(2, false)).ok());
+  ExpectOnlyTheCommittedGeneration(work_, 2);
+}
+
+}  // namespace
+}  // namespace unirecord

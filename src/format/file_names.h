@@ -1,0 +1,63 @@
+// The one place that spells and parses the names of a dataset's files in its
+// folder (format/SPEC.md section 1). Writer, reader and converter all go
+// through here.
+//
+// Generation 0 is the layout written before manifests existed (no generation
+// tag, no manifest); every commit of today's writer is a generation >= 1.
+#ifndef UNIRECORD_FORMAT_FILE_NAMES_H_
+#define UNIRECORD_FORMAT_FILE_NAMES_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace unirecord::format {
+
+// Generation numbers have at most 18 digits.
+inline constexpr uint64_t kMaxGeneration = 999999999999999999ull;
+
+// NAME-SSSSS-of-NNNNN.urec (generation 0) or NAME-SSSSS-of-NNNNN.gGGGGGG.urec.
+std::string ShardFileName(const std::string& name, uint64_t generation, uint32_t shard, uint32_t count);
+// The index beside a shard: the same path with extension .uidx.
+std::string IndexPathFor(const std::string& shard_path);
+// NAME.LABEL.tsv (generation 0) or NAME.LABEL.gGGGGGG.tsv: a report committed
+// with the dataset (the converter's "rejects").
+std::string ReportFileName(const std::string& name, uint64_t generation, const std::string& label);
+// NAME.uset: the manifest naming the committed generation.
+std::string ManifestFileName(const std::string& name);
+// The dataset name of a manifest file name ("train.uset" -> "train").
+std::optional<std::string> ManifestDatasetName(const std::string& file);
+// .NAME.lock: the writers' lock.
+std::string LockFileName(const std::string& name);
+// .NAME.tmp-PID-TAG.partial: a file being written by process PID. TAG is
+// made of [a-z0-9.] (e.g. "00003.urec", "rejects.tsv", "uset").
+std::string TemporaryFileName(const std::string& name, long pid, const std::string& tag);
+
+// A shard or index file name taken apart; any dataset name.
+struct ShardFileParts {
+  std::string name;
+  uint64_t generation = 0;
+  uint32_t shard = 0;
+  uint32_t count = 0;
+  bool is_index = false;
+};
+std::optional<ShardFileParts> ParseShardFileName(const std::string& file);
+
+// What `file` (a name in the folder) is to the dataset `name`.
+enum class FileRole {
+  kOther,      // not a file of this dataset: never touched
+  kShard,      // .urec or .uidx of `generation`
+  kReport,     // report of `generation` ("rejects" at generation 0)
+  kManifest,
+  kLock,
+  kTemporary,  // a writer's temporary, today's or an older version's
+};
+struct FileOfDataset {
+  FileRole role = FileRole::kOther;
+  uint64_t generation = 0;  // kShard, kReport
+};
+FileOfDataset ClassifyFile(const std::string& file, const std::string& name);
+
+}  // namespace unirecord::format
+
+#endif  // UNIRECORD_FORMAT_FILE_NAMES_H_

@@ -1,0 +1,88 @@
+#include "format/file_names.h"
+
+#include <gtest/gtest.h>
+
+namespace unirecord::format {
+namespace {
+
+TEST(FileNamesTest, SpellsEveryFileOfADataset) {
+  EXPECT_EQ(ShardFileName("train", 0, 3, 4), "train-00003-of-00004.urec");  // the pre-manifest layout
+  EXPECT_EQ(ShardFileName("train", 12, 3, 4), "train-00003-of-00004.g000012.urec");
+  EXPECT_EQ(ShardFileName("t", 1234567, 0, 1), "t-00000-of-00001.g1234567.urec");
+  EXPECT_EQ(IndexPathFor("out/train-00003-of-00004.g000012.urec"), "out/train-00003-of-00004.g000012.uidx");
+  EXPECT_EQ(ReportFileName("train", 0, "rejects"), "train.rejects.tsv");
+  EXPECT_EQ(ReportFileName("train", 7, "rejects"), "train.rejects.g000007.tsv");
+  EXPECT_EQ(ManifestFileName("train"), "train.uset");
+  EXPECT_EQ(LockFileName("train"), ".train.lock");
+  EXPECT_EQ(TemporaryFileName("train", 42, "00001.urec"), ".train.tmp-42-00001.urec.partial");
+  EXPECT_EQ(ManifestDatasetName("train.uset"), "train");
+  EXPECT_FALSE(ManifestDatasetName(".train.uset"));
+  EXPECT_FALSE(ManifestDatasetName("train.urec"));
+}
+
+TEST(FileNamesTest, ParsesShardNamesFromTheEnd) {
+  for (const auto& [name, generation] : std::vector<std::pair<std::string, uint64_t>>{
+           {"train", 0}, {"train", 5}, {"a.g000001", 0}, {"x-00001-of-00002", 3}, {"v.1", 1234567}}) {
+    for (bool index : {false, true}) {
+      std::string file = ShardFileName(name, generation, 1, 2);
+      if (index) file = IndexPathFor(file);
+      SCOPED_TRACE(file);
+      auto parts = ParseShardFileName(file);
+      ASSERT_TRUE(parts);
+      EXPECT_EQ(parts->name, name);
+      EXPECT_EQ(parts->generation, generation);
+      EXPECT_EQ(parts->shard, 1u);
+      EXPECT_EQ(parts->count, 2u);
+      EXPECT_EQ(parts->is_index, index);
+    }
+  }
+  for (const char* bad : {"train.urec", "-00000-of-00001.urec", ".t-00000-of-00001.urec", "t-0000-of-00001.urec",
+                          "t-00000-of-00001.g1.urec", "t-00000-of-00001.g000000.urec", "t-00000-of-00001.urecx",
+                          "t-00000-of-00001.gx.urec"}) {
+    EXPECT_FALSE(ParseShardFileName(bad)) << bad;
+  }
+}
+
+// Cleanup deletes by these answers, so a file of another dataset must never
+// be taken for one of "train", however the names are chosen.
+TEST(FileNamesTest, ClassifiesOnlyTheFilesOfTheGivenDataset) {
+  struct Case {
+    const char* file;
+    FileRole role;
+    uint64_t generation;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"train.uset", FileRole::kManifest, 0},
+           {".train.lock", FileRole::kLock, 0},
+           {"train-00000-of-00002.urec", FileRole::kShard, 0},
+           {"train-00001-of-00002.g000004.uidx", FileRole::kShard, 4},
+           {"train.rejects.tsv", FileRole::kReport, 0},
+           {"train.rejects.g000004.tsv", FileRole::kReport, 4},
+           {".train.tmp-123-00001.urec.partial", FileRole::kTemporary, 0},
+           {".train.tmp-123-uset.partial", FileRole::kTemporary, 0},
+           {".train-3.4567.urec.partial", FileRole::kTemporary, 0},  // an older writer's
+           {"train.rejects.tsv.partial", FileRole::kTemporary, 0},   // an older converter's
+           // Other datasets' files, with names made to look alike:
+           {"train-1-00000-of-00001.urec", FileRole::kOther, 0},
+           {"train.g000004-00000-of-00001.urec", FileRole::kOther, 0},
+           {"train.x.uset", FileRole::kOther, 0},
+           {".train-1.lock", FileRole::kOther, 0},
+           {"train.rejects.rejects.tsv", FileRole::kOther, 0},
+           {"train.notes.tsv", FileRole::kOther, 0},  // a user's own file
+           {".train.x.tmp-123-uset.partial", FileRole::kOther, 0},
+           {".train-1-3.4567.urec.partial", FileRole::kOther, 0},
+           {".train.tmp-123-00001.urec.partial.x", FileRole::kOther, 0},
+           {"train-00000-of-00001.urec.bak", FileRole::kOther, 0},
+       }) {
+    const FileOfDataset of = ClassifyFile(c.file, "train");
+    EXPECT_EQ(of.role, c.role) << c.file;
+    EXPECT_EQ(of.generation, c.generation) << c.file;
+  }
+  // And the other way round: those look-alikes belong to their own datasets.
+  EXPECT_EQ(ClassifyFile("train-1-00000-of-00001.urec", "train-1").role, FileRole::kShard);
+  EXPECT_EQ(ClassifyFile(".train.x.tmp-123-uset.partial", "train.x").role, FileRole::kTemporary);
+  EXPECT_EQ(ClassifyFile(".train-1-3.4567.urec.partial", "train-1").role, FileRole::kTemporary);
+}
+
+}  // namespace
+}  // namespace unirecord::format
