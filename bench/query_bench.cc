@@ -12,7 +12,9 @@
 // Queries: selective (one label, ~0.1%), broad (width >= 300, ~80%),
 // compound (5 labels and a height range, ~0.1%), and counts of the broad and
 // compound ones. Each benchmark is run for both engines; the end of the run
-// prints SQLite time / unirecord time per query, and the peak RSS.
+// prints SQLite time / unirecord time per query, and the peak RSS. Built
+// with CRoaring (libroaring-dev), it also times the set algebra alone:
+// sorted vectors against Roaring bitmaps (BM_Sets*).
 // Files are generated on the first run under $UREC_BENCH_DIR (default
 // /tmp/urec_query_bench) and reused; UREC_QUERY_BENCH_RECORDS=N generates
 // another size (for a quick check).
@@ -20,6 +22,9 @@
 //   build/bench/query_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
 #include <sqlite3.h>
+#ifdef UREC_HAVE_ROARING
+#include <roaring/roaring.h>
+#endif
 
 #include <algorithm>
 #include <cstdio>
@@ -27,6 +32,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <string>
 #include <vector>
@@ -257,6 +263,79 @@ void BM_SqliteCount(benchmark::State& state, const QueryCase& c) {
   state.counters["matches"] = static_cast<double>(n);
 }
 
+#ifdef UREC_HAVE_ROARING
+// The set algebra alone, plain sorted vectors against CRoaring (the choice
+// docs/query.md explains): from the rows of two clauses of one shard in the
+// order a sorted index lists them (value, then row) to their ascending
+// intersection or union, as a query needs it.
+struct SetCase {
+  const char* name;
+  bool unite;
+  bool (*left)(const Values&);
+  bool (*right)(const Values&);
+};
+
+const SetCase kSetCases[] = {
+    {"and_broad", false, [](const Values& v) { return v.width >= 300; },
+     [](const Values& v) { return v.height >= 300 && v.height <= 400; }},
+    {"or_broad", true, [](const Values& v) { return v.width >= 300; },
+     [](const Values& v) { return v.height >= 300 && v.height <= 400; }},
+    {"and_selective", false, [](const Values& v) { return v.label < 5; },
+     [](const Values& v) { return v.height >= 300 && v.height <= 400; }},
+};
+
+// Rows of one shard (a quarter of the records) matching `keep`, in sorted-index order.
+std::vector<uint32_t> IndexOrderRows(bool (*keep)(const Values&), bool by_width) {
+  std::vector<std::pair<int64_t, uint32_t>> rows;
+  for (uint32_t r = 0; r < Records() / 4; ++r) {
+    const Values v = RecordValues(r);
+    if (keep(v)) rows.emplace_back(by_width ? v.width : v.height, r);
+  }
+  std::sort(rows.begin(), rows.end());
+  std::vector<uint32_t> out;
+  for (const auto& p : rows) out.push_back(p.second);
+  return out;
+}
+
+void BM_SetsVector(benchmark::State& state, const SetCase& c) {
+  const std::vector<uint32_t> left = IndexOrderRows(c.left, true), right = IndexOrderRows(c.right, false);
+  size_t n = 0;
+  for (auto _ : state) {
+    std::vector<uint32_t> a = left, b = right, out;
+    std::sort(a.begin(), a.end());
+    std::sort(b.begin(), b.end());
+    if (c.unite) {
+      std::set_union(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
+    } else {
+      std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
+    }
+    n = out.size();
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.counters["matches"] = static_cast<double>(n);
+}
+
+void BM_SetsRoaring(benchmark::State& state, const SetCase& c) {
+  const std::vector<uint32_t> left = IndexOrderRows(c.left, true), right = IndexOrderRows(c.right, false);
+  size_t n = 0;
+  for (auto _ : state) {
+    roaring_bitmap_t* a = roaring_bitmap_create();
+    roaring_bitmap_t* b = roaring_bitmap_create();
+    roaring_bitmap_add_many(a, left.size(), left.data());
+    roaring_bitmap_add_many(b, right.size(), right.data());
+    roaring_bitmap_t* r = c.unite ? roaring_bitmap_or(a, b) : roaring_bitmap_and(a, b);
+    std::vector<uint32_t> out(roaring_bitmap_get_cardinality(r));
+    roaring_bitmap_to_uint32_array(r, out.data());
+    n = out.size();
+    benchmark::DoNotOptimize(out.data());
+    roaring_bitmap_free(a);
+    roaring_bitmap_free(b);
+    roaring_bitmap_free(r);
+  }
+  state.counters["matches"] = static_cast<double>(n);
+}
+#endif
+
 // Remembers each benchmark's time (the median when repetitions are
 // aggregated) to print SQLite / unirecord ratios at the end.
 class RatioReporter : public benchmark::ConsoleReporter {
@@ -278,6 +357,14 @@ class RatioReporter : public benchmark::ConsoleReporter {
         std::printf("  %-6s %-10s %8.1fx   (%s)\n", kind, c.name, s->second / u->second, c.expression);
       }
     }
+#ifdef UREC_HAVE_ROARING
+    std::printf("CRoaring time / sorted-vector time, one shard's rows in index order to a sorted result\n");
+    for (const SetCase& c : kSetCases) {
+      auto v = times_.find(std::string("BM_SetsVector/") + c.name);
+      auto r = times_.find(std::string("BM_SetsRoaring/") + c.name);
+      if (v != times_.end() && r != times_.end()) std::printf("  %-14s %8.2fx\n", c.name, r->second / v->second);
+    }
+#endif
   }
 
  private:
@@ -310,6 +397,14 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark((std::string("BM_SqliteCount/") + c.name).c_str(), BM_SqliteCount, c)
         ->Unit(benchmark::kMicrosecond);
   }
+#ifdef UREC_HAVE_ROARING
+  for (const SetCase& c : kSetCases) {
+    benchmark::RegisterBenchmark((std::string("BM_SetsVector/") + c.name).c_str(), BM_SetsVector, c)
+        ->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark((std::string("BM_SetsRoaring/") + c.name).c_str(), BM_SetsRoaring, c)
+        ->Unit(benchmark::kMicrosecond);
+  }
+#endif
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   RatioReporter reporter;
