@@ -2,6 +2,8 @@
 
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
+import numpy as np
+import numpy.typing as npt
 import torch
 
 from ._core import CorruptRecordError as CorruptRecordError
@@ -52,6 +54,8 @@ class ImageDataset:
     apply_exif: bool
     dct_scaling: bool
     dataset: Dataset
+    where: Optional[str]
+    ids: Optional[npt.NDArray[np.uint64]]
     def __init__(
         self,
         path: Any,
