@@ -110,3 +110,17 @@ def test_image_dataset_where_indexes_the_matches(loader_records):
     np.testing.assert_array_equal(subset.targets, everything.targets[ids])
     with pytest.raises(IndexError):
         subset[len(ids)]
+
+
+def test_image_dataset_subset_takes_ids_from_anywhere(loader_records):
+    everything = unirecord.ImageDataset(loader_records, unirecord.CenterCrop(32, resize=40))
+    picked = [17, 3, 89, 3]
+    subset = unirecord.ImageDataset(loader_records, unirecord.CenterCrop(32, resize=40), subset=picked)
+    assert len(subset) == 4
+    for i, record in enumerate(picked):
+        assert torch.equal(subset[i][0], everything[record][0]) and subset[i][1] == everything[record][1]
+    np.testing.assert_array_equal(subset.targets, everything.targets[picked])
+    with pytest.raises(ValueError, match="record ids"):
+        unirecord.ImageDataset(loader_records, subset=[0, 90])
+    with pytest.raises(ValueError, match="not both"):
+        unirecord.ImageDataset(loader_records, subset=[0], where=EXPR)

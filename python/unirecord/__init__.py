@@ -200,7 +200,7 @@ class ImageDataset:
 
     ``where=expression``: only the records matching it (``Dataset.query``,
     docs/query.md); item ``i`` is then record ``ids[i]`` of the ascending
-    ``ids`` it matched.
+    ``ids`` it matched. ``subset=ids``: those records, in that order.
     """
 
     def __init__(
@@ -216,6 +216,7 @@ class ImageDataset:
         dct_scaling: bool = True,
         verify_checksums: bool = True,
         where: Optional[str] = None,
+        subset: Optional[Sequence[int]] = None,
     ) -> None:
         self.transform = transform if transform is not None else RandomResizedCrop(224, flip=True)
         self.seed = int(seed)
@@ -225,9 +226,17 @@ class ImageDataset:
         self.apply_exif = bool(apply_exif)
         self.dct_scaling = bool(dct_scaling)
         self.dataset = _open(path, verify_checksums)
-        # where=: item i is the i-th matching record (ids ascending).
+        # where= / subset=: item i is record ids[i].
         self.where = where
         self.ids = None if where is None else self.dataset.query(where)
+        if subset is not None:
+            if where is not None:
+                raise ValueError("give where= or subset=, not both")
+            import numpy as np
+
+            self.ids = np.asarray(subset, dtype=np.int64)
+            if self.ids.ndim != 1 or ((self.ids < 0) | (self.ids >= len(self.dataset))).any():
+                raise ValueError(f"subset must be a list of record ids in [0, {len(self.dataset)})")
         self._epoch = mmap.mmap(-1, 8)  # MAP_SHARED|MAP_ANONYMOUS: shared with forked workers
         self._make_reader()
 

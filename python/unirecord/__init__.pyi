@@ -55,7 +55,7 @@ class ImageDataset:
     dct_scaling: bool
     dataset: Dataset
     where: Optional[str]
-    ids: Optional[npt.NDArray[np.uint64]]
+    ids: Optional[Union[npt.NDArray[np.uint64], npt.NDArray[np.int64]]]
     def __init__(
         self,
         path: Any,
@@ -69,6 +69,7 @@ class ImageDataset:
         dct_scaling: bool = True,
         verify_checksums: bool = True,
         where: Optional[str] = None,
+        subset: Optional[Sequence[int]] = None,
     ) -> None: ...
     def __len__(self) -> int: ...
     def __getitem__(self, index: int) -> Tuple[torch.Tensor, int]: ...
