@@ -207,6 +207,25 @@ Result<Rows> Filter(const ShardScan& shard, const Comparison& c, const Rows& can
   return out;
 }
 
+// The order in which an `and` runs its clauses in this shard: indexed
+// comparisons first, fewest rows in their index ranges first, then other
+// clauses answered from the indexes, then those that scan (ties keep the
+// written order). Each clause after the first tests only the rows kept.
+Result<std::vector<const Node*>> AndOrder(const ShardScan& shard, const Node& node) {
+  std::vector<std::pair<uint64_t, const Node*>> keyed;
+  for (const Node& child : node.children) {
+    uint64_t rows = child.scans ? UINT64_MAX : UINT64_MAX - 1;
+    if (child.kind == Node::Kind::kComparison && child.comparison.indexed) {
+      UREC_RETURN_IF_ERROR(IndexSpans(shard, child.comparison, &rows).status());
+    }
+    keyed.emplace_back(rows, &child);
+  }
+  std::stable_sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<const Node*> order;
+  for (const auto& k : keyed) order.push_back(k.second);
+  return order;
+}
+
 // The rows of the shard matching `node`; with `candidates`, only those of
 // them (the result is then a subset of *candidates).
 Result<Rows> Evaluate(const ShardScan& shard, const Node& node, const Rows* candidates) {
@@ -224,11 +243,7 @@ Result<Rows> Evaluate(const ShardScan& shard, const Node& node, const Rows* cand
       return candidates != nullptr ? Intersect(rows, *candidates) : rows;
     }
     case Node::Kind::kAnd: {
-      // Clauses answered from the indexes first; scans then test only the
-      // rows those kept (the parser's order otherwise).
-      std::vector<const Node*> order;
-      for (const Node& child : node.children) order.push_back(&child);
-      std::stable_partition(order.begin(), order.end(), [](const Node* n) { return !n->scans; });
+      UREC_ASSIGN_OR_RETURN(std::vector<const Node*> order, AndOrder(shard, node));
       Rows rows;
       const Rows* kept = candidates;
       for (const Node* child : order) {
@@ -272,7 +287,9 @@ void ExplainNode(const Node& node, int depth, bool first_in_and, std::string* ou
       return;
     }
     case Node::Kind::kAnd: {
-      *out += indent + "and (indexed clauses first, each narrowing the rows for the next)\n";
+      *out += indent +
+              "and (indexed clauses first, in each shard the one with the fewest rows in its index ranges "
+              "first; each clause narrows the rows for the next)\n";
       std::vector<const Node*> order;
       for (const Node& child : node.children) order.push_back(&child);
       std::stable_partition(order.begin(), order.end(), [](const Node* n) { return !n->scans; });

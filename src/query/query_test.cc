@@ -64,6 +64,8 @@ TEST(QueryTest, MatchesALoopOverTheRecords) {
       {"ratio < 0.02 or big between 0 and 50000000000", [&](const Record& r) { return ratio(r) < 0.02 || (big(r) >= 0 && big(r) <= 50000000000); }},
       {"label == 1 and not path not in ['class3/img_3.jpg', 'class3/img_8.jpg', 'nope']",
        [&](const Record& r) { return label(r) == 1 && (path(r) == "class3/img_3.jpg" || path(r) == "class3/img_8.jpg"); }},
+      {"width >= 0 and big > 0 and label == 1 and width < 200",  // runs label first, big last
+       [&](const Record& r) { return width(r) >= 0 && big(r) > 0 && label(r) == 1 && width(r) < 200; }},
       {"width > 1000000", [](const Record&) { return false; }},
       {"width >= -9223372036854775808", [](const Record&) { return true; }},
   };
