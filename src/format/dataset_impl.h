@@ -19,7 +19,7 @@ namespace unirecord {
 struct Dataset::Impl {
   DatasetOptions options;
   std::vector<std::unique_ptr<format::ShardReader>> shards;  // by shard number
-  std::vector<uint64_t> first_ids;                  // parallel to shards
+  std::vector<uint64_t> first_ids;                           // parallel to shards
   std::vector<ShardInfo> infos;
   uint64_t size = 0;
   Schema schema;

@@ -1,11 +1,12 @@
 #include "query/parser.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
-#include <optional>
 
 #include "index/record_table.h"
 
