@@ -12,8 +12,8 @@
 // range), floats (`1.5`, `-2e-3`, `inf`, `-inf`, `nan`, `-nan`, `-0.0`),
 // strings in double or single quotes. Float fields compare by the IEEE-754
 // total order of the sorted indexes (format/SPEC.md 8.3): `-nan < -inf <
-// ... < -0.0 < 0.0 < ... < inf < nan`, so `x == nan` matches NaNs and
-// `-0.0` differs from `0.0`. A string compared with an integer field names a
+// ... < -0.0 < 0.0 < ... < inf < nan`, so `x == nan` matches the canonical
+// quiet NaN, `x > inf` any positive NaN, and `-0.0` differs from `0.0`. A string compared with an integer field names a
 // class of the dataset's `classes` metadata (`label == "n01440764"`).
 //
 // Indexed fields are answered by binary search over the memory-mapped
