@@ -25,6 +25,7 @@
 #include <memory>
 #include <string>
 
+#include "fuzz_dir.h"
 #include "unirecord/dataset.h"
 
 namespace {
@@ -32,27 +33,7 @@ namespace {
 using unirecord::Dataset;
 using unirecord::DatasetOptions;
 using unirecord::FieldType;
-
-// One temp directory per process, removed at exit.
-class FuzzDir {
- public:
-  FuzzDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "urec_fuzz_XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) {
-      std::perror("mkdtemp");
-      std::abort();
-    }
-    path_ = pattern;
-  }
-  ~FuzzDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using unirecord::fuzz::FuzzDir;
 
 void WriteFile(const std::string& path, const uint8_t* data, size_t size) {
   FILE* f = std::fopen(path.c_str(), "wb");

@@ -207,6 +207,9 @@ class Dataset {
   Status Verify() const;
 
   struct Impl;
+  // The opened shards, for the library's own layers (src/query reads the
+  // sorted indexes through it). Impl is defined only inside the library.
+  const Impl& impl() const { return *impl_; }
 
  private:
   explicit Dataset(std::unique_ptr<Impl> impl);

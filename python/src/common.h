@@ -40,6 +40,8 @@ void RegisterDataset(py::module_& m);
 void RegisterWriter(py::module_& m);
 void RegisterImage(py::module_& m);
 void RegisterLoader(py::module_& m);
+// Dataset.query and Dataset.count (after RegisterDataset).
+void RegisterQuery(py::module_& m);
 
 // A Schema from a unirecord.Schema, a list of Field, or a dict {name: type or Field}.
 unirecord::Schema ToSchema(const py::handle& obj);

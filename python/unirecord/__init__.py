@@ -197,6 +197,10 @@ class ImageDataset:
 
     ``label_field=None``: no labels (the label is then -1). The object is
     picklable (path + options); each worker re-maps the files.
+
+    ``where=expression``: only the records matching it (``Dataset.query``,
+    docs/query.md); item ``i`` is then record ``ids[i]`` of the ascending
+    ``ids`` it matched. ``subset=ids``: those records, in that order.
     """
 
     def __init__(
@@ -211,6 +215,8 @@ class ImageDataset:
         apply_exif: bool = False,
         dct_scaling: bool = True,
         verify_checksums: bool = True,
+        where: Optional[str] = None,
+        subset: Optional[Sequence[int]] = None,
     ) -> None:
         self.transform = transform if transform is not None else RandomResizedCrop(224, flip=True)
         self.seed = int(seed)
@@ -220,6 +226,17 @@ class ImageDataset:
         self.apply_exif = bool(apply_exif)
         self.dct_scaling = bool(dct_scaling)
         self.dataset = _open(path, verify_checksums)
+        # where= / subset=: item i is record ids[i].
+        self.where = where
+        self.ids = None if where is None else self.dataset.query(where)
+        if subset is not None:
+            if where is not None:
+                raise ValueError("give where= or subset=, not both")
+            import numpy as np
+
+            self.ids = np.asarray(subset, dtype=np.int64)
+            if self.ids.ndim != 1 or ((self.ids < 0) | (self.ids >= len(self.dataset))).any():
+                raise ValueError(f"subset must be a list of record ids in [0, {len(self.dataset)})")
         self._epoch = mmap.mmap(-1, 8)  # MAP_SHARED|MAP_ANONYMOUS: shared with forked workers
         self._make_reader()
 
@@ -236,10 +253,20 @@ class ImageDataset:
         )
 
     def __len__(self) -> int:
-        return len(self._reader)
+        return len(self._reader) if self.ids is None else len(self.ids)
+
+    def _record(self, index: int) -> int:
+        """The record id of item ``index`` (the index itself without ``where``)."""
+        if self.ids is None:
+            return index
+        n = len(self.ids)
+        i = int(index)
+        if not -n <= i < n:
+            raise IndexError(f"index {i} out of range ({n} records match {self.where!r})")
+        return int(self.ids[i])
 
     def __getitem__(self, index: int):
-        image, label = self._reader.get(index, self.epoch)
+        image, label = self._reader.get(self._record(index), self.epoch)
         return _torch().from_numpy(image), label
 
     def __getitems__(self, indices: Sequence[int]) -> List[Tuple[Any, int]]:
@@ -248,7 +275,7 @@ class ImageDataset:
         when it is defined, then ``collate_fn``; ``default_collate`` gives the same
         batch as from per-item fetching. The images are views of one uint8 tensor
         ``[len(indices), 3, size, size]``, which each of them keeps alive."""
-        images, labels = self._reader.get_many(indices, self.epoch)
+        images, labels = self._reader.get_many([self._record(i) for i in indices], self.epoch)
         return list(zip(_torch().from_numpy(images).unbind(0), labels.tolist()))
 
     @property
@@ -265,7 +292,7 @@ class ImageDataset:
     def crop_window(self, index: int, epoch: Optional[int] = None) -> Tuple[int, int, int, int, bool]:
         """The window ``(x, y, width, height, flip)`` of the original image that
         ``ds[index]`` shows at ``epoch`` (default: the current one)."""
-        return self._reader.window(index, self.epoch if epoch is None else epoch)
+        return self._reader.window(self._record(index), self.epoch if epoch is None else epoch)
 
     @property
     def classes(self) -> List[str]:
@@ -284,7 +311,8 @@ class ImageDataset:
             raise AttributeError("this ImageDataset has no label field")
         cached = getattr(self, "_targets", None)
         if cached is None:
-            cached = self._targets = self.dataset.column(self.label_field)
+            cached = self.dataset.column(self.label_field)
+            cached = self._targets = cached if self.ids is None else cached[self.ids]
         return cached
 
     def __getstate__(self) -> Dict[str, Any]:
@@ -364,6 +392,11 @@ class Loader:
 
     ``num_shards``/``shard_id`` default to ``torch.distributed``'s world size
     and rank when it is initialised, else 1 and 0.
+
+    ``subset=ids`` loads only those records; ``where=expression`` only the
+    records matching it (``Dataset.query``, docs/query.md), e.g.
+    ``where='label in [3, 7] and width >= 400'``. Order, padding and resume
+    work over the subset as over the whole dataset.
     """
 
     def __init__(
@@ -395,9 +428,14 @@ class Loader:
         subset: Optional[Sequence[int]] = None,
         return_ids: bool = False,
         verify_checksums: bool = True,
+        where: Optional[str] = None,
     ) -> None:
         torch = _torch()
         self.dataset = _open(path, verify_checksums)
+        if where is not None:
+            if subset is not None:
+                raise ValueError("give where= or subset=, not both")
+            subset = self.dataset.query(where)
         self.num_shards, self.shard_id = _distributed_defaults(num_shards, shard_id)
         self.transform = transform if transform is not None else RandomResizedCrop(224, flip=True)
         self.device = torch.device(device)

@@ -2,6 +2,8 @@
 
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
+import numpy as np
+import numpy.typing as npt
 import torch
 
 from ._core import CorruptRecordError as CorruptRecordError
@@ -52,6 +54,8 @@ class ImageDataset:
     apply_exif: bool
     dct_scaling: bool
     dataset: Dataset
+    where: Optional[str]
+    ids: Optional[Union[npt.NDArray[np.uint64], npt.NDArray[np.int64]]]
     def __init__(
         self,
         path: Any,
@@ -64,6 +68,8 @@ class ImageDataset:
         apply_exif: bool = False,
         dct_scaling: bool = True,
         verify_checksums: bool = True,
+        where: Optional[str] = None,
+        subset: Optional[Sequence[int]] = None,
     ) -> None: ...
     def __len__(self) -> int: ...
     def __getitem__(self, index: int) -> Tuple[torch.Tensor, int]: ...
@@ -120,6 +126,7 @@ class Loader:
         subset: Optional[Sequence[int]] = None,
         return_ids: bool = False,
         verify_checksums: bool = True,
+        where: Optional[str] = None,
     ) -> None: ...
     def __len__(self) -> int: ...
     def __iter__(self) -> Iterator[Tuple[torch.Tensor, ...]]: ...

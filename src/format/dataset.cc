@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "format/endian.h"
+#include "format/dataset_impl.h"
 #include "format/file_names.h"
 #include "format/format_constants.h"
 #include "format/manifest.h"
@@ -14,28 +15,6 @@
 namespace unirecord {
 
 using format::ShardReader;
-
-struct Dataset::Impl {
-  DatasetOptions options;
-  std::vector<std::unique_ptr<ShardReader>> shards;  // by shard number
-  std::vector<uint64_t> first_ids;                  // parallel to shards
-  std::vector<ShardInfo> infos;
-  uint64_t size = 0;
-  Schema schema;
-  std::map<std::string, std::string> metadata;
-  std::string uuid;
-  index::FieldLayout layout;
-
-  // The shard holding `id` and the row in it.
-  Result<std::pair<const ShardReader*, uint64_t>> Locate(uint64_t id) const {
-    if (id >= size) {
-      return Status::OutOfRange("record id " + std::to_string(id) + " out of range (dataset has " +
-                                std::to_string(size) + " records)");
-    }
-    size_t s = static_cast<size_t>(std::upper_bound(first_ids.begin(), first_ids.end(), id) - first_ids.begin()) - 1;
-    return std::pair<const ShardReader*, uint64_t>(shards[s].get(), id - first_ids[s]);
-  }
-};
 
 struct Record::Impl {
   const Dataset::Impl* dataset = nullptr;

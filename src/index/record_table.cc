@@ -38,15 +38,11 @@ uint64_t IndexedBitsFromFloat(double value) {
   return bits;
 }
 
-bool IndexedLess(FieldType type, uint64_t a, uint64_t b) {
-  if (type == FieldType::kInt32 || type == FieldType::kInt64) {
-    return static_cast<int64_t>(a) < static_cast<int64_t>(b);
-  }
+uint64_t IndexedOrderKey(FieldType type, uint64_t bits) {
+  constexpr uint64_t kSign = uint64_t{1} << 63;
+  if (type == FieldType::kInt32 || type == FieldType::kInt64) return bits ^ kSign;
   // IEEE-754 total order: flip all bits of negatives, the sign bit of positives.
-  auto key = [](uint64_t bits) {
-    return (bits >> 63) != 0 ? ~bits : bits | (uint64_t{1} << 63);
-  };
-  return key(a) < key(b);
+  return (bits & kSign) != 0 ? ~bits : bits | kSign;
 }
 
 }  // namespace unirecord::index

@@ -80,8 +80,13 @@ inline bool EntryChecksumMatches(const FieldLayout& layout, const uint8_t* entry
 // The 8-byte inline representation of an indexed value (SPEC.md 8.2).
 uint64_t IndexedBitsFromInt(int64_t value);
 uint64_t IndexedBitsFromFloat(double value);
+// The indexed value as an unsigned key whose plain order is the field's order
+// (signed ints, or IEEE-754 total order for floats, SPEC.md 8.3).
+uint64_t IndexedOrderKey(FieldType type, uint64_t bits);
 // Orders indexed values of one field (signed ints, or IEEE total order).
-bool IndexedLess(FieldType type, uint64_t a, uint64_t b);
+inline bool IndexedLess(FieldType type, uint64_t a, uint64_t b) {
+  return IndexedOrderKey(type, a) < IndexedOrderKey(type, b);
+}
 
 }  // namespace unirecord::index
 

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "command.h"
 #include "dataset_json.h"
@@ -20,13 +21,6 @@ struct CatArgs {
   std::string field;
   bool json = false;
 };
-
-Status WriteStdout(std::string_view bytes) {
-  if (std::fwrite(bytes.data(), 1, bytes.size(), stdout) != bytes.size() || std::fflush(stdout) != 0) {
-    return Status::IOError("cannot write to standard output");
-  }
-  return Status::OK();
-}
 
 Status RunCat(const CatArgs& args) {
   UREC_ASSIGN_OR_RETURN(std::shared_ptr<Dataset> dataset, OpenForReading(args.path));
@@ -53,11 +47,9 @@ Status RunCat(const CatArgs& args) {
     return WriteStdout((value.is_string() ? value.get<std::string>() : DumpJson(value)) + "\n");
   }
   UREC_ASSIGN_OR_RETURN(Record record, dataset->Get(args.id));
-  Json out{{"id", args.id}};
-  for (size_t f = 0; f < schema.num_fields(); ++f) {
-    UREC_ASSIGN_OR_RETURN(Json value, FieldToJson(record, f));
-    out[schema.field(f).name] = std::move(value);
-  }
+  std::vector<size_t> fields(schema.num_fields());
+  for (size_t f = 0; f < fields.size(); ++f) fields[f] = f;
+  UREC_ASSIGN_OR_RETURN(Json out, RecordToJson(record, fields));
   return WriteStdout(DumpJson(out) + "\n");
 }
 

@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <cstdio>
 #include <vector>
 
 namespace unirecord::cli {
@@ -69,6 +70,15 @@ Result<Json> FieldToJson(const Record& record, size_t field) {
   return Status::Internal("field '" + f.name + "' has an unknown type");
 }
 
+Result<Json> RecordToJson(const Record& record, const std::vector<size_t>& fields) {
+  Json out{{"id", record.id()}};
+  for (size_t f : fields) {
+    UREC_ASSIGN_OR_RETURN(Json value, FieldToJson(record, f));
+    out[record.schema().field(f).name] = std::move(value);
+  }
+  return out;
+}
+
 Json FieldSchemaToJson(const Field& field) {
   Json j{{"name", field.name}, {"type", FieldTypeName(field.type)}};
   if (field.is_array()) j["shape"] = field.shape;
@@ -81,6 +91,15 @@ Json FieldSchemaToJson(const Field& field) {
 
 std::string DumpJson(const Json& json) {
   return json.dump(2, ' ', false, Json::error_handler_t::replace);
+}
+
+std::string DumpJsonLine(const Json& json) { return json.dump(-1, ' ', false, Json::error_handler_t::replace); }
+
+Status WriteStdout(std::string_view bytes) {
+  if (std::fwrite(bytes.data(), 1, bytes.size(), stdout) != bytes.size() || std::fflush(stdout) != 0) {
+    return Status::IOError("cannot write to standard output");
+  }
+  return Status::OK();
 }
 
 }  // namespace unirecord::cli

@@ -1,0 +1,473 @@
+// Running a parsed query shard by shard: comparisons on indexed fields are
+// binary searches over the shard's sorted index, others scan scalar pages;
+// `and`/`or`/`not` are merges of sorted row lists (docs/query.md, "Plans").
+#include "unirecord/query.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <iterator>
+
+#include "format/dataset_impl.h"
+#include "format/endian.h"
+#include "format/format_constants.h"
+#include "index/record_table.h"
+#include "query/parser.h"
+
+namespace unirecord {
+
+struct Query::Impl {
+  std::string expression;
+  Schema schema;
+  query::Node root;
+};
+
+namespace {
+
+using query::Comparison;
+using query::KeyRange;
+using query::Node;
+using Rows = std::vector<uint32_t>;  // ascending rows of one shard
+
+// A range of a comparison is materialised through a bitmap of the shard
+// rather than sorted when it holds more than 1/kDenseRatio of the rows.
+constexpr uint64_t kDenseRatio = 32;
+// An indexed comparison filters the rows kept so far (reading each one's
+// record-table entry) instead of searching the index when they are fewer
+// than 1/kFilterRatio of the rows its ranges hold.
+constexpr uint64_t kFilterRatio = 8;
+
+// One shard, as the evaluator reads it.
+class ShardScan {
+ public:
+  ShardScan(const format::ShardReader& shard, bool verify)
+      : shard_(shard), layout_(shard.layout()), verify_(verify), records_(shard.records()) {}
+
+  uint64_t records() const { return records_; }
+
+  // Order key of an indexed field's value in row `row`.
+  Result<uint64_t> IndexedKey(const Comparison& c, uint64_t row) const {
+    UREC_ASSIGN_OR_RETURN(const uint8_t* entry, shard_.Entry(row, verify_));
+    const size_t slot = static_cast<size_t>(layout_.indexed_slot[c.field]);
+    return index::IndexedOrderKey(c.type, format::LoadLE<uint64_t>(entry + layout_.IndexedValueOffset(slot)));
+  }
+
+  // Row at position `pos` of the field's sorted index, checked to exist.
+  Result<uint32_t> SortedRow(size_t field, uint64_t pos) const {
+    const size_t slot = static_cast<size_t>(layout_.indexed_slot[field]);
+    const uint32_t row = format::LoadLE<uint32_t>(shard_.index().sorted_index(slot) + pos * format::kSortedEntrySize);
+    if (row >= records_) {
+      return Status::Corruption(shard_.index_path() + ": sorted index of field " + std::to_string(field) +
+                                " lists row " + std::to_string(row) + " of " + std::to_string(records_));
+    }
+    return row;
+  }
+
+  // First position of the sorted index whose key is >= `key`.
+  Result<uint64_t> LowerBound(const Comparison& c, uint64_t key) const {
+    uint64_t lo = 0, hi = records_;
+    while (lo < hi) {
+      const uint64_t mid = lo + (hi - lo) / 2;
+      UREC_ASSIGN_OR_RETURN(uint32_t row, SortedRow(c.field, mid));
+      UREC_ASSIGN_OR_RETURN(uint64_t k, IndexedKey(c, row));
+      if (k < key) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    return lo;
+  }
+
+  // A scalar-page value of a non-indexed field.
+  Result<std::string_view> ColumnValue(size_t field, uint64_t row) const {
+    UREC_ASSIGN_OR_RETURN(const uint8_t* entry, shard_.Entry(row, verify_));
+    uint32_t in_page = 0;
+    UREC_ASSIGN_OR_RETURN(page_, shard_.ScalarPage(entry, row, verify_, &in_page));
+    return page_->view.Value(static_cast<size_t>(layout_.column_slot[field]), in_page);
+  }
+
+  // Order key of any numeric scalar field's value in `row`.
+  Result<uint64_t> NumericKey(const Comparison& c, uint64_t row) const {
+    if (c.indexed) return IndexedKey(c, row);
+    UREC_ASSIGN_OR_RETURN(std::string_view v, ColumnValue(c.field, row));
+    const uint8_t* p = reinterpret_cast<const uint8_t*>(v.data());
+    uint64_t bits = 0;
+    switch (c.type) {
+      case FieldType::kInt32: bits = index::IndexedBitsFromInt(format::LoadLE<int32_t>(p)); break;
+      case FieldType::kFloat32: bits = index::IndexedBitsFromFloat(format::LoadLE<float>(p)); break;
+      default: bits = format::LoadLE<uint64_t>(p); break;  // int64, float64: as stored
+    }
+    return index::IndexedOrderKey(c.type, bits);
+  }
+
+  Result<bool> Matches(const Comparison& c, uint64_t row) const {
+    if (c.is_string()) {
+      UREC_ASSIGN_OR_RETURN(std::string_view v, ColumnValue(c.field, row));
+      return c.Matches(v);
+    }
+    UREC_ASSIGN_OR_RETURN(uint64_t key, NumericKey(c, row));
+    return c.Matches(key);
+  }
+
+ private:
+  const format::ShardReader& shard_;
+  const index::FieldLayout& layout_;
+  const bool verify_;
+  const uint64_t records_;
+  mutable std::shared_ptr<const format::DecodedPage> page_;  // keeps the last page alive
+};
+
+Rows AllRows(uint64_t n) {
+  Rows rows(n);
+  for (uint64_t i = 0; i < n; ++i) rows[i] = static_cast<uint32_t>(i);
+  return rows;
+}
+
+Rows Intersect(const Rows& a, const Rows& b) {
+  Rows out;
+  std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
+  return out;
+}
+
+Rows Unite(const Rows& a, const Rows& b) {
+  Rows out;
+  out.reserve(std::max(a.size(), b.size()));
+  std::set_union(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
+  return out;
+}
+
+Rows Subtract(const Rows& a, const Rows& b) {
+  Rows out;
+  std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
+  return out;
+}
+
+// Positions [begin, end) of the sorted index per key range of `c`.
+Result<std::vector<std::pair<uint64_t, uint64_t>>> IndexSpans(const ShardScan& shard, const Comparison& c,
+                                                              uint64_t* total) {
+  std::vector<std::pair<uint64_t, uint64_t>> spans;
+  *total = 0;
+  for (const KeyRange& r : c.keys) {
+    UREC_ASSIGN_OR_RETURN(uint64_t begin, shard.LowerBound(c, r.lo));
+    uint64_t end = shard.records();
+    if (r.hi != UINT64_MAX) {
+      UREC_ASSIGN_OR_RETURN(end, shard.LowerBound(c, r.hi + 1));
+    }
+    if (end > begin) {
+      spans.emplace_back(begin, end);
+      *total += end - begin;
+    }
+  }
+  return spans;
+}
+
+// The rows of the index spans, ascending. A row listed twice means a damaged index.
+Result<Rows> RowsOfSpans(const ShardScan& shard, const Comparison& c,
+                         const std::vector<std::pair<uint64_t, uint64_t>>& spans, uint64_t total) {
+  const Status duplicate = Status::Corruption("sorted index of field " + std::to_string(c.field) +
+                                              " lists a row twice (run `urec inspect --verify`)");
+  Rows rows;
+  rows.reserve(total);
+  if (total * kDenseRatio > shard.records()) {
+    std::vector<uint64_t> bits((shard.records() + 63) / 64, 0);
+    for (const auto& [begin, end] : spans) {
+      for (uint64_t pos = begin; pos < end; ++pos) {
+        UREC_ASSIGN_OR_RETURN(uint32_t row, shard.SortedRow(c.field, pos));
+        const uint64_t mask = uint64_t{1} << (row % 64);
+        if ((bits[row / 64] & mask) != 0) return duplicate;
+        bits[row / 64] |= mask;
+      }
+    }
+    for (size_t w = 0; w < bits.size(); ++w) {
+      for (uint64_t word = bits[w]; word != 0; word &= word - 1) {
+        rows.push_back(static_cast<uint32_t>(w * 64 + static_cast<unsigned>(__builtin_ctzll(word))));
+      }
+    }
+    return rows;
+  }
+  for (const auto& [begin, end] : spans) {
+    for (uint64_t pos = begin; pos < end; ++pos) {
+      UREC_ASSIGN_OR_RETURN(uint32_t row, shard.SortedRow(c.field, pos));
+      rows.push_back(row);
+    }
+  }
+  std::sort(rows.begin(), rows.end());
+  if (std::adjacent_find(rows.begin(), rows.end()) != rows.end()) return duplicate;
+  return rows;
+}
+
+Result<Rows> Filter(const ShardScan& shard, const Comparison& c, const Rows& candidates) {
+  Rows out;
+  for (uint32_t row : candidates) {
+    UREC_ASSIGN_OR_RETURN(bool match, shard.Matches(c, row));
+    if (match) out.push_back(row);
+  }
+  return out;
+}
+
+// The order in which an `and` runs its clauses in this shard: indexed
+// comparisons first, fewest rows in their index ranges first, then other
+// clauses answered from the indexes, then those that scan (ties keep the
+// written order). Each clause after the first tests only the rows kept.
+Result<std::vector<const Node*>> AndOrder(const ShardScan& shard, const Node& node) {
+  std::vector<std::pair<uint64_t, const Node*>> keyed;
+  for (const Node& child : node.children) {
+    uint64_t rows = child.scans ? UINT64_MAX : UINT64_MAX - 1;
+    if (child.kind == Node::Kind::kComparison && child.comparison.indexed) {
+      UREC_RETURN_IF_ERROR(IndexSpans(shard, child.comparison, &rows).status());
+    }
+    keyed.emplace_back(rows, &child);
+  }
+  std::stable_sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<const Node*> order;
+  for (const auto& k : keyed) order.push_back(k.second);
+  return order;
+}
+
+// The rows of the shard matching `node`; with `candidates`, only those of
+// them (the result is then a subset of *candidates).
+Result<Rows> Evaluate(const ShardScan& shard, const Node& node, const Rows* candidates) {
+  switch (node.kind) {
+    case Node::Kind::kComparison: {
+      const Comparison& c = node.comparison;
+      if (!c.indexed) {
+        if (candidates != nullptr) return Filter(shard, c, *candidates);
+        return Filter(shard, c, AllRows(shard.records()));
+      }
+      uint64_t total = 0;
+      UREC_ASSIGN_OR_RETURN(auto spans, IndexSpans(shard, c, &total));
+      if (candidates != nullptr && candidates->size() * kFilterRatio < total) return Filter(shard, c, *candidates);
+      UREC_ASSIGN_OR_RETURN(Rows rows, RowsOfSpans(shard, c, spans, total));
+      return candidates != nullptr ? Intersect(rows, *candidates) : rows;
+    }
+    case Node::Kind::kAnd: {
+      UREC_ASSIGN_OR_RETURN(std::vector<const Node*> order, AndOrder(shard, node));
+      Rows rows;
+      const Rows* kept = candidates;
+      for (const Node* child : order) {
+        UREC_ASSIGN_OR_RETURN(rows, Evaluate(shard, *child, kept));
+        kept = &rows;
+        if (rows.empty()) break;
+      }
+      return rows;
+    }
+    case Node::Kind::kOr: {
+      Rows rows;
+      for (const Node& child : node.children) {
+        UREC_ASSIGN_OR_RETURN(Rows more, Evaluate(shard, child, candidates));
+        rows = rows.empty() ? std::move(more) : Unite(rows, more);
+      }
+      return rows;
+    }
+    case Node::Kind::kNot: {
+      UREC_ASSIGN_OR_RETURN(Rows excluded, Evaluate(shard, node.children.front(), candidates));
+      return Subtract(candidates != nullptr ? *candidates : AllRows(shard.records()), excluded);
+    }
+  }
+  return Status::Internal("query: unknown node kind");
+}
+
+void ExplainNode(const Node& node, int depth, bool first_in_and, std::string* out) {
+  const std::string indent(static_cast<size_t>(depth) * 2, ' ');
+  switch (node.kind) {
+    case Node::Kind::kComparison: {
+      const Comparison& c = node.comparison;
+      const size_t ranges = c.is_string() ? c.strings.size() : c.keys.size();
+      *out += indent + c.text + "  ->  ";
+      if (c.indexed) {
+        *out += "sorted index: binary search for " + std::to_string(ranges) + (ranges == 1 ? " range" : " ranges");
+        if (!first_in_and) *out += " (or a check of the rows kept so far, when they are fewer)";
+      } else {
+        *out += first_in_and ? "scan of the scalar pages (field not indexed)"
+                             : "check of the rows kept so far in the scalar pages (field not indexed)";
+      }
+      *out += "\n";
+      return;
+    }
+    case Node::Kind::kAnd: {
+      *out += indent +
+              "and (indexed clauses first, in each shard the one with the fewest rows in its index ranges "
+              "first; each clause narrows the rows for the next)\n";
+      std::vector<const Node*> order;
+      for (const Node& child : node.children) order.push_back(&child);
+      std::stable_partition(order.begin(), order.end(), [](const Node* n) { return !n->scans; });
+      for (size_t i = 0; i < order.size(); ++i) ExplainNode(*order[i], depth + 1, first_in_and && i == 0, out);
+      return;
+    }
+    case Node::Kind::kOr:
+      *out += indent + "or (union of sorted row lists)\n";
+      for (const Node& child : node.children) ExplainNode(child, depth + 1, first_in_and, out);
+      return;
+    case Node::Kind::kNot:
+      *out += indent + "not (complement of the sorted row list)\n";
+      ExplainNode(node.children.front(), depth + 1, first_in_and, out);
+      return;
+  }
+}
+
+Status CheckSchema(const Query::Impl& q, const Dataset& dataset) {
+  if (dataset.schema() != q.schema) {
+    return Status::InvalidArgument("query '" + q.expression + "' was parsed against another schema (" +
+                                   q.schema.ToString() + ") than the dataset's (" + dataset.schema().ToString() + ")");
+  }
+  return Status::OK();
+}
+
+// Calls `visit(first_id, rows)` with each shard's matching rows, in id order.
+template <typename Visit>
+Status ForEachShard(const Query::Impl& q, const Dataset& dataset, Visit visit) {
+  UREC_RETURN_IF_ERROR(CheckSchema(q, dataset));
+  const Dataset::Impl& d = dataset.impl();
+  for (size_t s = 0; s < d.shards.size(); ++s) {
+    const ShardScan shard(*d.shards[s], d.options.verify_checksums);
+    UREC_ASSIGN_OR_RETURN(Rows rows, Evaluate(shard, q.root, nullptr));
+    UREC_RETURN_IF_ERROR(visit(d.first_ids[s], shard, rows));
+  }
+  return Status::OK();
+}
+
+QueryValue ValueOfKey(FieldType type, uint64_t key) {
+  QueryValue v;
+  // Undo IndexedOrderKey: ints had the sign bit flipped; floats too when
+  // positive (sign now set), all bits when negative (sign now clear).
+  constexpr uint64_t kSign = uint64_t{1} << 63;
+  if (type == FieldType::kInt32 || type == FieldType::kInt64) {
+    v.type = FieldType::kInt64;
+    v.int_value = static_cast<int64_t>(key ^ kSign);
+  } else {
+    const uint64_t bits = (key & kSign) != 0 ? key ^ kSign : ~key;
+    v.type = FieldType::kFloat64;
+    std::memcpy(&v.float_value, &bits, sizeof(bits));
+  }
+  return v;
+}
+
+}  // namespace
+
+std::string QueryValue::ToString() const {
+  if (type == FieldType::kString) {
+    std::string out = "\"";
+    for (char c : string_value) {
+      if (c == '"' || c == '\\') out += '\\';
+      if (c == '\n') {
+        out += "\\n";
+      } else if (c == '\t') {
+        out += "\\t";
+      } else {
+        out += c;
+      }
+    }
+    return out + "\"";
+  }
+  if (type != FieldType::kFloat32 && type != FieldType::kFloat64) return std::to_string(int_value);
+  if (std::isnan(float_value)) return std::signbit(float_value) ? "-nan" : "nan";
+  if (std::isinf(float_value)) return float_value < 0 ? "-inf" : "inf";
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.17g", float_value);
+  std::string s = text;
+  // Shortest form that reads back to the same double.
+  for (int precision = 1; precision < 17; ++precision) {
+    std::snprintf(text, sizeof(text), "%.*g", precision, float_value);
+    if (std::strtod(text, nullptr) == float_value) {
+      s = text;
+      break;
+    }
+  }
+  if (s.find_first_of(".en") == std::string::npos) s += ".0";  // still a float literal
+  return s;
+}
+
+Result<Query> Query::Parse(std::string_view expression, const Schema& schema,
+                           const std::map<std::string, std::string>& metadata) {
+  auto impl = std::make_shared<Impl>();
+  impl->expression = std::string(expression);
+  impl->schema = schema;
+  UREC_ASSIGN_OR_RETURN(impl->root, query::ParseExpression(expression, schema, metadata));
+  return Query(std::move(impl));
+}
+
+Result<Query> Query::Parse(std::string_view expression, const Dataset& dataset) {
+  return Parse(expression, dataset.schema(), dataset.metadata());
+}
+
+const std::string& Query::expression() const { return impl_->expression; }
+
+std::string Query::Explain() const {
+  std::string out;
+  ExplainNode(impl_->root, 0, true, &out);
+  return out;
+}
+
+Result<std::vector<uint64_t>> Query::Ids(const Dataset& dataset) const {
+  std::vector<uint64_t> ids;
+  UREC_RETURN_IF_ERROR(ForEachShard(*impl_, dataset, [&](uint64_t first_id, const ShardScan&, const Rows& rows) {
+    for (uint32_t row : rows) ids.push_back(first_id + row);
+    return Status::OK();
+  }));
+  return ids;
+}
+
+Result<uint64_t> Query::Count(const Dataset& dataset) const {
+  const Node& root = impl_->root;
+  if (root.kind == Node::Kind::kComparison && root.comparison.indexed) {
+    // One indexed comparison: the sizes of its index spans, no row is listed.
+    UREC_RETURN_IF_ERROR(CheckSchema(*impl_, dataset));
+    const Dataset::Impl& d = dataset.impl();
+    uint64_t count = 0;
+    for (const auto& reader : d.shards) {
+      const ShardScan shard(*reader, d.options.verify_checksums);
+      uint64_t total = 0;
+      UREC_RETURN_IF_ERROR(IndexSpans(shard, root.comparison, &total).status());
+      count += total;
+    }
+    return count;
+  }
+  uint64_t count = 0;
+  UREC_RETURN_IF_ERROR(ForEachShard(*impl_, dataset, [&](uint64_t, const ShardScan&, const Rows& rows) {
+    count += rows.size();
+    return Status::OK();
+  }));
+  return count;
+}
+
+Result<std::vector<ValueCount>> Query::CountBy(const Dataset& dataset, std::string_view field_name) const {
+  UREC_ASSIGN_OR_RETURN(size_t field, impl_->schema.FindField(field_name));
+  const Field& f = impl_->schema.field(field);
+  if (f.type == FieldType::kBytes || f.is_array()) {
+    return Status::InvalidArgument("cannot count by field '" + f.name + "': it is " +
+                                   (f.is_array() ? "an array" : "a bytes field") + "; only scalar fields have values to group by");
+  }
+  // A comparison that reads the field; its ranges are unused.
+  Comparison reader;
+  reader.field = field;
+  reader.type = f.type;
+  reader.indexed = f.indexed;
+  std::map<uint64_t, uint64_t> by_key;
+  std::map<std::string, uint64_t> by_string;
+  UREC_RETURN_IF_ERROR(ForEachShard(*impl_, dataset, [&](uint64_t, const ShardScan& shard, const Rows& rows) -> Status {
+    for (uint32_t row : rows) {
+      if (reader.is_string()) {
+        UREC_ASSIGN_OR_RETURN(std::string_view v, shard.ColumnValue(field, row));
+        ++by_string[std::string(v)];
+      } else {
+        UREC_ASSIGN_OR_RETURN(uint64_t key, shard.NumericKey(reader, row));
+        ++by_key[key];
+      }
+    }
+    return Status::OK();
+  }));
+  std::vector<ValueCount> out;
+  for (const auto& [key, count] : by_key) out.push_back({ValueOfKey(f.type, key), count});
+  for (auto& [text, count] : by_string) {
+    ValueCount vc;
+    vc.value.type = FieldType::kString;
+    vc.value.string_value = text;
+    vc.count = count;
+    out.push_back(std::move(vc));
+  }
+  return out;
+}
+
+}  // namespace unirecord
