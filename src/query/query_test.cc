@@ -134,7 +134,12 @@ TEST(QueryTest, RefusesADatasetOfAnotherSchema) {
 TEST(QueryTest, DamagedSortedIndexIsCorruptionNotACrash) {
   const std::string dir = MakeTempDir();
   ASSERT_TRUE(WriteSample(dir, "q", kRecords, SmallPages(1)).ok());
-  const std::string index_path = dir + "/q-00000-of-00001.uidx";
+  std::string index_path;
+  {
+    auto written = Dataset::Open(dir);
+    ASSERT_TRUE(written.ok()) << written.status().ToString();
+    index_path = (*written)->shards()[0].index_path;
+  }
   uint64_t offset = 0;
   {
     auto reader = index::IndexReader::Open(index_path, false);
