@@ -445,6 +445,12 @@ the files (this is what DataLoader workers do).
           [](const PyDataset& d, int64_t index, const std::string& field) {
             uint64_t id = CheckIndex(d, index);
             size_t f = Unwrap(d.dataset->schema().FindField(field));
+            const Field& fd = d.dataset->schema().field(f);
+            if (fd.type != FieldType::kBytes) {
+              // A wrong argument type, as Python's own TypeErrors (not a Status).
+              throw py::type_error("get_blob: field '" + field + "' is " + unirecord::FieldTypeName(fd.type) +
+                                   ", not bytes");
+            }
             return FieldValue(d, id, f, nullptr);
           },
           py::arg("index"), py::arg("field"),

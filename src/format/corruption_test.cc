@@ -103,6 +103,8 @@ TEST_F(CorruptionTest, TruncatedIndex) {
   const std::string intact = ReadBytes(index0_);
   WriteBytes(index0_, intact.substr(0, intact.size() - 8));
   ExpectOpenFails(StatusCode::kCorruption, index0_, "truncated or incomplete index");
+  WriteBytes(index0_, intact.substr(0, 10));
+  ExpectOpenFails(StatusCode::kCorruption, index0_, "too short for an index");
 }
 
 TEST_F(CorruptionTest, UnfinishedShardWithZeroPreamble) {
@@ -160,7 +162,12 @@ TEST_F(CorruptionTest, FlippedTrailer) {
   ExpectOpenFails(StatusCode::kCorruption, shard0_, "trailer checksum mismatch");
   SetUp();
   Flip(shard0_, trailer + format::kTrailerMagicOffset + 3);
-  ExpectOpenFails(StatusCode::kCorruption, shard0_, "no valid trailer");
+  // Damaged in place, not cut: the rest of the trailer still checks out.
+  ExpectOpenFails(StatusCode::kCorruption, shard0_, "bad trailer magic");
+  SetUp();
+  Flip(index0_, MapFile(index0_, format::FileKind::kIndex).size - format::kTrailerSize +
+                    format::kTrailerMagicOffset);
+  ExpectOpenFails(StatusCode::kCorruption, index0_, "bad trailer magic");
 }
 
 TEST_F(CorruptionTest, FlippedScalarPage) {

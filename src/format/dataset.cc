@@ -225,7 +225,8 @@ Result<Blob> Dataset::GetBlob(uint64_t id, size_t field) const {
   UREC_RETURN_IF_ERROR(FieldCheck(impl_->schema, field));
   const int slot = impl_->layout.blob_slot[field];
   if (slot < 0) {
-    return Status::InvalidArgument("field '" + impl_->schema.field(field).name + "' is not a bytes field");
+    const Field& f = impl_->schema.field(field);
+    return Status::InvalidArgument("field '" + f.name + "' is " + FieldTypeName(f.type) + ", not bytes");
   }
   const bool verify = impl_->options.verify_checksums;
   UREC_ASSIGN_OR_RETURN(auto located, impl_->Locate(id));

@@ -207,6 +207,47 @@ Status WritableFile::Close() {
   return status;
 }
 
+namespace {
+
+const char* FileKindName(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+}  // namespace
+
+Status ReadFile(const std::string& path, uint64_t max_bytes, std::string* bytes) {
+  // O_NONBLOCK: opening a FIFO must not wait for a writer; regular files ignore it.
+  struct stat st;
+  UREC_ASSIGN_OR_RETURN(int fd, OpenAndStat(path, O_RDONLY | O_NONBLOCK, &st));
+  auto fail = [fd](Status status) {
+    ::close(fd);
+    return status;
+  };
+  if (!S_ISREG(st.st_mode)) {
+    return fail(Status::InvalidArgument(path + ": not a regular file (" + FileKindName(st.st_mode) + ")"));
+  }
+  if (static_cast<uint64_t>(st.st_size) > max_bytes) {
+    return fail(Status::NotSupported(path + ": a " + std::to_string(st.st_size) + "-byte file is over the " +
+                                     std::to_string(max_bytes) + "-byte limit"));
+  }
+  bytes->resize(static_cast<size_t>(st.st_size));
+  size_t done = 0;
+  while (done < bytes->size()) {
+    const ssize_t n = ::read(fd, &(*bytes)[done], bytes->size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return fail(ErrnoStatus(path, "read", errno));
+    if (n == 0) return fail(Status::IOError(path + ": the file shrank while being read"));
+    done += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  return Status::OK();
+}
+
 bool PathExists(const std::string& path) {
   struct stat st;
   return ::stat(path.c_str(), &st) == 0;

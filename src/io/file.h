@@ -75,6 +75,14 @@ class WritableFile {
   std::vector<uint8_t> buffer_;
 };
 
+// Reads the whole regular file `path` into *bytes (reusing its capacity).
+// Refuses, before reading, anything that is not a regular file
+// (InvalidArgument: a directory, a FIFO — never opened for a blocking read —,
+// a device such as /dev/zero, a socket) and a file over `max_bytes`
+// (NotSupported); NotFound when missing; IOError when the OS refuses or the
+// file shrinks while read. Messages start with the path.
+Status ReadFile(const std::string& path, uint64_t max_bytes, std::string* bytes);
+
 bool PathExists(const std::string& path);
 bool IsDirectory(const std::string& path);
 // Creates `path` if missing (one level).

@@ -81,7 +81,8 @@ CommandRunner SetupConvert(CLI::App* cmd) {
   folder->add_option("SRC", args->src, "Folder with one sub-folder per class")->required();
   folder->add_option("OUT", args->out, "Output folder (created if missing)")->required();
   folder->add_option("--name", o.name, "Dataset name (default: SRC's folder name)");
-  CLI::Option* shards = folder->add_option("--shards", o.num_shards, "Number of shards (contiguous, in folder order)");
+  CLI::Option* shards = folder->add_option("--shards", o.num_shards, "Number of shards (contiguous, in folder order)")
+                               ->check(IntegerIn(1, 99999));
   folder->add_option("--shard-size", args->shard_size, "Target shard size, e.g. 512M or 1G (default 1G)")
       ->excludes(shards);
   folder->add_option("--threads", o.threads, "Reading threads (0: one per core)")->capture_default_str();
