@@ -227,7 +227,8 @@ std::unique_ptr<PyWriter> NewWriter(const py::object& out, const py::object& sch
   w->writer = Unwrap(std::move(r));
   w->builder.emplace(w->writer->schema());
   if (!classes.is_none()) {
-    auto names = classes.cast<std::vector<std::string>>();
+    std::vector<std::string> names;
+    for (py::handle name : classes) names.push_back(FsNameBytes(name));
     Check(w->writer->SetMetadata(unirecord::kClassesMetadataKey, Unwrap(unirecord::EncodeNameList(names))));
   }
   if (!metadata.is_none()) {
@@ -285,7 +286,7 @@ py::dict ConvertImageFolder(const py::object& src, const py::object& out, const 
   unirecord::ConvertReport rep = Unwrap(std::move(r));
   py::dict d;
   d["name"] = rep.name;
-  d["classes"] = rep.classes;
+  d["classes"] = FsNames(rep.classes);
   d["written"] = rep.written;
   d["rejected"] = rep.rejected;
   d["skipped"] = rep.skipped;

@@ -52,7 +52,8 @@ Result<int> OpenAndStat(const std::string& path, int flags, struct stat* st) {
 MappedFile::~MappedFile() { Reset(); }
 
 MappedFile::MappedFile(MappedFile&& other) noexcept
-    : data_(other.data_), size_(other.size_), path_(std::move(other.path_)) {
+    : data_(other.data_), size_(other.size_), device_(other.device_), inode_(other.inode_),
+      path_(std::move(other.path_)) {
   other.data_ = nullptr;
   other.size_ = 0;
 }
@@ -62,6 +63,8 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
     Reset();
     data_ = other.data_;
     size_ = other.size_;
+    device_ = other.device_;
+    inode_ = other.inode_;
     path_ = std::move(other.path_);
     other.data_ = nullptr;
     other.size_ = 0;
@@ -85,6 +88,8 @@ Result<MappedFile> MappedFile::Open(const std::string& path) {
   MappedFile file;
   file.path_ = path;
   file.size_ = static_cast<uint64_t>(st.st_size);
+  file.device_ = static_cast<uint64_t>(st.st_dev);
+  file.inode_ = static_cast<uint64_t>(st.st_ino);
   if (file.size_ > 0) {
     void* p = ::mmap(nullptr, file.size_, PROT_READ, MAP_SHARED, fd, 0);
     if (p == MAP_FAILED) {
@@ -97,6 +102,17 @@ Result<MappedFile> MappedFile::Open(const std::string& path) {
   }
   ::close(fd);
   return file;
+}
+
+Status MappedFile::CheckNotTruncated() const {
+  struct stat st;
+  if (::stat(path_.c_str(), &st) != 0 || static_cast<uint64_t>(st.st_dev) != device_ ||
+      static_cast<uint64_t>(st.st_ino) != inode_ || static_cast<uint64_t>(st.st_size) >= size_) {
+    return Status::OK();  // gone or replaced: the mapped inode itself is unchanged
+  }
+  return Status::Corruption(path_ + ": truncated in place from " + std::to_string(size_) + " to " +
+                            std::to_string(st.st_size) +
+                            " bytes while open (files must be replaced by rename); reopen the dataset");
 }
 
 WritableFile::~WritableFile() {

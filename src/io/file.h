@@ -31,10 +31,20 @@ class MappedFile {
   uint64_t size() const { return size_; }
   const std::string& path() const { return path_; }
 
+  // Corruption when the mapped file was truncated in place since Open:
+  // touching its lost pages would raise SIGBUS. A file replaced by rename
+  // (the path names another inode, as `urec convert` does) leaves this
+  // mapping intact: OK. One stat() of the path; no descriptor is kept open
+  // (a dataset of thousands of shards must not use thousands of them). Best
+  // effort: a truncation after the check is not seen.
+  Status CheckNotTruncated() const;
+
  private:
   void Reset();
   const uint8_t* data_ = nullptr;
   uint64_t size_ = 0;
+  uint64_t device_ = 0;  // identify the mapped inode
+  uint64_t inode_ = 0;
   std::string path_;
 };
 

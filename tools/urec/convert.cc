@@ -87,6 +87,9 @@ CommandRunner SetupConvert(CLI::App* cmd) {
       ->excludes(shards);
   folder->add_option("--threads", o.threads, "Reading threads (0: one per core)")->capture_default_str();
   folder->add_flag("--strict", o.strict, "Fail on the first file that is not a usable JPEG");
+  folder->add_option("--max-pixels", o.limits.max_pixels, "Reject JPEGs over N pixels (width x height)")
+      ->capture_default_str()
+      ->check(IntegerIn(1, uint64_t{1} << 40));
   return [args, folder]() -> Status {
     if (!folder->parsed()) return Status::InvalidArgument("unknown input kind (only 'imagefolder')");
     return RunConvertImageFolder(*args);

@@ -72,8 +72,14 @@ int main(int argc, char** argv) {
   } catch (const CLI::Success& e) {  // --help, --version
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
+    std::string message = e.what();
+    if (app.get_subcommands().empty() && argc > 1 && argv[1][0] != '-') {
+      message = std::string("unknown subcommand '") + argv[1] + "' (one of:";
+      for (const Registered& r : Registry()) message += std::string(" ") + r.name;
+      message += ")";
+    }
     std::fprintf(stderr, "urec: error: %s (urec --help, or urec SUBCOMMAND --help, lists the options)\n",
-                 e.what());
+                 message.c_str());
     return kExitUsage;
   }
   for (auto& [sub, run] : commands) {
