@@ -101,3 +101,48 @@ def test_non_utf8_class_names_round_trip_as_os_listdir_gives_them(tmp_path):
     with unirecord.Writer(tmp_path / "w", {"label": "int64"}, classes=expected, sync=False) as w:
         w.write({"label": 0})
     assert unirecord.Dataset(tmp_path / "w").classes == expected
+
+
+def small_folder(root, per_class, seed=0):
+    import pathlib
+
+    for c in range(2):
+        for i in range(per_class):
+            write_jpeg(pathlib.Path(root) / f"c{c}" / f"{i:02d}.jpg", 48, 40, seed + c * 100 + i)
+    return root
+
+
+def test_a_convert_rerun_replaces_files_by_rename_and_the_open_dataset_keeps_reading(tmp_path):
+    src, out = small_folder(tmp_path / "src", 4), tmp_path / "out"
+    unirecord.convert_imagefolder(src, out, num_shards=2, sync=False, threads=1)
+    ds = unirecord.Dataset(out)
+    before = [(bytes(ds.get_blob(i, "image")), ds[i]["path"]) for i in range(len(ds))]
+    small_folder(src, 6, seed=7)  # other pixels, more files
+    unirecord.convert_imagefolder(src, out, num_shards=3, sync=False, threads=1)
+    assert [(bytes(ds.get_blob(i, "image")), ds[i]["path"]) for i in range(len(ds))] == before
+    assert len(unirecord.Dataset(out)) == 12
+
+
+def test_a_shard_truncated_in_place_while_open_is_an_error_not_sigbus(tmp_path):
+    import subprocess
+
+    src, out = small_folder(tmp_path / "src", 4), tmp_path / "out"
+    unirecord.convert_imagefolder(src, out, sync=False, threads=1)
+    script = f"""
+import os, unirecord
+ds = unirecord.Dataset({str(out)!r})
+shard = [f for f in os.listdir({str(out)!r}) if f.endswith(".urec")][0]
+os.truncate(os.path.join({str(out)!r}, shard), 4096)  # same inode: the mapped pages past 4 KiB are gone
+errors = []
+for i in range(len(ds)):
+    try:
+        bytes(ds.get_blob(i, "image"))
+    except unirecord.CorruptRecordError as e:
+        errors.append(str(e))
+print(len(errors), errors[0] if errors else "")
+"""
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert result.returncode == 0, (result.returncode, result.stderr)  # -7 would be SIGBUS
+    count, message = result.stdout.split(" ", 1)
+    assert int(count) > 0
+    assert "truncated in place from " in message and "reopen the dataset" in message

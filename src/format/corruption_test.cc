@@ -229,6 +229,15 @@ TEST_F(CorruptionTest, FlippedScalarPage) {
   // Shard 0 comes first, so its row r is id r.
   ExpectError(ds->Get(scalar->first_row()).status(), StatusCode::kCorruption, shard0_,
               "page " + std::to_string(page_number) + " checksum mismatch");
+  // The blast radius (SPEC 11): Get fails for that page's rows only; blobs
+  // and indexed values of every record stay readable.
+  ASSERT_LT(scalar->row_count(), 20u);  // shard 0 has 20 rows: other pages exist
+  for (uint64_t id = 0; id < 20; ++id) {
+    const bool in_page = id >= scalar->first_row() && id < scalar->first_row() + scalar->row_count();
+    EXPECT_EQ(ds->Get(id).ok(), !in_page) << id;
+    EXPECT_TRUE(ds->GetBlob(id, 0).ok()) << id;
+    EXPECT_TRUE(ds->GetIndexedInt64(id, 1).ok()) << id;
+  }
   ExpectError(ds->Verify(), StatusCode::kCorruption, shard0_, "checksum mismatch");
   // Without verification the damage surfaces as a decode error or wrong values, never a crash.
   DatasetOptions unchecked;

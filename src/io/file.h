@@ -36,7 +36,8 @@ class MappedFile {
   // (the path names another inode, as `urec convert` does) leaves this
   // mapping intact: OK. One stat() of the path; no descriptor is kept open
   // (a dataset of thousands of shards must not use thousands of them). Best
-  // effort: a truncation after the check is not seen.
+  // effort: a truncation after the check is not seen. Costs a system call
+  // (1.7-5 us on a loaded VM): callers check before work that dwarfs it.
   Status CheckNotTruncated() const;
 
  private:
