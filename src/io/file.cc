@@ -47,6 +47,15 @@ Result<int> OpenAndStat(const std::string& path, int flags, struct stat* st) {
   return fd;
 }
 
+const char* FileKindName(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "neither file nor directory";
+}
+
 }  // namespace
 
 MappedFile::~MappedFile() { Reset(); }
@@ -80,10 +89,11 @@ void MappedFile::Reset() {
 
 Result<MappedFile> MappedFile::Open(const std::string& path) {
   struct stat st;
-  UREC_ASSIGN_OR_RETURN(int fd, OpenAndStat(path, O_RDONLY, &st));
+  // O_NONBLOCK: a FIFO named like a shard must not wait for a writer.
+  UREC_ASSIGN_OR_RETURN(int fd, OpenAndStat(path, O_RDONLY | O_NONBLOCK, &st));
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
-    return Status::InvalidArgument(path + ": not a regular file");
+    return Status::InvalidArgument(path + ": not a regular file (" + FileKindName(st.st_mode) + ")");
   }
   MappedFile file;
   file.path_ = path;
@@ -222,19 +232,6 @@ Status WritableFile::Close() {
   fd_ = -1;
   return status;
 }
-
-namespace {
-
-const char* FileKindName(mode_t mode) {
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISFIFO(mode)) return "a FIFO";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISSOCK(mode)) return "a socket";
-  return "not a regular file";
-}
-
-}  // namespace
 
 Status ReadFile(const std::string& path, uint64_t max_bytes, std::string* bytes) {
   // O_NONBLOCK: opening a FIFO must not wait for a writer; regular files ignore it.

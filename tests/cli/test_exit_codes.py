@@ -124,6 +124,15 @@ def test_a_fifo_is_refused_without_waiting_for_a_writer(urec, tmp_path):
     finally:
         timer.cancel()
     assert "not a regular file (a FIFO)" in one_error_line(result, 2)
+    shard = tmp_path / "d-00000-of-00001.urec"  # a FIFO where a shard is expected
+    os.mkfifo(shard)
+    timer = threading.Timer(20, lambda: open(shard, "wb").close())
+    timer.start()
+    try:
+        result = urec("inspect", shard, check=False)
+    finally:
+        timer.cancel()
+    assert "not a regular file (a FIFO)" in one_error_line(result, 2)
 
 
 @pytest.mark.parametrize("option, value", [("--resize", "60000x60000"), ("--center-crop", "65000,65000"),
