@@ -1,6 +1,7 @@
 """Arguments are checked at the Python boundary: errors name the argument and
 the allowed range; file-system names round-trip as os.listdir gives them."""
 import os
+import pathlib
 import sys
 
 import numpy as np
@@ -86,7 +87,7 @@ def test_non_utf8_class_names_round_trip_as_os_listdir_gives_them(tmp_path):
     for k, raw in enumerate(raw_names):
         folder = os.path.join(os.fsencode(src), raw)
         os.makedirs(folder)
-        write_jpeg(__import__("pathlib").Path(os.fsdecode(folder)) / "a.jpg", 40, 30, k)
+        write_jpeg(pathlib.Path(os.fsdecode(folder)) / "a.jpg", 40, 30, k)
     report = unirecord.convert_imagefolder(src, tmp_path / "out", sync=False, threads=1)
     expected = sorted(os.listdir(src))  # str, undecodable bytes as surrogate escapes
     assert expected == torchvision.datasets.ImageFolder(str(src)).classes
@@ -97,6 +98,10 @@ def test_non_utf8_class_names_round_trip_as_os_listdir_gives_them(tmp_path):
     images = unirecord.ImageDataset(tmp_path / "out", unirecord.CenterCrop(16, resize=20))
     assert images.classes == expected
     assert images.class_to_idx == torchvision.datasets.ImageFolder(str(src)).class_to_idx
+    # A rejected file's path comes back the same way.
+    (pathlib.Path(os.fsdecode(os.path.join(os.fsencode(src), b"plain", b"caf\xe9.jpg")))).write_bytes(b"GIF89a")
+    report = unirecord.convert_imagefolder(src, tmp_path / "out", sync=False, threads=1)
+    assert report["not_written"] == [(os.fsdecode(b"plain/caf\xe9.jpg"), "not a JPEG: GIF image")]
     # And back: a Writer given these names stores the original bytes.
     with unirecord.Writer(tmp_path / "w", {"label": "int64"}, classes=expected, sync=False) as w:
         w.write({"label": 0})
@@ -104,8 +109,6 @@ def test_non_utf8_class_names_round_trip_as_os_listdir_gives_them(tmp_path):
 
 
 def small_folder(root, per_class, seed=0):
-    import pathlib
-
     for c in range(2):
         for i in range(per_class):
             write_jpeg(pathlib.Path(root) / f"c{c}" / f"{i:02d}.jpg", 48, 40, seed + c * 100 + i)
@@ -146,3 +149,12 @@ print(len(errors), errors[0] if errors else "")
     count, message = result.stdout.split(" ", 1)
     assert int(count) > 0
     assert "truncated in place from " in message and "reopen the dataset" in message
+
+
+def test_convert_rejects_jpegs_over_max_pixels_with_the_reason(tmp_path):
+    src = small_folder(tmp_path / "src", 2)  # 48x40 = 1920 pixels each
+    report = unirecord.convert_imagefolder(src, tmp_path / "out", sync=False, threads=1, max_pixels=1919)
+    assert report["written"] == 0 and report["rejected"] == 4
+    assert {r for _, r in report["not_written"]} == {"unsupported: JPEG is 48x40, over the limit of 1919 pixels"}
+    report = unirecord.convert_imagefolder(src, tmp_path / "out", sync=False, threads=1, max_pixels=1920)
+    assert report["written"] == 4
