@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "unirecord/image.h"
 #include "unirecord/status.h"
 
 namespace unirecord {
@@ -38,17 +39,21 @@ struct ConvertOptions {
 
   // At most one of these. num_shards = N splits the records into N
   // contiguous shards (ids keep the folder order; rejected files leave the
-  // last shards slightly short). target_shard_bytes = B starts a new shard
+  // last shards slightly short; N over the number of image files is refused:
+  // shards would be empty). target_shard_bytes = B starts a new shard
   // once one reaches B bytes. Neither: shards of about 1 GiB.
   uint32_t num_shards = 0;
   uint64_t target_shard_bytes = 0;
 
-  // Threads that read and check files; 0 = one per hardware thread. The
-  // output never depends on it.
+  // Threads that read and check files; 0 = one per usable core; at most
+  // 1024. The output never depends on it.
   int threads = 0;
 
   // Fail on the first rejected file instead of listing it and going on.
   bool strict = false;
+  // JPEGs over these sizes are rejected ("unsupported: JPEG is WxH, over the
+  // limit of ..."); the Loader's default DecodeLimits are the same.
+  DecodeLimits limits;
 
   // Store every JPEG's source bytes untouched instead of rewriting it into
   // the fast layout (see ConvertImageFolder).

@@ -110,6 +110,11 @@ struct DecodeLimits {
 // (over the limits).
 Status CheckDecodable(const JpegInfo& info, const DecodeLimits& limits = {});
 
+// OK when an output image of width x height pixels is within `limits` (the
+// bounds of what is decoded), so callers check before allocating it.
+// InvalidArgument naming the size and the limit otherwise.
+Status CheckOutputSize(int width, int height, const DecodeLimits& limits = {});
+
 // --------------------------------------------------------- crop planning ---
 
 // A rectangle of the image in display orientation (what PIL shows without

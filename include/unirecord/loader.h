@@ -38,6 +38,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -90,8 +91,9 @@ struct LoaderOptions {
   // Order, seed, num_shards/shard_id (one loader per rank), padding. The seed
   // also keys the random crops and flips.
   SamplerOptions sampler;
-  // Load only these record ids (in this order for kSequential); empty: all.
-  std::vector<uint64_t> subset;
+  // Load only these record ids (in this order for kSequential); unset: all.
+  // An empty list is an empty epoch (no batches), as an empty query result.
+  std::optional<std::vector<uint64_t>> subset;
 
   LoaderTransform transform = LoaderTransform::kRandomResizedCrop;
   int image_size = 224;      // output height and width
@@ -107,7 +109,7 @@ struct LoaderOptions {
   std::string label_field = "label";  // an int32/int64 field; "" for no labels
   std::string path_field = "path";    // named in error messages when present
 
-  int threads = 0;   // decode threads; 0: every core this process may run on
+  int threads = 0;   // decode threads; 0: every core this process may run on; at most 1024
   // Batches being filled ahead of the one being consumed (at most). The pool
   // has prefetch + 1 buffers; buffers the consumer holds are not refilled,
   // so holding more than one batch leaves fewer for filling ahead.

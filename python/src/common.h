@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -46,8 +47,15 @@ void RegisterQuery(py::module_& m);
 // A Schema from a unirecord.Schema, a list of Field, or a dict {name: type or Field}.
 unirecord::Schema ToSchema(const py::handle& obj);
 
-// os.fspath(obj) as a std::string (str, bytes or os.PathLike).
+// os.fspath(obj) as a std::string (str, bytes or os.PathLike; str encoded
+// as os.fsencode does).
 std::string FsPath(const py::handle& obj);
+// A name from the file system (a class folder) as os.listdir returns it: the
+// file system encoding, undecodable bytes as surrogate escapes. FsNameBytes
+// is the inverse (os.fsencode; bytes pass through).
+py::str FsName(std::string_view name);
+std::string FsNameBytes(const py::handle& obj);
+py::list FsNames(const std::vector<std::string>& names);
 
 // The Python Dataset object: an opened dataset plus what is needed to reopen
 // it in another process (pickling).

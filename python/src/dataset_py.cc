@@ -255,14 +255,17 @@ std::shared_ptr<PyDataset> NewDataset(const py::object& path, const py::object& 
 }  // namespace
 
 uint64_t CheckIndex(const PyDataset& d, int64_t i) {
-  int64_t n = static_cast<int64_t>(d.dataset->size());
-  if (i < 0) i += n;
-  if (i < 0 || i >= n) {
+  const int64_t n = static_cast<int64_t>(d.dataset->size());
+  const int64_t id = i < 0 ? i + n : i;
+  if (id < 0 || id >= n) {
+    // The index as the caller wrote it, and the range it must be in.
     PyErr_SetString(PyExc_IndexError, ("record index " + std::to_string(i) + " out of range for a dataset of " +
-                                       std::to_string(n) + " records").c_str());
+                                       std::to_string(n) + " records (-" + std::to_string(n) + ".." +
+                                       std::to_string(n - 1) + ")")
+                                          .c_str());
     throw py::error_already_set();
   }
-  return static_cast<uint64_t>(i);
+  return static_cast<uint64_t>(id);
 }
 
 namespace {
@@ -445,6 +448,12 @@ the files (this is what DataLoader workers do).
           [](const PyDataset& d, int64_t index, const std::string& field) {
             uint64_t id = CheckIndex(d, index);
             size_t f = Unwrap(d.dataset->schema().FindField(field));
+            const Field& fd = d.dataset->schema().field(f);
+            if (fd.type != FieldType::kBytes) {
+              // A wrong argument type, as Python's own TypeErrors (not a Status).
+              throw py::type_error("get_blob: field '" + field + "' is " + unirecord::FieldTypeName(fd.type) +
+                                   ", not bytes");
+            }
             return FieldValue(d, id, f, nullptr);
           },
           py::arg("index"), py::arg("field"),
@@ -487,7 +496,7 @@ the files (this is what DataLoader workers do).
           [](const PyDataset& d) -> py::object {
             auto it = d.dataset->metadata().find(unirecord::kClassesMetadataKey);
             if (it == d.dataset->metadata().end()) return py::none();
-            return py::cast(unirecord::DecodeNameList(it->second));
+            return FsNames(unirecord::DecodeNameList(it->second));
           },
           "Class names in label order (from metadata 'classes'), or None.")
       .def_property_readonly("uuid", [](const PyDataset& d) { return d.dataset->uuid(); },

@@ -64,9 +64,26 @@ void RegisterErrors(py::module_& m) {
 std::string FsPath(const py::handle& obj) {
   // Leaked on purpose: must outlive interpreter shutdown.
   static py::object* fspath = new py::object(py::module_::import("os").attr("fspath"));
-  py::object p = (*fspath)(obj);
-  if (py::isinstance<py::bytes>(p)) return p.cast<std::string>();
-  return p.cast<std::string>();
+  return FsNameBytes((*fspath)(obj));
+}
+
+py::str FsName(std::string_view name) {
+  PyObject* s = PyUnicode_DecodeFSDefaultAndSize(name.data(), static_cast<Py_ssize_t>(name.size()));
+  if (s == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::str>(s);
+}
+
+py::list FsNames(const std::vector<std::string>& names) {
+  py::list out;
+  for (const std::string& name : names) out.append(FsName(name));
+  return out;
+}
+
+std::string FsNameBytes(const py::handle& obj) {
+  if (py::isinstance<py::bytes>(obj)) return obj.cast<std::string>();
+  PyObject* b = PyUnicode_EncodeFSDefault(py::str(obj).ptr());
+  if (b == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::bytes>(b).cast<std::string>();
 }
 
 }  // namespace unirecord_py

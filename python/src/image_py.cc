@@ -50,9 +50,7 @@ class ImageReader {
     if (path_field_ >= 0 && schema.field(path_field_).type != FieldType::kString) path_field_ = -1;
     if (kind != 0 && kind != 1) RaiseStatus(Status::InvalidArgument("unknown transform kind"));
     kind_ = static_cast<Kind>(kind);
-    if (size < 1 || size > 16384) {
-      RaiseStatus(Status::InvalidArgument("crop size " + std::to_string(size) + " is out of range"));
-    }
+    Check(unirecord::CheckOutputSize(size, size, decode_.limits).WithContext("crop size"));
     if (kind_ == Kind::kCenterCrop && resize > 0 && resize < size) {
       RaiseStatus(Status::InvalidArgument("CenterCrop: resize (" + std::to_string(resize) +
                                           ") must be at least size (" + std::to_string(size) + ")"));

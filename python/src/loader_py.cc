@@ -108,7 +108,7 @@ LoaderOptions ParseOptions(py::dict opts) {
   o.sampler.block_size = Take<uint64_t>(opts, "block_size", o.sampler.block_size);
   o.sampler.window = Take<uint64_t>(opts, "window", o.sampler.window);
   o.sampler.drop_last = Take<bool>(opts, "sampler_drop_last", o.sampler.drop_last);
-  o.subset = Take<std::vector<uint64_t>>(opts, "subset", {});
+  if (opts.contains("subset")) o.subset = Take<std::vector<uint64_t>>(opts, "subset", {});
   std::string transform = Take<std::string>(opts, "transform", "random_resized_crop");
   if (transform == "random_resized_crop") o.transform = LoaderTransform::kRandomResizedCrop;
   else if (transform == "center_crop") o.transform = LoaderTransform::kCenterCrop;

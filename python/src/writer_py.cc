@@ -229,7 +229,8 @@ std::unique_ptr<PyWriter> NewWriter(const py::object& out, const py::object& sch
   w->writer = Unwrap(std::move(r));
   w->builder.emplace(w->writer->schema());
   if (!classes.is_none()) {
-    auto names = classes.cast<std::vector<std::string>>();
+    std::vector<std::string> names;
+    for (py::handle name : classes) names.push_back(FsNameBytes(name));
     Check(w->writer->SetMetadata(unirecord::kClassesMetadataKey, Unwrap(unirecord::EncodeNameList(names))));
   }
   if (!metadata.is_none()) {
@@ -256,8 +257,9 @@ py::dict ProgressDict(const unirecord::ConvertProgress& p) {
 
 py::dict ConvertImageFolder(const py::object& src, const py::object& out, const py::object& name, uint32_t num_shards,
                             uint64_t target_shard_bytes, int threads, bool strict, bool keep_original, bool sync,
-                            const py::object& progress) {
+                            const py::object& progress, const py::object& max_pixels) {
   unirecord::ConvertOptions o;
+  if (!max_pixels.is_none()) o.limits.max_pixels = max_pixels.cast<int64_t>();
   if (!name.is_none()) o.name = name.cast<std::string>();
   o.num_shards = num_shards;
   o.target_shard_bytes = target_shard_bytes;
@@ -287,8 +289,9 @@ py::dict ConvertImageFolder(const py::object& src, const py::object& out, const 
   if (callback_error) throw std::move(*callback_error);
   unirecord::ConvertReport rep = Unwrap(std::move(r));
   py::dict d;
-  d["name"] = rep.name;
-  d["classes"] = rep.classes;
+  // Names and paths as the file system gave them (os.listdir's decoding).
+  d["name"] = FsName(rep.name);
+  d["classes"] = FsNames(rep.classes);
   d["written"] = rep.written;
   d["rejected"] = rep.rejected;
   d["skipped"] = rep.skipped;
@@ -303,11 +306,11 @@ py::dict ConvertImageFolder(const py::object& src, const py::object& out, const 
   d["shards"] = rep.shards;
   d["seconds"] = rep.seconds;
   d["uuid"] = rep.uuid;
-  d["shard_paths"] = rep.shard_paths;
+  d["shard_paths"] = FsNames(rep.shard_paths);
   py::list not_written;
-  for (const auto& n : rep.not_written) not_written.append(py::make_tuple(n.path, n.reason));
+  for (const auto& n : rep.not_written) not_written.append(py::make_tuple(FsName(n.path), FsName(n.reason)));
   d["not_written"] = not_written;
-  d["rejects_path"] = rep.rejects_path;
+  d["rejects_path"] = FsName(rep.rejects_path);
   return d;
 }
 
@@ -385,7 +388,7 @@ before the first write; classes: list of class names (metadata "classes").
   m.def("convert_imagefolder", &ConvertImageFolder, py::arg("src"), py::arg("out"), py::kw_only(),
         py::arg("name") = py::none(), py::arg("num_shards") = 0, py::arg("target_shard_bytes") = 0,
         py::arg("threads") = 0, py::arg("strict") = false, py::arg("keep_original") = false, py::arg("sync") = true,
-        py::arg("progress") = py::none(),
+        py::arg("progress") = py::none(), py::arg("max_pixels") = py::none(),
         R"doc(
 Converts a torchvision-style ImageFolder SRC/<class>/**/<image> into a dataset
 in OUT (the code behind `urec convert imagefolder`).
@@ -403,7 +406,8 @@ rejects_path, OUT/NAME.rejects.gGGGGGG.tsv, committed with the shards
 name defaults to SRC's last component; num_shards / target_shard_bytes as
 for Writer (default: shards of about 1 GiB). progress: called with a dict
 (files_done, files_total, written, rejected, bytes, seconds) about every
-100 ms. Returns the report dict (name, classes, written, rejected, skipped,
+100 ms. max_pixels: JPEGs over this many pixels are rejected (default: the
+decoder's limit, 2**27). Returns the report dict (name, classes, written, rejected, skipped,
 image_bytes, source_bytes, transcoded, kept_original, kept_original_reasons
 ({reason: count}), output_bytes, shards, seconds, uuid, shard_paths,
 not_written, rejects_path).

@@ -15,7 +15,9 @@ See docs/python.md for the full guide.
 
 from __future__ import annotations
 
+import math
 import mmap
+import operator
 import os
 import struct
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
@@ -144,16 +146,46 @@ class CenterCrop:
         return f"unirecord.CenterCrop({self.size}, resize={self.resize})"
 
 
+def _int_arg(name: str, value: Any, minimum: int, maximum: Optional[int] = None) -> int:
+    """``value`` as an int (an int or numpy integer; not a str, float or bool)
+    within ``[minimum, maximum]``; the errors name the argument and the range."""
+    if isinstance(value, bool) or not hasattr(type(value), "__index__"):
+        raise TypeError(f"{name} must be an int, not {type(value).__name__} ({value!r})")
+    v = operator.index(value)
+    if v < minimum or (maximum is not None and v > maximum):
+        allowed = f"{minimum}..{maximum}" if maximum is not None else f">= {minimum}"
+        raise ValueError(f"{name}={v} is out of range ({allowed})")
+    return v
+
+
+def _subset_ids(subset: Sequence[int]) -> List[int]:
+    """Record ids as a list of ints >= 0 (the Loader checks the upper bound)."""
+    import numpy as np
+
+    ids = np.asarray(subset)
+    if ids.size == 0:
+        return []
+    if ids.ndim != 1 or ids.dtype.kind not in "iu":
+        raise TypeError(f"subset must be a sequence of ints, got an array of {ids.dtype} with shape {ids.shape}")
+    if ids.dtype.kind == "i" and ids.min() < 0:
+        raise ValueError(f"subset id {int(ids.min())} is out of range (record ids are >= 0)")
+    return ids.tolist()
+
+
+def _std_arg(std: Sequence[float]) -> Tuple[float, ...]:
+    values = tuple(float(v) for v in std)
+    if len(values) != 3 or not all(math.isfinite(v) and v > 0 for v in values):
+        raise ValueError(f"std must be 3 finite values > 0 (one per channel), got {std!r}")
+    return values
+
+
 def _check_size(size: Any) -> int:
     if isinstance(size, (tuple, list)):
         if len(size) == 2 and size[0] == size[1]:
             size = size[0]
         else:
             raise ValueError(f"only square outputs are supported, got size={size!r}")
-    size = int(size)
-    if size < 1:
-        raise ValueError(f"size must be positive, got {size}")
-    return size
+    return _int_arg("size", size, 1)
 
 
 def _transform_params(transform: Any) -> Dict[str, Any]:
@@ -219,7 +251,7 @@ class ImageDataset:
         subset: Optional[Sequence[int]] = None,
     ) -> None:
         self.transform = transform if transform is not None else RandomResizedCrop(224, flip=True)
-        self.seed = int(seed)
+        self.seed = _int_arg("seed", seed, 0, 2**64 - 1)
         self.image_field = image_field
         self.label_field = label_field
         self.strict = bool(strict)
@@ -287,7 +319,7 @@ class ImageDataset:
         """Selects the epoch of the random crops (call before each epoch)."""
         if epoch < 0:
             raise ValueError(f"epoch must be >= 0, got {epoch}")
-        struct.pack_into("<q", self._epoch, 0, int(epoch))
+        struct.pack_into("<q", self._epoch, 0, _int_arg("epoch", epoch, 0, 2**63 - 1))
 
     def crop_window(self, index: int, epoch: Optional[int] = None) -> Tuple[int, int, int, int, bool]:
         """The window ``(x, y, width, height, flip)`` of the original image that
@@ -345,8 +377,12 @@ def cuda_available() -> bool:
 
 
 def _distributed_defaults(num_shards: Optional[int], shard_id: Optional[int]) -> Tuple[int, int]:
+    if num_shards is not None:
+        num_shards = _int_arg("num_shards", num_shards, 1, 2**32 - 1)
+    if shard_id is not None:
+        shard_id = _int_arg("shard_id", shard_id, 0, (num_shards or 2**32) - 1)
     if num_shards is not None and shard_id is not None:
-        return int(num_shards), int(shard_id)
+        return num_shards, shard_id
     world, rank = 1, 0
     try:
         import torch.distributed as dist
@@ -355,7 +391,7 @@ def _distributed_defaults(num_shards: Optional[int], shard_id: Optional[int]) ->
             world, rank = dist.get_world_size(), dist.get_rank()
     except ImportError:  # pragma: no cover
         pass
-    return (world if num_shards is None else int(num_shards)), (rank if shard_id is None else int(shard_id))
+    return (world if num_shards is None else num_shards), (rank if shard_id is None else shard_id)
 
 
 class Loader:
@@ -445,11 +481,14 @@ class Loader:
         params = _transform_params(self.transform)
         if params["kind"] == 1 and not params["resize"]:
             raise ValueError("Loader needs CenterCrop(size, resize=...) (the shorter side before the crop)")
+        batch_size = _int_arg("batch_size", batch_size, 1)
+        if std is not None:
+            std = _std_arg(std)
         opts: Dict[str, Any] = dict(
-            batch_size=int(batch_size),
+            batch_size=batch_size,
             drop_last=bool(drop_last),
             order=order,
-            seed=int(seed),
+            seed=_int_arg("seed", seed, 0, 2**64 - 1),
             num_shards=self.num_shards,
             shard_id=self.shard_id,
             transform="random_resized_crop" if params["kind"] == 0 else "center_crop",
@@ -464,15 +503,16 @@ class Loader:
             image_field=image_field,
             label_field=label_field or "",
             path_field=path_field,
-            threads=int(threads),
-            prefetch=int(prefetch),
+            # The native loader refuses more than its thread and buffer limits.
+            threads=_int_arg("threads", threads, 0, 2**31 - 1),
+            prefetch=_int_arg("prefetch", prefetch, 1, 2**31 - 1),
             on_error=on_error,
             strict=bool(strict),
             apply_exif=bool(apply_exif),
             dct_scaling=bool(dct_scaling),
         )
         if subset is not None:
-            opts["subset"] = [int(i) for i in subset]
+            opts["subset"] = _subset_ids(subset)
         self._cpu_convert = None
         if self.device.type == "cuda":
             if not _core.built_with_cuda:
@@ -500,7 +540,7 @@ class Loader:
             raise ValueError(f"device must be 'cpu' or 'cuda', not {device!r}")
         elif dtype is not None or mean is not None or std is not None:
             self._cpu_convert = (dtype or torch.float32, mean, std)
-        self.batch_size = int(batch_size)
+        self.batch_size = batch_size
         self._core = _core._Loader(self.dataset, opts)
         self._exhausted = False
 
@@ -554,7 +594,7 @@ class Loader:
         """Starts ``epoch`` from its first batch (new order and new random crops)."""
         if epoch < 0:
             raise ValueError(f"epoch must be >= 0, got {epoch}")
-        self._core.set_epoch(int(epoch))
+        self._core.set_epoch(_int_arg("epoch", epoch, 0, 2**64 - 1))
         self._exhausted = False
 
     @property

@@ -144,6 +144,7 @@ def convert_imagefolder(
     keep_original: bool = False,
     sync: bool = True,
     progress: Optional[Callable[[Dict[str, Any]], None]] = None,
+    max_pixels: Optional[int] = None,
 ) -> Dict[str, Any]: ...
 
 class _ImageReader:

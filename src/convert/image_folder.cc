@@ -23,6 +23,7 @@
 #include "unirecord/convert.h"
 #include "unirecord/schema.h"
 #include "unirecord/writer.h"
+#include "util/threads.h"
 
 namespace unirecord {
 namespace {
@@ -198,6 +199,10 @@ Result<WriterOptions> MakeWriterOptions(const ConvertOptions& options, uint64_t 
   if (options.num_shards > 0 && options.target_shard_bytes > 0) {
     return Status::InvalidArgument("give a shard count or a shard size, not both");
   }
+  if (options.num_shards > candidates) {
+    return Status::InvalidArgument("num_shards " + std::to_string(options.num_shards) + " is more than the " +
+                                   std::to_string(candidates) + " image files found: some shards would be empty");
+  }
   WriterOptions w;
   if (options.num_shards > 0) {
     w.num_shards = options.num_shards;
@@ -220,7 +225,7 @@ Result<Schema> ImageFolderSchema() {
 Result<ConvertReport> ConvertImageFolder(const std::string& src, const std::string& out,
                                          const ConvertOptions& options) {
   const Clock::time_point start = Clock::now();
-  if (options.threads < 0) return Status::InvalidArgument("threads must be >= 0");
+  UREC_ASSIGN_OR_RETURN(const int threads, ResolveThreadCount(options.threads, "threads"));
   UREC_ASSIGN_OR_RETURN(ImageFolderListing listing, ListImageFolder(src));
   if (listing.classes.empty()) return Status::InvalidArgument("no class sub-folders in " + src);
   if (listing.candidates == 0) {
@@ -252,13 +257,15 @@ Result<ConvertReport> ConvertImageFolder(const std::string& src, const std::stri
     options.on_progress(progress);
   };
 
-  const int threads = options.threads > 0 ? options.threads
-                                          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   {
     OrderedFileReader reader(src, listing.files, threads, options.keep_original);
     for (size_t i = 0; i < listing.files.size(); ++i) {
       const ImageFolderFile& file = listing.files[i];
       Slot& slot = reader.Take(i);
+      if (file.is_candidate && slot.info.ok()) {
+        const Status size = CheckSourceSize(*slot.info, slot.bytes.size(), options.limits);
+        if (!size.ok()) slot.info = size;
+      }
       if (!file.is_candidate) {
         ++report.skipped;
         report.not_written.push_back({file.path, SkipReason(file)});

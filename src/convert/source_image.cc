@@ -1,31 +1,13 @@
 #include "convert/source_image.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
+#include <cstdint>
 #include <string>
 
 #include "format/checksum.h"
+#include "io/file.h"
 
 namespace unirecord {
 namespace {
-
-class FileDescriptor {
- public:
-  explicit FileDescriptor(int fd) : fd_(fd) {}
-  ~FileDescriptor() {
-    if (fd_ >= 0) close(fd_);
-  }
-  FileDescriptor(const FileDescriptor&) = delete;
-  FileDescriptor& operator=(const FileDescriptor&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 // Some writers append bytes after the EOI marker (camera trailers, padding).
 // Entropy-coded data never holds FF D9, so an EOI in the second half of the
@@ -40,32 +22,21 @@ bool StartsWith(const std::string& s, const char* prefix) { return s.rfind(prefi
 }  // namespace
 
 Status ReadSourceFile(const std::string& path, std::string* bytes) {
-  // O_NONBLOCK: opening a FIFO must not hang; it has no effect on regular files.
-  FileDescriptor fd(open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
-  if (fd.get() < 0) return Status::IOError(std::strerror(errno));
-  struct stat st;
-  if (fstat(fd.get(), &st) != 0) return Status::IOError(std::strerror(errno));
-  if (!S_ISREG(st.st_mode)) return Status::IOError("not a regular file");
-  if (static_cast<uint64_t>(st.st_size) > kMaxSourceFileBytes) {
-    return Status::NotSupported("a " + std::to_string(st.st_size) + "-byte file is over the " +
-                                std::to_string(kMaxSourceFileBytes >> 20) + " MiB limit for one image");
-  }
-  bytes->resize(static_cast<size_t>(st.st_size));
-  size_t done = 0;
-  while (done < bytes->size()) {
-    const ssize_t n = read(fd.get(), &(*bytes)[done], bytes->size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return Status::IOError(std::strerror(errno));
-    if (n == 0) return Status::IOError("file shrank while being read");
-    done += static_cast<size_t>(n);
-  }
-  return Status::OK();
+  const Status read = io::ReadFile(path, kMaxSourceFileBytes, bytes);
+  if (read.ok()) return read;
+  // The rejects report has the path in a column of its own: keep the reason.
+  std::string reason = read.message();
+  if (reason.rfind(path + ": ", 0) == 0) reason.erase(0, path.size() + 2);
+  return Status(read.code() == StatusCode::kNotSupported ? StatusCode::kNotSupported : StatusCode::kIOError,
+                reason);
 }
 
 Result<JpegInfo> CheckSourceImage(std::string_view bytes) {
   if (bytes.empty()) return Status::InvalidArgument("empty file");
   UREC_ASSIGN_OR_RETURN(JpegInfo info, ProbeJpeg(bytes));
-  const Status decodable = CheckDecodable(info);
+  // The size limits are the caller's (CheckSourceSize); here only what the
+  // decoder can never read.
+  const Status decodable = CheckDecodable(info, {DecodeLimits().max_dimension, INT64_MAX});
   if (!decodable.ok()) return Status::NotSupported(decodable.message());
   if (!info.has_eoi && !HasEoiBeforeTrailer(bytes)) {
     return Status::Corruption("truncated: the file ends without an EOI marker");
@@ -88,6 +59,24 @@ StoredImage PrepareStoredImage(std::string* bytes, bool keep_original) {
     stored.kept_reason = transcode->reason;
   }
   return stored;
+}
+
+Status CheckSourceSize(const JpegInfo& info, uint64_t file_bytes, const DecodeLimits& limits) {
+  const Status within = CheckDecodable(info, limits);
+  if (!within.ok()) return Status::NotSupported(within.message());
+  // Huffman coding spends at least one bit on every 8x8 block of the first
+  // component (its DC code), which is full-size in every named subsampling.
+  // Fewer bytes than that: the header claims far more pixels than the data
+  // holds (cut short, or a decompression bomb).
+  if (info.arithmetic || info.subsampling == JpegSubsampling::kOther) return Status::OK();
+  const uint64_t blocks = ((uint64_t(info.width) + 7) / 8) * ((uint64_t(info.height) + 7) / 8);
+  if (file_bytes * 8 < blocks) {
+    return Status::Corruption("JPEG header claims " + std::to_string(info.width) + "x" +
+                              std::to_string(info.height) + " pixels (" + std::to_string(blocks) +
+                              " blocks of 8x8), more than a " + std::to_string(file_bytes) +
+                              "-byte file can code");
+  }
+  return Status::OK();
 }
 
 std::string RejectReason(const Status& status) {

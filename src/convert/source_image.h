@@ -22,7 +22,7 @@ inline constexpr uint64_t kMaxSourceFileBytes = uint64_t{1} << 30;
 Status ReadSourceFile(const std::string& path, std::string* bytes);
 
 // The header of a JPEG that unirecord's decoder accepts, or why not:
-//  - InvalidArgument "empty file" / "not a JPEG: PNG image" / over the size limits;
+//  - InvalidArgument "empty file" / "not a JPEG: PNG image";
 //  - Corruption for a malformed header or a file cut short (no EOI marker at
 //    the end, and none in its second half followed only by trailing bytes);
 //  - NotSupported for 12-bit, lossless and hierarchical JPEGs.
@@ -41,6 +41,12 @@ struct StoredImage {
 // *bytes by its fast-layout transcode (TranscodeToFastLayout); a file the
 // transcode refuses keeps its bytes and the reason.
 StoredImage PrepareStoredImage(std::string* bytes, bool keep_original);
+
+// Whether a file CheckSourceImage accepted is within the size `limits`
+// (NotSupported "JPEG is WxH, over the limit of ...") and plausible for its
+// size: Corruption when `file_bytes` cannot code the blocks its header claims
+// (Huffman-coded files with a named subsampling; the others pass).
+Status CheckSourceSize(const JpegInfo& info, uint64_t file_bytes, const DecodeLimits& limits);
 
 // The short reason written to rejects.tsv for a failed ReadSourceFile or
 // CheckSourceImage: "not a JPEG: PNG image", "truncated: ...",

@@ -4,8 +4,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "util/test_files.h"
 #include "convert/synthetic_images.h"
+#include "io/file.h"
+#include "util/test_files.h"
 
 namespace unirecord {
 namespace {
@@ -51,6 +52,78 @@ TEST(CheckSourceImage, RejectsWithAReason) {
   EXPECT_EQ(ReasonFor(twelve_bit).rfind("unsupported: 12-bit", 0), 0u) << ReasonFor(twelve_bit);
 }
 
+// `jpeg` with the frame header's size replaced: a header that lies.
+std::string WithClaimedSize(std::string jpeg, int width, int height) {
+  for (size_t i = 2; i + 9 < jpeg.size(); ++i) {
+    const uint8_t marker = static_cast<uint8_t>(jpeg[i + 1]);
+    if (static_cast<uint8_t>(jpeg[i]) == 0xFF && (marker == 0xC0 || marker == 0xC1 || marker == 0xC2)) {
+      jpeg[i + 5] = static_cast<char>(height >> 8);
+      jpeg[i + 6] = static_cast<char>(height & 0xFF);
+      jpeg[i + 7] = static_cast<char>(width >> 8);
+      jpeg[i + 8] = static_cast<char>(width & 0xFF);
+      return jpeg;
+    }
+  }
+  ADD_FAILURE() << "no SOF marker";
+  return jpeg;
+}
+
+TEST(CheckSourceSize, RefusesAHeaderClaimingMoreBlocksThanTheFileCodes) {
+  SyntheticJpegSpec spec;
+  spec.width = 640;
+  spec.height = 480;
+  auto jpeg = EncodeSyntheticJpeg(spec);
+  ASSERT_TRUE(jpeg.ok());
+  const std::string bomb = WithClaimedSize(*jpeg, 11584, 11584);  // 134 Mpx: within the default limits
+  Result<JpegInfo> info = CheckSourceImage(bomb);
+  ASSERT_TRUE(info.ok()) << info.status().ToString();
+  ASSERT_EQ(info->width, 11584);
+  const Status status = CheckSourceSize(*info, bomb.size(), DecodeLimits());
+  EXPECT_EQ(status.code(), StatusCode::kCorruption);
+  EXPECT_EQ(RejectReason(status).rfind("corrupt: JPEG header claims 11584x11584 pixels (2096704 blocks of 8x8), "
+                                       "more than a " + std::to_string(bomb.size()) + "-byte file can code", 0),
+            0u)
+      << RejectReason(status);
+  // The honest file passes; so does the same header over a file big enough to code it.
+  EXPECT_TRUE(CheckSourceSize(*CheckSourceImage(*jpeg), jpeg->size(), DecodeLimits()).ok());
+  EXPECT_TRUE(CheckSourceSize(*info, 2096704 / 8, DecodeLimits()).ok());
+}
+
+TEST(CheckSourceSize, AppliesTheCallersLimits) {
+  Result<JpegInfo> info = CheckSourceImage(Jpeg());  // 64x48
+  ASSERT_TRUE(info.ok());
+  DecodeLimits limits;
+  limits.max_pixels = 64 * 48 - 1;
+  EXPECT_EQ(RejectReason(CheckSourceSize(*info, 100000, limits)),
+            "unsupported: JPEG is 64x48, over the limit of 3071 pixels");
+  limits.max_pixels = 64 * 48;
+  limits.max_dimension = 63;
+  EXPECT_EQ(RejectReason(CheckSourceSize(*info, 100000, limits)),
+            "unsupported: JPEG is 64x48, over the limit of 63 pixels a side");
+  limits.max_dimension = 64;
+  EXPECT_TRUE(CheckSourceSize(*info, 100000, limits).ok());
+}
+
+// Files from other projects' test suites that libjpeg decodes without a
+// warning are real JPEGs: the plausibility check must pass every one.
+TEST(CheckSourceSize, PassesEveryCleanConformanceFile) {
+  const std::string dir = std::string(UNIRECORD_TEST_DATA_DIR) + "/jpeg-conformance";
+  auto names = io::ListDirectory(dir);
+  ASSERT_TRUE(names.ok());
+  DecodeOptions strict;
+  strict.strict = true;
+  JpegDecoder decoder(strict);
+  int checked = 0;
+  for (const std::string& name : *names) {
+    const std::string bytes = testing::ReadBytes(dir + "/" + name);
+    Result<JpegInfo> info = CheckSourceImage(bytes);
+    if (!info.ok() || !decoder.Decode(bytes).ok()) continue;
+    EXPECT_TRUE(CheckSourceSize(*info, bytes.size(), DecodeLimits()).ok()) << name;
+    ++checked;
+  }
+  EXPECT_GE(checked, 30);
+}
+
 TEST(ReadSourceFile, ReadsFilesAndRefusesOtherKinds) {
   testing::ScratchDir dir;
   dir.Write("a.jpg", "hello");
@@ -59,8 +132,8 @@ TEST(ReadSourceFile, ReadsFilesAndRefusesOtherKinds) {
   EXPECT_EQ(bytes, "hello");
   ASSERT_EQ(mkfifo((dir / "fifo.jpg").c_str(), 0600), 0);
   Status fifo = ReadSourceFile(dir / "fifo.jpg", &bytes);  // must not block
-  EXPECT_EQ(RejectReason(fifo), "unreadable: not a regular file");
-  EXPECT_EQ(RejectReason(ReadSourceFile(dir / "missing.jpg", &bytes)), "unreadable: No such file or directory");
+  EXPECT_EQ(RejectReason(fifo), "unreadable: not a regular file (a FIFO)");
+  EXPECT_EQ(RejectReason(ReadSourceFile(dir / "missing.jpg", &bytes)), "unreadable: open: No such file or directory");
   dir.Write("huge.jpg", "");
   ASSERT_EQ(truncate((dir / "huge.jpg").c_str(), kMaxSourceFileBytes + 1), 0);  // sparse: costs no disk
   EXPECT_EQ(RejectReason(ReadSourceFile(dir / "huge.jpg", &bytes)).rfind("unsupported: a 1073741825-byte file", 0), 0u);

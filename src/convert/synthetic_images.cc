@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "image/jpeg_encoder.h"
+#include "util/threads.h"
 
 namespace unirecord {
 namespace {
@@ -303,8 +304,7 @@ Result<SyntheticFolderReport> WriteSyntheticImageFolder(const std::string& out,
       bytes += static_cast<int64_t>(jpeg->size());
     }
   };
-  const int threads = options.threads > 0 ? options.threads
-                                          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  UREC_ASSIGN_OR_RETURN(const int threads, ResolveThreadCount(options.threads, "threads"));
   std::vector<std::thread> pool;
   for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
   worker();

@@ -266,7 +266,8 @@ Result<Blob> Dataset::GetBlob(uint64_t id, size_t field) const {
   UREC_RETURN_IF_ERROR(FieldCheck(impl_->schema, field));
   const int slot = impl_->layout.blob_slot[field];
   if (slot < 0) {
-    return Status::InvalidArgument("field '" + impl_->schema.field(field).name + "' is not a bytes field");
+    const Field& f = impl_->schema.field(field);
+    return Status::InvalidArgument("field '" + f.name + "' is " + FieldTypeName(f.type) + ", not bytes");
   }
   const bool verify = impl_->options.verify_checksums;
   UREC_ASSIGN_OR_RETURN(auto located, impl_->Locate(id));
@@ -290,10 +291,19 @@ Result<uint64_t> IndexedBits(const Dataset::Impl& d, uint64_t id, size_t field, 
   return format::LoadLE<uint64_t>(entry + d.layout.IndexedValueOffset(static_cast<size_t>(slot)));
 }
 
+// Indexed int32 values are stored widened to 64 bits: one outside int32 is
+// damage that only the checksums (which may be off) would otherwise catch.
+Status CheckWidenedInt32(const Field& f, int64_t value, uint64_t id) {
+  if (f.type != FieldType::kInt32 || (value >= INT32_MIN && value <= INT32_MAX)) return Status::OK();
+  return Status::Corruption("record " + std::to_string(id) + ": int32 field '" + f.name + "' holds " +
+                            std::to_string(value) + " in the index, outside int32 (a damaged index)");
+}
+
 }  // namespace
 
 Result<int64_t> Dataset::GetIndexedInt64(uint64_t id, size_t field) const {
   UREC_ASSIGN_OR_RETURN(uint64_t bits, IndexedBits(*impl_, id, field, true));
+  UREC_RETURN_IF_ERROR(CheckWidenedInt32(impl_->schema.field(field), static_cast<int64_t>(bits), id));
   return static_cast<int64_t>(bits);
 }
 
@@ -363,12 +373,16 @@ Result<std::string_view> Record::GetBytes(size_t field) const {
 
 Result<int64_t> Record::GetInt64(size_t field) const {
   UREC_ASSIGN_OR_RETURN(const Field* f, TypedField(*impl_, field, {FieldType::kInt32, FieldType::kInt64}, false, "int64"));
-  return NumericValue<int64_t, int32_t>(*impl_, field, *f);
+  const int64_t value = NumericValue<int64_t, int32_t>(*impl_, field, *f);
+  UREC_RETURN_IF_ERROR(CheckWidenedInt32(*f, value, impl_->id));
+  return value;
 }
 
 Result<int32_t> Record::GetInt32(size_t field) const {
   UREC_ASSIGN_OR_RETURN(const Field* f, TypedField(*impl_, field, {FieldType::kInt32}, false, "int32"));
-  return static_cast<int32_t>(NumericValue<int64_t, int32_t>(*impl_, field, *f));
+  const int64_t value = NumericValue<int64_t, int32_t>(*impl_, field, *f);
+  UREC_RETURN_IF_ERROR(CheckWidenedInt32(*f, value, impl_->id));
+  return static_cast<int32_t>(value);
 }
 
 Result<double> Record::GetFloat64(size_t field) const {

@@ -60,7 +60,8 @@ Result<FileFrame> ReadFrame(FileKind kind, const uint8_t* data, uint64_t size,
   auto corrupt = [&](const std::string& what) { return Status::Corruption(path + ": " + what); };
 
   if (size < kPreambleSize + kTrailerSize) {
-    return corrupt("file is " + std::to_string(size) + " bytes, too short for a " + noun +
+    return corrupt("file is " + std::to_string(size) + " bytes, too short for " +
+                   (kind == FileKind::kShard ? "a " : "an ") + noun +
                    " (truncated or incomplete " + noun + ")");
   }
   if (std::memcmp(data, Magic(kind), kMagicSize) != 0) {
@@ -89,6 +90,11 @@ Result<FileFrame> ReadFrame(FileKind kind, const uint8_t* data, uint64_t size,
 
   const uint8_t* trailer = data + size - kTrailerSize;
   if (std::memcmp(trailer + kTrailerMagicOffset, TrailerMagic(kind), kMagicSize) != 0) {
+    // An intact trailer whose magic alone differs was damaged in place; the
+    // last bytes of a file cut short are not a trailer at all.
+    if (LoadLE<uint64_t>(trailer + kTrailerChecksumOffset) == Checksum(trailer, kTrailerChecksumOffset)) {
+      return corrupt("bad trailer magic (the trailer is otherwise intact: a damaged " + noun + ", not a cut one)");
+    }
     return corrupt("no valid trailer: truncated or incomplete " + noun);
   }
   if (LoadLE<uint64_t>(trailer + kTrailerChecksumOffset) != Checksum(trailer, kTrailerChecksumOffset)) {

@@ -362,6 +362,9 @@ TEST(DatasetTest, AccessorErrors) {
   auto ds = Dataset::Open(dir);
   ASSERT_TRUE(ds.ok());
   EXPECT_EQ((*ds)->GetBlob(0, 1).status().code(), StatusCode::kInvalidArgument);  // label is not bytes
+  const Status path_blob = (*ds)->GetBlob(0, 2).status();  // a string field, not indexed
+  EXPECT_EQ(path_blob.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(path_blob.message(), "field 'path' is string, not bytes");
   EXPECT_EQ((*ds)->GetBlob(0, 99).status().code(), StatusCode::kOutOfRange);
   EXPECT_EQ((*ds)->GetBlob(5, 0).status().code(), StatusCode::kOutOfRange);
   EXPECT_EQ((*ds)->GetIndexedInt64(0, 2).status().code(), StatusCode::kInvalidArgument);   // path

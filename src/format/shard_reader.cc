@@ -132,6 +132,11 @@ Result<Blob> ShardReader::ReadBlob(const uint8_t* entry, uint64_t row, size_t sl
   if (b.stored_length > 0 && (b.offset < pages_begin_ || !RangeWithin(b.offset, b.stored_length, pages_end_))) {
     return Status::Corruption(RowContext(row) + ": blob '" + field.name + "' out of bounds");
   }
+  // Before this library touches the blob's pages (checksum, inflate); a
+  // plain unverified read touches nothing and stays free of system calls.
+  if (b.stored_length > 0 && (verify || field.compression == BlobCompression::kZstd)) {
+    UREC_RETURN_IF_ERROR(shard_.CheckNotTruncated());
+  }
   std::string_view stored(b.stored_length == 0 ? "" : bytes + b.offset, b.stored_length);
   if (verify && Checksum(stored.data(), stored.size()) != b.checksum) {
     return Status::Corruption(RowContext(row) + ": blob '" + field.name + "' checksum mismatch");
@@ -191,6 +196,7 @@ Result<std::shared_ptr<const DecodedPage>> ShardReader::DecodePage(uint32_t page
   const fb::PageEntry& page = *footer_->pages()->Get(page_number);
   UREC_RETURN_IF_ERROR(CheckPageEntry(page_number, page));
   if (page.kind() != fb::PageKind::Scalar) return Status::Corruption(where + " is not a scalar page");
+  UREC_RETURN_IF_ERROR(shard_.CheckNotTruncated());
   const uint8_t* stored = shard_.data() + page.offset();
   if (verify && Checksum(stored, page.stored_length()) != page.checksum()) {
     return Status::Corruption(where + " checksum mismatch");
@@ -235,6 +241,7 @@ Result<std::shared_ptr<const DecodedPage>> ShardReader::ScalarPage(const uint8_t
 }
 
 Status ShardReader::Verify() const {
+  UREC_RETURN_IF_ERROR(shard_.CheckNotTruncated());
   UREC_RETURN_IF_ERROR(index_.VerifySections());
   UREC_RETURN_IF_ERROR(index_.VerifyPadding());
   // Pages: bounds, order, checksums, zero padding between them; scalar pages

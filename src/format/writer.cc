@@ -20,6 +20,7 @@
 #include "format/shard_writer.h"
 #include "index/record_table.h"
 #include "io/file.h"
+#include "util/threads.h"
 
 namespace unirecord {
 
@@ -160,11 +161,10 @@ namespace {
 
 enum class ShardingMode { kRoundRobin, kContiguous, kTargetSize };
 
-// Runs work(i) for i in [0, n) on up to `threads` threads (0: one per core,
-// at most 8); returns the first error by index.
+// Runs work(i) for i in [0, n) on up to `threads` threads (0: one per usable
+// core, at most 8); returns the first error by index.
 Status ParallelFor(size_t n, int threads, const std::function<Status(size_t)>& work) {
-  size_t workers = threads > 0 ? static_cast<size_t>(threads)
-                               : std::min<size_t>(8, std::max(1u, std::thread::hardware_concurrency()));
+  size_t workers = threads > 0 ? static_cast<size_t>(threads) : std::min<size_t>(8, UsableCores());
   workers = std::min(workers, n);
   std::vector<Status> results(n);
   std::atomic<size_t> next{0};
@@ -356,6 +356,7 @@ Result<std::unique_ptr<Writer>> Writer::Create(const std::string& out_dir, const
       options.default_blob_compression != BlobCompression::kZstd) {
     return Status::InvalidArgument("writer: unknown default_blob_compression");
   }
+  UREC_RETURN_IF_ERROR(ResolveThreadCount(options.threads, "writer: threads").status());
   UREC_RETURN_IF_ERROR(io::CreateDirectory(out_dir));
 
   auto impl = std::make_unique<Impl>();

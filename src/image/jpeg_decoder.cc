@@ -413,6 +413,7 @@ Result<RgbImage> JpegDecoder::DecodeCrop(std::string_view bytes, const CropWindo
 Status JpegDecoder::DecodeCropResized(std::string_view bytes, const CropWindow& window,
                                       int out_width, int out_height, uint8_t* out,
                                       size_t out_size, DecodeStats* stats) {
+  UREC_RETURN_IF_ERROR(CheckOutputSize(out_width, out_height, options_.limits));
   if (out == nullptr || out_width <= 0 || out_height <= 0 || out_width > 65500 ||
       out_height > 65500 || out_size < static_cast<size_t>(out_width) * out_height * 3) {
     return Status::InvalidArgument("output " + std::to_string(out_width) + "x" +
@@ -450,6 +451,7 @@ Status JpegDecoder::DecodeCropResized(std::string_view bytes, const CropWindow& 
 
 Status JpegDecoder::DecodeCenterCrop(std::string_view bytes, int size, int resize_shorter,
                                      uint8_t* out, size_t out_size, DecodeStats* stats) {
+  UREC_RETURN_IF_ERROR(CheckOutputSize(size, size, options_.limits));
   if (out == nullptr || size <= 0 || size > 65500 || resize_shorter <= 0 ||
       out_size < static_cast<size_t>(size) * size * 3) {
     return Status::InvalidArgument("center crop " + std::to_string(size) + " of resize " +

@@ -338,4 +338,18 @@ Status CheckDecodable(const JpegInfo& info, const DecodeLimits& limits) {
   return Status::OK();
 }
 
+Status CheckOutputSize(int width, int height, const DecodeLimits& limits) {
+  const std::string size = std::to_string(width) + "x" + std::to_string(height);
+  if (width <= 0 || height <= 0) return Status::InvalidArgument("output size " + size + " is empty");
+  if (width > limits.max_dimension || height > limits.max_dimension) {
+    return Status::InvalidArgument("output size " + size + " is over the limit of " +
+                                   std::to_string(limits.max_dimension) + " pixels a side");
+  }
+  if (int64_t{width} * height > limits.max_pixels) {
+    return Status::InvalidArgument("output size " + size + " is over the limit of " +
+                                   std::to_string(limits.max_pixels) + " pixels");
+  }
+  return Status::OK();
+}
+
 }  // namespace unirecord

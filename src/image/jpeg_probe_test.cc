@@ -126,5 +126,25 @@ TEST(ProbeJpeg, TruncationAndDamage) {
   EXPECT_EQ(CheckDecodable(*huge).code(), StatusCode::kInvalidArgument);
 }
 
+TEST(CheckOutputSize, BoundsOutputsLikeImages) {
+  EXPECT_TRUE(CheckOutputSize(224, 224).ok());
+  EXPECT_TRUE(CheckOutputSize(65500, 2049).ok());  // 134.2 Mpx: just inside 2^27
+  EXPECT_EQ(CheckOutputSize(60000, 60000).message(), "output size 60000x60000 is over the limit of 134217728 pixels");
+  EXPECT_EQ(CheckOutputSize(65501, 1).message(), "output size 65501x1 is over the limit of 65500 pixels a side");
+  EXPECT_EQ(CheckOutputSize(0, 5).code(), StatusCode::kInvalidArgument);
+  DecodeLimits limits;
+  limits.max_pixels = 100;
+  EXPECT_EQ(CheckOutputSize(11, 10, limits).code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(CheckOutputSize(10, 10, limits).ok());
+  // The decoder checks before touching its output buffer.
+  DecodeOptions options;
+  options.limits = limits;
+  JpegDecoder decoder(options);
+  uint8_t out[3 * 11 * 10];
+  const Status s = decoder.DecodeCropResized("not even a JPEG", {0, 0, 1, 1, false}, 11, 10, out, sizeof(out));
+  EXPECT_EQ(s.message(), "output size 11x10 is over the limit of 100 pixels");
+  EXPECT_EQ(decoder.DecodeCenterCrop("x", 11, 12, out, sizeof(out)).code(), StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace unirecord

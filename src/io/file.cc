@@ -60,12 +60,22 @@ Result<int> OpenAndStat(const std::string& path, int flags, struct stat* st) {
   return fd;
 }
 
+const char* FileKindName(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "neither file nor directory";
+}
+
 }  // namespace
 
 MappedFile::~MappedFile() { Reset(); }
 
 MappedFile::MappedFile(MappedFile&& other) noexcept
-    : data_(other.data_), size_(other.size_), path_(std::move(other.path_)) {
+    : data_(other.data_), size_(other.size_), device_(other.device_), inode_(other.inode_),
+      path_(std::move(other.path_)) {
   other.data_ = nullptr;
   other.size_ = 0;
 }
@@ -75,6 +85,8 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
     Reset();
     data_ = other.data_;
     size_ = other.size_;
+    device_ = other.device_;
+    inode_ = other.inode_;
     path_ = std::move(other.path_);
     other.data_ = nullptr;
     other.size_ = 0;
@@ -90,14 +102,17 @@ void MappedFile::Reset() {
 
 Result<MappedFile> MappedFile::Open(const std::string& path) {
   struct stat st;
-  UREC_ASSIGN_OR_RETURN(int fd, OpenAndStat(path, O_RDONLY, &st));
+  // O_NONBLOCK: a FIFO named like a shard must not wait for a writer.
+  UREC_ASSIGN_OR_RETURN(int fd, OpenAndStat(path, O_RDONLY | O_NONBLOCK, &st));
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
-    return Status::InvalidArgument(path + ": not a regular file");
+    return Status::InvalidArgument(path + ": not a regular file (" + FileKindName(st.st_mode) + ")");
   }
   MappedFile file;
   file.path_ = path;
   file.size_ = static_cast<uint64_t>(st.st_size);
+  file.device_ = static_cast<uint64_t>(st.st_dev);
+  file.inode_ = static_cast<uint64_t>(st.st_ino);
   if (file.size_ > 0) {
     void* p = ::mmap(nullptr, file.size_, PROT_READ, MAP_SHARED, fd, 0);
     if (p == MAP_FAILED) {
@@ -110,6 +125,17 @@ Result<MappedFile> MappedFile::Open(const std::string& path) {
   }
   ::close(fd);
   return file;
+}
+
+Status MappedFile::CheckNotTruncated() const {
+  struct stat st;
+  if (::stat(path_.c_str(), &st) != 0 || static_cast<uint64_t>(st.st_dev) != device_ ||
+      static_cast<uint64_t>(st.st_ino) != inode_ || static_cast<uint64_t>(st.st_size) >= size_) {
+    return Status::OK();  // gone or replaced: the mapped inode itself is unchanged
+  }
+  return Status::Corruption(path_ + ": truncated in place from " + std::to_string(size_) + " to " +
+                            std::to_string(st.st_size) +
+                            " bytes while open (files must be replaced by rename); reopen the dataset");
 }
 
 WritableFile::~WritableFile() {
@@ -291,6 +317,35 @@ const char* FileOpName(FileOp op) {
 }
 
 void SetFaultHook(FaultHook hook) { Hook() = std::move(hook); }
+
+
+Status ReadFile(const std::string& path, uint64_t max_bytes, std::string* bytes) {
+  // O_NONBLOCK: opening a FIFO must not wait for a writer; regular files ignore it.
+  struct stat st;
+  UREC_ASSIGN_OR_RETURN(int fd, OpenAndStat(path, O_RDONLY | O_NONBLOCK, &st));
+  auto fail = [fd](Status status) {
+    ::close(fd);
+    return status;
+  };
+  if (!S_ISREG(st.st_mode)) {
+    return fail(Status::InvalidArgument(path + ": not a regular file (" + FileKindName(st.st_mode) + ")"));
+  }
+  if (static_cast<uint64_t>(st.st_size) > max_bytes) {
+    return fail(Status::NotSupported(path + ": a " + std::to_string(st.st_size) + "-byte file is over the " +
+                                     std::to_string(max_bytes) + "-byte limit"));
+  }
+  bytes->resize(static_cast<size_t>(st.st_size));
+  size_t done = 0;
+  while (done < bytes->size()) {
+    const ssize_t n = ::read(fd, &(*bytes)[done], bytes->size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return fail(ErrnoStatus(path, "read", errno));
+    if (n == 0) return fail(Status::IOError(path + ": the file shrank while being read"));
+    done += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  return Status::OK();
+}
 
 bool PathExists(const std::string& path) {
   struct stat st;

@@ -1,6 +1,7 @@
 #include "io/file.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cstring>
 #include <string>
@@ -43,6 +44,36 @@ TEST(MappedFileTest, EmptyFileMapsToNothing) {
   auto mapped = MappedFile::Open(path);
   ASSERT_TRUE(mapped.ok());
   EXPECT_EQ(mapped->size(), 0u);
+}
+
+TEST(ReadFileTest, ReadsRegularFilesWithinTheLimit) {
+  const std::string path = JoinPath(testing::MakeTempDir(), "f.bin");
+  testing::WriteBytes(path, "0123456789");
+  std::string bytes = "stale contents";
+  ASSERT_TRUE(ReadFile(path, 10, &bytes).ok());
+  EXPECT_EQ(bytes, "0123456789");
+  const Status over = ReadFile(path, 9, &bytes);
+  EXPECT_EQ(over.code(), StatusCode::kNotSupported);
+  EXPECT_EQ(over.message(), path + ": a 10-byte file is over the 9-byte limit");
+}
+
+TEST(ReadFileTest, RefusesWhatIsNotARegularFileWithoutReadingIt) {
+  const std::string dir = testing::MakeTempDir();
+  const std::string fifo = JoinPath(dir, "fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::string bytes;
+  struct Case {
+    std::string path, kind;
+  };
+  for (const Case& c : {Case{dir, "a directory"}, Case{fifo, "a FIFO"},  // a FIFO must not block
+                        Case{"/dev/zero", "a character device"}}) {
+    const Status status = ReadFile(c.path, uint64_t{1} << 30, &bytes);
+    EXPECT_EQ(status.code(), StatusCode::kInvalidArgument) << c.path;
+    EXPECT_EQ(status.message(), c.path + ": not a regular file (" + c.kind + ")");
+  }
+  const Status missing = ReadFile(JoinPath(dir, "missing"), 100, &bytes);
+  EXPECT_EQ(missing.code(), StatusCode::kNotFound);
+  EXPECT_NE(missing.message().find(JoinPath(dir, "missing")), std::string::npos);
 }
 
 TEST(PathTest, Components) {

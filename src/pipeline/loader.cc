@@ -1,14 +1,15 @@
 #include "unirecord/loader.h"
 
-#include <sched.h>
-
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <new>
+#include <system_error>
 #include <thread>
 #include <utility>
 
+#include "util/threads.h"
 #ifdef UNIRECORD_WITH_CUDA
 #include "gpu/device_batches.h"
 #endif
@@ -76,13 +77,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
-
-int UsableCores() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
-  return std::max(1u, std::thread::hardware_concurrency());
-}
 
 constexpr size_t kNoField = static_cast<size_t>(-1);
 constexpr size_t kNoSlot = static_cast<size_t>(-1);
@@ -238,7 +232,7 @@ struct Loader::Impl final : Batch::Pool {
 
   uint64_t RecordAt(uint64_t position) const {
     const uint64_t id = sampler.At(position);
-    return options.subset.empty() ? id : options.subset[id];
+    return options.subset ? (*options.subset)[id] : id;
   }
 
   std::string Describe(uint64_t id) const {
@@ -478,19 +472,24 @@ namespace {
 
 Status CheckOptions(const Dataset& dataset, const LoaderOptions& o) {
   if (o.batch_size == 0) return Status::InvalidArgument("loader: batch_size must be positive");
-  if (o.image_size <= 0 || o.image_size > 16384) {
-    return Status::InvalidArgument("loader: image_size " + std::to_string(o.image_size) + " is out of range");
+  UREC_RETURN_IF_ERROR(CheckOutputSize(o.image_size, o.image_size, o.decode.limits).WithContext("loader: image_size"));
+  if (o.prefetch > 0 &&
+      o.batch_size > SIZE_MAX / (size_t(o.image_size) * size_t(o.image_size) * 3) / (size_t(o.prefetch) + 1)) {
+    return Status::InvalidArgument("loader: batch_size " + std::to_string(o.batch_size) + " is too large");
   }
   if (o.transform == LoaderTransform::kCenterCrop && o.resize_shorter < o.image_size) {
     return Status::InvalidArgument("loader: resize_shorter must be at least image_size for a center crop");
   }
-  if (o.threads < 0) return Status::InvalidArgument("loader: threads must be >= 0");
-  if (o.prefetch < 1) return Status::InvalidArgument("loader: prefetch must be >= 1");
+  if (o.prefetch < 1 || o.prefetch > 1024) {
+    return Status::InvalidArgument("loader: prefetch " + std::to_string(o.prefetch) + " is out of range 1..1024");
+  }
   if (o.max_consecutive_bad < 1) return Status::InvalidArgument("loader: max_consecutive_bad must be >= 1");
-  for (uint64_t id : o.subset) {
-    if (id >= dataset.size()) {
-      return Status::OutOfRange("loader: subset id " + std::to_string(id) + " is past the dataset's " +
-                                std::to_string(dataset.size()) + " records");
+  if (o.subset) {
+    for (uint64_t id : *o.subset) {
+      if (id >= dataset.size()) {
+        return Status::OutOfRange("loader: subset id " + std::to_string(id) + " is past the dataset's " +
+                                  std::to_string(dataset.size()) + " records");
+      }
     }
   }
   if (o.cuda.device >= 0) {
@@ -516,7 +515,7 @@ Result<std::unique_ptr<Loader>> Loader::Create(std::shared_ptr<const Dataset> da
   if (schema.field(image_field).type != FieldType::kBytes) {
     return Status::InvalidArgument("loader: field '" + options.image_field + "' is not a bytes field");
   }
-  const uint64_t records = options.subset.empty() ? dataset->size() : options.subset.size();
+  const uint64_t records = options.subset ? options.subset->size() : dataset->size();
   UREC_ASSIGN_OR_RETURN(Sampler sampler, Sampler::Create(records, options.sampler));
 
   auto impl = std::make_unique<Impl>(std::move(sampler));
@@ -540,7 +539,7 @@ Result<std::unique_ptr<Loader>> Loader::Create(std::shared_ptr<const Dataset> da
     impl->path_field = static_cast<size_t>(path_field);
   }
   impl->image_bytes = size_t(options.image_size) * size_t(options.image_size) * 3;
-  impl->thread_count = options.threads > 0 ? options.threads : UsableCores();
+  UREC_ASSIGN_OR_RETURN(impl->thread_count, ResolveThreadCount(options.threads, "loader: threads"));
 
   const size_t slot_count = static_cast<size_t>(options.prefetch) + 1;
   impl->slots.resize(slot_count);
@@ -559,17 +558,30 @@ Result<std::unique_ptr<Loader>> Loader::Create(std::shared_ptr<const Dataset> da
 #ifdef UNIRECORD_WITH_CUDA
     if (impl->device != nullptr) slot.images = impl->device->host(i);
 #endif
-    if (slot.images == nullptr) {
-      slot.owned_images.reset(new uint8_t[options.batch_size * impl->image_bytes]);
-      slot.images = slot.owned_images.get();
+    try {
+      if (slot.images == nullptr) {
+        slot.owned_images.reset(new uint8_t[options.batch_size * impl->image_bytes]);
+        slot.images = slot.owned_images.get();
+      }
+      slot.labels.resize(options.batch_size);
+      slot.record_ids.resize(options.batch_size);
+    } catch (const std::bad_alloc&) {
+      return Status::InvalidArgument("loader: cannot allocate " + std::to_string(slot_count) + " batch buffers of " +
+                                     std::to_string(options.batch_size) + " images of " +
+                                     std::to_string(impl->image_bytes) + " bytes (batch_size, size, prefetch)");
     }
-    slot.labels.resize(options.batch_size);
-    slot.record_ids.resize(options.batch_size);
   }
   impl->StartRun(0);
   Impl* raw = impl.get();
   impl->workers.reserve(impl->thread_count);
-  for (int i = 0; i < impl->thread_count; ++i) impl->workers.emplace_back([raw] { raw->WorkerLoop(); });
+  for (int i = 0; i < impl->thread_count; ++i) {
+    try {
+      impl->workers.emplace_back([raw] { raw->WorkerLoop(); });
+    } catch (const std::system_error& e) {
+      return Status::IOError("loader: cannot start decode thread " + std::to_string(i + 1) + " of " +
+                             std::to_string(impl->thread_count) + ": " + e.what());
+    }
+  }
   return std::unique_ptr<Loader>(new Loader(std::move(impl)));
 }
 

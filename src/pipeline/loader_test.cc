@@ -197,7 +197,8 @@ TEST_F(LoaderTest, RanksGetEqualBatchCountsAndCoverTheDataset) {
 TEST_F(LoaderTest, DropLastAndSubset) {
   LoaderOptions options = SmallOptions();
   options.drop_last = true;
-  options.subset = {3, 5, 7, 11, 13, 17, 19, 23, 29, 31};
+  const std::vector<uint64_t> subset = {3, 5, 7, 11, 13, 17, 19, 23, 29, 31};
+  options.subset = subset;
   std::unique_ptr<Loader> loader = MakeLoader(OpenDataset(data_->dir), options);
   ASSERT_NE(loader, nullptr);
   EXPECT_EQ(loader->batches_per_epoch(), 1u);
@@ -205,8 +206,7 @@ TEST_F(LoaderTest, DropLastAndSubset) {
   ASSERT_TRUE(batch.ok());
   ASSERT_EQ(batch->size(), 8u);
   for (size_t i = 0; i < batch->size(); ++i) {
-    EXPECT_NE(std::find(options.subset.begin(), options.subset.end(), batch->record_ids()[i]),
-              options.subset.end());
+    EXPECT_NE(std::find(subset.begin(), subset.end(), batch->record_ids()[i]), subset.end());
   }
   batch->Release();
   Result<Batch> end = loader->Next();
@@ -452,12 +452,61 @@ TEST_F(LoaderTest, InvalidOptionsAreErrors) {
   options.batch_size = 0;
   EXPECT_EQ(Loader::Create(ds, options).status().code(), StatusCode::kInvalidArgument);
   options = SmallOptions();
-  options.subset = {kRecords};
+  options.subset = std::vector<uint64_t>{kRecords};
   EXPECT_EQ(Loader::Create(ds, options).status().code(), StatusCode::kOutOfRange);
   options = SmallOptions();
   options.sampler.shard_id = 4;
   EXPECT_EQ(Loader::Create(ds, options).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(Loader::Create(nullptr, SmallOptions()).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST_F(LoaderTest, ThreadCountsAreBounded) {
+  std::shared_ptr<const Dataset> ds = OpenDataset(data_->dir);
+  for (int threads : {-1, 100000}) {
+    LoaderOptions options = SmallOptions();
+    options.threads = threads;
+    Result<std::unique_ptr<Loader>> loader = Loader::Create(ds, options);
+    ASSERT_FALSE(loader.ok());
+    EXPECT_EQ(loader.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(loader.status().message().find("threads " + std::to_string(threads)), std::string::npos)
+        << loader.status().message();
+  }
+}
+
+TEST_F(LoaderTest, OutputSizeAndBuffersAreBoundedByTheDecodeLimits) {
+  std::shared_ptr<const Dataset> ds = OpenDataset(data_->dir);
+  LoaderOptions options = SmallOptions();
+  options.decode.limits.max_pixels = 100 * 100;
+  options.image_size = 101;  // 101 x 101 output pixels: over the limit
+  Result<std::unique_ptr<Loader>> loader = Loader::Create(ds, options);
+  ASSERT_FALSE(loader.ok());
+  EXPECT_EQ(loader.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(loader.status().message().find("image_size: output size 101x101 is over the limit of 10000 pixels"),
+            std::string::npos)
+      << loader.status().message();
+  options.image_size = 100;
+  EXPECT_TRUE(Loader::Create(ds, options).ok());
+
+  options = SmallOptions();
+  options.batch_size = SIZE_MAX / 2;  // overflows the buffer size
+  EXPECT_EQ(Loader::Create(ds, options).status().code(), StatusCode::kInvalidArgument);
+  options = SmallOptions();
+  options.prefetch = 1 << 30;
+  EXPECT_EQ(Loader::Create(ds, options).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST_F(LoaderTest, AnEmptySubsetIsAnEmptyEpoch) {
+  LoaderOptions options = SmallOptions();
+  options.subset = std::vector<uint64_t>();
+  std::unique_ptr<Loader> loader = MakeLoader(OpenDataset(data_->dir), options);
+  ASSERT_NE(loader, nullptr);
+  EXPECT_EQ(loader->batches_per_epoch(), 0u);
+  for (uint64_t epoch = 0; epoch < 2; ++epoch) {
+    loader->SetEpoch(epoch);
+    Result<Batch> end = loader->Next();
+    ASSERT_TRUE(end.ok()) << end.status().ToString();
+    EXPECT_TRUE(end->empty());
+  }
 }
 
 TEST_F(LoaderTest, CpuBatchesRefuseWaitOn) {

@@ -56,7 +56,7 @@ Status RunCat(const CatArgs& args) {
 CommandRunner SetupCat(CLI::App* cmd) {
   auto args = std::make_shared<CatArgs>();
   cmd->add_option("PATH", args->path, "Dataset folder, one .urec shard, or a glob")->required();
-  cmd->add_option("ID", args->id, "Global record id (0-based)")->required();
+  cmd->add_option("ID", args->id, "Global record id (0-based)")->required()->check(IntegerIn(0, UINT64_MAX));
   cmd->add_option("--field", args->field, "Print only this field: a bytes field raw, other fields as text");
   cmd->add_flag("--json", args->json, "JSON output (the default without --field); bytes fields show their size");
   return [args] { return RunCat(*args); };

@@ -27,8 +27,18 @@ using CommandSetup = CommandRunner (*)(CLI::App* cmd);
 
 bool RegisterCommand(const char* name, const char* description, CommandSetup setup);
 
-// Exit codes: 0 success, 1 failure (I/O, corrupt data, ...), 2 bad usage.
+// Exit codes (the table in docs/cli.md): 0 success; 1 failure (missing,
+// unreadable, damaged or unsupported input, I/O errors); 2 bad usage (the
+// command line does not parse, or a value is refused: InvalidArgument).
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;
+inline constexpr int kExitUsage = 2;
 int ExitCodeFor(const Status& status);
+
+// Checks an integer option's text before CLI11 converts it: decimal digits
+// (a leading '-' only when min < 0) within [min, max]. CLI11 alone reads "-1"
+// into an unsigned option as 2^64-1 and clamps values that overflow.
+CLI::Validator IntegerIn(long long min, unsigned long long max);
 
 }  // namespace unirecord::cli
 

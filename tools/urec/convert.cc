@@ -93,7 +93,8 @@ CommandRunner SetupConvert(CLI::App* cmd) {
   folder->add_option("SRC", args->src, "Folder with one sub-folder per class")->required();
   folder->add_option("OUT", args->out, "Output folder (created if missing)")->required();
   folder->add_option("--name", o.name, "Dataset name (default: SRC's folder name)");
-  CLI::Option* shards = folder->add_option("--shards", o.num_shards, "Number of shards (contiguous, in folder order)");
+  CLI::Option* shards = folder->add_option("--shards", o.num_shards, "Number of shards (contiguous, in folder order)")
+                               ->check(IntegerIn(1, 99999));
   folder->add_option("--shard-size", args->shard_size, "Target shard size, e.g. 512M or 1G (default 1G)")
       ->excludes(shards);
   folder->add_option("--threads", o.threads, "Reading threads (0: one per core)")->capture_default_str();
@@ -101,6 +102,9 @@ CommandRunner SetupConvert(CLI::App* cmd) {
   folder->add_flag("--keep-original", o.keep_original,
                    "Store each JPEG's source bytes untouched instead of its lossless rewrite into the fast "
                    "layout (baseline, optimized tables, restart markers)");
+  folder->add_option("--max-pixels", o.limits.max_pixels, "Reject JPEGs over N pixels (width x height)")
+      ->capture_default_str()
+      ->check(IntegerIn(1, uint64_t{1} << 40));
   return [args, folder]() -> Status {
     if (!folder->parsed()) return Status::InvalidArgument("unknown input kind (only 'imagefolder')");
     return RunConvertImageFolder(*args);

@@ -1,13 +1,13 @@
 // `urec decode`: the image layer from a shell, for debugging and for checks
 // against other decoders. Writes binary PPM (P6), always RGB.
 #include <cstdio>
-#include <fstream>
-#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "command.h"
+#include "convert/source_image.h"
+#include "io/file.h"
 #include "unirecord/image.h"
 
 namespace unirecord::cli {
@@ -25,6 +25,7 @@ struct DecodeCommandOptions {
   bool apply_exif = false;
   bool strict = false;
   bool no_dct_scaling = false;
+  int64_t max_pixels = 0;  // 0: DecodeLimits' default
 };
 
 Status ParseInts(const std::string& text, char sep, int count, const char* what, int* out) {
@@ -55,12 +56,11 @@ Status WritePpm(const std::string& path, const uint8_t* rgb, int width, int heig
 }
 
 Status RunDecode(const DecodeCommandOptions& o) {
-  std::ifstream in(o.input, std::ios::binary);
-  if (!in) return Status::NotFound("cannot open " + o.input);
-  const std::string bytes((std::istreambuf_iterator<char>(in)), {});
-  if (in.bad()) return Status::IOError("cannot read " + o.input);
+  std::string bytes;
+  UREC_RETURN_IF_ERROR(io::ReadFile(o.input, kMaxSourceFileBytes, &bytes));
 
   DecodeOptions options;
+  if (o.max_pixels > 0) options.limits.max_pixels = o.max_pixels;
   options.apply_exif = o.apply_exif;
   options.strict = o.strict;
   options.dct_scaling = !o.no_dct_scaling;
@@ -80,7 +80,7 @@ Status RunDecode(const DecodeCommandOptions& o) {
     UREC_RETURN_IF_ERROR(ParseInts(o.center_crop, ',', 2, "--center-crop (want SIZE,RESIZE)", v));
     if (o.resize.empty() && !o.flip && !o.output.empty()) {
       // torchvision's two steps exactly; with --resize, the planned window.
-      if (v[0] <= 0 || v[0] > 65500) return Status::InvalidArgument("--center-crop SIZE: 1..65500");
+      UREC_RETURN_IF_ERROR(CheckOutputSize(v[0], v[0], options.limits).WithContext("--center-crop SIZE"));
       std::vector<uint8_t> out(static_cast<size_t>(v[0]) * v[0] * 3);
       Status s = decoder.DecodeCenterCrop(bytes, v[0], v[1], out.data(), out.size());
       if (!s.ok()) return context(s);
@@ -112,9 +112,7 @@ Status RunDecode(const DecodeCommandOptions& o) {
   if (!o.resize.empty()) {
     int size[2];
     UREC_RETURN_IF_ERROR(ParseInts(o.resize, 'x', 2, "--resize (want WxH)", size));
-    if (size[0] <= 0 || size[1] <= 0 || size[0] > 65500 || size[1] > 65500) {
-      return Status::InvalidArgument("--resize " + o.resize + ": sizes must be 1..65500");
-    }
+    UREC_RETURN_IF_ERROR(CheckOutputSize(size[0], size[1], options.limits).WithContext("--resize " + o.resize));
     std::vector<uint8_t> out(static_cast<size_t>(size[0]) * size[1] * 3);
     Status s = decoder.DecodeCropResized(bytes, window, size[0], size[1], out.data(), out.size());
     if (!s.ok()) return context(s);
@@ -143,6 +141,9 @@ CommandRunner SetupDecode(CLI::App* cmd) {
   cmd->add_flag("--apply-exif", o->apply_exif, "apply the EXIF orientation");
   cmd->add_flag("--strict", o->strict, "fail on any libjpeg warning (corrupt/truncated data)");
   cmd->add_flag("--no-dct-scaling", o->no_dct_scaling, "never decode at a reduced DCT scale");
+  cmd->add_option("--max-pixels", o->max_pixels,
+                  "refuse images and outputs over N pixels (default: DecodeLimits, 134217728)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
   return [o] { return RunDecode(*o); };
 }
 

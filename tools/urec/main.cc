@@ -1,7 +1,9 @@
 // urec: the unirecord command-line tool. Subcommands register themselves
 // (see command.h); this file parses, dispatches and is the one place a
 // Status becomes a message on stderr and an exit code.
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -29,8 +31,28 @@ bool RegisterCommand(const char* name, const char* description, CommandSetup set
 }
 
 int ExitCodeFor(const Status& status) {
-  if (status.ok()) return 0;
-  return status.code() == StatusCode::kInvalidArgument ? 2 : 1;
+  if (status.ok()) return kExitOk;
+  return status.code() == StatusCode::kInvalidArgument ? kExitUsage : kExitFailure;
+}
+
+CLI::Validator IntegerIn(long long min, unsigned long long max) {
+  const std::string range = std::to_string(min) + ".." + std::to_string(max);
+  return CLI::Validator(
+      [min, max, range](std::string& text) -> std::string {
+        const bool negative = !text.empty() && text[0] == '-';
+        const std::string digits = text.substr(negative ? 1 : 0);
+        if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) {
+          return "'" + text + "' is not a whole number (" + range + ")";
+        }
+        errno = 0;
+        const unsigned long long magnitude = std::strtoull(digits.c_str(), nullptr, 10);
+        const bool in_range =
+            errno != ERANGE &&
+            (negative ? magnitude == 0 || (min < 0 && magnitude - 1 <= static_cast<unsigned long long>(-(min + 1)))
+                      : magnitude <= max && (min <= 0 || magnitude >= static_cast<unsigned long long>(min)));
+        return in_range ? std::string() : "'" + text + "' is out of range " + range;
+      },
+      "INT in " + range);
 }
 
 }  // namespace unirecord::cli
@@ -45,7 +67,21 @@ int main(int argc, char** argv) {
     CLI::App* sub = app.add_subcommand(r.name, r.description);
     commands.emplace_back(sub, r.setup(sub));
   }
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {  // --help, --version
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::string message = e.what();
+    if (app.get_subcommands().empty() && argc > 1 && argv[1][0] != '-') {
+      message = std::string("unknown subcommand '") + argv[1] + "' (one of:";
+      for (const Registered& r : Registry()) message += std::string(" ") + r.name;
+      message += ")";
+    }
+    std::fprintf(stderr, "urec: error: %s (urec --help, or urec SUBCOMMAND --help, lists the options)\n",
+                 message.c_str());
+    return kExitUsage;
+  }
   for (auto& [sub, run] : commands) {
     if (!sub->parsed()) continue;
     unirecord::Status status = run();
@@ -55,5 +91,5 @@ int main(int argc, char** argv) {
     }
     return ExitCodeFor(status);
   }
-  return 2;
+  return kExitUsage;
 }

@@ -32,18 +32,18 @@ Status RunSample(const SampleCommandOptions& opts) {
 
 CommandRunner SetupSample(CLI::App* cmd) {
   auto opts = std::make_shared<SampleCommandOptions>();
-  cmd->add_option("--records", opts->records, "Number of records n (ids 0..n-1)")->required();
+  cmd->add_option("--records", opts->records, "Number of records n (ids 0..n-1)")->required()->check(IntegerIn(0, UINT64_MAX));
   cmd->add_option("--order", opts->order, "sequential | shuffle | block")->capture_default_str();
-  cmd->add_option("--seed", opts->sampler.seed, "Seed")->capture_default_str();
-  cmd->add_option("--epoch", opts->epoch, "Epoch")->capture_default_str();
-  cmd->add_option("--num-shards", opts->sampler.num_shards, "Ranks")->capture_default_str();
-  cmd->add_option("--shard-id", opts->sampler.shard_id, "This rank")->capture_default_str();
+  cmd->add_option("--seed", opts->sampler.seed, "Seed")->capture_default_str()->check(IntegerIn(0, UINT64_MAX));
+  cmd->add_option("--epoch", opts->epoch, "Epoch")->capture_default_str()->check(IntegerIn(0, UINT64_MAX));
+  cmd->add_option("--num-shards", opts->sampler.num_shards, "Ranks")->capture_default_str()->check(IntegerIn(1, UINT32_MAX));
+  cmd->add_option("--shard-id", opts->sampler.shard_id, "This rank")->capture_default_str()->check(IntegerIn(0, UINT32_MAX));
   cmd->add_flag("--drop-last", opts->sampler.drop_last, "Drop the tail instead of padding");
-  cmd->add_option("--block-size", opts->sampler.block_size, "Block shuffle: ids per run")->capture_default_str();
-  cmd->add_option("--window", opts->sampler.window, "Block shuffle: positions shuffled together")->capture_default_str();
-  cmd->add_option("--num-workers", opts->sampler.num_workers, "Workers sharing the rank")->capture_default_str();
-  cmd->add_option("--worker-id", opts->sampler.worker_id, "This worker")->capture_default_str();
-  cmd->add_option("--start", opts->start, "Position to start from")->capture_default_str();
+  cmd->add_option("--block-size", opts->sampler.block_size, "Block shuffle: ids per run")->capture_default_str()->check(IntegerIn(0, UINT64_MAX));
+  cmd->add_option("--window", opts->sampler.window, "Block shuffle: positions shuffled together")->capture_default_str()->check(IntegerIn(0, UINT64_MAX));
+  cmd->add_option("--num-workers", opts->sampler.num_workers, "Workers sharing the rank")->capture_default_str()->check(IntegerIn(1, UINT32_MAX));
+  cmd->add_option("--worker-id", opts->sampler.worker_id, "This worker")->capture_default_str()->check(IntegerIn(0, UINT32_MAX));
+  cmd->add_option("--start", opts->start, "Position to start from")->capture_default_str()->check(IntegerIn(0, UINT64_MAX));
   return [opts] { return RunSample(*opts); };
 }
 

@@ -28,7 +28,8 @@ CommandRunner SetupSynth(CLI::App* cmd) {
   cmd->add_option("OUT", args->out, "Folder to create (must not exist, or be empty)")->required();
   cmd->add_option("--classes", o.classes, "Number of class sub-folders")->capture_default_str();
   cmd->add_option("--per-class", o.per_class, "JPEGs per class")->capture_default_str();
-  cmd->add_option("--seed", o.seed, "Seed: the same seed gives byte-identical files")->capture_default_str();
+  cmd->add_option("--seed", o.seed, "Seed: the same seed gives byte-identical files")->capture_default_str()
+      ->check(IntegerIn(0, UINT64_MAX));
   cmd->add_option("--width", o.width, "Typical width; images vary around it")->capture_default_str();
   cmd->add_option("--height", o.height, "Typical height; some images are portrait")->capture_default_str();
   cmd->add_flag("--mix", o.mix,
