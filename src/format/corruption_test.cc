@@ -121,7 +121,7 @@ TEST_F(CorruptionTest, ShardsReplacedByRenameWhileOpenKeepServingTheOldFiles) {
   auto summary = testing::WriteSample(other, "c", 60, contiguous);
   ASSERT_TRUE(summary.ok()) << summary.status().ToString();
   for (const std::string& path : {summary->shard_paths[0], summary->index_paths[0], summary->shard_paths[1],
-                                  summary->index_paths[1]}) {
+                                  summary->index_paths[1], summary->manifest_path}) {
     ASSERT_TRUE(io::RenameFile(path, io::JoinPath(dir_, io::BaseName(path))).ok());
   }
   for (uint64_t id = 0; id < ds->size(); ++id) {
