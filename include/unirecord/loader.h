@@ -39,6 +39,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "unirecord/dataset.h"
@@ -61,6 +62,9 @@ enum class ImageLayout : uint8_t {
   kNHWC,  // as decoded: [batch, height, width, 3]
   kNCHW,  // [batch, 3, height, width]
 };
+
+// "NCHW" | "NHWC"; InvalidArgument otherwise.
+Result<ImageLayout> ParseImageLayout(std::string_view name);
 
 enum class OnBadRecord : uint8_t {
   kRaise,  // Next() fails with an error naming the record id and its path
