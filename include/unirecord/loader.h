@@ -40,6 +40,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "unirecord/dataset.h"
@@ -57,6 +58,9 @@ enum class LoaderTransform : uint8_t {
   // a DCT scale and are close to, not equal to, torchvision's).
   kCenterCrop,
 };
+
+// "NCHW" | "NHWC"; InvalidArgument otherwise.
+Result<ImageLayout> ParseImageLayout(std::string_view name);
 
 enum class OnBadRecord : uint8_t {
   kRaise,  // Next() fails with an error naming the record id and its path

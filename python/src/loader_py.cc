@@ -123,10 +123,7 @@ LoaderOptions ParseOptions(py::dict opts) {
   o.decode.strict = Take<bool>(opts, "strict", o.decode.strict);
   o.decode.apply_exif = Take<bool>(opts, "apply_exif", o.decode.apply_exif);
   o.decode.dct_scaling = Take<bool>(opts, "dct_scaling", o.decode.dct_scaling);
-  std::string layout = Take<std::string>(opts, "layout", "NCHW");
-  if (layout == "NCHW") o.layout = ImageLayout::kNCHW;
-  else if (layout == "NHWC") o.layout = ImageLayout::kNHWC;
-  else RaiseStatus(Status::InvalidArgument("layout must be 'NCHW' or 'NHWC', not '" + layout + "'"));
+  o.layout = Unwrap(unirecord::ParseImageLayout(Take<std::string>(opts, "layout", "NCHW")));
   o.image_field = Take<std::string>(opts, "image_field", o.image_field);
   o.label_field = Take<std::string>(opts, "label_field", o.label_field);
   o.path_field = Take<std::string>(opts, "path_field", o.path_field);

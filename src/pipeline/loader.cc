@@ -506,6 +506,12 @@ Status CheckOptions(const Dataset& dataset, const LoaderOptions& o) {
 
 }  // namespace
 
+Result<ImageLayout> ParseImageLayout(std::string_view name) {
+  if (name == "NCHW") return ImageLayout::kNCHW;
+  if (name == "NHWC") return ImageLayout::kNHWC;
+  return Status::InvalidArgument("layout must be 'NCHW' or 'NHWC', not '" + std::string(name) + "'");
+}
+
 Result<std::unique_ptr<Loader>> Loader::Create(std::shared_ptr<const Dataset> dataset,
                                                const LoaderOptions& options) {
   if (dataset == nullptr) return Status::InvalidArgument("loader: no dataset");

@@ -84,6 +84,15 @@ class LoaderTest : public ::testing::Test {
 };
 TestDataset* LoaderTest::data_ = nullptr;
 
+TEST(ParseImageLayout, NamesBothLayoutsAndRejectsOthers) {
+  EXPECT_EQ(*ParseImageLayout("NCHW"), ImageLayout::kNCHW);
+  EXPECT_EQ(*ParseImageLayout("NHWC"), ImageLayout::kNHWC);
+  Result<ImageLayout> bad = ParseImageLayout("nchw");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("'nchw'"), std::string::npos);
+}
+
 TEST_F(LoaderTest, BatchesEqualSamplerOrderAndDecoderOutput) {
   for (int threads : {1, 4}) {
     for (ImageLayout layout : {ImageLayout::kNHWC, ImageLayout::kNCHW}) {

@@ -27,12 +27,21 @@ def test_json_report(urec, dataset):
     assert report["samples"] == 2 * 25
     assert report["batches"] == 2 * 4
     assert [e["epoch"] for e in report["epochs"]] == [0, 1]
+    assert all(e["cpu_s"] > 0 for e in report["epochs"])
     assert report["images_per_s"] > 0
 
 
 def test_val_transform_sequential_and_max_batches(urec, dataset):
     report = bench(urec, dataset, "--transform", "val", "--order", "sequential", "--max-batches", 1)
     assert report["batches"] == 1 and report["samples"] == 8
+
+
+def test_layout_defaults_to_the_python_loaders(urec, dataset):
+    # NCHW, as unirecord.Loader hands batches to torch (the resizer writes it).
+    default = bench(urec, dataset, "--max-batches", 1)
+    assert default["layout"] == "NCHW"
+    nhwc = bench(urec, dataset, "--max-batches", 1, "--layout", "NHWC")
+    assert nhwc["layout"] == "NHWC"
 
 
 def test_text_report_names_the_stages(urec, dataset):
@@ -42,6 +51,6 @@ def test_text_report_names_the_stages(urec, dataset):
 
 
 def test_bad_options_are_usage_errors(urec, dataset):
-    for args in (["--transform", "crop"], ["--device", "tpu"], ["--order", "random"]):
+    for args in (["--transform", "crop"], ["--device", "tpu"], ["--order", "random"], ["--layout", "CHW"]):
         result = urec("bench", dataset, *args, check=False)
         assert result.returncode == 2, args

@@ -1,6 +1,7 @@
 // `urec bench`: runs the Loader over a dataset and reports images/s with the
 // per-stage breakdown, plus RSS and open descriptors after every epoch.
 #include <dirent.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -33,6 +34,7 @@ struct BenchOptions {
   double step_ms = 0;
   uint64_t max_batches = 0;
   std::string dtype = "float32";
+  std::string layout = "NCHW";  // the Python Loader's default, and torch's
 };
 
 double ResidentMiB() {
@@ -51,6 +53,14 @@ int OpenDescriptors() {
   return count - 1;  // the DIR's own descriptor
 }
 
+// User + system CPU seconds of the whole process (all threads) so far.
+double ProcessCpuSeconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  auto seconds = [](const timeval& t) { return double(t.tv_sec) + 1e-6 * double(t.tv_usec); };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
 Result<LoaderOptions> MakeLoaderOptions(const BenchOptions& o) {
   LoaderOptions options;
   options.batch_size = o.batch;
@@ -67,6 +77,8 @@ Result<LoaderOptions> MakeLoaderOptions(const BenchOptions& o) {
   } else {
     return Status::InvalidArgument("--transform must be train or val, not '" + o.transform + "'");
   }
+  UREC_ASSIGN_OR_RETURN(options.layout, ParseImageLayout(o.layout));
+  options.cuda.layout = options.layout;  // on a device the kernel makes the layout, as in the Python Loader
   options.on_bad_record = o.skip_bad ? OnBadRecord::kSkip : OnBadRecord::kRaise;
   if (o.device.rfind("cuda", 0) == 0) {
     options.cuda.device = o.device.size() > 5 && o.device[4] == ':' ? std::atoi(o.device.c_str() + 5) : 0;
@@ -98,6 +110,7 @@ Status RunBench(const BenchOptions& o) {
   for (uint64_t epoch = 0; epoch < o.epochs; ++epoch) {
     loader->SetEpoch(epoch);
     const LoaderStats before = loader->stats();
+    const double cpu_before = ProcessCpuSeconds();
     uint64_t epoch_batches = 0;
     for (;;) {
       if (o.max_batches != 0 && epoch_batches == o.max_batches) break;
@@ -109,12 +122,14 @@ Status RunBench(const BenchOptions& o) {
     }
     batches += epoch_batches;
     const LoaderStats after = loader->stats();
+    const double cpu = ProcessCpuSeconds() - cpu_before;
     const double wall = after.wall_s - before.wall_s;
     const double images = double(after.samples - before.samples);
     epochs.push_back(Json{{"epoch", epoch},
                           {"images", images},
                           {"images_per_s", wall > 0 ? images / wall : 0.0},
                           {"wait_s", after.wait_s - before.wait_s},
+                          {"cpu_s", cpu},
                           {"rss_mib", ResidentMiB()},
                           {"open_fds", OpenDescriptors()}});
   }
@@ -129,6 +144,7 @@ Status RunBench(const BenchOptions& o) {
              {"transform", o.transform},
              {"device", o.device},
              {"image_size", o.size},
+             {"layout", o.layout},
              {"wall_s", stats.wall_s},
              {"wait_share", wait_share},
              {"skipped", stats.skipped},
@@ -136,9 +152,10 @@ Status RunBench(const BenchOptions& o) {
              {"epochs", epochs}};
     std::printf("%s\n", DumpJson(out).c_str());
   } else {
-    std::printf("urec bench: %llu images in %llu batches of %zu, %d threads, %s %dx%d, %s\n",
+    std::printf("urec bench: %llu images in %llu batches of %zu, %d threads, %s %dx%d %s, %s\n",
                 static_cast<unsigned long long>(stats.samples), static_cast<unsigned long long>(batches),
-                o.batch, loader->threads(), o.transform.c_str(), o.size, o.size, o.device.c_str());
+                o.batch, loader->threads(), o.transform.c_str(), o.size, o.size, o.layout.c_str(),
+                o.device.c_str());
     std::printf("  images/s       %10.1f   (batches/s %.2f, wall %.2f s)\n", stats.images_per_s,
                 stats.batches_per_s, stats.wall_s);
     std::printf("  per stage, thread-seconds (per image):\n");
@@ -180,6 +197,7 @@ CommandRunner SetupBench(CLI::App* cmd) {
       ->capture_default_str()
       ->check(IntegerIn(0, UINT64_MAX));
   cmd->add_option("--dtype", o->dtype, "cuda: float32 | float16 | uint8")->capture_default_str();
+  cmd->add_option("--layout", o->layout, "Host images: NCHW (as the Python Loader) | NHWC")->capture_default_str();
   return [o] { return RunBench(*o); };
 }
 
