@@ -256,7 +256,6 @@ Status JpegDecoder::State::DecodeRegion(std::string_view bytes, const Probe& pro
   req.scale_num = scale_num;
   req.max_memory = static_cast<unsigned long>(
       std::min<int64_t>(options.limits.max_pixels * 8, int64_t{1} << 31));
-  req.y = static_cast<unsigned int>(stored.y);
   req.height = static_cast<unsigned int>(stored.height);
   RegionResult result{};
   // Decodes `data` (an image_w x image_h scaled-pixel JPEG whose top-left is
@@ -322,8 +321,7 @@ Status JpegDecoder::State::DecodeRegion(std::string_view bytes, const Probe& pro
     }
     return Status::Corruption("JPEG decode: " + message);
   }
-  const size_t stride = req.stride;
-
+  const size_t stride = req.stride;  // of the image libjpeg decoded (the sub-image's or the file's)
   const uint8_t* block = rows.data() + (stored.x - static_cast<int>(result.x_offset)) * channels;
   size_t block_stride = stride;
   if (cmyk) {
