@@ -9,7 +9,10 @@ Rows (all RandomResizedCrop(224) + horizontal flip, batch 256, uint8 output):
   compare  unirecord with all cores vs DataLoader(num_workers=cores), rounds
            alternate the two so that both see the same machine load;
   scaling  images/s of both with 1..cores threads / workers (median of rounds);
-  memory   the loader's RSS and open descriptors after each of N epochs.
+  memory   the loader's RSS and open descriptors after each of N epochs;
+  pairs    (--pairs T:W,...) unirecord with T threads against DataLoader(num_workers=W),
+           interleaved rounds, medians: e.g. 1:0,2:2 is issue 9's goal (one thread against
+           the main process, two against two workers).
 Throughput is per epoch, after the first (warm-up: worker start, page cache).
 bench/loader_plot.py draws the scaling rows of one or more result files.
 """
@@ -94,6 +97,7 @@ def main():
     parser.add_argument("--threads-list", help="scaling: comma-separated thread counts (default 1..cores)")
     parser.add_argument("--json", help="write the results here")
     parser.add_argument("--skip", default="", help="comma-separated rows to skip: compare,scaling,memory")
+    parser.add_argument("--pairs", help="T:W,... unirecord threads against DataLoader workers")
     args = parser.parse_args()
     skip = set(filter(None, args.skip.split(",")))
     results = {"cores": args.cores, "batch": args.batch, "epochs": args.epochs}
@@ -135,6 +139,29 @@ def main():
         one = scaling["unirecord"][0]
         scaling["unirecord_efficiency"] = [rate / (t * one) for t, rate in zip(scaling["threads"], scaling["unirecord"])]
         results["scaling"] = scaling
+
+    if args.pairs:
+        pairs = []
+        for pair in args.pairs.split(","):
+            threads, workers = (int(v) for v in pair.split(":"))
+            ours, theirs, our_cpu, their_cpu = [], [], [], []
+            for _ in range(args.rounds):
+                rate, cpu = urec_rate(args.urec, args.dataset, threads, args.epochs, args.batch)
+                ours.append(rate)
+                our_cpu.append(cpu)
+                rate, cpu = torch_rate(args.folder, workers, args.epochs, args.batch)
+                theirs.append(rate)
+                their_cpu.append(cpu)
+            row = {"threads": threads, "workers": workers, "unirecord_images_per_s": ours,
+                   "torchvision_images_per_s": theirs, "unirecord_cpu_ms_per_image": our_cpu,
+                   "torchvision_cpu_ms_per_image": their_cpu,
+                   "speedup": statistics.median(ours) / statistics.median(theirs),
+                   "cpu_ratio": statistics.median(their_cpu) / statistics.median(our_cpu)}
+            pairs.append(row)
+            log(f"pair {threads} threads : {workers} workers: unirecord {statistics.median(ours):.1f} img/s, "
+                f"torchvision {statistics.median(theirs):.1f} img/s, {row['speedup']:.2f}x "
+                f"(CPU time per image {row['cpu_ratio']:.2f}x)")
+        results["pairs"] = pairs
 
     if "memory" not in skip:
         run = urec_bench(args.urec, args.dataset, args.cores, args.memory_epochs, args.batch)

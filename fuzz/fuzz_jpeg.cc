@@ -4,7 +4,10 @@
 // Decode under a small pixel limit so that headers claiming huge images are
 // refused before any large allocation. Every call must return a Status.
 //
-// Seeds: tests/data/jpeg-conformance/ (the conformance corpus).
+// Seeds: tests/data/jpeg-conformance/ (the conformance corpus) and
+// fuzz/corpus/jpeg/ (fast-layout JPEGs as `urec convert` writes them, and
+// copies whose restart markers lie; fuzz/make_jpeg_seeds.sh), so that the
+// restart-segment crop path runs on valid and damaged segment structure.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
