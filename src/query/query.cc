@@ -57,11 +57,26 @@ class ShardScan {
   Result<uint32_t> SortedRow(size_t field, uint64_t pos) const {
     const size_t slot = static_cast<size_t>(layout_.indexed_slot[field]);
     const uint32_t row = format::LoadLE<uint32_t>(shard_.index().sorted_index(slot) + pos * format::kSortedEntrySize);
-    if (row >= records_) {
-      return Status::Corruption(shard_.index_path() + ": sorted index of field " + std::to_string(field) +
-                                " lists row " + std::to_string(row) + " of " + std::to_string(records_));
-    }
+    if (row >= records_) return RowOutOfRange(field, row);
     return row;
+  }
+
+  // Rows at positions [begin, end) of the field's sorted index, each checked
+  // to exist, passed to `take` (SortedRow's check, without a Result per row).
+  template <typename Take>
+  Status ForEachSortedRow(size_t field, uint64_t begin, uint64_t end, Take take) const {
+    const uint8_t* index = shard_.index().sorted_index(static_cast<size_t>(layout_.indexed_slot[field]));
+    for (uint64_t pos = begin; pos < end; ++pos) {
+      const uint32_t row = format::LoadLE<uint32_t>(index + pos * format::kSortedEntrySize);
+      if (row >= records_) return RowOutOfRange(field, row);
+      if (!take(row)) return Status::OK();
+    }
+    return Status::OK();
+  }
+
+  Status RowOutOfRange(size_t field, uint32_t row) const {
+    return Status::Corruption(shard_.index_path() + ": sorted index of field " + std::to_string(field) +
+                              " lists row " + std::to_string(row) + " of " + std::to_string(records_));
   }
 
   // First position of the sorted index whose key is >= `key`.
@@ -172,13 +187,15 @@ Result<Rows> RowsOfSpans(const ShardScan& shard, const Comparison& c,
   rows.reserve(total);
   if (total * kDenseRatio > shard.records()) {
     std::vector<uint64_t> bits((shard.records() + 63) / 64, 0);
+    bool twice = false;
     for (const auto& [begin, end] : spans) {
-      for (uint64_t pos = begin; pos < end; ++pos) {
-        UREC_ASSIGN_OR_RETURN(uint32_t row, shard.SortedRow(c.field, pos));
+      UREC_RETURN_IF_ERROR(shard.ForEachSortedRow(c.field, begin, end, [&](uint32_t row) {
         const uint64_t mask = uint64_t{1} << (row % 64);
-        if ((bits[row / 64] & mask) != 0) return duplicate;
+        twice = (bits[row / 64] & mask) != 0;
         bits[row / 64] |= mask;
-      }
+        return !twice;
+      }));
+      if (twice) return duplicate;
     }
     for (size_t w = 0; w < bits.size(); ++w) {
       for (uint64_t word = bits[w]; word != 0; word &= word - 1) {
@@ -188,12 +205,14 @@ Result<Rows> RowsOfSpans(const ShardScan& shard, const Comparison& c,
     return rows;
   }
   for (const auto& [begin, end] : spans) {
-    for (uint64_t pos = begin; pos < end; ++pos) {
-      UREC_ASSIGN_OR_RETURN(uint32_t row, shard.SortedRow(c.field, pos));
+    UREC_RETURN_IF_ERROR(shard.ForEachSortedRow(c.field, begin, end, [&](uint32_t row) {
       rows.push_back(row);
-    }
+      return true;
+    }));
   }
-  std::sort(rows.begin(), rows.end());
+  // One key's rows are already ascending (SPEC 8.3 orders ties by row): an
+  // equality needs no sort.
+  if (!std::is_sorted(rows.begin(), rows.end())) std::sort(rows.begin(), rows.end());
   if (std::adjacent_find(rows.begin(), rows.end()) != rows.end()) return duplicate;
   return rows;
 }
