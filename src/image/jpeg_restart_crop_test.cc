@@ -28,6 +28,7 @@ using testing::EdgeWindows;
 using testing::EncodeJpeg;
 using testing::EncodeSpec;
 using testing::Sampling;
+using testing::WithOrientation;
 
 struct Coded {
   std::string plain;
@@ -243,20 +244,6 @@ TEST(RestartCrop, ResizedAndCenterCropsEqualTheScanOrderDecode) {
     EXPECT_GT(stats.restart_segments, 0);
     EXPECT_TRUE(a == b) << "center crop " << size;
   }
-}
-
-// An APP1 EXIF segment with only the orientation tag, inserted after SOI.
-std::string WithOrientation(const std::string& jpeg, int orientation) {
-  const unsigned char tiff[] = {'M', 'M', 0, 42, 0, 0, 0, 8,  // header, IFD0 at 8
-                                0, 1,                         // one entry
-                                0x01, 0x12, 0, 3, 0, 0, 0, 1, 0, static_cast<unsigned char>(orientation), 0, 0,
-                                0, 0, 0, 0};  // no next IFD
-  std::string payload = std::string("Exif\0\0", 6) + std::string(reinterpret_cast<const char*>(tiff), sizeof tiff);
-  const size_t length = payload.size() + 2;
-  std::string segment = "\xFF\xE1";
-  segment += static_cast<char>(length >> 8);
-  segment += static_cast<char>(length & 0xFF);
-  return jpeg.substr(0, 2) + segment + payload + jpeg.substr(2);
 }
 
 TEST(RestartCrop, ExifOrientationAndFlips) {

@@ -22,6 +22,10 @@ std::vector<uint8_t> SyntheticRgb(int width, int height);
 // A file from tests/data/jpeg-conformance.
 std::string ReadCorpusFile(const std::string& name);
 
+// `jpeg` with an APP1 EXIF segment holding only the orientation tag
+// (1..8) inserted after SOI.
+std::string WithOrientation(const std::string& jpeg, int orientation);
+
 // The window `w` of `full`, mirrored when w.flip.
 RgbImage CropOf(const RgbImage& full, const CropWindow& w);
 

@@ -12,7 +12,10 @@
 #include <vector>
 
 #include "convert/synthetic_images.h"
+#include "image/test_images.h"
 #include "pipeline/loader_test_data.h"
+#include "util/test_files.h"
+#include "unirecord/writer.h"
 
 namespace unirecord {
 namespace {
@@ -115,6 +118,68 @@ TEST_F(LoaderTest, BatchesEqualSamplerOrderAndDecoderOutput) {
       EXPECT_GT(stats.decode_s, 0);
     }
   }
+}
+
+// EXIF-rotated files, wider than tall as stored (orientations 5-8 show them
+// taller than wide), and the corpus's 1x2 file shown 2x1: with apply_exif
+// the loader plans its windows on the displayed size, as the decoder checks
+// them.
+TEST(LoaderExifTest, AppliesOrientationLikeTheDecoder) {
+  std::vector<std::string> jpegs;
+  std::vector<std::string> names;
+  for (int o = 1; o <= 8; ++o) {
+    for (uint64_t seed = 0; seed < 3; ++seed) {
+      SyntheticJpegSpec spec;
+      spec.width = 120 + int(seed) * 7;
+      spec.height = 50;
+      spec.seed = seed;
+      Result<std::string> jpeg = EncodeSyntheticJpeg(spec);
+      ASSERT_TRUE(jpeg.ok());
+      jpegs.push_back(unirecord::testing::WithOrientation(*jpeg, o));
+      names.push_back("orientation " + std::to_string(o) + " seed " + std::to_string(seed));
+    }
+  }
+  jpegs.push_back(unirecord::testing::ReadCorpusFile("pillow__orientation_rectangle.jpg"));
+  names.push_back("pillow__orientation_rectangle.jpg");
+  const std::string dir = unirecord::testing::MakeTempDir() + "/exif";
+  Result<Schema> schema = Schema::Make({Field::Bytes("image"), Field::Int64("label", /*indexed=*/true)});
+  ASSERT_TRUE(schema.ok());
+  WriterOptions write_options;
+  write_options.sync = false;
+  Result<std::unique_ptr<Writer>> writer = Writer::Create(dir, "exif", *schema, write_options);
+  ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+  RecordBuilder record(*schema);
+  for (size_t i = 0; i < jpegs.size(); ++i) {
+    ASSERT_FALSE(jpegs[i].empty()) << names[i];
+    ASSERT_TRUE(record.SetBytes(0, jpegs[i]).ok());
+    ASSERT_TRUE(record.SetInt64(1, int64_t(i)).ok());
+    ASSERT_TRUE((*writer)->Write(record).ok());
+  }
+  ASSERT_TRUE((*writer)->Finish().ok());
+  for (LoaderTransform transform : {LoaderTransform::kRandomResizedCrop, LoaderTransform::kCenterCrop}) {
+    LoaderOptions options = SmallOptions();
+    options.transform = transform;
+    options.decode.apply_exif = true;
+    options.sampler.order = SampleOrder::kSequential;
+    options.batch_size = 3;
+    std::unique_ptr<Loader> loader = MakeLoader(OpenDataset(dir), options);
+    ASSERT_NE(loader, nullptr);
+    const size_t image_bytes = size_t(options.image_size) * options.image_size * 3;
+    size_t seen = 0;
+    for (;;) {
+      Result<Batch> batch = loader->Next();
+      ASSERT_TRUE(batch.ok()) << batch.status().ToString();
+      if (batch->empty()) break;
+      for (size_t i = 0; i < batch->size(); ++i, ++seen) {
+        const uint64_t id = batch->record_ids()[i];
+        const std::vector<uint8_t> expected = ExpectedPixels(jpegs[id], id, 0, loader->options());
+        EXPECT_EQ(0, std::memcmp(batch->images() + i * image_bytes, expected.data(), image_bytes))
+            << names[id] << (transform == LoaderTransform::kCenterCrop ? " center crop" : " random-resized crop");
+      }
+    }
+    EXPECT_EQ(seen, names.size());
+  }
+  fs::remove_all(dir);
 }
 
 TEST_F(LoaderTest, CenterCropSequential) {
