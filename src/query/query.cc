@@ -420,11 +420,15 @@ std::string Query::Explain() const {
 }
 
 Result<std::vector<uint64_t>> Query::Ids(const Dataset& dataset) const {
+  // Room for every id up front: only the pages written are ever touched, and
+  // a broad answer is not copied again and again as it grows.
   std::vector<uint64_t> ids;
+  ids.reserve(static_cast<size_t>(dataset.size()));
   UREC_RETURN_IF_ERROR(ForEachShard(*impl_, dataset, [&](uint64_t first_id, const ShardScan&, const Rows& rows) {
     for (uint32_t row : rows) ids.push_back(first_id + row);
     return Status::OK();
   }));
+  if (ids.size() < ids.capacity() / 2) ids.shrink_to_fit();
   return ids;
 }
 
