@@ -79,6 +79,10 @@ struct JpegInfo {
   // applied (swapped for orientations 5..8).
   int display_width() const { return exif_orientation >= 5 ? height : width; }
   int display_height() const { return exif_orientation >= 5 ? width : height; }
+  // The size crop windows refer to: the display size when the decoder
+  // applies EXIF (DecodeOptions::apply_exif), else the stored size.
+  int window_width(bool apply_exif) const { return apply_exif ? display_width() : width; }
+  int window_height(bool apply_exif) const { return apply_exif ? display_height() : height; }
 };
 
 // Parses the JPEG header (markers up to the first SOS, plus a look at the

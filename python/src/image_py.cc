@@ -126,8 +126,8 @@ class ImageReader {
   uint64_t RecordId(int64_t index) const { return CheckIndex(*ds_, index); }
 
   CropWindow Plan(const JpegInfo& info, uint64_t id, uint64_t epoch) const {
-    int w = decode_.apply_exif ? info.display_width() : info.width;
-    int h = decode_.apply_exif ? info.display_height() : info.height;
+    int w = info.window_width(decode_.apply_exif);
+    int h = info.window_height(decode_.apply_exif);
     if (kind_ == Kind::kRandomResizedCrop) {
       return unirecord::PlanRandomResizedCrop(w, h, crop_, seed_, epoch, id);
     }

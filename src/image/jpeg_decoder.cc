@@ -355,8 +355,8 @@ Status Prepare(std::string_view bytes, const DecodeOptions& options, const CropW
     return Status::Corruption("JPEG data (strict mode): truncated, no EOI marker at the end");
   }
   if (window == nullptr) return Status::OK();
-  const int w = options.apply_exif ? info->display_width() : info->width;
-  const int h = options.apply_exif ? info->display_height() : info->height;
+  const int w = info->window_width(options.apply_exif);
+  const int h = info->window_height(options.apply_exif);
   // Written so that no sum can overflow.
   if (window->x < 0 || window->y < 0 || window->width <= 0 || window->height <= 0 ||
       window->width > w || window->height > h || window->x > w - window->width ||
@@ -391,8 +391,8 @@ Result<RgbImage> JpegDecoder::Decode(std::string_view bytes, DecodeStats* stats)
   Probe probe;
   UREC_RETURN_IF_ERROR(Prepare(bytes, options_, nullptr, &probe));
   const JpegInfo& info = probe.info;
-  const int w = options_.apply_exif ? info.display_width() : info.width;
-  const int h = options_.apply_exif ? info.display_height() : info.height;
+  const int w = info.window_width(options_.apply_exif);
+  const int h = info.window_height(options_.apply_exif);
   RgbView view;
   UREC_RETURN_IF_ERROR(state_->DecodeRegion(bytes, probe, options_, 8, {0, 0, w, h}, &view, stats));
   return CopyOut(view, false);
@@ -425,8 +425,8 @@ Status JpegDecoder::DecodeCropResized(std::string_view bytes, const CropWindow& 
   // The window in scaled pixels: a whole-pixel region to decode and the
   // exact (fractional) box inside it to resample.
   const double f = scale / 8.0;
-  const int display_w = ScaledSize(options_.apply_exif ? info.display_width() : info.width, scale);
-  const int display_h = ScaledSize(options_.apply_exif ? info.display_height() : info.height, scale);
+  const int display_w = ScaledSize(info.window_width(options_.apply_exif), scale);
+  const int display_h = ScaledSize(info.window_height(options_.apply_exif), scale);
   Rect region;
   region.x = static_cast<int>(window.x * f);
   region.y = static_cast<int>(window.y * f);
@@ -459,8 +459,8 @@ Status JpegDecoder::DecodeCenterCrop(std::string_view bytes, int size, int resiz
   Probe probe;
   UREC_RETURN_IF_ERROR(Prepare(bytes, options_, nullptr, &probe));
   const JpegInfo& info = probe.info;
-  const int w = options_.apply_exif ? info.display_width() : info.width;
-  const int h = options_.apply_exif ? info.display_height() : info.height;
+  const int w = info.window_width(options_.apply_exif);
+  const int h = info.window_height(options_.apply_exif);
   const CropWindow window = PlanCenterCrop(w, h, size, resize_shorter);
   int resized_w, resized_h;
   image_internal::ResizedSize(w, h, resize_shorter, &resized_w, &resized_h);

@@ -298,8 +298,8 @@ TEST(RestartCrop, TranscodedCorpusCropsEqualTheSourceCrops) {
         continue;
       if (!apply_exif) ++files;
       const Coded coded{source, transcoded->jpeg};
-      const int w = apply_exif ? info->display_width() : info->width;
-      const int h = apply_exif ? info->display_height() : info->height;
+      const int w = info->window_width(apply_exif);
+      const int h = info->window_height(apply_exif);
       std::vector<CropWindow> windows;
       for (const CropWindow& window : EdgeWindows(w, h)) {
         if (window.width > 0 && window.height > 0 && window.x >= 0 && window.y >= 0 &&

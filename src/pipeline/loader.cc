@@ -270,11 +270,10 @@ struct Loader::Impl final : Batch::Pool {
     const int size = options.image_size;
     // The decoder writes options.layout itself (options.decode.layout).
     if (options.transform == LoaderTransform::kRandomResizedCrop) {
-      // The decoder takes windows in display orientation when it applies EXIF.
-      const bool display = options.decode.apply_exif;
-      const CropWindow window =
-          PlanRandomResizedCrop(display ? info.display_width() : info.width,
-                                display ? info.display_height() : info.height, options.crop, seed, epoch, id);
+      // On the size the decoder checks windows against (displayed with apply_exif).
+      const bool exif = options.decode.apply_exif;
+      const CropWindow window = PlanRandomResizedCrop(info.window_width(exif), info.window_height(exif),
+                                                      options.crop, seed, epoch, id);
       UREC_RETURN_IF_ERROR(decoder.DecodeCropResized(bytes, window, size, size, out, image_bytes));
     } else {
       // torchvision's Resize(resize_shorter) + CenterCrop(size), byte for byte

@@ -78,10 +78,9 @@ std::vector<uint8_t> ExpectedPixels(const std::string& jpeg, uint64_t id, uint64
       options.transform == LoaderTransform::kRandomResizedCrop
           ? decoder.DecodeCropResized(
                 jpeg,
-                options.decode.apply_exif
-                    ? PlanRandomResizedCrop(info->display_width(), info->display_height(), options.crop,
-                                            options.sampler.seed, epoch, id)
-                    : PlanRandomResizedCrop(*info, options.crop, options.sampler.seed, epoch, id),
+                PlanRandomResizedCrop(info->window_width(options.decode.apply_exif),
+                                      info->window_height(options.decode.apply_exif), options.crop,
+                                      options.sampler.seed, epoch, id),
                 options.image_size, options.image_size, hwc.data(), hwc.size())
           : decoder.DecodeCenterCrop(jpeg, options.image_size, options.resize_shorter, hwc.data(), hwc.size());
   EXPECT_TRUE(decoded.ok()) << decoded.ToString();

@@ -69,8 +69,8 @@ Status RunDecode(const DecodeCommandOptions& o) {
   auto context = [&](const Status& s) { return s.WithContext(o.input); };
   Result<JpegInfo> info = ProbeJpeg(bytes);
   if (!info.ok()) return context(info.status());
-  CropWindow window{0, 0, options.apply_exif ? info->display_width() : info->width,
-                    options.apply_exif ? info->display_height() : info->height, o.flip};
+  CropWindow window{0, 0, info->window_width(options.apply_exif), info->window_height(options.apply_exif),
+                    o.flip};
   if (!o.crop.empty()) {
     int v[4];
     UREC_RETURN_IF_ERROR(ParseInts(o.crop, ',', 4, "--crop (want X,Y,W,H)", v));
