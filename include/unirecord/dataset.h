@@ -14,9 +14,11 @@
 // milliseconds and O(shards) memory whatever the record count.
 //
 // Every const method is thread-safe: many threads may call Get/GetBlob/
-// GetIndexed* on one Dataset at once. Views returned (Blob::data, strings,
-// arrays) point into the mapped files or into buffers the returned object
-// owns; they stay valid while both the returned object and the Dataset live.
+// GetIndexed* on one Dataset at once. A Record or Blob keeps its Dataset (and
+// so the mapped files) alive; the views it hands out (Blob::data, strings,
+// arrays) point into the mapped files or into buffers it owns, and stay valid
+// while the Record or Blob lives, even after the last other reference to the
+// Dataset is gone.
 //
 // Record ids are global and shard-major: shard 0 holds ids [0, n0), shard 1
 // holds [n0, n0 + n1), and so on.
@@ -65,11 +67,15 @@ struct DatasetOptions {
 };
 
 // The bytes of one `bytes` field of one record: a view into the mapped shard,
-// or, for a zstd-compressed blob, into a buffer this object owns.
+// or, for a zstd-compressed blob, into a buffer this object owns. A Blob from
+// Dataset::GetBlob holds a reference to its Dataset, so the view stays valid
+// as long as the Blob does.
 class Blob {
  public:
   Blob() = default;
-  explicit Blob(std::string_view mapped) : view_(mapped) {}
+  // `owner` keeps the viewed bytes alive (nullptr: the caller does).
+  explicit Blob(std::string_view mapped, std::shared_ptr<const void> owner = nullptr)
+      : view_(mapped), owner_(std::move(owner)) {}
   explicit Blob(std::string inflated) : owned_(std::move(inflated)), is_owned_(true) {}
 
   std::string_view data() const { return is_owned_ ? std::string_view(owned_) : view_; }
@@ -78,7 +84,9 @@ class Blob {
   bool zero_copy() const { return !is_owned_; }
 
  private:
+  friend class Dataset;
   std::string_view view_;
+  std::shared_ptr<const void> owner_;  // what view_ points into
   std::string owned_;
   bool is_owned_ = false;
 };
@@ -99,7 +107,7 @@ struct ArrayView {
 class Dataset;
 
 // One record read by Dataset::Get: the views of its blobs and its scalar
-// values. Typed getters fail with InvalidArgument on a field of another type
+// values. It keeps its Dataset alive. Typed getters fail with InvalidArgument on a field of another type
 // (int32 fields may be read with GetInt64 and float32 with GetFloat64) and
 // OutOfRange on a bad field index.
 class Record {
@@ -157,7 +165,9 @@ struct ShardInfo {
   uint32_t format_minor = 0;
 };
 
-class Dataset {
+// Always held by a shared_ptr (Open returns one): the Records and Blobs it
+// hands out share its ownership.
+class Dataset : public std::enable_shared_from_this<Dataset> {
  public:
   // `path` is a directory (the dataset its manifest NAME.uset commits; in a
   // folder written before manifests, every *.urec in it; format/SPEC.md

@@ -148,7 +148,8 @@ class Loader;
 // One batch, owned by the consumer until destroyed or Released; then its
 // buffer goes back to the loader's pool. Until then its buffer (host and, on
 // a CUDA device, device) is never rewritten, however many batches the loader
-// hands out meanwhile. Move-only.
+// hands out meanwhile, and it stays valid after the Loader is destroyed (the
+// batch shares ownership of the buffer pool). Move-only.
 class Batch {
  public:
   Batch() = default;
@@ -193,7 +194,7 @@ class Batch {
  private:
   friend class Loader;
   struct Pool;  // the loader's side of the hand-back
-  Pool* pool_ = nullptr;
+  std::shared_ptr<Pool> pool_;
   size_t slot_ = 0;
   size_t size_ = 0;
   uint64_t epoch_ = 0;
@@ -215,7 +216,9 @@ class Loader {
   // the batch pool and starts filling epoch 0.
   static Result<std::unique_ptr<Loader>> Create(std::shared_ptr<const Dataset> dataset,
                                                 const LoaderOptions& options);
-  ~Loader();  // stops the workers; releases host and device buffers
+  // Stops the workers; host and device buffers go when the last Batch
+  // handed out is released too.
+  ~Loader();
   Loader(const Loader&) = delete;
   Loader& operator=(const Loader&) = delete;
 
@@ -252,8 +255,8 @@ class Loader {
   struct Impl;
 
  private:
-  explicit Loader(std::unique_ptr<Impl> impl);
-  std::unique_ptr<Impl> impl_;
+  explicit Loader(std::shared_ptr<Impl> impl);
+  std::shared_ptr<Impl> impl_;  // shared with the batches handed out
 };
 
 }  // namespace unirecord

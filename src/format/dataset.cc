@@ -17,6 +17,7 @@ namespace unirecord {
 using format::ShardReader;
 
 struct Record::Impl {
+  std::shared_ptr<const Dataset> owner;  // keeps `dataset` and the mapped files alive
   const Dataset::Impl* dataset = nullptr;
   uint64_t id = 0;
   const uint8_t* entry = nullptr;
@@ -247,6 +248,7 @@ Result<Record> Dataset::Get(uint64_t id) const {
   const auto [shard, row] = located;
   Record record;
   Record::Impl& r = *record.impl_;
+  r.owner = shared_from_this();
   r.dataset = impl_.get();
   r.id = id;
   UREC_ASSIGN_OR_RETURN(r.entry, shard->Entry(row, verify));
@@ -272,7 +274,9 @@ Result<Blob> Dataset::GetBlob(uint64_t id, size_t field) const {
   const bool verify = impl_->options.verify_checksums;
   UREC_ASSIGN_OR_RETURN(auto located, impl_->Locate(id));
   UREC_ASSIGN_OR_RETURN(const uint8_t* entry, located.first->Entry(located.second, verify));
-  return located.first->ReadBlob(entry, located.second, static_cast<size_t>(slot), verify);
+  UREC_ASSIGN_OR_RETURN(Blob blob, located.first->ReadBlob(entry, located.second, static_cast<size_t>(slot), verify));
+  if (blob.zero_copy()) blob.owner_ = shared_from_this();
+  return blob;
 }
 
 namespace {

@@ -27,7 +27,7 @@ Batch::Batch(Batch&& other) noexcept { *this = std::move(other); }
 Batch& Batch::operator=(Batch&& other) noexcept {
   if (this != &other) {
     Release();
-    pool_ = std::exchange(other.pool_, nullptr);
+    pool_ = std::move(other.pool_);
     slot_ = other.slot_;
     size_ = std::exchange(other.size_, 0);
     epoch_ = other.epoch_;
@@ -153,13 +153,18 @@ struct Loader::Impl final : Batch::Pool {
 
   explicit Impl(Sampler s) : sampler(std::move(s)) {}
 
-  ~Impl() override {
+  ~Impl() override { StopWorkers(); }
+
+  // The Loader is going; batches the consumer holds may outlive it (they
+  // share this Impl), so the buffers stay until the last one is released.
+  void StopWorkers() {
     {
       std::lock_guard<std::mutex> lock(mu);
       stopping = true;
     }
     work_cv.notify_all();
     for (std::thread& t : workers) t.join();
+    workers.clear();
   }
 
   size_t batch_size() const { return options.batch_size; }
@@ -408,7 +413,7 @@ struct Loader::Impl final : Batch::Pool {
     return held;
   }
 
-  Result<Batch> Next() {
+  Result<Batch> Next(std::shared_ptr<Impl> self) {
     std::unique_lock<std::mutex> lock(mu);
     if (!sticky_error.ok()) return sticky_error;
     Batch batch;
@@ -447,7 +452,7 @@ struct Loader::Impl final : Batch::Pool {
     totals.samples += slot.count;
     work_cv.notify_all();  // the prefetch window moved on: one more batch may claim a slot
 
-    batch.pool_ = this;
+    batch.pool_ = std::move(self);
     batch.slot_ = slot_index;
     batch.size_ = slot.count;
     batch.index_ = start_position / batch_size() + run_batch;
@@ -468,8 +473,8 @@ struct Loader::Impl final : Batch::Pool {
   }
 };
 
-Loader::Loader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-Loader::~Loader() = default;
+Loader::Loader(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Loader::~Loader() { impl_->StopWorkers(); }
 
 namespace {
 
@@ -527,7 +532,7 @@ Result<std::unique_ptr<Loader>> Loader::Create(std::shared_ptr<const Dataset> da
   const uint64_t records = options.subset ? options.subset->size() : dataset->size();
   UREC_ASSIGN_OR_RETURN(Sampler sampler, Sampler::Create(records, options.sampler));
 
-  auto impl = std::make_unique<Impl>(std::move(sampler));
+  auto impl = std::make_shared<Impl>(std::move(sampler));
   impl->dataset = std::move(dataset);
   impl->options = options;
   // The upload reads NHWC; the conversion kernel makes the device layout.
@@ -602,7 +607,7 @@ uint64_t Loader::batches_per_epoch() const {
   return (impl_->EpochEnd() + impl_->batch_size() - 1) / impl_->batch_size();
 }
 
-Result<Batch> Loader::Next() { return impl_->Next(); }
+Result<Batch> Loader::Next() { return impl_->Next(impl_); }
 
 void Loader::SetEpoch(uint64_t epoch) {
   std::unique_lock<std::mutex> lock(impl_->mu);

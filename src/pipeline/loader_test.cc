@@ -592,6 +592,40 @@ TEST_F(LoaderTest, CpuBatchesRefuseWaitOn) {
   EXPECT_EQ(batch->WaitOn(nullptr).code(), StatusCode::kFailedPrecondition);
 }
 
+// A batch shares the loader's buffer pool: it stays readable, and releases
+// cleanly, after the Loader and the caller's Dataset are gone (under ASan in
+// scripts/test-asan.sh).
+TEST_F(LoaderTest, BatchOutlivesTheLoaderAndTheDataset) {
+  const LoaderOptions options = SmallOptions();
+  Result<Batch> first = Status::Internal("unset");
+  Result<Batch> second = Status::Internal("unset");
+  {
+    std::unique_ptr<Loader> loader = MakeLoader(OpenDataset(data_->dir), options);
+    ASSERT_NE(loader, nullptr);
+    first = loader->Next();
+    second = loader->Next();
+  }
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  Result<Sampler> sampler = Sampler::Create(kRecords, options.sampler);
+  ASSERT_TRUE(sampler.ok());
+  const size_t image_bytes = size_t(options.image_size) * options.image_size * 3;
+  for (Batch* batch : {&*first, &*second}) {
+    ASSERT_EQ(batch->size(), options.batch_size);
+    for (size_t i = 0; i < batch->size(); ++i) {
+      const uint64_t id = sampler->At(batch->index() * options.batch_size + i);
+      ASSERT_EQ(batch->record_ids()[i], id);
+      EXPECT_EQ(batch->labels()[i], int64_t(id % 5));
+      const std::vector<uint8_t> expected = ExpectedPixels(data_->jpegs[id], id, 0, options);
+      EXPECT_EQ(0, std::memcmp(batch->images() + i * image_bytes, expected.data(), image_bytes))
+          << "batch " << batch->index() << " sample " << i;
+    }
+  }
+  first->Release();  // back to a pool whose loader is gone
+  EXPECT_TRUE(first->empty());
+  EXPECT_EQ(second->index(), 1u);
+}
+
 // --- bad records ---------------------------------------------------------
 
 const std::vector<uint64_t> kBadIds = {4, 20};
