@@ -96,6 +96,7 @@ TEST_F(ConvertImageFolderTest, KeepOriginalRecordsReadBackByteExactInFolderOrder
   ASSERT_EQ(report->classes.size(), 3u);
   std::string previous_path;
   int64_t previous_label = 0;
+  JpegDecoder decoder;
   for (uint64_t id = 0; id < (*ds)->size(); ++id) {
     auto record = (*ds)->Get(id);
     ASSERT_TRUE(record.ok()) << record.status().ToString();
@@ -108,8 +109,11 @@ TEST_F(ConvertImageFolderTest, KeepOriginalRecordsReadBackByteExactInFolderOrder
     EXPECT_TRUE(label > previous_label || (label == previous_label && path > previous_path)) << path;
     previous_path = path;
     previous_label = label;
-    EXPECT_GT(*record->GetInt64("width"), 0);
-    EXPECT_GT(*record->GetInt64("height"), 0);
+    // The size libjpeg decodes the source to.
+    Result<RgbImage> decoded = decoder.Decode(testing::ReadBytes(src_ + "/" + path));
+    ASSERT_TRUE(decoded.ok()) << path << ": " << decoded.status().ToString();
+    EXPECT_EQ(*record->GetInt64("width"), decoded->width) << path;
+    EXPECT_EQ(*record->GetInt64("height"), decoded->height) << path;
   }
 }
 
