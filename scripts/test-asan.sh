@@ -12,12 +12,20 @@ cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Debug -DUNIRECORD_SANITIZE=address
   -DUNIRECORD_BUILD_BENCH=OFF -DUNIRECORD_BUILD_TOOLS=OFF -DUNIRECORD_ENABLE_CUDA=OFF >/dev/null
 cmake --build "$BUILD_DIR" -j "$(nproc)" --target jpeg_corpus_test jpeg_decoder_test jpeg_encoder_test \
   jpeg_probe_test jpeg_restart_crop_test jpeg_transcode_test resample_test sampler_test loader_test \
+<<<<<<< HEAD
   parser_test query_test dataset_lifetime_test
+=======
+  sample_decoder_test parser_test query_test
+>>>>>>> decoder
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 for t in image/jpeg_probe_test image/jpeg_corpus_test image/jpeg_decoder_test image/jpeg_encoder_test \
          image/jpeg_transcode_test image/resample_test sample/sampler_test pipeline/loader_test \
+<<<<<<< HEAD
          query/parser_test query/query_test format/dataset_lifetime_test; do
+=======
+         pipeline/sample_decoder_test query/parser_test query/query_test; do
+>>>>>>> decoder
   "$BUILD_DIR/src/$t" --gtest_brief=1
 done
 # The fast-layout crop path on damaged data; the thousand-crop exactness run

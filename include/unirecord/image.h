@@ -266,10 +266,6 @@ class JpegDecoder {
 Status ResizeRgb(const uint8_t* src, int src_width, int src_height, size_t src_stride,
                  uint8_t* dst, int dst_width, int dst_height, bool flip);
 
-// Packed RGB (HWC) of `pixels` pixels to three planes R, G, B (CHW, the
-// layout of torchvision's PILToTensor). `hwc` and `chw` must not overlap.
-void HwcToChw(const uint8_t* hwc, size_t pixels, uint8_t* chw);
-
 }  // namespace unirecord
 
 #endif  // UNIRECORD_IMAGE_H_

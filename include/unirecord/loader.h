@@ -25,7 +25,8 @@
 // allocated per sample in steady state.
 //
 // Determinism: a sample's pixels depend only on (seed, epoch, record id) —
-// the crop is planned by PlanRandomResizedCrop with the sampler's seed — so
+// each sample goes through a SampleDecoder (sample_decoder.h, the same path
+// as unirecord.ImageDataset's) keyed with the sampler's seed — so
 // batches are identical for any thread count, and a loader restored from a
 // saved state yields exactly the batches the uninterrupted one would have.
 //
@@ -45,19 +46,15 @@
 
 #include "unirecord/dataset.h"
 #include "unirecord/image.h"
+#include "unirecord/sample_decoder.h"
 #include "unirecord/sampler.h"
 #include "unirecord/status.h"
 
 namespace unirecord {
 
-enum class LoaderTransform : uint8_t {
-  kRandomResizedCrop,  // training: RandomResizedCrop(image_size, crop) + RandomHorizontalFlip
-  // evaluation: Resize(resize_shorter) + CenterCrop(image_size), equal to
-  // torchvision's byte for byte (JpegDecoder::DecodeCenterCrop; with
-  // DecodeOptions::dct_scaling, images at least twice the crop are decoded at
-  // a DCT scale and are close to, not equal to, torchvision's).
-  kCenterCrop,
-};
+// kRandomResizedCrop (training) or kCenterCrop (evaluation); see
+// SampleTransform.
+using LoaderTransform = SampleTransform;
 
 // "NCHW" | "NHWC"; InvalidArgument otherwise.
 Result<ImageLayout> ParseImageLayout(std::string_view name);
@@ -99,9 +96,10 @@ struct LoaderOptions {
   // An empty list is an empty epoch (no batches), as an empty query result.
   std::optional<std::vector<uint64_t>> subset;
 
+  // The per-sample decode, as SampleDecoderOptions (checked by its Check()).
   LoaderTransform transform = LoaderTransform::kRandomResizedCrop;
   int image_size = 224;      // output height and width
-  int resize_shorter = 256;  // kCenterCrop: shorter side before the center crop
+  int resize_shorter = 256;  // kCenterCrop: shorter side before the center crop; 0: no resize
   RandomResizedCropParams crop;  // kRandomResizedCrop: scale, ratio, flip probability
   DecodeOptions decode;          // strict, apply_exif, dct_scaling, limits (its
                                  // layout is set to `layout` below)

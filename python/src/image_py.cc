@@ -1,29 +1,51 @@
 // unirecord._ImageReader: the native side of unirecord.ImageDataset. One call
-// reads a record's JPEG zero-copy, plans the crop (image.h), decodes only the
-// window resized to size x size, and returns uint8 CHW (PILToTensor layout).
+// reads a record's JPEG zero-copy and decodes it through a SampleDecoder
+// (sample_decoder.h, the native Loader's per-sample path): the crop planned
+// on its header, only the window decoded, resized to size x size and written
+// as uint8 CHW (PILToTensor layout) by the resizer itself.
 // get_many does the same for a whole batch in one call (one GIL release).
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
-#include <algorithm>
 #include <mutex>
 
 #include "common.h"
-#include "unirecord/image.h"
+#include "unirecord/sample_decoder.h"
 
 namespace unirecord_py {
 
+using unirecord::Blob;
 using unirecord::CropWindow;
-using unirecord::DecodeOptions;
-using unirecord::FieldType;
-using unirecord::JpegDecoder;
 using unirecord::JpegInfo;
-using unirecord::RandomResizedCropParams;
+using unirecord::Result;
+using unirecord::SampleDecoder;
+using unirecord::SampleDecoderOptions;
+using unirecord::SampleSource;
+using unirecord::SampleTransform;
 using unirecord::Status;
 
 namespace {
 
-enum class Kind { kRandomResizedCrop = 0, kCenterCrop = 1 };
+SampleDecoderOptions MakeOptions(int kind, int size, int resize, double scale_min, double scale_max,
+                                 double ratio_min, double ratio_max, double flip_probability, bool strict,
+                                 bool apply_exif, bool dct_scaling) {
+  if (kind != 0 && kind != 1) RaiseStatus(Status::InvalidArgument("unknown transform kind"));
+  SampleDecoderOptions o;
+  o.transform = kind == 0 ? SampleTransform::kRandomResizedCrop : SampleTransform::kCenterCrop;
+  o.image_size = size;
+  o.resize_shorter = resize;  // 0: CenterCrop alone
+  o.crop.scale_min = scale_min;
+  o.crop.scale_max = scale_max;
+  o.crop.ratio_min = ratio_min;
+  o.crop.ratio_max = ratio_max;
+  o.crop.flip_probability = flip_probability;
+  o.decode.strict = strict;
+  o.decode.apply_exif = apply_exif;
+  o.decode.dct_scaling = dct_scaling;
+  o.decode.layout = unirecord::ImageLayout::kNCHW;  // torchvision's PILToTensor layout
+  Check(o.Check());
+  return o;
+}
 
 class ImageReader {
  public:
@@ -31,46 +53,19 @@ class ImageReader {
               int kind, int size, int resize, double scale_min, double scale_max, double ratio_min,
               double ratio_max, double flip_probability, uint64_t seed, bool strict, bool apply_exif,
               bool dct_scaling)
-      : ds_(std::move(ds)), size_(size), resize_(resize), seed_(seed) {
-    const auto& schema = ds_->dataset->schema();
-    image_field_ = Unwrap(schema.FindField(image_field));
-    if (schema.field(image_field_).type != FieldType::kBytes) {
-      RaiseStatus(Status::InvalidArgument("image field '" + image_field + "' is not a bytes field"));
-    }
-    if (!label_field.empty()) {
-      size_t l = Unwrap(schema.FindField(label_field));
-      const auto& f = schema.field(l);
-      if ((f.type != FieldType::kInt32 && f.type != FieldType::kInt64) || f.is_array()) {
-        RaiseStatus(Status::InvalidArgument("label field '" + label_field + "' is not an int32/int64 scalar"));
-      }
-      label_field_ = static_cast<int>(l);
-      label_indexed_ = f.indexed;
-    }
-    path_field_ = schema.FieldIndex("path");
-    if (path_field_ >= 0 && schema.field(path_field_).type != FieldType::kString) path_field_ = -1;
-    if (kind != 0 && kind != 1) RaiseStatus(Status::InvalidArgument("unknown transform kind"));
-    kind_ = static_cast<Kind>(kind);
-    Check(unirecord::CheckOutputSize(size, size, decode_.limits).WithContext("crop size"));
-    if (kind_ == Kind::kCenterCrop && resize > 0 && resize < size) {
-      RaiseStatus(Status::InvalidArgument("CenterCrop: resize (" + std::to_string(resize) +
-                                          ") must be at least size (" + std::to_string(size) + ")"));
-    }
-    crop_.scale_min = scale_min;
-    crop_.scale_max = scale_max;
-    crop_.ratio_min = ratio_min;
-    crop_.ratio_max = ratio_max;
-    crop_.flip_probability = flip_probability;
-    decode_.strict = strict;
-    decode_.apply_exif = apply_exif;
-    decode_.dct_scaling = dct_scaling;
-  }
+      : ds_(std::move(ds)),
+        source_(Unwrap(SampleSource::Create(ds_->dataset, {image_field, label_field, "path"}, ds_->paths[0]))),
+        options_(MakeOptions(kind, size, resize, scale_min, scale_max, ratio_min, ratio_max, flip_probability,
+                             strict, apply_exif, dct_scaling)),
+        seed_(seed) {}
 
   size_t size() const { return ds_->dataset->size(); }
 
   // (uint8 array [3, size, size], label or -1).
   py::tuple Get(int64_t index, uint64_t epoch) {
     uint64_t id = RecordId(index);
-    py::array_t<uint8_t> out({py::ssize_t{3}, py::ssize_t{size_}, py::ssize_t{size_}});
+    const py::ssize_t side = options_.image_size;
+    py::array_t<uint8_t> out({py::ssize_t{3}, side, side});
     uint8_t* dst = out.mutable_data();
     int64_t label = -1;
     Status st;
@@ -78,7 +73,7 @@ class ImageReader {
       py::gil_scoped_release nogil;
       st = Decode(id, epoch, dst, &label);
     }
-    if (!st.ok()) RaiseStatus(WithRecordContext(st, id));
+    Check(st);
     return py::make_tuple(std::move(out), label);
   }
 
@@ -90,22 +85,21 @@ class ImageReader {
     std::vector<uint64_t> ids(indices.size());
     for (size_t k = 0; k < indices.size(); ++k) ids[k] = RecordId(indices[k]);
     const py::ssize_t n = static_cast<py::ssize_t>(ids.size());
-    py::array_t<uint8_t> images({n, py::ssize_t{3}, py::ssize_t{size_}, py::ssize_t{size_}});
+    const py::ssize_t side = options_.image_size;
+    py::array_t<uint8_t> images({n, py::ssize_t{3}, side, side});
     py::array_t<int64_t> labels(n);
     uint8_t* dst = images.mutable_data();
     int64_t* label = labels.mutable_data();
-    const size_t stride = 3 * static_cast<size_t>(size_) * static_cast<size_t>(size_);
+    const size_t stride = options_.output_bytes();
     Status st;
-    size_t k = 0;
     {
       py::gil_scoped_release nogil;
-      for (; k < ids.size(); ++k) {
+      for (size_t k = 0; k < ids.size() && st.ok(); ++k) {
         label[k] = -1;
         st = Decode(ids[k], epoch, dst + k * stride, &label[k]);
-        if (!st.ok()) break;
       }
     }
-    if (!st.ok()) RaiseStatus(WithRecordContext(st, ids[k]));
+    Check(st);
     return py::make_tuple(std::move(images), std::move(labels));
   }
 
@@ -113,10 +107,14 @@ class ImageReader {
   // stored orientation (display orientation with apply_exif).
   py::tuple Window(int64_t index, uint64_t epoch) {
     uint64_t id = RecordId(index);
-    auto blob = ds_->dataset->GetBlob(id, image_field_);
-    if (!blob.ok()) RaiseStatus(blob.status());
-    JpegInfo info = Unwrap(unirecord::ProbeJpeg(blob->data()));
-    CropWindow w = Plan(info, id, epoch);
+    Blob blob;
+    int64_t label = -1;
+    Status st = source_.Read(id, &blob, &label);
+    Result<JpegInfo> info = st.ok() ? unirecord::ProbeJpeg(blob.data()) : Result<JpegInfo>(st);
+    if (!info.ok()) RaiseStatus(info.status().WithContext(source_.Describe(id)));
+    std::unique_ptr<SampleDecoder> decoder = Unwrap(TakeDecoder());
+    CropWindow w = decoder->Plan(*info, seed_, epoch, id);
+    GiveBack(std::move(decoder));
     return py::make_tuple(w.x, w.y, w.width, w.height, w.flip);
   }
 
@@ -125,68 +123,16 @@ class ImageReader {
  private:
   uint64_t RecordId(int64_t index) const { return CheckIndex(*ds_, index); }
 
-  CropWindow Plan(const JpegInfo& info, uint64_t id, uint64_t epoch) const {
-    int w = info.window_width(decode_.apply_exif);
-    int h = info.window_height(decode_.apply_exif);
-    if (kind_ == Kind::kRandomResizedCrop) {
-      return unirecord::PlanRandomResizedCrop(w, h, crop_, seed_, epoch, id);
-    }
-    // resize <= 0: no resize first (torchvision's CenterCrop alone); an image
-    // smaller than the crop is scaled up (torchvision would pad it).
-    int shorter = resize_ > 0 ? resize_ : std::max(std::min(w, h), size_);
-    return unirecord::PlanCenterCrop(w, h, size_, shorter);
-  }
-
+  // Record `id` into `chw` (errors name the dataset, the record and its path).
   Status Decode(uint64_t id, uint64_t epoch, uint8_t* chw, int64_t* label) {
-    const unirecord::Dataset& ds = *ds_->dataset;
-    if (label_field_ >= 0) {
-      if (label_indexed_) {
-        auto r = ds.GetIndexedInt64(id, static_cast<size_t>(label_field_));
-        if (!r.ok()) return r.status();
-        *label = *r;
-      } else {
-        auto rec = ds.Get(id);
-        if (!rec.ok()) return rec.status();
-        auto r = rec->GetInt64(static_cast<size_t>(label_field_));
-        if (!r.ok()) return r.status();
-        *label = *r;
-      }
-    }
-    auto blob = ds.GetBlob(id, image_field_);
-    if (!blob.ok()) return blob.status();
-    auto info = unirecord::ProbeJpeg(blob->data());
-    if (!info.ok()) return info.status();
-    UREC_RETURN_IF_ERROR(unirecord::CheckDecodable(*info, decode_.limits));
-    std::unique_ptr<JpegDecoder> decoder = TakeDecoder();
-    thread_local std::vector<uint8_t> hwc;
-    const size_t plane = static_cast<size_t>(size_) * static_cast<size_t>(size_);
-    hwc.resize(plane * 3);
-    Status st;
-    if (kind_ == Kind::kCenterCrop && resize_ > 0) {
-      // torchvision's Resize + CenterCrop, byte for byte unless DCT scaling applies.
-      st = decoder->DecodeCenterCrop(blob->data(), size_, resize_, hwc.data(), hwc.size());
-    } else {
-      st = decoder->DecodeCropResized(blob->data(), Plan(*info, id, epoch), size_, size_, hwc.data(), hwc.size());
-    }
-    GiveBack(std::move(decoder));
-    if (!st.ok()) return st;
-    unirecord::HwcToChw(hwc.data(), plane, chw);  // torchvision's PILToTensor layout
-    return Status::OK();
+    Result<std::unique_ptr<SampleDecoder>> decoder = TakeDecoder();
+    if (!decoder.ok()) return decoder.status();
+    Status st = (*decoder)->DecodeRecord(source_, id, seed_, epoch, chw, options_.output_bytes(), label);
+    GiveBack(std::move(decoder).value());
+    return st;
   }
 
-  Status WithRecordContext(const Status& st, uint64_t id) const {
-    std::string where = "dataset " + ds_->paths[0] + ": record " + std::to_string(id);
-    if (path_field_ >= 0) {
-      auto rec = ds_->dataset->Get(id);
-      if (rec.ok()) {
-        auto p = rec->GetString(static_cast<size_t>(path_field_));
-        if (p.ok()) where += " (" + std::string(*p) + ")";
-      }
-    }
-    return st.WithContext(where);
-  }
-
-  std::unique_ptr<JpegDecoder> TakeDecoder() {
+  Result<std::unique_ptr<SampleDecoder>> TakeDecoder() {
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (!free_.empty()) {
@@ -195,26 +141,19 @@ class ImageReader {
         return d;
       }
     }
-    return std::make_unique<JpegDecoder>(decode_);
+    return SampleDecoder::Create(options_);
   }
-  void GiveBack(std::unique_ptr<JpegDecoder> d) {
+  void GiveBack(std::unique_ptr<SampleDecoder> d) {
     std::lock_guard<std::mutex> lock(mu_);
     free_.push_back(std::move(d));
   }
 
   std::shared_ptr<PyDataset> ds_;
-  size_t image_field_ = 0;
-  int label_field_ = -1;
-  bool label_indexed_ = false;
-  int path_field_ = -1;
-  Kind kind_ = Kind::kRandomResizedCrop;
-  int size_ = 224;
-  int resize_ = 0;
+  SampleSource source_;
+  SampleDecoderOptions options_;
   uint64_t seed_ = 0;
-  RandomResizedCropParams crop_;
-  DecodeOptions decode_;
   std::mutex mu_;
-  std::vector<std::unique_ptr<JpegDecoder>> free_;  // reused libjpeg state, one per concurrent caller
+  std::vector<std::unique_ptr<SampleDecoder>> free_;  // reused libjpeg state, one per concurrent caller
 };
 
 }  // namespace

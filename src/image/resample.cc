@@ -351,8 +351,4 @@ Status ResizeRgb(const uint8_t* src, int src_width, int src_height, size_t src_s
   return Status::OK();
 }
 
-void HwcToChw(const uint8_t* hwc, size_t pixels, uint8_t* chw) {
-  image_internal::SplitPlanes(hwc, pixels, chw, chw + pixels, chw + 2 * pixels);
-}
-
 }  // namespace unirecord

@@ -78,7 +78,6 @@ using Clock = std::chrono::steady_clock;
 
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
-constexpr size_t kNoField = static_cast<size_t>(-1);
 constexpr size_t kNoSlot = static_cast<size_t>(-1);
 
 }  // namespace
@@ -103,17 +102,9 @@ struct Loader::Impl final : Batch::Pool {
     std::string last_bad_record;
   };
 
-  // Worker-side timings of one sample, added to the totals under the lock.
-  struct SampleTimes {
-    Clock::duration read{}, decode{};
-  };
-
-  std::shared_ptr<const Dataset> dataset;
+  SampleSource source;
   LoaderOptions options;
-  size_t image_field = kNoField;
-  size_t label_field = kNoField;
-  size_t path_field = kNoField;
-  bool label_indexed = false;
+  std::vector<std::unique_ptr<SampleDecoder>> decoders;  // one per worker thread
   size_t image_bytes = 0;  // one sample: image_size^2 * 3
   int thread_count = 1;
 #ifdef UNIRECORD_WITH_CUDA
@@ -151,7 +142,7 @@ struct Loader::Impl final : Batch::Pool {
   LoaderStats totals;
   Clock::time_point stats_since = Clock::now();
 
-  explicit Impl(Sampler s) : sampler(std::move(s)) {}
+  Impl(Sampler s, SampleSource src) : source(std::move(src)), sampler(std::move(s)) {}
 
   ~Impl() override { StopWorkers(); }
 
@@ -240,71 +231,22 @@ struct Loader::Impl final : Batch::Pool {
     return options.subset ? (*options.subset)[id] : id;
   }
 
-  std::string Describe(uint64_t id) const {
-    std::string what = "record " + std::to_string(id);
-    if (path_field != kNoField) {
-      Result<Record> record = dataset->Get(id);
-      if (record.ok()) {
-        Result<std::string_view> path = record->GetString(path_field);
-        if (path.ok()) what += " (" + std::string(*path) + ")";
-      }
-    }
-    return what;
-  }
-
-  // Reads, decodes and resizes record `id` into `out` (image_bytes) and its
-  // label into *label.
-  Status LoadRecord(uint64_t id, uint64_t epoch, uint64_t seed, JpegDecoder& decoder,
-                    uint8_t* out, int64_t* label, SampleTimes& times) {
-    const Clock::time_point t0 = Clock::now();
-    UREC_ASSIGN_OR_RETURN(Blob blob, dataset->GetBlob(id, image_field));
-    if (label_field != kNoField) {
-      if (label_indexed) {
-        UREC_ASSIGN_OR_RETURN(*label, dataset->GetIndexedInt64(id, label_field));
-      } else {
-        UREC_ASSIGN_OR_RETURN(Record record, dataset->Get(id));
-        UREC_ASSIGN_OR_RETURN(*label, record.GetInt64(label_field));
-      }
-    }
-    const Clock::time_point t1 = Clock::now();
-    times.read += t1 - t0;
-
-    const std::string_view bytes = blob.data();
-    UREC_ASSIGN_OR_RETURN(JpegInfo info, ProbeJpeg(bytes));
-    UREC_RETURN_IF_ERROR(CheckDecodable(info, options.decode.limits));
-    const int size = options.image_size;
-    // The decoder writes options.layout itself (options.decode.layout).
-    if (options.transform == LoaderTransform::kRandomResizedCrop) {
-      // On the size the decoder checks windows against (displayed with apply_exif).
-      const bool exif = options.decode.apply_exif;
-      const CropWindow window = PlanRandomResizedCrop(info.window_width(exif), info.window_height(exif),
-                                                      options.crop, seed, epoch, id);
-      UREC_RETURN_IF_ERROR(decoder.DecodeCropResized(bytes, window, size, size, out, image_bytes));
-    } else {
-      // torchvision's Resize(resize_shorter) + CenterCrop(size), byte for byte
-      // (unless DCT scaling applies; see JpegDecoder::DecodeCenterCrop).
-      UREC_RETURN_IF_ERROR(decoder.DecodeCenterCrop(bytes, size, options.resize_shorter, out, image_bytes));
-    }
-    times.decode += Clock::now() - t1;
-    return Status::OK();
-  }
-
   // Fills sample `offset` of `slot` from sampler position `position`; with
   // kSkip, bad records are replaced by the following positions' records.
   Status LoadSample(uint64_t position, Slot& slot, size_t offset, uint64_t epoch, uint64_t seed,
-                    JpegDecoder& decoder, SampleTimes& times,
+                    SampleDecoder& decoder, SampleTimes& times,
                     uint64_t* skipped, std::string* last_bad) {
     uint8_t* out = slot.images + offset * image_bytes;
     int64_t* label = &slot.labels[offset];
     const uint64_t size = sampler.size();
     for (int attempt = 0;; ++attempt) {
       const uint64_t id = RecordAt((position + attempt) % size);
-      Status status = LoadRecord(id, epoch, seed, decoder, out, label, times);
-      if (status.ok()) {
+      // Errors name the record (and its path).
+      Status named = decoder.DecodeRecord(source, id, seed, epoch, out, image_bytes, label, &times);
+      if (named.ok()) {
         slot.record_ids[offset] = id;
-        return status;
+        return named;
       }
-      Status named = status.WithContext(Describe(id));
       if (options.on_bad_record == OnBadRecord::kRaise) return named;
       ++*skipped;
       *last_bad = named.message();
@@ -316,8 +258,7 @@ struct Loader::Impl final : Batch::Pool {
     }
   }
 
-  void WorkerLoop() {
-    JpegDecoder decoder(options.decode);
+  void WorkerLoop(SampleDecoder& decoder) {
     std::unique_lock<std::mutex> lock(mu);
     for (;;) {
       work_cv.wait(lock, [&] { return stopping || WorkAvailable(); });
@@ -353,8 +294,8 @@ struct Loader::Impl final : Batch::Pool {
 
       lock.lock();
       if (generation == my_generation) {
-        totals.read_s += Seconds(times.read);
-        totals.decode_s += Seconds(times.decode);
+        totals.read_s += times.read_s;
+        totals.decode_s += times.decode_s;
         slot.skipped += skipped;
         if (!last_bad.empty()) slot.last_bad_record = std::move(last_bad);
         if (!status.ok() && (slot.error.ok() || offset < slot.error_offset)) {
@@ -457,7 +398,7 @@ struct Loader::Impl final : Batch::Pool {
     batch.size_ = slot.count;
     batch.index_ = start_position / batch_size() + run_batch;
     batch.images_ = slot.images;
-    batch.labels_ = label_field == kNoField ? nullptr : slot.labels.data();
+    batch.labels_ = source.has_labels() ? slot.labels.data() : nullptr;
     batch.record_ids_ = slot.record_ids.data();
 #ifdef UNIRECORD_WITH_CUDA
     if (device != nullptr) {
@@ -478,15 +419,24 @@ Loader::~Loader() { impl_->StopWorkers(); }
 
 namespace {
 
+// The per-sample part of the options; the decoder writes `layout` itself.
+SampleDecoderOptions SampleOptions(const LoaderOptions& o) {
+  SampleDecoderOptions sample;
+  sample.transform = o.transform;
+  sample.image_size = o.image_size;
+  sample.resize_shorter = o.resize_shorter;
+  sample.crop = o.crop;
+  sample.decode = o.decode;
+  sample.decode.layout = o.layout;
+  return sample;
+}
+
 Status CheckOptions(const Dataset& dataset, const LoaderOptions& o) {
   if (o.batch_size == 0) return Status::InvalidArgument("loader: batch_size must be positive");
-  UREC_RETURN_IF_ERROR(CheckOutputSize(o.image_size, o.image_size, o.decode.limits).WithContext("loader: image_size"));
+  UREC_RETURN_IF_ERROR(SampleOptions(o).Check().WithContext("loader"));
   if (o.prefetch > 0 &&
       o.batch_size > SIZE_MAX / (size_t(o.image_size) * size_t(o.image_size) * 3) / (size_t(o.prefetch) + 1)) {
     return Status::InvalidArgument("loader: batch_size " + std::to_string(o.batch_size) + " is too large");
-  }
-  if (o.transform == LoaderTransform::kCenterCrop && o.resize_shorter < o.image_size) {
-    return Status::InvalidArgument("loader: resize_shorter must be at least image_size for a center crop");
   }
   if (o.prefetch < 1 || o.prefetch > 1024) {
     return Status::InvalidArgument("loader: prefetch " + std::to_string(o.prefetch) + " is out of range 1..1024");
@@ -524,36 +474,24 @@ Result<std::unique_ptr<Loader>> Loader::Create(std::shared_ptr<const Dataset> da
                                                const LoaderOptions& options) {
   if (dataset == nullptr) return Status::InvalidArgument("loader: no dataset");
   UREC_RETURN_IF_ERROR(CheckOptions(*dataset, options));
-  const Schema& schema = dataset->schema();
-  UREC_ASSIGN_OR_RETURN(size_t image_field, schema.FindField(options.image_field));
-  if (schema.field(image_field).type != FieldType::kBytes) {
-    return Status::InvalidArgument("loader: field '" + options.image_field + "' is not a bytes field");
-  }
   const uint64_t records = options.subset ? options.subset->size() : dataset->size();
+  Result<SampleSource> source =
+      SampleSource::Create(std::move(dataset), {options.image_field, options.label_field, options.path_field});
+  if (!source.ok()) return source.status().WithContext("loader");
   UREC_ASSIGN_OR_RETURN(Sampler sampler, Sampler::Create(records, options.sampler));
 
-  auto impl = std::make_shared<Impl>(std::move(sampler));
-  impl->dataset = std::move(dataset);
+  auto impl = std::make_shared<Impl>(std::move(sampler), std::move(source).value());
   impl->options = options;
   // The upload reads NHWC; the conversion kernel makes the device layout.
   if (options.cuda.device >= 0) impl->options.layout = ImageLayout::kNHWC;
   impl->options.decode.layout = impl->options.layout;
-  impl->image_field = image_field;
-  if (!options.label_field.empty()) {
-    UREC_ASSIGN_OR_RETURN(impl->label_field, schema.FindField(options.label_field));
-    const Field& label = schema.field(impl->label_field);
-    if ((label.type != FieldType::kInt32 && label.type != FieldType::kInt64) || label.is_array()) {
-      return Status::InvalidArgument("loader: label field '" + options.label_field +
-                                     "' is not an int32/int64 scalar");
-    }
-    impl->label_indexed = label.indexed;
-  }
-  const int path_field = schema.FieldIndex(options.path_field);
-  if (path_field >= 0 && schema.field(path_field).type == FieldType::kString) {
-    impl->path_field = static_cast<size_t>(path_field);
-  }
-  impl->image_bytes = size_t(options.image_size) * size_t(options.image_size) * 3;
+  const SampleDecoderOptions sample_options = SampleOptions(impl->options);
+  impl->image_bytes = sample_options.output_bytes();
   UREC_ASSIGN_OR_RETURN(impl->thread_count, ResolveThreadCount(options.threads, "loader: threads"));
+  for (int i = 0; i < impl->thread_count; ++i) {
+    UREC_ASSIGN_OR_RETURN(std::unique_ptr<SampleDecoder> decoder, SampleDecoder::Create(sample_options));
+    impl->decoders.push_back(std::move(decoder));
+  }
 
   const size_t slot_count = static_cast<size_t>(options.prefetch) + 1;
   impl->slots.resize(slot_count);
@@ -590,7 +528,7 @@ Result<std::unique_ptr<Loader>> Loader::Create(std::shared_ptr<const Dataset> da
   impl->workers.reserve(impl->thread_count);
   for (int i = 0; i < impl->thread_count; ++i) {
     try {
-      impl->workers.emplace_back([raw] { raw->WorkerLoop(); });
+      impl->workers.emplace_back([raw, i] { raw->WorkerLoop(*raw->decoders[i]); });
     } catch (const std::system_error& e) {
       return Status::IOError("loader: cannot start decode thread " + std::to_string(i + 1) + " of " +
                              std::to_string(impl->thread_count) + ": " + e.what());

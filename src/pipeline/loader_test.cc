@@ -532,6 +532,29 @@ TEST_F(LoaderTest, InvalidOptionsAreErrors) {
   options.sampler.shard_id = 4;
   EXPECT_EQ(Loader::Create(ds, options).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(Loader::Create(nullptr, SmallOptions()).status().code(), StatusCode::kInvalidArgument);
+  // The per-sample options are SampleDecoderOptions::Check's.
+  options = SmallOptions();
+  options.crop.ratio_min = 0;
+  Result<std::unique_ptr<Loader>> bad_ratio = Loader::Create(ds, options);
+  ASSERT_FALSE(bad_ratio.ok());
+  EXPECT_EQ(bad_ratio.status().message().rfind("loader: random resized crop: ratio", 0), 0u)
+      << bad_ratio.status().message();
+  options = SmallOptions();
+  options.transform = LoaderTransform::kCenterCrop;
+  options.resize_shorter = kImageSize - 1;
+  EXPECT_EQ(Loader::Create(ds, options).status().code(), StatusCode::kInvalidArgument);
+}
+
+// resize_shorter = 0: CenterCrop(image_size) alone (ExpectedPixels: the
+// window of that size, resized only when the image is smaller).
+TEST_F(LoaderTest, CenterCropWithoutResize) {
+  LoaderOptions options = SmallOptions();
+  options.transform = LoaderTransform::kCenterCrop;
+  options.resize_shorter = 0;
+  options.sampler.order = SampleOrder::kSequential;
+  std::unique_ptr<Loader> loader = MakeLoader(OpenDataset(data_->dir), options);
+  ASSERT_NE(loader, nullptr);
+  EXPECT_EQ(CheckEpoch(*loader, *data_, 0).size(), size_t(kRecords));
 }
 
 TEST_F(LoaderTest, ThreadCountsAreBounded) {

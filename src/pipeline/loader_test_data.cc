@@ -74,15 +74,19 @@ std::vector<uint8_t> ExpectedPixels(const std::string& jpeg, uint64_t id, uint64
   DecodeOptions packed = options.decode;  // a loader's options carry its batch layout here
   packed.layout = ImageLayout::kNHWC;
   JpegDecoder decoder(packed);
-  Status decoded =
-      options.transform == LoaderTransform::kRandomResizedCrop
-          ? decoder.DecodeCropResized(
-                jpeg,
-                PlanRandomResizedCrop(info->window_width(options.decode.apply_exif),
-                                      info->window_height(options.decode.apply_exif), options.crop,
-                                      options.sampler.seed, epoch, id),
-                options.image_size, options.image_size, hwc.data(), hwc.size())
-          : decoder.DecodeCenterCrop(jpeg, options.image_size, options.resize_shorter, hwc.data(), hwc.size());
+  const int width = info->window_width(options.decode.apply_exif);
+  const int height = info->window_height(options.decode.apply_exif);
+  const int size = options.image_size;
+  Status decoded;
+  if (options.transform == LoaderTransform::kRandomResizedCrop) {
+    const CropWindow window = PlanRandomResizedCrop(width, height, options.crop, options.sampler.seed, epoch, id);
+    decoded = decoder.DecodeCropResized(jpeg, window, size, size, hwc.data(), hwc.size());
+  } else if (options.resize_shorter > 0) {
+    decoded = decoder.DecodeCenterCrop(jpeg, size, options.resize_shorter, hwc.data(), hwc.size());
+  } else {  // CenterCrop alone: a size x size window unless the image is smaller
+    const CropWindow window = PlanCenterCrop(width, height, size, std::max(std::min(width, height), size));
+    decoded = decoder.DecodeCropResized(jpeg, window, size, size, hwc.data(), hwc.size());
+  }
   EXPECT_TRUE(decoded.ok()) << decoded.ToString();
   if (options.layout == ImageLayout::kNHWC) return hwc;
   std::vector<uint8_t> chw(hwc.size());

@@ -190,6 +190,19 @@ def test_center_crop_equals_torchvision_resize_then_center_crop(tmp_path):
             assert np.array_equal(urec_decode(path, "--center-crop", "224,256"), theirs)
 
 
+def test_center_crop_options_are_the_sample_decoders(tmp_path):
+    """--center-crop SIZE,RESIZE takes the Loader's and ImageDataset's check
+    (SampleDecoderOptions::Check): RESIZE below SIZE is refused, RESIZE 0 is
+    CenterCrop(SIZE) alone, torchvision's for an image larger than the crop."""
+    path = CORPUS / "pillow__flower.jpg"
+    out = subprocess.run([UREC, "decode", str(path), "-o", "-", "--center-crop", "224,200"], capture_output=True,
+                         text=True)
+    assert out.returncode == 2
+    assert "--center-crop 224,200: center crop: resize_shorter (200) must be at least image_size (224)" in out.stderr
+    theirs = np.asarray(transforms.CenterCrop(96)(pil_rgb(path)))
+    assert np.array_equal(urec_decode(path, "--center-crop", "96,0", "--no-dct-scaling"), theirs)
+
+
 def test_center_crop_window_close_to_torchvision_resize_then_center_crop(tmp_path):
     """Resize(256)+CenterCrop(224) planned as one window resized to 224x224.
 

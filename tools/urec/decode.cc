@@ -9,6 +9,7 @@
 #include "convert/source_image.h"
 #include "io/file.h"
 #include "unirecord/image.h"
+#include "unirecord/sample_decoder.h"
 
 namespace unirecord::cli {
 namespace {
@@ -78,31 +79,40 @@ Status RunDecode(const DecodeCommandOptions& o) {
   } else if (!o.center_crop.empty()) {
     int v[2];
     UREC_RETURN_IF_ERROR(ParseInts(o.center_crop, ',', 2, "--center-crop (want SIZE,RESIZE)", v));
+    // The Loader's and ImageDataset's per-sample decoder, and its checks.
+    SampleDecoderOptions sample;
+    sample.transform = SampleTransform::kCenterCrop;
+    sample.image_size = v[0];
+    sample.resize_shorter = v[1];
+    sample.decode = options;
+    UREC_RETURN_IF_ERROR(CheckOutputSize(v[0], v[0], options.limits).WithContext("--center-crop SIZE"));
+    Result<std::unique_ptr<SampleDecoder>> sample_decoder = SampleDecoder::Create(sample);
+    if (!sample_decoder.ok()) return sample_decoder.status().WithContext("--center-crop " + o.center_crop);
     if (o.resize.empty() && !o.flip && !o.output.empty()) {
       // torchvision's two steps exactly; with --resize, the planned window.
-      UREC_RETURN_IF_ERROR(CheckOutputSize(v[0], v[0], options.limits).WithContext("--center-crop SIZE"));
-      std::vector<uint8_t> out(static_cast<size_t>(v[0]) * v[0] * 3);
-      Status s = decoder.DecodeCenterCrop(bytes, v[0], v[1], out.data(), out.size());
+      std::vector<uint8_t> out(sample.output_bytes());
+      Status s = (*sample_decoder)->Decode(bytes, 0, 0, 0, out.data(), out.size());
       if (!s.ok()) return context(s);
       return WritePpm(o.output, out.data(), v[0], v[0]);
     }
-    window = PlanCenterCrop(window.width, window.height, v[0], v[1]);
+    window = (*sample_decoder)->Plan(*info, 0, 0, 0);
     window.flip = o.flip;
   } else if (!o.random_resized_crop.empty()) {
     int v[3];
     UREC_RETURN_IF_ERROR(ParseInts(o.random_resized_crop, ',', 3,
                                    "--random-resized-crop (want SEED,EPOCH,RECORD)", v));
-    const int width = window.width, height = window.height;
-    RandomResizedCropParams params;
+    SampleDecoderOptions sample;  // torchvision's default scale and ratio, flip probability 0.5
+    sample.image_size = 1;        // only planned here: the output size is --resize's
+    sample.decode = options;
+    UREC_ASSIGN_OR_RETURN(std::unique_ptr<SampleDecoder> sample_decoder, SampleDecoder::Create(sample));
     if (o.print_plans > 0) {
       for (int i = 0; i < o.print_plans; ++i) {
-        CropWindow w = PlanRandomResizedCrop(width, height, params, v[0], v[1],
-                                             static_cast<uint64_t>(v[2]) + i);
+        CropWindow w = sample_decoder->Plan(*info, v[0], v[1], static_cast<uint64_t>(v[2]) + i);
         std::printf("%d %d %d %d %d\n", w.x, w.y, w.width, w.height, w.flip ? 1 : 0);
       }
       return Status::OK();
     }
-    window = PlanRandomResizedCrop(width, height, params, v[0], v[1], v[2]);
+    window = sample_decoder->Plan(*info, v[0], v[1], v[2]);
     window.flip = window.flip != o.flip;
   }
   if (o.print_plans > 0) {
@@ -130,8 +140,8 @@ CommandRunner SetupDecode(CLI::App* cmd) {
   cmd->add_option("--crop", o->crop, "window X,Y,W,H (display orientation with --apply-exif)");
   cmd->add_option("--resize", o->resize, "resize the window to WxH (antialiased bilinear)");
   cmd->add_option("--center-crop", o->center_crop,
-                  "torchvision Resize(RESIZE)+CenterCrop(SIZE), SIZE,RESIZE: exact, or with "
-                  "--resize/--flip the planned window resized");
+                  "torchvision Resize(RESIZE)+CenterCrop(SIZE), SIZE,RESIZE (RESIZE >= SIZE, or 0 "
+                  "for CenterCrop alone): exact, or with --resize/--flip the planned window resized");
   cmd->add_option("--random-resized-crop", o->random_resized_crop,
                   "window (and flip) of RandomResizedCrop planned for SEED,EPOCH,RECORD");
   cmd->add_option("--print-plans", o->print_plans,

@@ -1,0 +1,143 @@
+// The per-sample path shared by the native Loader, unirecord.ImageDataset and
+// `urec decode`: a record's JPEG, a crop window planned on its header, the
+// window decoded crop-first, resized (and flipped) by the resizer, whose last
+// pass writes the caller's layout (HWC or CHW) into the caller's buffer.
+//
+//   SampleDecoderOptions options;        // transform, image_size, crop, decode
+//   UREC_RETURN_IF_ERROR(options.Check());
+//   UREC_ASSIGN_OR_RETURN(SampleSource source, SampleSource::Create(dataset, SampleFields{}));
+//   UREC_ASSIGN_OR_RETURN(auto decoder, SampleDecoder::Create(options));  // one per thread
+//   int64_t label;
+//   UREC_RETURN_IF_ERROR(decoder->DecodeRecord(source, id, seed, epoch, out, out_size, &label));
+//
+// A sample's pixels depend only on the options and (seed, epoch, record id).
+#ifndef UNIRECORD_SAMPLE_DECODER_H_
+#define UNIRECORD_SAMPLE_DECODER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "unirecord/dataset.h"
+#include "unirecord/image.h"
+#include "unirecord/status.h"
+
+namespace unirecord {
+
+enum class SampleTransform : uint8_t {
+  // training: torchvision's RandomResizedCrop(image_size, scale, ratio) +
+  // RandomHorizontalFlip(flip_probability)
+  kRandomResizedCrop,
+  // evaluation: Resize(resize_shorter) + CenterCrop(image_size), equal to
+  // torchvision's byte for byte (JpegDecoder::DecodeCenterCrop; with
+  // DecodeOptions::dct_scaling, images at least twice the crop are decoded at
+  // a DCT scale and are close to, not equal to, torchvision's).
+  kCenterCrop,
+};
+
+struct SampleDecoderOptions {
+  SampleTransform transform = SampleTransform::kRandomResizedCrop;
+  int image_size = 224;  // output height and width
+  // kCenterCrop: the shorter side after the resize, at least image_size.
+  // 0: no resize, CenterCrop(image_size) alone (an image smaller than the
+  // crop is scaled up to it, where torchvision would pad).
+  int resize_shorter = 256;
+  RandomResizedCropParams crop;  // kRandomResizedCrop: scale, ratio, flip probability
+  // strict, apply_exif, dct_scaling, limits, and the layout of the output
+  // (kNHWC: packed RGB rows; kNCHW: three planes, torchvision's PILToTensor).
+  DecodeOptions decode;
+
+  // The one check of these options: InvalidArgument naming the option at
+  // fault (an unknown transform or layout, an output over decode.limits, a
+  // resize_shorter below image_size, crop scale outside 0 < min <= max <= 1,
+  // ratio outside 0 < min <= max, a flip probability outside [0, 1]).
+  Status Check() const;
+  // Bytes of one output image: image_size * image_size * 3.
+  size_t output_bytes() const { return size_t(image_size) * size_t(image_size) * 3; }
+};
+
+// The fields a sample is read from.
+struct SampleFields {
+  std::string image = "image";  // a bytes field holding JPEGs
+  std::string label = "label";  // an int32/int64 scalar field; "" for no labels
+  std::string path = "path";    // a string field named in errors; ignored when absent or not a string
+};
+
+// A dataset's samples: the fields resolved and type-checked once. Immutable
+// and thread-safe; keeps the dataset open.
+class SampleSource {
+ public:
+  // NotFound for a missing image or label field; InvalidArgument when the
+  // image field is not bytes or the label not an int32/int64 scalar.
+  // `name` (e.g. the dataset's path) prefixes the records' descriptions.
+  static Result<SampleSource> Create(std::shared_ptr<const Dataset> dataset, const SampleFields& fields,
+                                     std::string name = "");
+
+  const Dataset& dataset() const { return *dataset_; }
+  bool has_labels() const { return label_field_ != kNone; }
+
+  // Record `id`'s JPEG (a view into the mapped shard unless compressed) and,
+  // with a label field, its label (int32 widened) in *label.
+  Status Read(uint64_t id, Blob* jpeg, int64_t* label) const;
+
+  // "record 12 (cat/img_000.jpg)": the id and, with a path field, the
+  // record's path; "dataset NAME: record 12 (...)" when named. Reads the
+  // record again: meant for errors.
+  std::string Describe(uint64_t id) const;
+
+ private:
+  static constexpr size_t kNone = static_cast<size_t>(-1);
+  SampleSource() = default;
+  std::shared_ptr<const Dataset> dataset_;
+  std::string name_;
+  size_t image_field_ = kNone;
+  size_t label_field_ = kNone;
+  bool label_indexed_ = false;
+  size_t path_field_ = kNone;
+};
+
+// Seconds spent, added to by SampleDecoder::DecodeRecord.
+struct SampleTimes {
+  double read_s = 0;    // fetching the JPEG and the label
+  double decode_s = 0;  // probe, plan, decode, resize into the output
+};
+
+// One thread's decoder: the options and a reusable JpegDecoder. Not
+// thread-safe; use one per thread (they are cheap to keep, not to make per
+// sample).
+class SampleDecoder {
+ public:
+  // Checks the options (SampleDecoderOptions::Check).
+  static Result<std::unique_ptr<SampleDecoder>> Create(const SampleDecoderOptions& options);
+
+  const SampleDecoderOptions& options() const { return options_; }
+
+  // The window of the image (display orientation with decode.apply_exif:
+  // planned on info.window_width/height) that sample (seed, epoch,
+  // record_id) shows: PlanRandomResizedCrop or PlanCenterCrop.
+  CropWindow Plan(const JpegInfo& info, uint64_t seed, uint64_t epoch, uint64_t record_id) const;
+
+  // `jpeg` as sample (seed, epoch, record_id): output_bytes() uint8 RGB in
+  // decode.layout into `out` (out_size >= output_bytes()). kCenterCrop with
+  // a resize_shorter is JpegDecoder::DecodeCenterCrop; otherwise the Plan()
+  // window through DecodeCropResized.
+  Status Decode(std::string_view jpeg, uint64_t seed, uint64_t epoch, uint64_t record_id, uint8_t* out,
+                size_t out_size);
+
+  // Reads record `id` from `source` and decodes it as Decode does, the
+  // label into *label (untouched without a label field). Errors name the
+  // record (SampleSource::Describe). With `times`, adds the time spent.
+  Status DecodeRecord(const SampleSource& source, uint64_t id, uint64_t seed, uint64_t epoch, uint8_t* out,
+                      size_t out_size, int64_t* label, SampleTimes* times = nullptr);
+
+ private:
+  explicit SampleDecoder(const SampleDecoderOptions& options);
+  SampleDecoderOptions options_;
+  JpegDecoder decoder_;
+};
+
+}  // namespace unirecord
+
+#endif  // UNIRECORD_SAMPLE_DECODER_H_

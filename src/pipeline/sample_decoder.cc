@@ -1,0 +1,152 @@
+#include "unirecord/sample_decoder.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <utility>
+
+namespace unirecord {
+
+namespace {
+
+std::string Range(double lo, double hi) { return "(" + std::to_string(lo) + ", " + std::to_string(hi) + ")"; }
+
+}  // namespace
+
+Status SampleDecoderOptions::Check() const {
+  if (transform != SampleTransform::kRandomResizedCrop && transform != SampleTransform::kCenterCrop) {
+    return Status::InvalidArgument("unknown transform " + std::to_string(int(transform)));
+  }
+  if (decode.layout != ImageLayout::kNHWC && decode.layout != ImageLayout::kNCHW) {
+    return Status::InvalidArgument("unknown layout " + std::to_string(int(decode.layout)));
+  }
+  UREC_RETURN_IF_ERROR(CheckOutputSize(image_size, image_size, decode.limits).WithContext("image_size"));
+  if (transform == SampleTransform::kCenterCrop && resize_shorter != 0 && resize_shorter < image_size) {
+    return Status::InvalidArgument("center crop: resize_shorter (" + std::to_string(resize_shorter) +
+                                   ") must be at least image_size (" + std::to_string(image_size) +
+                                   "), or 0 for no resize");
+  }
+  if (transform == SampleTransform::kRandomResizedCrop) {
+    // Written so that NaN fails every test.
+    if (!(crop.scale_min > 0 && crop.scale_min <= crop.scale_max && crop.scale_max <= 1)) {
+      return Status::InvalidArgument("random resized crop: scale " + Range(crop.scale_min, crop.scale_max) +
+                                     " must satisfy 0 < min <= max <= 1");
+    }
+    if (!(crop.ratio_min > 0 && crop.ratio_min <= crop.ratio_max && crop.ratio_max < HUGE_VAL)) {
+      return Status::InvalidArgument("random resized crop: ratio " + Range(crop.ratio_min, crop.ratio_max) +
+                                     " must satisfy 0 < min <= max (finite)");
+    }
+    if (!(crop.flip_probability >= 0 && crop.flip_probability <= 1)) {
+      return Status::InvalidArgument("random resized crop: flip probability " +
+                                     std::to_string(crop.flip_probability) + " must be in [0, 1]");
+    }
+  }
+  return Status::OK();
+}
+
+// ------------------------------------------------------------ SampleSource --
+
+Result<SampleSource> SampleSource::Create(std::shared_ptr<const Dataset> dataset, const SampleFields& fields,
+                                          std::string name) {
+  if (dataset == nullptr) return Status::InvalidArgument("no dataset");
+  SampleSource source;
+  const Schema& schema = dataset->schema();
+  UREC_ASSIGN_OR_RETURN(source.image_field_, schema.FindField(fields.image));
+  if (schema.field(source.image_field_).type != FieldType::kBytes) {
+    return Status::InvalidArgument("image field '" + fields.image + "' is not a bytes field");
+  }
+  if (!fields.label.empty()) {
+    UREC_ASSIGN_OR_RETURN(source.label_field_, schema.FindField(fields.label));
+    const Field& label = schema.field(source.label_field_);
+    if ((label.type != FieldType::kInt32 && label.type != FieldType::kInt64) || label.is_array()) {
+      return Status::InvalidArgument("label field '" + fields.label + "' is not an int32/int64 scalar");
+    }
+    source.label_indexed_ = label.indexed;
+  }
+  const int path_field = fields.path.empty() ? -1 : schema.FieldIndex(fields.path);
+  if (path_field >= 0 && schema.field(path_field).type == FieldType::kString) {
+    source.path_field_ = static_cast<size_t>(path_field);
+  }
+  source.dataset_ = std::move(dataset);
+  source.name_ = std::move(name);
+  return source;
+}
+
+Status SampleSource::Read(uint64_t id, Blob* jpeg, int64_t* label) const {
+  UREC_ASSIGN_OR_RETURN(*jpeg, dataset_->GetBlob(id, image_field_));
+  if (label_field_ == kNone) return Status::OK();
+  if (label_indexed_) {
+    UREC_ASSIGN_OR_RETURN(*label, dataset_->GetIndexedInt64(id, label_field_));
+  } else {
+    UREC_ASSIGN_OR_RETURN(Record record, dataset_->Get(id));
+    UREC_ASSIGN_OR_RETURN(*label, record.GetInt64(label_field_));
+  }
+  return Status::OK();
+}
+
+std::string SampleSource::Describe(uint64_t id) const {
+  std::string what = name_.empty() ? "" : "dataset " + name_ + ": ";
+  what += "record " + std::to_string(id);
+  if (path_field_ != kNone) {
+    Result<Record> record = dataset_->Get(id);
+    if (record.ok()) {
+      Result<std::string_view> path = record->GetString(path_field_);
+      if (path.ok()) what += " (" + std::string(*path) + ")";
+    }
+  }
+  return what;
+}
+
+// ----------------------------------------------------------- SampleDecoder --
+
+SampleDecoder::SampleDecoder(const SampleDecoderOptions& options) : options_(options), decoder_(options.decode) {}
+
+Result<std::unique_ptr<SampleDecoder>> SampleDecoder::Create(const SampleDecoderOptions& options) {
+  UREC_RETURN_IF_ERROR(options.Check());
+  return std::unique_ptr<SampleDecoder>(new SampleDecoder(options));
+}
+
+CropWindow SampleDecoder::Plan(const JpegInfo& info, uint64_t seed, uint64_t epoch, uint64_t record_id) const {
+  // The size the decoder checks windows against (displayed with apply_exif).
+  const int width = info.window_width(options_.decode.apply_exif);
+  const int height = info.window_height(options_.decode.apply_exif);
+  if (options_.transform == SampleTransform::kRandomResizedCrop) {
+    return PlanRandomResizedCrop(width, height, options_.crop, seed, epoch, record_id);
+  }
+  const int size = options_.image_size;
+  const int shorter =
+      options_.resize_shorter > 0 ? options_.resize_shorter : std::max(std::min(width, height), size);
+  return PlanCenterCrop(width, height, size, shorter);
+}
+
+Status SampleDecoder::Decode(std::string_view jpeg, uint64_t seed, uint64_t epoch, uint64_t record_id,
+                             uint8_t* out, size_t out_size) {
+  const int size = options_.image_size;
+  if (options_.transform == SampleTransform::kCenterCrop && options_.resize_shorter > 0) {
+    // torchvision's Resize + CenterCrop byte for byte (unless DCT scaling
+    // applies); it probes the header itself.
+    return decoder_.DecodeCenterCrop(jpeg, size, options_.resize_shorter, out, out_size);
+  }
+  UREC_ASSIGN_OR_RETURN(JpegInfo info, ProbeJpeg(jpeg));
+  return decoder_.DecodeCropResized(jpeg, Plan(info, seed, epoch, record_id), size, size, out, out_size);
+}
+
+Status SampleDecoder::DecodeRecord(const SampleSource& source, uint64_t id, uint64_t seed, uint64_t epoch,
+                                   uint8_t* out, size_t out_size, int64_t* label, SampleTimes* times) {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point t0 = times != nullptr ? Clock::now() : Clock::time_point();
+  Blob jpeg;
+  Status status = source.Read(id, &jpeg, label);
+  if (status.ok()) {
+    const Clock::time_point t1 = times != nullptr ? Clock::now() : Clock::time_point();
+    status = Decode(jpeg.data(), seed, epoch, id, out, out_size);
+    if (times != nullptr) {
+      times->read_s += std::chrono::duration<double>(t1 - t0).count();
+      times->decode_s += std::chrono::duration<double>(Clock::now() - t1).count();
+    }
+  }
+  if (!status.ok()) return status.WithContext(source.Describe(id));
+  return status;
+}
+
+}  // namespace unirecord
