@@ -47,16 +47,6 @@ FieldType ParseFieldType(const py::handle& obj) {
       " (expected one of 'int32', 'int64', 'float32', 'float64', 'string', 'bytes')"));
 }
 
-BlobCompression ParseCompression(const std::string& s) {
-  if (s == "none" || s.empty()) return BlobCompression::kNone;
-  if (s == "zstd") return BlobCompression::kZstd;
-  RaiseStatus(Status::InvalidArgument("unknown compression '" + s + "' (expected 'none' or 'zstd')"));
-}
-
-const char* CompressionName(BlobCompression c) {
-  return c == BlobCompression::kZstd ? "zstd" : "none";
-}
-
 Field MakeField(const std::string& name, const py::handle& type, const py::object& shape, bool indexed,
                 const std::string& compression) {
   Field f;
@@ -212,7 +202,7 @@ void OpenInto(PyDataset& d) {
     for (const std::string& name : d.field_names) {
       int i = schema.FieldIndex(name);
       if (i < 0) {
-        RaiseStatus(Status::InvalidArgument("dataset " + d.paths[0] + " has no field named '" + name +
+        RaiseStatus(Status::KeyNotFound("dataset " + d.paths[0] + " has no field named '" + name +
                                             "' (fields: " + schema.ToString() + ")"));
       }
       d.fields.push_back(static_cast<size_t>(i));
@@ -253,6 +243,14 @@ std::shared_ptr<PyDataset> NewDataset(const py::object& path, const py::object& 
 }
 
 }  // namespace
+
+BlobCompression ParseCompression(const std::string& s) {
+  if (s == "none" || s.empty()) return BlobCompression::kNone;
+  if (s == "zstd") return BlobCompression::kZstd;
+  RaiseStatus(Status::InvalidArgument("unknown compression '" + s + "' (expected 'none' or 'zstd')"));
+}
+
+const char* CompressionName(BlobCompression c) { return c == BlobCompression::kZstd ? "zstd" : "none"; }
 
 uint64_t CheckIndex(const PyDataset& d, int64_t i) {
   const int64_t n = static_cast<int64_t>(d.dataset->size());
@@ -501,7 +499,21 @@ the files (this is what DataLoader workers do).
           "Class names in label order (from metadata 'classes'), or None.")
       .def_property_readonly("uuid", [](const PyDataset& d) { return d.dataset->uuid(); },
                              "Content-derived dataset UUID.")
-      .def_property_readonly("num_shards", [](const PyDataset& d) { return d.dataset->num_shards(); })
+      .def_property_readonly("num_files", [](const PyDataset& d) { return d.dataset->num_shards(); },
+                             "The number of shard files (.urec) of the dataset. Not Loader.num_shards, "
+                             "the data-parallel ranks.")
+      .def_property_readonly(
+          "num_shards",
+          [](const PyDataset& d) {
+            if (PyErr_WarnEx(PyExc_DeprecationWarning,
+                             "Dataset.num_shards is deprecated: it is the number of files; use Dataset.num_files "
+                             "(num_shards names the data-parallel ranks of Loader)",
+                             1) != 0) {
+              throw py::error_already_set();
+            }
+            return d.dataset->num_shards();
+          },
+          "Deprecated alias of num_files (DeprecationWarning).")
       .def_property_readonly(
           "path",
           [](const PyDataset& d) -> py::object {
