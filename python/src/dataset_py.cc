@@ -364,7 +364,7 @@ for labels). compression: "none" (bytes read zero-copy) or "zstd" (bytes only).
                              "'none' or 'zstd' (bytes fields).")
       .def("__eq__", [](const Field& a, const py::object& b) {
         return py::isinstance<Field>(b) && a == b.cast<Field>();
-      })
+      }, py::arg("other"))
       .def("__hash__", [](const Field& f) { return py::hash(py::str(FieldRepr(f))); })
       .def("__repr__", &FieldRepr)
       .def(py::pickle(
@@ -395,7 +395,8 @@ Raises ValueError for an invalid schema (naming the field).
           "Field names, in order.")
       .def("__len__", &Schema::num_fields)
       .def("__iter__", [](const Schema& s) { return py::iter(py::cast(s.fields())); })
-      .def("__contains__", [](const Schema& s, const std::string& name) { return s.FieldIndex(name) >= 0; })
+      .def("__contains__", [](const Schema& s, const std::string& name) { return s.FieldIndex(name) >= 0; },
+           py::arg("name"))
       .def("__getitem__",
            [](const Schema& s, const py::object& key) -> Field {
              if (py::isinstance<py::int_>(key)) {
@@ -407,10 +408,11 @@ Raises ValueError for an invalid schema (naming the field).
              int i = s.FieldIndex(key.cast<std::string>());
              if (i < 0) throw py::key_error(key.cast<std::string>());
              return s.field(static_cast<size_t>(i));
-           })
+           },
+           py::arg("key"))
       .def("__eq__", [](const Schema& a, const py::object& b) {
         return py::isinstance<Schema>(b) && a == b.cast<Schema>();
-      })
+      }, py::arg("other"))
       .def("__repr__", [](const Schema& s) { return "Schema(" + s.ToString() + ")"; })
       .def("__str__", &Schema::ToString)
       .def(py::pickle([](const Schema& s) { return py::list(py::cast(s.fields())); },

@@ -379,7 +379,8 @@ before the first write; classes: list of class names (metadata "classes").
                w.Abort();
              }
              return false;
-           })
+           },
+           py::arg("exc_type"), py::arg("exc"), py::arg("tb"))
       .def("__repr__", [](const PyWriter& w) {
         return "unirecord.Writer('" + w.out_dir + "', name='" + w.name + "', schema=" + w.schema.ToString() + ")";
       });

@@ -41,6 +41,8 @@ __all__ = [
     "CorruptRecordError",
     "Dataset",
     "Field",
+    "IMAGENET_MEAN",
+    "IMAGENET_STD",
     "ImageDataset",
     "Loader",
     "NotSupportedError",
