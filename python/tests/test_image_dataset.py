@@ -272,6 +272,10 @@ def test_which_torchvision_transforms_run_natively(image_records):
     flipped = unirecord.ImageDataset(image_records, lambda image: image.flip(-1), crop=unirecord.CenterCrop(40, resize=48))
     plain = unirecord.ImageDataset(image_records, unirecord.CenterCrop(40, resize=48))
     assert torch.equal(flipped[2][0], plain[2][0].flip(-1))
+    # ToTensor without a crop before it: the native crop= then a uint8 -> float conversion.
+    scaled = unirecord.ImageDataset(image_records, T.Compose([T.ToTensor(), T.Normalize((0.0,) * 3, (2.0,) * 3)]),
+                                    crop=unirecord.CenterCrop(40, resize=48))
+    assert torch.equal(scaled[2][0], plain[2][0].float() / 255 / 2)
     with pytest.raises(ValueError, match="bilinear interpolation only"):
         unirecord.ImageDataset(image_records, T.Compose([T.RandomResizedCrop(48, interpolation=T.InterpolationMode.NEAREST)]))
     with pytest.raises(ValueError, match="Resize\\(int\\) followed by CenterCrop only"):

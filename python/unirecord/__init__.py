@@ -238,8 +238,8 @@ def _split_transform(transform: Any) -> Tuple[Optional[_NativeCrop], Optional[Ca
     ``Resize(int)`` + ``CenterCrop``, or ``CenterCrop`` taken over by the native
     decoder, then a ``PILToTensor`` (nothing left to do: the native output is
     its layout) or ``ToTensor`` (becomes ``ConvertImageDtype(float32)``, the same
-    values); what follows runs on the uint8 CHW tensor. Any other callable runs
-    whole on the native output."""
+    values), also without a crop before them; what follows runs on the uint8 CHW
+    tensor. Any other callable runs whole on the native output."""
     if transform is None:
         return None, None
     if isinstance(transform, (RandomResizedCrop, CenterCrop)):
@@ -269,7 +269,7 @@ def _split_transform(transform: Any) -> Tuple[Optional[_NativeCrop], Optional[Ca
     elif k < len(steps) and _is_torchvision(steps[k], "CenterCrop"):
         crop = CenterCrop(tuple(steps[k].size))
         k += 1
-    if crop is not None and k < len(steps):
+    if k < len(steps):
         if _is_torchvision(steps[k], "PILToTensor"):
             k += 1
         elif _is_torchvision(steps[k], "ToTensor"):
@@ -279,11 +279,7 @@ def _split_transform(transform: Any) -> Tuple[Optional[_NativeCrop], Optional[Ca
     rest = steps[k:]
     if not rest:
         return crop, None
-    if crop is None:
-        return None, transform
-    if len(rest) == 1:
-        return crop, rest[0]
-    return crop, type(transform)(rest)
+    return crop, rest[0] if len(rest) == 1 else type(transform)(rest)
 
 
 def _transform_params(crop: _NativeCrop) -> Dict[str, Any]:
