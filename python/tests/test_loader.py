@@ -216,6 +216,10 @@ def test_errors(loader_records, tmp_path):
         unirecord.Loader(loader_records, batch_size=4, shuffle=False, transform=unirecord.CenterCrop(32))
     with pytest.raises(ValueError):
         unirecord.Loader(loader_records, batch_size=4, shuffle=False, image_field="label")
+    with pytest.raises(KeyError, match="no field named 'nope'"):
+        unirecord.Loader(loader_records, batch_size=4, shuffle=False, image_field="nope")
+    with pytest.raises(KeyError, match="no field named 'nope'"):
+        unirecord.ImageDataset(loader_records, label_field="nope")
     with pytest.raises(ValueError):
         unirecord.Loader(loader_records, batch_size=4, shuffle=False, device="mps")
 
