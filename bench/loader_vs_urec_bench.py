@@ -41,7 +41,7 @@ def child(args):
     """One Python Loader run; prints urec bench's JSON shape (the keys used here)."""
     import unirecord
 
-    loader = unirecord.Loader(args.records, batch_size=args.batch, seed=0, threads=args.threads,
+    loader = unirecord.Loader(args.records, batch_size=args.batch, shuffle=True, seed=0, threads=args.threads,
                               prefetch=args.prefetch, layout=args.layout,
                               transform=unirecord.RandomResizedCrop(224, flip=True))
     epochs = []

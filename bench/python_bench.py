@@ -60,7 +60,7 @@ def child(args):
     if args.child == "loader":
         import unirecord
 
-        loader = unirecord.Loader(args.records, batch_size=args.batch, seed=0, threads=args.threads,
+        loader = unirecord.Loader(args.records, batch_size=args.batch, shuffle=True, seed=0, threads=args.threads,
                                   transform=unirecord.RandomResizedCrop(224, flip=True))
         for epoch in range(args.epochs):
             loader.set_epoch(epoch)

@@ -128,7 +128,7 @@ class Record {
   Result<std::string_view> GetString(size_t field) const;
   Result<ArrayView> GetArray(size_t field) const;
 
-  // By name (NotFound for an unknown name).
+  // By name (KeyNotFound for an unknown name).
   Result<std::string_view> GetBytes(std::string_view field) const;
   Result<int32_t> GetInt32(std::string_view field) const;
   Result<int64_t> GetInt64(std::string_view field) const;

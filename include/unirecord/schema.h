@@ -100,7 +100,7 @@ class Schema {
 
   // Index of the field called `name`, or -1.
   int FieldIndex(std::string_view name) const;
-  // Same, as a Result: NotFound("no field named 'x'") when absent.
+  // Same, as a Result: KeyNotFound("no field named 'x'") when absent.
   Result<size_t> FindField(std::string_view name) const;
 
   bool operator==(const Schema& other) const { return fields_ == other.fields_; }

@@ -6,6 +6,7 @@
 #ifndef UNIRECORD_STATUS_H_
 #define UNIRECORD_STATUS_H_
 
+#include <cassert>
 #include <optional>
 #include <string>
 #include <utility>
@@ -15,13 +16,14 @@ namespace unirecord {
 enum class StatusCode : int {
   kOk = 0,
   kInvalidArgument = 1,     // the caller passed something unusable
-  kNotFound = 2,            // a path, field or id that does not exist
+  kNotFound = 2,            // a path or file that does not exist
   kIOError = 3,             // the operating system refused a read/write
   kCorruption = 4,          // on-disk data failed a checksum or a bound check
   kNotSupported = 5,        // valid but unsupported input (e.g. 12-bit JPEG)
   kFailedPrecondition = 6,  // wrong call order (e.g. Write after Finish)
   kOutOfRange = 7,          // an index past the end
   kInternal = 8,            // a bug in unirecord
+  kKeyNotFound = 9,         // a name that is not in a collection (a field of a schema)
 };
 
 // Short stable name of a code ("Corruption", "NotFound", ...).
@@ -42,6 +44,7 @@ class [[nodiscard]] Status {
   static Status FailedPrecondition(std::string m) { return {StatusCode::kFailedPrecondition, std::move(m)}; }
   static Status OutOfRange(std::string m) { return {StatusCode::kOutOfRange, std::move(m)}; }
   static Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
+  static Status KeyNotFound(std::string m) { return {StatusCode::kKeyNotFound, std::move(m)}; }
 
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }
@@ -57,8 +60,8 @@ class [[nodiscard]] Status {
   std::string message_;
 };
 
-// Holds either a T or a non-OK Status. Accessing value() of an error is a
-// programming error (checked by assert in debug builds).
+// Holds either a T or a non-OK Status. Accessing the value of an error is a
+// programming error (an assert in builds without NDEBUG).
 template <typename T>
 class [[nodiscard]] Result {
  public:
@@ -70,15 +73,24 @@ class [[nodiscard]] Result {
   bool ok() const { return value_.has_value(); }
   const Status& status() const { return status_; }
 
-  T& value() & { return *value_; }
-  const T& value() const& { return *value_; }
-  T&& value() && { return std::move(*value_); }
-  T* operator->() { return &*value_; }
-  const T* operator->() const { return &*value_; }
-  T& operator*() & { return *value_; }
-  const T& operator*() const& { return *value_; }
+  T& value() & { return checked(); }
+  const T& value() const& { return checked(); }
+  T&& value() && { return std::move(checked()); }
+  T* operator->() { return &checked(); }
+  const T* operator->() const { return &checked(); }
+  T& operator*() & { return checked(); }
+  const T& operator*() const& { return checked(); }
 
  private:
+  T& checked() {
+    assert(value_.has_value() && "Result::value() of an error");
+    return *value_;
+  }
+  const T& checked() const {
+    assert(value_.has_value() && "Result::value() of an error");
+    return *value_;
+  }
+
   std::optional<T> value_;
   Status status_;  // OK iff value_ is set
 };

@@ -102,8 +102,9 @@ class Writer;
 // The values of one record, set field by field (by index or by name), then
 // passed to Writer::Write. Every field must be set before each Write; a
 // builder is reused across records (Clear() is implicit after Write). Setters
-// fail with InvalidArgument on an unknown field, a type mismatch (e.g.
-// SetInt64 on an int32 field) or an array of the wrong element count.
+// fail with InvalidArgument on a field index past the schema, a type mismatch
+// (e.g. SetInt64 on an int32 field) or an array of the wrong element count,
+// and with KeyNotFound on an unknown field name.
 class RecordBuilder {
  public:
   explicit RecordBuilder(const Schema& schema);

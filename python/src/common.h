@@ -18,7 +18,7 @@ namespace unirecord_py {
 namespace py = pybind11;
 
 // The one place a C++ Status becomes a Python exception (errors.cc):
-//   NotFound -> FileNotFoundError, InvalidArgument -> ValueError,
+//   NotFound -> FileNotFoundError, KeyNotFound -> KeyError, InvalidArgument -> ValueError,
 //   Corruption -> unirecord.CorruptRecordError (an OSError), IOError -> OSError,
 //   NotSupported -> unirecord.NotSupportedError (a ValueError),
 //   OutOfRange -> IndexError, FailedPrecondition/Internal -> RuntimeError.
@@ -69,6 +69,10 @@ struct PyDataset {
   bool needs_record = false;             // some selected field needs Dataset::Get
   bool bytes_as_numpy = false;           // bytes fields as numpy arrays, not memoryviews
 };
+
+// "none" | "zstd" (or "" for none) and back; ValueError for another name.
+unirecord::BlobCompression ParseCompression(const std::string& name);
+const char* CompressionName(unirecord::BlobCompression compression);
 
 // A Python index (negative counts from the end) into `d` as a record id;
 // IndexError when out of range.

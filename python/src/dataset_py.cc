@@ -47,16 +47,6 @@ FieldType ParseFieldType(const py::handle& obj) {
       " (expected one of 'int32', 'int64', 'float32', 'float64', 'string', 'bytes')"));
 }
 
-BlobCompression ParseCompression(const std::string& s) {
-  if (s == "none" || s.empty()) return BlobCompression::kNone;
-  if (s == "zstd") return BlobCompression::kZstd;
-  RaiseStatus(Status::InvalidArgument("unknown compression '" + s + "' (expected 'none' or 'zstd')"));
-}
-
-const char* CompressionName(BlobCompression c) {
-  return c == BlobCompression::kZstd ? "zstd" : "none";
-}
-
 Field MakeField(const std::string& name, const py::handle& type, const py::object& shape, bool indexed,
                 const std::string& compression) {
   Field f;
@@ -212,7 +202,7 @@ void OpenInto(PyDataset& d) {
     for (const std::string& name : d.field_names) {
       int i = schema.FieldIndex(name);
       if (i < 0) {
-        RaiseStatus(Status::InvalidArgument("dataset " + d.paths[0] + " has no field named '" + name +
+        RaiseStatus(Status::KeyNotFound("dataset " + d.paths[0] + " has no field named '" + name +
                                             "' (fields: " + schema.ToString() + ")"));
       }
       d.fields.push_back(static_cast<size_t>(i));
@@ -253,6 +243,14 @@ std::shared_ptr<PyDataset> NewDataset(const py::object& path, const py::object& 
 }
 
 }  // namespace
+
+BlobCompression ParseCompression(const std::string& s) {
+  if (s == "none" || s.empty()) return BlobCompression::kNone;
+  if (s == "zstd") return BlobCompression::kZstd;
+  RaiseStatus(Status::InvalidArgument("unknown compression '" + s + "' (expected 'none' or 'zstd')"));
+}
+
+const char* CompressionName(BlobCompression c) { return c == BlobCompression::kZstd ? "zstd" : "none"; }
 
 uint64_t CheckIndex(const PyDataset& d, int64_t i) {
   const int64_t n = static_cast<int64_t>(d.dataset->size());
@@ -366,7 +364,7 @@ for labels). compression: "none" (bytes read zero-copy) or "zstd" (bytes only).
                              "'none' or 'zstd' (bytes fields).")
       .def("__eq__", [](const Field& a, const py::object& b) {
         return py::isinstance<Field>(b) && a == b.cast<Field>();
-      })
+      }, py::arg("other"))
       .def("__hash__", [](const Field& f) { return py::hash(py::str(FieldRepr(f))); })
       .def("__repr__", &FieldRepr)
       .def(py::pickle(
@@ -397,7 +395,8 @@ Raises ValueError for an invalid schema (naming the field).
           "Field names, in order.")
       .def("__len__", &Schema::num_fields)
       .def("__iter__", [](const Schema& s) { return py::iter(py::cast(s.fields())); })
-      .def("__contains__", [](const Schema& s, const std::string& name) { return s.FieldIndex(name) >= 0; })
+      .def("__contains__", [](const Schema& s, const std::string& name) { return s.FieldIndex(name) >= 0; },
+           py::arg("name"))
       .def("__getitem__",
            [](const Schema& s, const py::object& key) -> Field {
              if (py::isinstance<py::int_>(key)) {
@@ -409,10 +408,11 @@ Raises ValueError for an invalid schema (naming the field).
              int i = s.FieldIndex(key.cast<std::string>());
              if (i < 0) throw py::key_error(key.cast<std::string>());
              return s.field(static_cast<size_t>(i));
-           })
+           },
+           py::arg("key"))
       .def("__eq__", [](const Schema& a, const py::object& b) {
         return py::isinstance<Schema>(b) && a == b.cast<Schema>();
-      })
+      }, py::arg("other"))
       .def("__repr__", [](const Schema& s) { return "Schema(" + s.ToString() + ")"; })
       .def("__str__", &Schema::ToString)
       .def(py::pickle([](const Schema& s) { return py::list(py::cast(s.fields())); },
@@ -501,7 +501,21 @@ the files (this is what DataLoader workers do).
           "Class names in label order (from metadata 'classes'), or None.")
       .def_property_readonly("uuid", [](const PyDataset& d) { return d.dataset->uuid(); },
                              "Content-derived dataset UUID.")
-      .def_property_readonly("num_shards", [](const PyDataset& d) { return d.dataset->num_shards(); })
+      .def_property_readonly("num_files", [](const PyDataset& d) { return d.dataset->num_shards(); },
+                             "The number of shard files (.urec) of the dataset. Not Loader.num_shards, "
+                             "the data-parallel ranks.")
+      .def_property_readonly(
+          "num_shards",
+          [](const PyDataset& d) {
+            if (PyErr_WarnEx(PyExc_DeprecationWarning,
+                             "Dataset.num_shards is deprecated: it is the number of files; use Dataset.num_files "
+                             "(num_shards names the data-parallel ranks of Loader)",
+                             1) != 0) {
+              throw py::error_already_set();
+            }
+            return d.dataset->num_shards();
+          },
+          "Deprecated alias of num_files (DeprecationWarning).")
       .def_property_readonly(
           "path",
           [](const PyDataset& d) -> py::object {

@@ -17,6 +17,7 @@ void RaiseStatus(const unirecord::Status& status) {
   switch (status.code()) {
     case StatusCode::kInvalidArgument: type = PyExc_ValueError; break;
     case StatusCode::kNotFound: type = PyExc_FileNotFoundError; break;
+    case StatusCode::kKeyNotFound: type = PyExc_KeyError; break;
     case StatusCode::kIOError: type = PyExc_OSError; break;
     case StatusCode::kCorruption: type = g_corrupt_record_error; break;
     case StatusCode::kNotSupported: type = g_not_supported_error; break;

@@ -97,14 +97,59 @@ T Take(py::dict& opts, const char* key, T fallback) {
   return v;
 }
 
+const char* OnBadRecordName(OnBadRecord on_bad_record) {
+  return on_bad_record == OnBadRecord::kSkip ? "skip" : "raise";
+}
+
+const char* LayoutName(ImageLayout layout) { return layout == ImageLayout::kNCHW ? "NCHW" : "NHWC"; }
+
+// The options of unirecord.Loader that map to LoaderOptions, with the values
+// of a default-constructed LoaderOptions: the Python signature's defaults.
+py::dict LoaderDefaults() {
+  const LoaderOptions o;
+  py::dict d;
+  d["batch_size"] = o.batch_size;
+  d["drop_last"] = o.drop_last;
+  d["order"] = unirecord::SampleOrderName(o.sampler.order);
+  d["seed"] = o.sampler.seed;
+  d["num_shards"] = o.sampler.num_shards;
+  d["shard_id"] = o.sampler.shard_id;
+  d["block_size"] = o.sampler.block_size;
+  d["window"] = o.sampler.window;
+  d["sampler_drop_last"] = o.sampler.drop_last;
+  d["size"] = o.image_size;
+  d["resize"] = o.resize_shorter;
+  d["scale_min"] = o.crop.scale_min;
+  d["scale_max"] = o.crop.scale_max;
+  d["ratio_min"] = o.crop.ratio_min;
+  d["ratio_max"] = o.crop.ratio_max;
+  d["flip_probability"] = o.crop.flip_probability;
+  d["strict"] = o.decode.strict;
+  d["apply_exif"] = o.decode.apply_exif;
+  d["dct_scaling"] = o.decode.dct_scaling;
+  d["max_pixels"] = o.decode.limits.max_pixels;
+  d["layout"] = LayoutName(o.layout);
+  d["image_field"] = o.image_field;
+  d["label_field"] = o.label_field;
+  d["path_field"] = o.path_field;
+  d["threads"] = o.threads;
+  d["prefetch"] = o.prefetch;
+  d["on_error"] = OnBadRecordName(o.on_bad_record);
+  d["max_consecutive_bad"] = o.max_consecutive_bad;
+  d["cuda_mean"] = o.cuda.mean;
+  d["cuda_std"] = o.cuda.std;
+  return d;
+}
+
 LoaderOptions ParseOptions(py::dict opts) {
   LoaderOptions o;
   o.batch_size = Take<size_t>(opts, "batch_size", o.batch_size);
   o.drop_last = Take<bool>(opts, "drop_last", o.drop_last);
-  o.sampler.order = Unwrap(unirecord::ParseSampleOrder(Take<std::string>(opts, "order", "shuffle")));
-  o.sampler.seed = Take<uint64_t>(opts, "seed", 0);
-  o.sampler.num_shards = Take<uint32_t>(opts, "num_shards", 1);
-  o.sampler.shard_id = Take<uint32_t>(opts, "shard_id", 0);
+  o.sampler.order = Unwrap(unirecord::ParseSampleOrder(
+      Take<std::string>(opts, "order", unirecord::SampleOrderName(o.sampler.order))));
+  o.sampler.seed = Take<uint64_t>(opts, "seed", o.sampler.seed);
+  o.sampler.num_shards = Take<uint32_t>(opts, "num_shards", o.sampler.num_shards);
+  o.sampler.shard_id = Take<uint32_t>(opts, "shard_id", o.sampler.shard_id);
   o.sampler.block_size = Take<uint64_t>(opts, "block_size", o.sampler.block_size);
   o.sampler.window = Take<uint64_t>(opts, "window", o.sampler.window);
   o.sampler.drop_last = Take<bool>(opts, "sampler_drop_last", o.sampler.drop_last);
@@ -123,18 +168,19 @@ LoaderOptions ParseOptions(py::dict opts) {
   o.decode.strict = Take<bool>(opts, "strict", o.decode.strict);
   o.decode.apply_exif = Take<bool>(opts, "apply_exif", o.decode.apply_exif);
   o.decode.dct_scaling = Take<bool>(opts, "dct_scaling", o.decode.dct_scaling);
-  o.layout = Unwrap(unirecord::ParseImageLayout(Take<std::string>(opts, "layout", "NCHW")));
+  o.decode.limits.max_pixels = Take<int64_t>(opts, "max_pixels", o.decode.limits.max_pixels);
+  o.layout = Unwrap(unirecord::ParseImageLayout(Take<std::string>(opts, "layout", LayoutName(o.layout))));
   o.image_field = Take<std::string>(opts, "image_field", o.image_field);
   o.label_field = Take<std::string>(opts, "label_field", o.label_field);
   o.path_field = Take<std::string>(opts, "path_field", o.path_field);
   o.threads = Take<int>(opts, "threads", o.threads);
   o.prefetch = Take<int>(opts, "prefetch", o.prefetch);
-  std::string on_error = Take<std::string>(opts, "on_error", "raise");
+  std::string on_error = Take<std::string>(opts, "on_error", OnBadRecordName(o.on_bad_record));
   if (on_error == "raise") o.on_bad_record = OnBadRecord::kRaise;
   else if (on_error == "skip") o.on_bad_record = OnBadRecord::kSkip;
   else RaiseStatus(Status::InvalidArgument("on_error must be 'raise' or 'skip', not '" + on_error + "'"));
   o.max_consecutive_bad = Take<int>(opts, "max_consecutive_bad", o.max_consecutive_bad);
-  o.cuda.device = Take<int>(opts, "cuda_device", -1);
+  o.cuda.device = Take<int>(opts, "cuda_device", o.cuda.device);
   o.cuda.layout = o.layout;  // on a device the kernel makes the layout (the host batch stays NHWC)
   std::string dtype = Take<std::string>(opts, "cuda_dtype", "float32");
   if (dtype == "float32") o.cuda.dtype = DeviceDType::kFloat32;
@@ -293,6 +339,8 @@ class PyLoader {
 }  // namespace
 
 void RegisterLoader(py::module_& m) {
+  // The defaults of LoaderOptions under the option names of _Loader.
+  m.attr("_loader_defaults") = LoaderDefaults();
   py::class_<PyLoader>(m, "_Loader", "Native side of unirecord.Loader (internal).")
       .def(py::init<std::shared_ptr<PyDataset>, py::dict>(), py::arg("dataset"), py::arg("options"))
       .def("next", &PyLoader::Next, py::arg("wait_stream") = 0)

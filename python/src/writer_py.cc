@@ -196,12 +196,6 @@ struct PyWriter {
   }
 };
 
-BlobCompression ParseBlobCompression(const std::string& s) {
-  if (s == "none") return BlobCompression::kNone;
-  if (s == "zstd") return BlobCompression::kZstd;
-  RaiseStatus(Status::InvalidArgument("blob_compression must be 'none' or 'zstd', not '" + s + "'"));
-}
-
 std::unique_ptr<PyWriter> NewWriter(const py::object& out, const py::object& schema, const std::string& name,
                                     uint32_t num_shards, uint64_t expected_records, uint64_t target_shard_bytes,
                                     const py::object& metadata, const py::object& classes,
@@ -215,7 +209,7 @@ std::unique_ptr<PyWriter> NewWriter(const py::object& out, const py::object& sch
   o.num_shards = num_shards;
   o.expected_records = expected_records;
   o.target_shard_bytes = target_shard_bytes;
-  o.default_blob_compression = ParseBlobCompression(blob_compression);
+  o.default_blob_compression = ParseCompression(blob_compression);
   o.zstd_level = zstd_level;
   o.threads = threads;
   o.sync = sync;
@@ -257,9 +251,9 @@ py::dict ProgressDict(const unirecord::ConvertProgress& p) {
 
 py::dict ConvertImageFolder(const py::object& src, const py::object& out, const py::object& name, uint32_t num_shards,
                             uint64_t target_shard_bytes, int threads, bool strict, bool keep_original, bool sync,
-                            const py::object& progress, const py::object& max_pixels) {
+                            const py::object& progress, int64_t max_pixels) {
   unirecord::ConvertOptions o;
-  if (!max_pixels.is_none()) o.limits.max_pixels = max_pixels.cast<int64_t>();
+  o.limits.max_pixels = max_pixels;
   if (!name.is_none()) o.name = name.cast<std::string>();
   o.num_shards = num_shards;
   o.target_shard_bytes = target_shard_bytes;
@@ -317,13 +311,16 @@ py::dict ConvertImageFolder(const py::object& src, const py::object& out, const 
 }  // namespace
 
 void RegisterWriter(py::module_& m) {
+  // The keyword defaults are those of a default-constructed WriterOptions and
+  // ConvertOptions: the same records give the same files from C++, urec and Python.
+  const WriterOptions w;
+  const unirecord::ConvertOptions c;
   py::class_<PyWriter>(m, "Writer", R"doc(
 Writes records into a new sharded dataset OUT/NAME.uset (the manifest) +
 OUT/NAME-SSSSS-of-NNNNN.gGGGGGG.urec (+ .uidx).
 
-Writer(out, schema, name="data", *, num_shards=0, expected_records=0,
-       target_shard_bytes=0, metadata=None, classes=None, blob_compression="none",
-       zstd_level=3, threads=1, sync=True, blob_page_bytes=1 MiB, scalar_page_bytes=64 KiB)
+The keyword defaults (shown in the signature above) are C++'s WriterOptions,
+so the same records give byte-identical files from Python, C++ and urec.
 
 Use it as a context manager:
 
@@ -343,10 +340,12 @@ or target_shard_bytes=B; neither: one shard. metadata: {str: str|bytes}, set
 before the first write; classes: list of class names (metadata "classes").
 )doc")
       .def(py::init(&NewWriter), py::arg("out"), py::arg("schema"), py::arg("name") = "data", py::kw_only(),
-           py::arg("num_shards") = 0, py::arg("expected_records") = 0, py::arg("target_shard_bytes") = 0,
-           py::arg("metadata") = py::none(), py::arg("classes") = py::none(), py::arg("blob_compression") = "none",
-           py::arg("zstd_level") = 3, py::arg("threads") = 1, py::arg("sync") = true,
-           py::arg("blob_page_bytes") = 1u << 20, py::arg("scalar_page_bytes") = 64u << 10)
+           py::arg("num_shards") = w.num_shards, py::arg("expected_records") = w.expected_records,
+           py::arg("target_shard_bytes") = w.target_shard_bytes, py::arg("metadata") = py::none(),
+           py::arg("classes") = py::none(),
+           py::arg("blob_compression") = CompressionName(w.default_blob_compression),
+           py::arg("zstd_level") = w.zstd_level, py::arg("threads") = w.threads, py::arg("sync") = w.sync,
+           py::arg("blob_page_bytes") = w.blob_page_bytes, py::arg("scalar_page_bytes") = w.scalar_page_bytes)
       .def("write", &PyWriter::Write, py::arg("record"),
            "Appends one record: a dict with a value for every field (bytes fields: bytes or any contiguous "
            "buffer; arrays: anything numpy converts to the field's shape). ValueError on a missing, extra or "
@@ -380,15 +379,17 @@ before the first write; classes: list of class names (metadata "classes").
                w.Abort();
              }
              return false;
-           })
+           },
+           py::arg("exc_type"), py::arg("exc"), py::arg("tb"))
       .def("__repr__", [](const PyWriter& w) {
         return "unirecord.Writer('" + w.out_dir + "', name='" + w.name + "', schema=" + w.schema.ToString() + ")";
       });
 
   m.def("convert_imagefolder", &ConvertImageFolder, py::arg("src"), py::arg("out"), py::kw_only(),
-        py::arg("name") = py::none(), py::arg("num_shards") = 0, py::arg("target_shard_bytes") = 0,
-        py::arg("threads") = 0, py::arg("strict") = false, py::arg("keep_original") = false, py::arg("sync") = true,
-        py::arg("progress") = py::none(), py::arg("max_pixels") = py::none(),
+        py::arg("name") = py::none(), py::arg("num_shards") = c.num_shards,
+        py::arg("target_shard_bytes") = c.target_shard_bytes, py::arg("threads") = c.threads,
+        py::arg("strict") = c.strict, py::arg("keep_original") = c.keep_original, py::arg("sync") = c.sync,
+        py::arg("progress") = py::none(), py::arg("max_pixels") = c.limits.max_pixels,
         R"doc(
 Converts a torchvision-style ImageFolder SRC/<class>/**/<image> into a dataset
 in OUT (the code behind `urec convert imagefolder`).
@@ -407,7 +408,7 @@ name defaults to SRC's last component; num_shards / target_shard_bytes as
 for Writer (default: shards of about 1 GiB). progress: called with a dict
 (files_done, files_total, written, rejected, bytes, seconds) about every
 100 ms. max_pixels: JPEGs over this many pixels are rejected (default: the
-decoder's limit, 2**27). Returns the report dict (name, classes, written, rejected, skipped,
+decoder's limit). The defaults are C++'s ConvertOptions (as urec's). Returns the report dict (name, classes, written, rejected, skipped,
 image_bytes, source_bytes, transcoded, kept_original, kept_original_reasons
 ({reason: count}), output_bytes, shards, seconds, uuid, shard_paths,
 not_written, rejects_path).

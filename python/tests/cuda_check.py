@@ -15,7 +15,7 @@ import unirecord
 
 def run(records):
     assert unirecord.cuda_available()
-    kw = dict(batch_size=8, seed=3, threads=2, transform=unirecord.CenterCrop(32, resize=40), return_ids=True)
+    kw = dict(batch_size=8, shuffle=True, seed=3, threads=2, transform=unirecord.CenterCrop(32, resize=40), return_ids=True)
     n_records = len(unirecord.Dataset(records))
     m = torch.tensor(unirecord.IMAGENET_MEAN).view(1, 3, 1, 1) * 255
     s = torch.tensor(unirecord.IMAGENET_STD).view(1, 3, 1, 1) * 255

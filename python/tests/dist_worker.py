@@ -21,7 +21,7 @@ def main():
     records, out_json = sys.argv[4], sys.argv[5]
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world)
     kwargs = dict(batch_size=8, seed=4, return_ids=True, threads=1, transform=unirecord.CenterCrop(16, resize=16))
-    loader = unirecord.Loader(records, **kwargs)  # num_shards/shard_id from torch.distributed
+    loader = unirecord.Loader(records, shuffle=True, **kwargs)  # num_shards/shard_id from torch.distributed
     result = {"rank": rank, "num_shards": loader.num_shards, "shard_id": loader.shard_id, "len": len(loader)}
     result["epoch0"] = ids_of(loader)
     loader.set_epoch(1)
@@ -30,11 +30,11 @@ def main():
     sampler = torch.utils.data.DistributedSampler(range(90), shuffle=False)  # also from torch.distributed
     result["torch_sequential"] = list(sampler)
     # Resume: one batch of epoch 1, state, a new loader continues.
-    part = unirecord.Loader(records, **kwargs)
+    part = unirecord.Loader(records, shuffle=True, **kwargs)
     part.set_epoch(1)
     first = part.next_batch()[2].tolist()
     state = part.state_dict()
-    resumed = unirecord.Loader(records, **kwargs)
+    resumed = unirecord.Loader(records, shuffle=True, **kwargs)
     resumed.load_state_dict(state)
     result["resumed"] = first + ids_of(resumed)
     # Equal batch counts on every rank, checked through gloo itself.

@@ -82,7 +82,9 @@ def test_round_trip_every_field_type(written):
     ds = unirecord.Dataset(written)
     assert len(ds) == 40
     assert ds.schema == SCHEMA
-    assert ds.num_shards == 3
+    assert ds.num_files == 3
+    with pytest.warns(DeprecationWarning, match="use Dataset.num_files"):
+        assert ds.num_shards == 3
     # num_shards=3 without expected_records: round robin, ids shard-major.
     ids = {}
     for k in range(40):
@@ -107,7 +109,7 @@ def test_field_selection_and_numpy_bytes(written):
     assert not r["image"].flags.writeable
     full = unirecord.Dataset(written)
     assert r["image"].tobytes() == bytes(full[5]["image"])
-    with pytest.raises(ValueError, match="no field named 'nope'"):
+    with pytest.raises(KeyError, match="no field named 'nope'"):
         unirecord.Dataset(written, fields=["nope"])
 
 
@@ -164,10 +166,16 @@ def test_errors_map_to_python_exceptions(tmp_path, written):
         Field("x", "complex")
     # One mapping for every status code.
     codes = {1: ValueError, 2: FileNotFoundError, 3: OSError, 4: unirecord.CorruptRecordError,
-             5: unirecord.NotSupportedError, 6: RuntimeError, 7: IndexError, 8: RuntimeError}
+             5: unirecord.NotSupportedError, 6: RuntimeError, 7: IndexError, 8: RuntimeError, 9: KeyError}
     for code, exc in codes.items():
-        with pytest.raises(exc, match="boom"):
+        with pytest.raises(exc, match="boom") as info:
             unirecord._core._raise_status(code, "boom")
+        assert type(info.value) is exc, code
+    # An unknown field name is a KeyError wherever it is named.
+    with pytest.raises(KeyError, match="no field named 'nope'"):
+        unirecord.Dataset(written).column("nope")
+    with pytest.raises(KeyError, match="no field named 'nope'"):
+        unirecord.Dataset(written).get_blob(0, "nope")
     assert issubclass(unirecord.CorruptRecordError, OSError)
     assert issubclass(unirecord.NotSupportedError, ValueError)
 
@@ -226,7 +234,7 @@ def test_writer_exception_leaves_nothing_that_opens(tmp_path):
             raise Boom()
     assert w.closed
     assert os.listdir(tmp_path) == []  # temporary files deleted
-    with pytest.raises((FileNotFoundError, ValueError)):
+    with pytest.raises(FileNotFoundError, match="no .urec shards in this directory"):
         unirecord.Dataset(tmp_path)
     # A writer dropped without finish() also leaves nothing.
     w = unirecord.Writer(tmp_path, {"x": "int64"}, "dropped", sync=False)
@@ -273,7 +281,7 @@ def test_killed_writer_leaves_nothing_that_opens(tmp_path):
     left = os.listdir(tmp_path)
     assert left and all(name.endswith(".partial") or name == ".killed.lock" for name in left), left
     assert all(name.startswith(".") for name in left), left
-    with pytest.raises((FileNotFoundError, ValueError)):
+    with pytest.raises(FileNotFoundError, match="no .urec shards in this directory"):
         unirecord.Dataset(tmp_path)
 
 

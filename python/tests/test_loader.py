@@ -28,7 +28,7 @@ def collect(loader):
 
 def test_batches_match_image_dataset(loader_records):
     ds = unirecord.Dataset(loader_records)
-    loader = unirecord.Loader(ds, batch_size=8, seed=11, threads=2, return_ids=True,
+    loader = unirecord.Loader(ds, batch_size=8, shuffle=True, seed=11, threads=2, return_ids=True,
                               transform=unirecord.RandomResizedCrop(48, flip=True))
     assert len(loader) == 12  # ceil(90 / 8)
     ref = unirecord.ImageDataset(ds, unirecord.RandomResizedCrop(48, flip=True), seed=11)
@@ -54,7 +54,7 @@ def test_sequential_center_crop_and_epochs(loader_records):
     assert ids.tolist() == list(range(80))
     np.testing.assert_array_equal(labels.numpy(), unirecord.Dataset(loader_records).column("label")[:80])
     # Iterating again without set_epoch repeats the epoch; set_epoch changes a shuffled order.
-    shuffled = unirecord.Loader(loader_records, batch_size=16, seed=2, return_ids=True, threads=2,
+    shuffled = unirecord.Loader(loader_records, batch_size=16, shuffle=True, seed=2, return_ids=True, threads=2,
                                 transform=unirecord.CenterCrop(32, resize=40))
     e0 = collect(shuffled)[0]
     assert sorted(e0.tolist()) == list(range(90)) and e0.tolist() != list(range(90))
@@ -82,7 +82,7 @@ def test_center_crop_matches_image_dataset(loader_records):
 
 
 def test_resume_mid_epoch_is_exact(loader_records):
-    kwargs = dict(batch_size=8, seed=5, return_ids=True, threads=2, transform=unirecord.RandomResizedCrop(40))
+    kwargs = dict(batch_size=8, shuffle=True, seed=5, return_ids=True, threads=2, transform=unirecord.RandomResizedCrop(40))
     full = unirecord.Loader(loader_records, **kwargs)
     full.set_epoch(3)
     ids, images, labels = collect(full)
@@ -107,7 +107,7 @@ def test_tensors_stay_valid_after_the_loader_moves_on(loader_records):
     every one of the prefetch + 1 buffers are still referenced raises
     RuntimeError (never a silent overwrite, never a deadlock). A tensor also
     outlives its loader."""
-    loader = unirecord.Loader(loader_records, batch_size=8, seed=1, prefetch=2, threads=2,
+    loader = unirecord.Loader(loader_records, batch_size=8, shuffle=True, seed=1, prefetch=2, threads=2,
                               transform=unirecord.RandomResizedCrop(32), return_ids=True)
     assert len(loader) == 12
     it = iter(loader)
@@ -145,7 +145,7 @@ def test_plain_loop_over_epochs_keeps_the_last_batch_alive(loader_records):
     # The loop variable still holds the previous epoch's last batch when the
     # next epoch starts (whichever buffer it sits in); here it is also kept
     # in `prev` through the whole next epoch. One native loader throughout.
-    loader = unirecord.Loader(loader_records, batch_size=9, seed=2, threads=2, prefetch=2, return_ids=True,
+    loader = unirecord.Loader(loader_records, batch_size=9, shuffle=True, seed=2, threads=2, prefetch=2, return_ids=True,
                               transform=unirecord.RandomResizedCrop(24))
     assert len(loader) == 10
     prev = None
@@ -191,7 +191,7 @@ def test_cpu_dtype_and_normalisation(loader_records):
 
 
 def test_rss_is_flat_over_ten_epochs(loader_records):
-    loader = unirecord.Loader(loader_records, batch_size=16, seed=0, threads=2,
+    loader = unirecord.Loader(loader_records, batch_size=16, shuffle=True, seed=0, threads=2,
                               transform=unirecord.RandomResizedCrop(64, flip=True))
     samples = []
     for epoch in range(10):
@@ -209,15 +209,19 @@ def test_rss_is_flat_over_ten_epochs(loader_records):
 
 def test_errors(loader_records, tmp_path):
     with pytest.raises(FileNotFoundError):
-        unirecord.Loader(tmp_path / "nope", batch_size=4)
+        unirecord.Loader(tmp_path / "nope", batch_size=4, shuffle=False)
     with pytest.raises(ValueError):
-        unirecord.Loader(loader_records, batch_size=0)
+        unirecord.Loader(loader_records, batch_size=0, shuffle=False)
     with pytest.raises(ValueError, match="resize"):
-        unirecord.Loader(loader_records, batch_size=4, transform=unirecord.CenterCrop(32))
+        unirecord.Loader(loader_records, batch_size=4, shuffle=False, transform=unirecord.CenterCrop(32))
     with pytest.raises(ValueError):
-        unirecord.Loader(loader_records, batch_size=4, image_field="label")
+        unirecord.Loader(loader_records, batch_size=4, shuffle=False, image_field="label")
+    with pytest.raises(KeyError, match="no field named 'nope'"):
+        unirecord.Loader(loader_records, batch_size=4, shuffle=False, image_field="nope")
+    with pytest.raises(KeyError, match="no field named 'nope'"):
+        unirecord.ImageDataset(loader_records, label_field="nope")
     with pytest.raises(ValueError):
-        unirecord.Loader(loader_records, batch_size=4, device="mps")
+        unirecord.Loader(loader_records, batch_size=4, shuffle=False, device="mps")
 
 
 def test_bad_records_raise_or_skip(tmp_path, loader_records):
@@ -242,3 +246,64 @@ def test_cuda_loader(loader_records):
     import cuda_check
 
     cuda_check.run(loader_records)
+
+
+def test_shuffle_has_no_default_and_order_must_agree(loader_records):
+    with pytest.raises(TypeError, match="shuffle"):
+        unirecord.Loader(loader_records, batch_size=4)
+    with pytest.raises(TypeError, match="shuffle must be True or False, not 1"):
+        unirecord.Loader(loader_records, 4, 1)
+    with pytest.raises(ValueError, match="order='block' contradicts shuffle=False"):
+        unirecord.Loader(loader_records, 4, False, order="block")
+    with pytest.raises(ValueError, match="order='sequential' contradicts shuffle=True"):
+        unirecord.Loader(loader_records, 4, True, order="sequential")
+
+
+def test_dataloader_spellings_are_aliases(loader_records):
+    kwargs = dict(batch_size=8, shuffle=False, transform=unirecord.CenterCrop(16, resize=16))
+    assert unirecord.Loader(loader_records, num_workers=3, **kwargs).threads == 3
+    assert unirecord.Loader(loader_records, num_workers=0, **kwargs).threads == 1  # DataLoader's "no workers"
+    assert unirecord.Loader(loader_records, threads=2, num_workers=2, **kwargs).threads == 2
+    with pytest.raises(ValueError, match="threads=2 and num_workers=3 disagree"):
+        unirecord.Loader(loader_records, threads=2, num_workers=3, **kwargs)
+    with pytest.raises(ValueError, match="prefetch=2 and prefetch_factor=4 disagree"):
+        unirecord.Loader(loader_records, prefetch=2, prefetch_factor=4, **kwargs)
+    # prefetch_factor=1: a pool of 2 buffers, so holding 2 batches trips the rule.
+    loader = unirecord.Loader(loader_records, threads=1, prefetch_factor=1, **kwargs)
+    it = iter(loader)
+    held = [next(it), next(it)]
+    with pytest.raises(RuntimeError, match="holds all 2 batch buffers"):
+        next(it)
+    del held
+
+
+def test_sampler_options_reach_the_sampler(loader_records):
+    """block_size, window and sampler_drop_last give the ids `urec sample` prints
+    for the same options (the same sampler driven from the command line)."""
+    import subprocess
+
+    urec = os.environ.get("UREC")
+    if not urec:
+        pytest.skip("UREC (the urec binary) is not set")
+    for rank in range(4):
+        loader = unirecord.Loader(loader_records, batch_size=5, shuffle=True, order="block", block_size=8, window=0,
+                                  sampler_drop_last=True, seed=3, num_shards=4, shard_id=rank, return_ids=True,
+                                  threads=1, transform=unirecord.CenterCrop(16, resize=16))
+        ids = [i for _, _, rid in loader for i in rid.tolist()]
+        want = subprocess.run([urec, "sample", "--records", "90", "--order", "block", "--block-size", "8",
+                               "--window", "0", "--seed", "3", "--num-shards", "4", "--shard-id", str(rank),
+                               "--drop-last"], capture_output=True, text=True, check=True).stdout.split()
+        assert ids == [int(i) for i in want]
+        assert len(ids) == 90 // 4  # dropped, not padded to 23
+
+
+def test_max_consecutive_bad_is_the_skip_limit(tmp_path, loader_records):
+    good = unirecord.Dataset(loader_records, fields=["image"])
+    with unirecord.Writer(tmp_path, {"image": "bytes", "label": "int64", "path": "string"}, sync=False) as w:
+        for i in range(8):
+            image = b"GIF89a not a jpeg" if i in (3, 4) else bytes(good[i]["image"])
+            w.write({"image": image, "label": 0, "path": f"img{i}.jpg"})
+    kwargs = dict(batch_size=4, shuffle=False, threads=1, on_error="skip", transform=unirecord.CenterCrop(16, resize=16))
+    assert sum(len(rid) for _, _, rid in unirecord.Loader(tmp_path, return_ids=True, max_consecutive_bad=3, **kwargs)) == 8
+    with pytest.raises(ValueError, match=r"2 bad records in a row \(on_bad_record=skip\), the last: .*img4.jpg"):
+        list(unirecord.Loader(tmp_path, max_consecutive_bad=2, **kwargs))

@@ -20,7 +20,8 @@ import mmap
 import operator
 import os
 import struct
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+import warnings
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from . import _core
 from ._core import (
@@ -40,6 +41,8 @@ __all__ = [
     "CorruptRecordError",
     "Dataset",
     "Field",
+    "IMAGENET_MEAN",
+    "IMAGENET_STD",
     "ImageDataset",
     "Loader",
     "NotSupportedError",
@@ -50,9 +53,15 @@ __all__ = [
     "cuda_available",
 ]
 
-# ImageNet statistics on the 0..1 scale, as torchvision's Normalize uses them.
+# ImageNet statistics on the 0..1 scale, as torchvision's Normalize uses them
+# (LoaderOptions' CUDA defaults are these times 255).
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
+
+# The defaults of C++'s LoaderOptions (with its sampler, crop and decode
+# options), read from a default-constructed one: the one source of the
+# defaults of Loader, ImageDataset and the transforms below.
+_DEFAULTS: Dict[str, Any] = dict(_core._loader_defaults)
 
 
 def _torch():
@@ -75,9 +84,9 @@ class RandomResizedCrop:
 
     def __init__(
         self,
-        size: int,
-        scale: Tuple[float, float] = (0.08, 1.0),
-        ratio: Tuple[float, float] = (3.0 / 4.0, 4.0 / 3.0),
+        size: Union[int, Tuple[int, int]],
+        scale: Tuple[float, float] = (_DEFAULTS["scale_min"], _DEFAULTS["scale_max"]),
+        ratio: Tuple[float, float] = (_DEFAULTS["ratio_min"], _DEFAULTS["ratio_max"]),
         flip: Union[bool, float] = False,
     ) -> None:
         self.size = _check_size(size)
@@ -122,7 +131,7 @@ class CenterCrop:
     The evaluation transform for ImageNet is ``CenterCrop(224, resize=256)``.
     """
 
-    def __init__(self, size: int, resize: Optional[int] = None) -> None:
+    def __init__(self, size: Union[int, Tuple[int, int]], resize: Optional[int] = None) -> None:
         self.size = _check_size(size)
         if resize is not None:
             resize = int(resize)
@@ -135,10 +144,10 @@ class CenterCrop:
             kind=1,
             size=self.size,
             resize=self.resize or 0,
-            scale_min=0.08,
-            scale_max=1.0,
-            ratio_min=3.0 / 4.0,
-            ratio_max=4.0 / 3.0,
+            scale_min=_DEFAULTS["scale_min"],  # unused by a center crop
+            scale_max=_DEFAULTS["scale_max"],
+            ratio_min=_DEFAULTS["ratio_min"],
+            ratio_max=_DEFAULTS["ratio_max"],
             flip_probability=0.0,
         )
 
@@ -188,15 +197,98 @@ def _check_size(size: Any) -> int:
     return _int_arg("size", size, 1)
 
 
-def _transform_params(transform: Any) -> Dict[str, Any]:
+_NativeCrop = Union[RandomResizedCrop, CenterCrop]
+
+
+def _default_crop() -> RandomResizedCrop:
+    """LoaderOptions' default: RandomResizedCrop(224) + RandomHorizontalFlip(0.5)."""
+    return RandomResizedCrop(_DEFAULTS["size"], flip=_DEFAULTS["flip_probability"])
+
+
+def _is_torchvision(t: Any, name: str) -> bool:
+    cls = type(t)
+    return cls.__name__ == name and cls.__module__.startswith("torchvision.transforms")
+
+
+def _shorter_side(t: Any) -> Optional[int]:
+    """The shorter side of a torchvision Resize(int) or Resize([int]); None for an exact (h, w) size."""
+    size = t.size
+    if isinstance(size, (list, tuple)):
+        if len(size) != 1:
+            return None
+        size = size[0]
+    return int(size)
+
+
+def _check_bilinear(t: Any) -> None:
+    mode = getattr(t.interpolation, "value", t.interpolation)
+    if mode not in ("bilinear", 2):  # 2: PIL.Image.BILINEAR in older torchvision
+        raise ValueError(f"{type(t).__name__} runs natively with bilinear interpolation only, not {mode!r}")
+    if getattr(t, "antialias", None) is False:
+        raise ValueError(f"{type(t).__name__} runs natively antialiased (as on PIL images), not antialias=False")
+    if getattr(t, "max_size", None) is not None:
+        raise ValueError("Resize(max_size=...) does not run natively")
+
+
+def _split_transform(transform: Any) -> Tuple[Optional[_NativeCrop], Optional[Callable[[Any], Any]]]:
+    """``transform`` as (the native crop it starts with, the callable for the rest).
+
+    A unirecord crop is all native. A torchvision transform (or ``Compose``) has
+    its leading ``RandomResizedCrop`` [+ ``RandomHorizontalFlip``], or
+    ``Resize(int)`` + ``CenterCrop``, or ``CenterCrop`` taken over by the native
+    decoder, then a ``PILToTensor`` (nothing left to do: the native output is
+    its layout) or ``ToTensor`` (becomes ``ConvertImageDtype(float32)``, the same
+    values), also without a crop before them; what follows runs on the uint8 CHW
+    tensor. Any other callable runs whole on the native output."""
     if transform is None:
-        transform = RandomResizedCrop(224, flip=True)
-    if not isinstance(transform, (RandomResizedCrop, CenterCrop)):
+        return None, None
+    if isinstance(transform, (RandomResizedCrop, CenterCrop)):
+        return transform, None
+    if not callable(transform):
+        raise TypeError(f"transform must be a unirecord crop or a callable, not {type(transform).__name__}")
+    steps = list(transform.transforms) if _is_torchvision(transform, "Compose") else [transform]
+    crop: Optional[_NativeCrop] = None
+    k = 0
+    if k < len(steps) and _is_torchvision(steps[k], "RandomResizedCrop"):
+        t = steps[k]
+        _check_bilinear(t)
+        flip: Union[bool, float] = False
+        k += 1
+        if k < len(steps) and _is_torchvision(steps[k], "RandomHorizontalFlip"):
+            flip = float(steps[k].p)
+            k += 1
+        crop = RandomResizedCrop(tuple(t.size), scale=tuple(t.scale), ratio=tuple(t.ratio), flip=flip)
+    elif k < len(steps) and _is_torchvision(steps[k], "Resize"):
+        t = steps[k]
+        _check_bilinear(t)
+        shorter = _shorter_side(t)
+        if shorter is None or k + 1 >= len(steps) or not _is_torchvision(steps[k + 1], "CenterCrop"):
+            raise ValueError("a leading torchvision Resize runs natively as Resize(int) followed by CenterCrop only")
+        crop = CenterCrop(tuple(steps[k + 1].size), resize=shorter)
+        k += 2
+    elif k < len(steps) and _is_torchvision(steps[k], "CenterCrop"):
+        crop = CenterCrop(tuple(steps[k].size))
+        k += 1
+    if k < len(steps):
+        if _is_torchvision(steps[k], "PILToTensor"):
+            k += 1
+        elif _is_torchvision(steps[k], "ToTensor"):
+            import torchvision.transforms as T
+
+            steps[k] = T.ConvertImageDtype(_torch().float32)
+    rest = steps[k:]
+    if not rest:
+        return crop, None
+    return crop, rest[0] if len(rest) == 1 else type(transform)(rest)
+
+
+def _transform_params(crop: _NativeCrop) -> Dict[str, Any]:
+    if not isinstance(crop, (RandomResizedCrop, CenterCrop)):
         raise TypeError(
-            "transform must be unirecord.RandomResizedCrop or unirecord.CenterCrop, "
-            f"not {type(transform).__name__}"
+            "the native crop must be unirecord.RandomResizedCrop or unirecord.CenterCrop, "
+            f"not {type(crop).__name__}"
         )
-    return transform._params()
+    return crop._params()
 
 
 def _open(path: Any, verify_checksums: bool = True) -> Dataset:
@@ -209,17 +301,28 @@ def _open(path: Any, verify_checksums: bool = True) -> Dataset:
 
 
 class ImageDataset:
-    """Map-style dataset of ``(uint8 tensor [3, H, W], label)`` over a dataset of
-    JPEG records (e.g. one made by :func:`convert_imagefolder`).
+    """Map-style dataset of ``(image, label)`` over a dataset of JPEG records
+    (e.g. one made by :func:`convert_imagefolder`): a drop-in for torchvision's
+    ``ImageFolder``, with the same ``classes``, ``class_to_idx``, ``samples``,
+    ``targets``, ``transform`` and ``target_transform``.
 
-    ``ds[i]`` reads record ``i``'s JPEG zero-copy, plans the crop window of
-    ``transform`` on its header, decodes only that window (libjpeg-turbo,
-    DCT-scaled when much larger than the output), resizes it to
-    ``size x size`` (antialiased bilinear, as torchvision's ``Resize`` on PIL
-    images) and returns it in torchvision's ``PILToTensor`` layout (RGB, CHW,
-    uint8), with the record's label. Classes and labels are those of
-    torchvision's ``ImageFolder`` when the dataset came from
-    :func:`convert_imagefolder`.
+    ``ds[i]`` reads record ``i``'s JPEG zero-copy, plans the native crop on its
+    header, decodes only that window (libjpeg-turbo, DCT-scaled when much larger
+    than the output), resizes it to ``size x size`` (antialiased bilinear, as
+    torchvision's ``Resize`` on PIL images) and makes torchvision's
+    ``PILToTensor`` layout (uint8 RGB, CHW). Then ``transform`` (if any) is
+    called on that tensor and ``target_transform`` (if any) on the label.
+
+    ``transform``: a unirecord crop (``RandomResizedCrop`` / ``CenterCrop``,
+    all native), or a torchvision transform / ``Compose``: its leading
+    ``RandomResizedCrop`` [+ ``RandomHorizontalFlip``], ``Resize(int)`` +
+    ``CenterCrop`` or ``CenterCrop``, then ``PILToTensor`` / ``ToTensor``, run
+    natively (bilinear, antialiased; ``ToTensor`` becomes a uint8 -> float32
+    conversion, the same values); the rest runs on the uint8 CHW tensor, as
+    after ``PILToTensor`` in ``ImageFolder``. Any other callable runs whole on
+    that tensor, after the native ``crop`` (default
+    ``RandomResizedCrop(224, flip=True)``). Random flips and crops of the
+    native part are drawn from ``(seed, epoch, record id)``, not torch's RNG.
 
     Epochs: random crops are keyed by ``(seed, epoch, record id)``. Call
     :meth:`set_epoch` before each epoch (as with ``DistributedSampler``). The
@@ -227,8 +330,10 @@ class ImageDataset:
     before the call (``persistent_workers=True``) see it too; with the
     ``spawn`` start method the epoch is copied when workers start.
 
-    ``label_field=None``: no labels (the label is then -1). The object is
-    picklable (path + options); each worker re-maps the files.
+    ``label_field=None``: no labels (the label is then -1). ``root``: the
+    folder the dataset was converted from; ``samples`` paths are joined to it
+    (as ImageFolder's), else they are relative. The object is picklable
+    (path + options); each worker re-maps the files.
 
     ``where=expression``: only the records matching it (``Dataset.query``,
     docs/query.md); item ``i`` is then record ``ids[i]`` of the ascending
@@ -238,22 +343,32 @@ class ImageDataset:
     def __init__(
         self,
         path: Any,
-        transform: Union[RandomResizedCrop, CenterCrop, None] = None,
+        transform: Optional[Union[_NativeCrop, Callable[[Any], Any]]] = None,
+        target_transform: Optional[Callable[[int], Any]] = None,
         *,
-        seed: int = 0,
-        image_field: str = "image",
-        label_field: Optional[str] = "label",
-        strict: bool = False,
-        apply_exif: bool = False,
-        dct_scaling: bool = True,
+        crop: Optional[_NativeCrop] = None,
+        seed: int = _DEFAULTS["seed"],
+        root: Optional[Union[str, "os.PathLike[str]"]] = None,
+        image_field: str = _DEFAULTS["image_field"],
+        label_field: Optional[str] = _DEFAULTS["label_field"],
+        path_field: str = _DEFAULTS["path_field"],
+        strict: bool = _DEFAULTS["strict"],
+        apply_exif: bool = _DEFAULTS["apply_exif"],
+        dct_scaling: bool = _DEFAULTS["dct_scaling"],
         verify_checksums: bool = True,
         where: Optional[str] = None,
         subset: Optional[Sequence[int]] = None,
     ) -> None:
-        self.transform = transform if transform is not None else RandomResizedCrop(224, flip=True)
+        native, self.transform = _split_transform(transform)
+        if native is not None and crop is not None:
+            raise ValueError("transform starts with a crop and crop= is given too: give the crop once")
+        self.crop: _NativeCrop = native or crop or _default_crop()
+        self.target_transform = target_transform
         self.seed = _int_arg("seed", seed, 0, 2**64 - 1)
+        self.root = None if root is None else os.fspath(root)
         self.image_field = image_field
         self.label_field = label_field
+        self.path_field = path_field
         self.strict = bool(strict)
         self.apply_exif = bool(apply_exif)
         self.dct_scaling = bool(dct_scaling)
@@ -281,7 +396,7 @@ class ImageDataset:
             strict=self.strict,
             apply_exif=self.apply_exif,
             dct_scaling=self.dct_scaling,
-            **_transform_params(self.transform),
+            **_transform_params(self.crop),
         )
 
     def __len__(self) -> int:
@@ -297,18 +412,27 @@ class ImageDataset:
             raise IndexError(f"index {i} out of range ({n} records match {self.where!r})")
         return int(self.ids[i])
 
-    def __getitem__(self, index: int):
-        image, label = self._reader.get(self._record(index), self.epoch)
-        return _torch().from_numpy(image), label
+    def _finish(self, image: Any, label: int) -> Tuple[Any, Any]:
+        if self.transform is not None:
+            image = self.transform(image)
+        if self.target_transform is not None:
+            label = self.target_transform(label)
+        return image, label
 
-    def __getitems__(self, indices: Sequence[int]) -> List[Tuple[Any, int]]:
+    def __getitem__(self, index: int) -> Tuple[Any, Any]:
+        image, label = self._reader.get(self._record(index), self.epoch)
+        return self._finish(_torch().from_numpy(image), label)
+
+    def __getitems__(self, indices: Sequence[int]) -> List[Tuple[Any, Any]]:
         """``[self[i] for i in indices]``, decoded in one native call (the GIL released
         once for the batch). torch's DataLoader calls it with each batch's indices
         when it is defined, then ``collate_fn``; ``default_collate`` gives the same
-        batch as from per-item fetching. The images are views of one uint8 tensor
-        ``[len(indices), 3, size, size]``, which each of them keeps alive."""
+        batch as from per-item fetching. Without ``transform``, the images are views
+        of one uint8 tensor ``[len(indices), 3, size, size]``, which each of them
+        keeps alive."""
         images, labels = self._reader.get_many([self._record(i) for i in indices], self.epoch)
-        return list(zip(_torch().from_numpy(images).unbind(0), labels.tolist()))
+        pairs = zip(_torch().from_numpy(images).unbind(0), labels.tolist())
+        return [self._finish(image, label) for image, label in pairs]
 
     @property
     def epoch(self) -> int:
@@ -333,22 +457,44 @@ class ImageDataset:
 
     @property
     def class_to_idx(self) -> Dict[str, int]:
+        """``{class name: label}``, as ImageFolder's."""
         return {c: i for i, c in enumerate(self.classes)}
 
     @property
-    def targets(self):
-        """Every record's label as a numpy int64 array (read from the index; built on
-        first use, not at open)."""
+    def targets(self) -> List[int]:
+        """Every item's label, a list of ints as ImageFolder's (read from the index;
+        built on first use, not at open)."""
         if not self.label_field:
             raise AttributeError("this ImageDataset has no label field")
         cached = getattr(self, "_targets", None)
         if cached is None:
-            cached = self.dataset.column(self.label_field)
-            cached = self._targets = cached if self.ids is None else cached[self.ids]
+            column = self.dataset.column(self.label_field)
+            cached = self._targets = (column if self.ids is None else column[self.ids]).tolist()
         return cached
 
+    @property
+    def samples(self) -> List[Tuple[str, int]]:
+        """``[(path, label)]`` of every item, as ImageFolder's: the record's
+        ``path_field`` joined to ``root`` (relative without it). Read on first
+        use: one pass over the records' path values."""
+        cached = getattr(self, "_samples", None)
+        if cached is None:
+            paths = Dataset(self.dataset.path, fields=[self.path_field], verify_checksums=False)
+            ids = range(len(paths)) if self.ids is None else (int(i) for i in self.ids)
+            names = [paths[i][self.path_field] for i in ids]
+            if self.root is not None:
+                names = [os.path.join(self.root, name) for name in names]
+            labels = self.targets if self.label_field else [-1] * len(names)
+            cached = self._samples = list(zip(names, labels))
+        return cached
+
+    @property
+    def imgs(self) -> List[Tuple[str, int]]:
+        """ImageFolder's other name of :attr:`samples`."""
+        return self.samples
+
     def __getstate__(self) -> Dict[str, Any]:
-        state = {k: v for k, v in self.__dict__.items() if k not in ("_reader", "_epoch", "_targets")}
+        state = {k: v for k, v in self.__dict__.items() if k not in ("_reader", "_epoch", "_targets", "_samples")}
         state["epoch"] = self.epoch
         return state
 
@@ -360,7 +506,10 @@ class ImageDataset:
         self._make_reader()
 
     def __repr__(self) -> str:
-        return f"unirecord.ImageDataset({self.dataset.path!r}, records={len(self)}, transform={self.transform!r})"
+        return (
+            f"unirecord.ImageDataset({self.dataset.path!r}, records={len(self)}, crop={self.crop!r}, "
+            f"transform={self.transform!r}, target_transform={self.target_transform!r})"
+        )
 
 
 # ----------------------------------------------------------------- Loader ---
@@ -394,6 +543,25 @@ def _distributed_defaults(num_shards: Optional[int], shard_id: Optional[int]) ->
     return (world if num_shards is None else num_shards), (rank if shard_id is None else shard_id)
 
 
+def _alias(name: str, value: Optional[int], alias: str, alias_value: Optional[int]) -> Optional[int]:
+    """One option given under its name or DataLoader's; both only when they agree."""
+    if value is not None and alias_value is not None and value != alias_value:
+        raise ValueError(f"{name}={value!r} and {alias}={alias_value!r} disagree: they are the same option, give one")
+    return value if value is not None else alias_value
+
+
+def _sample_order(shuffle: Any, order: Optional[str]) -> str:
+    if not isinstance(shuffle, bool):
+        raise TypeError(f"shuffle must be True or False, not {shuffle!r}")
+    if order is None:
+        return "shuffle" if shuffle else "sequential"
+    if order not in ("sequential", "shuffle", "block"):
+        raise ValueError(f"order must be 'sequential', 'shuffle' or 'block', not {order!r}")
+    if (order != "sequential") != shuffle:
+        raise ValueError(f"order={order!r} contradicts shuffle={shuffle}")
+    return order
+
+
 class Loader:
     """The native loader: batches of decoded, cropped images as torch tensors.
 
@@ -402,6 +570,24 @@ class Loader:
     order of a ``DistributedSampler``-style sampler (``shuffle``/``seed``,
     ``num_shards``/``shard_id``, padding by wrap-around). Decoding runs on
     ``threads`` native threads; the GIL is released while waiting.
+
+    ``shuffle`` has no default: a training loop says ``shuffle=True``, an
+    evaluation pass ``shuffle=False`` (every record once, in id order, when
+    ``num_shards`` is 1). ``order="block"`` (with ``shuffle=True``) shuffles runs
+    of ``block_size`` consecutive records, then positions within ``window``:
+    mostly sequential reads for slow storage.
+
+    Distributed: ``num_shards``/``shard_id`` (the data-parallel ranks) default
+    to ``torch.distributed``'s world size and rank when it is initialised, else
+    1 and 0. As ``DistributedSampler``, the epoch is padded by wrap-around to a
+    multiple of ``num_shards`` (``sampler_drop_last=True``: cut to one instead);
+    ``return_ids=True`` shows which records a batch holds. ``drop_last`` drops
+    the epoch's last, partial batch (DataLoader's).
+
+    DataLoader's spellings are accepted: ``num_workers`` for ``threads``
+    (``num_workers=0``, DataLoader's "no workers", is one thread) and
+    ``prefetch_factor`` for ``prefetch``; giving both spellings with different
+    values is a ValueError. ``threads=0``: every usable core.
 
     Zero copy and lifetime: the tensors are views of the loader's batch
     buffers (DLPack); a buffer returns to the loader's pool of ``prefetch + 1``
@@ -420,64 +606,88 @@ class Loader:
     the same epoch, as ``DistributedSampler`` does). :meth:`state_dict` /
     :meth:`load_state_dict` resume mid-epoch exactly.
 
+    ``transform``: a unirecord crop, or a torchvision ``RandomResizedCrop``
+    [+ ``RandomHorizontalFlip``] / ``Resize(int)`` + ``CenterCrop`` (run
+    natively, as in :class:`ImageDataset`); nothing else runs inside the loader.
+
     ``device="cuda"`` uploads each batch on the loader's stream and converts it
     to ``dtype`` (default float32), normalised with ``mean``/``std`` (0..1 scale,
     as torchvision's ``Normalize``; default ImageNet's); the current stream
     waits for it. On the CPU, ``dtype``/``mean``/``std`` convert the uint8
     batch with torch ops (a copy; default: uint8, no normalisation).
 
-    ``num_shards``/``shard_id`` default to ``torch.distributed``'s world size
-    and rank when it is initialised, else 1 and 0.
+    ``on_error="skip"`` replaces an undecodable record by the next id of the
+    sequence; ``max_consecutive_bad`` such records in a row is an error.
 
     ``subset=ids`` loads only those records; ``where=expression`` only the
     records matching it (``Dataset.query``, docs/query.md), e.g.
     ``where='label in [3, 7] and width >= 400'``. Order, padding and resume
     work over the subset as over the whole dataset.
+
+    The defaults are those of C++'s ``LoaderOptions``, except ``layout``
+    (``NCHW``, torch's convention; C++: ``NHWC``) and ``batch_size`` and
+    ``shuffle``, which have none.
     """
 
     def __init__(
         self,
         path: Any,
         batch_size: int,
-        shuffle: bool = True,
-        seed: int = 0,
+        shuffle: bool,
+        seed: int = _DEFAULTS["seed"],
         num_shards: Optional[int] = None,
         shard_id: Optional[int] = None,
-        transform: Union[RandomResizedCrop, CenterCrop, None] = None,
+        transform: Any = None,
         device: Any = "cpu",
         dtype: Any = None,
         mean: Optional[Sequence[float]] = None,
         std: Optional[Sequence[float]] = None,
-        threads: int = 0,
-        prefetch: int = 2,
-        drop_last: bool = False,
-        on_error: str = "raise",
+        threads: Optional[int] = None,
+        prefetch: Optional[int] = None,
+        drop_last: bool = _DEFAULTS["drop_last"],
+        on_error: str = _DEFAULTS["on_error"],
         *,
+        num_workers: Optional[int] = None,
+        prefetch_factor: Optional[int] = None,
         order: Optional[str] = None,
+        block_size: int = _DEFAULTS["block_size"],
+        window: int = _DEFAULTS["window"],
+        sampler_drop_last: bool = _DEFAULTS["sampler_drop_last"],
+        max_consecutive_bad: int = _DEFAULTS["max_consecutive_bad"],
         layout: str = "NCHW",
-        image_field: str = "image",
-        label_field: Optional[str] = "label",
-        path_field: str = "path",
-        strict: bool = False,
-        apply_exif: bool = False,
-        dct_scaling: bool = True,
+        image_field: str = _DEFAULTS["image_field"],
+        label_field: Optional[str] = _DEFAULTS["label_field"],
+        path_field: str = _DEFAULTS["path_field"],
+        strict: bool = _DEFAULTS["strict"],
+        apply_exif: bool = _DEFAULTS["apply_exif"],
+        dct_scaling: bool = _DEFAULTS["dct_scaling"],
+        max_pixels: int = _DEFAULTS["max_pixels"],
         subset: Optional[Sequence[int]] = None,
         return_ids: bool = False,
         verify_checksums: bool = True,
         where: Optional[str] = None,
     ) -> None:
         torch = _torch()
+        order = _sample_order(shuffle, order)
+        if num_workers is not None:
+            num_workers = max(_int_arg("num_workers", num_workers, 0, 2**31 - 1), 1)
+        threads = _alias("threads", threads, "num_workers", num_workers)
+        prefetch = _alias("prefetch", prefetch, "prefetch_factor", prefetch_factor)
         self.dataset = _open(path, verify_checksums)
         if where is not None:
             if subset is not None:
                 raise ValueError("give where= or subset=, not both")
             subset = self.dataset.query(where)
         self.num_shards, self.shard_id = _distributed_defaults(num_shards, shard_id)
-        self.transform = transform if transform is not None else RandomResizedCrop(224, flip=True)
+        crop, rest = _split_transform(transform)
+        if rest is not None:
+            raise TypeError(
+                f"Loader runs native transforms only; {rest!r} is not one: apply it to the batches "
+                "(or use ImageDataset, whose transform may be any callable)"
+            )
+        self.transform: _NativeCrop = crop or _default_crop()
         self.device = torch.device(device)
         self.return_ids = bool(return_ids)
-        if order is None:
-            order = "shuffle" if shuffle else "sequential"
         params = _transform_params(self.transform)
         if params["kind"] == 1 and not params["resize"]:
             raise ValueError("Loader needs CenterCrop(size, resize=...) (the shorter side before the crop)")
@@ -491,9 +701,12 @@ class Loader:
             seed=_int_arg("seed", seed, 0, 2**64 - 1),
             num_shards=self.num_shards,
             shard_id=self.shard_id,
+            block_size=_int_arg("block_size", block_size, 1, 2**64 - 1),
+            window=_int_arg("window", window, 0, 2**64 - 1),
+            sampler_drop_last=bool(sampler_drop_last),
             transform="random_resized_crop" if params["kind"] == 0 else "center_crop",
             size=params["size"],
-            resize=params["resize"] or 256,
+            resize=params["resize"] or _DEFAULTS["resize"],
             scale_min=params["scale_min"],
             scale_max=params["scale_max"],
             ratio_min=params["ratio_min"],
@@ -504,12 +717,14 @@ class Loader:
             label_field=label_field or "",
             path_field=path_field,
             # The native loader refuses more than its thread and buffer limits.
-            threads=_int_arg("threads", threads, 0, 2**31 - 1),
-            prefetch=_int_arg("prefetch", prefetch, 1, 2**31 - 1),
+            threads=_int_arg("threads", _DEFAULTS["threads"] if threads is None else threads, 0, 2**31 - 1),
+            prefetch=_int_arg("prefetch", _DEFAULTS["prefetch"] if prefetch is None else prefetch, 1, 2**31 - 1),
             on_error=on_error,
+            max_consecutive_bad=_int_arg("max_consecutive_bad", max_consecutive_bad, 1, 2**31 - 1),
             strict=bool(strict),
             apply_exif=bool(apply_exif),
             dct_scaling=bool(dct_scaling),
+            max_pixels=_int_arg("max_pixels", max_pixels, 1, 2**63 - 1),
         )
         if subset is not None:
             opts["subset"] = _subset_ids(subset)

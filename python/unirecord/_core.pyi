@@ -11,6 +11,8 @@ _FieldType = Union[str, type, np.dtype]
 _Value = Union[int, float, str, bytes, memoryview, npt.NDArray[Any]]
 
 built_with_cuda: bool
+# The defaults of C++'s LoaderOptions under _Loader's option names.
+_loader_defaults: Dict[str, Any]
 
 class CorruptRecordError(OSError):
     """On-disk data failed a checksum or bounds check; the message names the file and record."""
@@ -19,6 +21,13 @@ class NotSupportedError(ValueError):
     """Valid input that unirecord does not support (12-bit JPEG, newer format, CUDA in a CPU build)."""
 
 def _raise_status(code: int, message: str) -> None: ...
+def _to_schema(schema: "_SchemaLike") -> "Schema": ...
+
+class _BlobView:
+    """Owner of a zero-copy blob view (keeps the dataset mapped); a buffer."""
+
+    @property
+    def zero_copy(self) -> bool: ...
 
 class Field:
     """One field of a schema."""
@@ -89,7 +98,10 @@ class Dataset:
     @property
     def uuid(self) -> str: ...
     @property
-    def num_shards(self) -> int: ...
+    def num_files(self) -> int: ...
+    @property
+    def num_shards(self) -> int:
+        """Deprecated alias of num_files (DeprecationWarning)."""
     @property
     def path(self) -> Union[str, List[str]]: ...
     @property
@@ -115,7 +127,7 @@ class Writer:
         threads: int = 1,
         sync: bool = True,
         blob_page_bytes: int = 1048576,
-        scalar_page_bytes: int = 65536,
+        scalar_page_bytes: int = 16384,
     ) -> None: ...
     def write(self, record: Dict[str, Any]) -> None: ...
     def set_metadata(self, key: str, value: Union[str, bytes]) -> None: ...
@@ -144,7 +156,7 @@ def convert_imagefolder(
     keep_original: bool = False,
     sync: bool = True,
     progress: Optional[Callable[[Dict[str, Any]], None]] = None,
-    max_pixels: Optional[int] = None,
+    max_pixels: int = 134217728,
 ) -> Dict[str, Any]: ...
 
 class _ImageReader:
@@ -168,6 +180,7 @@ class _ImageReader:
     ) -> None: ...
     def __len__(self) -> int: ...
     def get(self, index: int, epoch: int) -> Tuple[npt.NDArray[np.uint8], int]: ...
+    def get_many(self, indices: Sequence[int], epoch: int) -> Tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64]]: ...
     def window(self, index: int, epoch: int) -> Tuple[int, int, int, int, bool]: ...
 
 class _Loader:

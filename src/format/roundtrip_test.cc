@@ -333,7 +333,7 @@ TEST(WriterTest, RejectsBadRecordsAndCalls) {
   RecordBuilder record(schema);
   EXPECT_EQ(record.SetInt32(1, 5).code(), StatusCode::kInvalidArgument);   // label is int64
   EXPECT_EQ(record.SetInt64(99, 5).code(), StatusCode::kInvalidArgument);  // no such field
-  EXPECT_EQ(record.SetInt64("nope", 5).code(), StatusCode::kNotFound);
+  EXPECT_EQ(record.SetInt64("nope", 5).code(), StatusCode::kKeyNotFound);
   float two[2] = {1, 2};
   EXPECT_EQ(record.SetArray(5, two, 2).code(), StatusCode::kInvalidArgument);  // needs 3
   Status unset = (*writer)->Write(record);
@@ -376,7 +376,7 @@ TEST(DatasetTest, AccessorErrors) {
   EXPECT_EQ(r->GetInt32(1).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(r->GetArray(1).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(r->GetInt64(5).status().code(), StatusCode::kInvalidArgument);  // array
-  EXPECT_EQ(r->GetBytes("nope").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(r->GetBytes("nope").status().code(), StatusCode::kKeyNotFound);
   EXPECT_EQ(r->GetBytes(42).status().code(), StatusCode::kOutOfRange);
 }
 

@@ -134,7 +134,7 @@ int Schema::FieldIndex(std::string_view name) const {
 
 Result<size_t> Schema::FindField(std::string_view name) const {
   int i = FieldIndex(name);
-  if (i < 0) return Status::NotFound("no field named '" + std::string(name) + "'");
+  if (i < 0) return Status::KeyNotFound("no field named '" + std::string(name) + "'");
   return static_cast<size_t>(i);
 }
 

@@ -12,7 +12,7 @@ TEST(SchemaTest, ValidSchema) {
   EXPECT_EQ(schema->num_fields(), 4u);
   EXPECT_EQ(schema->FieldIndex("label"), 1);
   EXPECT_EQ(schema->FieldIndex("nope"), -1);
-  EXPECT_EQ(schema->FindField("nope").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(schema->FindField("nope").status().code(), StatusCode::kKeyNotFound);
   EXPECT_EQ(schema->ToString(), "image: bytes, label: int64 (indexed), mean: float32[3], path: string");
   EXPECT_EQ(schema->field(2).num_elements(), 3);
 }

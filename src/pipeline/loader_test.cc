@@ -515,7 +515,7 @@ TEST_F(LoaderTest, InvalidOptionsAreErrors) {
   std::shared_ptr<const Dataset> ds = OpenDataset(data_->dir);
   LoaderOptions options = SmallOptions();
   options.image_field = "missing";
-  EXPECT_EQ(Loader::Create(ds, options).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(Loader::Create(ds, options).status().code(), StatusCode::kKeyNotFound);
   options = SmallOptions();
   options.image_field = "path";
   EXPECT_EQ(Loader::Create(ds, options).status().code(), StatusCode::kInvalidArgument);

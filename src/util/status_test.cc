@@ -47,5 +47,19 @@ TEST(StatusTest, ResultFromOkStatusIsAnError) {
   EXPECT_EQ(r.status().code(), StatusCode::kInternal);
 }
 
+TEST(StatusTest, KeyNotFoundHasItsOwnCodeAndName) {
+  Status s = Status::KeyNotFound("no field named 'x'");
+  EXPECT_EQ(s.code(), StatusCode::kKeyNotFound);
+  EXPECT_NE(s.code(), StatusCode::kNotFound);
+  EXPECT_EQ(s.ToString(), "KeyNotFound: no field named 'x'");
+}
+
+#ifndef NDEBUG
+TEST(StatusDeathTest, ValueOfAnErrorAssertsInDebugBuilds) {
+  Result<int> r = Status::InvalidArgument("no value");
+  EXPECT_DEATH((void)r.value(), "value\\(\\) of an error");
+}
+#endif
+
 }  // namespace
 }  // namespace unirecord

@@ -151,7 +151,7 @@ def test_cat_rejects_unknown_ids_and_fields(converted):
     result = run_urec("cat", out, 25, check=False)
     assert result.returncode == 1 and "record 25 does not exist" in result.stderr
     result = run_urec("cat", out, 0, "--field", "nope", check=False)
-    assert result.returncode == 1 and "nope" in result.stderr
+    assert result.returncode == 2 and "no field named 'nope'" in result.stderr
 
 
 @pytest.mark.parametrize("damage", ["truncate", "flip", "drop_index"])

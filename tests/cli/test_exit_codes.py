@@ -101,6 +101,9 @@ def test_failures_exit_1(urec, small_dataset, tmp_path):
     (["decode", "/dev/zero", "-o", "-"], "/dev/zero: not a regular file (a character device)"),
     (["decode", "PNG", "-o", "-"], "not a JPEG: PNG image"),
     (["bench", "OUT", "--threads", "100000"], "threads 100000 is out of range"),
+    (["cat", "OUT", "0", "--field", "nope"], "no field named 'nope'"),
+    (["query", "OUT", "label == 0", "--fields", "nope"], "no field named 'nope'"),
+    (["query", "OUT", "label == 0", "--group-by", "nope"], "no field named 'nope'"),
 ])
 def test_bad_usage_exits_2_with_a_readable_message(urec, small_dataset, tmp_path, args, words):
     src, out = small_dataset

@@ -32,7 +32,9 @@ bool RegisterCommand(const char* name, const char* description, CommandSetup set
 
 int ExitCodeFor(const Status& status) {
   if (status.ok()) return kExitOk;
-  return status.code() == StatusCode::kInvalidArgument ? kExitUsage : kExitFailure;
+  // An unusable value or an unknown field name on the command line is bad usage.
+  const bool usage = status.code() == StatusCode::kInvalidArgument || status.code() == StatusCode::kKeyNotFound;
+  return usage ? kExitUsage : kExitFailure;
 }
 
 CLI::Validator IntegerIn(long long min, unsigned long long max) {
