@@ -30,7 +30,7 @@ echo "test-example: no test helpers in the installed library"
 # or the names here went stale and this check would pass for nothing.
 helpers=(unirecord::image_internal::EncodeJpeg unirecord::WriteSyntheticImageFolder
          unirecord::EncodeSyntheticJpeg unirecord::testing::SyntheticRgb unirecord::gpu::MeasureGpuBandwidth)
-defined() { nm -C --defined-only "$1" | grep -E ' [TW] ' | sed -E 's/^[0-9a-f]* [TW] //; s/\(.*//' | sort -u; }
+defined() { nm -C --defined-only "$1" | grep -E ' [TW] ' | sed -E 's/^[0-9a-f]* [TW] //; s/\[abi:[^]]*\]//g; s/\(.*//' | sort -u; }
 installed=$(defined "$(find "$PREFIX" -name libunirecord.a | head -1)")
 internal=$(defined "$(find "$BUILD_DIR" -name libunirecord_testing.a | head -1)")
 for name in "${helpers[@]}"; do
