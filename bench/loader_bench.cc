@@ -43,11 +43,9 @@
 #include <thread>
 
 #include "convert/synthetic_images.h"
+#include "gpu/gpu_bandwidth.h"
 #include "unirecord/convert.h"
 #include "unirecord/loader.h"
-#ifdef UNIRECORD_WITH_CUDA
-#include "gpu/device_batches.h"
-#endif
 
 namespace unirecord {
 namespace {
@@ -172,7 +170,6 @@ void BM_LoaderCudaStep(benchmark::State& state) {
 BENCHMARK(BM_LoaderCudaStep)->ArgName("step_ms")->Arg(50)->Arg(100)->Arg(200)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 void BM_GpuTransfers(benchmark::State& state) {
-#ifdef UNIRECORD_WITH_CUDA
   CudaOptions options;
   options.device = 0;
   gpu::GpuBandwidth bw;
@@ -187,11 +184,6 @@ void BM_GpuTransfers(benchmark::State& state) {
   state.counters["memcpy_d2d_GBps"] = bw.memcpy_d2d;
   state.counters["convert_GBps"] = bw.convert;
   state.counters["convert_vs_d2d"] = bw.convert / bw.memcpy_d2d;
-#else
-  state.SkipWithError("built without CUDA");
-  for (auto _ : state) {
-  }
-#endif
 }
 BENCHMARK(BM_GpuTransfers)->Iterations(1)->Unit(benchmark::kMillisecond);
 

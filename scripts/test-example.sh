@@ -23,6 +23,24 @@ rm -rf "$WORK"
 mkdir -p "$WORK"
 cmake --install "$BUILD_DIR" --prefix "$PREFIX" >/dev/null
 
+echo "test-example: no test helpers in the installed library"
+# One entry point of each unirecord_testing helper (the JPEG encoder, the
+# synthetic images, the test pictures, the GPU bandwidth measurement): none
+# may be defined in libunirecord.a. The internal archive must define them all,
+# or the names here went stale and this check would pass for nothing.
+helpers=(unirecord::image_internal::EncodeJpeg unirecord::WriteSyntheticImageFolder
+         unirecord::EncodeSyntheticJpeg unirecord::testing::SyntheticRgb unirecord::gpu::MeasureGpuBandwidth)
+defined() { nm -C --defined-only "$1" | grep -E ' [TW] ' | sed -E 's/^[0-9a-f]* [TW] //; s/\[abi:[^]]*\]//g; s/\(.*//' | sort -u; }
+installed=$(defined "$(find "$PREFIX" -name libunirecord.a | head -1)")
+internal=$(defined "$(find "$BUILD_DIR" -name libunirecord_testing.a | head -1)")
+for name in "${helpers[@]}"; do
+  grep -qxF "$name" <<<"$internal" || { echo "test-example: $name is not in libunirecord_testing.a"; exit 1; }
+  if grep -qxF "$name" <<<"$installed"; then
+    echo "test-example: the installed libunirecord.a defines $name (a unirecord_testing helper)"
+    exit 1
+  fi
+done
+
 echo "test-example: find_package(unirecord CONFIG) + libtorch"
 cmake -S examples/cpp_trainer -B "$WORK/trainer" -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_PREFIX_PATH="$PREFIX" >/dev/null

@@ -86,6 +86,11 @@ struct CudaOptions {
   void* consumer_stream = nullptr;
 };
 
+// Whether this build of unirecord has the CUDA path (CMake found nvcc and
+// UNIRECORD_ENABLE_CUDA was on). Without it, CudaOptions::device >= 0 makes
+// Loader::Create fail with NotSupported.
+bool BuiltWithCuda();
+
 struct LoaderOptions {
   size_t batch_size = 256;
   bool drop_last = false;  // drop the epoch's last, partial batch

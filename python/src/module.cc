@@ -2,6 +2,7 @@
 #include <string>
 
 #include "common.h"
+#include "unirecord/loader.h"
 
 namespace {
 
@@ -35,9 +36,5 @@ PYBIND11_MODULE(_core, m) {
   unirecord_py::RegisterWriter(m);
   unirecord_py::RegisterImage(m);
   unirecord_py::RegisterLoader(m);
-#ifdef UNIRECORD_WITH_CUDA
-  m.attr("built_with_cuda") = true;
-#else
-  m.attr("built_with_cuda") = false;
-#endif
+  m.attr("built_with_cuda") = unirecord::BuiltWithCuda();
 }

@@ -1,4 +1,5 @@
-// Deterministic, ImageNet-like image folders for demos, tests and benchmarks.
+// Deterministic, ImageNet-like image folders for demos, tests and benchmarks
+// (in the internal unirecord_testing library, not in the installed one).
 //
 // The same options always give byte-identical files on every platform: all
 // randomness comes from a portable generator seeded by (seed, class, index),

@@ -1,6 +1,8 @@
 // The CUDA side of the Loader: pinned host batch buffers, their device
-// copies, the conversion kernel and the events that order it all. Built only
-// when CMake finds nvcc (UNIRECORD_WITH_CUDA); nothing here is public API.
+// copies, the conversion kernel and the events that order it all. Always
+// compiled: device_batches.cu implements it when CMake finds nvcc, and
+// device_batches_stub.cc otherwise, where there are no devices and every call
+// fails with NotSupported (BuiltWithCuda() tells which). Not public API.
 #ifndef UNIRECORD_SRC_GPU_DEVICE_BATCHES_H_
 #define UNIRECORD_SRC_GPU_DEVICE_BATCHES_H_
 
@@ -14,8 +16,19 @@
 
 namespace unirecord::gpu {
 
-// Devices the CUDA runtime sees; 0 when there is none or no driver.
+// Devices the CUDA runtime sees; 0 when there is none, no driver, or no CUDA
+// in this build.
 int DeviceCount();
+
+// Bytes of one converted value.
+inline size_t DTypeBytes(DeviceDType dtype) {
+  switch (dtype) {
+    case DeviceDType::kUint8: return 1;
+    case DeviceDType::kFloat16: return 2;
+    case DeviceDType::kFloat32: return 4;
+  }
+  return 4;
+}
 
 // Per slot: a pinned host buffer of max_batch uint8 NHWC images, a device
 // copy of it, a device buffer of the converted images and three events:
@@ -69,24 +82,6 @@ Status EventSynchronize(void* event);
 // (exposed for tests and benchmarks); queued on `stream`.
 Status LaunchConvert(const uint8_t* input, void* output, size_t count, int height, int width,
                      const CudaOptions& options, void* stream);
-
-// Transfer rates on `options.device` for batches of `count` images of
-// height x width, best of `repeats`, all in GB/s:
-//  - memcpy_h2d: a plain pinned cudaMemcpyAsync of the batch's uint8 bytes;
-//  - upload: DeviceBatches::Upload of the same bytes (copy only, no kernel);
-//  - memcpy_d2d: a device-to-device copy, counting bytes read plus written;
-//  - convert: the conversion kernel for `options` (dtype, layout), counting
-//    uint8 bytes read plus converted bytes written.
-// The first two are timed on the host (issue to completion), the last two
-// with CUDA events.
-struct GpuBandwidth {
-  double memcpy_h2d = 0;
-  double upload = 0;
-  double memcpy_d2d = 0;
-  double convert = 0;
-};
-Result<GpuBandwidth> MeasureGpuBandwidth(const CudaOptions& options, size_t count, int height, int width,
-                                         int repeats);
 
 }  // namespace unirecord::gpu
 

@@ -1,4 +1,5 @@
-// GPU path tests. They need a CUDA device and skip (with a message) without one.
+// GPU path tests, built with CUDA only (cuda_interface_test covers both
+// builds). They need a CUDA device and skip (with a message) without one.
 #include "gpu/device_batches.h"
 
 #include <cuda_fp16.h>
@@ -11,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "gpu/gpu_bandwidth.h"
 #include "pipeline/loader_test_data.h"
 
 namespace unirecord::gpu {
@@ -146,15 +148,6 @@ TEST(DeviceBatchesTest, UploadEventsOrderProducerAndConsumer) {
   cudaFree(snapshot);
   batches->reset();
   cudaStreamDestroy(consumer);
-}
-
-TEST(DeviceBatchesTest, MissingDeviceIsAnError) {
-  CudaOptions o;
-  o.device = DeviceCount();  // one past the last
-  Result<std::unique_ptr<DeviceBatches>> batches = DeviceBatches::Create(o, 2, 4, 8, 8);
-  ASSERT_FALSE(batches.ok());
-  EXPECT_EQ(batches.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(batches.status().message().find("does not exist"), std::string::npos);
 }
 
 TEST(GpuBandwidthTest, MeasuresEveryPath) {

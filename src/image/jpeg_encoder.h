@@ -1,6 +1,7 @@
 // Internal: packed RGB or CMYK -> JPEG with libjpeg, for tests, benchmarks and
 // the synthetic image folders (src/convert/synthetic_images.cc) that need
-// images with chosen sampling, quality and coding (not a public API).
+// images with chosen sampling, quality and coding. In the internal
+// unirecord_testing library, not in the installed one.
 #ifndef UNIRECORD_SRC_IMAGE_JPEG_ENCODER_H_
 #define UNIRECORD_SRC_IMAGE_JPEG_ENCODER_H_
 

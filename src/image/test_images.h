@@ -1,4 +1,4 @@
-// Test helpers: synthetic photos and corpus files.
+// Test helpers: synthetic photos and corpus files (in unirecord_testing).
 #ifndef UNIRECORD_SRC_IMAGE_TEST_IMAGES_H_
 #define UNIRECORD_SRC_IMAGE_TEST_IMAGES_H_
 

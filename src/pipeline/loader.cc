@@ -9,10 +9,8 @@
 #include <thread>
 #include <utility>
 
-#include "util/threads.h"
-#ifdef UNIRECORD_WITH_CUDA
 #include "gpu/device_batches.h"
-#endif
+#include "util/threads.h"
 
 namespace unirecord {
 
@@ -57,18 +55,12 @@ void Batch::Release() {
 }
 
 Status Batch::WaitOn(void* cuda_stream) const {
-#ifdef UNIRECORD_WITH_CUDA
   if (ready_event_ != nullptr) return gpu::StreamWaitEvent(cuda_stream, ready_event_);
-#else
-  (void)cuda_stream;
-#endif
   return Status::FailedPrecondition("batch is not on a CUDA device (CudaOptions::device < 0)");
 }
 
 Status Batch::Synchronize() const {
-#ifdef UNIRECORD_WITH_CUDA
   if (ready_event_ != nullptr) return gpu::EventSynchronize(ready_event_);
-#endif
   return Status::FailedPrecondition("batch is not on a CUDA device (CudaOptions::device < 0)");
 }
 
@@ -107,9 +99,7 @@ struct Loader::Impl final : Batch::Pool {
   std::vector<std::unique_ptr<SampleDecoder>> decoders;  // one per worker thread
   size_t image_bytes = 0;  // one sample: image_size^2 * 3
   int thread_count = 1;
-#ifdef UNIRECORD_WITH_CUDA
-  std::unique_ptr<gpu::DeviceBatches> device;
-#endif
+  std::unique_ptr<gpu::DeviceBatches> device;  // CudaOptions::device >= 0
 
   std::mutex mu;
   std::condition_variable work_cv;   // workers: work or a free slot appeared
@@ -187,14 +177,12 @@ struct Loader::Impl final : Batch::Pool {
     ++generation;
     for (size_t& slot_index : claimed) {
       if (slot_index == kNoSlot) continue;
-#ifdef UNIRECORD_WITH_CUDA
       // The batch may have been uploaded: let the copy leave the pinned
       // buffer before a worker rewrites it.
       if (device != nullptr) {
         Status recycled = device->Recycle(slot_index);
         (void)recycled;  // a failing device fails the next upload too
       }
-#endif
       slots[slot_index].ready = false;
       PushFree(slot_index);
       slot_index = kNoSlot;
@@ -315,7 +303,6 @@ struct Loader::Impl final : Batch::Pool {
   // The last sample of the slot's batch is in: queue its upload. The lock is
   // dropped meanwhile (the worker still counts as busy).
   void FinishBatch(size_t slot_index, std::unique_lock<std::mutex>& lock) {
-#ifdef UNIRECORD_WITH_CUDA
     Slot& slot = slots[slot_index];
     if (device == nullptr || !slot.error.ok()) return;
     const size_t count = slot.count;
@@ -326,17 +313,11 @@ struct Loader::Impl final : Batch::Pool {
     lock.lock();
     totals.upload_s += Seconds(took);
     if (!status.ok()) slot.error = std::move(status);
-#else
-    (void)slot_index;
-    (void)lock;
-#endif
   }
 
   void Return(size_t slot_index) override {
     Status recycled;
-#ifdef UNIRECORD_WITH_CUDA
     if (device != nullptr) recycled = device->Recycle(slot_index);
-#endif
     {
       std::lock_guard<std::mutex> lock(mu);
       Slot& slot = slots[slot_index];
@@ -400,12 +381,10 @@ struct Loader::Impl final : Batch::Pool {
     batch.images_ = slot.images;
     batch.labels_ = source.has_labels() ? slot.labels.data() : nullptr;
     batch.record_ids_ = slot.record_ids.data();
-#ifdef UNIRECORD_WITH_CUDA
     if (device != nullptr) {
       batch.device_images_ = device->device_output(slot_index);
       batch.ready_event_ = device->ready_event(slot_index);
     }
-#endif
     return batch;
   }
 
@@ -451,10 +430,10 @@ Status CheckOptions(const Dataset& dataset, const LoaderOptions& o) {
     }
   }
   if (o.cuda.device >= 0) {
-#ifndef UNIRECORD_WITH_CUDA
-    return Status::NotSupported("loader: CUDA device " + std::to_string(o.cuda.device) +
-                                " requested, but unirecord was built without CUDA");
-#endif
+    if (!BuiltWithCuda()) {
+      return Status::NotSupported("loader: CUDA device " + std::to_string(o.cuda.device) +
+                                  " requested, but unirecord was built without CUDA");
+    }
     for (float s : o.cuda.std) {
       if (!(s > 0)) return Status::InvalidArgument("loader: every CUDA std must be positive");
     }
@@ -498,18 +477,14 @@ Result<std::unique_ptr<Loader>> Loader::Create(std::shared_ptr<const Dataset> da
   impl->free_slots.resize(slot_count);
   for (size_t i = 0; i < slot_count; ++i) impl->PushFree(i);
   impl->claimed.assign(static_cast<size_t>(options.prefetch), kNoSlot);
-#ifdef UNIRECORD_WITH_CUDA
   if (options.cuda.device >= 0) {
     UREC_ASSIGN_OR_RETURN(impl->device,
                           gpu::DeviceBatches::Create(options.cuda, slot_count, options.batch_size,
                                                      options.image_size, options.image_size));
   }
-#endif
   for (size_t i = 0; i < slot_count; ++i) {
     Impl::Slot& slot = impl->slots[i];
-#ifdef UNIRECORD_WITH_CUDA
     if (impl->device != nullptr) slot.images = impl->device->host(i);
-#endif
     try {
       if (slot.images == nullptr) {
         slot.owned_images.reset(new uint8_t[options.batch_size * impl->image_bytes]);

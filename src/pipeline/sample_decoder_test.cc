@@ -235,8 +235,8 @@ class SampleSourceTest : public ::testing::Test {
 };
 
 TEST_F(SampleSourceTest, FieldsAreCheckedOnce) {
-  EXPECT_EQ(SampleSource::Create(dataset_, {"missing", "label", "path"}).status().code(), StatusCode::kNotFound);
-  EXPECT_EQ(SampleSource::Create(dataset_, {"image", "missing", "path"}).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(SampleSource::Create(dataset_, {"missing", "label", "path"}).status().code(), StatusCode::kKeyNotFound);
+  EXPECT_EQ(SampleSource::Create(dataset_, {"image", "missing", "path"}).status().code(), StatusCode::kKeyNotFound);
   Result<SampleSource> not_bytes = SampleSource::Create(dataset_, {"path", "label", "path"});
   ASSERT_FALSE(not_bytes.ok());
   EXPECT_EQ(not_bytes.status().message(), "image field 'path' is not a bytes field");
