@@ -7,11 +7,11 @@
 #include <cstring>
 #include <unistd.h>
 
+#include "dataset/test_util.h"
 #include "format/endian.h"
 #include "format/fixed_parts.h"
 #include "format/format_constants.h"
 #include "format/header_codec.h"
-#include "format/test_util.h"
 #include "index/index_file.h"
 #include "index/record_table.h"
 #include "io/file.h"

@@ -12,14 +12,14 @@
 #include <system_error>
 #include <thread>
 
+#include "dataset/manifest.h"
 #include "format/endian.h"
 #include "format/file_names.h"
 #include "format/format_constants.h"
-#include "format/manifest.h"
 #include "format/record_values.h"
-#include "format/shard_writer.h"
 #include "index/record_table.h"
 #include "io/file.h"
+#include "shard/shard_writer.h"
 #include "util/threads.h"
 
 namespace unirecord {
