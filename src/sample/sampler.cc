@@ -2,28 +2,17 @@
 
 #include <cstring>
 
+#include "util/splitmix64.h"
+
 namespace unirecord {
 namespace {
-
-// SplitMix64's finaliser: a fixed-width mixer with full avalanche, the same
-// on every platform (unlike std:: distributions and engines).
-uint64_t Mix64(uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ULL;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebULL;
-  x ^= x >> 31;
-  return x;
-}
-
-constexpr uint64_t kGolden = 0x9e3779b97f4a7c15ULL;
 
 // Distinct key streams of one (seed, epoch), so that the block order and
 // the window shuffles are independent of each other.
 enum KeyStream : uint64_t { kGlobalOrder = 1, kBlockOrder = 2, kWindowOrder = 3 };
 
 uint64_t DeriveKey(uint64_t seed, uint64_t epoch, KeyStream stream, uint64_t index) {
-  uint64_t k = Mix64(seed ^ kGolden);
+  uint64_t k = Mix64(seed ^ kSplitMix64Gamma);
   k = Mix64(k + epoch);
   k = Mix64(k + static_cast<uint64_t>(stream));
   return Mix64(k + index);
@@ -49,11 +38,8 @@ Permutation::Permutation(uint64_t size, uint64_t key) : size_(size) {
   for (uint64_t largest = size > 1 ? size - 1 : 0; largest != 0; largest >>= 1) ++bits;
   half_bits_ = bits <= 2 ? 1 : (bits + 1) / 2;
   half_mask_ = (uint64_t{1} << half_bits_) - 1;
-  uint64_t state = key;
-  for (uint64_t& k : round_keys_) {
-    state += kGolden;
-    k = Mix64(state);
-  }
+  SplitMix64 generator(key);
+  for (uint64_t& k : round_keys_) k = generator.Next();
 }
 
 uint64_t Permutation::Encrypt(uint64_t x) const {
@@ -250,7 +236,7 @@ uint64_t Sampler::Fingerprint() const {
                              blocks ? options_.window : 0,
                              options_.num_workers,
                              options_.worker_id};
-  uint64_t h = kGolden;
+  uint64_t h = kSplitMix64Gamma;
   for (uint64_t f : fields) h = Mix64(h + f);
   return h;
 }
