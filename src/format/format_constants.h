@@ -91,6 +91,18 @@ inline constexpr const char* kIndexExtension = ".uidx";
 // SPEC.md "Dataset UUID": domain separator of the content digest.
 inline constexpr const char* kUuidDomain = "unirecord-dataset-uuid-v1";
 
+// SPEC.md section 13: the sampler state, 40 bytes a training job saves to
+// resume its sample order.
+inline constexpr char kSamplerStateMagic[4] = {'U', 'R', 'S', 'S'};
+inline constexpr size_t kSamplerStateMagicSize = 4;
+inline constexpr uint32_t kSamplerStateVersion = 1;
+inline constexpr size_t kSamplerStateSize = 40;
+inline constexpr size_t kSamplerStateVersionOffset = 4;       // u32
+inline constexpr size_t kSamplerStateSeedOffset = 8;          // u64
+inline constexpr size_t kSamplerStateEpochOffset = 16;        // u64
+inline constexpr size_t kSamplerStatePositionOffset = 24;     // u64
+inline constexpr size_t kSamplerStateFingerprintOffset = 32;  // u64
+
 }  // namespace unirecord::format
 
 #endif  // UNIRECORD_FORMAT_FORMAT_CONSTANTS_H_

@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "format/endian.h"
+#include "format/format_constants.h"
 #include "util/splitmix64.h"
 
 namespace unirecord {
@@ -16,19 +18,6 @@ uint64_t DeriveKey(uint64_t seed, uint64_t epoch, KeyStream stream, uint64_t ind
   k = Mix64(k + epoch);
   k = Mix64(k + static_cast<uint64_t>(stream));
   return Mix64(k + index);
-}
-
-constexpr char kStateMagic[4] = {'U', 'R', 'S', 'S'};
-constexpr uint32_t kStateVersion = 1;
-constexpr size_t kStateBytes = 40;
-
-void PutU64(char* out, uint64_t v) {
-  for (int i = 0; i < 8; ++i) out[i] = static_cast<char>((v >> (8 * i)) & 0xff);
-}
-uint64_t GetU64(const char* in) {
-  uint64_t v = 0;
-  for (int i = 0; i < 8; ++i) v |= static_cast<uint64_t>(static_cast<unsigned char>(in[i])) << (8 * i);
-  return v;
 }
 
 }  // namespace
@@ -94,33 +83,33 @@ Result<SampleOrder> ParseSampleOrder(std::string_view name) {
 }
 
 std::string SamplerState::Serialize() const {
-  std::string out(kStateBytes, '\0');
-  std::memcpy(&out[0], kStateMagic, 4);
-  for (int i = 0; i < 4; ++i) out[4 + i] = static_cast<char>((kStateVersion >> (8 * i)) & 0xff);
-  PutU64(&out[8], seed);
-  PutU64(&out[16], epoch);
-  PutU64(&out[24], position);
-  PutU64(&out[32], fingerprint);
-  return out;
+  uint8_t bytes[format::kSamplerStateSize];
+  std::memcpy(bytes, format::kSamplerStateMagic, format::kSamplerStateMagicSize);
+  format::StoreLE<uint32_t>(bytes + format::kSamplerStateVersionOffset, format::kSamplerStateVersion);
+  format::StoreLE<uint64_t>(bytes + format::kSamplerStateSeedOffset, seed);
+  format::StoreLE<uint64_t>(bytes + format::kSamplerStateEpochOffset, epoch);
+  format::StoreLE<uint64_t>(bytes + format::kSamplerStatePositionOffset, position);
+  format::StoreLE<uint64_t>(bytes + format::kSamplerStateFingerprintOffset, fingerprint);
+  return std::string(reinterpret_cast<const char*>(bytes), sizeof(bytes));
 }
 
 Result<SamplerState> SamplerState::Parse(std::string_view bytes) {
-  if (bytes.size() != kStateBytes || std::memcmp(bytes.data(), kStateMagic, 4) != 0) {
-    return Status::InvalidArgument("sampler state: expected " + std::to_string(kStateBytes) +
-                                   " bytes starting with 'URSS', got " +
-                                   std::to_string(bytes.size()) + " bytes");
+  if (bytes.size() != format::kSamplerStateSize ||
+      std::memcmp(bytes.data(), format::kSamplerStateMagic, format::kSamplerStateMagicSize) != 0) {
+    return Status::InvalidArgument("sampler state: expected " + std::to_string(format::kSamplerStateSize) +
+                                   " bytes starting with 'URSS', got " + std::to_string(bytes.size()) + " bytes");
   }
-  uint32_t version = 0;
-  for (int i = 0; i < 4; ++i) version |= static_cast<uint32_t>(static_cast<unsigned char>(bytes[4 + i])) << (8 * i);
-  if (version != kStateVersion) {
-    return Status::NotSupported("sampler state: version " + std::to_string(version) +
-                                " (this build reads version " + std::to_string(kStateVersion) + ")");
+  const auto* data = reinterpret_cast<const uint8_t*>(bytes.data());
+  const uint32_t version = format::LoadLE<uint32_t>(data + format::kSamplerStateVersionOffset);
+  if (version != format::kSamplerStateVersion) {
+    return Status::NotSupported("sampler state: version " + std::to_string(version) + " (this build reads version " +
+                                std::to_string(format::kSamplerStateVersion) + ")");
   }
   SamplerState s;
-  s.seed = GetU64(&bytes[8]);
-  s.epoch = GetU64(&bytes[16]);
-  s.position = GetU64(&bytes[24]);
-  s.fingerprint = GetU64(&bytes[32]);
+  s.seed = format::LoadLE<uint64_t>(data + format::kSamplerStateSeedOffset);
+  s.epoch = format::LoadLE<uint64_t>(data + format::kSamplerStateEpochOffset);
+  s.position = format::LoadLE<uint64_t>(data + format::kSamplerStatePositionOffset);
+  s.fingerprint = format::LoadLE<uint64_t>(data + format::kSamplerStateFingerprintOffset);
   return s;
 }
 
