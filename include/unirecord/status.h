@@ -6,6 +6,7 @@
 #ifndef UNIRECORD_STATUS_H_
 #define UNIRECORD_STATUS_H_
 
+#include <cassert>
 #include <optional>
 #include <string>
 #include <utility>
@@ -70,15 +71,24 @@ class [[nodiscard]] Result {
   bool ok() const { return value_.has_value(); }
   const Status& status() const { return status_; }
 
-  T& value() & { return *value_; }
-  const T& value() const& { return *value_; }
-  T&& value() && { return std::move(*value_); }
-  T* operator->() { return &*value_; }
-  const T* operator->() const { return &*value_; }
-  T& operator*() & { return *value_; }
-  const T& operator*() const& { return *value_; }
+  T& value() & { return Checked(); }
+  const T& value() const& { return Checked(); }
+  T&& value() && { return std::move(Checked()); }
+  T* operator->() { return &Checked(); }
+  const T* operator->() const { return &Checked(); }
+  T& operator*() & { return Checked(); }
+  const T& operator*() const& { return Checked(); }
 
  private:
+  T& Checked() {
+    assert(value_.has_value() && "value of an error Result");
+    return *value_;
+  }
+  const T& Checked() const {
+    assert(value_.has_value() && "value of an error Result");
+    return *value_;
+  }
+
   std::optional<T> value_;
   Status status_;  // OK iff value_ is set
 };

@@ -108,7 +108,7 @@ TEST_F(CorruptionTest, TruncatedIndex) {
   ExpectOpenFails(StatusCode::kCorruption, index0_, "too short for an index");
 }
 
-// SPEC "Files change only by rename": a dataset rewritten under the same
+// SPEC.md section 11, files change only by rename: a dataset rewritten under the same
 // names while open keeps serving the files it mapped.
 TEST_F(CorruptionTest, ShardsReplacedByRenameWhileOpenKeepServingTheOldFiles) {
   std::shared_ptr<Dataset> ds = OpenOk();

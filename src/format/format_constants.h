@@ -11,7 +11,7 @@
 
 namespace unirecord::format {
 
-// SPEC.md "Versioning". Readers refuse files whose major version differs.
+// SPEC.md "Versioning and history". Readers refuse files whose major version differs.
 inline constexpr uint16_t kFormatMajor = 1;
 inline constexpr uint16_t kFormatMinor = 0;
 
@@ -84,7 +84,7 @@ inline constexpr size_t kMaxFieldNameBytes = 255;
 inline constexpr size_t kMaxArrayDims = 8;
 inline constexpr int64_t kMaxArrayElements = int64_t{1} << 28;
 
-// SPEC.md "File names": NAME-SSSSS-of-NNNNN.urec / .uidx.
+// SPEC.md "Dataset and file names": NAME-SSSSS-of-NNNNN.urec / .uidx.
 inline constexpr const char* kShardExtension = ".urec";
 inline constexpr const char* kIndexExtension = ".uidx";
 

@@ -53,7 +53,7 @@ class ShardReader {
   Result<std::shared_ptr<const DecodedPage>> ScalarPage(const uint8_t* entry, uint64_t row, bool verify,
                                                         uint32_t* row_in_page) const;
 
-  // Deep check of this shard (SPEC.md section 11, "deep verify").
+  // Deep check of this shard (SPEC.md section 11, deep verify).
   Status Verify() const;
 
  private:

@@ -47,5 +47,15 @@ TEST(StatusTest, ResultFromOkStatusIsAnError) {
   EXPECT_EQ(r.status().code(), StatusCode::kInternal);
 }
 
+// status_test is built without NDEBUG (src/util/CMakeLists.txt), as a
+// debug build would be, so the assert status.h promises is compiled in.
+TEST(StatusDeathTest, ValueOfAnErrorAssertsInDebugBuilds) {
+  const Result<int> error = Half(3);
+  EXPECT_DEATH((void)error.value(), "value of an error Result");
+  EXPECT_DEATH((void)*error, "value of an error Result");
+  Result<std::string> text = Status::NotFound("x");
+  EXPECT_DEATH((void)text->size(), "value of an error Result");
+}
+
 }  // namespace
 }  // namespace unirecord
