@@ -40,6 +40,7 @@
 #include "unirecord/dataset.h"
 #include "unirecord/query.h"
 #include "unirecord/writer.h"
+#include "util/splitmix64.h"
 
 namespace unirecord {
 namespace {
@@ -54,12 +55,8 @@ std::string BenchDir() {
   return std::string(dir != nullptr ? dir : "/tmp/urec_query_bench") + "/" + std::to_string(Records());
 }
 
-uint64_t Mix(uint64_t x) {  // splitmix64
-  x += 0x9E3779B97F4A7C15ULL;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
-}
+// The first SplitMix64 output seeded with x: a portable hash of a record number.
+uint64_t Mix(uint64_t x) { return SplitMix64(x).Next(); }
 
 struct Values {
   int64_t label;

@@ -22,7 +22,7 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 for t in image/jpeg_probe_test image/jpeg_corpus_test image/jpeg_decoder_test image/jpeg_encoder_test \
          image/jpeg_transcode_test image/resample_test sample/sampler_test pipeline/loader_test \
 <<<<<<< HEAD
-         query/parser_test query/query_test format/dataset_lifetime_test; do
+         query/parser_test query/query_test dataset/dataset_lifetime_test; do
 =======
          pipeline/sample_decoder_test query/parser_test query/query_test; do
 >>>>>>> decoder

@@ -75,7 +75,8 @@ struct SamplerOptions {
 };
 
 // Where a sampler is within its sequence. Serialize() gives 40 portable
-// bytes (little-endian); Parse() refuses anything else.
+// bytes (little-endian, format/SPEC.md section 13); Parse() refuses anything
+// else.
 struct SamplerState {
   uint64_t seed = 0;
   uint64_t epoch = 0;

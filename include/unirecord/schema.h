@@ -22,7 +22,8 @@
 
 namespace unirecord {
 
-// The values are frozen in the file format (format/SPEC.md, "Field types").
+// The values are frozen in the file format (format/SPEC.md section 5,
+// "Shard header": the `type` of a field).
 enum class FieldType : uint8_t {
   kInt32 = 1,
   kInt64 = 2,

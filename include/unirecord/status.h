@@ -73,21 +73,21 @@ class [[nodiscard]] Result {
   bool ok() const { return value_.has_value(); }
   const Status& status() const { return status_; }
 
-  T& value() & { return checked(); }
-  const T& value() const& { return checked(); }
-  T&& value() && { return std::move(checked()); }
-  T* operator->() { return &checked(); }
-  const T* operator->() const { return &checked(); }
-  T& operator*() & { return checked(); }
-  const T& operator*() const& { return checked(); }
+  T& value() & { return Checked(); }
+  const T& value() const& { return Checked(); }
+  T&& value() && { return std::move(Checked()); }
+  T* operator->() { return &Checked(); }
+  const T* operator->() const { return &Checked(); }
+  T& operator*() & { return Checked(); }
+  const T& operator*() const& { return Checked(); }
 
  private:
-  T& checked() {
-    assert(value_.has_value() && "Result::value() of an error");
+  T& Checked() {
+    assert(value_.has_value() && "value of an error Result");
     return *value_;
   }
-  const T& checked() const {
-    assert(value_.has_value() && "Result::value() of an error");
+  const T& Checked() const {
+    assert(value_.has_value() && "value of an error Result");
     return *value_;
   }
 

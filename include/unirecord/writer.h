@@ -88,8 +88,9 @@ struct WriterOptions {
   // Threads for the per-shard work of Finish() (closing shards: last pages,
   // sorted indexes, index files; writing headers; fsync), which matters with
   // many shards. Write() itself runs on the calling thread: hashing a blob
-  // costs ~10 us per 100 KB, far below the cost of reading it. 0 = one per
-  // core, capped at 8. The output never depends on it. Default: 1.
+  // costs ~10 us per 100 KB, far below the cost of reading it. 0 = every
+  // core this process may run on; at most 1024. The output never depends on
+  // it. Default: 1.
   int threads = 1;
 
   // fsync files and the directory at Finish(). Tests may turn it off for

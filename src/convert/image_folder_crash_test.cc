@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "convert/synthetic_images.h"
+#include "dataset/manifest.h"
 #include "format/file_names.h"
-#include "format/manifest.h"
 #include "io/fault_injection.h"
 #include "unirecord/convert.h"
 #include "unirecord/dataset.h"

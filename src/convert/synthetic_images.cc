@@ -7,12 +7,11 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
-#include <mutex>
 #include <set>
-#include <thread>
 #include <vector>
 
 #include "image/jpeg_encoder.h"
+#include "util/splitmix64.h"
 #include "util/threads.h"
 
 namespace unirecord {
@@ -20,22 +19,17 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// SplitMix64: tiny, portable, good enough for pictures and names.
+// SplitMix64 with the draws pictures and names need: portable and good enough.
 class Rng {
  public:
-  explicit Rng(uint64_t seed) : state_(seed) {}
-  uint64_t Next() {
-    uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
+  explicit Rng(uint64_t seed) : generator_(seed) {}
+  uint64_t Next() { return generator_.Next(); }
   double Uniform() { return static_cast<double>(Next() >> 11) * 0x1.0p-53; }
   double Uniform(double lo, double hi) { return lo + (hi - lo) * Uniform(); }
   int Int(int lo, int hi) { return lo + static_cast<int>(Next() % static_cast<uint64_t>(hi - lo + 1)); }
 
  private:
-  uint64_t state_;
+  SplitMix64 generator_;
 };
 
 uint64_t MixSeed(uint64_t a, uint64_t b) { return Rng(a * 0x100000001B3ull ^ b).Next(); }
@@ -287,29 +281,13 @@ Result<SyntheticFolderReport> WriteSyntheticImageFolder(const std::string& out,
     if (ec) return Status::IOError("cannot create " + dir.string() + ": " + ec.message());
   }
 
-  std::atomic<size_t> next{0};
   std::atomic<int64_t> bytes{0};
-  std::mutex error_mutex;
-  Status first_error;
-  auto worker = [&] {
-    for (size_t i = next++; i < plan.size(); i = next++) {
-      Result<std::string> jpeg = EncodeSyntheticJpeg(plan[i].spec);
-      Status status = jpeg.ok() ? WriteFile(plan[i].path, *jpeg) : jpeg.status();
-      if (!status.ok()) {
-        std::lock_guard<std::mutex> lock(error_mutex);
-        if (first_error.ok()) first_error = status;
-        next = plan.size();
-        return;
-      }
-      bytes += static_cast<int64_t>(jpeg->size());
-    }
-  };
-  UREC_ASSIGN_OR_RETURN(const int threads, ResolveThreadCount(options.threads, "threads"));
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
-  worker();
-  for (std::thread& t : pool) t.join();
-  UREC_RETURN_IF_ERROR(first_error);
+  UREC_RETURN_IF_ERROR(ParallelFor(plan.size(), options.threads, "threads", [&](size_t i) {
+    Result<std::string> jpeg = EncodeSyntheticJpeg(plan[i].spec);
+    if (!jpeg.ok()) return jpeg.status();
+    bytes += static_cast<int64_t>(jpeg->size());
+    return WriteFile(plan[i].path, *jpeg);
+  }));
 
   SyntheticFolderReport report;
   report.jpegs = static_cast<int64_t>(plan.size());

@@ -24,7 +24,7 @@ struct SyntheticFolderOptions {
   // Also write the awkward files real folders hold: a CMYK JPEG, a PNG
   // named .JPEG, a truncated JPEG, an empty .JPEG and a README.txt.
   bool mix = false;
-  int threads = 0;  // 0: one per hardware thread
+  int threads = 0;  // 0: every core this process may run on
 };
 
 struct SyntheticFolderReport {

@@ -11,7 +11,7 @@
 
 namespace unirecord::format {
 
-// SPEC.md "Versioning". Readers refuse files whose major version differs.
+// SPEC.md "Versioning and history". Readers refuse files whose major version differs.
 inline constexpr uint16_t kFormatMajor = 1;
 inline constexpr uint16_t kFormatMinor = 0;
 
@@ -84,12 +84,24 @@ inline constexpr size_t kMaxFieldNameBytes = 255;
 inline constexpr size_t kMaxArrayDims = 8;
 inline constexpr int64_t kMaxArrayElements = int64_t{1} << 28;
 
-// SPEC.md "File names": NAME-SSSSS-of-NNNNN.urec / .uidx.
+// SPEC.md "Dataset and file names": NAME-SSSSS-of-NNNNN.urec / .uidx.
 inline constexpr const char* kShardExtension = ".urec";
 inline constexpr const char* kIndexExtension = ".uidx";
 
 // SPEC.md "Dataset UUID": domain separator of the content digest.
 inline constexpr const char* kUuidDomain = "unirecord-dataset-uuid-v1";
+
+// SPEC.md section 13: the sampler state, 40 bytes a training job saves to
+// resume its sample order.
+inline constexpr char kSamplerStateMagic[4] = {'U', 'R', 'S', 'S'};
+inline constexpr size_t kSamplerStateMagicSize = 4;
+inline constexpr uint32_t kSamplerStateVersion = 1;
+inline constexpr size_t kSamplerStateSize = 40;
+inline constexpr size_t kSamplerStateVersionOffset = 4;       // u32
+inline constexpr size_t kSamplerStateSeedOffset = 8;          // u64
+inline constexpr size_t kSamplerStateEpochOffset = 16;        // u64
+inline constexpr size_t kSamplerStatePositionOffset = 24;     // u64
+inline constexpr size_t kSamplerStateFingerprintOffset = 32;  // u64
 
 }  // namespace unirecord::format
 

@@ -11,12 +11,12 @@
 #include <cstring>
 #include <filesystem>
 
+#include "dataset/test_util.h"
 #include "format/checksum.h"
 #include "format/endian.h"
 #include "format/file_names.h"
 #include "format/fixed_parts.h"
 #include "format/format_constants.h"
-#include "format/test_util.h"
 #include "io/file.h"
 #include "unirecord/dataset.h"
 #include "unirecord/writer.h"

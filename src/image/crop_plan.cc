@@ -4,16 +4,10 @@
 
 #include "image/crop_geometry.h"
 #include "unirecord/image.h"
+#include "util/splitmix64.h"
 
 namespace unirecord {
 namespace {
-
-// SplitMix64's finaliser: a bijective 64-bit mix with good avalanche.
-uint64_t Mix64(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
 
 // Counter-based generator: draw `counter` of the stream keyed by (seed,
 // epoch, record) is a pure function of the four integers, so every worker,
@@ -25,7 +19,7 @@ class KeyedRandom {
 
   // Uniform in [0, 1) with 53 random bits.
   double Uniform(uint64_t counter) const {
-    uint64_t bits = Mix64(key_ + (counter + 1) * 0x9E3779B97F4A7C15ULL);
+    uint64_t bits = Mix64(key_ + (counter + 1) * kSplitMix64Gamma);
     return static_cast<double>(bits >> 11) * 0x1.0p-53;
   }
   double Uniform(uint64_t counter, double lo, double hi) const {

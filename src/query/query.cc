@@ -9,7 +9,7 @@
 #include <cstring>
 #include <iterator>
 
-#include "format/dataset_impl.h"
+#include "dataset/dataset_impl.h"
 #include "format/endian.h"
 #include "format/format_constants.h"
 #include "index/record_table.h"

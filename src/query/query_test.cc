@@ -9,7 +9,7 @@
 #include <fstream>
 #include <functional>
 
-#include "format/test_util.h"
+#include "dataset/test_util.h"
 #include "index/index_file.h"
 #include "io/file.h"
 

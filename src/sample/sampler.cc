@@ -2,44 +2,22 @@
 
 #include <cstring>
 
+#include "format/endian.h"
+#include "format/format_constants.h"
+#include "util/splitmix64.h"
+
 namespace unirecord {
 namespace {
-
-// SplitMix64's finaliser: a fixed-width mixer with full avalanche, the same
-// on every platform (unlike std:: distributions and engines).
-uint64_t Mix64(uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ULL;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebULL;
-  x ^= x >> 31;
-  return x;
-}
-
-constexpr uint64_t kGolden = 0x9e3779b97f4a7c15ULL;
 
 // Distinct key streams of one (seed, epoch), so that the block order and
 // the window shuffles are independent of each other.
 enum KeyStream : uint64_t { kGlobalOrder = 1, kBlockOrder = 2, kWindowOrder = 3 };
 
 uint64_t DeriveKey(uint64_t seed, uint64_t epoch, KeyStream stream, uint64_t index) {
-  uint64_t k = Mix64(seed ^ kGolden);
+  uint64_t k = Mix64(seed ^ kSplitMix64Gamma);
   k = Mix64(k + epoch);
   k = Mix64(k + static_cast<uint64_t>(stream));
   return Mix64(k + index);
-}
-
-constexpr char kStateMagic[4] = {'U', 'R', 'S', 'S'};
-constexpr uint32_t kStateVersion = 1;
-constexpr size_t kStateBytes = 40;
-
-void PutU64(char* out, uint64_t v) {
-  for (int i = 0; i < 8; ++i) out[i] = static_cast<char>((v >> (8 * i)) & 0xff);
-}
-uint64_t GetU64(const char* in) {
-  uint64_t v = 0;
-  for (int i = 0; i < 8; ++i) v |= static_cast<uint64_t>(static_cast<unsigned char>(in[i])) << (8 * i);
-  return v;
 }
 
 }  // namespace
@@ -49,11 +27,8 @@ Permutation::Permutation(uint64_t size, uint64_t key) : size_(size) {
   for (uint64_t largest = size > 1 ? size - 1 : 0; largest != 0; largest >>= 1) ++bits;
   half_bits_ = bits <= 2 ? 1 : (bits + 1) / 2;
   half_mask_ = (uint64_t{1} << half_bits_) - 1;
-  uint64_t state = key;
-  for (uint64_t& k : round_keys_) {
-    state += kGolden;
-    k = Mix64(state);
-  }
+  SplitMix64 generator(key);
+  for (uint64_t& k : round_keys_) k = generator.Next();
 }
 
 uint64_t Permutation::Encrypt(uint64_t x) const {
@@ -108,33 +83,33 @@ Result<SampleOrder> ParseSampleOrder(std::string_view name) {
 }
 
 std::string SamplerState::Serialize() const {
-  std::string out(kStateBytes, '\0');
-  std::memcpy(&out[0], kStateMagic, 4);
-  for (int i = 0; i < 4; ++i) out[4 + i] = static_cast<char>((kStateVersion >> (8 * i)) & 0xff);
-  PutU64(&out[8], seed);
-  PutU64(&out[16], epoch);
-  PutU64(&out[24], position);
-  PutU64(&out[32], fingerprint);
-  return out;
+  uint8_t bytes[format::kSamplerStateSize];
+  std::memcpy(bytes, format::kSamplerStateMagic, format::kSamplerStateMagicSize);
+  format::StoreLE<uint32_t>(bytes + format::kSamplerStateVersionOffset, format::kSamplerStateVersion);
+  format::StoreLE<uint64_t>(bytes + format::kSamplerStateSeedOffset, seed);
+  format::StoreLE<uint64_t>(bytes + format::kSamplerStateEpochOffset, epoch);
+  format::StoreLE<uint64_t>(bytes + format::kSamplerStatePositionOffset, position);
+  format::StoreLE<uint64_t>(bytes + format::kSamplerStateFingerprintOffset, fingerprint);
+  return std::string(reinterpret_cast<const char*>(bytes), sizeof(bytes));
 }
 
 Result<SamplerState> SamplerState::Parse(std::string_view bytes) {
-  if (bytes.size() != kStateBytes || std::memcmp(bytes.data(), kStateMagic, 4) != 0) {
-    return Status::InvalidArgument("sampler state: expected " + std::to_string(kStateBytes) +
-                                   " bytes starting with 'URSS', got " +
-                                   std::to_string(bytes.size()) + " bytes");
+  if (bytes.size() != format::kSamplerStateSize ||
+      std::memcmp(bytes.data(), format::kSamplerStateMagic, format::kSamplerStateMagicSize) != 0) {
+    return Status::InvalidArgument("sampler state: expected " + std::to_string(format::kSamplerStateSize) +
+                                   " bytes starting with 'URSS', got " + std::to_string(bytes.size()) + " bytes");
   }
-  uint32_t version = 0;
-  for (int i = 0; i < 4; ++i) version |= static_cast<uint32_t>(static_cast<unsigned char>(bytes[4 + i])) << (8 * i);
-  if (version != kStateVersion) {
-    return Status::NotSupported("sampler state: version " + std::to_string(version) +
-                                " (this build reads version " + std::to_string(kStateVersion) + ")");
+  const auto* data = reinterpret_cast<const uint8_t*>(bytes.data());
+  const uint32_t version = format::LoadLE<uint32_t>(data + format::kSamplerStateVersionOffset);
+  if (version != format::kSamplerStateVersion) {
+    return Status::NotSupported("sampler state: version " + std::to_string(version) + " (this build reads version " +
+                                std::to_string(format::kSamplerStateVersion) + ")");
   }
   SamplerState s;
-  s.seed = GetU64(&bytes[8]);
-  s.epoch = GetU64(&bytes[16]);
-  s.position = GetU64(&bytes[24]);
-  s.fingerprint = GetU64(&bytes[32]);
+  s.seed = format::LoadLE<uint64_t>(data + format::kSamplerStateSeedOffset);
+  s.epoch = format::LoadLE<uint64_t>(data + format::kSamplerStateEpochOffset);
+  s.position = format::LoadLE<uint64_t>(data + format::kSamplerStatePositionOffset);
+  s.fingerprint = format::LoadLE<uint64_t>(data + format::kSamplerStateFingerprintOffset);
   return s;
 }
 
@@ -250,7 +225,7 @@ uint64_t Sampler::Fingerprint() const {
                              blocks ? options_.window : 0,
                              options_.num_workers,
                              options_.worker_id};
-  uint64_t h = kGolden;
+  uint64_t h = kSplitMix64Gamma;
   for (uint64_t f : fields) h = Mix64(h + f);
   return h;
 }

@@ -281,6 +281,57 @@ TEST(SamplerTest, RestoreRefusesAStateOfOtherOptions) {
   EXPECT_EQ(a.Restore(beyond).code(), StatusCode::kOutOfRange);
 }
 
+// The bytes of format/SPEC.md section 13, written out by hand from its table.
+TEST(SamplerTest, SerializedStateIsTheSpecifiedBytes) {
+  SamplerState state;
+  state.seed = 0x0102030405060708ULL;
+  state.epoch = 3;
+  state.position = 1000;
+  state.fingerprint = 0xF0E1D2C3B4A59687ULL;
+  const std::string expected(
+      "URSS" "\x01\x00\x00\x00"
+      "\x08\x07\x06\x05\x04\x03\x02\x01"
+      "\x03\x00\x00\x00\x00\x00\x00\x00"
+      "\xE8\x03\x00\x00\x00\x00\x00\x00"
+      "\x87\x96\xA5\xB4\xC3\xD2\xE1\xF0",
+      40);
+  EXPECT_EQ(state.Serialize(), expected);
+  Result<SamplerState> parsed = SamplerState::Parse(expected);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->seed, state.seed);
+  EXPECT_EQ(parsed->epoch, state.epoch);
+  EXPECT_EQ(parsed->position, state.position);
+  EXPECT_EQ(parsed->fingerprint, state.fingerprint);
+}
+
+// The fingerprint as section 13 defines it, field by field.
+TEST(SamplerTest, FingerprintFollowsTheSpec) {
+  auto spec_fingerprint = [](std::initializer_list<uint64_t> fields) {
+    uint64_t h = 0x9e3779b97f4a7c15ULL;
+    for (uint64_t f : fields) {
+      uint64_t z = h + f;
+      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+      z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+      h = z ^ (z >> 31);
+    }
+    return h;
+  };
+  SamplerOptions shuffle;
+  shuffle.order = SampleOrder::kShuffle;
+  shuffle.num_shards = 4;
+  shuffle.shard_id = 3;
+  shuffle.drop_last = true;
+  shuffle.block_size = 7;  // unused by kShuffle: fingerprinted as 0
+  shuffle.num_workers = 2;
+  shuffle.worker_id = 1;
+  EXPECT_EQ(MakeSampler(1000, shuffle).state().fingerprint, spec_fingerprint({1000, 1, 4, 3, 1, 0, 0, 2, 1}));
+  SamplerOptions block;
+  block.order = SampleOrder::kBlockShuffle;
+  block.block_size = 16;
+  block.window = 64;
+  EXPECT_EQ(MakeSampler(500, block).state().fingerprint, spec_fingerprint({500, 2, 1, 0, 0, 16, 64, 1, 0}));
+}
+
 TEST(SamplerTest, ParseRefusesGarbage) {
   EXPECT_FALSE(SamplerState::Parse("").ok());
   EXPECT_FALSE(SamplerState::Parse(std::string(40, 'x')).ok());

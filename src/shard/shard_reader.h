@@ -1,7 +1,7 @@
 // One opened shard: its mapped .urec and .uidx, checked against each other
 // (format/SPEC.md section 11), plus the per-read helpers the Dataset uses.
-#ifndef UNIRECORD_FORMAT_SHARD_READER_H_
-#define UNIRECORD_FORMAT_SHARD_READER_H_
+#ifndef UNIRECORD_SHARD_SHARD_READER_H_
+#define UNIRECORD_SHARD_SHARD_READER_H_
 
 #include <cstdint>
 #include <memory>
@@ -53,7 +53,7 @@ class ShardReader {
   Result<std::shared_ptr<const DecodedPage>> ScalarPage(const uint8_t* entry, uint64_t row, bool verify,
                                                         uint32_t* row_in_page) const;
 
-  // Deep check of this shard (SPEC.md section 11, "deep verify").
+  // Deep check of this shard (SPEC.md section 11, deep verify).
   Status Verify() const;
 
  private:
@@ -77,4 +77,4 @@ class ShardReader {
 
 }  // namespace unirecord::format
 
-#endif  // UNIRECORD_FORMAT_SHARD_READER_H_
+#endif  // UNIRECORD_SHARD_SHARD_READER_H_

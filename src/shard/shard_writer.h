@@ -1,8 +1,8 @@
 // Writes one shard file and its index (format/SPEC.md sections 2-8) to
 // temporary paths; the Writer decides which records go to which shard and
 // commits the files.
-#ifndef UNIRECORD_FORMAT_SHARD_WRITER_H_
-#define UNIRECORD_FORMAT_SHARD_WRITER_H_
+#ifndef UNIRECORD_SHARD_SHARD_WRITER_H_
+#define UNIRECORD_SHARD_SHARD_WRITER_H_
 
 #include <zstd.h>
 
@@ -105,4 +105,4 @@ class ShardWriter {
 
 }  // namespace unirecord::format
 
-#endif  // UNIRECORD_FORMAT_SHARD_WRITER_H_
+#endif  // UNIRECORD_SHARD_SHARD_WRITER_H_

@@ -1,4 +1,4 @@
-#include "format/shard_writer.h"
+#include "shard/shard_writer.h"
 
 #include "format/endian.h"
 #include "format/fixed_parts.h"

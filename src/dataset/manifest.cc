@@ -1,4 +1,4 @@
-#include "format/manifest.h"
+#include "dataset/manifest.h"
 
 #include <cinttypes>
 #include <cstdio>

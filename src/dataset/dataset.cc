@@ -4,13 +4,13 @@
 #include <cinttypes>
 #include <cstdio>
 
+#include "dataset/dataset_impl.h"
+#include "dataset/manifest.h"
 #include "format/endian.h"
-#include "format/dataset_impl.h"
 #include "format/file_names.h"
 #include "format/format_constants.h"
-#include "format/manifest.h"
-#include "format/shard_reader.h"
 #include "io/file.h"
+#include "shard/shard_reader.h"
 
 namespace unirecord {
 

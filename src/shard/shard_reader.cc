@@ -1,4 +1,4 @@
-#include "format/shard_reader.h"
+#include "shard/shard_reader.h"
 
 #include <zstd.h>
 

@@ -9,10 +9,10 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "dataset/manifest.h"
+#include "dataset/test_util.h"
 #include "format/checksum.h"
 #include "format/file_names.h"
-#include "format/manifest.h"
-#include "format/test_util.h"
 #include "io/file.h"
 #include "unirecord/dataset.h"
 #include "unirecord/writer.h"

@@ -4,22 +4,18 @@
 #include <xxhash.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
-#include <functional>
-#include <system_error>
-#include <thread>
 
+#include "dataset/manifest.h"
 #include "format/endian.h"
 #include "format/file_names.h"
 #include "format/format_constants.h"
-#include "format/manifest.h"
 #include "format/record_values.h"
-#include "format/shard_writer.h"
 #include "index/record_table.h"
 #include "io/file.h"
+#include "shard/shard_writer.h"
 #include "util/threads.h"
 
 namespace unirecord {
@@ -160,30 +156,6 @@ void RecordBuilder::Clear() {
 namespace {
 
 enum class ShardingMode { kRoundRobin, kContiguous, kTargetSize };
-
-// Runs work(i) for i in [0, n) on up to `threads` threads (0: one per usable
-// core, at most 8); returns the first error by index.
-Status ParallelFor(size_t n, int threads, const std::function<Status(size_t)>& work) {
-  size_t workers = threads > 0 ? static_cast<size_t>(threads) : std::min<size_t>(8, UsableCores());
-  workers = std::min(workers, n);
-  std::vector<Status> results(n);
-  std::atomic<size_t> next{0};
-  auto drain = [&] {
-    for (size_t i = next++; i < n; i = next++) results[i] = work(i);
-  };
-  std::vector<std::thread> pool;
-  for (size_t t = 1; t < workers; ++t) {
-    try {
-      pool.emplace_back(drain);
-    } catch (const std::system_error&) {
-      break;  // fewer threads than asked: the calling thread does the rest
-    }
-  }
-  drain();
-  for (std::thread& thread : pool) thread.join();
-  for (Status& status : results) UREC_RETURN_IF_ERROR(status);
-  return Status::OK();
-}
 
 // Writes `bytes` to a new file at `path`, fsynced when `sync`.
 Status WriteWholeFile(const std::string& path, const std::string& bytes, bool sync) {
@@ -466,14 +438,14 @@ Status Writer::Impl::Commit() {
     UREC_RETURN_IF_ERROR(StartShard().status());
   }
   const int threads = context.options.threads;
-  UREC_RETURN_IF_ERROR(ParallelFor(shards.size(), threads, [this](size_t s) {
+  UREC_RETURN_IF_ERROR(ParallelFor(shards.size(), threads, "writer: threads", [this](size_t s) {
     return shards[s]->closed() ? Status::OK() : shards[s]->Close();
   }));
   const uint32_t count = static_cast<uint32_t>(shards.size());
   const format::Uuid uuid = DatasetUuid();
   std::vector<uint64_t> first_ids(count + 1, 0);
   for (uint32_t s = 0; s < count; ++s) first_ids[s + 1] = first_ids[s] + shards[s]->records();
-  UREC_RETURN_IF_ERROR(ParallelFor(count, threads, [&](size_t s) {
+  UREC_RETURN_IF_ERROR(ParallelFor(count, threads, "writer: threads", [&](size_t s) {
     format::ShardWriter& shard = *shards[s];
     format::ShardHeaderValues header;
     header.uuid = uuid;

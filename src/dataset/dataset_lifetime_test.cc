@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "format/test_util.h"
+#include "dataset/test_util.h"
 #include "unirecord/dataset.h"
 
 namespace unirecord {

@@ -1,7 +1,7 @@
 // The inside of a Dataset: its opened shards. Shared with the library's own
 // layers that read the shards directly (src/query); not a public header.
-#ifndef UNIRECORD_FORMAT_DATASET_IMPL_H_
-#define UNIRECORD_FORMAT_DATASET_IMPL_H_
+#ifndef UNIRECORD_DATASET_DATASET_IMPL_H_
+#define UNIRECORD_DATASET_DATASET_IMPL_H_
 
 #include <algorithm>
 #include <map>
@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "format/shard_reader.h"
 #include "index/record_table.h"
+#include "shard/shard_reader.h"
 #include "unirecord/dataset.h"
 
 namespace unirecord {
@@ -40,4 +40,4 @@ struct Dataset::Impl {
 
 }  // namespace unirecord
 
-#endif  // UNIRECORD_FORMAT_DATASET_IMPL_H_
+#endif  // UNIRECORD_DATASET_DATASET_IMPL_H_

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <thread>
 
-#include "format/test_util.h"
+#include "dataset/test_util.h"
 #include "io/file.h"
 #include "unirecord/dataset.h"
 #include "unirecord/writer.h"

@@ -1,7 +1,7 @@
 // The manifest NAME.uset (format/SPEC.md section 1.1): the one small file
 // whose rename commits a generation of a dataset.
-#ifndef UNIRECORD_FORMAT_MANIFEST_H_
-#define UNIRECORD_FORMAT_MANIFEST_H_
+#ifndef UNIRECORD_DATASET_MANIFEST_H_
+#define UNIRECORD_DATASET_MANIFEST_H_
 
 #include <cstdint>
 #include <string>
@@ -26,4 +26,4 @@ Result<Manifest> ReadManifest(const std::string& dir, const std::string& name);
 
 }  // namespace unirecord::format
 
-#endif  // UNIRECORD_FORMAT_MANIFEST_H_
+#endif  // UNIRECORD_DATASET_MANIFEST_H_

@@ -1,15 +1,15 @@
 // Helpers shared by the format tests: a sample dataset with every field
 // type (temporary directories and file I/O come from util/test_files.h).
-#ifndef UNIRECORD_FORMAT_TEST_UTIL_H_
-#define UNIRECORD_FORMAT_TEST_UTIL_H_
+#ifndef UNIRECORD_DATASET_TEST_UTIL_H_
+#define UNIRECORD_DATASET_TEST_UTIL_H_
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "unirecord/dataset.h"
-#include "util/test_files.h"
 #include "unirecord/writer.h"
+#include "util/test_files.h"
 
 namespace unirecord::testing {
 
@@ -108,4 +108,4 @@ inline WriterOptions SmallPages(uint32_t shards) {
 
 }  // namespace unirecord::testing
 
-#endif  // UNIRECORD_FORMAT_TEST_UTIL_H_
+#endif  // UNIRECORD_DATASET_TEST_UTIL_H_
