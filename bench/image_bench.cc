@@ -71,6 +71,7 @@ extern "C" {
 
 #include "image/jpeg_encoder.h"
 #include "image/jpeg_header.h"
+#include "image/libjpeg_errors.h"
 #include "image/jpeg_restart_crop.h"
 #include "image/jpeg_transcode.h"
 #include "image/resample.h"
@@ -300,19 +301,7 @@ double ThreadSeconds() {
 // src/image/jpeg_decoder.cc, setjmp and every libjpeg call live in small
 // functions whose locals are plain C data.
 
-struct RawError {
-  jpeg_error_mgr pub;  // first member: libjpeg sees only this part
-  jmp_buf jump;
-  char message[JMSG_LENGTH_MAX];
-};
-
-void RawErrorExit(j_common_ptr cinfo) {
-  auto* err = reinterpret_cast<RawError*>(cinfo->err);
-  (*cinfo->err->format_message)(cinfo, err->message);
-  longjmp(err->jump, 1);
-}
-
-void RawIgnoreMessage(j_common_ptr, int) {}
+using image_internal::LibjpegErrors;  // the library's one libjpeg error manager
 
 // One pass over a JPEG: jpeg_crop_scanline to [crop_x, crop_x + crop_width)
 // (crop_width 0: every column), jpeg_skip_scanlines(skip) from row 0, read
@@ -329,16 +318,14 @@ struct RawRequest {
   unsigned int output_width;  // out: columns it produced per row
 };
 
-bool RunRawCreate(jpeg_decompress_struct* cinfo, RawError* err) {
-  cinfo->err = jpeg_std_error(&err->pub);
-  err->pub.error_exit = RawErrorExit;
-  err->pub.emit_message = RawIgnoreMessage;
+bool RunRawCreate(jpeg_decompress_struct* cinfo, LibjpegErrors* err) {
+  cinfo->err = image_internal::InitLibjpegErrors(err, /*strict=*/false);
   if (setjmp(err->jump)) return false;
   jpeg_create_decompress(cinfo);
   return true;
 }
 
-bool RunRaw(jpeg_decompress_struct* cinfo, RawError* err, RawRequest* req) {
+bool RunRaw(jpeg_decompress_struct* cinfo, LibjpegErrors* err, RawRequest* req) {
   if (setjmp(err->jump)) {
     jpeg_abort_decompress(cinfo);
     return false;
@@ -464,7 +451,7 @@ class RawDecoder {
   }
 
   jpeg_decompress_struct cinfo_;
-  RawError err_;
+  LibjpegErrors err_;
   std::vector<uint8_t> rows_;
   image_internal::RestartCropScratch segments_;
   const uint8_t* view_ = nullptr;

@@ -46,6 +46,7 @@
 #include "gpu/gpu_bandwidth.h"
 #include "unirecord/convert.h"
 #include "unirecord/loader.h"
+#include "util/threads.h"
 
 namespace unirecord {
 namespace {
@@ -74,7 +75,7 @@ Result<std::shared_ptr<Dataset>> BenchDataset() {
   return dataset;
 }
 
-int Cores() { return static_cast<int>(std::thread::hardware_concurrency()); }
+int Cores() { return UsableCores(); }  // the library's meaning of "all cores" (affinity, cgroup quota)
 
 // One epoch per iteration; `per_batch` runs on every batch.
 double SecondsSince(std::chrono::steady_clock::time_point t0) {
