@@ -7,8 +7,10 @@
 // Step 3 decodes only the rows and columns the window needs (libjpeg-turbo's
 // skip/crop scanline API), picks a DCT scale when the window is much larger
 // than the output, resizes with antialiased bilinear (torchvision's
-// antialias=True semantics) and writes uint8 RGB HWC straight into the
-// caller's buffer, with the horizontal flip folded into the write.
+// antialias=True semantics) and writes uint8 RGB straight into the caller's
+// buffer in DecodeOptions::layout (HWC, or CHW planes as torchvision's
+// PILToTensor), with the horizontal flip folded into the write.
+// SampleDecoder (sample_decoder.h) runs the three steps for one record.
 //
 // Output is always 3-channel RGB: grayscale is replicated, CMYK/YCCK are
 // converted (Adobe-inverted CMYK detected from the APP14 marker). 12-bit,
