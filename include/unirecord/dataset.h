@@ -189,7 +189,8 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
   Dataset& operator=(const Dataset&) = delete;
 
   uint64_t size() const;  // records
-  uint32_t num_shards() const;
+  // Shard files opened (not LoaderOptions' num_shards, which counts ranks).
+  uint32_t num_files() const;
   const Schema& schema() const;
   const std::map<std::string, std::string>& metadata() const;
   // The content-derived dataset UUID, "xxxxxxxx-xxxx-8xxx-xxxx-xxxxxxxxxxxx".

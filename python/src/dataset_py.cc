@@ -501,7 +501,7 @@ the files (this is what DataLoader workers do).
           "Class names in label order (from metadata 'classes'), or None.")
       .def_property_readonly("uuid", [](const PyDataset& d) { return d.dataset->uuid(); },
                              "Content-derived dataset UUID.")
-      .def_property_readonly("num_files", [](const PyDataset& d) { return d.dataset->num_shards(); },
+      .def_property_readonly("num_files", [](const PyDataset& d) { return d.dataset->num_files(); },
                              "The number of shard files (.urec) of the dataset. Not Loader.num_shards, "
                              "the data-parallel ranks.")
       .def_property_readonly(
@@ -513,7 +513,7 @@ the files (this is what DataLoader workers do).
                              1) != 0) {
               throw py::error_already_set();
             }
-            return d.dataset->num_shards();
+            return d.dataset->num_files();
           },
           "Deprecated alias of num_files (DeprecationWarning).")
       .def_property_readonly(

@@ -235,7 +235,7 @@ Result<std::shared_ptr<Dataset>> Dataset::Open(const std::vector<std::string>& s
 }
 
 uint64_t Dataset::size() const { return impl_->size; }
-uint32_t Dataset::num_shards() const { return static_cast<uint32_t>(impl_->shards.size()); }
+uint32_t Dataset::num_files() const { return static_cast<uint32_t>(impl_->shards.size()); }
 const Schema& Dataset::schema() const { return impl_->schema; }
 const std::map<std::string, std::string>& Dataset::metadata() const { return impl_->metadata; }
 const std::string& Dataset::uuid() const { return impl_->uuid; }

@@ -78,7 +78,7 @@ TEST(RoundTripTest, EveryFieldTypeRoundRobinShards) {
   auto ds = Dataset::Open(dir);
   ASSERT_TRUE(ds.ok()) << ds.status().ToString();
   EXPECT_EQ((*ds)->size(), n);
-  EXPECT_EQ((*ds)->num_shards(), shards);
+  EXPECT_EQ((*ds)->num_files(), shards);
   EXPECT_EQ((*ds)->schema(), testing::SampleSchema());
   EXPECT_EQ((*ds)->metadata().at("classes"), "a\nb\nc\nd\ne");
   EXPECT_EQ((*ds)->uuid(), summary->uuid);
@@ -100,7 +100,7 @@ TEST(RoundTripTest, ContiguousShardsKeepWriteOrder) {
   ASSERT_TRUE(WriteSample(dir, "c", 50, options).ok());
   auto ds = Dataset::Open(dir);
   ASSERT_TRUE(ds.ok()) << ds.status().ToString();
-  ASSERT_EQ((*ds)->num_shards(), 7u);
+  ASSERT_EQ((*ds)->num_files(), 7u);
   for (uint64_t k = 0; k < 50; ++k) ExpectSample(**ds, k, k);
   EXPECT_EQ((*ds)->shards()[1].first_id, 50u * 1 / 7);
   EXPECT_TRUE((*ds)->Verify().ok());
@@ -122,7 +122,7 @@ TEST(RoundTripTest, FewerRecordsThanShardsLeavesEmptyShards) {
   ASSERT_TRUE(WriteSample(dir, "few", 2, options).ok());
   auto ds = Dataset::Open(dir);
   ASSERT_TRUE(ds.ok()) << ds.status().ToString();
-  EXPECT_EQ((*ds)->num_shards(), 5u);
+  EXPECT_EQ((*ds)->num_files(), 5u);
   for (uint64_t k = 0; k < 2; ++k) ExpectSample(**ds, k, k);
   EXPECT_TRUE((*ds)->Verify().ok());
 }
@@ -135,7 +135,7 @@ TEST(RoundTripTest, TargetShardBytes) {
   ASSERT_TRUE(WriteSample(dir, "sized", 120, options).ok());
   auto ds = Dataset::Open(dir);
   ASSERT_TRUE(ds.ok()) << ds.status().ToString();
-  EXPECT_GT((*ds)->num_shards(), 2u);
+  EXPECT_GT((*ds)->num_files(), 2u);
   EXPECT_EQ((*ds)->size(), 120u);
   for (uint64_t k = 0; k < 120; ++k) ExpectSample(**ds, k, k);
   EXPECT_TRUE((*ds)->Verify().ok());
@@ -147,7 +147,7 @@ TEST(RoundTripTest, ZeroRecords) {
   auto ds = Dataset::Open(dir);
   ASSERT_TRUE(ds.ok()) << ds.status().ToString();
   EXPECT_EQ((*ds)->size(), 0u);
-  EXPECT_EQ((*ds)->num_shards(), 3u);
+  EXPECT_EQ((*ds)->num_files(), 3u);
   EXPECT_EQ((*ds)->Get(0).status().code(), StatusCode::kOutOfRange);
   EXPECT_TRUE((*ds)->Verify().ok());
 }
@@ -157,7 +157,7 @@ TEST(RoundTripTest, ManyShards) {
   ASSERT_TRUE(WriteSample(dir, "many", 40, SmallPages(32)).ok());
   auto ds = Dataset::Open(dir + "/many-*.urec");
   ASSERT_TRUE(ds.ok()) << ds.status().ToString();
-  EXPECT_EQ((*ds)->num_shards(), 32u);
+  EXPECT_EQ((*ds)->num_files(), 32u);
   const auto& infos = (*ds)->shards();
   for (uint64_t k = 0; k < 40; ++k) ExpectSample(**ds, infos[k % 32].first_id + k / 32, k);
 }

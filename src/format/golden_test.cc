@@ -167,7 +167,7 @@ TEST(GoldenTest, Regenerate) {
 TEST(GoldenTest, Version1DatasetDecodes) {
   auto ds = Dataset::Open(kGoldenDir + "/v1");
   ASSERT_TRUE(ds.ok()) << ds.status().ToString();
-  EXPECT_EQ((*ds)->num_shards(), 2u);
+  EXPECT_EQ((*ds)->num_files(), 2u);
   EXPECT_EQ((*ds)->schema(), testing::SampleSchema());
   EXPECT_EQ(DecodeNameList((*ds)->metadata().at(kClassesMetadataKey)),
             (std::vector<std::string>{"cat", "dog", "bird"}));

@@ -127,7 +127,7 @@ void PrintJson(const InspectArgs& args, const Dataset& ds, const Totals& t, cons
   }
   Json metadata = Json::object();
   for (const auto& [key, value] : ds.metadata()) metadata[key] = value;
-  Json out{{"path", args.path}, {"uuid", ds.uuid()}, {"records", ds.size()}, {"shards", ds.num_shards()},
+  Json out{{"path", args.path}, {"uuid", ds.uuid()}, {"records", ds.size()}, {"shards", ds.num_files()},
            {"schema", schema}, {"metadata", metadata}};
   const auto classes = ds.metadata().find(kClassesMetadataKey);
   if (classes != ds.metadata().end()) out["classes"] = DecodeNameList(classes->second);
@@ -154,8 +154,8 @@ void PrintJson(const InspectArgs& args, const Dataset& ds, const Totals& t, cons
 void PrintText(const InspectArgs& args, const Dataset& ds, const Totals& t, const std::vector<IndexedStats>& stats,
                const std::vector<uint64_t>& label_counts) {
   std::printf("dataset   %s (uuid %s)\n", args.path.c_str(), ds.uuid().c_str());
-  std::printf("records   %llu in %u shard%s\n", static_cast<unsigned long long>(ds.size()), ds.num_shards(),
-              ds.num_shards() == 1 ? "" : "s");
+  std::printf("records   %llu in %u shard%s\n", static_cast<unsigned long long>(ds.size()), ds.num_files(),
+              ds.num_files() == 1 ? "" : "s");
   std::printf("schema    %s\n", ds.schema().ToString().c_str());
   for (const auto& [key, value] : ds.metadata()) {
     if (key == kClassesMetadataKey) {
