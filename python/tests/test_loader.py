@@ -64,13 +64,15 @@ def test_sequential_center_crop_and_epochs(loader_records):
     assert sorted(e1.tolist()) == list(range(90)) and not torch.equal(e0, e1)
 
 
-def test_center_crop_matches_image_dataset(loader_records):
-    # Both use JpegDecoder::DecodeCenterCrop (torchvision's Resize + CenterCrop byte for byte).
+@pytest.mark.parametrize("resize", [40, None], ids=["resize_then_crop", "crop_alone"])
+def test_center_crop_matches_image_dataset(loader_records, resize):
+    # Both run the one SampleDecoder: with resize, JpegDecoder::DecodeCenterCrop (torchvision's
+    # Resize + CenterCrop byte for byte); without, torchvision's CenterCrop alone.
     ds = unirecord.Dataset(loader_records)
     for dct_scaling in (True, False):
         loader = unirecord.Loader(ds, batch_size=8, shuffle=False, threads=2, return_ids=True,
-                                  transform=unirecord.CenterCrop(32, resize=40), dct_scaling=dct_scaling)
-        ref = unirecord.ImageDataset(ds, unirecord.CenterCrop(32, resize=40), dct_scaling=dct_scaling)
+                                  transform=unirecord.CenterCrop(32, resize=resize), dct_scaling=dct_scaling)
+        ref = unirecord.ImageDataset(ds, unirecord.CenterCrop(32, resize=resize), dct_scaling=dct_scaling)
         n = 0
         for images, labels, ids in loader:
             for k in range(len(ids)):
@@ -213,7 +215,7 @@ def test_errors(loader_records, tmp_path):
     with pytest.raises(ValueError):
         unirecord.Loader(loader_records, batch_size=0, shuffle=False)
     with pytest.raises(ValueError, match="resize"):
-        unirecord.Loader(loader_records, batch_size=4, shuffle=False, transform=unirecord.CenterCrop(32))
+        unirecord.Loader(loader_records, batch_size=4, shuffle=False, transform=unirecord.CenterCrop(32, resize=16))
     with pytest.raises(ValueError):
         unirecord.Loader(loader_records, batch_size=4, shuffle=False, image_field="label")
     with pytest.raises(KeyError, match="no field named 'nope'"):

@@ -689,8 +689,6 @@ class Loader:
         self.device = torch.device(device)
         self.return_ids = bool(return_ids)
         params = _transform_params(self.transform)
-        if params["kind"] == 1 and not params["resize"]:
-            raise ValueError("Loader needs CenterCrop(size, resize=...) (the shorter side before the crop)")
         batch_size = _int_arg("batch_size", batch_size, 1)
         if std is not None:
             std = _std_arg(std)
@@ -706,7 +704,8 @@ class Loader:
             sampler_drop_last=bool(sampler_drop_last),
             transform="random_resized_crop" if params["kind"] == 0 else "center_crop",
             size=params["size"],
-            resize=params["resize"] or _DEFAULTS["resize"],
+            # CenterCrop without resize: 0, the crop alone (as ImageDataset).
+            resize=params["resize"] if params["kind"] == 1 else _DEFAULTS["resize"],
             scale_min=params["scale_min"],
             scale_max=params["scale_max"],
             ratio_min=params["ratio_min"],
