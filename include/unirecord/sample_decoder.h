@@ -69,7 +69,7 @@ struct SampleFields {
 // and thread-safe; keeps the dataset open.
 class SampleSource {
  public:
-  // NotFound for a missing image or label field; InvalidArgument when the
+  // KeyNotFound for a missing image or label field; InvalidArgument when the
   // image field is not bytes or the label not an int32/int64 scalar.
   // `name` (e.g. the dataset's path) prefixes the records' descriptions.
   static Result<SampleSource> Create(std::shared_ptr<const Dataset> dataset, const SampleFields& fields,
