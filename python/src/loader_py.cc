@@ -26,22 +26,18 @@ using unirecord::Status;
 
 namespace {
 
-// Owns the Loader. Batches hold a reference, so the Loader outlives every
-// batch buffer still referenced from Python (loader.h: a Batch must be
-// destroyed before its Loader).
+// Owns the Loader. A batch still referenced from Python does not need it:
+// a Batch shares the loader's buffer pool (loader.h) and outlives its Loader.
 struct LoaderBox {
   std::shared_ptr<PyDataset> ds;
   std::unique_ptr<Loader> loader;
   std::mutex mu;  // Next/SetEpoch/state/Restore come from one thread at a time
 };
 
-struct BatchRef {
-  std::shared_ptr<LoaderBox> box;  // declared first: destroyed after `batch`
-  Batch batch;
-};
-
+// One DLPack tensor of a batch; the batch (and so its buffer) lives while
+// any of its tensors does.
 struct TensorCtx {
-  std::shared_ptr<BatchRef> ref;
+  std::shared_ptr<const Batch> batch;
   std::array<int64_t, 4> shape{};
   std::array<int64_t, 4> strides{};
   DLManagedTensor managed{};
@@ -60,10 +56,10 @@ void DestroyCapsule(PyObject* capsule) {
   }
 }
 
-py::object MakeCapsule(const std::shared_ptr<BatchRef>& ref, const void* data, DLDataType dtype,
+py::object MakeCapsule(const std::shared_ptr<const Batch>& batch, const void* data, DLDataType dtype,
                        std::vector<int64_t> shape, DLDevice device) {
   auto* ctx = new TensorCtx;
-  ctx->ref = ref;
+  ctx->batch = batch;
   int ndim = static_cast<int>(shape.size());
   int64_t stride = 1;
   for (int i = ndim - 1; i >= 0; --i) {
@@ -207,7 +203,8 @@ class PyLoader {
   }
 
   ~PyLoader() {
-    // Batches still referenced from Python keep their box (and Loader) alive.
+    // Stops the decode threads; batches still referenced from Python keep
+    // their buffers (Batch shares the loader's pool).
     py::gil_scoped_release nogil;
     box_.reset();
   }
@@ -227,10 +224,8 @@ class PyLoader {
       }
       RaiseStatus(st);
     }
-    auto ref = std::make_shared<BatchRef>();
-    ref->box = box_;
-    ref->batch = std::move(r).value();
-    const Batch& b = ref->batch;
+    const auto batch = std::make_shared<const Batch>(std::move(r).value());
+    const Batch& b = *batch;
     if (b.empty()) return py::none();
     const LoaderOptions& o = box_->loader->options();
     const int64_t n = static_cast<int64_t>(b.size()), h = b.height(), w = b.width();
@@ -247,14 +242,14 @@ class PyLoader {
       if (o.cuda.dtype == DeviceDType::kUint8) dt = DLDataType{kDLUInt, 8, 1};
       std::vector<int64_t> dshape = o.cuda.layout == ImageLayout::kNCHW ? std::vector<int64_t>{n, 3, h, w}
                                                                          : std::vector<int64_t>{n, h, w, 3};
-      images = MakeCapsule(ref, b.device_images(), dt, dshape, DLDevice{kDLCUDA, o.cuda.device});
+      images = MakeCapsule(batch, b.device_images(), dt, dshape, DLDevice{kDLCUDA, o.cuda.device});
     } else {
-      images = MakeCapsule(ref, b.images(), DLDataType{kDLUInt, 8, 1}, shape, cpu);
+      images = MakeCapsule(batch, b.images(), DLDataType{kDLUInt, 8, 1}, shape, cpu);
     }
     py::object labels = py::none();
-    if (b.labels() != nullptr) labels = MakeCapsule(ref, b.labels(), DLDataType{kDLInt, 64, 1}, {n}, cpu);
+    if (b.labels() != nullptr) labels = MakeCapsule(batch, b.labels(), DLDataType{kDLInt, 64, 1}, {n}, cpu);
     // Record ids are uint64; exposed as int64 (torch has no uint64; ids < 2^63).
-    py::object ids = MakeCapsule(ref, b.record_ids(), DLDataType{kDLInt, 64, 1}, {n}, cpu);
+    py::object ids = MakeCapsule(batch, b.record_ids(), DLDataType{kDLInt, 64, 1}, {n}, cpu);
     return py::make_tuple(images, labels, ids, b.epoch(), b.index());
   }
 

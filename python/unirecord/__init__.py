@@ -591,8 +591,9 @@ class Loader:
 
     Zero copy and lifetime: the tensors are views of the loader's batch
     buffers (DLPack); a buffer returns to the loader's pool of ``prefetch + 1``
-    buffers when every tensor made from it has been freed, and the loader
-    (with its dataset) stays alive while any such tensor does. Rule: a
+    buffers when every tensor made from it has been freed, and the buffer
+    stays valid while any such tensor does, even after the loader is gone
+    (its decode threads stop with it). Rule: a
     batch's tensors keep their buffer until freed - the loader fills only
     free buffers, so a kept batch stays unchanged however many batches
     follow, across :meth:`set_epoch` / :meth:`load_state_dict` too - and
