@@ -75,7 +75,8 @@ struct WriterOptions {
 
   // Scalar pages are closed when their uncompressed columns reach this size.
   // Smaller pages make random reads of non-indexed scalars cheaper (a read
-  // inflates one page: ~15 us at 16 KiB). Default: 16 KiB.
+  // inflates one page: a random Get costs ~30 us at 16 KiB, docs/format.md
+  // "Performance"). Default: 16 KiB.
   uint32_t scalar_page_bytes = 16 << 10;
 
   // zstd level for scalar pages and for compressed blobs. Default: 3.
