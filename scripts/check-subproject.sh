@@ -51,7 +51,7 @@ for absent in urec golden_test loader_test format_bench loader_bench gtest bench
 done
 grep -qE '^\.\.\. unirecord( |$)' <<<"$targets" || { echo "check-subproject: no unirecord target" >&2; exit 1; }
 if ((CONFIGURE_ONLY)); then
-  echo "check-subproject: configure ok (library alone inside a parent project; no GoogleTest, Google Benchmark or test targets)"
+  echo "check-subproject: configure ok (the library alone; no GoogleTest, Google Benchmark or test targets)"
   exit 0
 fi
 cmake --build "$WORK/build" --target parent_app -j "$(nproc)" >"$WORK/build.log" 2>&1 ||

@@ -138,10 +138,9 @@ class Record {
   Result<std::string_view> GetString(std::string_view field) const;
   Result<ArrayView> GetArray(std::string_view field) const;
 
-  struct Impl;
-
  private:
   friend class Dataset;
+  struct Impl;
   std::unique_ptr<Impl> impl_;
 };
 

@@ -54,7 +54,6 @@ enum class JpegProcess {
 
 const char* JpegColorSpaceName(JpegColorSpace c);    // "YCbCr", "CMYK", ...
 const char* JpegSubsamplingName(JpegSubsampling s);  // "4:2:0", "gray", ...
-const char* JpegProcessName(JpegProcess p);          // "baseline", ...
 
 struct JpegInfo {
   int width = 0;
@@ -257,16 +256,6 @@ class JpegDecoder {
   DecodeOptions options_;
   std::unique_ptr<State> state_;
 };
-
-// ---------------------------------------------------------------- resize ---
-
-// Antialiased bilinear resize of packed RGB (PIL's BILINEAR "reduce"
-// filter, the one torchvision's Resize(antialias=True) uses on PIL images):
-// `src` is src_width x src_height with row stride src_stride bytes; `dst`
-// is packed dst_width x dst_height. Mirrors left-right when flip. Allocates
-// its scratch buffers per call (JpegDecoder keeps them across images).
-Status ResizeRgb(const uint8_t* src, int src_width, int src_height, size_t src_stride,
-                 uint8_t* dst, int dst_width, int dst_height, bool flip);
 
 }  // namespace unirecord
 

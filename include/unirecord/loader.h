@@ -230,9 +230,8 @@ class Loader {
   LoaderStats stats() const;
   void ResetStats();
 
-  struct Impl;
-
  private:
+  struct Impl;
   explicit Loader(std::shared_ptr<Impl> impl);
   std::shared_ptr<Impl> impl_;  // shared with the batches handed out
 };

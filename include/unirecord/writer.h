@@ -148,10 +148,9 @@ class RecordBuilder {
   // Marks every field unset (keeps buffers for reuse).
   void Clear();
 
-  struct Impl;
-
  private:
   friend class Writer;
+  struct Impl;
   std::unique_ptr<Impl> impl_;
 };
 
@@ -216,9 +215,8 @@ class Writer {
   // Valid after a successful Finish().
   const WriterSummary& summary() const;
 
-  struct Impl;
-
  private:
+  struct Impl;
   explicit Writer(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
