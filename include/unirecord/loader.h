@@ -56,16 +56,22 @@ namespace unirecord {
 // SampleTransform.
 using LoaderTransform = SampleTransform;
 
-// "NCHW" | "NHWC"; InvalidArgument otherwise.
-Result<ImageLayout> ParseImageLayout(std::string_view name);
-
 enum class OnBadRecord : uint8_t {
   kRaise,  // Next() fails with an error naming the record id and its path
   kSkip,   // the sample is replaced by the next id of the sampler's sequence
            // (which then appears twice this epoch) and counted in the stats
 };
 
+// "raise" | "skip" (Python's Loader(on_error=...); urec bench --skip-bad is
+// kSkip); parse returns InvalidArgument for another name.
+const char* OnBadRecordName(OnBadRecord on_bad_record);
+Result<OnBadRecord> ParseOnBadRecord(std::string_view name);
+
 enum class DeviceDType : uint8_t { kUint8, kFloat16, kFloat32 };
+
+// "uint8" | "float16" | "float32"; parse returns InvalidArgument for another name.
+const char* DeviceDTypeName(DeviceDType dtype);
+Result<DeviceDType> ParseDeviceDType(std::string_view name);
 
 // Where batches go when device >= 0 (needs a build with CUDA). The host
 // buffers are then pinned; each finished batch is copied as uint8 NHWC on the
@@ -127,6 +133,11 @@ struct LoaderOptions {
 
   CudaOptions cuda;
 };
+
+// The per-sample part of `options` (transform, size, crop, decode), with the
+// decoder writing `layout` itself: what each sample of the Loader goes through
+// (and what unirecord.ImageDataset decodes with).
+SampleDecoderOptions SampleOptionsOf(const LoaderOptions& options);
 
 // Cumulative since Create or ResetStats. Stage times are summed over the
 // worker threads (thread-seconds); wait is the consumer's blocked time in
