@@ -62,12 +62,6 @@ void RegisterErrors(py::module_& m) {
       py::arg("code"), py::arg("message"));
 }
 
-std::string FsPath(const py::handle& obj) {
-  // Leaked on purpose: must outlive interpreter shutdown.
-  static py::object* fspath = new py::object(py::module_::import("os").attr("fspath"));
-  return FsNameBytes((*fspath)(obj));
-}
-
 py::str FsName(std::string_view name) {
   PyObject* s = PyUnicode_DecodeFSDefaultAndSize(name.data(), static_cast<Py_ssize_t>(name.size()));
   if (s == nullptr) throw py::error_already_set();
