@@ -452,23 +452,6 @@ Result<OnBadRecord> ParseOnBadRecord(std::string_view name) {
   return Status::InvalidArgument("unknown bad-record policy '" + std::string(name) + "' (expected 'raise' or 'skip')");
 }
 
-const char* DeviceDTypeName(DeviceDType dtype) {
-  switch (dtype) {
-    case DeviceDType::kUint8: return "uint8";
-    case DeviceDType::kFloat16: return "float16";
-    case DeviceDType::kFloat32: return "float32";
-  }
-  return "unknown";
-}
-
-Result<DeviceDType> ParseDeviceDType(std::string_view name) {
-  for (DeviceDType t : {DeviceDType::kUint8, DeviceDType::kFloat16, DeviceDType::kFloat32}) {
-    if (name == DeviceDTypeName(t)) return t;
-  }
-  return Status::InvalidArgument("unknown device dtype '" + std::string(name) +
-                                 "' (expected 'uint8', 'float16' or 'float32')");
-}
-
 Result<std::unique_ptr<Loader>> Loader::Create(std::shared_ptr<const Dataset> dataset,
                                                const LoaderOptions& options) {
   if (dataset == nullptr) return Status::InvalidArgument("loader: no dataset");
