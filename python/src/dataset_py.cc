@@ -303,8 +303,8 @@ py::object IndexedColumn(const PyDataset& d, size_t field,
 
 py::dict ShardDict(const unirecord::ShardInfo& s) {
   py::dict o;
-  o["path"] = s.path;
-  o["index_path"] = s.index_path;
+  o["path"] = FsName(s.path);
+  o["index_path"] = FsName(s.index_path);
   o["number"] = s.number;
   o["first_id"] = s.first_id;
   o["records"] = s.records;
@@ -524,8 +524,8 @@ the files (this is what DataLoader workers do).
       .def_property_readonly(
           "path",
           [](const PyDataset& d) -> py::object {
-            if (d.path_is_list) return py::cast(d.paths);
-            return py::str(d.paths[0]);
+            if (d.path_is_list) return FsNames(d.paths);
+            return FsName(d.paths[0]);
           },
           "The path (or list of paths) the dataset was opened from.")
       .def_property_readonly(
@@ -549,18 +549,18 @@ the files (this is what DataLoader workers do).
           "Deep check of every checksum; raises CorruptRecordError naming the file on the first problem.")
       .def("__repr__",
            [](const PyDataset& d) {
-             py::object p = d.path_is_list ? py::cast(d.paths) : py::cast(d.paths[0]);
+             py::object p = d.path_is_list ? py::object(FsNames(d.paths)) : py::object(FsName(d.paths[0]));
              return "unirecord.Dataset(" + py::repr(p).cast<std::string>() +
                     ", records=" + std::to_string(d.dataset->size()) + ", schema=" + d.dataset->schema().ToString() + ")";
            })
       .def(py::pickle(
           [](const PyDataset& d) {
-            return py::make_tuple(d.paths, d.path_is_list, d.field_names, d.options.verify_checksums,
+            return py::make_tuple(FsNames(d.paths), d.path_is_list, d.field_names, d.options.verify_checksums,
                                   d.options.allow_partial, d.bytes_as_numpy);
           },
           [](const py::tuple& t) {
             auto d = std::make_shared<PyDataset>();
-            d->paths = t[0].cast<std::vector<std::string>>();
+            for (py::handle p : t[0]) d->paths.push_back(FsNameBytes(p));
             d->path_is_list = t[1].cast<bool>();
             d->field_names = t[2].cast<std::vector<std::string>>();
             d->options.verify_checksums = t[3].cast<bool>();

@@ -184,9 +184,9 @@ struct PyWriter {
     summary["shards"] = s.shards;
     summary["bytes"] = s.bytes;
     summary["uuid"] = s.uuid;
-    summary["shard_paths"] = s.shard_paths;
-    summary["index_paths"] = s.index_paths;
-    summary["manifest_path"] = s.manifest_path;
+    summary["shard_paths"] = FsNames(s.shard_paths);
+    summary["index_paths"] = FsNames(s.index_paths);
+    summary["manifest_path"] = FsName(s.manifest_path);
     summary["generation"] = s.generation;
     return summary;
   }
@@ -394,7 +394,8 @@ before the first write; classes: list of class names (metadata "classes").
            },
            py::arg("exc_type"), py::arg("exc"), py::arg("tb"))
       .def("__repr__", [](const PyWriter& w) {
-        return "unirecord.Writer('" + w.out_dir + "', name='" + w.name + "', schema=" + w.schema.ToString() + ")";
+        return "unirecord.Writer(" + py::repr(FsName(w.out_dir)).cast<std::string>() + ", name=" +
+               py::repr(FsName(w.name)).cast<std::string>() + ", schema=" + w.schema.ToString() + ")";
       });
 
   m.def("convert_imagefolder", &ConvertImageFolder, py::arg("src"), py::arg("out"), py::kw_only(),

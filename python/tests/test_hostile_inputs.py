@@ -62,6 +62,8 @@ CASES = [
     # Opening a dataset.
     ("Dataset(5)", lambda c: unirecord.Dataset(5), TypeError, r"path must be a path \(str, bytes or os.PathLike\), not int"),
     ("Dataset(NUL)", lambda c: unirecord.Dataset(str(c.records) + "\0x"), ValueError, "holds a NUL character"),
+    ("Dataset(missing, not UTF-8)", lambda c: unirecord.Dataset(os.fsencode(str(c.tmp)) + b"/caf\xe9"), FileNotFoundError,
+     r"hostile\d*/caf\\xe9"),
     ("Dataset([5])", lambda c: unirecord.Dataset([5]), TypeError, "path must be a path"),
     ("Dataset(fields=5)", lambda c: unirecord.Dataset(c.records, fields=5), TypeError, "fields must be a field name or a list"),
     ("Dataset(fields=[1])", lambda c: unirecord.Dataset(c.records, fields=[1]), TypeError, "fields must be a str, not int"),
@@ -207,3 +209,21 @@ def test_image_dataset_samples_are_str_for_non_utf8_file_names(tmp_path):
     assert sorted(paths) == sorted(os.path.join(str(src), "c", os.fsdecode(n)) for n in [b"caf\xe9.jpg", b"plain.jpg"])
     assert all(os.path.exists(p) for p in paths)  # usable as paths, as ImageFolder's
     np.testing.assert_array_equal(images[0][0].numpy().shape, (3, 16, 16))
+
+
+def test_a_dataset_in_a_folder_whose_name_is_not_utf8_gives_its_paths_as_str(tmp_path, loader_records):
+    import pickle
+
+    folder = os.path.join(os.fsencode(str(tmp_path)), b"caf\xe9")
+    with unirecord.Writer(folder, {"label": "int64"}, sync=False) as w:
+        w.write({"label": 1})
+    assert w.summary["manifest_path"] == os.path.join(os.fsdecode(folder), "data.uset")
+    assert all(os.path.exists(p) for p in w.summary["shard_paths"] + w.summary["index_paths"])
+    ds = unirecord.Dataset(folder)
+    assert ds.path == os.fsdecode(folder)
+    assert all(type(s["path"]) is str and os.path.exists(s["path"]) for s in ds.shards)
+    assert "caf\\udce9" in repr(ds)
+    again = pickle.loads(pickle.dumps(ds))
+    assert again.path == ds.path and again[0] == {"label": 1}
+    by_list = unirecord.Dataset([s["path"] for s in ds.shards])
+    assert pickle.loads(pickle.dumps(by_list)).path == by_list.path == [s["path"] for s in ds.shards]
