@@ -175,6 +175,10 @@ enum class ImageLayout : uint8_t {
   kNCHW,  // three planes R, G, B: [batch,] 3, height, width
 };
 
+// "NHWC" | "NCHW"; parse returns InvalidArgument for another name.
+const char* ImageLayoutName(ImageLayout layout);
+Result<ImageLayout> ParseImageLayout(std::string_view name);
+
 struct DecodeOptions {
   // Strict: any libjpeg warning (corrupt or truncated data) fails the decode.
   // Lenient (default, like PIL/torchvision): warnings are counted in

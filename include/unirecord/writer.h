@@ -104,9 +104,10 @@ class Writer;
 // The values of one record, set field by field (by index or by name), then
 // passed to Writer::Write. Every field must be set before each Write; a
 // builder is reused across records (Clear() is implicit after Write). Setters
-// fail with InvalidArgument on a field index past the schema, a type mismatch
-// (e.g. SetInt64 on an int32 field) or an array of the wrong element count,
-// and with KeyNotFound on an unknown field name.
+// fail with OutOfRange on a field index past the schema (as Dataset's
+// getters), InvalidArgument on a type mismatch (e.g. SetInt64 on an int32
+// field) or an array of the wrong element count, and KeyNotFound on an
+// unknown field name.
 class RecordBuilder {
  public:
   explicit RecordBuilder(const Schema& schema);

@@ -23,8 +23,9 @@ constexpr FieldType TypeOf() {
 
 Result<Slot*> CheckedSlot(format::RecordValues& impl, size_t field, FieldType type, bool array) {
   if (field >= impl.schema.num_fields()) {
-    return Status::InvalidArgument("record: field index " + std::to_string(field) + " out of range (" +
-                                   std::to_string(impl.schema.num_fields()) + " fields)");
+    // OutOfRange, as Dataset's getters say it: an index past the end.
+    return Status::OutOfRange("record: field index " + std::to_string(field) + " out of range (" +
+                              std::to_string(impl.schema.num_fields()) + " fields)");
   }
   const Field& f = impl.schema.field(field);
   if (f.type != type || f.is_array() != array) {
