@@ -27,6 +27,7 @@
 #include "fuzz_dir.h"
 #include "fuzz_query_dataset.h"
 #include "index/index_file.h"
+#include "query/query_answers.h"
 #include "unirecord/dataset.h"
 #include "unirecord/query.h"
 
@@ -37,18 +38,6 @@ using namespace unirecord;
 const char* const kExpressions[] = {"label == 1",  "label in [0, 2] or label < -5", "score > 0",
                                     "not (score >= 0.5)", "width between 2 and 8 and label != 0",
                                     "label == 1 and path == 'dir1/1'"};
-
-// Every answer of one expression, as text; or the error.
-Result<std::string> Answers(const Dataset& ds, const char* expression) {
-  UREC_ASSIGN_OR_RETURN(Query query, Query::Parse(expression, ds));
-  UREC_ASSIGN_OR_RETURN(std::vector<uint64_t> ids, query.Ids(ds));
-  UREC_ASSIGN_OR_RETURN(uint64_t count, query.Count(ds));
-  UREC_ASSIGN_OR_RETURN(std::vector<ValueCount> groups, query.CountBy(ds, "label"));
-  std::string text = std::to_string(count) + ":";
-  for (uint64_t id : ids) text += " " + std::to_string(id);
-  for (const ValueCount& g : groups) text += " " + g.value.ToString() + "x" + std::to_string(g.count);
-  return text;
-}
 
 struct Section {
   size_t file;
@@ -79,7 +68,7 @@ struct Sound {
     }
     fuzz::Require(section_bytes > 0, "no sorted index");
     for (const char* expression : kExpressions) {
-      auto answer = Answers(*ds, expression);
+      auto answer = testing::QueryAnswers(*ds, expression);
       fuzz::Require(answer.ok(), "a query failed on the sound dataset");
       answers.push_back(*answer);
     }
@@ -116,7 +105,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto ds = Dataset::Open(sound.dir.path(), options);
   fuzz::Require(ds.ok(), "open failed: it does not read the sorted indexes");
   for (size_t e = 0; e < std::size(kExpressions); ++e) {
-    auto answer = Answers(**ds, kExpressions[e]);
+    auto answer = testing::QueryAnswers(**ds, kExpressions[e]);
     if (!options.verify_checksums) continue;
     if (answer.ok()) {
       fuzz::Require(*answer == sound.answers[e], "a wrong answer over a damaged sorted index");

@@ -13,6 +13,7 @@
 #include "dataset/test_util.h"
 #include "index/index_file.h"
 #include "io/file.h"
+#include "query/query_answers.h"
 
 namespace unirecord {
 namespace {
@@ -172,17 +173,6 @@ TEST(QueryTest, DamagedSortedIndexNeverGivesAWrongAnswer) {
   const char* const kExpressions[] = {"label == 1", "label in [-2, 2]", "width between 30 and 300",
                                       "width >= 100 and label == 0", "score > 10.25 and score <= 20",
                                       "not (score < 5)", "label == 1 or width < 30", "label != 0"};
-  // Every answer of every expression: ids, count, count per label.
-  auto answers = [&](const Dataset& ds, const std::string& expression) -> Result<std::string> {
-    UREC_ASSIGN_OR_RETURN(Query query, Query::Parse(expression, ds));
-    UREC_ASSIGN_OR_RETURN(std::vector<uint64_t> ids, query.Ids(ds));
-    UREC_ASSIGN_OR_RETURN(uint64_t count, query.Count(ds));
-    UREC_ASSIGN_OR_RETURN(std::vector<ValueCount> groups, query.CountBy(ds, "label"));
-    std::string text = std::to_string(count) + ":";
-    for (uint64_t id : ids) text += " " + std::to_string(id);
-    for (const ValueCount& g : groups) text += " " + g.value.ToString() + "x" + std::to_string(g.count);
-    return text;
-  };
   std::vector<std::string> paths;
   std::vector<std::string> expected;
   {
@@ -190,7 +180,7 @@ TEST(QueryTest, DamagedSortedIndexNeverGivesAWrongAnswer) {
     ASSERT_TRUE(ds.ok()) << ds.status().ToString();
     for (const ShardInfo& shard : (*ds)->shards()) paths.push_back(shard.index_path);
     for (const char* expression : kExpressions) {
-      auto answer = answers(**ds, expression);
+      auto answer = testing::QueryAnswers(**ds, expression);
       ASSERT_TRUE(answer.ok()) << answer.status().ToString();
       expected.push_back(*answer);
     }
@@ -228,7 +218,7 @@ TEST(QueryTest, DamagedSortedIndexNeverGivesAWrongAnswer) {
     for (size_t e = 0; e < std::size(kExpressions); ++e) {
       SCOPED_TRACE(std::string(kExpressions[e]) + " with byte " + std::to_string(offset) + " of " + path +
                    " (" + section + ") changed");
-      auto answer = answers(**ds, kExpressions[e]);
+      auto answer = testing::QueryAnswers(**ds, kExpressions[e]);
       if (answer.ok()) {
         EXPECT_EQ(*answer, expected[e]);
         continue;
