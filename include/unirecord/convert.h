@@ -108,6 +108,11 @@ struct ConvertReport {
 // folder, then by file name, comparing bytes), so record i is the i-th
 // sample of ImageFolder among the files that were written.
 //
+// A class folder whose name holds a newline (which the "classes" list, one
+// name a line, cannot store) is left out: its files go to not_written with
+// that reason (its image files counted as rejected), labels are numbered
+// over the other classes, and the rest converts.
+//
 // Every candidate is read and its JPEG header checked: JPEGs unirecord can
 // decode (8-bit; grayscale, YCbCr, RGB, CMYK and YCCK) are written, anything
 // else is rejected with a reason. A written JPEG is rewritten losslessly into

@@ -51,8 +51,10 @@ namespace unirecord {
 
 struct DatasetOptions {
   // Verify checksums on every read: each index record-table entry, each blob
-  // read, each scalar page inflated. At open, headers, footers and trailers
-  // are always verified. Default: true.
+  // read, each scalar page inflated, and each sorted index the first time a
+  // query uses it (the whole section, once per open dataset): a damaged
+  // index makes a query fail, never answer wrongly. At open, headers,
+  // footers and trailers are always verified. Default: true.
   bool verify_checksums = true;
 
   // Also hash every index section (record table, secondary indexes) at open.

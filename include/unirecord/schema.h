@@ -107,8 +107,11 @@ class Schema {
 
   // Index of the field called `name`, or -1.
   int FieldIndex(std::string_view name) const;
-  // Same, as a Result: KeyNotFound("no field named 'x'") when absent.
+  // Same, as a Result: KeyNotFound("no field named 'x' (fields: image,
+  // label, ...)") when absent.
   Result<size_t> FindField(std::string_view name) const;
+  // The field names in order, comma-separated: "image, label, path".
+  std::string FieldNames() const;
 
   bool operator==(const Schema& other) const { return fields_ == other.fields_; }
   bool operator!=(const Schema& other) const { return !(*this == other); }

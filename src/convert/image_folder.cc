@@ -170,6 +170,51 @@ std::string SkipReason(const ImageFolderFile& file) {
   return "skipped: not an image extension (" + (has_extension ? file.path.substr(dot) : std::string("none")) + ")";
 }
 
+// Takes out of `listing` the class folders whose names the class list cannot
+// hold (a newline: EncodeNameList stores one name a line), with their files,
+// and renumbers the other classes' labels. Returns a row per file taken out
+// (a row for the folder itself when it holds none) and counts them into
+// `report`: image files as rejected, others as skipped.
+std::vector<ConvertRejection> TakeOutUnstorableClasses(ImageFolderListing* listing, ConvertReport* report) {
+  const char* kReason = "class folder name holds a newline, which the class list (one name a line) cannot store";
+  std::vector<int64_t> new_label(listing->classes.size(), -1);
+  std::vector<std::string> kept;
+  for (size_t c = 0; c < listing->classes.size(); ++c) {
+    if (listing->classes[c].find('\n') != std::string::npos) continue;
+    new_label[c] = static_cast<int64_t>(kept.size());
+    kept.push_back(listing->classes[c]);
+  }
+  std::vector<ConvertRejection> rows;
+  if (kept.size() == listing->classes.size()) return rows;
+  std::vector<bool> has_files(listing->classes.size(), false);
+  std::vector<ImageFolderFile> files;
+  for (ImageFolderFile& file : listing->files) {
+    if (file.label < 0 || new_label[static_cast<size_t>(file.label)] >= 0) {
+      if (file.label >= 0) file.label = new_label[static_cast<size_t>(file.label)];
+      files.push_back(std::move(file));
+      continue;
+    }
+    has_files[static_cast<size_t>(file.label)] = true;
+    if (file.is_candidate) {
+      ++report->rejected;
+      --listing->candidates;
+      rows.push_back({file.path, kReason});
+    } else {
+      ++report->skipped;
+      rows.push_back({file.path, std::string("skipped: ") + kReason});
+    }
+  }
+  for (size_t c = 0; c < listing->classes.size(); ++c) {
+    if (new_label[c] < 0 && !has_files[c]) {
+      ++report->skipped;
+      rows.push_back({listing->classes[c] + "/", std::string("skipped: an empty ") + kReason});
+    }
+  }
+  listing->files = std::move(files);
+  listing->classes = std::move(kept);
+  return rows;
+}
+
 // Absolute, symlinks resolved as far as the path exists.
 Result<std::string> ResolvePath(const std::string& path) {
   std::error_code ec;
@@ -227,6 +272,8 @@ Result<ConvertReport> ConvertImageFolder(const std::string& src, const std::stri
   const Clock::time_point start = Clock::now();
   UREC_ASSIGN_OR_RETURN(const int threads, ResolveThreadCount(options.threads, "threads"));
   UREC_ASSIGN_OR_RETURN(ImageFolderListing listing, ListImageFolder(src));
+  ConvertReport report;
+  report.not_written = TakeOutUnstorableClasses(&listing, &report);
   if (listing.classes.empty()) return Status::InvalidArgument("no class sub-folders in " + src);
   if (listing.candidates == 0) {
     return Status::InvalidArgument("no image files (.jpg .jpeg .png .ppm .bmp .pgm .tif .tiff .webp) in the class folders of " + src);
@@ -235,7 +282,6 @@ Result<ConvertReport> ConvertImageFolder(const std::string& src, const std::stri
   UREC_ASSIGN_OR_RETURN(WriterOptions writer_options, MakeWriterOptions(options, listing.candidates));
   UREC_ASSIGN_OR_RETURN(Schema schema, ImageFolderSchema());
 
-  ConvertReport report;
   report.name = options.name.empty() ? DefaultName(src) : options.name;
   report.classes = listing.classes;
   UREC_ASSIGN_OR_RETURN(std::unique_ptr<Writer> writer, Writer::Create(out, report.name, schema, writer_options));

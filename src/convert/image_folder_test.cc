@@ -84,6 +84,54 @@ TEST_F(ConvertImageFolderTest, EveryFileIsWrittenOrListed) {
   EXPECT_NE(tsv.find("/empty.JPEG\tempty file\n"), std::string::npos) << tsv;
 }
 
+// Issue 22: a class folder whose name holds a newline (the class list stores
+// one name a line) is listed in the rejects report with its files; the other
+// classes convert, with labels numbered over them alone.
+TEST_F(ConvertImageFolderTest, AClassFolderNamedWithANewlineIsReportedAndTheRestConverts) {
+  std::vector<std::string> classes;
+  for (const auto& e : fs::directory_iterator(src_)) {
+    if (e.is_directory()) classes.push_back(e.path().filename());
+  }
+  std::sort(classes.begin(), classes.end());
+  ASSERT_EQ(classes.size(), 3u);
+  fs::rename(fs::path(src_) / classes[1], fs::path(src_) / "b\nc");
+  testing::WriteBytes(scratch_ / "src/b\nc/notes.txt", "x");
+  fs::create_directory(scratch_ / "src/e\nf");
+  size_t images = 0;
+  for (const auto& e : fs::directory_iterator(scratch_ / "src/b\nc")) images += e.path().extension() == ".JPEG";
+  ASSERT_GT(images, 0u);
+
+  auto report = ConvertImageFolder(src_, scratch_ / "out", Options());
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->classes, (std::vector<std::string>{classes[0], classes[2]}));
+  const std::string why = "class folder name holds a newline, which the class list (one name a line) cannot store";
+  std::map<std::string, std::string> reasons;
+  for (const ConvertRejection& r : report->not_written) reasons[r.path] = r.reason;
+  size_t listed = 0;
+  for (const auto& [path, reason] : reasons) {
+    if (path.rfind("b\nc/", 0) == 0 && fs::path(path).extension() == ".JPEG") {
+      EXPECT_EQ(reason, why) << path;
+      ++listed;
+    }
+  }
+  EXPECT_EQ(listed, images);
+  EXPECT_EQ(reasons["b\nc/notes.txt"], "skipped: " + why);
+  EXPECT_EQ(reasons["e\nf/"], "skipped: an empty " + why);
+  const std::string tsv = testing::ReadBytes(report->rejects_path);
+  EXPECT_NE(tsv.find("\nb\\nc/notes.txt\tskipped: " + why + "\n"), std::string::npos) << tsv;
+
+  auto ds = Dataset::Open(scratch_ / "out");
+  ASSERT_TRUE(ds.ok()) << ds.status().ToString();
+  EXPECT_EQ((*ds)->size(), report->written);
+  EXPECT_GT(report->written, 0u);
+  for (uint64_t id = 0; id < (*ds)->size(); ++id) {
+    auto record = (*ds)->Get(id);
+    ASSERT_TRUE(record.ok());
+    const std::string path(*record->GetString("path"));
+    EXPECT_EQ(path.substr(0, path.find('/')), report->classes[static_cast<size_t>(*record->GetInt64("label"))]);
+  }
+}
+
 TEST_F(ConvertImageFolderTest, KeepOriginalRecordsReadBackByteExactInFolderOrder) {
   ConvertOptions options = Options();
   options.keep_original = true;

@@ -143,7 +143,7 @@ Result<std::shared_ptr<Dataset>> Dataset::Open(const std::string& path, const Da
     UREC_ASSIGN_OR_RETURN(paths, io::Glob(path));
     if (paths.empty()) return Status::NotFound(path + ": no file matches");
   } else {
-    if (!io::PathExists(path)) return Status::NotFound(path + ": no such file or directory");
+    UREC_RETURN_IF_ERROR(io::CheckExists(path));
     paths.push_back(path);
   }
   return Open(paths, options);

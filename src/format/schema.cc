@@ -153,8 +153,14 @@ int Schema::FieldIndex(std::string_view name) const {
 
 Result<size_t> Schema::FindField(std::string_view name) const {
   int i = FieldIndex(name);
-  if (i < 0) return Status::KeyNotFound("no field named '" + std::string(name) + "'");
+  if (i < 0) return Status::KeyNotFound("no field named '" + std::string(name) + "' (fields: " + FieldNames() + ")");
   return static_cast<size_t>(i);
+}
+
+std::string Schema::FieldNames() const {
+  std::string names;
+  for (const Field& f : fields_) names += (names.empty() ? "" : ", ") + f.name;
+  return names;
 }
 
 std::string Schema::ToString() const {

@@ -139,6 +139,7 @@ Result<IndexReader> IndexReader::Open(const std::string& path, bool verify_secti
       reader.sorted_.push_back(begin);
     }
   }
+  reader.sorted_checks_ = std::make_unique<SortedChecks>(reader.sorted_.size());
   if (verify_sections) UREC_RETURN_IF_ERROR(reader.VerifySections());
   return reader;
 }
@@ -153,17 +154,26 @@ Status IndexReader::VerifyPadding() const {
   return format::CheckZeroPadding(file_.data(), previous_end, file_.size() - format::kTrailerSize, path());
 }
 
+Status IndexReader::VerifySection(size_t section) const {
+  const fb::IndexSection* s = header_->sections()->Get(static_cast<flatbuffers::uoffset_t>(section));
+  if (format::Checksum(file_.data() + s->offset(), s->length()) == s->checksum()) return Status::OK();
+  const std::string name = section == 0 ? std::string("record table") : "sorted index " + std::to_string(section - 1);
+  return Status::Corruption(path() + ": " + name + " checksum mismatch (index section " + std::to_string(section) +
+                            (section == 0 ? std::string() : ", field " + std::to_string(s->field())) + ", bytes " +
+                            std::to_string(s->offset()) + ".." + std::to_string(s->offset() + s->length()) + ")");
+}
+
 Status IndexReader::VerifySections() const {
-  const auto* sections = header_->sections();
-  for (flatbuffers::uoffset_t i = 0; i < sections->size(); ++i) {
-    const fb::IndexSection* s = sections->Get(i);
-    if (format::Checksum(file_.data() + s->offset(), s->length()) != s->checksum()) {
-      return Status::Corruption(path() + ": " +
-                                (i == 0 ? std::string("record table") : "sorted index " + std::to_string(i - 1)) +
-                                " checksum mismatch");
-    }
-  }
+  for (size_t i = 0; i < header_->sections()->size(); ++i) UREC_RETURN_IF_ERROR(VerifySection(i));
   return Status::OK();
+}
+
+Result<const uint8_t*> IndexReader::SortedIndex(size_t i, bool verify) const {
+  if (verify) {
+    std::call_once(sorted_checks_->once[i], [&] { sorted_checks_->status[i] = VerifySection(1 + i); });
+    UREC_RETURN_IF_ERROR(sorted_checks_->status[i]);
+  }
+  return sorted_[i];
 }
 
 }  // namespace unirecord::index

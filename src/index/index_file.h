@@ -5,6 +5,8 @@
 #define UNIRECORD_INDEX_INDEX_FILE_H_
 
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -65,9 +67,13 @@ class IndexReader {
   uint32_t stride() const { return header_->entry_stride(); }
   // Entry of `row` (< records(), not checked).
   const uint8_t* entry(uint64_t row) const { return record_table_ + row * stride(); }
-  // The sorted index of the i-th indexed field: `records()` u32 rows.
-  const uint8_t* sorted_index(size_t i) const { return sorted_[i]; }
+  // The sorted index of the i-th indexed field: `records()` u32 rows. With
+  // `verify`, the section's checksum is checked the first time it is asked
+  // for (once per section for the life of this reader, thread-safe); a
+  // mismatch is Corruption naming the file and the section, every time.
+  Result<const uint8_t*> SortedIndex(size_t i, bool verify) const;
 
+  // Checks every section's checksum.
   Status VerifySections() const;
   // Every byte outside header, sections and trailer is zero.
   Status VerifyPadding() const;
@@ -78,6 +84,15 @@ class IndexReader {
   uint64_t header_length_ = 0;
   const uint8_t* record_table_ = nullptr;
   std::vector<const uint8_t*> sorted_;
+
+  // SortedIndex's once-per-section checks (held by pointer: a reader moves).
+  struct SortedChecks {
+    explicit SortedChecks(size_t n) : once(n), status(n) {}
+    std::vector<std::once_flag> once;
+    std::vector<Status> status;
+  };
+  Status VerifySection(size_t section) const;
+  std::unique_ptr<SortedChecks> sorted_checks_;
 };
 
 }  // namespace unirecord::index

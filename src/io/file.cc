@@ -352,6 +352,14 @@ bool PathExists(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0;
 }
 
+Status CheckExists(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0) return Status::OK();
+  const int err = errno;
+  const std::string message = path + ": " + std::strerror(err);
+  return err == ENOENT ? Status::NotFound(message) : Status::IOError(message);
+}
+
 bool IsDirectory(const std::string& path) {
   struct stat st;
   return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);

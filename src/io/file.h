@@ -132,6 +132,10 @@ void SetFaultHook(FaultHook hook);
 Status ReadFile(const std::string& path, uint64_t max_bytes, std::string* bytes);
 
 bool PathExists(const std::string& path);
+// OK when `path` exists; else why not, naming it: NotFound ("PATH: No such
+// file or directory") or IOError ("PATH: Not a directory", "Permission
+// denied", ...), from stat's errno.
+Status CheckExists(const std::string& path);
 bool IsDirectory(const std::string& path);
 // Creates `path` if missing (one level).
 Status CreateDirectory(const std::string& path);

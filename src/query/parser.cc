@@ -255,9 +255,7 @@ class Parser {
     }
     const int index = schema_.FieldIndex(name.text);
     if (index < 0) {
-      std::string names;
-      for (const Field& f : schema_.fields()) names += (names.empty() ? "" : ", ") + f.name;
-      return Error(name.offset, "unknown field '" + name.text + "' (fields: " + names + ")");
+      return Error(name.offset, "unknown field '" + name.text + "' (fields: " + schema_.FieldNames() + ")");
     }
     const Field& field = schema_.field(static_cast<size_t>(index));
     if (field.type == FieldType::kBytes) {

@@ -49,6 +49,7 @@ class ShardScan {
       : shard_(shard), layout_(shard.layout()), verify_(verify), records_(shard.records()) {}
 
   uint64_t records() const { return records_; }
+  const std::string& index_path() const { return shard_.index_path(); }
 
   // Order key of an indexed field's value in row `row`.
   Result<uint64_t> IndexedKey(const Comparison& c, uint64_t row) const {
@@ -59,8 +60,8 @@ class ShardScan {
 
   // Row at position `pos` of the field's sorted index, checked to exist.
   Result<uint32_t> SortedRow(size_t field, uint64_t pos) const {
-    const size_t slot = static_cast<size_t>(layout_.indexed_slot[field]);
-    const uint32_t row = format::LoadLE<uint32_t>(shard_.index().sorted_index(slot) + pos * format::kSortedEntrySize);
+    UREC_ASSIGN_OR_RETURN(const uint8_t* index, SortedIndex(field));
+    const uint32_t row = format::LoadLE<uint32_t>(index + pos * format::kSortedEntrySize);
     if (row >= records_) return RowOutOfRange(field, row);
     return row;
   }
@@ -69,13 +70,19 @@ class ShardScan {
   // to exist, passed to `take` (SortedRow's check, without a Result per row).
   template <typename Take>
   Status ForEachSortedRow(size_t field, uint64_t begin, uint64_t end, Take take) const {
-    const uint8_t* index = shard_.index().sorted_index(static_cast<size_t>(layout_.indexed_slot[field]));
+    UREC_ASSIGN_OR_RETURN(const uint8_t* index, SortedIndex(field));
     for (uint64_t pos = begin; pos < end; ++pos) {
       const uint32_t row = format::LoadLE<uint32_t>(index + pos * format::kSortedEntrySize);
       if (row >= records_) return RowOutOfRange(field, row);
       if (!take(row)) return Status::OK();
     }
     return Status::OK();
+  }
+
+  // The field's sorted index, its section checksum checked on first use when
+  // verifying (SPEC section 11): a damaged index is an error, never an answer.
+  Result<const uint8_t*> SortedIndex(size_t field) const {
+    return shard_.index().SortedIndex(static_cast<size_t>(layout_.indexed_slot[field]), verify_);
   }
 
   Status RowOutOfRange(size_t field, uint32_t row) const {
@@ -185,7 +192,7 @@ Result<std::vector<std::pair<uint64_t, uint64_t>>> IndexSpans(const ShardScan& s
 // The rows of the index spans, ascending. A row listed twice means a damaged index.
 Result<Rows> RowsOfSpans(const ShardScan& shard, const Comparison& c,
                          const std::vector<std::pair<uint64_t, uint64_t>>& spans, uint64_t total) {
-  const Status duplicate = Status::Corruption("sorted index of field " + std::to_string(c.field) +
+  const Status duplicate = Status::Corruption(shard.index_path() + ": sorted index of field " + std::to_string(c.field) +
                                               " lists a row twice (run `urec inspect --verify`)");
   Rows rows;
   rows.reserve(total);

@@ -289,7 +289,7 @@ Status ShardReader::Verify() const {
   // Sorted indexes: ordered, and each value equal to its row's entry.
   for (size_t slot = 0; slot < layout_.indexed_fields.size(); ++slot) {
     const FieldType type = header_.schema.field(static_cast<size_t>(layout_.indexed_fields[slot])).type;
-    const uint8_t* sorted = index_.sorted_index(slot);
+    UREC_ASSIGN_OR_RETURN(const uint8_t* sorted, index_.SortedIndex(slot, true));
     std::vector<bool> seen(records(), false);
     const std::string where = index_path() + ": sorted index " + std::to_string(slot);
     uint64_t prev_value = 0;

@@ -13,6 +13,7 @@
 
 #include "command.h"
 #include "dataset_json.h"
+#include "util/threads.h"
 #include "unirecord/loader.h"
 
 namespace unirecord::cli {
@@ -169,18 +170,20 @@ CommandRunner SetupBench(CLI::App* cmd) {
   auto o = std::make_shared<BenchOptions>();
   cmd->add_option("PATH", o->path, "Dataset: directory, shard or glob")->required();
   cmd->add_option("--batch", o->batch, "Batch size")->capture_default_str()->check(IntegerIn(1, 1 << 20));
-  cmd->add_option("--threads", o->threads, "Decode threads (0: all usable cores)")->capture_default_str();
+  cmd->add_option("--threads", o->threads, "Decode threads (0: all usable cores)")->capture_default_str()
+      ->check(IntegerIn(0, kMaxThreads));
   cmd->add_option("--transform", o->transform, "train (RandomResizedCrop+flip) | val (Resize+CenterCrop); also random_resized_crop | center_crop")
       ->capture_default_str();
   cmd->add_option("--epochs", o->epochs, "Epochs to run")->capture_default_str()->check(IntegerIn(0, UINT64_MAX));
   cmd->add_option("--device", o->device, "cpu | cuda | cuda:N")->capture_default_str();
   cmd->add_flag("--json", o->json, "Print one JSON object");
-  cmd->add_option("--size", o->size, "Output height and width")->capture_default_str();
-  cmd->add_option("--prefetch", o->prefetch, "Batches filled ahead")->capture_default_str();
+  cmd->add_option("--size", o->size, "Output height and width")->capture_default_str()->check(IntegerIn(1, 16384));
+  cmd->add_option("--prefetch", o->prefetch, "Batches filled ahead")->capture_default_str()->check(IntegerIn(1, 1024));
   cmd->add_option("--seed", o->seed, "Sampler and crop seed")->capture_default_str()->check(IntegerIn(0, UINT64_MAX));
   cmd->add_option("--order", o->order, "sequential | shuffle | block")->capture_default_str();
   cmd->add_flag("--skip-bad", o->skip_bad, "Replace bad records instead of failing (on_error=\"skip\" in Python)");
-  cmd->add_option("--step-ms", o->step_ms, "Simulated training step per batch (ms)")->capture_default_str();
+  cmd->add_option("--step-ms", o->step_ms, "Simulated training step per batch (ms)")->capture_default_str()
+      ->check(RealIn(0, 3.6e6));
   cmd->add_option("--max-batches", o->max_batches, "Stop each epoch after this many batches (0: all)")
       ->capture_default_str()
       ->check(IntegerIn(0, UINT64_MAX));

@@ -31,7 +31,7 @@ Status RunCat(const CatArgs& args) {
   }
   const Schema& schema = dataset->schema();
   if (!args.field.empty()) {
-    UREC_ASSIGN_OR_RETURN(size_t field, schema.FindField(args.field));
+    UREC_ASSIGN_OR_RETURN(size_t field, FindDatasetField(args.path, *dataset, args.field));
     if (schema.field(field).type == FieldType::kBytes && !args.json) {
       if (isatty(STDOUT_FILENO)) {
         return Status::InvalidArgument("field '" + args.field +

@@ -39,6 +39,10 @@ int ExitCodeFor(const Status& status);
 // (a leading '-' only when min < 0) within [min, max]. CLI11 alone reads "-1"
 // into an unsigned option as 2^64-1 and clamps values that overflow.
 CLI::Validator IntegerIn(long long min, unsigned long long max);
+// The same for a floating-point option: a decimal number within [min, max]
+// (no nan, no overflow). Every numeric option of every subcommand has one of
+// the two (tests/cli/test_hostile.py sends each one out-of-range values).
+CLI::Validator RealIn(double min, double max);
 
 }  // namespace unirecord::cli
 

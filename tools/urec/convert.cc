@@ -9,6 +9,7 @@
 
 #include "command.h"
 #include "unirecord/convert.h"
+#include "util/threads.h"
 
 namespace unirecord::cli {
 namespace {
@@ -33,7 +34,8 @@ Result<uint64_t> ParseByteSize(const std::string& text) {
   else if (unit == "G" || unit == "GB" || unit == "GIB") scale = 1024.0 * 1024 * 1024;
   else if (unit == "T" || unit == "TB" || unit == "TIB") scale = 1024.0 * 1024 * 1024 * 1024;
   if (end == text.c_str() || !(value > 0) || scale == 0 || value * scale < 1 || value * scale > 1e18) {
-    return Status::InvalidArgument("--shard-size: '" + text + "' is not a size (e.g. 1000000, 512M, 1G)");
+    return Status::InvalidArgument("--shard-size: '" + text +
+                                   "' is not a size from 1 byte to 1e18 bytes (e.g. 1000000, 512M, 1G)");
   }
   return static_cast<uint64_t>(value * scale);
 }
@@ -97,7 +99,8 @@ CommandRunner SetupConvert(CLI::App* cmd) {
                                ->check(IntegerIn(1, 99999));
   folder->add_option("--shard-size", args->shard_size, "Target shard size, e.g. 512M or 1G (default 1G)")
       ->excludes(shards);
-  folder->add_option("--threads", o.threads, "Reading threads (0: one per core)")->capture_default_str();
+  folder->add_option("--threads", o.threads, "Reading threads (0: one per core)")->capture_default_str()
+      ->check(IntegerIn(0, kMaxThreads));
   folder->add_flag("--strict", o.strict, "Fail on the first file that is not a usable JPEG");
   folder->add_flag("--keep-original", o.keep_original,
                    "Store each JPEG's source bytes untouched instead of its lossless rewrite into the fast "

@@ -2,7 +2,9 @@
 
 #include <sys/stat.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <vector>
 
 namespace unirecord::cli {
@@ -41,6 +43,12 @@ Result<std::shared_ptr<Dataset>> OpenForReading(const std::string& path) {
   return Dataset::Open(path, options);
 }
 
+Result<size_t> FindDatasetField(const std::string& path, const Dataset& dataset, const std::string& name) {
+  Result<size_t> found = dataset.schema().FindField(name);
+  if (!found.ok()) return found.status().WithContext("dataset " + path);
+  return found;
+}
+
 Result<Json> FieldToJson(const Record& record, size_t field) {
   const Field& f = record.schema().field(field);
   if (f.is_array()) {
@@ -51,6 +59,7 @@ Result<Json> FieldToJson(const Record& record, size_t field) {
     case FieldType::kInt32:
     case FieldType::kInt64: {
       UREC_ASSIGN_OR_RETURN(int64_t v, record.GetInt64(field));
+      if (IsHashField(f)) return Json(HashHex(v));
       return Json(v);
     }
     case FieldType::kFloat32:
@@ -79,6 +88,18 @@ Result<Json> RecordToJson(const Record& record, const std::vector<size_t>& field
   return out;
 }
 
+bool IsHashField(const Field& field) {
+  constexpr std::string_view kSuffix = "_xxh3";
+  return field.type == FieldType::kInt64 && !field.is_array() && field.name.size() >= kSuffix.size() &&
+         field.name.compare(field.name.size() - kSuffix.size(), kSuffix.size(), kSuffix) == 0;
+}
+
+std::string HashHex(int64_t bits) {
+  char text[17];
+  std::snprintf(text, sizeof(text), "%016llx", static_cast<unsigned long long>(static_cast<uint64_t>(bits)));
+  return text;
+}
+
 Json FieldSchemaToJson(const Field& field) {
   Json j{{"name", field.name}, {"type", FieldTypeName(field.type)}};
   if (field.is_array()) j["shape"] = field.shape;
@@ -89,15 +110,119 @@ Json FieldSchemaToJson(const Field& field) {
   return j;
 }
 
-std::string DumpJson(const Json& json) {
-  return json.dump(2, ' ', false, Json::error_handler_t::replace);
+namespace {
+
+// Length of the well-formed UTF-8 sequence at s[i] (RFC 3629: no overlong
+// forms, no surrogates, nothing above U+10FFFF), or 0 if there is none.
+size_t Utf8SequenceLength(std::string_view s, size_t i) {
+  const auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char b = byte(i);
+  if (b < 0x80) return 1;
+  size_t n = 0;
+  unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
+  if (b >= 0xC2 && b <= 0xDF) {
+    n = 2;
+  } else if (b >= 0xE0 && b <= 0xEF) {
+    n = 3;
+    if (b == 0xE0) lo = 0xA0;
+    if (b == 0xED) hi = 0x9F;  // U+D800..U+DFFF are not characters
+  } else if (b >= 0xF0 && b <= 0xF4) {
+    n = 4;
+    if (b == 0xF0) lo = 0x90;
+    if (b == 0xF4) hi = 0x8F;
+  } else {
+    return 0;
+  }
+  if (i + n > s.size() || byte(i + 1) < lo || byte(i + 1) > hi) return 0;
+  for (size_t k = 2; k < n; ++k) {
+    if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
+  }
+  return n;
 }
 
-std::string DumpJsonLine(const Json& json) { return json.dump(-1, ' ', false, Json::error_handler_t::replace); }
+void AppendJsonString(std::string_view s, std::string* out) {
+  static const char kHex[] = "0123456789abcdef";
+  *out += '"';
+  for (size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const size_t n = Utf8SequenceLength(s, i);
+    if (n == 0) {  // a byte that is not UTF-8: U+DC80 + byte, as Python's surrogateescape
+      *out += "\\udc";
+      *out += kHex[c >> 4];
+      *out += kHex[c & 15];
+      ++i;
+      continue;
+    }
+    switch (c) {
+      case '"': *out += "\\\""; break;
+      case '\\': *out += "\\\\"; break;
+      case '\b': *out += "\\b"; break;
+      case '\f': *out += "\\f"; break;
+      case '\n': *out += "\\n"; break;
+      case '\r': *out += "\\r"; break;
+      case '\t': *out += "\\t"; break;
+      default:
+        if (c < 0x20) {
+          *out += "\\u00";
+          *out += kHex[c >> 4];
+          *out += kHex[c & 15];
+        } else {
+          out->append(s.substr(i, n));
+        }
+    }
+    i += n;
+  }
+  *out += '"';
+}
+
+// nlohmann's layout (indent < 0: one line), with strings written by
+// AppendJsonString instead of nlohmann's serializer, which can only replace
+// or drop bytes that are not UTF-8.
+void AppendJson(const Json& json, int indent, int depth, std::string* out) {
+  if (json.is_string()) return AppendJsonString(json.get_ref<const std::string&>(), out);
+  if (!json.is_object() && !json.is_array()) {
+    *out += json.dump();
+    return;
+  }
+  const bool object = json.is_object();
+  if (json.empty()) {
+    *out += object ? "{}" : "[]";
+    return;
+  }
+  const std::string inner = indent < 0 ? "" : "\n" + std::string(static_cast<size_t>(indent * (depth + 1)), ' ');
+  *out += object ? '{' : '[';
+  bool first = true;
+  for (auto it = json.begin(); it != json.end(); ++it) {
+    if (!first) *out += ',';
+    first = false;
+    *out += inner;
+    if (object) {
+      AppendJsonString(it.key(), out);
+      *out += indent < 0 ? ":" : ": ";
+    }
+    AppendJson(*it, indent, depth + 1, out);
+  }
+  if (indent >= 0) *out += "\n" + std::string(static_cast<size_t>(indent * depth), ' ');
+  *out += object ? '}' : ']';
+}
+
+}  // namespace
+
+std::string DumpJson(const Json& json) {
+  std::string out;
+  AppendJson(json, 2, 0, &out);
+  return out;
+}
+
+std::string DumpJsonLine(const Json& json) {
+  std::string out;
+  AppendJson(json, -1, 0, &out);
+  return out;
+}
 
 Status WriteStdout(std::string_view bytes) {
   if (std::fwrite(bytes.data(), 1, bytes.size(), stdout) != bytes.size() || std::fflush(stdout) != 0) {
-    return Status::IOError("cannot write to standard output");
+    return Status::IOError(std::string("standard output: write: ") + std::strerror(errno));
   }
   return Status::OK();
 }

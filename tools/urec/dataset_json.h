@@ -20,18 +20,32 @@ using Json = nlohmann::ordered_json;
 // file opens on its own (ids then number that shard's records from 0).
 Result<std::shared_ptr<Dataset>> OpenForReading(const std::string& path);
 
+// The field called `name` of the dataset opened from `path`; the error names
+// the dataset and lists its fields.
+Result<size_t> FindDatasetField(const std::string& path, const Dataset& dataset, const std::string& name);
+
 // One field of one record: a number, a string, a nested array for a
-// fixed-shape array, and {"size": N} for a bytes field.
+// fixed-shape array, {"size": N} for a bytes field, and a hash field's
+// 16 hex digits (IsHashField).
 Result<Json> FieldToJson(const Record& record, size_t field);
 
 // {"id": ID, field: value, ...} for `fields` (schema indexes, in that order);
 // what `urec cat` and `urec query --json` print for a record.
 Result<Json> RecordToJson(const Record& record, const std::vector<size_t>& fields);
 
+// An int64 field whose name ends in "_xxh3" (source_xxh3 of `urec convert`)
+// holds a 64-bit hash: printed as the unsigned value in 16 lowercase hex
+// digits, never as the negative number its bits read as.
+bool IsHashField(const Field& field);
+std::string HashHex(int64_t bits);
+
 // The field's description: name, type, shape, indexed, compression.
 Json FieldSchemaToJson(const Field& field);
 
-// Pretty-printed, with invalid UTF-8 replaced by U+FFFD instead of failing.
+// Pretty-printed. A string's bytes that are not UTF-8 are written as the
+// escapes \udc80..\udcff (byte + 0xDC00, Python's surrogateescape), so
+// nothing is lost: json.loads(text) then s.encode("utf-8", "surrogateescape")
+// (os.fsencode) gives the bytes back (docs/cli.md, "JSON output").
 std::string DumpJson(const Json& json);
 // The same on one line (JSON Lines output).
 std::string DumpJsonLine(const Json& json);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "command.h"
+#include "dataset_json.h"
 #include "convert/source_image.h"
 #include "io/file.h"
 #include "unirecord/image.h"
@@ -42,18 +43,22 @@ Status ParseInts(const std::string& text, char sep, int count, const char* what,
     if (i + 1 == count) return Status::OK();
     pos = end + 1;
   }
-  return Status::InvalidArgument(std::string("bad ") + what + " '" + text + "'");
+  return Status::InvalidArgument(std::string("bad ") + what + " '" + text + "': want " + std::to_string(count) +
+                                 " whole numbers in -2147483647..2147483647 separated by '" + sep + "'");
 }
 
+// Errors name the file and the reason (the io layer's messages).
 Status WritePpm(const std::string& path, const uint8_t* rgb, int width, int height) {
-  std::string header = "P6\n" + std::to_string(width) + " " + std::to_string(height) + "\n255\n";
+  const std::string header = "P6\n" + std::to_string(width) + " " + std::to_string(height) + "\n255\n";
   const size_t size = static_cast<size_t>(width) * height * 3;
-  FILE* f = path == "-" ? stdout : std::fopen(path.c_str(), "wb");
-  if (f == nullptr) return Status::IOError("cannot open " + path + " for writing");
-  bool ok = std::fwrite(header.data(), 1, header.size(), f) == header.size() &&
-            std::fwrite(rgb, 1, size, f) == size;
-  ok = (f == stdout ? std::fflush(f) == 0 : std::fclose(f) == 0) && ok;
-  return ok ? Status::OK() : Status::IOError("cannot write " + path);
+  if (path == "-") {
+    UREC_RETURN_IF_ERROR(WriteStdout(header));
+    return WriteStdout(std::string_view(reinterpret_cast<const char*>(rgb), size));
+  }
+  UREC_ASSIGN_OR_RETURN(io::WritableFile file, io::WritableFile::Create(path));
+  UREC_RETURN_IF_ERROR(file.Append(header));
+  UREC_RETURN_IF_ERROR(file.Append(rgb, size));
+  return file.Close();
 }
 
 Status RunDecode(const DecodeCommandOptions& o) {
@@ -146,14 +151,15 @@ CommandRunner SetupDecode(CLI::App* cmd) {
                   "window (and flip) of RandomResizedCrop planned for SEED,EPOCH,RECORD");
   cmd->add_option("--print-plans", o->print_plans,
                   "with --random-resized-crop: print N windows (records RECORD..) as "
-                  "'x y w h flip' lines instead of decoding");
+                  "'x y w h flip' lines instead of decoding")
+      ->check(IntegerIn(0, 1000000));
   cmd->add_flag("--flip", o->flip, "mirror left-right");
   cmd->add_flag("--apply-exif", o->apply_exif, "apply the EXIF orientation");
   cmd->add_flag("--strict", o->strict, "fail on any libjpeg warning (corrupt/truncated data)");
   cmd->add_flag("--no-dct-scaling", o->no_dct_scaling, "never decode at a reduced DCT scale");
   cmd->add_option("--max-pixels", o->max_pixels,
                   "refuse images and outputs over N pixels (default: DecodeLimits, 134217728)")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+      ->check(IntegerIn(1, uint64_t{1} << 40));
   return [o] { return RunDecode(*o); };
 }
 

@@ -57,6 +57,22 @@ CLI::Validator IntegerIn(long long min, unsigned long long max) {
       "INT in " + range);
 }
 
+CLI::Validator RealIn(double min, double max) {
+  char range[64];
+  std::snprintf(range, sizeof(range), "%g..%g", min, max);
+  return CLI::Validator(
+      [min, max, range = std::string(range)](std::string& text) -> std::string {
+        char* end = nullptr;
+        errno = 0;
+        const double value = std::strtod(text.c_str(), &end);
+        if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE || !(value == value)) {
+          return "'" + text + "' is not a number (" + range + ")";
+        }
+        return value >= min && value <= max ? std::string() : "'" + text + "' is out of range " + range;
+      },
+      "NUMBER in " + std::string(range));
+}
+
 }  // namespace unirecord::cli
 
 int main(int argc, char** argv) {

@@ -48,9 +48,11 @@ class Output {
 };
 
 Status PrintGroups(const Dataset& dataset, const Query& query, const QueryArgs& args) {
+  UREC_ASSIGN_OR_RETURN(size_t field, FindDatasetField(args.path, dataset, args.group_by));
   UREC_ASSIGN_OR_RETURN(std::vector<ValueCount> groups, query.CountBy(dataset, args.group_by));
   // Class names beside the values of an int field, when the dataset has them.
   std::vector<std::string> classes;
+  const bool hash = IsHashField(dataset.schema().field(field));
   auto found = dataset.metadata().find(kClassesMetadataKey);
   if (found != dataset.metadata().end()) classes = DecodeNameList(found->second);
   Output out;
@@ -58,22 +60,25 @@ Status PrintGroups(const Dataset& dataset, const Query& query, const QueryArgs& 
   for (const ValueCount& g : groups) {
     if (printed++ == args.limit) break;
     const QueryValue& v = g.value;
-    const bool named = v.type == FieldType::kInt64 && v.int_value >= 0 &&
+    const bool named = !hash && v.type == FieldType::kInt64 && v.int_value >= 0 &&
                        static_cast<uint64_t>(v.int_value) < classes.size();
+    const std::string text = hash ? HashHex(v.int_value) : v.ToString();
     if (args.json) {
       Json line;
-      if (v.type == FieldType::kInt64) {
+      if (hash) {
+        line[args.group_by] = text;
+      } else if (v.type == FieldType::kInt64) {
         line[args.group_by] = v.int_value;
       } else if (v.type == FieldType::kString) {
         line[args.group_by] = v.string_value;
       } else {
-        line[args.group_by] = v.ToString();  // JSON has no nan or inf: the literal, as a string
+        line[args.group_by] = text;  // JSON has no nan or inf: the literal, as a string
       }
       if (named) line["class"] = classes[static_cast<size_t>(v.int_value)];
       line["count"] = g.count;
       UREC_RETURN_IF_ERROR(out.Add(DumpJsonLine(line)));
     } else {
-      std::string line = v.ToString() + "\t" + std::to_string(g.count);
+      std::string line = text + "\t" + std::to_string(g.count);
       if (named) line += "\t" + classes[static_cast<size_t>(v.int_value)];
       UREC_RETURN_IF_ERROR(out.Add(line));
     }
@@ -110,7 +115,7 @@ Status RunQuery(const QueryArgs& args) {
   const Schema& schema = dataset->schema();
   std::vector<size_t> fields;
   for (const std::string& name : args.fields) {
-    UREC_ASSIGN_OR_RETURN(size_t f, schema.FindField(name));
+    UREC_ASSIGN_OR_RETURN(size_t f, FindDatasetField(args.path, *dataset, name));
     fields.push_back(f);
   }
   if (args.fields.empty()) {
@@ -133,7 +138,7 @@ CommandRunner SetupQuery(CLI::App* cmd) {
   cmd->add_flag("--ids", args->ids, "Print the matching ids, one a line (the default)");
   cmd->add_flag("--json", args->json, "Print each matching record as one JSON object a line (as `urec cat`)");
   cmd->add_option("--fields", args->fields, "JSON objects with only these fields (and the id)")->delimiter(',');
-  cmd->add_option("--limit", args->limit, "Print at most N records (or groups)");
+  cmd->add_option("--limit", args->limit, "Print at most N records (or groups)")->check(IntegerIn(0, UINT64_MAX));
   cmd->add_option("--group-by", args->group_by, "Print the matching records' count per value of FIELD");
   cmd->add_flag("--explain", args->explain, "Print the plan of each clause and the number of matches");
   return [args] { return RunQuery(*args); };

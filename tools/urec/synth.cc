@@ -5,6 +5,7 @@
 
 #include "command.h"
 #include "convert/synthetic_images.h"
+#include "util/threads.h"
 
 namespace unirecord::cli {
 namespace {
@@ -26,15 +27,19 @@ CommandRunner SetupSynth(CLI::App* cmd) {
   auto args = std::make_shared<SynthArgs>();
   SyntheticFolderOptions& o = args->options;
   cmd->add_option("OUT", args->out, "Folder to create (must not exist, or be empty)")->required();
-  cmd->add_option("--classes", o.classes, "Number of class sub-folders")->capture_default_str();
-  cmd->add_option("--per-class", o.per_class, "JPEGs per class")->capture_default_str();
+  cmd->add_option("--classes", o.classes, "Number of class sub-folders")->capture_default_str()
+      ->check(IntegerIn(1, 100000));
+  cmd->add_option("--per-class", o.per_class, "JPEGs per class")->capture_default_str()->check(IntegerIn(0, 1000000));
   cmd->add_option("--seed", o.seed, "Seed: the same seed gives byte-identical files")->capture_default_str()
       ->check(IntegerIn(0, UINT64_MAX));
-  cmd->add_option("--width", o.width, "Typical width; images vary around it")->capture_default_str();
-  cmd->add_option("--height", o.height, "Typical height; some images are portrait")->capture_default_str();
+  cmd->add_option("--width", o.width, "Typical width; images vary around it")->capture_default_str()
+      ->check(IntegerIn(8, 8192));
+  cmd->add_option("--height", o.height, "Typical height; some images are portrait")->capture_default_str()
+      ->check(IntegerIn(8, 8192));
   cmd->add_flag("--mix", o.mix,
                 "Add a CMYK JPEG, a PNG named .JPEG, a truncated and an empty .JPEG, and a README.txt");
-  cmd->add_option("--threads", o.threads, "Encoding threads (0: one per core)")->capture_default_str();
+  cmd->add_option("--threads", o.threads, "Encoding threads (0: one per core)")->capture_default_str()
+      ->check(IntegerIn(0, kMaxThreads));
   return [args] { return RunSynth(*args); };
 }
 
