@@ -68,6 +68,7 @@ std::string Dir(Workload w, bool blob) {
 std::shared_ptr<Dataset> Prepare(Workload w, bool blob, double* bytes_per_record) {
   const std::string dir = Dir(w, blob);
   if (!std::filesystem::exists(dir + "/bench.uset")) {
+    std::filesystem::create_directories(dir);
     Schema schema = Schema::Make({blob ? Field::Bytes("values") : Field::String("values")}).value();
     WriterOptions options;
     options.sync = false;

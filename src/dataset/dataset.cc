@@ -427,7 +427,11 @@ Result<ArrayView> Record::GetArray(size_t field) const {
   if (KindInfoOf(f->kind()).per_record_shape) {  // SPEC.md 6.3: a blob with a shape prefix
     const std::string_view stored = impl_->blobs[static_cast<size_t>(layout.blob_slot[field])].data();
     format::ParsedArray parsed;
-    UREC_RETURN_IF_ERROR(format::ParseVarArray(*f, stored, "record " + std::to_string(impl_->id), &parsed));
+    const Status parsed_ok = format::ParseVarArray(*f, stored, &parsed);
+    if (!parsed_ok.ok()) {
+      UREC_ASSIGN_OR_RETURN(auto located, impl_->dataset->Locate(impl_->id));
+      return Status::Corruption(located.first->RowContext(located.second) + ": " + parsed_ok.message());
+    }
     std::copy(parsed.dims, parsed.dims + view.shape.ndim, view.shape.dims);
     view.data = parsed.data;
     view.count = parsed.count;

@@ -61,8 +61,8 @@ void EncodeVarArray(const Field& field, const std::vector<int64_t>& shape, std::
   out->append(data.data(), data.size());
 }
 
-Status ParseVarArray(const Field& field, std::string_view stored, const std::string& where, ParsedArray* out) {
-  const std::string context = where + ": array '" + field.name + "'";
+Status ParseVarArray(const Field& field, std::string_view stored, ParsedArray* out) {
+  const std::string context = "array '" + field.name + "'";
   const size_t prefix_bytes = ShapePrefixBytes(field);
   if (stored.size() < prefix_bytes) {
     return Status::Corruption(context + " is " + std::to_string(stored.size()) + " bytes, shorter than its " +

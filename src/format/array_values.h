@@ -30,16 +30,17 @@ Status CheckShape(const Field& field, const std::vector<int64_t>& shape);
 // (`data.size()` = elements x width, checked by the caller with CheckShape).
 void EncodeVarArray(const Field& field, const std::vector<int64_t>& shape, std::string_view data, std::string* out);
 
-// A stored variable-shape value, parsed: its shape (`ndim` = the field's
-// rank) and elements. Corruption (with `where`) when the prefix is cut short,
-// its padding is not zero, an extent or the element count passes 2^28, or
-// the elements do not fill the rest exactly.
+// A stored variable-shape value, parsed: its shape (the field's rank) and
+// elements. Corruption ("array 'NAME' ...": the caller adds file and record)
+// when the prefix is cut short, its padding is not zero, an extent or the
+// element count passes 2^28, or the elements do not fill the rest exactly.
+// Reads only `stored`; allocates nothing.
 struct ParsedArray {
   int64_t dims[8] = {};
   const uint8_t* data = nullptr;
   size_t count = 0;
 };
-Status ParseVarArray(const Field& field, std::string_view stored, const std::string& where, ParsedArray* out);
+Status ParseVarArray(const Field& field, std::string_view stored, ParsedArray* out);
 
 // "[-1, 4]" / "(3, 4)"-style text of a shape.
 std::string ShapeToString(const std::vector<int64_t>& shape);

@@ -74,7 +74,7 @@ TEST(ArrayValuesTest, EncodeParseRoundTrip) {
   EXPECT_EQ(LoadLE<uint32_t>(reinterpret_cast<const uint8_t*>(stored.data())), 2u);
   EXPECT_EQ(LoadLE<uint32_t>(reinterpret_cast<const uint8_t*>(stored.data()) + 4), 2u);
   ParsedArray parsed;
-  ASSERT_TRUE(ParseVarArray(mask, stored, "here", &parsed).ok());
+  ASSERT_TRUE(ParseVarArray(mask, stored, &parsed).ok());
   EXPECT_EQ(parsed.dims[0], 2);
   EXPECT_EQ(parsed.dims[1], 3);
   EXPECT_EQ(parsed.dims[2], 2);
@@ -85,7 +85,7 @@ TEST(ArrayValuesTest, EncodeParseRoundTrip) {
 // One test per way a stored shape can be forged (SPEC.md 6.3).
 Status ParseForged(std::string stored) {
   ParsedArray parsed;
-  return ParseVarArray(Boxes(), stored, "forged", &parsed);
+  return ParseVarArray(Boxes(), stored, &parsed);
 }
 
 std::string Prefix(uint32_t extent, uint32_t pad = 0) {
