@@ -74,6 +74,9 @@ size_t NumericWidth(FieldType type);
 // True for the integer types and bool (TypeInfo::kind 'i', 'u', 'b').
 bool IsIntegral(FieldType type);
 
+// True when `value` is in the range of the integral `type` (bool: 0 or 1).
+bool FitsIntegral(FieldType type, int64_t value);
+
 // One little-endian element of a numeric `type` at `element`, widened:
 // integers and bool to int64 (ElementToInt64), floats, float16 included,
 // to double (ElementToDouble). Exact.

@@ -305,14 +305,10 @@ Result<uint64_t> IndexedBits(const Dataset::Impl& d, uint64_t id, size_t field, 
 // Indexed integers are stored widened to 64 bits: one outside its type's
 // range is damage that only the checksums (which may be off) would catch.
 Status CheckWidenedInt(const Field& f, int64_t value, uint64_t id) {
-  const TypeInfo& t = *FindType(f.type);
-  if (t.width == 8) return Status::OK();
-  const int bits = t.kind == 'b' ? 1 : 8 * t.width - (t.kind == 'i' ? 1 : 0);
-  const int64_t min = t.kind == 'i' ? -(int64_t{1} << bits) : 0;
-  const int64_t max = (int64_t{1} << bits) - 1;
-  if (value >= min && value <= max) return Status::OK();
-  return Status::Corruption("record " + std::to_string(id) + ": " + t.name + " field '" + f.name + "' holds " +
-                            std::to_string(value) + " in the index, outside " + t.name + " (a damaged index)");
+  if (FitsIntegral(f.type, value)) return Status::OK();
+  const std::string type = FieldTypeName(f.type);
+  return Status::Corruption("record " + std::to_string(id) + ": " + type + " field '" + f.name + "' holds " +
+                            std::to_string(value) + " in the index, outside " + type + " (a damaged index)");
 }
 
 }  // namespace

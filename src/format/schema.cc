@@ -104,6 +104,14 @@ double ElementToDouble(FieldType type, const void* element) {
   }
 }
 
+bool FitsIntegral(FieldType type, int64_t value) {
+  const TypeInfo& t = *FindType(type);
+  if (t.width == 8) return true;
+  const int bits = t.kind == 'b' ? 1 : 8 * t.width - (t.kind == 'i' ? 1 : 0);
+  const int64_t min = t.kind == 'i' ? -(int64_t{1} << bits) : 0;
+  return value >= min && value <= (int64_t{1} << bits) - 1;
+}
+
 const KindInfo& KindInfoOf(FieldKind kind) { return kKinds[static_cast<size_t>(kind)]; }
 
 Field Field::Int32(std::string name, bool indexed) {
