@@ -63,7 +63,10 @@ const TypeInfo* FindType(std::string_view name);
 const std::vector<TypeInfo>& AllTypes();
 
 // "int32", "int64", "float32", ...; "unknown" for a type not in the table.
+// ParseFieldType: the type of a name; InvalidArgument listing the names for
+// another.
 const char* FieldTypeName(FieldType type);
+Result<FieldType> ParseFieldType(std::string_view name);
 
 // True for every numeric type (the ones with an element width).
 bool IsNumeric(FieldType type);
@@ -116,6 +119,10 @@ enum class BlobCompression : uint8_t {
   kNone = 0,  // stored as given: reads are zero-copy views into the mapped shard
   kZstd = 1,  // each blob zstd-compressed on its own: reads inflate into a buffer
 };
+
+// "none" | "zstd"; parse returns InvalidArgument for another name.
+const char* BlobCompressionName(BlobCompression compression);
+Result<BlobCompression> ParseBlobCompression(std::string_view name);
 
 struct Field {
   std::string name;

@@ -17,7 +17,9 @@ namespace unirecord {
 
 using shard::ShardReader;
 
-struct Record::Impl {
+// What a Record holds (Record::Impl, private to Record, is this): the
+// getters' helpers below take it.
+struct RecordData {
   std::shared_ptr<const Dataset> owner;  // keeps `dataset` and the mapped files alive
   const Dataset::Impl* dataset = nullptr;
   uint64_t id = 0;
@@ -26,6 +28,8 @@ struct Record::Impl {
   std::shared_ptr<const shard::DecodedPage> page;
   uint32_t page_row = 0;
 };
+
+struct Record::Impl : RecordData {};
 
 namespace {
 
@@ -345,7 +349,7 @@ namespace {
 
 // The field, checked to be `wanted`: the kinds of numbers `accepts`, scalar
 // unless `array`.
-Result<const Field*> TypedField(const Record::Impl& r, size_t field, bool (*accepts)(FieldType), bool array,
+Result<const Field*> TypedField(const RecordData& r, size_t field, bool (*accepts)(FieldType), bool array,
                                 const char* wanted) {
   const Schema& schema = r.dataset->schema;
   UREC_RETURN_IF_ERROR(FieldCheck(schema, field));
@@ -364,7 +368,7 @@ bool IsFloating(FieldType type) { return IsNumeric(type) && !IsIntegral(type); }
 // A scalar numeric's value, widened: from the record table (indexed, stored
 // widened already) or its scalar page.
 template <typename Wide>
-Wide NumericValue(const Record::Impl& r, size_t field, const Field& f) {
+Wide NumericValue(const RecordData& r, size_t field, const Field& f) {
   const index::FieldLayout& layout = r.dataset->layout;
   if (layout.indexed_slot[field] >= 0) {
     return format::LoadLE<Wide>(r.entry + layout.IndexedValueOffset(static_cast<size_t>(layout.indexed_slot[field])));

@@ -23,10 +23,11 @@ constexpr FieldType TypeOf() {
   return FieldType::kFloat64;
 }
 
-Result<Slot*> CheckedSlot(RecordBuilder::Impl& impl, size_t field, FieldType type, bool array) {
+Result<Slot*> CheckedSlot(format::RecordValues& impl, size_t field, FieldType type, bool array) {
   if (field >= impl.schema.num_fields()) {
-    return Status::InvalidArgument("record: field index " + std::to_string(field) + " out of range (" +
-                                   std::to_string(impl.schema.num_fields()) + " fields)");
+    // OutOfRange, as Dataset's getters say it: an index past the end.
+    return Status::OutOfRange("record: field index " + std::to_string(field) + " out of range (" +
+                              std::to_string(impl.schema.num_fields()) + " fields)");
   }
   const Field& f = impl.schema.field(field);
   if (f.type != type || f.is_array() != array) {
@@ -39,7 +40,7 @@ Result<Slot*> CheckedSlot(RecordBuilder::Impl& impl, size_t field, FieldType typ
 
 // Every numeric setter ends here: the value's shape is checked against the
 // field's pattern and stored as its kind says (SPEC.md 6.1 and 6.3).
-Status SetNumericValues(RecordBuilder::Impl& impl, size_t field, FieldType type, const void* data,
+Status SetNumericValues(format::RecordValues& impl, size_t field, FieldType type, const void* data,
                         const std::vector<int64_t>& shape) {
   UREC_ASSIGN_OR_RETURN(Slot * slot, CheckedSlot(impl, field, type, !shape.empty()));
   const Field& f = impl.schema.field(field);
@@ -73,7 +74,7 @@ Status SetNumericValues(RecordBuilder::Impl& impl, size_t field, FieldType type,
 }
 
 template <typename T>
-Status SetArrayValues(RecordBuilder::Impl& impl, size_t field, const T* values, size_t count) {
+Status SetArrayValues(format::RecordValues& impl, size_t field, const T* values, size_t count) {
   UREC_RETURN_IF_ERROR(CheckedSlot(impl, field, TypeOf<T>(), true).status());
   const Field& f = impl.schema.field(field);
   // The one -1 dimension of a variable-shape field follows from the count.

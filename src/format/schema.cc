@@ -55,6 +55,23 @@ const char* FieldTypeName(FieldType type) {
   return t != nullptr ? t->name : "unknown";
 }
 
+Result<FieldType> ParseFieldType(std::string_view name) {
+  if (const TypeInfo* t = FindType(name)) return t->type;
+  std::string known;
+  for (const TypeInfo& t : TypeTable()) known += (known.empty() ? "'" : ", '") + std::string(t.name) + "'";
+  return Status::InvalidArgument("unknown field type '" + std::string(name) + "' (expected one of " + known + ")");
+}
+
+const char* BlobCompressionName(BlobCompression compression) {
+  return compression == BlobCompression::kZstd ? "zstd" : "none";
+}
+
+Result<BlobCompression> ParseBlobCompression(std::string_view name) {
+  if (name == "none") return BlobCompression::kNone;
+  if (name == "zstd") return BlobCompression::kZstd;
+  return Status::InvalidArgument("unknown compression '" + std::string(name) + "' (expected 'none' or 'zstd')");
+}
+
 bool IsNumeric(FieldType type) { return NumericWidth(type) != 0; }
 
 size_t NumericWidth(FieldType type) {
