@@ -23,6 +23,13 @@ for n in 0 1; do
   seed v1-shard$n-verify-index 3 "$base.urec" "$base.uidx"
   seed v1-shard$n-noverify 0 "$base.urec" "$base.uidx"
 done
+# Format 1.1: variable-shape arrays and the new element types.
+seed v1_1-arrays-verify 1 "$golden/v1_1/arrays-00000-of-00001.urec" "$golden/v1_1/arrays-00000-of-00001.uidx"
+seed v1_1-arrays-noverify 0 "$golden/v1_1/arrays-00000-of-00001.urec" "$golden/v1_1/arrays-00000-of-00001.uidx"
+for dir in "$golden"/v1_1-bad/*/; do
+  case=$(basename "$dir")
+  seed "v1_1-bad-$case" 1 "$dir/bad-00000-of-00001.urec" "$dir/bad-00000-of-00001.uidx"
+done
 for dir in "$golden"/bad/*/; do
   case=$(basename "$dir")
   seed "bad-$case" 1 "$dir/bad-00000-of-00001.urec" "$dir/bad-00000-of-00001.uidx"

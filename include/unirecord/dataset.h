@@ -94,15 +94,31 @@ class Blob {
   bool is_owned_ = false;
 };
 
-// A fixed-shape numeric array value: `count` elements of `type`, row-major,
-// little-endian, aligned for the element type.
+// The shape of one array value (at most 8 dimensions, none -1).
+struct ArrayShape {
+  int64_t dims[8] = {};
+  size_t ndim = 0;
+
+  size_t size() const { return ndim; }
+  int64_t operator[](size_t i) const { return dims[i]; }
+  const int64_t* begin() const { return dims; }
+  const int64_t* end() const { return dims + ndim; }
+  std::vector<int64_t> ToVector() const { return std::vector<int64_t>(begin(), end()); }
+};
+
+// A numeric array value of one record (fixed- or variable-shape): `count`
+// elements of `type`, row-major, little-endian, aligned for the element
+// type, viewed in place (a mapped blob page or an inflated scalar page that
+// the Record holds). An empty array has count 0 and some extent 0.
 struct ArrayView {
   FieldType type = FieldType::kInt32;
-  const std::vector<int64_t>* shape = nullptr;  // the field's shape
+  ArrayShape shape;  // this record's shape
   const void* data = nullptr;
   size_t count = 0;
 
-  // Typed pointer; nullptr when T does not match `type`.
+  size_t bytes() const { return count * NumericWidth(type); }
+  // Typed pointer; nullptr when T does not match `type` (float16 has no C++
+  // type: read its bits through `data`).
   template <typename T>
   const T* as() const;
 };
@@ -111,8 +127,10 @@ class Dataset;
 
 // One record read by Dataset::Get: the views of its blobs and its scalar
 // values. It keeps its Dataset alive. Typed getters fail with InvalidArgument on a field of another type
-// (int32 fields may be read with GetInt64 and float32 with GetFloat64) and
-// OutOfRange on a bad field index.
+// (every integer and bool scalar may be read with GetInt64, every float one
+// with GetFloat64) and OutOfRange on a bad field index. GetArray reads any
+// numeric array, fixed- or variable-shape; a damaged variable shape is
+// Corruption naming the record and field.
 class Record {
  public:
   Record();
@@ -231,11 +249,17 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
 
 template <typename T>
 const T* ArrayView::as() const {
-  constexpr FieldType wanted = std::is_same_v<T, int32_t>   ? FieldType::kInt32
-                               : std::is_same_v<T, int64_t> ? FieldType::kInt64
-                               : std::is_same_v<T, float>   ? FieldType::kFloat32
-                               : std::is_same_v<T, double>  ? FieldType::kFloat64
-                                                            : FieldType::kBytes;
+  constexpr FieldType wanted = std::is_same_v<T, int32_t>    ? FieldType::kInt32
+                               : std::is_same_v<T, int64_t>  ? FieldType::kInt64
+                               : std::is_same_v<T, float>    ? FieldType::kFloat32
+                               : std::is_same_v<T, double>   ? FieldType::kFloat64
+                               : std::is_same_v<T, uint8_t>  ? FieldType::kUint8
+                               : std::is_same_v<T, int8_t>   ? FieldType::kInt8
+                               : std::is_same_v<T, uint16_t> ? FieldType::kUint16
+                               : std::is_same_v<T, int16_t>  ? FieldType::kInt16
+                               : std::is_same_v<T, uint32_t> ? FieldType::kUint32
+                               : std::is_same_v<T, bool>     ? FieldType::kBool
+                                                             : FieldType::kBytes;
   return wanted == type ? static_cast<const T*>(data) : nullptr;
 }
 

@@ -23,7 +23,7 @@
 namespace unirecord {
 
 // The values are frozen in the file format (format/SPEC.md section 5,
-// "Shard header": the `type` of a field).
+// "Shard header": the `type` of a field). 7..13 came with format 1.1.
 enum class FieldType : uint8_t {
   kInt32 = 1,
   kInt64 = 2,
@@ -31,18 +31,88 @@ enum class FieldType : uint8_t {
   kFloat64 = 4,
   kString = 5,  // UTF-8 (not checked), any length, may be empty
   kBytes = 6,   // opaque blob, any length up to 4 GiB - 1, may be empty
+  kUint8 = 7,
+  kInt8 = 8,
+  kUint16 = 9,
+  kInt16 = 10,
+  kUint32 = 11,
+  kFloat16 = 12,  // IEEE 754 binary16
+  kBool = 13,     // one byte, 0 or 1
 };
 
-// "int32", "int64", "float32", "float64", "string", "bytes"; parse returns
-// InvalidArgument (listing the names) for another name.
+// A dimension of Field::shape whose extent each record stores (format 1.1):
+// boxes {-1, 4}, tokens {-1}, a mask {-1, -1}.
+inline constexpr int64_t kVariableDim = -1;
+
+// What the library knows about each element type: the one table that
+// writer validation, reader views, the Python conversion and the CLI's
+// printers consult (docs/DEVELOPING.md, "Adding a field type or kind").
+struct TypeInfo {
+  FieldType type;
+  const char* name;     // "float32": schema, Python (numpy dtype name) and CLI name
+  uint8_t width;        // bytes per element; 0 for string and bytes
+  char kind;            // numpy kind: 'i' signed, 'u' unsigned, 'f' float, 'b' bool; 0 for string, bytes
+  bool indexable;       // a scalar of this type may be `indexed`
+  uint16_t since_minor;  // format minor version that introduced it
+};
+// nullptr for a type this library does not know (a newer file's).
+const TypeInfo* FindType(FieldType type);
+// By name ("uint8", "float16", "bool", ...); nullptr when unknown.
+const TypeInfo* FindType(std::string_view name);
+// Every known type, in FieldType order.
+const std::vector<TypeInfo>& AllTypes();
+
+// "int32", "int64", "float32", ...; "unknown" for a type not in the table.
+// ParseFieldType: the type of a name; InvalidArgument listing the names for
+// another.
 const char* FieldTypeName(FieldType type);
 Result<FieldType> ParseFieldType(std::string_view name);
 
-// True for int32, int64, float32 and float64.
+// True for every numeric type (the ones with an element width).
 bool IsNumeric(FieldType type);
 
 // Size in bytes of one element of a numeric type; 0 for string and bytes.
 size_t NumericWidth(FieldType type);
+
+// True for the integer types and bool (TypeInfo::kind 'i', 'u', 'b').
+bool IsIntegral(FieldType type);
+
+// True when `value` is in the range of the integral `type` (bool: 0 or 1).
+bool FitsIntegral(FieldType type, int64_t value);
+
+// One little-endian element of a numeric `type` at `element`, widened:
+// integers and bool to int64 (ElementToInt64), floats, float16 included,
+// to double (ElementToDouble). Exact.
+int64_t ElementToInt64(FieldType type, const void* element);
+double ElementToDouble(FieldType type, const void* element);
+// IEEE 754 binary16 bits to float (exact).
+float HalfToFloat(uint16_t bits);
+
+// A field's kind follows from its type and shape; it decides where values
+// live, how they are checked and how they are read (format/SPEC.md section 5).
+enum class FieldKind : uint8_t {
+  kScalar,      // one numeric value
+  kFixedArray,  // numeric, every dimension >= 1: same shape in every record
+  kVarArray,    // numeric, some dimension kVariableDim: each record stores its shape
+  kString,
+  kBytes,
+};
+
+// Where a field's values live (format/SPEC.md section 5).
+enum class StorageClass : uint8_t {
+  kColumn,   // scalar pages
+  kIndexed,  // inline in the record table (numeric scalars marked `indexed`)
+  kBlob,     // blob pages, located by the record table
+};
+
+struct KindInfo {
+  FieldKind kind;
+  const char* name;          // "scalar", "array", "variable-shape array", "string", "bytes"
+  StorageClass storage;      // before `indexed` (which moves a scalar to kIndexed)
+  bool per_record_shape;     // the stored value starts with its shape (SPEC.md 6.3)
+  uint16_t since_minor;      // format minor version that introduced it
+};
+const KindInfo& KindInfoOf(FieldKind kind);
 
 // How a `bytes` field is stored. Frozen in the file format.
 enum class BlobCompression : uint8_t {
@@ -58,9 +128,10 @@ struct Field {
   std::string name;
   FieldType type = FieldType::kInt64;
 
-  // Empty for a scalar. Otherwise the field is a fixed-shape, row-major array
-  // of `type` (numeric types only), every dimension >= 1; e.g. {3} for an RGB
-  // mean, {28, 28} for an MNIST image stored as float32.
+  // Empty for a scalar. Otherwise the field is a row-major array of `type`
+  // (numeric types only): {3} for an RGB mean, {28, 28} for an MNIST image
+  // stored as float32. A dimension of kVariableDim (-1) varies per record:
+  // {-1, 4} for boxes, {-1} for tokens (format 1.1).
   std::vector<int64_t> shape;
 
   // Numeric scalars only. The value is stored inline in the index record
@@ -82,7 +153,12 @@ struct Field {
   static Field Array(std::string name, FieldType element_type, std::vector<int64_t> shape);
 
   bool is_array() const { return !shape.empty(); }
-  // Number of elements: 1 for a scalar, the product of `shape` for an array.
+  // True when some dimension is kVariableDim.
+  bool has_variable_shape() const;
+  FieldKind kind() const;
+  StorageClass storage() const;
+  // Number of elements: 1 for a scalar, the product of `shape` for a
+  // fixed-shape array; for a variable-shape one, of its fixed dimensions.
   int64_t num_elements() const;
 
   bool operator==(const Field& other) const;
@@ -93,10 +169,11 @@ class Schema {
  public:
   // Validates and builds a schema. InvalidArgument (naming the field) when:
   // there are no fields or more than 65535; a name is empty, longer than 255
-  // bytes, contains NUL, or repeats; a shape is given for string/bytes, has a
-  // dimension < 1, more than 8 dimensions, or more than 2^28 elements;
-  // `indexed` is set on anything but a numeric scalar; `compression` is set
-  // on anything but bytes.
+  // bytes, contains NUL, or repeats; the type is unknown; a shape is given
+  // for string/bytes, has a dimension < 1 other than kVariableDim, more than
+  // 8 dimensions, or more than 2^28 elements in its fixed dimensions;
+  // `indexed` is set on anything but a scalar of an indexable type (every
+  // numeric type but float16); `compression` is set on anything but bytes.
   static Result<Schema> Make(std::vector<Field> fields);
 
   Schema() = default;  // empty; only useful as a placeholder to assign to
@@ -116,8 +193,12 @@ class Schema {
   bool operator==(const Schema& other) const { return fields_ == other.fields_; }
   bool operator!=(const Schema& other) const { return !(*this == other); }
 
-  // "image: bytes, label: int64 (indexed), mean: float32[3]".
+  // "image: bytes, label: int64 (indexed), mean: float32[3], boxes: float32[-1,4]".
   std::string ToString() const;
+
+  // The format minor version a file of this schema needs: 0 unless a field
+  // uses a type or kind of a later minor version (SPEC.md section 14).
+  uint16_t RequiredMinorVersion() const;
 
  private:
   explicit Schema(std::vector<Field> fields) : fields_(std::move(fields)) {}

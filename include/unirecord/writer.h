@@ -127,7 +127,16 @@ class RecordBuilder {
   Status SetBytes(size_t field, std::string_view value);
   // Bytes by value: the builder takes the string (no copy when moved in).
   Status SetBytesOwned(size_t field, std::string value);
-  // Arrays: `count` must equal the field's number of elements; copied.
+  // Any numeric field, of any element type: a scalar (`shape` empty), a
+  // fixed-shape or a variable-shape array. `data` holds the elements of
+  // `type` (the field's type), row-major, little-endian; `shape` must fit
+  // the field's (same rank, equal fixed dimensions, any extent >= 0 where
+  // the field has -1, at most 2^28 elements); bool elements are 0 or 1.
+  // Copied. InvalidArgument naming the field and both shapes otherwise.
+  Status SetValues(size_t field, FieldType type, const void* data, const std::vector<int64_t>& shape);
+  // Arrays: `count` must equal the field's number of elements; copied. A
+  // variable-shape field with one -1 dimension takes any count that fills
+  // its fixed dimensions (e.g. 4 x boxes for {-1, 4}).
   Status SetArray(size_t field, const int32_t* values, size_t count);
   Status SetArray(size_t field, const int64_t* values, size_t count);
   Status SetArray(size_t field, const float* values, size_t count);
@@ -141,6 +150,7 @@ class RecordBuilder {
   Status SetString(std::string_view field, std::string_view value);
   Status SetBytes(std::string_view field, std::string_view value);
   Status SetBytesOwned(std::string_view field, std::string value);
+  Status SetValues(std::string_view field, FieldType type, const void* data, const std::vector<int64_t>& shape);
   Status SetArray(std::string_view field, const int32_t* values, size_t count);
   Status SetArray(std::string_view field, const int64_t* values, size_t count);
   Status SetArray(std::string_view field, const float* values, size_t count);

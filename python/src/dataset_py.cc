@@ -41,10 +41,9 @@ FieldType FieldTypeArg(const py::handle& obj) {
   }
   unirecord::Result<FieldType> type = unirecord::ParseFieldType(name);
   if (type.ok()) return *type;
-  PyErr_SetString(PyExc_TypeError,
-                  ("field type must be one of 'int32', 'int64', 'float32', 'float64', 'string', 'bytes' "
-                   "(or int, float, str, bytes, a numpy dtype), not " + py::repr(obj).cast<std::string>())
-                      .c_str());
+  PyErr_SetString(PyExc_TypeError, (type.status().message() + " (or int, float, str, bytes, a numpy dtype), not " +
+                                    py::repr(obj).cast<std::string>())
+                                       .c_str());
   throw py::error_already_set();
 }
 
@@ -55,9 +54,9 @@ Field MakeField(const std::string& name, const py::handle& type, const py::handl
   f.type = FieldTypeArg(type);
   if (!shape.is_none()) {
     if (PyIndex_Check(shape.ptr())) {
-      f.shape = {IntArgAs<int64_t>("shape", shape, 1)};
+      f.shape = {IntArgAs<int64_t>("shape", shape, unirecord::kVariableDim)};
     } else if (py::isinstance<py::sequence>(shape) && !py::isinstance<py::str>(shape)) {
-      for (py::handle dim : shape) f.shape.push_back(IntArgAs<int64_t>("shape", dim, 1));
+      for (py::handle dim : shape) f.shape.push_back(IntArgAs<int64_t>("shape", dim, unirecord::kVariableDim));
     } else {
       IntArgAs<int64_t>("shape", shape, 1);  // raises the TypeError
     }
@@ -144,11 +143,28 @@ py::object MakeBlobValue(std::shared_ptr<const Dataset> dataset, Blob blob, bool
   return py::reinterpret_steal<py::object>(mv);
 }
 
-template <typename T>
-py::object ArrayValue(const unirecord::ArrayView& a) {
-  py::array_t<T> out(*a.shape);
-  std::memcpy(out.mutable_data(), a.data, a.count * sizeof(T));
+// A numpy array of the field's dtype (TypeInfo::name is numpy's name). A
+// variable-shape array is a read-only zero-copy view of the mapped shard
+// whose base keeps the dataset open; a fixed-shape one (in an inflated
+// scalar page that the record owns) is copied.
+py::object ArrayValue(const PyDataset& d, const Field& f, const unirecord::ArrayView& a) {
+  const py::dtype dtype(unirecord::FindType(a.type)->name);
+  const std::vector<py::ssize_t> shape(a.shape.begin(), a.shape.end());
+  if (unirecord::KindInfoOf(f.kind()).storage == unirecord::StorageClass::kBlob) {
+    static const uint64_t empty = 0;
+    py::object owner = py::cast(BlobView{d.dataset, Blob()});
+    py::array out(dtype, shape, {}, a.count == 0 ? &empty : a.data, owner);
+    py::detail::array_proxy(out.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+    return std::move(out);
+  }
+  py::array out(dtype, shape, {});
+  std::memcpy(out.mutable_data(), a.data, a.bytes());
   return std::move(out);
+}
+
+// An integer or bool scalar as Python's int or bool.
+py::object IntValue(const Field& f, int64_t v) {
+  return f.type == FieldType::kBool ? py::object(py::bool_(v != 0)) : py::object(py::int_(v));
 }
 
 py::object FieldValue(const PyDataset& d, uint64_t id, size_t index, const Record* record) {
@@ -167,29 +183,18 @@ py::object FieldValue(const PyDataset& d, uint64_t id, size_t index, const Recor
     return MakeBlobValue(d.dataset, std::move(blob), d.bytes_as_numpy);
   }
   if (f.indexed) {
-    if (f.type == FieldType::kInt32 || f.type == FieldType::kInt64) {
-      return py::int_(Unwrap(d.dataset->GetIndexedInt64(id, index)));
+    if (unirecord::IsIntegral(f.type)) {
+      return IntValue(f, Unwrap(d.dataset->GetIndexedInt64(id, index)));
     }
     return py::float_(Unwrap(d.dataset->GetIndexedFloat64(id, index)));
   }
   if (record == nullptr) {
     RaiseStatus(Status::Internal("field '" + f.name + "' read without its record"));
   }
-  if (f.is_array()) {
-    unirecord::ArrayView a = Unwrap(record->GetArray(index));
-    switch (f.type) {
-      case FieldType::kInt32: return ArrayValue<int32_t>(a);
-      case FieldType::kInt64: return ArrayValue<int64_t>(a);
-      case FieldType::kFloat32: return ArrayValue<float>(a);
-      case FieldType::kFloat64: return ArrayValue<double>(a);
-      default: break;
-    }
-  }
+  if (f.is_array()) return ArrayValue(d, f, Unwrap(record->GetArray(index)));
+  if (unirecord::IsIntegral(f.type)) return IntValue(f, Unwrap(record->GetInt64(index)));
+  if (unirecord::IsNumeric(f.type)) return py::float_(Unwrap(record->GetFloat64(index)));
   switch (f.type) {
-    case FieldType::kInt32: return py::int_(Unwrap(record->GetInt32(index)));
-    case FieldType::kInt64: return py::int_(Unwrap(record->GetInt64(index)));
-    case FieldType::kFloat32: return py::float_(Unwrap(record->GetFloat32(index)));
-    case FieldType::kFloat64: return py::float_(Unwrap(record->GetFloat64(index)));
     case FieldType::kString: {
       // As os.fsdecode: bytes that are not UTF-8 survive as surrogate escapes.
       return FsName(Unwrap(record->GetString(index)));
@@ -336,11 +341,15 @@ One field of a schema.
 
 Field(name, type, shape=None, indexed=False, compression="none")
 
-type: "int32", "int64", "float32", "float64", "string" or "bytes" (or the
-Python/numpy types int, float, str, bytes, np.int32, ...). shape: a fixed
-shape for a numeric array field (e.g. (3,) or (28, 28)). indexed: numeric
-scalars only; stored in the index so that reading it touches no page (use it
-for labels). compression: "none" (bytes read zero-copy) or "zstd" (bytes only).
+type: "uint8", "int8", "uint16", "int16", "uint32", "int32", "int64",
+"float16", "float32", "float64", "bool", "string" or "bytes" (or the
+Python/numpy types int, float, str, bytes, np.int32, ...). shape: the shape
+of a numeric array field (e.g. (3,) or (28, 28)); -1 marks a dimension each
+record sets: boxes (-1, 4), tokens (-1,), a mask (-1, -1). Write such a field
+from a numpy array or nested lists; it reads back as a read-only zero-copy
+numpy array. indexed: numeric scalars only (not float16); stored in the index
+so that reading it touches no page (use it for labels). compression: "none"
+(bytes read zero-copy) or "zstd" (bytes only).
 )doc")
       .def(py::init([](const py::object& name, const py::object& type, const py::object& shape,
                        const py::object& indexed, const py::object& compression) {
@@ -350,9 +359,9 @@ for labels). compression: "none" (bytes read zero-copy) or "zstd" (bytes only).
            py::arg("compression") = "none")
       .def_readonly("name", &Field::name, "Field name.")
       .def_property_readonly("type", [](const Field& f) { return std::string(unirecord::FieldTypeName(f.type)); },
-                             "Type name: 'int32', 'int64', 'float32', 'float64', 'string' or 'bytes'.")
+                             "Type name: 'uint8', ..., 'float64', 'bool', 'string' or 'bytes' (numpy's names).")
       .def_property_readonly("shape", [](const Field& f) { return py::tuple(py::cast(f.shape)); },
-                             "Fixed array shape; () for a scalar.")
+                             "Array shape, -1 where each record sets the extent; () for a scalar.")
       .def_readonly("indexed", &Field::indexed, "Stored inline in the index (numeric scalars).")
       .def_property_readonly("compression", [](const Field& f) { return std::string(BlobCompressionName(f.compression)); },
                              "'none' or 'zstd' (bytes fields).")
@@ -471,7 +480,7 @@ the files (this is what DataLoader workers do).
             if (!fd.indexed) {
               RaiseStatus(Status::InvalidArgument("column('" + field + "'): the field is not indexed"));
             }
-            bool is_int = fd.type == FieldType::kInt32 || fd.type == FieldType::kInt64;
+            bool is_int = unirecord::IsIntegral(fd.type);
             if (is_int) return IndexedColumn<int64_t>(d, f, &Dataset::GetIndexedInt64);
             return IndexedColumn<double>(d, f, &Dataset::GetIndexedFloat64);
           },

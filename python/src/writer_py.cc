@@ -39,11 +39,46 @@ class HeldBuffer {
   Py_buffer view_{};
 };
 
-template <typename T>
-Status SetArrayValue(RecordBuilder& b, size_t index, const py::handle& value) {
-  auto a = py::array_t<T, py::array::c_style | py::array::forcecast>::ensure(value);
-  if (!a) throw py::error_already_set();
-  return b.SetArray(index, a.data(), static_cast<size_t>(a.size()));
+// Any numeric field's value (a scalar, a numpy array or nested lists) as
+// the field's dtype (TypeInfo::name is numpy's name), then RecordBuilder::
+// SetValues, which checks the shape against the field's pattern. A value
+// whose dtype differs is cast only when nothing changes: an integer or bool
+// target takes values that round-trip exactly; a float target takes any
+// integer or float (rounded to the nearest).
+Status SetNumericValue(RecordBuilder& b, size_t index, const Field& f, const py::handle& value) {
+  const py::module_ np = py::module_::import("numpy");
+  const py::dtype dtype(unirecord::FindType(f.type)->name);
+  py::object given;
+  try {
+    given = np.attr("asarray")(value);
+  } catch (py::error_already_set& e) {  // ragged nested lists
+    return Status::InvalidArgument("field '" + f.name + "' (" + unirecord::FieldTypeName(f.type) +
+                                   "): not an array: " + e.what());
+  }
+  py::array a = py::reinterpret_borrow<py::array>(given);
+  const char given_kind = a.dtype().kind();
+  if (!a.dtype().is(dtype) && a.size() > 0) {
+    if (given_kind != 'b' && given_kind != 'i' && given_kind != 'u' && given_kind != 'f') {
+      return Status::InvalidArgument("field '" + f.name + "' (" + unirecord::FieldTypeName(f.type) +
+                                     ") needs numbers, got " + py::repr(value).cast<std::string>());
+    }
+    py::object cast = a.attr("astype")(dtype);
+    const bool to_float = dtype.kind() == 'f' && given_kind != 'b';
+    if (!to_float && !np.attr("array_equal")(cast, a).cast<bool>()) {
+      return Status::InvalidArgument("field '" + f.name + "' (" + unirecord::FieldTypeName(f.type) + "): values of dtype " +
+                                     py::str(a.dtype()).cast<std::string>() + " and shape " +
+                                     py::str(a.attr("shape")).cast<std::string>() + " cannot be cast exactly to " +
+                                     unirecord::FieldTypeName(f.type));
+    }
+    a = py::reinterpret_borrow<py::array>(cast);
+  } else if (!a.dtype().is(dtype)) {
+    a = py::reinterpret_borrow<py::array>(a.attr("astype")(dtype));  // empty: nothing to lose
+  }
+  if (!a.attr("flags").attr("c_contiguous").cast<bool>()) {
+    a = py::reinterpret_borrow<py::array>(a.attr("copy")());  // C order; keeps a 0-d scalar 0-d
+  }
+  const std::vector<int64_t> shape(a.shape(), a.shape() + a.ndim());
+  return b.SetValues(index, f.type, a.data(), shape);
 }
 
 int64_t ToInt64(const Field& f, const py::handle& value) {
@@ -56,8 +91,7 @@ int64_t ToInt64(const Field& f, const py::handle& value) {
   int overflow = 0;
   long long v = PyLong_AsLongLongAndOverflow(idx, &overflow);
   Py_DECREF(idx);
-  bool bad = overflow != 0 ||
-             (f.type == FieldType::kInt32 && (v < INT32_MIN || v > INT32_MAX));
+  bool bad = overflow != 0 || !unirecord::FitsIntegral(f.type, v);
   if (bad) {
     RaiseStatus(Status::InvalidArgument("field '" + f.name + "': " + py::repr(value).cast<std::string>() +
                                         " does not fit " + unirecord::FieldTypeName(f.type)));
@@ -111,19 +145,18 @@ struct PyWriter {
       ++found;
       py::handle value(raw);
       Status st;
-      if (f.is_array()) {
-        switch (f.type) {
-          case FieldType::kInt32: st = SetArrayValue<int32_t>(b, i, value); break;
-          case FieldType::kInt64: st = SetArrayValue<int64_t>(b, i, value); break;
-          case FieldType::kFloat32: st = SetArrayValue<float>(b, i, value); break;
-          default: st = SetArrayValue<double>(b, i, value); break;
-        }
+      if (unirecord::IsIntegral(f.type) && !f.is_array()) {
+        const int64_t v = ToInt64(f, value);  // in range: its low bytes are the value (little-endian host)
+        st = b.SetValues(i, f.type, &v, {});
+      } else if (unirecord::IsNumeric(f.type) && !f.is_array() && unirecord::NumericWidth(f.type) >= 4) {
+        const double v = ToDouble(f, value);  // float32, float64 without numpy
+        const float narrow = static_cast<float>(v);
+        st = b.SetValues(i, f.type, unirecord::NumericWidth(f.type) == 8 ? static_cast<const void*>(&v) : &narrow, {});
+      } else if (unirecord::IsNumeric(f.type)) {
+        if (!f.is_array()) ToDouble(f, value);  // raises "needs a number" for anything else
+        st = SetNumericValue(b, i, f, value);
       } else {
         switch (f.type) {
-          case FieldType::kInt32: st = b.SetInt32(i, static_cast<int32_t>(ToInt64(f, value))); break;
-          case FieldType::kInt64: st = b.SetInt64(i, ToInt64(f, value)); break;
-          case FieldType::kFloat32: st = b.SetFloat32(i, static_cast<float>(ToDouble(f, value))); break;
-          case FieldType::kFloat64: st = b.SetFloat64(i, ToDouble(f, value)); break;
           case FieldType::kString:
             if (PyUnicode_Check(raw)) {
               // As os.fsencode: surrogate escapes (from a Dataset or os.listdir) become their bytes again.
@@ -146,11 +179,13 @@ struct PyWriter {
               st = b.SetBytes(i, held.back()->bytes());
             }
             break;
+          default:
+            break;
         }
       }
       if (!st.ok()) {
         b.Clear();
-        RaiseStatus(st);
+        RaiseStatus(Status(st.code(), "record " + std::to_string(w.records_written()) + ": " + st.message()));
       }
     }
     if (found != static_cast<size_t>(py::len(record))) {

@@ -6,6 +6,7 @@
 
 #include "dataset/dataset_impl.h"
 #include "dataset/manifest.h"
+#include "format/array_values.h"
 #include "format/endian.h"
 #include "format/file_names.h"
 #include "format/format_constants.h"
@@ -295,7 +296,7 @@ Result<uint64_t> IndexedBits(const Dataset::Impl& d, uint64_t id, size_t field, 
   UREC_RETURN_IF_ERROR(FieldCheck(d.schema, field));
   const Field& f = d.schema.field(field);
   const int slot = d.layout.indexed_slot[field];
-  const bool is_int = f.type == FieldType::kInt32 || f.type == FieldType::kInt64;
+  const bool is_int = IsIntegral(f.type);
   if (slot < 0 || is_int != want_int) {
     return Status::InvalidArgument("field '" + f.name + "' is not an indexed " + (want_int ? "integer" : "float") +
                                    " field");
@@ -305,19 +306,20 @@ Result<uint64_t> IndexedBits(const Dataset::Impl& d, uint64_t id, size_t field, 
   return format::LoadLE<uint64_t>(entry + d.layout.IndexedValueOffset(static_cast<size_t>(slot)));
 }
 
-// Indexed int32 values are stored widened to 64 bits: one outside int32 is
-// damage that only the checksums (which may be off) would otherwise catch.
-Status CheckWidenedInt32(const Field& f, int64_t value, uint64_t id) {
-  if (f.type != FieldType::kInt32 || (value >= INT32_MIN && value <= INT32_MAX)) return Status::OK();
-  return Status::Corruption("record " + std::to_string(id) + ": int32 field '" + f.name + "' holds " +
-                            std::to_string(value) + " in the index, outside int32 (a damaged index)");
+// Indexed integers are stored widened to 64 bits: one outside its type's
+// range is damage that only the checksums (which may be off) would catch.
+Status CheckWidenedInt(const Field& f, int64_t value, uint64_t id) {
+  if (FitsIntegral(f.type, value)) return Status::OK();
+  const std::string type = FieldTypeName(f.type);
+  return Status::Corruption("record " + std::to_string(id) + ": " + type + " field '" + f.name + "' holds " +
+                            std::to_string(value) + " in the index, outside " + type + " (a damaged index)");
 }
 
 }  // namespace
 
 Result<int64_t> Dataset::GetIndexedInt64(uint64_t id, size_t field) const {
   UREC_ASSIGN_OR_RETURN(uint64_t bits, IndexedBits(*impl_, id, field, true));
-  UREC_RETURN_IF_ERROR(CheckWidenedInt32(impl_->schema.field(field), static_cast<int64_t>(bits), id));
+  UREC_RETURN_IF_ERROR(CheckWidenedInt(impl_->schema.field(field), static_cast<int64_t>(bits), id));
   return static_cast<int64_t>(bits);
 }
 
@@ -345,87 +347,98 @@ const Schema& Record::schema() const { return impl_->dataset->schema; }
 
 namespace {
 
-// The field, checked to be one of `types` (scalar unless `array`).
-Result<const Field*> TypedField(const RecordData& r, size_t field, std::initializer_list<FieldType> types,
-                                bool array, const char* wanted) {
+// The field, checked to be `wanted`: the kinds of numbers `accepts`, scalar
+// unless `array`.
+Result<const Field*> TypedField(const RecordData& r, size_t field, bool (*accepts)(FieldType), bool array,
+                                const char* wanted) {
   const Schema& schema = r.dataset->schema;
   UREC_RETURN_IF_ERROR(FieldCheck(schema, field));
   const Field& f = schema.field(field);
-  if (std::find(types.begin(), types.end(), f.type) == types.end() || f.is_array() != array) {
+  if (!accepts(f.type) || f.is_array() != array) {
     return Status::InvalidArgument("record " + std::to_string(r.id) + ": field '" + f.name + "' is " +
                                    FieldTypeName(f.type) + (f.is_array() ? " array" : "") + ", not " + wanted);
   }
   return &f;
 }
 
-// Element bytes of a scalar numeric: from the record table (indexed) or page.
-const uint8_t* NumericBytes(const RecordData& r, size_t field, uint8_t scratch[8]) {
+template <FieldType T>
+bool Is(FieldType type) { return type == T; }
+bool IsFloating(FieldType type) { return IsNumeric(type) && !IsIntegral(type); }
+
+// A scalar numeric's value, widened: from the record table (indexed, stored
+// widened already) or its scalar page.
+template <typename Wide>
+Wide NumericValue(const RecordData& r, size_t field, const Field& f) {
   const index::FieldLayout& layout = r.dataset->layout;
   if (layout.indexed_slot[field] >= 0) {
-    std::memcpy(scratch, r.entry + layout.IndexedValueOffset(static_cast<size_t>(layout.indexed_slot[field])), 8);
-    return scratch;
+    return format::LoadLE<Wide>(r.entry + layout.IndexedValueOffset(static_cast<size_t>(layout.indexed_slot[field])));
   }
-  return reinterpret_cast<const uint8_t*>(
+  const auto* p = reinterpret_cast<const uint8_t*>(
       r.page->view.Value(static_cast<size_t>(layout.column_slot[field]), r.page_row).data());
-}
-
-template <typename Wide, typename Narrow>
-Wide NumericValue(const RecordData& r, size_t field, const Field& f) {
-  uint8_t scratch[8];
-  const uint8_t* p = NumericBytes(r, field, scratch);
-  if (r.dataset->layout.indexed_slot[field] >= 0) return format::LoadLE<Wide>(p);  // stored widened
-  return f.type == FieldType::kInt64 || f.type == FieldType::kFloat64 ? format::LoadLE<Wide>(p)
-                                                                      : static_cast<Wide>(format::LoadLE<Narrow>(p));
+  if constexpr (std::is_integral_v<Wide>) {
+    return ElementToInt64(f.type, p);
+  } else {
+    return ElementToDouble(f.type, p);
+  }
 }
 
 }  // namespace
 
 Result<std::string_view> Record::GetBytes(size_t field) const {
-  UREC_RETURN_IF_ERROR(TypedField(*impl_, field, {FieldType::kBytes}, false, "bytes").status());
+  UREC_RETURN_IF_ERROR(TypedField(*impl_, field, Is<FieldType::kBytes>, false, "bytes").status());
   return impl_->blobs[static_cast<size_t>(impl_->dataset->layout.blob_slot[field])].data();
 }
 
 Result<int64_t> Record::GetInt64(size_t field) const {
-  UREC_ASSIGN_OR_RETURN(const Field* f, TypedField(*impl_, field, {FieldType::kInt32, FieldType::kInt64}, false, "int64"));
-  const int64_t value = NumericValue<int64_t, int32_t>(*impl_, field, *f);
-  UREC_RETURN_IF_ERROR(CheckWidenedInt32(*f, value, impl_->id));
+  UREC_ASSIGN_OR_RETURN(const Field* f, TypedField(*impl_, field, IsIntegral, false, "an integer"));
+  const int64_t value = NumericValue<int64_t>(*impl_, field, *f);
+  UREC_RETURN_IF_ERROR(CheckWidenedInt(*f, value, impl_->id));
   return value;
 }
 
 Result<int32_t> Record::GetInt32(size_t field) const {
-  UREC_ASSIGN_OR_RETURN(const Field* f, TypedField(*impl_, field, {FieldType::kInt32}, false, "int32"));
-  const int64_t value = NumericValue<int64_t, int32_t>(*impl_, field, *f);
-  UREC_RETURN_IF_ERROR(CheckWidenedInt32(*f, value, impl_->id));
+  UREC_ASSIGN_OR_RETURN(const Field* f, TypedField(*impl_, field, Is<FieldType::kInt32>, false, "int32"));
+  const int64_t value = NumericValue<int64_t>(*impl_, field, *f);
+  UREC_RETURN_IF_ERROR(CheckWidenedInt(*f, value, impl_->id));
   return static_cast<int32_t>(value);
 }
 
 Result<double> Record::GetFloat64(size_t field) const {
-  UREC_ASSIGN_OR_RETURN(const Field* f,
-                        TypedField(*impl_, field, {FieldType::kFloat32, FieldType::kFloat64}, false, "float64"));
-  return NumericValue<double, float>(*impl_, field, *f);
+  UREC_ASSIGN_OR_RETURN(const Field* f, TypedField(*impl_, field, IsFloating, false, "a float"));
+  return NumericValue<double>(*impl_, field, *f);
 }
 
 Result<float> Record::GetFloat32(size_t field) const {
-  UREC_ASSIGN_OR_RETURN(const Field* f, TypedField(*impl_, field, {FieldType::kFloat32}, false, "float32"));
-  return static_cast<float>(NumericValue<double, float>(*impl_, field, *f));
+  UREC_ASSIGN_OR_RETURN(const Field* f, TypedField(*impl_, field, Is<FieldType::kFloat32>, false, "float32"));
+  return static_cast<float>(NumericValue<double>(*impl_, field, *f));
 }
 
 Result<std::string_view> Record::GetString(size_t field) const {
-  UREC_RETURN_IF_ERROR(TypedField(*impl_, field, {FieldType::kString}, false, "string").status());
+  UREC_RETURN_IF_ERROR(TypedField(*impl_, field, Is<FieldType::kString>, false, "string").status());
   return impl_->page->view.Value(static_cast<size_t>(impl_->dataset->layout.column_slot[field]), impl_->page_row);
 }
 
 Result<ArrayView> Record::GetArray(size_t field) const {
-  UREC_ASSIGN_OR_RETURN(const Field* f, TypedField(*impl_, field,
-                                                   {FieldType::kInt32, FieldType::kInt64, FieldType::kFloat32,
-                                                    FieldType::kFloat64},
-                                                   true, "a numeric array"));
-  std::string_view bytes =
-      impl_->page->view.Value(static_cast<size_t>(impl_->dataset->layout.column_slot[field]), impl_->page_row);
+  UREC_ASSIGN_OR_RETURN(const Field* f, TypedField(*impl_, field, IsNumeric, true, "a numeric array"));
+  const index::FieldLayout& layout = impl_->dataset->layout;
   ArrayView view;
   view.type = f->type;
-  view.shape = &f->shape;
-  view.data = bytes.data();
+  view.shape.ndim = f->shape.size();
+  if (KindInfoOf(f->kind()).per_record_shape) {  // SPEC.md 6.3: a blob with a shape prefix
+    const std::string_view stored = impl_->blobs[static_cast<size_t>(layout.blob_slot[field])].data();
+    format::ParsedArray parsed;
+    const Status parsed_ok = format::ParseVarArray(*f, stored, &parsed);
+    if (!parsed_ok.ok()) {
+      UREC_ASSIGN_OR_RETURN(auto located, impl_->dataset->Locate(impl_->id));
+      return Status::Corruption(located.first->RowContext(located.second) + ": " + parsed_ok.message());
+    }
+    std::copy(parsed.dims, parsed.dims + view.shape.ndim, view.shape.dims);
+    view.data = parsed.data;
+    view.count = parsed.count;
+    return view;
+  }
+  std::copy(f->shape.begin(), f->shape.end(), view.shape.dims);
+  view.data = impl_->page->view.Value(static_cast<size_t>(layout.column_slot[field]), impl_->page_row).data();
   view.count = static_cast<size_t>(f->num_elements());
   return view;
 }

@@ -59,7 +59,7 @@ TEST_F(DatasetLifetimeTest, RecordOutlivesTheDataset) {
   ASSERT_TRUE(mean.ok());
   ASSERT_NE(mean->as<float>(), nullptr);
   EXPECT_EQ(mean->as<float>()[1], v.mean[1]);
-  EXPECT_EQ(mean->shape->at(0), 3);
+  EXPECT_EQ(mean->shape[0], 3);
 }
 
 TEST_F(DatasetLifetimeTest, MovedViewsKeepTheDatasetAndResetTheSource) {

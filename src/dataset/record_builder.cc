@@ -1,11 +1,13 @@
 #include "dataset/record_builder_impl.h"
 
+#include <algorithm>
+#include <cstring>
 #include <type_traits>
 #include <utility>
 
+#include "format/array_values.h"
 #include "format/endian.h"
 #include "format/format_constants.h"
-#include "index/record_table.h"
 
 namespace unirecord {
 
@@ -36,32 +38,58 @@ Result<Slot*> CheckedSlot(format::RecordValues& impl, size_t field, FieldType ty
   return &impl.slots[field];
 }
 
-template <typename T>
-Status SetNumeric(format::RecordValues& impl, size_t field, T value) {
-  UREC_ASSIGN_OR_RETURN(Slot * slot, CheckedSlot(impl, field, TypeOf<T>(), false));
-  format::StoreLE<T>(slot->scalar, value);
-  if constexpr (std::is_integral_v<T>) {
-    slot->indexed_bits = index::IndexedBitsFromInt(value);
-  } else {
-    slot->indexed_bits = index::IndexedBitsFromFloat(value);
+// Every numeric setter ends here: the value's shape is checked against the
+// field's pattern and stored as its kind says (SPEC.md 6.1 and 6.3).
+Status SetNumericValues(format::RecordValues& impl, size_t field, FieldType type, const void* data,
+                        const std::vector<int64_t>& shape) {
+  UREC_ASSIGN_OR_RETURN(Slot * slot, CheckedSlot(impl, field, type, !shape.empty()));
+  const Field& f = impl.schema.field(field);
+  if (!IsNumeric(f.type)) {
+    return Status::InvalidArgument("record: field '" + f.name + "' is " + FieldTypeName(f.type) + ", not numeric");
   }
-  slot->value = std::string_view(reinterpret_cast<const char*>(slot->scalar), sizeof(T));
+  UREC_RETURN_IF_ERROR(format::CheckShape(f, shape));
+  size_t count = 1;
+  for (int64_t d : shape) count *= static_cast<size_t>(d);
+  const std::string_view bytes(static_cast<const char*>(data), count * NumericWidth(f.type));  // host is little-endian
+  if (f.type == FieldType::kBool) {
+    for (char c : bytes) {
+      if (c != 0 && c != 1) {
+        return Status::InvalidArgument("record: bool field '" + f.name + "' holds a byte other than 0 or 1");
+      }
+    }
+  }
+  if (shape.empty()) {
+    std::memcpy(slot->scalar, bytes.data(), bytes.size());
+    slot->indexed_bits = format::IndexedBitsOf(f.type, slot->scalar);
+    slot->value = std::string_view(reinterpret_cast<const char*>(slot->scalar), bytes.size());
+  } else if (KindInfoOf(f.kind()).per_record_shape) {
+    format::EncodeVarArray(f, shape, bytes, &slot->owned);
+    slot->value = slot->owned;
+  } else {
+    slot->owned.assign(bytes.data(), bytes.size());
+    slot->value = slot->owned;
+  }
   slot->set = true;
   return Status::OK();
 }
 
 template <typename T>
 Status SetArrayValues(format::RecordValues& impl, size_t field, const T* values, size_t count) {
-  UREC_ASSIGN_OR_RETURN(Slot * slot, CheckedSlot(impl, field, TypeOf<T>(), true));
+  UREC_RETURN_IF_ERROR(CheckedSlot(impl, field, TypeOf<T>(), true).status());
   const Field& f = impl.schema.field(field);
-  if (count != static_cast<size_t>(f.num_elements())) {
-    return Status::InvalidArgument("record: field '" + f.name + "' takes " + std::to_string(f.num_elements()) +
-                                   " elements, got " + std::to_string(count));
+  // The one -1 dimension of a variable-shape field follows from the count.
+  std::vector<int64_t> shape = f.shape;
+  const int64_t fixed = f.num_elements();
+  const auto variable = std::count(shape.begin(), shape.end(), kVariableDim);
+  if (variable == 1 && count % static_cast<size_t>(fixed) == 0) {
+    *std::find(shape.begin(), shape.end(), kVariableDim) = static_cast<int64_t>(count) / fixed;
+  } else if (variable > 0 || count != static_cast<size_t>(fixed)) {
+    return Status::InvalidArgument("record: field '" + f.name + "' of shape " + format::ShapeToString(f.shape) +
+                                   " takes " + (variable > 0 ? "a multiple of " : "") + std::to_string(fixed) +
+                                   " elements" + (variable > 1 ? " and a shape (SetValues)" : "") + ", got " +
+                                   std::to_string(count));
   }
-  slot->owned.assign(reinterpret_cast<const char*>(values), count * sizeof(T));  // host is little-endian
-  slot->value = slot->owned;
-  slot->set = true;
-  return Status::OK();
+  return SetNumericValues(impl, field, TypeOf<T>(), values, shape);
 }
 
 }  // namespace
@@ -73,10 +101,10 @@ RecordBuilder& RecordBuilder::operator=(RecordBuilder&&) noexcept = default;
 
 const Schema& RecordBuilder::schema() const { return impl_->schema; }
 
-Status RecordBuilder::SetInt32(size_t field, int32_t value) { return SetNumeric(*impl_, field, value); }
-Status RecordBuilder::SetInt64(size_t field, int64_t value) { return SetNumeric(*impl_, field, value); }
-Status RecordBuilder::SetFloat32(size_t field, float value) { return SetNumeric(*impl_, field, value); }
-Status RecordBuilder::SetFloat64(size_t field, double value) { return SetNumeric(*impl_, field, value); }
+Status RecordBuilder::SetInt32(size_t field, int32_t value) { return SetValues(field, FieldType::kInt32, &value, {}); }
+Status RecordBuilder::SetInt64(size_t field, int64_t value) { return SetValues(field, FieldType::kInt64, &value, {}); }
+Status RecordBuilder::SetFloat32(size_t field, float value) { return SetValues(field, FieldType::kFloat32, &value, {}); }
+Status RecordBuilder::SetFloat64(size_t field, double value) { return SetValues(field, FieldType::kFloat64, &value, {}); }
 
 Status RecordBuilder::SetString(size_t field, std::string_view value) {
   UREC_ASSIGN_OR_RETURN(Slot * slot, CheckedSlot(*impl_, field, FieldType::kString, false));
@@ -107,6 +135,9 @@ Status RecordBuilder::SetBytesOwned(size_t field, std::string value) {
   return SetBytes(field, slot->owned);
 }
 
+Status RecordBuilder::SetValues(size_t field, FieldType type, const void* data, const std::vector<int64_t>& shape) {
+  return SetNumericValues(*impl_, field, type, data, shape);
+}
 Status RecordBuilder::SetArray(size_t field, const int32_t* v, size_t n) { return SetArrayValues(*impl_, field, v, n); }
 Status RecordBuilder::SetArray(size_t field, const int64_t* v, size_t n) { return SetArrayValues(*impl_, field, v, n); }
 Status RecordBuilder::SetArray(size_t field, const float* v, size_t n) { return SetArrayValues(*impl_, field, v, n); }
@@ -124,6 +155,10 @@ Status RecordBuilder::SetString(std::string_view field, std::string_view value) 
 Status RecordBuilder::SetBytes(std::string_view field, std::string_view value) { UREC_BY_NAME(SetBytes(index, value)); }
 Status RecordBuilder::SetBytesOwned(std::string_view field, std::string value) {
   UREC_BY_NAME(SetBytesOwned(index, std::move(value)));
+}
+Status RecordBuilder::SetValues(std::string_view field, FieldType type, const void* data,
+                                const std::vector<int64_t>& shape) {
+  UREC_BY_NAME(SetValues(index, type, data, shape));
 }
 Status RecordBuilder::SetArray(std::string_view field, const int32_t* v, size_t n) { UREC_BY_NAME(SetArray(index, v, n)); }
 Status RecordBuilder::SetArray(std::string_view field, const int64_t* v, size_t n) { UREC_BY_NAME(SetArray(index, v, n)); }

@@ -43,7 +43,7 @@ void ExpectSample(const Dataset& ds, uint64_t id, uint64_t k) {
   EXPECT_EQ(*record->GetBytes("mask"), v.mask);
   auto grid = record->GetArray("grid");
   ASSERT_TRUE(grid.ok());
-  EXPECT_EQ(*grid->shape, (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(grid->shape.ToVector(), (std::vector<int64_t>{2, 2}));
   for (int i = 0; i < 4; ++i) EXPECT_EQ(grid->as<int32_t>()[i], v.grid[i]);
   auto weights = record->GetArray("weights");
   ASSERT_TRUE(weights.ok());

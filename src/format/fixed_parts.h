@@ -16,7 +16,7 @@ enum class FileKind { kShard, kIndex };
 
 struct PreambleFields {
   uint16_t major = kFormatMajor;
-  uint16_t minor = kFormatMinor;
+  uint16_t minor = 0;  // writers: the schema's RequiredMinorVersion()
   uint64_t header_offset = kHeaderOffset;
   uint64_t header_length = 0;
   uint64_t header_checksum = 0;
@@ -27,7 +27,7 @@ struct TrailerFields {
   uint64_t directory_length = 0;
   uint64_t directory_checksum = 0;
   uint16_t major = kFormatMajor;
-  uint16_t minor = kFormatMinor;
+  uint16_t minor = 0;  // equal to the preamble's
 };
 
 void EncodePreamble(FileKind kind, const PreambleFields& fields, uint8_t out[kPreambleSize]);

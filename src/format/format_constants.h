@@ -19,7 +19,10 @@ namespace unirecord::format {
 
 // SPEC.md "Versioning and history". Readers refuse files whose major version differs.
 inline constexpr uint16_t kFormatMajor = 1;
-inline constexpr uint16_t kFormatMinor = 0;
+// kFormatMinor is the newest minor version this library reads and writes; a
+// writer stamps a file with the lowest one its schema needs
+// (Schema::RequiredMinorVersion), so files without 1.1 types stay 1.0.
+inline constexpr uint16_t kFormatMinor = 1;
 
 // SPEC.md "Preamble" / "Trailer": 8-byte magics at the start and end of files.
 inline constexpr char kShardMagic[8] = {'\x89', 'U', 'R', 'E', 'C', '\r', '\n', '\x1a'};
@@ -80,6 +83,15 @@ inline constexpr size_t kSortedEntrySize = 4;
 // SPEC.md "Scalar page": u32 row count, u32 column count, u64 offsets.
 inline constexpr size_t kScalarPageFixedSize = 8;
 inline constexpr size_t kScalarColumnAlignment = 8;
+
+// SPEC.md "Variable-shape arrays" (format 1.1): a value is a u32 extent per
+// variable dimension, zero-padded to 8 bytes, then the elements; its blob
+// starts at a multiple of kArrayBlobAlignment in the file.
+inline constexpr size_t kShapeExtentSize = 4;
+inline constexpr size_t kShapePrefixAlignment = 8;
+inline constexpr uint64_t kArrayBlobAlignment = 8;
+// First minor version with the types and kinds of SPEC.md section 6.3.
+inline constexpr uint16_t kFormatMinorArrays = 1;
 
 // SPEC.md "Limits".
 inline constexpr uint64_t kMaxBlobBytes = 0xFFFFFFFFull;  // stored in a u32

@@ -94,6 +94,11 @@ Result<ShardHeaderContents> ParseShardHeader(const uint8_t* data, uint64_t size,
     Field field;
     field.name = f->name()->str();
     field.type = static_cast<FieldType>(f->type());
+    if (FindType(field.type) == nullptr) {
+      return Status::NotSupported(path + ": field '" + field.name + "' has type " +
+                                  std::to_string(static_cast<int>(f->type())) +
+                                  ", which this reader does not know (written by a newer unirecord?)");
+    }
     if (f->shape() != nullptr) field.shape.assign(f->shape()->begin(), f->shape()->end());
     field.indexed = f->indexed();
     field.compression = static_cast<BlobCompression>(f->compression());

@@ -1,30 +1,65 @@
 #include "unirecord/schema.h"
 
+#include <algorithm>
+#include <cmath>
 #include <unordered_set>
 
+#include "format/endian.h"
 #include "format/format_constants.h"
 
 namespace unirecord {
 
-const char* FieldTypeName(FieldType type) {
-  switch (type) {
-    case FieldType::kInt32: return "int32";
-    case FieldType::kInt64: return "int64";
-    case FieldType::kFloat32: return "float32";
-    case FieldType::kFloat64: return "float64";
-    case FieldType::kString: return "string";
-    case FieldType::kBytes: return "bytes";
+namespace {
+
+// SPEC.md section 5, "Shard header" (the schema): every element type, in FieldType order.
+const std::vector<TypeInfo>& TypeTable() {
+  static const std::vector<TypeInfo> table = {
+      {FieldType::kInt32, "int32", 4, 'i', true, 0},   {FieldType::kInt64, "int64", 8, 'i', true, 0},
+      {FieldType::kFloat32, "float32", 4, 'f', true, 0}, {FieldType::kFloat64, "float64", 8, 'f', true, 0},
+      {FieldType::kString, "string", 0, 0, false, 0},   {FieldType::kBytes, "bytes", 0, 0, false, 0},
+      {FieldType::kUint8, "uint8", 1, 'u', true, format::kFormatMinorArrays},    {FieldType::kInt8, "int8", 1, 'i', true, format::kFormatMinorArrays},
+      {FieldType::kUint16, "uint16", 2, 'u', true, format::kFormatMinorArrays},  {FieldType::kInt16, "int16", 2, 'i', true, format::kFormatMinorArrays},
+      {FieldType::kUint32, "uint32", 4, 'u', true, format::kFormatMinorArrays},  {FieldType::kFloat16, "float16", 2, 'f', false, format::kFormatMinorArrays},
+      {FieldType::kBool, "bool", 1, 'b', true, format::kFormatMinorArrays},
+  };
+  return table;
+}
+
+// SPEC.md section 5, "Shard header" (storage classes); indexed scalars aside.
+const KindInfo kKinds[] = {
+    {FieldKind::kScalar, "scalar", StorageClass::kColumn, false, 0},
+    {FieldKind::kFixedArray, "array", StorageClass::kColumn, false, 0},
+    {FieldKind::kVarArray, "variable-shape array", StorageClass::kBlob, true, format::kFormatMinorArrays},
+    {FieldKind::kString, "string", StorageClass::kColumn, false, 0},
+    {FieldKind::kBytes, "bytes", StorageClass::kBlob, false, 0},
+};
+
+}  // namespace
+
+const std::vector<TypeInfo>& AllTypes() { return TypeTable(); }
+
+const TypeInfo* FindType(FieldType type) {
+  const size_t i = static_cast<size_t>(type) - 1;
+  return i < TypeTable().size() ? &TypeTable()[i] : nullptr;
+}
+
+const TypeInfo* FindType(std::string_view name) {
+  for (const TypeInfo& t : TypeTable()) {
+    if (name == t.name) return &t;
   }
-  return "unknown";
+  return nullptr;
+}
+
+const char* FieldTypeName(FieldType type) {
+  const TypeInfo* t = FindType(type);
+  return t != nullptr ? t->name : "unknown";
 }
 
 Result<FieldType> ParseFieldType(std::string_view name) {
-  for (FieldType t : {FieldType::kInt32, FieldType::kInt64, FieldType::kFloat32, FieldType::kFloat64,
-                      FieldType::kString, FieldType::kBytes}) {
-    if (name == FieldTypeName(t)) return t;
-  }
-  return Status::InvalidArgument("unknown field type '" + std::string(name) +
-                                 "' (expected one of 'int32', 'int64', 'float32', 'float64', 'string', 'bytes')");
+  if (const TypeInfo* t = FindType(name)) return t->type;
+  std::string known;
+  for (const TypeInfo& t : TypeTable()) known += (known.empty() ? "'" : ", '") + std::string(t.name) + "'";
+  return Status::InvalidArgument("unknown field type '" + std::string(name) + "' (expected one of " + known + ")");
 }
 
 const char* BlobCompressionName(BlobCompression compression) {
@@ -40,14 +75,61 @@ Result<BlobCompression> ParseBlobCompression(std::string_view name) {
 bool IsNumeric(FieldType type) { return NumericWidth(type) != 0; }
 
 size_t NumericWidth(FieldType type) {
-  switch (type) {
-    case FieldType::kInt32:
-    case FieldType::kFloat32: return 4;
-    case FieldType::kInt64:
-    case FieldType::kFloat64: return 8;
-    default: return 0;
+  const TypeInfo* t = FindType(type);
+  return t != nullptr ? t->width : 0;
+}
+
+bool IsIntegral(FieldType type) {
+  const TypeInfo* t = FindType(type);
+  return t != nullptr && (t->kind == 'i' || t->kind == 'u' || t->kind == 'b');
+}
+
+float HalfToFloat(uint16_t h) {
+  const int exponent = (h >> 10) & 0x1f;
+  const int mantissa = h & 0x3ff;
+  float magnitude;
+  if (exponent == 0) {
+    magnitude = std::ldexp(static_cast<float>(mantissa), -24);  // zero and subnormals
+  } else if (exponent == 31) {
+    magnitude = mantissa == 0 ? INFINITY : NAN;
+  } else {
+    magnitude = std::ldexp(static_cast<float>(mantissa | 0x400), exponent - 25);
+  }
+  return (h & 0x8000) != 0 ? -magnitude : magnitude;
+}
+
+int64_t ElementToInt64(FieldType type, const void* element) {
+  const auto* p = static_cast<const uint8_t*>(element);
+  const TypeInfo* t = FindType(type);
+  switch (t->width * 4 + (t->kind == 'i' ? 1 : 0)) {
+    case 1 * 4: return format::LoadLE<uint8_t>(p);
+    case 1 * 4 + 1: return format::LoadLE<int8_t>(p);
+    case 2 * 4: return format::LoadLE<uint16_t>(p);
+    case 2 * 4 + 1: return format::LoadLE<int16_t>(p);
+    case 4 * 4: return format::LoadLE<uint32_t>(p);
+    case 4 * 4 + 1: return format::LoadLE<int32_t>(p);
+    default: return format::LoadLE<int64_t>(p);
   }
 }
+
+double ElementToDouble(FieldType type, const void* element) {
+  const auto* p = static_cast<const uint8_t*>(element);
+  switch (NumericWidth(type)) {
+    case 2: return HalfToFloat(format::LoadLE<uint16_t>(p));
+    case 4: return format::LoadLE<float>(p);
+    default: return format::LoadLE<double>(p);
+  }
+}
+
+bool FitsIntegral(FieldType type, int64_t value) {
+  const TypeInfo& t = *FindType(type);
+  if (t.width == 8) return true;
+  const int bits = t.kind == 'b' ? 1 : 8 * t.width - (t.kind == 'i' ? 1 : 0);
+  const int64_t min = t.kind == 'i' ? -(int64_t{1} << bits) : 0;
+  return value >= min && value <= (int64_t{1} << bits) - 1;
+}
+
+const KindInfo& KindInfoOf(FieldKind kind) { return kKinds[static_cast<size_t>(kind)]; }
 
 Field Field::Int32(std::string name, bool indexed) {
   return Field{std::move(name), FieldType::kInt32, {}, indexed, BlobCompression::kNone};
@@ -73,9 +155,25 @@ Field Field::Array(std::string name, FieldType element_type, std::vector<int64_t
 
 int64_t Field::num_elements() const {
   int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  for (int64_t d : shape) n *= d == kVariableDim ? 1 : d;
   return n;
 }
+
+bool Field::has_variable_shape() const {
+  for (int64_t d : shape) {
+    if (d == kVariableDim) return true;
+  }
+  return false;
+}
+
+FieldKind Field::kind() const {
+  if (type == FieldType::kString) return FieldKind::kString;
+  if (type == FieldType::kBytes) return FieldKind::kBytes;
+  if (shape.empty()) return FieldKind::kScalar;
+  return has_variable_shape() ? FieldKind::kVarArray : FieldKind::kFixedArray;
+}
+
+StorageClass Field::storage() const { return indexed ? StorageClass::kIndexed : KindInfoOf(kind()).storage; }
 
 bool Field::operator==(const Field& other) const {
   return name == other.name && type == other.type && shape == other.shape &&
@@ -83,10 +181,6 @@ bool Field::operator==(const Field& other) const {
 }
 
 namespace {
-
-bool KnownType(FieldType type) {
-  return type >= FieldType::kInt32 && type <= FieldType::kBytes;
-}
 
 Status CheckField(const Field& f) {
   const std::string where = "schema field '" + f.name + "'";
@@ -97,7 +191,10 @@ Status CheckField(const Field& f) {
   if (f.name.find('\0') != std::string::npos) {
     return Status::InvalidArgument(where + ": name contains a NUL byte");
   }
-  if (!KnownType(f.type)) return Status::InvalidArgument(where + ": unknown type");
+  const TypeInfo* type = FindType(f.type);
+  if (type == nullptr) {
+    return Status::InvalidArgument(where + ": unknown type " + std::to_string(static_cast<int>(f.type)));
+  }
   if (!f.shape.empty()) {
     if (!IsNumeric(f.type)) {
       return Status::InvalidArgument(where + ": only numeric fields can have a shape, not " +
@@ -108,15 +205,18 @@ Status CheckField(const Field& f) {
     }
     int64_t elements = 1;
     for (int64_t d : f.shape) {
-      if (d < 1) return Status::InvalidArgument(where + ": dimension " + std::to_string(d) + " < 1");
+      if (d == kVariableDim) continue;
+      if (d < 1) {
+        return Status::InvalidArgument(where + ": dimension " + std::to_string(d) + " < 1 (and not -1, variable)");
+      }
       if (d > format::kMaxArrayElements || elements * d > format::kMaxArrayElements) {
-        return Status::InvalidArgument(where + ": more than 2^28 elements");
+        return Status::InvalidArgument(where + ": more than 2^28 elements");  // in its fixed dimensions
       }
       elements *= d;
     }
   }
-  if (f.indexed && (!IsNumeric(f.type) || !f.shape.empty())) {
-    return Status::InvalidArgument(where + ": only numeric scalars can be indexed");
+  if (f.indexed && (!type->indexable || !f.shape.empty())) {
+    return Status::InvalidArgument(where + ": only scalars of an integer, bool, float32 or float64 type can be indexed");
   }
   if (f.compression != BlobCompression::kNone && f.type != FieldType::kBytes) {
     return Status::InvalidArgument(where + ": compression applies to bytes fields only");
@@ -161,6 +261,14 @@ std::string Schema::FieldNames() const {
   std::string names;
   for (const Field& f : fields_) names += (names.empty() ? "" : ", ") + f.name;
   return names;
+}
+
+uint16_t Schema::RequiredMinorVersion() const {
+  uint16_t minor = 0;
+  for (const Field& f : fields_) {
+    minor = std::max({minor, FindType(f.type)->since_minor, KindInfoOf(f.kind()).since_minor});
+  }
+  return minor;
 }
 
 std::string Schema::ToString() const {

@@ -78,11 +78,13 @@ Status IndexBuilder::PatchHeader(const std::string& path, format::IndexHeaderVal
     return Status::Internal(path + ": index header changed size between placeholder and final");
   }
   format::PreambleFields preamble;
+  preamble.minor = schema_.RequiredMinorVersion();
   preamble.header_length = header.size();
   preamble.header_checksum = format::Checksum(header.data(), header.size());
   uint8_t preamble_bytes[format::kPreambleSize];
   format::EncodePreamble(FileKind::kIndex, preamble, preamble_bytes);
   format::TrailerFields trailer;
+  trailer.minor = preamble.minor;
   trailer.directory_offset = format::kHeaderOffset;
   trailer.directory_length = header.size();
   trailer.directory_checksum = preamble.header_checksum;

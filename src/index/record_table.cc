@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "format/array_values.h"
+
 namespace unirecord::index {
 
 FieldLayout FieldLayout::For(const Schema& schema) {
@@ -13,10 +15,11 @@ FieldLayout FieldLayout::For(const Schema& schema) {
   for (size_t i = 0; i < n; ++i) {
     const Field& f = schema.field(i);
     const int index = static_cast<int>(i);
-    if (f.type == FieldType::kBytes) {
+    const StorageClass storage = f.storage();
+    if (storage == StorageClass::kBlob) {
       layout.blob_slot[i] = static_cast<int>(layout.blob_fields.size());
       layout.blob_fields.push_back(index);
-    } else if (f.indexed) {
+    } else if (storage == StorageClass::kIndexed) {
       layout.indexed_slot[i] = static_cast<int>(layout.indexed_fields.size());
       layout.indexed_fields.push_back(index);
     } else {
@@ -40,7 +43,7 @@ uint64_t IndexedBitsFromFloat(double value) {
 
 uint64_t IndexedOrderKey(FieldType type, uint64_t bits) {
   constexpr uint64_t kSign = uint64_t{1} << 63;
-  if (type == FieldType::kInt32 || type == FieldType::kInt64) return bits ^ kSign;
+  if (IsIntegral(type)) return bits ^ kSign;
   // IEEE-754 total order: flip all bits of negatives, the sign bit of positives.
   return (bits & kSign) != 0 ? ~bits : bits | kSign;
 }

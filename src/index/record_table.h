@@ -15,7 +15,7 @@ namespace unirecord::index {
 
 // Storage class of every field (SPEC.md section 5) and the entry layout.
 struct FieldLayout {
-  std::vector<int> blob_fields;     // schema indexes of bytes fields
+  std::vector<int> blob_fields;     // schema indexes of blob-class fields (bytes, variable-shape arrays)
   std::vector<int> indexed_fields;  // schema indexes of indexed fields
   std::vector<int> column_fields;   // schema indexes of scalar-page fields
   // Per schema field: its position in the list of its class, or -1.

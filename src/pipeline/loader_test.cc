@@ -116,8 +116,10 @@ TEST(OptionNames, EveryEnumParsesItsOwnNamesAndRejectsOthers) {
   ExpectNamesRoundTrip({SampleOrder::kSequential, SampleOrder::kShuffle, SampleOrder::kBlockShuffle},
                        SampleOrderName, ParseSampleOrder, "random");
   ExpectNamesRoundTrip({FieldType::kInt32, FieldType::kInt64, FieldType::kFloat32, FieldType::kFloat64,
-                        FieldType::kString, FieldType::kBytes},
-                       FieldTypeName, ParseFieldType, "uint8");
+                        FieldType::kString, FieldType::kBytes, FieldType::kUint8, FieldType::kInt8,
+                        FieldType::kUint16, FieldType::kInt16, FieldType::kUint32, FieldType::kFloat16,
+                        FieldType::kBool},
+                       FieldTypeName, ParseFieldType, "complex64");
   ExpectNamesRoundTrip({BlobCompression::kNone, BlobCompression::kZstd}, BlobCompressionName, ParseBlobCompression,
                        "lz4");
 }

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <limits>
 
+#include "format/array_values.h"
 #include "index/record_table.h"
 
 namespace unirecord::query {
@@ -329,7 +330,7 @@ class Parser {
     bool negative = false;
     if (Peek().kind == Tok::kSign) negative = Next().text == "-";
     const Token& t = Next();
-    const bool is_int_field = field.type == FieldType::kInt32 || field.type == FieldType::kInt64;
+    const bool is_int_field = IsIntegral(field.type);
     Literal out;
     if (t.kind == Tok::kString) {
       if (t.offset != start) return Error(start, "a sign cannot precede a string");

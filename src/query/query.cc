@@ -10,6 +10,7 @@
 #include <iterator>
 
 #include "dataset/dataset_impl.h"
+#include "format/array_values.h"
 #include "format/endian.h"
 #include "format/format_constants.h"
 #include "index/record_table.h"
@@ -119,13 +120,7 @@ class ShardScan {
     if (c.indexed) return IndexedKey(c, row);
     UREC_ASSIGN_OR_RETURN(std::string_view v, ColumnValue(c.field, row));
     const uint8_t* p = reinterpret_cast<const uint8_t*>(v.data());
-    uint64_t bits = 0;
-    switch (c.type) {
-      case FieldType::kInt32: bits = index::IndexedBitsFromInt(format::LoadLE<int32_t>(p)); break;
-      case FieldType::kFloat32: bits = index::IndexedBitsFromFloat(format::LoadLE<float>(p)); break;
-      default: bits = format::LoadLE<uint64_t>(p); break;  // int64, float64: as stored
-    }
-    return index::IndexedOrderKey(c.type, bits);
+    return index::IndexedOrderKey(c.type, format::IndexedBitsOf(c.type, p));
   }
 
   Result<bool> Matches(const Comparison& c, uint64_t row) const {
@@ -363,7 +358,7 @@ QueryValue ValueOfKey(FieldType type, uint64_t key) {
   // Undo IndexedOrderKey: ints had the sign bit flipped; floats too when
   // positive (sign now set), all bits when negative (sign now clear).
   constexpr uint64_t kSign = uint64_t{1} << 63;
-  if (type == FieldType::kInt32 || type == FieldType::kInt64) {
+  if (IsIntegral(type)) {
     v.type = FieldType::kInt64;
     v.int_value = static_cast<int64_t>(key ^ kSign);
   } else {

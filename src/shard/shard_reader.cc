@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "format/checksum.h"
+#include "format/array_values.h"
 #include "format/endian.h"
 #include "format/file_names.h"
 #include "format/fixed_parts.h"
@@ -277,7 +278,13 @@ Status ShardReader::Verify() const {
   for (uint64_t row = 0; row < records(); ++row) {
     UREC_ASSIGN_OR_RETURN(const uint8_t* entry, Entry(row, true));
     for (size_t slot = 0; slot < layout_.blob_fields.size(); ++slot) {
-      UREC_RETURN_IF_ERROR(ReadBlob(entry, row, slot, true).status());
+      UREC_ASSIGN_OR_RETURN(const BlobBytes blob, ReadBlob(entry, row, slot, true));
+      const Field& field = header_.schema.field(static_cast<size_t>(layout_.blob_fields[slot]));
+      if (KindInfoOf(field.kind()).per_record_shape) {
+        format::ParsedArray parsed;
+        const Status shape = format::ParseVarArray(field, blob.mapped, &parsed);  // never compressed
+        if (!shape.ok()) return Status::Corruption(RowContext(row) + ": " + shape.message());
+      }
     }
     if (has_columns) {
       uint32_t page_row = 0;

@@ -66,10 +66,12 @@ class ShardReader {
   // Deep check of this shard (SPEC.md section 11, deep verify).
   Status Verify() const;
 
+  // "PATH: row R", the start of every error about one record.
+  std::string RowContext(uint64_t row) const;
+
  private:
   Result<std::shared_ptr<const DecodedPage>> DecodePage(uint32_t page_number, bool verify) const;
   Status CheckPageEntry(uint32_t page_number, const fb::PageEntry& page) const;
-  std::string RowContext(uint64_t row) const;
 
   io::MappedFile shard_;
   index::IndexReader index_;

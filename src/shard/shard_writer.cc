@@ -31,7 +31,7 @@ Result<std::unique_ptr<ShardWriter>> ShardWriter::Create(const ShardContext& con
   return w;
 }
 
-Status ShardWriter::AddBlob(const std::string_view& data, BlobCompression compression,
+Status ShardWriter::AddBlob(const std::string_view& data, BlobCompression compression, uint64_t alignment,
                             index::BlobLocator* locator) {
   std::string_view stored = data;
   if (compression == BlobCompression::kZstd) {
@@ -52,8 +52,17 @@ Status ShardWriter::AddBlob(const std::string_view& data, BlobCompression compre
     return Status::OK();
   }
   const uint64_t row = index_.rows() - 1;
-  if (blob_page_open_ && file_.offset() - blob_page_start_ + stored.size() > context_.pages.blob_page_bytes) {
+  // SPEC.md 6.3: an array's blob starts at a multiple of `alignment`, so its
+  // elements are aligned in the mapping (page starts are multiples of it).
+  const uint64_t padding = (alignment - file_.offset() % alignment) % alignment;
+  if (blob_page_open_ &&
+      file_.offset() + padding - blob_page_start_ + stored.size() > context_.pages.blob_page_bytes) {
     UREC_RETURN_IF_ERROR(CloseBlobPage());
+  }
+  if (blob_page_open_ && padding > 0) {
+    static constexpr char kZeros[format::kArrayBlobAlignment] = {};
+    blob_page_checksum_.Update(kZeros, padding);
+    UREC_RETURN_IF_ERROR(file_.Append(kZeros, padding));
   }
   if (!blob_page_open_) {
     UREC_RETURN_IF_ERROR(file_.PadTo(format::kPageAlignment));
@@ -131,7 +140,9 @@ Status ShardWriter::Add(const format::RecordValues& record) {
   for (size_t slot = 0; slot < layout.blob_fields.size(); ++slot) {
     const size_t f = static_cast<size_t>(layout.blob_fields[slot]);
     index::BlobLocator locator;
-    UREC_RETURN_IF_ERROR(AddBlob(record.slots[f].value, context_.schema.field(f).compression, &locator));
+    const Field& field = context_.schema.field(f);
+    const uint64_t alignment = KindInfoOf(field.kind()).per_record_shape ? format::kArrayBlobAlignment : 1;
+    UREC_RETURN_IF_ERROR(AddBlob(record.slots[f].value, field.compression, alignment, &locator));
     index::StoreBlobLocator(layout, entry, slot, locator);
   }
   for (size_t slot = 0; slot < layout.indexed_fields.size(); ++slot) {
@@ -155,6 +166,7 @@ Status ShardWriter::Close() {
   UREC_RETURN_IF_ERROR(file_.PadTo(format::kFlatBufferAlignment));
   const std::string footer = format::BuildShardFooter(pages_, stats_);
   format::TrailerFields trailer;
+  trailer.minor = context_.schema.RequiredMinorVersion();
   trailer.directory_offset = file_.offset();
   trailer.directory_length = footer.size();
   trailer.directory_checksum = format::Checksum(footer.data(), footer.size());
@@ -178,6 +190,7 @@ Status ShardWriter::Finalize(const format::ShardHeaderValues& shard_values, cons
     return Status::Internal(shard_temp_path_ + ": shard header changed size between placeholder and final");
   }
   format::PreambleFields preamble;
+  preamble.minor = context_.schema.RequiredMinorVersion();
   preamble.header_length = header.size();
   preamble.header_checksum = format::Checksum(header.data(), header.size());
   uint8_t preamble_bytes[format::kPreambleSize];

@@ -77,7 +77,9 @@ class ShardWriter {
  private:
   ShardWriter(const ShardContext& context, uint32_t shard_number);
 
-  Status AddBlob(const std::string_view& data, BlobCompression compression, index::BlobLocator* locator);
+  // `alignment`: the blob's offset is a multiple of it (zero padding before).
+  Status AddBlob(const std::string_view& data, BlobCompression compression, uint64_t alignment,
+                 index::BlobLocator* locator);
   Status CloseBlobPage();
   Status FlushScalarPage();
 

@@ -10,28 +10,26 @@
 namespace unirecord::cli {
 namespace {
 
-template <typename T>
-Json NestedArray(const T* data, const std::vector<int64_t>& shape, size_t dim, size_t* pos) {
+// One element as JSON, by its type's kind (schema.h's TypeInfo table).
+Json ElementToJson(FieldType type, const void* element) {
+  switch (FindType(type)->kind) {
+    case 'f': return Json(ElementToDouble(type, element));
+    case 'b': return Json(ElementToInt64(type, element) != 0);
+    default: return Json(ElementToInt64(type, element));
+  }
+}
+
+Json NestedArray(const ArrayView& array, size_t dim, size_t* pos) {
   Json out = Json::array();
-  for (int64_t i = 0; i < shape[dim]; ++i) {
-    if (dim + 1 == shape.size()) {
-      out.push_back(data[(*pos)++]);
+  const size_t width = NumericWidth(array.type);
+  for (int64_t i = 0; i < array.shape[dim]; ++i) {
+    if (dim + 1 == array.shape.size()) {
+      out.push_back(ElementToJson(array.type, static_cast<const char*>(array.data) + width * (*pos)++));
     } else {
-      out.push_back(NestedArray(data, shape, dim + 1, pos));
+      out.push_back(NestedArray(array, dim + 1, pos));
     }
   }
   return out;
-}
-
-Json ArrayToJson(const ArrayView& array) {
-  size_t pos = 0;
-  switch (array.type) {
-    case FieldType::kInt32: return NestedArray(array.as<int32_t>(), *array.shape, 0, &pos);
-    case FieldType::kInt64: return NestedArray(array.as<int64_t>(), *array.shape, 0, &pos);
-    case FieldType::kFloat32: return NestedArray(array.as<float>(), *array.shape, 0, &pos);
-    case FieldType::kFloat64: return NestedArray(array.as<double>(), *array.shape, 0, &pos);
-    default: return Json::array();
-  }
 }
 
 }  // namespace
@@ -53,30 +51,28 @@ Result<Json> FieldToJson(const Record& record, size_t field) {
   const Field& f = record.schema().field(field);
   if (f.is_array()) {
     UREC_ASSIGN_OR_RETURN(ArrayView array, record.GetArray(field));
-    return ArrayToJson(array);
+    size_t pos = 0;
+    return NestedArray(array, 0, &pos);
   }
-  switch (f.type) {
-    case FieldType::kInt32:
-    case FieldType::kInt64: {
-      UREC_ASSIGN_OR_RETURN(int64_t v, record.GetInt64(field));
-      if (IsHashField(f)) return Json(HashHex(v));
-      return Json(v);
-    }
-    case FieldType::kFloat32:
-    case FieldType::kFloat64: {
-      UREC_ASSIGN_OR_RETURN(double v, record.GetFloat64(field));
-      return Json(v);
-    }
-    case FieldType::kString: {
+  switch (f.kind()) {
+    case FieldKind::kString: {
       UREC_ASSIGN_OR_RETURN(std::string_view v, record.GetString(field));
       return Json(std::string(v));
     }
-    case FieldType::kBytes: {
+    case FieldKind::kBytes: {
       UREC_ASSIGN_OR_RETURN(std::string_view v, record.GetBytes(field));
       return Json{{"size", v.size()}};
     }
+    default:
+      break;
   }
-  return Status::Internal("field '" + f.name + "' has an unknown type");
+  if (IsIntegral(f.type)) {
+    UREC_ASSIGN_OR_RETURN(int64_t v, record.GetInt64(field));
+    if (IsHashField(f)) return Json(HashHex(v));
+    return f.type == FieldType::kBool ? Json(v != 0) : Json(v);
+  }
+  UREC_ASSIGN_OR_RETURN(double v, record.GetFloat64(field));
+  return Json(v);
 }
 
 Result<Json> RecordToJson(const Record& record, const std::vector<size_t>& fields) {

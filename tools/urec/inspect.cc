@@ -52,7 +52,7 @@ Result<std::vector<IndexedStats>> ScanIndexedFields(const Dataset& dataset, std:
   for (size_t f = 0; f < schema.num_fields(); ++f) {
     const Field& field = schema.field(f);
     if (!field.indexed) continue;
-    const bool is_float = field.type == FieldType::kFloat32 || field.type == FieldType::kFloat64;
+    const bool is_float = FindType(field.type)->kind == 'f';
     const bool is_label = field.name == "label" && !is_float;
     IndexedStats s{field.name};
     double sum = 0;
