@@ -1,19 +1,45 @@
 #!/usr/bin/env python3
-"""Fails when a source under src/ includes a header of a higher layer.
+"""Fails when a source under src/ or a public header includes a higher layer.
 
 The layer order is the one list in the top-level CMakeLists.txt
 (`foreach(layer ...)`, bottom-up). A file in src/L/ may include "M/..." only
-when M is L or comes before L in that list; every directory under src/ must be
-in the list. Tests (`*_test.cc`) are exempt: they may build whole datasets to
-test a lower layer. Usage: check-layers.py [ROOT]   (default: the repository
-holding this script); check-layers.py --self-test.
+when M is L or comes before L in that list. A public header
+include/unirecord/X.h belongs to the layer PUBLIC_HEADERS names (the one that
+implements it): including it counts as including that layer, from src/ and
+from the other public headers alike. Every directory under src/ must be in the
+list, every public header in PUBLIC_HEADERS. Tests (`*_test.cc`) are exempt:
+they may build whole datasets to test a lower layer.
+
+The docs name the layers too, and must agree with CMakeLists.txt: the README's
+"`src/` | the library, by layer: ..." row and docs/DEVELOPING.md's "## Layers"
+table list them in order; DEVELOPING.md's "## Layout" table has a `src/L/` row
+for each, in order.
+
+Usage: check-layers.py [ROOT]   (default: the repository holding this script);
+check-layers.py --self-test.
 """
 import os
 import re
 import sys
 import tempfile
 
-INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"/]+)/[^"]+"', re.M)
+# include/unirecord/X.h -> the layer under src/ that implements it.
+PUBLIC_HEADERS = {
+    "status.h": "util",
+    "schema.h": "format",
+    "writer.h": "dataset",
+    "dataset.h": "dataset",
+    "query.h": "query",
+    "sampler.h": "sample",
+    "image.h": "image",
+    "convert.h": "convert",
+    "cuda.h": "gpu",
+    "sample_decoder.h": "pipeline",
+    "loader.h": "pipeline",
+}
+
+INCLUDE = re.compile(r'^[ \t]*#[ \t]*include\s+"([^"/]+)/([^"]+)"', re.M)
+BACKTICKED = re.compile(r"`([a-z_]+)`")
 
 
 def layer_order(root):
@@ -24,14 +50,75 @@ def layer_order(root):
     return match.group(1).split()
 
 
-def violations(root):
+def read(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def upward_includes(root, path, layer, rank, public_headers, order):
+    """Problems with the includes of `path`, a file of `layer`."""
+    text = read(path)
+    problems = []
+    for match in INCLUDE.finditer(text):
+        folder, rest = match.groups()
+        if folder == "unirecord":
+            target = public_headers.get(rest)
+            what = f"unirecord/{rest} (layer {target})"
+        else:
+            target = folder
+            what = f"{target}/"
+        if target in rank and rank[target] > rank[layer]:
+            line = text.count("\n", 0, match.start()) + 1
+            problems.append(f"{os.path.relpath(path, root)}:{line}: includes {what}, "
+                            f"a layer above {layer} (order: {order})")
+    return problems
+
+
+def doc_problems(root, layers):
+    """The README and DEVELOPING.md lists of layers against CMakeLists.txt's."""
+    problems = []
+    checks = []
+    readme = os.path.join(root, "README.md")
+    if os.path.exists(readme):
+        row = re.search(r"^\|\s*`src/`\s*\|[^|\n]*by layer:([^|\n]*)\|", read(readme), re.M)
+        checks.append(("README.md's `src/` row", BACKTICKED.findall(row.group(1)) if row else None))
+    developing = os.path.join(root, "docs", "DEVELOPING.md")
+    if os.path.exists(developing):
+        text = read(developing)
+        section = re.search(r"^## Layers\n(.*?)(?=^## |\Z)", text, re.M | re.S)
+        rows = re.findall(r"^\|([^|\n]*)\|", section.group(1), re.M) if section else []
+        checks.append(('docs/DEVELOPING.md "## Layers" table',
+                       [name for row in rows for name in BACKTICKED.findall(row)] if section else None))
+        section = re.search(r"^## Layout\n(.*?)(?=^## |\Z)", text, re.M | re.S)
+        checks.append(('docs/DEVELOPING.md "## Layout" table',
+                       re.findall(r"^\|\s*`src/([a-z_]+)/`", section.group(1), re.M) if section else None))
+    for where, found in checks:
+        if found is None:
+            problems.append(f"{where}: not found")
+        elif found != layers:
+            problems.append(f"{where} lists {' < '.join(found)}, CMakeLists.txt {' < '.join(layers)}")
+    return problems
+
+
+def violations(root, public_headers=PUBLIC_HEADERS):
     layers = layer_order(root)
     rank = {name: i for i, name in enumerate(layers)}
+    order = " < ".join(layers)
     src = os.path.join(root, "src")
     problems = []
     for name in sorted(os.listdir(src)):
         if os.path.isdir(os.path.join(src, name)) and name not in rank:
             problems.append(f"src/{name}/ is not in CMakeLists.txt's layer list {layers}")
+    for header, layer in sorted(public_headers.items()):
+        if layer not in rank:
+            problems.append(f"check-layers.py: unirecord/{header} belongs to {layer}, not a layer")
+    include_dir = os.path.join(root, "include", "unirecord")
+    for header in sorted(os.listdir(include_dir)) if os.path.isdir(include_dir) else []:
+        if header not in public_headers:
+            problems.append(f"include/unirecord/{header}: no layer owns it (PUBLIC_HEADERS in check-layers.py)")
+        elif public_headers[header] in rank:
+            problems += upward_includes(root, os.path.join(include_dir, header), public_headers[header], rank,
+                                        public_headers, order)
     for layer in layers:
         folder = os.path.join(src, layer)
         if not os.path.isdir(folder):
@@ -40,36 +127,77 @@ def violations(root):
             for file in sorted(files):
                 if not file.endswith((".h", ".cc", ".cu")) or file.endswith("_test.cc"):
                     continue
-                path = os.path.join(dirpath, file)
-                with open(path, encoding="utf-8") as f:
-                    text = f.read()
-                for match in INCLUDE.finditer(text):
-                    target = match.group(1)
-                    if target in rank and rank[target] > rank[layer]:
-                        line = text.count("\n", 0, match.start()) + 1
-                        problems.append(f"{os.path.relpath(path, root)}:{line}: includes {target}/, "
-                                        f"a layer above {layer}/ (order: {' < '.join(layers)})")
-    return problems
+                problems += upward_includes(root, os.path.join(dirpath, file), layer, rank, public_headers, order)
+    return problems + doc_problems(root, layers)
+
+
+def write(root, path, text):
+    path = os.path.join(root, path)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def expect(found, expected, what):
+    if found != expected:
+        sys.exit(f"check-layers self-test ({what}): expected {expected}, got {found}")
 
 
 def self_test():
-    """The check must catch an upward include and pass a downward one."""
+    """Each kind of upward dependency and each doc mismatch is caught; downward ones pass."""
+    owners = {"low.h": "low", "high.h": "high"}
+    order = "(order: low < high)"
     with tempfile.TemporaryDirectory() as root:
-        with open(os.path.join(root, "CMakeLists.txt"), "w") as f:
-            f.write("foreach(layer low high)\n")
-        for layer, body in (("low", '#include "high/b.h"\n'), ("high", '#include "low/a.h"\n')):
-            os.makedirs(os.path.join(root, "src", layer))
-            with open(os.path.join(root, "src", layer, "x.cc"), "w") as f:
-                f.write(body)
-        with open(os.path.join(root, "src", "low", "x_test.cc"), "w") as f:
-            f.write('#include "high/b.h"\n')
-        found = violations(root)
-        expected = ["src/low/x.cc:1: includes high/, a layer above low/ (order: low < high)"]
-        if found != expected:
-            sys.exit(f"check-layers self-test: expected {expected}, got {found}")
+        write(root, "CMakeLists.txt", "foreach(layer low high)\n")
+        write(root, "src/low/x.cc", '#include "low/a.h"\n#include "unirecord/low.h"\n')
+        write(root, "src/high/x.cc", '#include "low/a.h"\n#include "unirecord/low.h"\n#include "unirecord/high.h"\n')
+        write(root, "src/low/x_test.cc", '#include "high/b.h"\n#include "unirecord/high.h"\n')
+        write(root, "include/unirecord/low.h", "\n")
+        write(root, "include/unirecord/high.h", '#include "unirecord/low.h"\n')
+        write(root, "README.md", "| `src/` | the library, by layer: `low`, `high` |\n")
+        write(root, "docs/DEVELOPING.md", "## Layout\n| `src/low/` | a |\n| `src/high/` | b |\n"
+                                          "## Layers\n| `low` | — |\n| `high` | `low` |\n")
+        expect(violations(root, owners), [], "a clean tree")
+
+        write(root, "src/low/x.cc", '#include "high/b.h"\n')
+        expect(violations(root, owners), [f"src/low/x.cc:1: includes high/, a layer above low {order}"],
+               "an internal header of a higher layer")
+        write(root, "src/low/x.cc", '#include <vector>\n#include "unirecord/high.h"\n')
+        expect(violations(root, owners),
+               [f"src/low/x.cc:2: includes unirecord/high.h (layer high), a layer above low {order}"],
+               "a public header of a higher layer")
+        write(root, "src/low/x.cc", "\n")
+        write(root, "include/unirecord/low.h", '#include "unirecord/high.h"\n')
+        expect(violations(root, owners),
+               [f"include/unirecord/low.h:1: includes unirecord/high.h (layer high), a layer above low {order}"],
+               "a public header including a higher one")
+        write(root, "include/unirecord/low.h", "\n")
+        write(root, "include/unirecord/stray.h", "\n")
+        expect(violations(root, owners),
+               ["include/unirecord/stray.h: no layer owns it (PUBLIC_HEADERS in check-layers.py)"],
+               "a public header no layer owns")
+        os.remove(os.path.join(root, "include/unirecord/stray.h"))
+
+        write(root, "README.md", "| `src/` | the library, by layer: `high`, `low` |\n")
+        expect(violations(root, owners), ["README.md's `src/` row lists high < low, CMakeLists.txt low < high"],
+               "the README's layer list")
+        write(root, "README.md", "| `src/` | the library, by layer: `low`, `high` |\n")
+        write(root, "docs/DEVELOPING.md", "## Layout\n| `src/low/` | a |\n"
+                                          "## Layers\n| `low` | — |\n| `high` | `low` |\n")
+        expect(violations(root, owners),
+               ['docs/DEVELOPING.md "## Layout" table lists low, CMakeLists.txt low < high'],
+               "DEVELOPING.md's layout table")
+        write(root, "docs/DEVELOPING.md", "## Layout\n| `src/low/` | a |\n| `src/high/` | b |\n"
+                                          "## Layers\n| `high` | — |\n")
+        expect(violations(root, owners),
+               ['docs/DEVELOPING.md "## Layers" table lists high, CMakeLists.txt low < high'],
+               "DEVELOPING.md's layers table")
+        write(root, "docs/DEVELOPING.md", "## Layout\n| `src/low/` | a |\n| `src/high/` | b |\n"
+                                          "## Layers\n| `low` | — |\n| `high` | `low` |\n")
+
         os.makedirs(os.path.join(root, "src", "stray"))
-        if not any("src/stray/ is not in" in p for p in violations(root)):
-            sys.exit("check-layers self-test: a directory outside the layer list was not reported")
+        expect(violations(root, owners), [f"src/stray/ is not in CMakeLists.txt's layer list ['low', 'high']"],
+               "a directory outside the layer list")
     print("check-layers self-test: ok")
 
 
@@ -82,7 +210,8 @@ def main():
     for problem in problems:
         print(problem)
     if problems:
-        sys.exit(f"check-layers: {len(problems)} upward include(s) or unlisted layer(s)")
+        sys.exit(f"check-layers: {len(problems)} upward include(s), unowned header(s), unlisted layer(s) "
+                 f"or doc list(s) out of step")
     print(f"check-layers: ok ({' < '.join(layer_order(root))})")
 
 

@@ -31,11 +31,11 @@
 // saved state yields exactly the batches the uninterrupted one would have.
 //
 // A Loader is driven from one thread (Next, SetEpoch, Restore, state). A
-// Batch must be destroyed (or Released) before its Loader.
+// Batch may outlive its Loader: it shares the buffer pool, which goes when
+// the Loader and the last Batch it handed out are gone.
 #ifndef UNIRECORD_LOADER_H_
 #define UNIRECORD_LOADER_H_
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -44,6 +44,7 @@
 #include <string_view>
 #include <vector>
 
+#include "unirecord/cuda.h"
 #include "unirecord/dataset.h"
 #include "unirecord/image.h"
 #include "unirecord/sample_decoder.h"
@@ -64,32 +65,6 @@ enum class OnBadRecord : uint8_t {
   kSkip,   // the sample is replaced by the next id of the sampler's sequence
            // (which then appears twice this epoch) and counted in the stats
 };
-
-enum class DeviceDType : uint8_t { kUint8, kFloat16, kFloat32 };
-
-// Where batches go when device >= 0 (needs a build with CUDA). The host
-// buffers are then pinned; each finished batch is copied as uint8 NHWC on the
-// loader's own stream, and one kernel writes `dtype` in `layout`, normalised
-// as (x - mean) / std when `normalize`. Batch::ready_event() is recorded after
-// the kernel: the consumer's stream waits on it (Batch::WaitOn), not the host.
-struct CudaOptions {
-  int device = -1;  // -1: batches stay on the CPU
-  DeviceDType dtype = DeviceDType::kFloat32;
-  ImageLayout layout = ImageLayout::kNCHW;
-  bool normalize = true;
-  // On the 0..255 scale: ImageNet's mean/std times 255.
-  std::array<float, 3> mean = {123.675f, 116.28f, 103.53f};
-  std::array<float, 3> std = {58.395f, 57.12f, 57.375f};
-  // The stream that consumes batches (a cudaStream_t; nullptr: the legacy
-  // default stream). A released batch's device buffer is rewritten only after
-  // the work queued on this stream before the release.
-  void* consumer_stream = nullptr;
-};
-
-// Whether this build of unirecord has the CUDA path (CMake found nvcc and
-// UNIRECORD_ENABLE_CUDA was on). Without it, CudaOptions::device >= 0 makes
-// Loader::Create fail with NotSupported.
-bool BuiltWithCuda();
 
 struct LoaderOptions {
   size_t batch_size = 256;
@@ -125,7 +100,7 @@ struct LoaderOptions {
   // kSkip: this many bad records in a row is an error (the data is not usable).
   int max_consecutive_bad = 64;
 
-  CudaOptions cuda;
+  CudaOptions cuda;  // cuda.h
 };
 
 // Cumulative since Create or ResetStats. Stage times are summed over the

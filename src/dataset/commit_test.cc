@@ -132,7 +132,7 @@ TEST(CommitTest, TheManifestBindsItsGeneration) {
   testing::ScratchDir dir;
   auto summary = testing::WriteSample(dir.path(), "train", 8, testing::SmallPages(2));
   ASSERT_TRUE(summary.ok());
-  auto manifest = format::ReadManifest(dir.path(), "train");
+  auto manifest = dataset::ReadManifest(dir.path(), "train");
   ASSERT_TRUE(manifest.ok()) << manifest.status().ToString();
   EXPECT_EQ(manifest->generation, 1u);
   EXPECT_EQ(manifest->shard_count, 2u);
@@ -147,9 +147,9 @@ TEST(CommitTest, TheManifestBindsItsGeneration) {
   EXPECT_NE(damaged.status().message().find("train.uset: manifest checksum mismatch"), std::string::npos)
       << damaged.status().message();
 
-  format::Manifest other = *manifest;
+  dataset::Manifest other = *manifest;
   other.uuid = "00000000-0000-8000-8000-000000000000";
-  testing::WriteBytes(dir / "train.uset", format::EncodeManifest(other));
+  testing::WriteBytes(dir / "train.uset", dataset::EncodeManifest(other));
   auto mismatched = Dataset::Open(dir / "train");
   EXPECT_EQ(mismatched.status().code(), StatusCode::kCorruption);
   EXPECT_NE(mismatched.status().message().find("but its shards hold dataset " + summary->uuid), std::string::npos)
@@ -176,25 +176,25 @@ std::string Signed(const std::string& body) {
 }
 
 TEST(CommitTest, ManifestsDecodeStrictlyButIgnoreKeysOfLaterVersions) {
-  format::Manifest manifest;
+  dataset::Manifest manifest;
   manifest.generation = 12;
   manifest.shard_count = 3;
   manifest.uuid = "25661647-a09f-8738-832b-a9cd1a5612e2";
   manifest.reports = {"rejects"};
-  const std::string text = format::EncodeManifest(manifest);
+  const std::string text = dataset::EncodeManifest(manifest);
   const std::string body = text.substr(0, text.rfind("checksum "));
   EXPECT_EQ(text, Signed(body));
-  auto decoded = format::DecodeManifest(text, "m.uset");
+  auto decoded = dataset::DecodeManifest(text, "m.uset");
   ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
   EXPECT_EQ(decoded->generation, 12u);
   EXPECT_EQ(decoded->shard_count, 3u);
   EXPECT_EQ(decoded->uuid, manifest.uuid);
   EXPECT_EQ(decoded->reports, manifest.reports);
-  EXPECT_TRUE(format::DecodeManifest(Signed(body + "added-later 1 2 3\n"), "m.uset").ok());
+  EXPECT_TRUE(dataset::DecodeManifest(Signed(body + "added-later 1 2 3\n"), "m.uset").ok());
   for (const std::string& bad :
        {text.substr(0, text.size() - 5), Signed(body.substr(0, body.find("uuid "))), Signed("unirecord-manifest 2\n"),
         Signed(body + "shards 4\n"), Signed(body + "report Rejects\n"), std::string()}) {
-    auto refused = format::DecodeManifest(bad, "m.uset");
+    auto refused = dataset::DecodeManifest(bad, "m.uset");
     EXPECT_EQ(refused.status().code(), StatusCode::kCorruption) << bad;
     EXPECT_EQ(refused.status().message().rfind("m.uset: manifest ", 0), 0u) << refused.status().message();
   }
@@ -230,7 +230,7 @@ TEST(CommitTest, ReportsAreCommittedWithTheGeneration) {
   const WriterSummary& summary = (*writer)->summary();
   ASSERT_EQ(summary.report_paths, std::vector<std::string>{dir / "train.rejects.g000001.tsv"});
   EXPECT_EQ(testing::ReadBytes(summary.report_paths[0]), "path\treason\n");
-  EXPECT_EQ(format::ReadManifest(dir.path(), "train")->reports, std::vector<std::string>{"rejects"});
+  EXPECT_EQ(dataset::ReadManifest(dir.path(), "train")->reports, std::vector<std::string>{"rejects"});
 }
 
 }  // namespace

@@ -14,7 +14,7 @@
 
 namespace unirecord {
 
-using format::ShardReader;
+using shard::ShardReader;
 
 struct Record::Impl {
   std::shared_ptr<const Dataset> owner;  // keeps `dataset` and the mapped files alive
@@ -22,11 +22,15 @@ struct Record::Impl {
   uint64_t id = 0;
   const uint8_t* entry = nullptr;
   std::vector<Blob> blobs;  // by blob slot
-  std::shared_ptr<const format::DecodedPage> page;
+  std::shared_ptr<const shard::DecodedPage> page;
   uint32_t page_row = 0;
 };
 
 namespace {
+
+Blob ToBlob(shard::BlobBytes bytes) {
+  return bytes.inflated ? Blob(std::move(*bytes.inflated)) : Blob(bytes.mapped);
+}
 
 bool HasGlobChars(const std::string& path) { return path.find_first_of("*?[") != std::string::npos; }
 
@@ -50,7 +54,7 @@ Result<std::shared_ptr<Dataset>> OpenCommitted(const std::string& dir, const std
   // reading the manifest and opening its shards: then read it again.
   const std::string manifest_path = io::JoinPath(dir, format::ManifestFileName(name));
   for (int attempt = 1;; ++attempt) {
-    UREC_ASSIGN_OR_RETURN(const format::Manifest manifest, format::ReadManifest(dir, name));
+    UREC_ASSIGN_OR_RETURN(const dataset::Manifest manifest, dataset::ReadManifest(dir, name));
     std::vector<std::string> paths;
     std::string missing;
     for (uint32_t s = 0; s < manifest.shard_count; ++s) {
@@ -67,7 +71,7 @@ Result<std::shared_ptr<Dataset>> OpenCommitted(const std::string& dir, const std
                                 (*dataset)->uuid());
     }
     if (dataset.ok() || dataset.status().code() != StatusCode::kNotFound || attempt == 3) return dataset;
-    Result<format::Manifest> now = format::ReadManifest(dir, name);
+    Result<dataset::Manifest> now = dataset::ReadManifest(dir, name);
     if (!now.ok() || now->generation == manifest.generation) return dataset;
   }
 }
@@ -151,7 +155,7 @@ Result<std::shared_ptr<Dataset>> Dataset::Open(const std::vector<std::string>& s
     if (!EndsWith(path, format::kShardExtension)) {
       return Status::InvalidArgument(path + ": not a shard path (expected a .urec file)");
     }
-    UREC_ASSIGN_OR_RETURN(auto shard, ShardReader::Open(path, options));
+    UREC_ASSIGN_OR_RETURN(auto shard, ShardReader::Open(path, options.verify_index_at_open));
     opened.push_back(std::move(shard));
   }
   std::sort(opened.begin(), opened.end(), [](const auto& a, const auto& b) {
@@ -255,8 +259,8 @@ Result<Record> Dataset::Get(uint64_t id) const {
   const index::FieldLayout& layout = impl_->layout;
   r.blobs.reserve(layout.blob_fields.size());
   for (size_t slot = 0; slot < layout.blob_fields.size(); ++slot) {
-    UREC_ASSIGN_OR_RETURN(Blob blob, shard->ReadBlob(r.entry, row, slot, verify));
-    r.blobs.push_back(std::move(blob));
+    UREC_ASSIGN_OR_RETURN(shard::BlobBytes bytes, shard->ReadBlob(r.entry, row, slot, verify));
+    r.blobs.push_back(ToBlob(std::move(bytes)));
   }
   if (!layout.column_fields.empty()) {
     UREC_ASSIGN_OR_RETURN(r.page, shard->ScalarPage(r.entry, row, verify, &r.page_row));
@@ -274,7 +278,9 @@ Result<Blob> Dataset::GetBlob(uint64_t id, size_t field) const {
   const bool verify = impl_->options.verify_checksums;
   UREC_ASSIGN_OR_RETURN(auto located, impl_->Locate(id));
   UREC_ASSIGN_OR_RETURN(const uint8_t* entry, located.first->Entry(located.second, verify));
-  UREC_ASSIGN_OR_RETURN(Blob blob, located.first->ReadBlob(entry, located.second, static_cast<size_t>(slot), verify));
+  UREC_ASSIGN_OR_RETURN(shard::BlobBytes bytes,
+                        located.first->ReadBlob(entry, located.second, static_cast<size_t>(slot), verify));
+  Blob blob = ToBlob(std::move(bytes));
   if (blob.zero_copy()) blob.owner_ = shared_from_this();
   return blob;
 }

@@ -18,7 +18,7 @@ namespace unirecord {
 
 struct Dataset::Impl {
   DatasetOptions options;
-  std::vector<std::unique_ptr<format::ShardReader>> shards;  // by shard number
+  std::vector<std::unique_ptr<shard::ShardReader>> shards;  // by shard number
   std::vector<uint64_t> first_ids;                           // parallel to shards
   std::vector<ShardInfo> infos;
   uint64_t size = 0;
@@ -28,13 +28,13 @@ struct Dataset::Impl {
   index::FieldLayout layout;
 
   // The shard holding `id` and the row in it.
-  Result<std::pair<const format::ShardReader*, uint64_t>> Locate(uint64_t id) const {
+  Result<std::pair<const shard::ShardReader*, uint64_t>> Locate(uint64_t id) const {
     if (id >= size) {
       return Status::OutOfRange("record id " + std::to_string(id) + " out of range (dataset has " +
                                 std::to_string(size) + " records)");
     }
     size_t s = static_cast<size_t>(std::upper_bound(first_ids.begin(), first_ids.end(), id) - first_ids.begin()) - 1;
-    return std::pair<const format::ShardReader*, uint64_t>(shards[s].get(), id - first_ids[s]);
+    return std::pair<const shard::ShardReader*, uint64_t>(shards[s].get(), id - first_ids[s]);
   }
 };
 

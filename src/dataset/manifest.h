@@ -9,7 +9,7 @@
 
 #include "unirecord/status.h"
 
-namespace unirecord::format {
+namespace unirecord::dataset {
 
 struct Manifest {
   uint64_t generation = 0;           // >= 1
@@ -24,6 +24,6 @@ Result<Manifest> DecodeManifest(const std::string& text, const std::string& path
 // Reads and decodes DIR/NAME.uset; NotFound when there is none.
 Result<Manifest> ReadManifest(const std::string& dir, const std::string& name);
 
-}  // namespace unirecord::format
+}  // namespace unirecord::dataset
 
 #endif  // UNIRECORD_DATASET_MANIFEST_H_

@@ -1,158 +1,20 @@
 #include "unirecord/writer.h"
 
 #include <unistd.h>
-#include <xxhash.h>
+#include <zstd.h>
 
 #include <algorithm>
-#include <cinttypes>
-#include <cstdio>
-#include <cstring>
 
 #include "dataset/manifest.h"
-#include "format/endian.h"
+#include "dataset/record_builder_impl.h"
+#include "format/dataset_uuid.h"
 #include "format/file_names.h"
 #include "format/format_constants.h"
-#include "format/record_values.h"
-#include "index/record_table.h"
 #include "io/file.h"
 #include "shard/shard_writer.h"
 #include "util/threads.h"
 
 namespace unirecord {
-
-// --- RecordBuilder ----------------------------------------------------------
-
-namespace {
-
-using Slot = RecordBuilder::Impl::Slot;
-
-template <typename T>
-constexpr FieldType TypeOf() {
-  if constexpr (std::is_same_v<T, int32_t>) return FieldType::kInt32;
-  if constexpr (std::is_same_v<T, int64_t>) return FieldType::kInt64;
-  if constexpr (std::is_same_v<T, float>) return FieldType::kFloat32;
-  return FieldType::kFloat64;
-}
-
-Result<Slot*> CheckedSlot(RecordBuilder::Impl& impl, size_t field, FieldType type, bool array) {
-  if (field >= impl.schema.num_fields()) {
-    return Status::InvalidArgument("record: field index " + std::to_string(field) + " out of range (" +
-                                   std::to_string(impl.schema.num_fields()) + " fields)");
-  }
-  const Field& f = impl.schema.field(field);
-  if (f.type != type || f.is_array() != array) {
-    return Status::InvalidArgument("record: field '" + f.name + "' is " + FieldTypeName(f.type) +
-                                   (f.is_array() ? " array" : "") + ", not " + FieldTypeName(type) +
-                                   (array ? " array" : ""));
-  }
-  return &impl.slots[field];
-}
-
-template <typename T>
-Status SetNumeric(RecordBuilder::Impl& impl, size_t field, T value) {
-  UREC_ASSIGN_OR_RETURN(Slot * slot, CheckedSlot(impl, field, TypeOf<T>(), false));
-  format::StoreLE<T>(slot->scalar, value);
-  if constexpr (std::is_integral_v<T>) {
-    slot->indexed_bits = index::IndexedBitsFromInt(value);
-  } else {
-    slot->indexed_bits = index::IndexedBitsFromFloat(value);
-  }
-  slot->value = std::string_view(reinterpret_cast<const char*>(slot->scalar), sizeof(T));
-  slot->set = true;
-  return Status::OK();
-}
-
-template <typename T>
-Status SetArrayValues(RecordBuilder::Impl& impl, size_t field, const T* values, size_t count) {
-  UREC_ASSIGN_OR_RETURN(Slot * slot, CheckedSlot(impl, field, TypeOf<T>(), true));
-  const Field& f = impl.schema.field(field);
-  if (count != static_cast<size_t>(f.num_elements())) {
-    return Status::InvalidArgument("record: field '" + f.name + "' takes " + std::to_string(f.num_elements()) +
-                                   " elements, got " + std::to_string(count));
-  }
-  slot->owned.assign(reinterpret_cast<const char*>(values), count * sizeof(T));  // host is little-endian
-  slot->value = slot->owned;
-  slot->set = true;
-  return Status::OK();
-}
-
-}  // namespace
-
-RecordBuilder::RecordBuilder(const Schema& schema) : impl_(std::make_unique<Impl>(schema)) {}
-RecordBuilder::~RecordBuilder() = default;
-RecordBuilder::RecordBuilder(RecordBuilder&&) noexcept = default;
-RecordBuilder& RecordBuilder::operator=(RecordBuilder&&) noexcept = default;
-
-const Schema& RecordBuilder::schema() const { return impl_->schema; }
-
-Status RecordBuilder::SetInt32(size_t field, int32_t value) { return SetNumeric(*impl_, field, value); }
-Status RecordBuilder::SetInt64(size_t field, int64_t value) { return SetNumeric(*impl_, field, value); }
-Status RecordBuilder::SetFloat32(size_t field, float value) { return SetNumeric(*impl_, field, value); }
-Status RecordBuilder::SetFloat64(size_t field, double value) { return SetNumeric(*impl_, field, value); }
-
-Status RecordBuilder::SetString(size_t field, std::string_view value) {
-  UREC_ASSIGN_OR_RETURN(Slot * slot, CheckedSlot(*impl_, field, FieldType::kString, false));
-  if (value.size() > format::kMaxBlobBytes) {
-    return Status::InvalidArgument("record: string for field '" + impl_->schema.field(field).name +
-                                   "' exceeds 4 GiB - 1 bytes");
-  }
-  slot->owned.assign(value.data(), value.size());
-  slot->value = slot->owned;
-  slot->set = true;
-  return Status::OK();
-}
-
-Status RecordBuilder::SetBytes(size_t field, std::string_view value) {
-  UREC_ASSIGN_OR_RETURN(Slot * slot, CheckedSlot(*impl_, field, FieldType::kBytes, false));
-  if (value.size() > format::kMaxBlobBytes) {
-    return Status::InvalidArgument("record: blob for field '" + impl_->schema.field(field).name +
-                                   "' exceeds 4 GiB - 1 bytes");
-  }
-  slot->value = value;
-  slot->set = true;
-  return Status::OK();
-}
-
-Status RecordBuilder::SetBytesOwned(size_t field, std::string value) {
-  UREC_ASSIGN_OR_RETURN(Slot * slot, CheckedSlot(*impl_, field, FieldType::kBytes, false));
-  slot->owned = std::move(value);
-  return SetBytes(field, slot->owned);
-}
-
-Status RecordBuilder::SetArray(size_t field, const int32_t* v, size_t n) { return SetArrayValues(*impl_, field, v, n); }
-Status RecordBuilder::SetArray(size_t field, const int64_t* v, size_t n) { return SetArrayValues(*impl_, field, v, n); }
-Status RecordBuilder::SetArray(size_t field, const float* v, size_t n) { return SetArrayValues(*impl_, field, v, n); }
-Status RecordBuilder::SetArray(size_t field, const double* v, size_t n) { return SetArrayValues(*impl_, field, v, n); }
-
-#define UREC_BY_NAME(call)                                           \
-  UREC_ASSIGN_OR_RETURN(size_t index, impl_->schema.FindField(field)); \
-  return call
-
-Status RecordBuilder::SetInt32(std::string_view field, int32_t value) { UREC_BY_NAME(SetInt32(index, value)); }
-Status RecordBuilder::SetInt64(std::string_view field, int64_t value) { UREC_BY_NAME(SetInt64(index, value)); }
-Status RecordBuilder::SetFloat32(std::string_view field, float value) { UREC_BY_NAME(SetFloat32(index, value)); }
-Status RecordBuilder::SetFloat64(std::string_view field, double value) { UREC_BY_NAME(SetFloat64(index, value)); }
-Status RecordBuilder::SetString(std::string_view field, std::string_view value) { UREC_BY_NAME(SetString(index, value)); }
-Status RecordBuilder::SetBytes(std::string_view field, std::string_view value) { UREC_BY_NAME(SetBytes(index, value)); }
-Status RecordBuilder::SetBytesOwned(std::string_view field, std::string value) {
-  UREC_BY_NAME(SetBytesOwned(index, std::move(value)));
-}
-Status RecordBuilder::SetArray(std::string_view field, const int32_t* v, size_t n) { UREC_BY_NAME(SetArray(index, v, n)); }
-Status RecordBuilder::SetArray(std::string_view field, const int64_t* v, size_t n) { UREC_BY_NAME(SetArray(index, v, n)); }
-Status RecordBuilder::SetArray(std::string_view field, const float* v, size_t n) { UREC_BY_NAME(SetArray(index, v, n)); }
-Status RecordBuilder::SetArray(std::string_view field, const double* v, size_t n) { UREC_BY_NAME(SetArray(index, v, n)); }
-
-#undef UREC_BY_NAME
-
-void RecordBuilder::Clear() {
-  for (Slot& slot : impl_->slots) {
-    slot.set = false;
-    slot.value = {};
-  }
-}
-
-// --- Writer -----------------------------------------------------------------
-
 namespace {
 
 enum class ShardingMode { kRoundRobin, kContiguous, kTargetSize };
@@ -173,7 +35,7 @@ Status WriteWholeFile(const std::string& path, const std::string& bytes, bool sy
 // manifest only temporaries go. Returns the highest generation number seen,
 // so that the next one is new. Removal failures are left for the next run.
 Result<uint64_t> RemoveUnusedFiles(const std::string& dir, const std::string& name) {
-  const Result<format::Manifest> manifest = format::ReadManifest(dir, name);
+  const Result<dataset::Manifest> manifest = dataset::ReadManifest(dir, name);
   const bool known = manifest.ok() || manifest.status().code() == StatusCode::kNotFound;
   const uint64_t committed = manifest.ok() ? manifest->generation : 0;
   UREC_ASSIGN_OR_RETURN(std::vector<std::string> files, io::ListDirectory(dir));
@@ -199,44 +61,43 @@ struct Writer::Impl {
   std::vector<std::pair<std::string, std::string>> reports;  // label, text
   ShardingMode mode = ShardingMode::kRoundRobin;
   uint32_t planned_shards = 1;  // round robin and contiguous modes
+  WriterOptions options;
   Schema user_schema;  // as given; context.schema has default_blob_compression applied
-  format::ShardContext context;
-  std::vector<std::unique_ptr<format::ShardWriter>> shards;
+  shard::ShardContext context;
+  std::vector<std::unique_ptr<shard::ShardWriter>> shards;
   uint64_t written = 0;
   bool started = false;
   bool finished = false;
   Status failure;  // first error that made the writer unusable
   WriterSummary summary;
 
-  Result<format::ShardWriter*> StartShard() {
+  Result<shard::ShardWriter*> StartShard() {
     const uint32_t number = static_cast<uint32_t>(shards.size());
-    if (number >= format::kMaxShards) return Status::InvalidArgument("writer: more than 99999 shards");
-    char number_text[16];
-    std::snprintf(number_text, sizeof(number_text), "%05" PRIu32, number);
-    UREC_ASSIGN_OR_RETURN(auto shard, format::ShardWriter::Create(context, number,
-                                                                  TemporaryPath(number_text + std::string(".urec")),
-                                                                  TemporaryPath(number_text + std::string(".uidx"))));
+    if (number >= format::kMaxShards) {
+      return Status::InvalidArgument("writer: more than " + std::to_string(format::kMaxShards) + " shards");
+    }
+    const long pid = ::getpid();
+    UREC_ASSIGN_OR_RETURN(auto shard, shard::ShardWriter::Create(
+                                          context, number,
+                                          InDir(format::TemporaryShardFileName(name, pid, number)),
+                                          InDir(format::TemporaryIndexFileName(name, pid, number))));
     shards.push_back(std::move(shard));
     return shards.back().get();
   }
 
   // First id of shard s in contiguous mode.
   uint64_t ContiguousStart(uint32_t s) const {
-    return static_cast<uint64_t>(static_cast<unsigned __int128>(context.options.expected_records) * s /
+    return static_cast<uint64_t>(static_cast<unsigned __int128>(options.expected_records) * s /
                                  planned_shards);
   }
 
-  Result<format::ShardWriter*> ShardForNext() {
+  Result<shard::ShardWriter*> ShardForNext() {
     if (mode == ShardingMode::kRoundRobin) {
       while (shards.size() < planned_shards) UREC_RETURN_IF_ERROR(StartShard().status());
       return shards[written % planned_shards].get();
     }
     if (mode == ShardingMode::kContiguous) {
-      if (written >= context.options.expected_records) {
-        return Status::InvalidArgument("writer: more records than expected_records (" +
-                                       std::to_string(context.options.expected_records) + ")");
-      }
-      // Move to the shard whose range holds `written`; skipped shards stay empty.
+      // Write() has refused records past expected_records. Move to the shard whose range holds `written`; skipped shards stay empty.
       while (shards.empty() || written >= ContiguousStart(static_cast<uint32_t>(shards.size()))) {
         if (!shards.empty()) UREC_RETURN_IF_ERROR(shards.back()->Close());
         UREC_RETURN_IF_ERROR(StartShard().status());
@@ -244,7 +105,7 @@ struct Writer::Impl {
       return shards.back().get();
     }
     if (shards.empty() ||
-        (shards.back()->records() > 0 && shards.back()->file_bytes() >= context.options.target_shard_bytes)) {
+        (shards.back()->records() > 0 && shards.back()->file_bytes() >= options.target_shard_bytes)) {
       if (!shards.empty()) UREC_RETURN_IF_ERROR(shards.back()->Close());
       UREC_RETURN_IF_ERROR(StartShard().status());
     }
@@ -252,39 +113,23 @@ struct Writer::Impl {
   }
 
   format::Uuid DatasetUuid() const {
-    XXH3_state_t* state = XXH3_createState();
-    XXH3_128bits_reset(state);
-    auto add_u64 = [state](uint64_t v) {
-      uint8_t bytes[8];
-      format::StoreLE<uint64_t>(bytes, v);
-      XXH3_128bits_update(state, bytes, sizeof(bytes));
-    };
-    XXH3_128bits_update(state, format::kUuidDomain, std::strlen(format::kUuidDomain));
-    add_u64(shards.size());
+    std::vector<format::ShardDigest> digests;
     for (const auto& shard : shards) {
-      add_u64(shard->records());
-      add_u64(shard->footer_checksum());
-      add_u64(shard->record_table_checksum());
+      digests.push_back({shard->records(), shard->footer_checksum(), shard->record_table_checksum()});
     }
-    format::ShardHeaderValues anonymous;
-    anonymous.blob_page_bytes = context.options.blob_page_bytes;
-    anonymous.scalar_page_bytes = context.options.scalar_page_bytes;
-    anonymous.zstd_level = context.options.zstd_level;
-    const std::string header = format::BuildShardHeader(context.schema, context.metadata, anonymous);
-    XXH3_128bits_update(state, header.data(), header.size());
-    XXH128_canonical_t canonical;
-    XXH128_canonicalFromHash(&canonical, XXH3_128bits_digest(state));
-    XXH3_freeState(state);
-    format::Uuid uuid;
-    std::memcpy(uuid.data(), canonical.digest, uuid.size());
-    uuid[6] = static_cast<uint8_t>((uuid[6] & 0x0F) | 0x80);  // version 8
-    uuid[8] = static_cast<uint8_t>((uuid[8] & 0x3F) | 0x80);  // variant 10
-    return uuid;
+    return format::DeriveDatasetUuid(digests, context.schema, context.metadata, PageHeaderValues());
   }
 
-  std::string TemporaryPath(const std::string& tag) const {
-    return io::JoinPath(out_dir, format::TemporaryFileName(name, ::getpid(), tag));
+  // The page settings as a shard header records them.
+  format::ShardHeaderValues PageHeaderValues() const {
+    format::ShardHeaderValues values;
+    values.blob_page_bytes = context.pages.blob_page_bytes;
+    values.scalar_page_bytes = context.pages.scalar_page_bytes;
+    values.zstd_level = context.pages.zstd_level;
+    return values;
   }
+
+  std::string InDir(const std::string& file) const { return io::JoinPath(out_dir, file); }
 
   // Ends the write: removes what the committed generation does not use
   // (after a failure: everything this writer wrote) and drops the lock.
@@ -313,7 +158,8 @@ Result<std::unique_ptr<Writer>> Writer::Create(const std::string& out_dir, const
     return Status::InvalidArgument("writer: set num_shards or target_shard_bytes, not both");
   }
   if (options.num_shards > format::kMaxShards) {
-    return Status::InvalidArgument("writer: num_shards " + std::to_string(options.num_shards) + " exceeds 99999");
+    return Status::InvalidArgument("writer: num_shards " + std::to_string(options.num_shards) + " exceeds " +
+                                   std::to_string(format::kMaxShards));
   }
   if (options.expected_records > 0 && options.target_shard_bytes > 0) {
     return Status::InvalidArgument("writer: expected_records applies to num_shards mode only");
@@ -356,7 +202,8 @@ Result<std::unique_ptr<Writer>> Writer::Create(const std::string& out_dir, const
   }
   UREC_ASSIGN_OR_RETURN(impl->context.schema, Schema::Make(std::move(stored_fields)));
   impl->context.layout = index::FieldLayout::For(impl->context.schema);
-  impl->context.options = options;
+  impl->context.pages = {options.blob_page_bytes, options.scalar_page_bytes, options.zstd_level};
+  impl->options = options;
   if (options.target_shard_bytes > 0) {
     impl->mode = ShardingMode::kTargetSize;
   } else {
@@ -380,7 +227,7 @@ Status Writer::Write(RecordBuilder& record) {
   Impl& w = *impl_;
   if (w.finished) return Status::FailedPrecondition("writer: Write after Finish");
   if (!w.failure.ok()) return Status::FailedPrecondition("writer: unusable after an earlier error: " + w.failure.message());
-  const RecordBuilder::Impl& values = *record.impl_;
+  const format::RecordValues& values = *record.impl_;
   if (values.schema != w.user_schema && values.schema != w.context.schema) {
     return Status::InvalidArgument("writer: record built for another schema (" + values.schema.ToString() + ")");
   }
@@ -390,12 +237,12 @@ Status Writer::Write(RecordBuilder& record) {
                                      std::to_string(w.written) + " is not set");
     }
   }
-  if (w.mode == ShardingMode::kContiguous && w.written >= w.context.options.expected_records) {
+  if (w.mode == ShardingMode::kContiguous && w.written >= w.options.expected_records) {
     return Status::InvalidArgument("writer: more records than expected_records (" +
-                                   std::to_string(w.context.options.expected_records) + ")");
+                                   std::to_string(w.options.expected_records) + ")");
   }
   w.started = true;
-  Result<format::ShardWriter*> shard = w.ShardForNext();
+  Result<shard::ShardWriter*> shard = w.ShardForNext();
   Status status = shard.ok() ? (*shard)->Add(values) : shard.status();
   if (!status.ok()) {
     w.failure = status;
@@ -437,7 +284,7 @@ Status Writer::Impl::Commit() {
   } else if (shards.empty()) {
     UREC_RETURN_IF_ERROR(StartShard().status());
   }
-  const int threads = context.options.threads;
+  const int threads = options.threads;
   UREC_RETURN_IF_ERROR(ParallelFor(shards.size(), threads, "writer: threads", [this](size_t s) {
     return shards[s]->closed() ? Status::OK() : shards[s]->Close();
   }));
@@ -446,15 +293,12 @@ Status Writer::Impl::Commit() {
   std::vector<uint64_t> first_ids(count + 1, 0);
   for (uint32_t s = 0; s < count; ++s) first_ids[s + 1] = first_ids[s] + shards[s]->records();
   UREC_RETURN_IF_ERROR(ParallelFor(count, threads, "writer: threads", [&](size_t s) {
-    format::ShardWriter& shard = *shards[s];
-    format::ShardHeaderValues header;
+    shard::ShardWriter& shard = *shards[s];
+    format::ShardHeaderValues header = PageHeaderValues();
     header.uuid = uuid;
     header.shard_number = static_cast<uint32_t>(s);
     header.shard_count = count;
     header.record_count = shard.records();
-    header.blob_page_bytes = context.options.blob_page_bytes;
-    header.scalar_page_bytes = context.options.scalar_page_bytes;
-    header.zstd_level = context.options.zstd_level;
     format::IndexHeaderValues index;
     index.uuid = uuid;
     index.shard_number = static_cast<uint32_t>(s);
@@ -463,11 +307,11 @@ Status Writer::Impl::Commit() {
     index.dataset_record_count = written;
     index.shard_file_length = shard.shard_file_length();
     index.shard_footer_checksum = shard.footer_checksum();
-    return shard.Finalize(header, index, context.options.sync);
+    return shard.Finalize(header, index, options.sync);
   }));
   // Every file of the new generation goes to its final name; then one
   // rename of the manifest commits them all (format/SPEC.md section 1.1).
-  const bool sync = context.options.sync;
+  const bool sync = options.sync;
   std::vector<std::pair<std::string, std::string>> moves;  // temporary -> final
   for (uint32_t s = 0; s < count; ++s) {
     const std::string shard_path = io::JoinPath(out_dir, format::ShardFileName(name, generation, s, count));
@@ -477,12 +321,12 @@ Status Writer::Impl::Commit() {
     summary.index_paths.push_back(format::IndexPathFor(shard_path));
     summary.bytes += shards[s]->shard_file_length() + shards[s]->index_file_length();
   }
-  format::Manifest manifest;
+  dataset::Manifest manifest;
   manifest.generation = generation;
   manifest.shard_count = count;
   manifest.uuid = format::UuidToString(uuid);
   for (const auto& [label, text] : reports) {
-    const std::string temporary = TemporaryPath(label + ".tsv");
+    const std::string temporary = InDir(format::TemporaryReportFileName(name, ::getpid(), label));
     UREC_RETURN_IF_ERROR(WriteWholeFile(temporary, text, sync));
     moves.emplace_back(temporary, io::JoinPath(out_dir, format::ReportFileName(name, generation, label)));
     summary.report_paths.push_back(moves.back().second);
@@ -490,9 +334,9 @@ Status Writer::Impl::Commit() {
   }
   for (const auto& [from, to] : moves) UREC_RETURN_IF_ERROR(io::RenameFile(from, to));
   if (sync) UREC_RETURN_IF_ERROR(io::SyncDirectory(out_dir));
-  const std::string manifest_temporary = TemporaryPath("uset");
+  const std::string manifest_temporary = InDir(format::TemporaryManifestFileName(name, ::getpid()));
   summary.manifest_path = io::JoinPath(out_dir, format::ManifestFileName(name));
-  UREC_RETURN_IF_ERROR(WriteWholeFile(manifest_temporary, format::EncodeManifest(manifest), sync));
+  UREC_RETURN_IF_ERROR(WriteWholeFile(manifest_temporary, dataset::EncodeManifest(manifest), sync));
   UREC_RETURN_IF_ERROR(io::RenameFile(manifest_temporary, summary.manifest_path));
   summary.records = written;
   summary.shards = count;

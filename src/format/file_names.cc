@@ -8,10 +8,6 @@
 namespace unirecord::format {
 namespace {
 
-constexpr const char* kReportExtension = ".tsv";
-constexpr const char* kManifestExtension = ".uset";
-constexpr const char* kPartialSuffix = ".partial";
-
 bool EndsWith(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
@@ -23,6 +19,18 @@ bool AllOf(const std::string& s, const char* allowed) {
 }
 
 constexpr const char* kDigits = "0123456789";
+
+// "SSSSS": a shard number (or count) in the five digits kMaxShards allows.
+std::string ShardNumber(uint32_t shard) {
+  char digits[16];
+  std::snprintf(digits, sizeof(digits), "%05" PRIu32, shard);
+  return digits;
+}
+
+// ".NAME.tmp-PID-TAG.partial".
+std::string TemporaryFileName(const std::string& name, long pid, const std::string& tag) {
+  return "." + name + ".tmp-" + std::to_string(pid) + "-" + tag + kPartialSuffix;
+}
 
 // ".gGGGGGG" for generation > 0, "" for generation 0.
 std::string GenerationTag(uint64_t generation) {
@@ -100,9 +108,7 @@ std::optional<uint64_t> ReportGeneration(const std::string& file, const std::str
 }  // namespace
 
 std::string ShardFileName(const std::string& name, uint64_t generation, uint32_t shard, uint32_t count) {
-  char numbers[32];
-  std::snprintf(numbers, sizeof(numbers), "-%05" PRIu32 "-of-%05" PRIu32, shard, count);
-  return name + numbers + GenerationTag(generation) + kShardExtension;
+  return name + "-" + ShardNumber(shard) + "-of-" + ShardNumber(count) + GenerationTag(generation) + kShardExtension;
 }
 
 std::string IndexPathFor(const std::string& shard_path) {
@@ -123,8 +129,20 @@ std::optional<std::string> ManifestDatasetName(const std::string& file) {
 
 std::string LockFileName(const std::string& name) { return "." + name + ".lock"; }
 
-std::string TemporaryFileName(const std::string& name, long pid, const std::string& tag) {
-  return "." + name + ".tmp-" + std::to_string(pid) + "-" + tag + kPartialSuffix;
+std::string TemporaryShardFileName(const std::string& name, long pid, uint32_t shard) {
+  return TemporaryFileName(name, pid, ShardNumber(shard) + kShardExtension);
+}
+
+std::string TemporaryIndexFileName(const std::string& name, long pid, uint32_t shard) {
+  return TemporaryFileName(name, pid, ShardNumber(shard) + kIndexExtension);
+}
+
+std::string TemporaryReportFileName(const std::string& name, long pid, const std::string& label) {
+  return TemporaryFileName(name, pid, label + kReportExtension);
+}
+
+std::string TemporaryManifestFileName(const std::string& name, long pid) {
+  return TemporaryFileName(name, pid, std::string(kManifestExtension).substr(1));
 }
 
 std::optional<ShardFileParts> ParseShardFileName(const std::string& file) {

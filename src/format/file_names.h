@@ -13,9 +13,6 @@
 
 namespace unirecord::format {
 
-// Generation numbers have at most 18 digits.
-inline constexpr uint64_t kMaxGeneration = 999999999999999999ull;
-
 // NAME-SSSSS-of-NNNNN.urec (generation 0) or NAME-SSSSS-of-NNNNN.gGGGGGG.urec.
 std::string ShardFileName(const std::string& name, uint64_t generation, uint32_t shard, uint32_t count);
 // The index beside a shard: the same path with extension .uidx.
@@ -29,9 +26,13 @@ std::string ManifestFileName(const std::string& name);
 std::optional<std::string> ManifestDatasetName(const std::string& file);
 // .NAME.lock: the writers' lock.
 std::string LockFileName(const std::string& name);
-// .NAME.tmp-PID-TAG.partial: a file being written by process PID. TAG is
-// made of [a-z0-9.] (e.g. "00003.urec", "rejects.tsv", "uset").
-std::string TemporaryFileName(const std::string& name, long pid, const std::string& tag);
+// .NAME.tmp-PID-TAG.partial: a file being written by process PID, where TAG
+// names what it becomes: SSSSS.urec / SSSSS.uidx (shard SSSSS and its
+// index), LABEL.tsv (a report) or uset (the manifest).
+std::string TemporaryShardFileName(const std::string& name, long pid, uint32_t shard);
+std::string TemporaryIndexFileName(const std::string& name, long pid, uint32_t shard);
+std::string TemporaryReportFileName(const std::string& name, long pid, const std::string& label);
+std::string TemporaryManifestFileName(const std::string& name, long pid);
 
 // A shard or index file name taken apart; any dataset name.
 struct ShardFileParts {

@@ -14,7 +14,15 @@ TEST(FileNamesTest, SpellsEveryFileOfADataset) {
   EXPECT_EQ(ReportFileName("train", 7, "rejects"), "train.rejects.g000007.tsv");
   EXPECT_EQ(ManifestFileName("train"), "train.uset");
   EXPECT_EQ(LockFileName("train"), ".train.lock");
-  EXPECT_EQ(TemporaryFileName("train", 42, "00001.urec"), ".train.tmp-42-00001.urec.partial");
+  EXPECT_EQ(TemporaryShardFileName("train", 42, 1), ".train.tmp-42-00001.urec.partial");
+  EXPECT_EQ(TemporaryIndexFileName("train", 42, 99999), ".train.tmp-42-99999.uidx.partial");
+  EXPECT_EQ(TemporaryReportFileName("train", 42, "rejects"), ".train.tmp-42-rejects.tsv.partial");
+  EXPECT_EQ(TemporaryManifestFileName("train", 42), ".train.tmp-42-uset.partial");
+  for (const std::string& temporary :
+       {TemporaryShardFileName("train", 42, 1), TemporaryIndexFileName("train", 42, 1),
+        TemporaryReportFileName("train", 42, "rejects"), TemporaryManifestFileName("train", 42)}) {
+    EXPECT_EQ(ClassifyFile(temporary, "train").role, FileRole::kTemporary) << temporary;
+  }
   EXPECT_EQ(ManifestDatasetName("train.uset"), "train");
   EXPECT_FALSE(ManifestDatasetName(".train.uset"));
   EXPECT_FALSE(ManifestDatasetName("train.urec"));

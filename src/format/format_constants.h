@@ -84,9 +84,21 @@ inline constexpr size_t kMaxFieldNameBytes = 255;
 inline constexpr size_t kMaxArrayDims = 8;
 inline constexpr int64_t kMaxArrayElements = int64_t{1} << 28;
 
-// SPEC.md "Dataset and file names": NAME-SSSSS-of-NNNNN.urec / .uidx.
+// SPEC.md "Dataset and file names": NAME-SSSSS-of-NNNNN.gGGGGGG.urec / .uidx,
+// reports NAME.LABEL.gGGGGGG.tsv, writers' temporaries .NAME.tmp-PID-TAG.partial
+// (spelled and parsed in file_names.cc).
 inline constexpr const char* kShardExtension = ".urec";
 inline constexpr const char* kIndexExtension = ".uidx";
+inline constexpr const char* kReportExtension = ".tsv";
+inline constexpr const char* kPartialSuffix = ".partial";
+// Generation numbers have at most 18 decimal digits.
+inline constexpr uint64_t kMaxGeneration = 999999999999999999ull;
+
+// SPEC.md "Generations and the manifest": NAME.uset, a text file whose first
+// line is kManifestFirstLine, at most kMaxManifestBytes long.
+inline constexpr const char* kManifestExtension = ".uset";
+inline constexpr const char* kManifestFirstLine = "unirecord-manifest 1";
+inline constexpr uint64_t kMaxManifestBytes = 64 << 10;
 
 // SPEC.md "Dataset UUID": domain separator of the content digest.
 inline constexpr const char* kUuidDomain = "unirecord-dataset-uuid-v1";

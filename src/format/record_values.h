@@ -1,5 +1,6 @@
-// The values a RecordBuilder holds for one record (RecordBuilder::Impl),
-// shared by the public builder and the shard writer.
+// The values of one record as the shard writer stores them, field by field:
+// what a RecordBuilder (include/unirecord/writer.h) fills in and
+// Writer::Write hands to the shard it goes to.
 #ifndef UNIRECORD_FORMAT_RECORD_VALUES_H_
 #define UNIRECORD_FORMAT_RECORD_VALUES_H_
 
@@ -9,11 +10,10 @@
 #include <vector>
 
 #include "unirecord/schema.h"
-#include "unirecord/writer.h"
 
-namespace unirecord {
+namespace unirecord::format {
 
-struct RecordBuilder::Impl {
+struct RecordValues {
   struct Slot {
     bool set = false;
     // Numeric scalars: little-endian bytes of the value (4 or 8 of them).
@@ -26,12 +26,12 @@ struct RecordBuilder::Impl {
     std::string_view value;
   };
 
-  explicit Impl(const Schema& s) : schema(s), slots(s.num_fields()) {}
+  explicit RecordValues(const Schema& s) : schema(s), slots(s.num_fields()) {}
 
   Schema schema;
   std::vector<Slot> slots;
 };
 
-}  // namespace unirecord
+}  // namespace unirecord::format
 
 #endif  // UNIRECORD_FORMAT_RECORD_VALUES_H_

@@ -11,7 +11,7 @@
 #include <memory>
 #include <vector>
 
-#include "unirecord/loader.h"
+#include "unirecord/cuda.h"
 #include "unirecord/status.h"
 
 namespace unirecord::gpu {

@@ -6,7 +6,7 @@
 
 #include <cstddef>
 
-#include "unirecord/loader.h"
+#include "unirecord/cuda.h"
 #include "unirecord/status.h"
 
 namespace unirecord::gpu {

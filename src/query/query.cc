@@ -41,7 +41,7 @@ constexpr uint64_t kFilterRatio = 8;
 // One shard, as the evaluator reads it.
 class ShardScan {
  public:
-  ShardScan(const format::ShardReader& shard, bool verify)
+  ShardScan(const shard::ShardReader& shard, bool verify)
       : shard_(shard), layout_(shard.layout()), verify_(verify), records_(shard.records()) {}
 
   uint64_t records() const { return records_; }
@@ -127,11 +127,11 @@ class ShardScan {
   }
 
  private:
-  const format::ShardReader& shard_;
+  const shard::ShardReader& shard_;
   const index::FieldLayout& layout_;
   const bool verify_;
   const uint64_t records_;
-  mutable std::shared_ptr<const format::DecodedPage> page_;  // keeps the last page alive
+  mutable std::shared_ptr<const shard::DecodedPage> page_;  // keeps the last page alive
 };
 
 Rows AllRows(uint64_t n) {

@@ -13,7 +13,7 @@
 #include "format/fixed_parts.h"
 #include "format/format_constants.h"
 
-namespace unirecord::format {
+namespace unirecord::shard {
 namespace {
 
 // Recently inflated scalar pages, per thread: Get stays const and lock-free,
@@ -54,21 +54,21 @@ bool SameFields(const flatbuffers::Vector<int32_t>& stored, const std::vector<in
 
 }  // namespace
 
-Result<std::unique_ptr<ShardReader>> ShardReader::Open(const std::string& path, const DatasetOptions& options) {
+Result<std::unique_ptr<ShardReader>> ShardReader::Open(const std::string& path, bool verify_index) {
   std::unique_ptr<ShardReader> r(new ShardReader());
   r->serial_ = g_next_serial.fetch_add(1);
   UREC_ASSIGN_OR_RETURN(r->shard_, io::MappedFile::Open(path));
-  UREC_ASSIGN_OR_RETURN(FileFrame frame, ReadFrame(FileKind::kShard, r->shard_.data(), r->shard_.size(), path));
+  UREC_ASSIGN_OR_RETURN(format::FileFrame frame, format::ReadFrame(format::FileKind::kShard, r->shard_.data(), r->shard_.size(), path));
   r->major_ = frame.major;
   r->minor_ = frame.minor;
-  UREC_ASSIGN_OR_RETURN(r->header_, ParseShardHeader(frame.header, frame.header_length, path));
-  UREC_ASSIGN_OR_RETURN(r->footer_, VerifyShardFooter(frame.directory, frame.directory_length, path));
+  UREC_ASSIGN_OR_RETURN(r->header_, format::ParseShardHeader(frame.header, frame.header_length, path));
+  UREC_ASSIGN_OR_RETURN(r->footer_, format::VerifyShardFooter(frame.directory, frame.directory_length, path));
   r->layout_ = index::FieldLayout::For(r->header_.schema);
   r->header_end_ = frame.header_offset + frame.header_length;
-  r->pages_begin_ = AlignUp(r->header_end_, kPageAlignment);
+  r->pages_begin_ = format::AlignUp(r->header_end_, format::kPageAlignment);
   r->pages_end_ = frame.directory_offset;
   r->footer_end_ = frame.directory_offset + frame.directory_length;
-  const ShardHeaderValues& h = r->header_.values;
+  const format::ShardHeaderValues& h = r->header_.values;
   auto corrupt = [&](const std::string& file, const std::string& what) {
     return Status::Corruption(file + ": " + what);
   };
@@ -79,8 +79,8 @@ Result<std::unique_ptr<ShardReader>> ShardReader::Open(const std::string& path, 
     return corrupt(path, "footer and header disagree on the record count");
   }
 
-  const std::string index_path = IndexPathFor(path);
-  Result<index::IndexReader> index = index::IndexReader::Open(index_path, options.verify_index_at_open);
+  const std::string index_path = format::IndexPathFor(path);
+  Result<index::IndexReader> index = index::IndexReader::Open(index_path, verify_index);
   if (!index.ok()) {
     if (index.status().code() == StatusCode::kNotFound) {
       return Status::NotFound(index_path + ": index of shard " + path + " not found");
@@ -92,10 +92,10 @@ Result<std::unique_ptr<ShardReader>> ShardReader::Open(const std::string& path, 
   const auto* index_uuid = ih.dataset_uuid()->bytes();
   for (size_t i = 0; i < h.uuid.size(); ++i) {
     if (index_uuid->Get(static_cast<flatbuffers::uoffset_t>(i)) != h.uuid[i]) {
-      Uuid other;
+      format::Uuid other;
       for (size_t j = 0; j < other.size(); ++j) other[j] = index_uuid->Get(static_cast<flatbuffers::uoffset_t>(j));
-      return corrupt(index_path, "index of dataset " + UuidToString(other) + ", but shard " + path +
-                                     " belongs to dataset " + UuidToString(h.uuid));
+      return corrupt(index_path, "index of dataset " + format::UuidToString(other) + ", but shard " + path +
+                                     " belongs to dataset " + format::UuidToString(h.uuid));
     }
   }
   if (ih.shard_number() != h.shard_number || ih.shard_count() != h.shard_count) {
@@ -125,11 +125,11 @@ Result<const uint8_t*> ShardReader::Entry(uint64_t row, bool verify) const {
   return entry;
 }
 
-Result<Blob> ShardReader::ReadBlob(const uint8_t* entry, uint64_t row, size_t slot, bool verify) const {
+Result<BlobBytes> ShardReader::ReadBlob(const uint8_t* entry, uint64_t row, size_t slot, bool verify) const {
   const index::BlobLocator b = index::LoadBlobLocator(layout_, entry, slot);
   const Field& field = header_.schema.field(static_cast<size_t>(layout_.blob_fields[slot]));
   const char* bytes = reinterpret_cast<const char*>(shard_.data());
-  if (b.stored_length > 0 && (b.offset < pages_begin_ || !RangeWithin(b.offset, b.stored_length, pages_end_))) {
+  if (b.stored_length > 0 && (b.offset < pages_begin_ || !format::RangeWithin(b.offset, b.stored_length, pages_end_))) {
     return Status::Corruption(RowContext(row) + ": blob '" + field.name + "' out of bounds");
   }
   // Before this library touches the blob's pages (checksum, inflate); a
@@ -138,14 +138,14 @@ Result<Blob> ShardReader::ReadBlob(const uint8_t* entry, uint64_t row, size_t sl
     UREC_RETURN_IF_ERROR(shard_.CheckNotTruncated());
   }
   std::string_view stored(b.stored_length == 0 ? "" : bytes + b.offset, b.stored_length);
-  if (verify && Checksum(stored.data(), stored.size()) != b.checksum) {
+  if (verify && format::Checksum(stored.data(), stored.size()) != b.checksum) {
     return Status::Corruption(RowContext(row) + ": blob '" + field.name + "' checksum mismatch");
   }
   if (field.compression != BlobCompression::kZstd) {
     if (b.raw_length != b.stored_length) {
       return Status::Corruption(RowContext(row) + ": blob '" + field.name + "' lengths disagree");
     }
-    return Blob(stored);
+    return BlobBytes{stored, std::nullopt};
   }
   // A compressed blob is exactly one zstd frame that declares its content
   // size (SPEC 6.2). Checking that before allocating raw_length bytes keeps
@@ -168,13 +168,13 @@ Result<Blob> ShardReader::ReadBlob(const uint8_t* entry, uint64_t row, size_t sl
                reinterpret_cast<uint8_t*>(raw.data()), raw.size())) {
     return Status::Corruption(RowContext(row) + ": blob '" + field.name + "' does not inflate");
   }
-  return Blob(std::move(raw));
+  return BlobBytes{{}, std::move(raw)};
 }
 
 Status ShardReader::CheckPageEntry(uint32_t page_number, const fb::PageEntry& page) const {
   const std::string where = path() + ": page " + std::to_string(page_number);
-  if (page.offset() < pages_begin_ || page.offset() % kPageAlignment != 0 ||
-      !RangeWithin(page.offset(), page.stored_length(), pages_end_)) {
+  if (page.offset() < pages_begin_ || page.offset() % format::kPageAlignment != 0 ||
+      !format::RangeWithin(page.offset(), page.stored_length(), pages_end_)) {
     return Status::Corruption(where + " out of bounds");
   }
   if (page.kind() != fb::PageKind::Scalar && page.kind() != fb::PageKind::Blob) {
@@ -184,7 +184,7 @@ Status ShardReader::CheckPageEntry(uint32_t page_number, const fb::PageEntry& pa
     return Status::Corruption(where + " has unknown codec");
   }
   if ((page.codec() == fb::Codec::None && page.raw_length() != page.stored_length()) ||
-      (page.kind() == fb::PageKind::Scalar && page.raw_length() > kMaxScalarPageBytes)) {
+      (page.kind() == fb::PageKind::Scalar && page.raw_length() > format::kMaxScalarPageBytes)) {
     return Status::Corruption(where + " has an impossible raw length");
   }
   return Status::OK();
@@ -198,7 +198,7 @@ Result<std::shared_ptr<const DecodedPage>> ShardReader::DecodePage(uint32_t page
   if (page.kind() != fb::PageKind::Scalar) return Status::Corruption(where + " is not a scalar page");
   UREC_RETURN_IF_ERROR(shard_.CheckNotTruncated());
   const uint8_t* stored = shard_.data() + page.offset();
-  if (verify && Checksum(stored, page.stored_length()) != page.checksum()) {
+  if (verify && format::Checksum(stored, page.stored_length()) != page.checksum()) {
     return Status::Corruption(where + " checksum mismatch");
   }
   auto decoded = std::make_shared<DecodedPage>();
@@ -214,15 +214,15 @@ Result<std::shared_ptr<const DecodedPage>> ShardReader::DecodePage(uint32_t page
     std::memcpy(decoded->raw.get(), stored, decoded->raw_size);
   }
   UREC_ASSIGN_OR_RETURN(decoded->view,
-                        ScalarPageView::Parse(decoded->raw.get(), decoded->raw_size, header_.schema,
+                        format::ScalarPageView::Parse(decoded->raw.get(), decoded->raw_size, header_.schema,
                                               layout_.column_fields, page.row_count(), where));
   return std::shared_ptr<const DecodedPage>(std::move(decoded));
 }
 
 Result<std::shared_ptr<const DecodedPage>> ShardReader::ScalarPage(const uint8_t* entry, uint64_t row, bool verify,
                                                                    uint32_t* row_in_page) const {
-  const uint32_t page_number = LoadLE<uint32_t>(entry + kEntryScalarPageOffset);
-  const uint32_t page_row = LoadLE<uint32_t>(entry + kEntryScalarRowOffset);
+  const uint32_t page_number = format::LoadLE<uint32_t>(entry + format::kEntryScalarPageOffset);
+  const uint32_t page_row = format::LoadLE<uint32_t>(entry + format::kEntryScalarRowOffset);
   std::shared_ptr<const DecodedPage> decoded;
   for (const CachedPage& slot : t_page_cache) {
     if (slot.serial == serial_ && slot.page == page_number && slot.decoded != nullptr) decoded = slot.decoded;
@@ -253,9 +253,9 @@ Status ShardReader::Verify() const {
     const fb::PageEntry& page = *pages->Get(p);
     UREC_RETURN_IF_ERROR(CheckPageEntry(p, page));
     if (page.offset() < previous_end) return Status::Corruption(path() + ": page " + std::to_string(p) + " overlaps the previous page");
-    UREC_RETURN_IF_ERROR(CheckZeroPadding(shard_.data(), previous_end, page.offset(), path()));
+    UREC_RETURN_IF_ERROR(format::CheckZeroPadding(shard_.data(), previous_end, page.offset(), path()));
     previous_end = page.offset() + page.stored_length();
-    if (Checksum(shard_.data() + page.offset(), page.stored_length()) != page.checksum()) {
+    if (format::Checksum(shard_.data() + page.offset(), page.stored_length()) != page.checksum()) {
       return Status::Corruption(path() + ": page " + std::to_string(p) + " checksum mismatch");
     }
     if (page.kind() == fb::PageKind::Scalar) {
@@ -266,8 +266,8 @@ Status ShardReader::Verify() const {
       UREC_RETURN_IF_ERROR(DecodePage(p, true).status());
     }
   }
-  UREC_RETURN_IF_ERROR(CheckZeroPadding(shard_.data(), previous_end, pages_end_, path()));
-  UREC_RETURN_IF_ERROR(CheckZeroPadding(shard_.data(), footer_end_, file_size() - kTrailerSize, path()));
+  UREC_RETURN_IF_ERROR(format::CheckZeroPadding(shard_.data(), previous_end, pages_end_, path()));
+  UREC_RETURN_IF_ERROR(format::CheckZeroPadding(shard_.data(), footer_end_, file_size() - format::kTrailerSize, path()));
   const bool has_columns = !layout_.column_fields.empty();
   if (has_columns && next_scalar_row != records()) {
     return Status::Corruption(path() + ": scalar pages cover " + std::to_string(next_scalar_row) + " of " +
@@ -282,7 +282,7 @@ Status ShardReader::Verify() const {
     if (has_columns) {
       uint32_t page_row = 0;
       UREC_RETURN_IF_ERROR(ScalarPage(entry, row, true, &page_row).status());
-    } else if (LoadLE<uint32_t>(entry + kEntryScalarPageOffset) != kNoScalarPage) {
+    } else if (format::LoadLE<uint32_t>(entry + format::kEntryScalarPageOffset) != format::kNoScalarPage) {
       return Status::Corruption(RowContext(row) + ": scalar locator set but the schema has no scalar columns");
     }
   }
@@ -295,10 +295,10 @@ Status ShardReader::Verify() const {
     uint64_t prev_value = 0;
     uint64_t prev_row = 0;
     for (uint64_t i = 0; i < records(); ++i) {
-      const uint64_t row = LoadLE<uint32_t>(sorted + i * kSortedEntrySize);
+      const uint64_t row = format::LoadLE<uint32_t>(sorted + i * format::kSortedEntrySize);
       if (row >= records() || seen[row]) return Status::Corruption(where + ": bad row " + std::to_string(row));
       seen[row] = true;
-      const uint64_t value = LoadLE<uint64_t>(index_.entry(row) + layout_.IndexedValueOffset(slot));
+      const uint64_t value = format::LoadLE<uint64_t>(index_.entry(row) + layout_.IndexedValueOffset(slot));
       if (i > 0 && (index::IndexedLess(type, value, prev_value) ||
                     (!index::IndexedLess(type, prev_value, value) && row < prev_row))) {
         return Status::Corruption(where + ": not sorted at entry " + std::to_string(i));
@@ -310,4 +310,4 @@ Status ShardReader::Verify() const {
   return Status::OK();
 }
 
-}  // namespace unirecord::format
+}  // namespace unirecord::shard

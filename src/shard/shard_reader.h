@@ -5,7 +5,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "fb/unirecord_generated.h"
 #include "format/header_codec.h"
@@ -13,27 +15,35 @@
 #include "index/index_file.h"
 #include "index/record_table.h"
 #include "io/file.h"
-#include "unirecord/dataset.h"
+#include "unirecord/status.h"
 
-namespace unirecord::format {
+namespace unirecord::shard {
+
+// The bytes of one blob as stored: a view into the mapped shard, or the
+// inflated copy of a compressed blob (the Dataset makes either a Blob).
+struct BlobBytes {
+  std::string_view mapped;
+  std::optional<std::string> inflated;
+};
 
 // An inflated, validated scalar page.
 struct DecodedPage {
   std::unique_ptr<uint8_t[]> raw;
   uint64_t raw_size = 0;
   uint32_t first_row = 0;
-  ScalarPageView view;
+  format::ScalarPageView view;
 };
 
 class ShardReader {
  public:
   // Opens `path` and the .uidx beside it; checks both frames, headers and
-  // their agreement. The schema is that of this shard's header.
-  static Result<std::unique_ptr<ShardReader>> Open(const std::string& path, const DatasetOptions& options);
+  // their agreement (and every index section's checksum when
+  // `verify_index`). The schema is that of this shard's header.
+  static Result<std::unique_ptr<ShardReader>> Open(const std::string& path, bool verify_index);
 
   const std::string& path() const { return shard_.path(); }
   const std::string& index_path() const { return index_.path(); }
-  const ShardHeaderContents& header() const { return header_; }
+  const format::ShardHeaderContents& header() const { return header_; }
   const fb::ShardFooter& footer() const { return *footer_; }
   const index::IndexReader& index() const { return index_; }
   const index::FieldLayout& layout() const { return layout_; }
@@ -47,7 +57,7 @@ class ShardReader {
 
   // The stored bytes of blob `slot` of the entry, bounds-checked, checksum
   // verified when `verify`, inflated if the field is compressed.
-  Result<Blob> ReadBlob(const uint8_t* entry, uint64_t row, size_t slot, bool verify) const;
+  Result<BlobBytes> ReadBlob(const uint8_t* entry, uint64_t row, size_t slot, bool verify) const;
 
   // The scalar page holding `row` (per-thread cache of recently used pages).
   Result<std::shared_ptr<const DecodedPage>> ScalarPage(const uint8_t* entry, uint64_t row, bool verify,
@@ -63,7 +73,7 @@ class ShardReader {
 
   io::MappedFile shard_;
   index::IndexReader index_;
-  ShardHeaderContents header_;
+  format::ShardHeaderContents header_;
   const fb::ShardFooter* footer_ = nullptr;
   index::FieldLayout layout_;
   uint64_t header_end_ = 0;
@@ -75,6 +85,6 @@ class ShardReader {
   uint64_t serial_ = 0;  // distinguishes readers in the per-thread page cache
 };
 
-}  // namespace unirecord::format
+}  // namespace unirecord::shard
 
 #endif  // UNIRECORD_SHARD_SHARD_READER_H_

@@ -4,7 +4,7 @@
 #include "format/fixed_parts.h"
 #include "format/format_constants.h"
 
-namespace unirecord::format {
+namespace unirecord::shard {
 
 ShardWriter::ShardWriter(const ShardContext& context, uint32_t shard_number)
     : context_(context),
@@ -25,9 +25,9 @@ Result<std::unique_ptr<ShardWriter>> ShardWriter::Create(const ShardContext& con
   w->index_temp_path_ = std::move(index_temp_path);
   UREC_ASSIGN_OR_RETURN(w->file_, io::WritableFile::Create(w->shard_temp_path_));
   // SPEC.md section 10: the header's size is fixed now; its bytes come last.
-  w->header_length_ = BuildShardHeader(context.schema, context.metadata, ShardHeaderValues{}).size();
-  UREC_RETURN_IF_ERROR(w->file_.Append(std::string(kPreambleSize + w->header_length_, '\0')));
-  UREC_RETURN_IF_ERROR(w->file_.PadTo(kPageAlignment));
+  w->header_length_ = format::BuildShardHeader(context.schema, context.metadata, format::ShardHeaderValues{}).size();
+  UREC_RETURN_IF_ERROR(w->file_.Append(std::string(format::kPreambleSize + w->header_length_, '\0')));
+  UREC_RETURN_IF_ERROR(w->file_.PadTo(format::kPageAlignment));
   return w;
 }
 
@@ -37,26 +37,26 @@ Status ShardWriter::AddBlob(const std::string_view& data, BlobCompression compre
   if (compression == BlobCompression::kZstd) {
     compressed_.resize(ZSTD_compressBound(data.size()));
     size_t n = ZSTD_compressCCtx(zstd_.get(), compressed_.data(), compressed_.size(), data.data(), data.size(),
-                                 context_.options.zstd_level);
+                                 context_.pages.zstd_level);
     if (ZSTD_isError(n)) return Status::Internal(std::string("zstd: ") + ZSTD_getErrorName(n));
     stored = std::string_view(compressed_.data(), n);
   }
-  if (stored.size() > kMaxBlobBytes) {
+  if (stored.size() > format::kMaxBlobBytes) {
     return Status::InvalidArgument("blob of " + std::to_string(stored.size()) + " bytes exceeds the 4 GiB - 1 limit");
   }
   locator->stored_length = static_cast<uint32_t>(stored.size());
   locator->raw_length = static_cast<uint32_t>(data.size());
-  locator->checksum = Checksum(stored.data(), stored.size());
+  locator->checksum = format::Checksum(stored.data(), stored.size());
   if (stored.empty()) {
     locator->offset = 0;
     return Status::OK();
   }
   const uint64_t row = index_.rows() - 1;
-  if (blob_page_open_ && file_.offset() - blob_page_start_ + stored.size() > context_.options.blob_page_bytes) {
+  if (blob_page_open_ && file_.offset() - blob_page_start_ + stored.size() > context_.pages.blob_page_bytes) {
     UREC_RETURN_IF_ERROR(CloseBlobPage());
   }
   if (!blob_page_open_) {
-    UREC_RETURN_IF_ERROR(file_.PadTo(kPageAlignment));
+    UREC_RETURN_IF_ERROR(file_.PadTo(format::kPageAlignment));
     blob_page_open_ = true;
     blob_page_start_ = file_.offset();
     blob_page_first_row_ = row;
@@ -93,11 +93,11 @@ Status ShardWriter::FlushScalarPage() {
   const std::string raw = scalar_page_.Finish();
   compressed_.resize(ZSTD_compressBound(raw.size()));
   size_t n = ZSTD_compressCCtx(zstd_.get(), compressed_.data(), compressed_.size(), raw.data(), raw.size(),
-                               context_.options.zstd_level);
+                               context_.pages.zstd_level);
   if (ZSTD_isError(n)) return Status::Internal(std::string("zstd: ") + ZSTD_getErrorName(n));
-  UREC_RETURN_IF_ERROR(file_.PadTo(kPageAlignment));
+  UREC_RETURN_IF_ERROR(file_.PadTo(format::kPageAlignment));
   const uint32_t page_number = static_cast<uint32_t>(pages_.size());
-  pages_.emplace_back(file_.offset(), n, raw.size(), Checksum(compressed_.data(), n),
+  pages_.emplace_back(file_.offset(), n, raw.size(), format::Checksum(compressed_.data(), n),
                       static_cast<uint32_t>(scalar_page_first_row_), rows, fb::PageKind::Scalar, fb::Codec::Zstd);
   ++stats_.scalar_page_count;
   stats_.scalar_raw_bytes += raw.size();
@@ -105,14 +105,14 @@ Status ShardWriter::FlushScalarPage() {
   UREC_RETURN_IF_ERROR(file_.Append(compressed_.data(), n));
   for (uint32_t i = 0; i < rows; ++i) {
     uint8_t* entry = index_.entry(scalar_page_first_row_ + i);
-    StoreLE<uint32_t>(entry + kEntryScalarPageOffset, page_number);
-    StoreLE<uint32_t>(entry + kEntryScalarRowOffset, i);
+    format::StoreLE<uint32_t>(entry + format::kEntryScalarPageOffset, page_number);
+    format::StoreLE<uint32_t>(entry + format::kEntryScalarRowOffset, i);
   }
   scalar_page_first_row_ += rows;
   return Status::OK();
 }
 
-Status ShardWriter::Add(const RecordBuilder::Impl& record) {
+Status ShardWriter::Add(const format::RecordValues& record) {
   if (index_.rows() >= UINT32_MAX) {
     return Status::InvalidArgument("shard " + std::to_string(shard_number_) + " is full (2^32 - 1 records)");
   }
@@ -121,13 +121,13 @@ Status ShardWriter::Add(const RecordBuilder::Impl& record) {
   // page before a row that would overflow them, refuse a row that alone would.
   uint64_t row_bytes = 0;
   for (int f : layout.column_fields) row_bytes += record.slots[static_cast<size_t>(f)].value.size();
-  if (row_bytes > kMaxScalarPageBytes / 2) {
+  if (row_bytes > format::kMaxScalarPageBytes / 2) {
     return Status::InvalidArgument("record's non-blob fields total " + std::to_string(row_bytes) +
                                    " bytes, over the 2 GiB limit");
   }
-  if (scalar_page_.raw_size() + row_bytes > kMaxScalarPageBytes / 2) UREC_RETURN_IF_ERROR(FlushScalarPage());
+  if (scalar_page_.raw_size() + row_bytes > format::kMaxScalarPageBytes / 2) UREC_RETURN_IF_ERROR(FlushScalarPage());
   uint8_t* entry = index_.AppendEntry();
-  StoreLE<uint32_t>(entry + kEntryScalarPageOffset, kNoScalarPage);
+  format::StoreLE<uint32_t>(entry + format::kEntryScalarPageOffset, format::kNoScalarPage);
   for (size_t slot = 0; slot < layout.blob_fields.size(); ++slot) {
     const size_t f = static_cast<size_t>(layout.blob_fields[slot]);
     index::BlobLocator locator;
@@ -136,14 +136,14 @@ Status ShardWriter::Add(const RecordBuilder::Impl& record) {
   }
   for (size_t slot = 0; slot < layout.indexed_fields.size(); ++slot) {
     const size_t f = static_cast<size_t>(layout.indexed_fields[slot]);
-    StoreLE<uint64_t>(entry + layout.IndexedValueOffset(slot), record.slots[f].indexed_bits);
+    format::StoreLE<uint64_t>(entry + layout.IndexedValueOffset(slot), record.slots[f].indexed_bits);
   }
   if (!layout.column_fields.empty()) {
     for (size_t c = 0; c < layout.column_fields.size(); ++c) {
       column_values_[c] = record.slots[static_cast<size_t>(layout.column_fields[c])].value;
     }
     scalar_page_.AddRow(column_values_);
-    if (scalar_page_.raw_size() >= context_.options.scalar_page_bytes) UREC_RETURN_IF_ERROR(FlushScalarPage());
+    if (scalar_page_.raw_size() >= context_.pages.scalar_page_bytes) UREC_RETURN_IF_ERROR(FlushScalarPage());
   }
   return Status::OK();
 }
@@ -152,17 +152,17 @@ Status ShardWriter::Close() {
   UREC_RETURN_IF_ERROR(FlushScalarPage());
   UREC_RETURN_IF_ERROR(CloseBlobPage());
   stats_.record_count = index_.rows();
-  UREC_RETURN_IF_ERROR(file_.PadTo(kFlatBufferAlignment));
-  const std::string footer = BuildShardFooter(pages_, stats_);
-  TrailerFields trailer;
+  UREC_RETURN_IF_ERROR(file_.PadTo(format::kFlatBufferAlignment));
+  const std::string footer = format::BuildShardFooter(pages_, stats_);
+  format::TrailerFields trailer;
   trailer.directory_offset = file_.offset();
   trailer.directory_length = footer.size();
-  trailer.directory_checksum = Checksum(footer.data(), footer.size());
+  trailer.directory_checksum = format::Checksum(footer.data(), footer.size());
   footer_checksum_ = trailer.directory_checksum;
   UREC_RETURN_IF_ERROR(file_.Append(footer));
-  UREC_RETURN_IF_ERROR(file_.PadTo(kFlatBufferAlignment));
-  uint8_t trailer_bytes[kTrailerSize];
-  EncodeTrailer(FileKind::kShard, trailer, trailer_bytes);
+  UREC_RETURN_IF_ERROR(file_.PadTo(format::kFlatBufferAlignment));
+  uint8_t trailer_bytes[format::kTrailerSize];
+  format::EncodeTrailer(format::FileKind::kShard, trailer, trailer_bytes);
   UREC_RETURN_IF_ERROR(file_.Append(trailer_bytes, sizeof(trailer_bytes)));
   shard_file_length_ = file_.offset();
   UREC_RETURN_IF_ERROR(file_.Close());
@@ -171,20 +171,20 @@ Status ShardWriter::Close() {
   return Status::OK();
 }
 
-Status ShardWriter::Finalize(const ShardHeaderValues& shard_values, const IndexHeaderValues& index_values,
+Status ShardWriter::Finalize(const format::ShardHeaderValues& shard_values, const format::IndexHeaderValues& index_values,
                              bool sync) {
-  const std::string header = BuildShardHeader(context_.schema, context_.metadata, shard_values);
+  const std::string header = format::BuildShardHeader(context_.schema, context_.metadata, shard_values);
   if (header.size() != header_length_) {
     return Status::Internal(shard_temp_path_ + ": shard header changed size between placeholder and final");
   }
-  PreambleFields preamble;
+  format::PreambleFields preamble;
   preamble.header_length = header.size();
-  preamble.header_checksum = Checksum(header.data(), header.size());
-  uint8_t preamble_bytes[kPreambleSize];
-  EncodePreamble(FileKind::kShard, preamble, preamble_bytes);
+  preamble.header_checksum = format::Checksum(header.data(), header.size());
+  uint8_t preamble_bytes[format::kPreambleSize];
+  format::EncodePreamble(format::FileKind::kShard, preamble, preamble_bytes);
   {
     UREC_ASSIGN_OR_RETURN(io::WritableFile file, io::WritableFile::OpenExisting(shard_temp_path_));
-    UREC_RETURN_IF_ERROR(file.WriteAt(kHeaderOffset, header.data(), header.size()));
+    UREC_RETURN_IF_ERROR(file.WriteAt(format::kHeaderOffset, header.data(), header.size()));
     UREC_RETURN_IF_ERROR(file.WriteAt(0, preamble_bytes, sizeof(preamble_bytes)));
     if (sync) UREC_RETURN_IF_ERROR(file.Sync());
     UREC_RETURN_IF_ERROR(file.Close());
@@ -198,4 +198,4 @@ Status ShardWriter::Finalize(const ShardHeaderValues& shard_values, const IndexH
   return Status::OK();
 }
 
-}  // namespace unirecord::format
+}  // namespace unirecord::shard

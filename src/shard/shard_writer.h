@@ -20,16 +20,25 @@
 #include "index/index_file.h"
 #include "index/record_table.h"
 #include "io/file.h"
-#include "unirecord/writer.h"
+#include "unirecord/schema.h"
+#include "unirecord/status.h"
 
-namespace unirecord::format {
+namespace unirecord::shard {
+
+// How pages are cut and compressed: WriterOptions' fields of the same names,
+// recorded in every shard header.
+struct PageSettings {
+  uint32_t blob_page_bytes = 0;
+  uint32_t scalar_page_bytes = 0;
+  int zstd_level = 0;
+};
 
 // What every shard of one dataset shares.
 struct ShardContext {
   Schema schema;
   index::FieldLayout layout;
-  WriterOptions options;
-  Metadata metadata;
+  PageSettings pages;
+  format::Metadata metadata;
 };
 
 class ShardWriter {
@@ -41,7 +50,7 @@ class ShardWriter {
   ~ShardWriter();
 
   // Appends one record (all fields set, checked by the caller).
-  Status Add(const RecordBuilder::Impl& record);
+  Status Add(const format::RecordValues& record);
 
   uint64_t records() const { return index_.rows(); }
   uint64_t file_bytes() const { return file_.offset(); }
@@ -60,7 +69,7 @@ class ShardWriter {
 
   // Writes the final headers and preambles into both closed files and fsyncs
   // them when `sync`.
-  Status Finalize(const ShardHeaderValues& shard_values, const IndexHeaderValues& index_values, bool sync);
+  Status Finalize(const format::ShardHeaderValues& shard_values, const format::IndexHeaderValues& index_values, bool sync);
 
   const std::string& shard_temp_path() const { return shard_temp_path_; }
   const std::string& index_temp_path() const { return index_temp_path_; }
@@ -81,7 +90,7 @@ class ShardWriter {
   index::IndexBuilder index_;
 
   std::vector<fb::PageEntry> pages_;
-  FooterStats stats_;
+  format::FooterStats stats_;
 
   // The open blob page, if any.
   bool blob_page_open_ = false;
@@ -89,10 +98,10 @@ class ShardWriter {
   uint64_t blob_page_first_row_ = 0;
   uint32_t blob_page_rows_ = 0;
   uint64_t blob_page_last_row_ = UINT64_MAX;
-  StreamingChecksum blob_page_checksum_;
+  format::StreamingChecksum blob_page_checksum_;
 
   // The scalar page being filled and the rows it holds.
-  ScalarPageBuilder scalar_page_;
+  format::ScalarPageBuilder scalar_page_;
   uint64_t scalar_page_first_row_ = 0;
   std::vector<std::string_view> column_values_;
   std::string compressed_;
@@ -103,6 +112,6 @@ class ShardWriter {
   uint64_t index_file_length_ = 0;
 };
 
-}  // namespace unirecord::format
+}  // namespace unirecord::shard
 
 #endif  // UNIRECORD_SHARD_SHARD_WRITER_H_

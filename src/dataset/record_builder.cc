@@ -1,0 +1,141 @@
+#include "dataset/record_builder_impl.h"
+
+#include <type_traits>
+#include <utility>
+
+#include "format/endian.h"
+#include "format/format_constants.h"
+#include "index/record_table.h"
+
+namespace unirecord {
+
+namespace {
+
+using Slot = format::RecordValues::Slot;
+
+template <typename T>
+constexpr FieldType TypeOf() {
+  if constexpr (std::is_same_v<T, int32_t>) return FieldType::kInt32;
+  if constexpr (std::is_same_v<T, int64_t>) return FieldType::kInt64;
+  if constexpr (std::is_same_v<T, float>) return FieldType::kFloat32;
+  return FieldType::kFloat64;
+}
+
+Result<Slot*> CheckedSlot(RecordBuilder::Impl& impl, size_t field, FieldType type, bool array) {
+  if (field >= impl.schema.num_fields()) {
+    return Status::InvalidArgument("record: field index " + std::to_string(field) + " out of range (" +
+                                   std::to_string(impl.schema.num_fields()) + " fields)");
+  }
+  const Field& f = impl.schema.field(field);
+  if (f.type != type || f.is_array() != array) {
+    return Status::InvalidArgument("record: field '" + f.name + "' is " + FieldTypeName(f.type) +
+                                   (f.is_array() ? " array" : "") + ", not " + FieldTypeName(type) +
+                                   (array ? " array" : ""));
+  }
+  return &impl.slots[field];
+}
+
+template <typename T>
+Status SetNumeric(RecordBuilder::Impl& impl, size_t field, T value) {
+  UREC_ASSIGN_OR_RETURN(Slot * slot, CheckedSlot(impl, field, TypeOf<T>(), false));
+  format::StoreLE<T>(slot->scalar, value);
+  if constexpr (std::is_integral_v<T>) {
+    slot->indexed_bits = index::IndexedBitsFromInt(value);
+  } else {
+    slot->indexed_bits = index::IndexedBitsFromFloat(value);
+  }
+  slot->value = std::string_view(reinterpret_cast<const char*>(slot->scalar), sizeof(T));
+  slot->set = true;
+  return Status::OK();
+}
+
+template <typename T>
+Status SetArrayValues(RecordBuilder::Impl& impl, size_t field, const T* values, size_t count) {
+  UREC_ASSIGN_OR_RETURN(Slot * slot, CheckedSlot(impl, field, TypeOf<T>(), true));
+  const Field& f = impl.schema.field(field);
+  if (count != static_cast<size_t>(f.num_elements())) {
+    return Status::InvalidArgument("record: field '" + f.name + "' takes " + std::to_string(f.num_elements()) +
+                                   " elements, got " + std::to_string(count));
+  }
+  slot->owned.assign(reinterpret_cast<const char*>(values), count * sizeof(T));  // host is little-endian
+  slot->value = slot->owned;
+  slot->set = true;
+  return Status::OK();
+}
+
+}  // namespace
+
+RecordBuilder::RecordBuilder(const Schema& schema) : impl_(std::make_unique<Impl>(schema)) {}
+RecordBuilder::~RecordBuilder() = default;
+RecordBuilder::RecordBuilder(RecordBuilder&&) noexcept = default;
+RecordBuilder& RecordBuilder::operator=(RecordBuilder&&) noexcept = default;
+
+const Schema& RecordBuilder::schema() const { return impl_->schema; }
+
+Status RecordBuilder::SetInt32(size_t field, int32_t value) { return SetNumeric(*impl_, field, value); }
+Status RecordBuilder::SetInt64(size_t field, int64_t value) { return SetNumeric(*impl_, field, value); }
+Status RecordBuilder::SetFloat32(size_t field, float value) { return SetNumeric(*impl_, field, value); }
+Status RecordBuilder::SetFloat64(size_t field, double value) { return SetNumeric(*impl_, field, value); }
+
+Status RecordBuilder::SetString(size_t field, std::string_view value) {
+  UREC_ASSIGN_OR_RETURN(Slot * slot, CheckedSlot(*impl_, field, FieldType::kString, false));
+  if (value.size() > format::kMaxBlobBytes) {
+    return Status::InvalidArgument("record: string for field '" + impl_->schema.field(field).name +
+                                   "' exceeds 4 GiB - 1 bytes");
+  }
+  slot->owned.assign(value.data(), value.size());
+  slot->value = slot->owned;
+  slot->set = true;
+  return Status::OK();
+}
+
+Status RecordBuilder::SetBytes(size_t field, std::string_view value) {
+  UREC_ASSIGN_OR_RETURN(Slot * slot, CheckedSlot(*impl_, field, FieldType::kBytes, false));
+  if (value.size() > format::kMaxBlobBytes) {
+    return Status::InvalidArgument("record: blob for field '" + impl_->schema.field(field).name +
+                                   "' exceeds 4 GiB - 1 bytes");
+  }
+  slot->value = value;
+  slot->set = true;
+  return Status::OK();
+}
+
+Status RecordBuilder::SetBytesOwned(size_t field, std::string value) {
+  UREC_ASSIGN_OR_RETURN(Slot * slot, CheckedSlot(*impl_, field, FieldType::kBytes, false));
+  slot->owned = std::move(value);
+  return SetBytes(field, slot->owned);
+}
+
+Status RecordBuilder::SetArray(size_t field, const int32_t* v, size_t n) { return SetArrayValues(*impl_, field, v, n); }
+Status RecordBuilder::SetArray(size_t field, const int64_t* v, size_t n) { return SetArrayValues(*impl_, field, v, n); }
+Status RecordBuilder::SetArray(size_t field, const float* v, size_t n) { return SetArrayValues(*impl_, field, v, n); }
+Status RecordBuilder::SetArray(size_t field, const double* v, size_t n) { return SetArrayValues(*impl_, field, v, n); }
+
+#define UREC_BY_NAME(call)                                           \
+  UREC_ASSIGN_OR_RETURN(size_t index, impl_->schema.FindField(field)); \
+  return call
+
+Status RecordBuilder::SetInt32(std::string_view field, int32_t value) { UREC_BY_NAME(SetInt32(index, value)); }
+Status RecordBuilder::SetInt64(std::string_view field, int64_t value) { UREC_BY_NAME(SetInt64(index, value)); }
+Status RecordBuilder::SetFloat32(std::string_view field, float value) { UREC_BY_NAME(SetFloat32(index, value)); }
+Status RecordBuilder::SetFloat64(std::string_view field, double value) { UREC_BY_NAME(SetFloat64(index, value)); }
+Status RecordBuilder::SetString(std::string_view field, std::string_view value) { UREC_BY_NAME(SetString(index, value)); }
+Status RecordBuilder::SetBytes(std::string_view field, std::string_view value) { UREC_BY_NAME(SetBytes(index, value)); }
+Status RecordBuilder::SetBytesOwned(std::string_view field, std::string value) {
+  UREC_BY_NAME(SetBytesOwned(index, std::move(value)));
+}
+Status RecordBuilder::SetArray(std::string_view field, const int32_t* v, size_t n) { UREC_BY_NAME(SetArray(index, v, n)); }
+Status RecordBuilder::SetArray(std::string_view field, const int64_t* v, size_t n) { UREC_BY_NAME(SetArray(index, v, n)); }
+Status RecordBuilder::SetArray(std::string_view field, const float* v, size_t n) { UREC_BY_NAME(SetArray(index, v, n)); }
+Status RecordBuilder::SetArray(std::string_view field, const double* v, size_t n) { UREC_BY_NAME(SetArray(index, v, n)); }
+
+#undef UREC_BY_NAME
+
+void RecordBuilder::Clear() {
+  for (Slot& slot : impl_->slots) {
+    slot.set = false;
+    slot.value = {};
+  }
+}
+
+}  // namespace unirecord

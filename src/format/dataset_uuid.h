@@ -1,0 +1,29 @@
+// The dataset UUID that writers derive from the content (format/SPEC.md
+// section 9); readers treat it as an opaque identity.
+#ifndef UNIRECORD_FORMAT_DATASET_UUID_H_
+#define UNIRECORD_FORMAT_DATASET_UUID_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "format/header_codec.h"
+#include "unirecord/schema.h"
+
+namespace unirecord::format {
+
+// What the UUID covers of one closed shard.
+struct ShardDigest {
+  uint64_t records = 0;
+  uint64_t footer_checksum = 0;
+  uint64_t record_table_checksum = 0;
+};
+
+// The UUID of a dataset of `shards` (in shard order) with this schema,
+// metadata and page settings; the per-shard fields of `page_settings` (UUID,
+// shard number and count, record count) are ignored (zero in the hashed header).
+Uuid DeriveDatasetUuid(const std::vector<ShardDigest>& shards, const Schema& schema, const Metadata& metadata,
+                       const ShardHeaderValues& page_settings);
+
+}  // namespace unirecord::format
+
+#endif  // UNIRECORD_FORMAT_DATASET_UUID_H_
