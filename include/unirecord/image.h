@@ -11,6 +11,9 @@
 // buffer in DecodeOptions::layout (HWC, or CHW planes as torchvision's
 // PILToTensor), with the horizontal flip folded into the write.
 // SampleDecoder (sample_decoder.h) runs the three steps for one record.
+// PNGs go through ImageDecoder (below): the format is sniffed from the bytes,
+// libpng reads the rows down to the window's last, and the same crop /
+// resize / flip stage writes the output.
 //
 // Output is always 3-channel RGB: grayscale is replicated, CMYK/YCCK are
 // converted (Adobe-inverted CMYK detected from the APP14 marker). 12-bit,
