@@ -1,5 +1,6 @@
-// Internal: PNG writing on libpng, for `urec show`'s contact sheets and for
-// tests that need every colour type and bit depth.
+// Internal, in unirecord_testing (not installed): PNG writing on libpng, for
+// `urec show`'s contact sheets, synth-imagefolder and tests that need every
+// colour type and bit depth.
 #ifndef UNIRECORD_SRC_IMAGE_PNG_ENCODER_H_
 #define UNIRECORD_SRC_IMAGE_PNG_ENCODER_H_
 
