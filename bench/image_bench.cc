@@ -155,7 +155,7 @@ const std::vector<Sample>& Dataset() {
       int rw = std::max(1, int(w * scale)), rh = std::max(1, int(h * scale));
       int rx = rng() % (src.width - rw + 1), ry = rng() % (src.height - rh + 1);
       std::vector<uint8_t> rgb(size_t(w) * h * 3);
-      if (!ResizeRgb(src.pixels.data() + (size_t(ry) * src.width + rx) * 3, rw, rh,
+      if (!image_internal::ResizeRgb(src.pixels.data() + (size_t(ry) * src.width + rx) * 3, rw, rh,
                      size_t(src.width) * 3, rgb.data(), w, h, rng() % 2).ok()) {
         std::abort();
       }

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian (bookworm) packages unirecord builds, tests and
 # benchmarks with. Idempotent: skips apt entirely when all are present.
+# With --check it installs nothing and fails when any is missing: run after an
+# install (scripts/test.sh does), it proves that the next run skips apt (a
+# name apt resolves to another package would be "missing" forever).
 set -euo pipefail
 packages=(
   build-essential cmake pkg-config git
@@ -17,6 +20,14 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+if [ "${1:-}" = --check ]; then
+  if ((${#missing[@]})); then
+    echo "install-deps --check: not installed: ${missing[*]}" >&2
+    exit 1
+  fi
+  echo "install-deps --check: all ${#packages[@]} packages installed; apt is skipped"
+  exit 0
+fi
 if ((${#missing[@]})); then
   echo "install-deps: installing ${missing[*]}" >&2
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo

@@ -6,12 +6,18 @@
 
 #include <array>
 #include <cstdint>
+#include <string_view>
 
 #include "unirecord/image.h"
+#include "unirecord/status.h"
 
 namespace unirecord {
 
 enum class DeviceDType : uint8_t { kUint8, kFloat16, kFloat32 };
+
+// "uint8" | "float16" | "float32"; parse returns InvalidArgument for another name.
+const char* DeviceDTypeName(DeviceDType dtype);
+Result<DeviceDType> ParseDeviceDType(std::string_view name);
 
 // Where batches go when device >= 0 (needs a build with CUDA). The host
 // buffers are then pinned; each finished batch is copied as uint8 NHWC on the

@@ -1,8 +1,8 @@
 // Dataset: random access to the records of a unirecord dataset.
 //
 //   UREC_ASSIGN_OR_RETURN(std::shared_ptr<Dataset> ds, Dataset::Open("out/"));
-//   size_t image = ds->schema().FieldIndex("image");
-//   size_t label = ds->schema().FieldIndex("label");
+//   UREC_ASSIGN_OR_RETURN(size_t image, ds->schema().FindField("image"));
+//   UREC_ASSIGN_OR_RETURN(size_t label, ds->schema().FindField("label"));
 //   for (uint64_t id = 0; id < ds->size(); ++id) {
 //     UREC_ASSIGN_OR_RETURN(Blob jpeg, ds->GetBlob(id, image));        // zero-copy
 //     UREC_ASSIGN_OR_RETURN(int64_t y, ds->GetIndexedInt64(id, label)); // index only
@@ -29,8 +29,9 @@
 // one is unlinked, so an open Dataset keeps reading the generation it opened.
 //
 // Scalar (non-blob, non-indexed) fields are read by inflating their scalar
-// page (16 KiB by default, ~25 us); each thread keeps its last 4 inflated
-// pages, so reads in id order or in small blocks inflate each page once.
+// page (16 KiB by default: a random Get costs ~30 us, docs/format.md
+// "Performance"); each thread keeps its last 4 inflated pages, so reads in id
+// order or in small blocks inflate each page once.
 #ifndef UNIRECORD_DATASET_H_
 #define UNIRECORD_DATASET_H_
 
@@ -137,10 +138,9 @@ class Record {
   Result<std::string_view> GetString(std::string_view field) const;
   Result<ArrayView> GetArray(std::string_view field) const;
 
-  struct Impl;
-
  private:
   friend class Dataset;
+  struct Impl;
   std::unique_ptr<Impl> impl_;
 };
 

@@ -57,7 +57,6 @@ enum class JpegProcess {
 
 const char* JpegColorSpaceName(JpegColorSpace c);    // "YCbCr", "CMYK", ...
 const char* JpegSubsamplingName(JpegSubsampling s);  // "4:2:0", "gray", ...
-const char* JpegProcessName(JpegProcess p);          // "baseline", ...
 
 struct JpegInfo {
   int width = 0;
@@ -178,6 +177,10 @@ enum class ImageLayout : uint8_t {
   kNHWC,  // packed RGB rows: [batch,] height, width, 3
   kNCHW,  // three planes R, G, B: [batch,] 3, height, width
 };
+
+// "NHWC" | "NCHW"; parse returns InvalidArgument for another name.
+const char* ImageLayoutName(ImageLayout layout);
+Result<ImageLayout> ParseImageLayout(std::string_view name);
 
 struct DecodeOptions {
   // Strict: any libjpeg warning (corrupt or truncated data) fails the decode.
@@ -339,16 +342,6 @@ class ImageDecoder {
   JpegDecoder jpeg_;
   std::unique_ptr<PngDecoder> png_;
 };
-
-// ---------------------------------------------------------------- resize ---
-
-// Antialiased bilinear resize of packed RGB (PIL's BILINEAR "reduce"
-// filter, the one torchvision's Resize(antialias=True) uses on PIL images):
-// `src` is src_width x src_height with row stride src_stride bytes; `dst`
-// is packed dst_width x dst_height. Mirrors left-right when flip. Allocates
-// its scratch buffers per call (JpegDecoder keeps them across images).
-Status ResizeRgb(const uint8_t* src, int src_width, int src_height, size_t src_stride,
-                 uint8_t* dst, int dst_width, int dst_height, bool flip);
 
 }  // namespace unirecord
 

@@ -57,14 +57,16 @@ namespace unirecord {
 // SampleTransform.
 using LoaderTransform = SampleTransform;
 
-// "NCHW" | "NHWC"; InvalidArgument otherwise.
-Result<ImageLayout> ParseImageLayout(std::string_view name);
-
 enum class OnBadRecord : uint8_t {
   kRaise,  // Next() fails with an error naming the record id and its path
   kSkip,   // the sample is replaced by the next id of the sampler's sequence
            // (which then appears twice this epoch) and counted in the stats
 };
+
+// "raise" | "skip" (Python's Loader(on_error=...); urec bench --skip-bad is
+// kSkip); parse returns InvalidArgument for another name.
+const char* OnBadRecordName(OnBadRecord on_bad_record);
+Result<OnBadRecord> ParseOnBadRecord(std::string_view name);
 
 struct LoaderOptions {
   size_t batch_size = 256;
@@ -102,6 +104,11 @@ struct LoaderOptions {
 
   CudaOptions cuda;  // cuda.h
 };
+
+// The per-sample part of `options` (transform, size, crop, decode), with the
+// decoder writing `layout` itself: what each sample of the Loader goes through
+// (and what unirecord.ImageDataset decodes with).
+SampleDecoderOptions SampleOptionsOf(const LoaderOptions& options);
 
 // Cumulative since Create or ResetStats. Stage times are summed over the
 // worker threads (thread-seconds); wait is the consumer's blocked time in
@@ -230,9 +237,8 @@ class Loader {
   LoaderStats stats() const;
   void ResetStats();
 
-  struct Impl;
-
  private:
+  struct Impl;
   explicit Loader(std::shared_ptr<Impl> impl);
   std::shared_ptr<Impl> impl_;  // shared with the batches handed out
 };

@@ -83,9 +83,8 @@ class Query {
   // are left out.
   Result<std::vector<ValueCount>> CountBy(const Dataset& dataset, std::string_view field) const;
 
-  struct Impl;
-
  private:
+  struct Impl;
   explicit Query(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
   std::shared_ptr<const Impl> impl_;
 };

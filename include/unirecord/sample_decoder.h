@@ -39,6 +39,12 @@ enum class SampleTransform : uint8_t {
   kCenterCrop,
 };
 
+// "random_resized_crop" | "center_crop" (the names of unirecord's Python
+// transforms); parse also takes urec's "train" and "val" for them and returns
+// InvalidArgument for another name.
+const char* SampleTransformName(SampleTransform transform);
+Result<SampleTransform> ParseSampleTransform(std::string_view name);
+
 struct SampleDecoderOptions {
   SampleTransform transform = SampleTransform::kRandomResizedCrop;
   int image_size = 224;  // output height and width

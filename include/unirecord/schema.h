@@ -33,8 +33,10 @@ enum class FieldType : uint8_t {
   kBytes = 6,   // opaque blob, any length up to 4 GiB - 1, may be empty
 };
 
-// "int32", "int64", "float32", "float64", "string", "bytes".
+// "int32", "int64", "float32", "float64", "string", "bytes"; parse returns
+// InvalidArgument (listing the names) for another name.
 const char* FieldTypeName(FieldType type);
+Result<FieldType> ParseFieldType(std::string_view name);
 
 // True for int32, int64, float32 and float64.
 bool IsNumeric(FieldType type);
@@ -47,6 +49,10 @@ enum class BlobCompression : uint8_t {
   kNone = 0,  // stored as given: reads are zero-copy views into the mapped shard
   kZstd = 1,  // each blob zstd-compressed on its own: reads inflate into a buffer
 };
+
+// "none" | "zstd"; parse returns InvalidArgument for another name.
+const char* BlobCompressionName(BlobCompression compression);
+Result<BlobCompression> ParseBlobCompression(std::string_view name);
 
 struct Field {
   std::string name;

@@ -75,7 +75,8 @@ struct WriterOptions {
 
   // Scalar pages are closed when their uncompressed columns reach this size.
   // Smaller pages make random reads of non-indexed scalars cheaper (a read
-  // inflates one page: ~15 us at 16 KiB). Default: 16 KiB.
+  // inflates one page: a random Get costs ~30 us at 16 KiB, docs/format.md
+  // "Performance"). Default: 16 KiB.
   uint32_t scalar_page_bytes = 16 << 10;
 
   // zstd level for scalar pages and for compressed blobs. Default: 3.
@@ -103,9 +104,10 @@ class Writer;
 // The values of one record, set field by field (by index or by name), then
 // passed to Writer::Write. Every field must be set before each Write; a
 // builder is reused across records (Clear() is implicit after Write). Setters
-// fail with InvalidArgument on a field index past the schema, a type mismatch
-// (e.g. SetInt64 on an int32 field) or an array of the wrong element count,
-// and with KeyNotFound on an unknown field name.
+// fail with OutOfRange on a field index past the schema (as Dataset's
+// getters), InvalidArgument on a type mismatch (e.g. SetInt64 on an int32
+// field) or an array of the wrong element count, and KeyNotFound on an
+// unknown field name.
 class RecordBuilder {
  public:
   explicit RecordBuilder(const Schema& schema);
@@ -147,10 +149,9 @@ class RecordBuilder {
   // Marks every field unset (keeps buffers for reuse).
   void Clear();
 
-  struct Impl;
-
  private:
   friend class Writer;
+  struct Impl;
   std::unique_ptr<Impl> impl_;
 };
 
@@ -215,9 +216,8 @@ class Writer {
   // Valid after a successful Finish().
   const WriterSummary& summary() const;
 
-  struct Impl;
-
  private:
+  struct Impl;
   explicit Writer(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

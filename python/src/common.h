@@ -4,6 +4,7 @@
 
 #include <pybind11/pybind11.h>
 
+#include <limits>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "unirecord/dataset.h"
+#include "unirecord/loader.h"
 #include "unirecord/status.h"
 
 namespace unirecord_py {
@@ -44,15 +46,17 @@ void RegisterLoader(py::module_& m);
 // Dataset.query and Dataset.count (after RegisterDataset).
 void RegisterQuery(py::module_& m);
 
+// LoaderOptions from the options dict of _Loader and _ImageReader (the keys
+// of _core._loader_defaults; loader_py.cc has the one table of them).
+unirecord::LoaderOptions ParseLoaderOptions(const py::dict& options);
+
 // A Schema from a unirecord.Schema, a list of Field, or a dict {name: type or Field}.
 unirecord::Schema ToSchema(const py::handle& obj);
 
-// os.fspath(obj) as a std::string (str, bytes or os.PathLike; str encoded
-// as os.fsencode does).
-std::string FsPath(const py::handle& obj);
-// A name from the file system (a class folder) as os.listdir returns it: the
-// file system encoding, undecodable bytes as surrogate escapes. FsNameBytes
-// is the inverse (os.fsencode; bytes pass through).
+// A name from the file system (a class folder) or a string field as
+// os.fsdecode returns it: the file system encoding, undecodable bytes as
+// surrogate escapes, so no byte is lost. FsNameBytes is the inverse
+// (os.fsencode; bytes pass through).
 py::str FsName(std::string_view name);
 std::string FsNameBytes(const py::handle& obj);
 py::list FsNames(const std::vector<std::string>& names);
@@ -70,13 +74,25 @@ struct PyDataset {
   bool bytes_as_numpy = false;           // bytes fields as numpy arrays, not memoryviews
 };
 
-// "none" | "zstd" (or "" for none) and back; ValueError for another name.
-unirecord::BlobCompression ParseCompression(const std::string& name);
-const char* CompressionName(unirecord::BlobCompression compression);
-
-// A Python index (negative counts from the end) into `d` as a record id;
-// IndexError when out of range.
-uint64_t CheckIndex(const PyDataset& d, int64_t i);
+// Arguments from Python (args.cc): TypeError naming the argument, the type
+// expected and the value given; ValueError naming the allowed range.
+// IntArg: an int or anything with __index__ (not a bool) in [minimum, maximum]
+// (maximum None: unbounded). IntArgAs<T>: the same within T's range.
+py::int_ IntArg(const std::string& name, const py::handle& value, const py::int_& minimum,
+                const py::object& maximum);
+template <typename T>
+T IntArgAs(const std::string& name, const py::handle& value, T minimum = std::numeric_limits<T>::min(),
+           T maximum = std::numeric_limits<T>::max()) {
+  return IntArg(name, value, py::int_(minimum), py::int_(maximum)).template cast<T>();
+}
+bool BoolArg(const std::string& name, const py::handle& value);  // True, False or a numpy bool
+std::string StrArg(const std::string& name, const py::handle& value);  // a str (as os.fsencode)
+std::string PathArg(const std::string& name, const py::handle& value);  // os.fspath, then as os.fsencode
+// A Python index (any int, negative counts from the end) into `records`
+// items as a position: TypeError for a non-integer, IndexError naming the range.
+uint64_t IndexArg(const py::handle& index, uint64_t records);
+// _core._int_arg, _bool_arg and _index_arg, for the Python package's own checks.
+void RegisterArgs(py::module_& m);
 
 }  // namespace unirecord_py
 

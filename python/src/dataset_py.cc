@@ -12,6 +12,7 @@ namespace unirecord_py {
 
 using unirecord::Blob;
 using unirecord::BlobCompression;
+using unirecord::BlobCompressionName;
 using unirecord::Dataset;
 using unirecord::DatasetOptions;
 using unirecord::Field;
@@ -22,10 +23,10 @@ using unirecord::Status;
 
 namespace {
 
-FieldType ParseFieldType(const py::handle& obj) {
+FieldType FieldTypeArg(const py::handle& obj) {
   std::string name;
   if (py::isinstance<py::str>(obj)) {
-    name = obj.cast<std::string>();
+    return Unwrap(unirecord::ParseFieldType(obj.cast<std::string>()));
   } else if (obj.is(py::type::of(py::int_()))) {
     name = "int64";
   } else if (obj.is(py::type::of(py::float_()))) {
@@ -38,29 +39,31 @@ FieldType ParseFieldType(const py::handle& obj) {
     // numpy dtypes and scalar types: np.int32, np.dtype("float32")
     name = py::str(py::module_::import("numpy").attr("dtype")(obj).attr("name")).cast<std::string>();
   }
-  for (FieldType t : {FieldType::kInt32, FieldType::kInt64, FieldType::kFloat32,
-                      FieldType::kFloat64, FieldType::kString, FieldType::kBytes}) {
-    if (name == unirecord::FieldTypeName(t)) return t;
-  }
-  RaiseStatus(Status::InvalidArgument(
-      "unknown field type " + py::repr(obj).cast<std::string>() +
-      " (expected one of 'int32', 'int64', 'float32', 'float64', 'string', 'bytes')"));
+  unirecord::Result<FieldType> type = unirecord::ParseFieldType(name);
+  if (type.ok()) return *type;
+  PyErr_SetString(PyExc_TypeError,
+                  ("field type must be one of 'int32', 'int64', 'float32', 'float64', 'string', 'bytes' "
+                   "(or int, float, str, bytes, a numpy dtype), not " + py::repr(obj).cast<std::string>())
+                      .c_str());
+  throw py::error_already_set();
 }
 
-Field MakeField(const std::string& name, const py::handle& type, const py::object& shape, bool indexed,
-                const std::string& compression) {
+Field MakeField(const std::string& name, const py::handle& type, const py::handle& shape, const py::handle& indexed,
+                const py::handle& compression) {
   Field f;
   f.name = name;
-  f.type = ParseFieldType(type);
+  f.type = FieldTypeArg(type);
   if (!shape.is_none()) {
-    if (py::isinstance<py::int_>(shape)) {
-      f.shape = {shape.cast<int64_t>()};
+    if (PyIndex_Check(shape.ptr())) {
+      f.shape = {IntArgAs<int64_t>("shape", shape, 1)};
+    } else if (py::isinstance<py::sequence>(shape) && !py::isinstance<py::str>(shape)) {
+      for (py::handle dim : shape) f.shape.push_back(IntArgAs<int64_t>("shape", dim, 1));
     } else {
-      f.shape = shape.cast<std::vector<int64_t>>();
+      IntArgAs<int64_t>("shape", shape, 1);  // raises the TypeError
     }
   }
-  f.indexed = indexed;
-  f.compression = ParseCompression(compression);
+  f.indexed = BoolArg("indexed", indexed);
+  f.compression = Unwrap(unirecord::ParseBlobCompression(StrArg("compression", compression)));
   return f;
 }
 
@@ -72,7 +75,7 @@ std::string FieldRepr(const Field& f) {
     s += f.shape.size() == 1 ? ",)" : ")";
   }
   if (f.indexed) s += ", indexed=True";
-  if (f.compression != BlobCompression::kNone) s += ", compression='zstd'";
+  if (f.compression != BlobCompression::kNone) s += ", compression='" + std::string(BlobCompressionName(f.compression)) + "'";
   return s + ")";
 }
 
@@ -84,24 +87,33 @@ Schema ToSchema(const py::handle& obj) {
   std::vector<Field> fields;
   if (py::isinstance<py::dict>(obj)) {
     for (auto item : obj.cast<py::dict>()) {
-      std::string name = item.first.cast<std::string>();
+      std::string name = StrArg("field name", item.first);
       if (py::isinstance<Field>(item.second)) {
         Field f = item.second.cast<Field>();
         f.name = name;
         fields.push_back(f);
       } else {
-        fields.push_back(MakeField(name, item.second, py::none(), false, "none"));
+        fields.push_back(MakeField(name, item.second, py::none(), py::bool_(false), py::str("none")));
       }
     }
+  } else if (py::isinstance<py::iterable>(obj) && !py::isinstance<py::str>(obj)) {
+    for (auto item : obj) {
+      if (!py::isinstance<Field>(item)) {
+        throw py::type_error("a schema's list holds unirecord.Field values, not " +
+                             py::repr(item).cast<std::string>());
+      }
+      fields.push_back(item.cast<Field>());
+    }
   } else {
-    for (auto item : obj) fields.push_back(item.cast<Field>());
+    throw py::type_error("schema must be a Schema, a list of Field or a dict {name: type or Field}, not " +
+                         py::repr(obj).cast<std::string>());
   }
   return Unwrap(Schema::Make(std::move(fields)));
 }
 
 namespace {
 
-// Text from the file: str when it is valid UTF-8, bytes otherwise.
+// Metadata from the file: str when it is valid UTF-8, bytes otherwise.
 py::object TextOrBytes(std::string_view s) {
   PyObject* u = PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "strict");
   if (u != nullptr) return py::reinterpret_steal<py::object>(u);
@@ -179,8 +191,8 @@ py::object FieldValue(const PyDataset& d, uint64_t id, size_t index, const Recor
     case FieldType::kFloat32: return py::float_(Unwrap(record->GetFloat32(index)));
     case FieldType::kFloat64: return py::float_(Unwrap(record->GetFloat64(index)));
     case FieldType::kString: {
-      std::string_view s = Unwrap(record->GetString(index));
-      return TextOrBytes(s);
+      // As os.fsdecode: bytes that are not UTF-8 survive as surrogate escapes.
+      return FsName(Unwrap(record->GetString(index)));
     }
     default: break;
   }
@@ -216,60 +228,42 @@ void OpenInto(PyDataset& d) {
 }
 
 std::shared_ptr<PyDataset> NewDataset(const py::object& path, const py::object& fields,
-                                      bool verify_checksums, bool allow_partial, const std::string& bytes_as) {
+                                      const py::object& verify_checksums, const py::object& allow_partial,
+                                      const py::object& bytes_as_arg) {
   auto d = std::make_shared<PyDataset>();
+  const std::string bytes_as = StrArg("bytes_as", bytes_as_arg);
   if (bytes_as != "memoryview" && bytes_as != "numpy") {
     RaiseStatus(Status::InvalidArgument("bytes_as must be 'memoryview' or 'numpy', not '" + bytes_as + "'"));
   }
   d->bytes_as_numpy = bytes_as == "numpy";
   if (py::isinstance<py::list>(path) || py::isinstance<py::tuple>(path)) {
     d->path_is_list = true;
-    for (auto p : path) d->paths.push_back(FsPath(p));
+    for (auto p : path) d->paths.push_back(PathArg("path", p));
     if (d->paths.empty()) RaiseStatus(Status::InvalidArgument("empty list of shard paths"));
   } else {
-    d->paths.push_back(FsPath(path));
+    d->paths.push_back(PathArg("path", path));
   }
   if (!fields.is_none()) {
     if (py::isinstance<py::str>(fields)) {
-      d->field_names.push_back(fields.cast<std::string>());
+      d->field_names.push_back(StrArg("fields", fields));
+    } else if (py::isinstance<py::iterable>(fields)) {
+      for (py::handle name : fields) d->field_names.push_back(StrArg("fields", name));
     } else {
-      d->field_names = fields.cast<std::vector<std::string>>();
+      throw py::type_error("fields must be a field name or a list of them, not " + py::repr(fields).cast<std::string>());
     }
   }
-  d->options.verify_checksums = verify_checksums;
-  d->options.allow_partial = allow_partial;
+  d->options.verify_checksums = BoolArg("verify_checksums", verify_checksums);
+  d->options.allow_partial = BoolArg("allow_partial", allow_partial);
   OpenInto(*d);
   return d;
 }
 
 }  // namespace
 
-BlobCompression ParseCompression(const std::string& s) {
-  if (s == "none" || s.empty()) return BlobCompression::kNone;
-  if (s == "zstd") return BlobCompression::kZstd;
-  RaiseStatus(Status::InvalidArgument("unknown compression '" + s + "' (expected 'none' or 'zstd')"));
-}
-
-const char* CompressionName(BlobCompression c) { return c == BlobCompression::kZstd ? "zstd" : "none"; }
-
-uint64_t CheckIndex(const PyDataset& d, int64_t i) {
-  const int64_t n = static_cast<int64_t>(d.dataset->size());
-  const int64_t id = i < 0 ? i + n : i;
-  if (id < 0 || id >= n) {
-    // The index as the caller wrote it, and the range it must be in.
-    PyErr_SetString(PyExc_IndexError, ("record index " + std::to_string(i) + " out of range for a dataset of " +
-                                       std::to_string(n) + " records (-" + std::to_string(n) + ".." +
-                                       std::to_string(n - 1) + ")")
-                                          .c_str());
-    throw py::error_already_set();
-  }
-  return static_cast<uint64_t>(id);
-}
-
 namespace {
 
-py::dict GetItem(const PyDataset& d, int64_t index) {
-  uint64_t id = CheckIndex(d, index);
+py::dict GetItem(const PyDataset& d, const py::handle& index) {
+  uint64_t id = IndexArg(index, d.dataset->size());
   std::optional<Record> record;
   if (d.needs_record) {
     unirecord::Result<Record> r = Status::Internal("not read");
@@ -309,8 +303,8 @@ py::object IndexedColumn(const PyDataset& d, size_t field,
 
 py::dict ShardDict(const unirecord::ShardInfo& s) {
   py::dict o;
-  o["path"] = s.path;
-  o["index_path"] = s.index_path;
+  o["path"] = FsName(s.path);
+  o["index_path"] = FsName(s.index_path);
   o["number"] = s.number;
   o["first_id"] = s.first_id;
   o["records"] = s.records;
@@ -348,9 +342,9 @@ shape for a numeric array field (e.g. (3,) or (28, 28)). indexed: numeric
 scalars only; stored in the index so that reading it touches no page (use it
 for labels). compression: "none" (bytes read zero-copy) or "zstd" (bytes only).
 )doc")
-      .def(py::init([](const std::string& name, const py::object& type, const py::object& shape, bool indexed,
-                       const std::string& compression) {
-             return MakeField(name, type, shape, indexed, compression);
+      .def(py::init([](const py::object& name, const py::object& type, const py::object& shape,
+                       const py::object& indexed, const py::object& compression) {
+             return MakeField(StrArg("name", name), type, shape, indexed, compression);
            }),
            py::arg("name"), py::arg("type"), py::arg("shape") = py::none(), py::arg("indexed") = false,
            py::arg("compression") = "none")
@@ -360,7 +354,7 @@ for labels). compression: "none" (bytes read zero-copy) or "zstd" (bytes only).
       .def_property_readonly("shape", [](const Field& f) { return py::tuple(py::cast(f.shape)); },
                              "Fixed array shape; () for a scalar.")
       .def_readonly("indexed", &Field::indexed, "Stored inline in the index (numeric scalars).")
-      .def_property_readonly("compression", [](const Field& f) { return std::string(CompressionName(f.compression)); },
+      .def_property_readonly("compression", [](const Field& f) { return std::string(BlobCompressionName(f.compression)); },
                              "'none' or 'zstd' (bytes fields).")
       .def("__eq__", [](const Field& a, const py::object& b) {
         return py::isinstance<Field>(b) && a == b.cast<Field>();
@@ -370,10 +364,10 @@ for labels). compression: "none" (bytes read zero-copy) or "zstd" (bytes only).
       .def(py::pickle(
           [](const Field& f) {
             return py::make_tuple(f.name, unirecord::FieldTypeName(f.type), py::tuple(py::cast(f.shape)), f.indexed,
-                                  CompressionName(f.compression));
+                                  BlobCompressionName(f.compression));
           },
           [](const py::tuple& t) {
-            return MakeField(t[0].cast<std::string>(), t[1], t[2], t[3].cast<bool>(), t[4].cast<std::string>());
+            return MakeField(t[0].cast<std::string>(), t[1], t[2], t[3], t[4]);
           }));
 
   py::class_<Schema>(m, "Schema", R"doc(
@@ -395,19 +389,28 @@ Raises ValueError for an invalid schema (naming the field).
           "Field names, in order.")
       .def("__len__", &Schema::num_fields)
       .def("__iter__", [](const Schema& s) { return py::iter(py::cast(s.fields())); })
-      .def("__contains__", [](const Schema& s, const std::string& name) { return s.FieldIndex(name) >= 0; },
+      .def("__contains__",
+           [](const Schema& s, const py::object& name) {
+             return py::isinstance<py::str>(name) && s.FieldIndex(name.cast<std::string>()) >= 0;
+           },
            py::arg("name"))
       .def("__getitem__",
            [](const Schema& s, const py::object& key) -> Field {
-             if (py::isinstance<py::int_>(key)) {
-               int64_t i = key.cast<int64_t>();
-               if (i < 0) i += static_cast<int64_t>(s.num_fields());
-               if (i < 0 || i >= static_cast<int64_t>(s.num_fields())) throw py::index_error("field index out of range");
-               return s.field(static_cast<size_t>(i));
+             if (py::isinstance<py::str>(key)) {
+               return s.field(Unwrap(s.FindField(key.cast<std::string>())));
              }
-             int i = s.FieldIndex(key.cast<std::string>());
-             if (i < 0) throw py::key_error(key.cast<std::string>());
-             return s.field(static_cast<size_t>(i));
+             if (PyBool_Check(key.ptr()) || !PyIndex_Check(key.ptr())) {
+               throw py::type_error("schema keys are field names (str) or positions (int), not " +
+                                    py::repr(key).cast<std::string>());
+             }
+             const py::int_ n(s.num_fields()), zero(0);
+             py::int_ i = py::reinterpret_steal<py::int_>(PyNumber_Index(key.ptr()));
+             py::int_ position = i < zero ? py::int_(i + n) : i;
+             if (position < zero || !(position < n)) {
+               throw py::index_error("field position " + py::repr(i).cast<std::string>() + " out of range for a schema of " +
+                                     std::to_string(s.num_fields()) + " fields");
+             }
+             return s.field(position.cast<size_t>());
            },
            py::arg("key"))
       .def("__eq__", [](const Schema& a, const py::object& b) {
@@ -445,8 +448,9 @@ the files (this is what DataLoader workers do).
            "The record at index (negative counts from the end) as a dict of the selected fields.")
       .def(
           "get_blob",
-          [](const PyDataset& d, int64_t index, const std::string& field) {
-            uint64_t id = CheckIndex(d, index);
+          [](const PyDataset& d, const py::object& index, const py::object& field_arg) {
+            uint64_t id = IndexArg(index, d.dataset->size());
+            const std::string field = StrArg("field", field_arg);
             size_t f = Unwrap(d.dataset->schema().FindField(field));
             const Field& fd = d.dataset->schema().field(f);
             if (fd.type != FieldType::kBytes) {
@@ -460,7 +464,8 @@ the files (this is what DataLoader workers do).
           "One bytes field of one record as a zero-copy memoryview (reads nothing else).")
       .def(
           "column",
-          [](const PyDataset& d, const std::string& field) {
+          [](const PyDataset& d, const py::object& field_arg) {
+            const std::string field = StrArg("field", field_arg);
             size_t f = Unwrap(d.dataset->schema().FindField(field));
             const Field& fd = d.dataset->schema().field(f);
             if (!fd.indexed) {
@@ -519,8 +524,8 @@ the files (this is what DataLoader workers do).
       .def_property_readonly(
           "path",
           [](const PyDataset& d) -> py::object {
-            if (d.path_is_list) return py::cast(d.paths);
-            return py::str(d.paths[0]);
+            if (d.path_is_list) return FsNames(d.paths);
+            return FsName(d.paths[0]);
           },
           "The path (or list of paths) the dataset was opened from.")
       .def_property_readonly(
@@ -544,18 +549,18 @@ the files (this is what DataLoader workers do).
           "Deep check of every checksum; raises CorruptRecordError naming the file on the first problem.")
       .def("__repr__",
            [](const PyDataset& d) {
-             py::object p = d.path_is_list ? py::cast(d.paths) : py::cast(d.paths[0]);
+             py::object p = d.path_is_list ? py::object(FsNames(d.paths)) : py::object(FsName(d.paths[0]));
              return "unirecord.Dataset(" + py::repr(p).cast<std::string>() +
                     ", records=" + std::to_string(d.dataset->size()) + ", schema=" + d.dataset->schema().ToString() + ")";
            })
       .def(py::pickle(
           [](const PyDataset& d) {
-            return py::make_tuple(d.paths, d.path_is_list, d.field_names, d.options.verify_checksums,
+            return py::make_tuple(FsNames(d.paths), d.path_is_list, d.field_names, d.options.verify_checksums,
                                   d.options.allow_partial, d.bytes_as_numpy);
           },
           [](const py::tuple& t) {
             auto d = std::make_shared<PyDataset>();
-            d->paths = t[0].cast<std::vector<std::string>>();
+            for (py::handle p : t[0]) d->paths.push_back(FsNameBytes(p));
             d->path_is_list = t[1].cast<bool>();
             d->field_names = t[2].cast<std::vector<std::string>>();
             d->options.verify_checksums = t[3].cast<bool>();

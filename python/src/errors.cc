@@ -33,7 +33,11 @@ void RaiseStatus(const unirecord::Status& status) {
       break;
   }
   if (type == nullptr) type = PyExc_RuntimeError;  // before RegisterErrors: cannot happen
-  PyErr_SetString(type, message.c_str());
+  // A message may quote a file name that is not UTF-8: its bytes show as \xNN.
+  PyObject* text = PyUnicode_DecodeUTF8(message.data(), static_cast<Py_ssize_t>(message.size()), "backslashreplace");
+  if (text == nullptr) throw py::error_already_set();
+  PyErr_SetObject(type, text);
+  Py_DECREF(text);
   throw py::error_already_set();
 }
 
@@ -60,12 +64,6 @@ void RegisterErrors(py::module_& m) {
         RaiseStatus(unirecord::Status(static_cast<unirecord::StatusCode>(code), message));
       },
       py::arg("code"), py::arg("message"));
-}
-
-std::string FsPath(const py::handle& obj) {
-  // Leaked on purpose: must outlive interpreter shutdown.
-  static py::object* fspath = new py::object(py::module_::import("os").attr("fspath"));
-  return FsNameBytes((*fspath)(obj));
 }
 
 py::str FsName(std::string_view name) {

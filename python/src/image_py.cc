@@ -21,48 +21,38 @@ using unirecord::Result;
 using unirecord::SampleDecoder;
 using unirecord::SampleDecoderOptions;
 using unirecord::SampleSource;
-using unirecord::SampleTransform;
 using unirecord::Status;
 
 namespace {
 
-SampleDecoderOptions MakeOptions(int kind, int size, int resize, double scale_min, double scale_max,
-                                 double ratio_min, double ratio_max, double flip_probability, bool strict,
-                                 bool apply_exif, bool dct_scaling) {
-  if (kind != 0 && kind != 1) RaiseStatus(Status::InvalidArgument("unknown transform kind"));
-  SampleDecoderOptions o;
-  o.transform = kind == 0 ? SampleTransform::kRandomResizedCrop : SampleTransform::kCenterCrop;
-  o.image_size = size;
-  o.resize_shorter = resize;  // 0: CenterCrop alone
-  o.crop.scale_min = scale_min;
-  o.crop.scale_max = scale_max;
-  o.crop.ratio_min = ratio_min;
-  o.crop.ratio_max = ratio_max;
-  o.crop.flip_probability = flip_probability;
-  o.decode.strict = strict;
-  o.decode.apply_exif = apply_exif;
-  o.decode.dct_scaling = dct_scaling;
-  o.decode.layout = unirecord::ImageLayout::kNCHW;  // torchvision's PILToTensor layout
-  Check(o.Check());
+// The options of _Loader (the same keys, the same parsing), of which the
+// per-sample ones apply; the output is torchvision's PILToTensor layout.
+unirecord::LoaderOptions ReaderOptions(const py::dict& options) {
+  unirecord::LoaderOptions o = ParseLoaderOptions(options);
+  o.layout = unirecord::ImageLayout::kNCHW;
   return o;
+}
+
+SampleDecoderOptions CheckedSampleOptions(const unirecord::LoaderOptions& o) {
+  SampleDecoderOptions sample = unirecord::SampleOptionsOf(o);
+  Check(sample.Check());
+  return sample;
 }
 
 class ImageReader {
  public:
-  ImageReader(std::shared_ptr<PyDataset> ds, const std::string& image_field, const std::string& label_field,
-              int kind, int size, int resize, double scale_min, double scale_max, double ratio_min,
-              double ratio_max, double flip_probability, uint64_t seed, bool strict, bool apply_exif,
-              bool dct_scaling)
+  ImageReader(std::shared_ptr<PyDataset> ds, const py::dict& options) : ImageReader(std::move(ds), ReaderOptions(options)) {}
+
+  ImageReader(std::shared_ptr<PyDataset> ds, const unirecord::LoaderOptions& o)
       : ds_(std::move(ds)),
-        source_(Unwrap(SampleSource::Create(ds_->dataset, {image_field, label_field, "path"}, ds_->paths[0]))),
-        options_(MakeOptions(kind, size, resize, scale_min, scale_max, ratio_min, ratio_max, flip_probability,
-                             strict, apply_exif, dct_scaling)),
-        seed_(seed) {}
+        source_(Unwrap(SampleSource::Create(ds_->dataset, {o.image_field, o.label_field, o.path_field}, ds_->paths[0]))),
+        options_(CheckedSampleOptions(o)),
+        seed_(o.sampler.seed) {}
 
   size_t size() const { return ds_->dataset->size(); }
 
   // (uint8 array [3, size, size], label or -1).
-  py::tuple Get(int64_t index, uint64_t epoch) {
+  py::tuple Get(const py::handle& index, uint64_t epoch) {
     uint64_t id = RecordId(index);
     const py::ssize_t side = options_.image_size;
     py::array_t<uint8_t> out({py::ssize_t{3}, side, side});
@@ -81,9 +71,9 @@ class ImageReader {
   // row k = Get(indices[k]). Every index is checked before any decoding; the
   // records are decoded in order with the GIL released once, and the first
   // failure raises as Get would for that record.
-  py::tuple GetMany(const std::vector<int64_t>& indices, uint64_t epoch) {
+  py::tuple GetMany(const py::sequence& indices, uint64_t epoch) {
     std::vector<uint64_t> ids(indices.size());
-    for (size_t k = 0; k < indices.size(); ++k) ids[k] = RecordId(indices[k]);
+    for (size_t k = 0; k < ids.size(); ++k) ids[k] = RecordId(indices[k]);
     const py::ssize_t n = static_cast<py::ssize_t>(ids.size());
     const py::ssize_t side = options_.image_size;
     py::array_t<uint8_t> images({n, py::ssize_t{3}, side, side});
@@ -105,7 +95,7 @@ class ImageReader {
 
   // The crop window planned for a record: (x, y, width, height, flip), in the
   // stored orientation (display orientation with apply_exif).
-  py::tuple Window(int64_t index, uint64_t epoch) {
+  py::tuple Window(const py::handle& index, uint64_t epoch) {
     uint64_t id = RecordId(index);
     Blob blob;
     int64_t label = -1;
@@ -121,7 +111,7 @@ class ImageReader {
   uint64_t seed() const { return seed_; }
 
  private:
-  uint64_t RecordId(int64_t index) const { return CheckIndex(*ds_, index); }
+  uint64_t RecordId(const py::handle& index) const { return IndexArg(index, ds_->dataset->size()); }
 
   // Record `id` into `chw` (errors name the dataset, the record and its path).
   Status Decode(uint64_t id, uint64_t epoch, uint8_t* chw, int64_t* label) {
@@ -160,12 +150,7 @@ class ImageReader {
 
 void RegisterImage(py::module_& m) {
   py::class_<ImageReader>(m, "_ImageReader", "Native decoder behind unirecord.ImageDataset (internal).")
-      .def(py::init<std::shared_ptr<PyDataset>, const std::string&, const std::string&, int, int, int, double, double,
-                    double, double, double, uint64_t, bool, bool, bool>(),
-           py::arg("dataset"), py::arg("image_field"), py::arg("label_field"), py::arg("kind"), py::arg("size"),
-           py::arg("resize"), py::arg("scale_min"), py::arg("scale_max"), py::arg("ratio_min"), py::arg("ratio_max"),
-           py::arg("flip_probability"), py::arg("seed"), py::arg("strict"), py::arg("apply_exif"),
-           py::arg("dct_scaling"))
+      .def(py::init<std::shared_ptr<PyDataset>, const py::dict&>(), py::arg("dataset"), py::arg("options"))
       .def("__len__", &ImageReader::size)
       .def("get", &ImageReader::Get, py::arg("index"), py::arg("epoch"))
       .def("get_many", &ImageReader::GetMany, py::arg("indices"), py::arg("epoch"))

@@ -4,9 +4,14 @@
 // until then the Loader never refills it (it fills the other free buffers),
 // so a tensor's data never changes under it.
 #include <pybind11/stl.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <array>
+#include <limits>
 #include <mutex>
+#include <optional>
+#include <type_traits>
 
 #include "common.h"
 #include "dlpack_abi.h"
@@ -85,124 +90,166 @@ py::object MakeCapsule(const std::shared_ptr<const Batch>& batch, const void* da
   return py::reinterpret_steal<py::object>(cap);
 }
 
+// Values of LoaderOptions to and from Python: numbers as int/float (ints
+// checked by IntArg: the name, the type, the range), enums by their library
+// names (ImageLayoutName / ParseImageLayout, ...).
 template <typename T>
-T Take(py::dict& opts, const char* key, T fallback) {
-  if (!opts.contains(key)) return fallback;
-  T v = opts[key].cast<T>();
-  PyDict_DelItemString(opts.ptr(), key);
-  return v;
+py::object ToPython(const T& value) {
+  return py::cast(value);
+}
+py::object ToPython(ImageLayout v) { return py::str(unirecord::ImageLayoutName(v)); }
+py::object ToPython(OnBadRecord v) { return py::str(unirecord::OnBadRecordName(v)); }
+py::object ToPython(DeviceDType v) { return py::str(unirecord::DeviceDTypeName(v)); }
+py::object ToPython(LoaderTransform v) { return py::str(unirecord::SampleTransformName(v)); }
+py::object ToPython(unirecord::SampleOrder v) { return py::str(unirecord::SampleOrderName(v)); }
+py::object ToPython(void* v) { return py::int_(reinterpret_cast<uintptr_t>(v)); }
+py::object ToPython(const std::optional<std::vector<uint64_t>>& v) { return v ? py::cast(*v) : py::none(); }
+
+template <typename T>
+void FromPython(const char* name, const py::handle& value, int64_t minimum, T* out) {
+  if constexpr (std::is_same_v<T, bool>) {
+    *out = BoolArg(name, value);
+  } else if constexpr (std::is_integral_v<T>) {
+    *out = IntArgAs<T>(name, value, static_cast<T>(std::max<int64_t>(minimum, std::numeric_limits<T>::min())));
+  } else if constexpr (std::is_floating_point_v<T>) {
+    if (PyBool_Check(value.ptr()) || !PyNumber_Check(value.ptr()) || PyUnicode_Check(value.ptr())) {
+      throw py::type_error(std::string(name) + " must be a number, not " + py::repr(value).cast<std::string>());
+    }
+    *out = value.cast<T>();
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    *out = StrArg(name, value);
+  } else if constexpr (std::is_same_v<T, std::array<float, 3>>) {
+    std::vector<float> v = value.cast<std::vector<float>>();
+    if (v.size() != 3) throw py::value_error(std::string(name) + " must hold 3 values (one per channel)");
+    std::copy(v.begin(), v.end(), out->begin());
+  } else if constexpr (std::is_same_v<T, void*>) {
+    *out = reinterpret_cast<void*>(IntArgAs<uintptr_t>(name, value));
+  } else if constexpr (std::is_same_v<T, std::optional<std::vector<uint64_t>>>) {
+    if (value.is_none()) out->reset();
+    else *out = value.cast<std::vector<uint64_t>>();  // checked by unirecord.Loader
+  } else {
+    // An enum: its name, parsed by the library.
+    const std::string text = StrArg(name, value);
+    unirecord::Result<T> parsed = [&] {
+      if constexpr (std::is_same_v<T, ImageLayout>) return unirecord::ParseImageLayout(text);
+      else if constexpr (std::is_same_v<T, OnBadRecord>) return unirecord::ParseOnBadRecord(text);
+      else if constexpr (std::is_same_v<T, DeviceDType>) return unirecord::ParseDeviceDType(text);
+      else if constexpr (std::is_same_v<T, LoaderTransform>) return unirecord::ParseSampleTransform(text);
+      else return unirecord::ParseSampleOrder(text);
+    }();
+    if (!parsed.ok()) RaiseStatus(parsed.status().WithContext(name));
+    *out = *parsed;
+  }
 }
 
-const char* OnBadRecordName(OnBadRecord on_bad_record) {
-  return on_bad_record == OnBadRecord::kSkip ? "skip" : "raise";
+// One option of unirecord.Loader / ImageDataset as the binding sees it: its
+// name (the Python keyword, or the key the Python side derives from a
+// transform or a device), its value in a LoaderOptions, and how a Python
+// value is checked and stored there.
+struct LoaderOption {
+  const char* name;
+  py::object (*get)(const LoaderOptions&);
+  void (*set)(const py::handle&, LoaderOptions&);
+};
+
+#define UREC_LOADER_OPTION(NAME, MEMBER, MINIMUM)                                                    \
+  LoaderOption {                                                                                      \
+    NAME, [](const LoaderOptions& o) { return ToPython(o.MEMBER); },                                  \
+        [](const py::handle& v, LoaderOptions& o) { FromPython(NAME, v, MINIMUM, &o.MEMBER); }        \
+  }
+
+// The one list of the options: _core._loader_defaults (the defaults of the
+// Python signatures) and the parsing of _Loader's and _ImageReader's options
+// both come from it; python/tests/test_defaults.py checks that unirecord.Loader
+// and ImageDataset take each one (or derive it: transform, device).
+const std::vector<LoaderOption>& LoaderOptionTable() {
+  static const std::vector<LoaderOption> table = {
+      UREC_LOADER_OPTION("batch_size", batch_size, 1),
+      UREC_LOADER_OPTION("drop_last", drop_last, 0),
+      UREC_LOADER_OPTION("subset", subset, 0),
+      UREC_LOADER_OPTION("order", sampler.order, 0),
+      UREC_LOADER_OPTION("seed", sampler.seed, 0),
+      UREC_LOADER_OPTION("num_shards", sampler.num_shards, 1),
+      UREC_LOADER_OPTION("shard_id", sampler.shard_id, 0),
+      UREC_LOADER_OPTION("block_size", sampler.block_size, 1),
+      UREC_LOADER_OPTION("window", sampler.window, 0),
+      UREC_LOADER_OPTION("sampler_drop_last", sampler.drop_last, 0),
+      // From the transform (unirecord.RandomResizedCrop / CenterCrop).
+      UREC_LOADER_OPTION("transform", transform, 0),
+      UREC_LOADER_OPTION("size", image_size, 1),
+      UREC_LOADER_OPTION("resize", resize_shorter, 0),
+      UREC_LOADER_OPTION("scale_min", crop.scale_min, 0),
+      UREC_LOADER_OPTION("scale_max", crop.scale_max, 0),
+      UREC_LOADER_OPTION("ratio_min", crop.ratio_min, 0),
+      UREC_LOADER_OPTION("ratio_max", crop.ratio_max, 0),
+      UREC_LOADER_OPTION("flip_probability", crop.flip_probability, 0),
+      UREC_LOADER_OPTION("strict", decode.strict, 0),
+      UREC_LOADER_OPTION("apply_exif", decode.apply_exif, 0),
+      UREC_LOADER_OPTION("dct_scaling", decode.dct_scaling, 0),
+      UREC_LOADER_OPTION("max_pixels", decode.limits.max_pixels, 1),
+      UREC_LOADER_OPTION("layout", layout, 0),
+      UREC_LOADER_OPTION("image_field", image_field, 0),
+      UREC_LOADER_OPTION("label_field", label_field, 0),
+      UREC_LOADER_OPTION("path_field", path_field, 0),
+      UREC_LOADER_OPTION("threads", threads, 0),
+      UREC_LOADER_OPTION("prefetch", prefetch, 1),
+      UREC_LOADER_OPTION("on_error", on_bad_record, 0),
+      UREC_LOADER_OPTION("max_consecutive_bad", max_consecutive_bad, 1),
+      // From device, dtype, mean and std.
+      UREC_LOADER_OPTION("cuda_device", cuda.device, -1),
+      UREC_LOADER_OPTION("cuda_dtype", cuda.dtype, 0),
+      UREC_LOADER_OPTION("cuda_normalize", cuda.normalize, 0),
+      UREC_LOADER_OPTION("cuda_mean", cuda.mean, 0),
+      UREC_LOADER_OPTION("cuda_std", cuda.std, 0),
+      UREC_LOADER_OPTION("cuda_stream", cuda.consumer_stream, 0),
+  };
+  return table;
 }
 
-const char* LayoutName(ImageLayout layout) { return layout == ImageLayout::kNCHW ? "NCHW" : "NHWC"; }
+#undef UREC_LOADER_OPTION
 
-// The options of unirecord.Loader that map to LoaderOptions, with the values
-// of a default-constructed LoaderOptions: the Python signature's defaults.
 py::dict LoaderDefaults() {
-  const LoaderOptions o;
+  const LoaderOptions defaults;
   py::dict d;
-  d["batch_size"] = o.batch_size;
-  d["drop_last"] = o.drop_last;
-  d["order"] = unirecord::SampleOrderName(o.sampler.order);
-  d["seed"] = o.sampler.seed;
-  d["num_shards"] = o.sampler.num_shards;
-  d["shard_id"] = o.sampler.shard_id;
-  d["block_size"] = o.sampler.block_size;
-  d["window"] = o.sampler.window;
-  d["sampler_drop_last"] = o.sampler.drop_last;
-  d["size"] = o.image_size;
-  d["resize"] = o.resize_shorter;
-  d["scale_min"] = o.crop.scale_min;
-  d["scale_max"] = o.crop.scale_max;
-  d["ratio_min"] = o.crop.ratio_min;
-  d["ratio_max"] = o.crop.ratio_max;
-  d["flip_probability"] = o.crop.flip_probability;
-  d["strict"] = o.decode.strict;
-  d["apply_exif"] = o.decode.apply_exif;
-  d["dct_scaling"] = o.decode.dct_scaling;
-  d["max_pixels"] = o.decode.limits.max_pixels;
-  d["layout"] = LayoutName(o.layout);
-  d["image_field"] = o.image_field;
-  d["label_field"] = o.label_field;
-  d["path_field"] = o.path_field;
-  d["threads"] = o.threads;
-  d["prefetch"] = o.prefetch;
-  d["on_error"] = OnBadRecordName(o.on_bad_record);
-  d["max_consecutive_bad"] = o.max_consecutive_bad;
-  d["cuda_mean"] = o.cuda.mean;
-  d["cuda_std"] = o.cuda.std;
+  for (const LoaderOption& option : LoaderOptionTable()) d[option.name] = option.get(defaults);
   return d;
 }
 
-LoaderOptions ParseOptions(py::dict opts) {
+}  // namespace
+
+LoaderOptions ParseLoaderOptions(const py::dict& options) {
   LoaderOptions o;
-  o.batch_size = Take<size_t>(opts, "batch_size", o.batch_size);
-  o.drop_last = Take<bool>(opts, "drop_last", o.drop_last);
-  o.sampler.order = Unwrap(unirecord::ParseSampleOrder(
-      Take<std::string>(opts, "order", unirecord::SampleOrderName(o.sampler.order))));
-  o.sampler.seed = Take<uint64_t>(opts, "seed", o.sampler.seed);
-  o.sampler.num_shards = Take<uint32_t>(opts, "num_shards", o.sampler.num_shards);
-  o.sampler.shard_id = Take<uint32_t>(opts, "shard_id", o.sampler.shard_id);
-  o.sampler.block_size = Take<uint64_t>(opts, "block_size", o.sampler.block_size);
-  o.sampler.window = Take<uint64_t>(opts, "window", o.sampler.window);
-  o.sampler.drop_last = Take<bool>(opts, "sampler_drop_last", o.sampler.drop_last);
-  if (opts.contains("subset")) o.subset = Take<std::vector<uint64_t>>(opts, "subset", {});
-  std::string transform = Take<std::string>(opts, "transform", "random_resized_crop");
-  if (transform == "random_resized_crop") o.transform = LoaderTransform::kRandomResizedCrop;
-  else if (transform == "center_crop") o.transform = LoaderTransform::kCenterCrop;
-  else RaiseStatus(Status::InvalidArgument("unknown transform '" + transform + "'"));
-  o.image_size = Take<int>(opts, "size", o.image_size);
-  o.resize_shorter = Take<int>(opts, "resize", o.resize_shorter);
-  o.crop.scale_min = Take<double>(opts, "scale_min", o.crop.scale_min);
-  o.crop.scale_max = Take<double>(opts, "scale_max", o.crop.scale_max);
-  o.crop.ratio_min = Take<double>(opts, "ratio_min", o.crop.ratio_min);
-  o.crop.ratio_max = Take<double>(opts, "ratio_max", o.crop.ratio_max);
-  o.crop.flip_probability = Take<double>(opts, "flip_probability", o.crop.flip_probability);
-  o.decode.strict = Take<bool>(opts, "strict", o.decode.strict);
-  o.decode.apply_exif = Take<bool>(opts, "apply_exif", o.decode.apply_exif);
-  o.decode.dct_scaling = Take<bool>(opts, "dct_scaling", o.decode.dct_scaling);
-  o.decode.limits.max_pixels = Take<int64_t>(opts, "max_pixels", o.decode.limits.max_pixels);
-  o.layout = Unwrap(unirecord::ParseImageLayout(Take<std::string>(opts, "layout", LayoutName(o.layout))));
-  o.image_field = Take<std::string>(opts, "image_field", o.image_field);
-  o.label_field = Take<std::string>(opts, "label_field", o.label_field);
-  o.path_field = Take<std::string>(opts, "path_field", o.path_field);
-  o.threads = Take<int>(opts, "threads", o.threads);
-  o.prefetch = Take<int>(opts, "prefetch", o.prefetch);
-  std::string on_error = Take<std::string>(opts, "on_error", OnBadRecordName(o.on_bad_record));
-  if (on_error == "raise") o.on_bad_record = OnBadRecord::kRaise;
-  else if (on_error == "skip") o.on_bad_record = OnBadRecord::kSkip;
-  else RaiseStatus(Status::InvalidArgument("on_error must be 'raise' or 'skip', not '" + on_error + "'"));
-  o.max_consecutive_bad = Take<int>(opts, "max_consecutive_bad", o.max_consecutive_bad);
-  o.cuda.device = Take<int>(opts, "cuda_device", o.cuda.device);
-  o.cuda.layout = o.layout;  // on a device the kernel makes the layout (the host batch stays NHWC)
-  std::string dtype = Take<std::string>(opts, "cuda_dtype", "float32");
-  if (dtype == "float32") o.cuda.dtype = DeviceDType::kFloat32;
-  else if (dtype == "float16") o.cuda.dtype = DeviceDType::kFloat16;
-  else if (dtype == "uint8") o.cuda.dtype = DeviceDType::kUint8;
-  else RaiseStatus(Status::InvalidArgument("dtype must be uint8, float16 or float32 on the device, not " + dtype));
-  o.cuda.normalize = Take<bool>(opts, "cuda_normalize", o.cuda.normalize);
-  o.cuda.mean = Take<std::array<float, 3>>(opts, "cuda_mean", o.cuda.mean);
-  o.cuda.std = Take<std::array<float, 3>>(opts, "cuda_std", o.cuda.std);
-  o.cuda.consumer_stream = reinterpret_cast<void*>(Take<uintptr_t>(opts, "cuda_stream", 0));
-  if (py::len(opts) != 0) {
-    std::string keys;
-    for (auto item : opts) keys += (keys.empty() ? "" : ", ") + py::str(item.first).cast<std::string>();
-    RaiseStatus(Status::InvalidArgument("unknown loader option(s): " + keys));
+  std::string unknown;
+  for (auto item : options) {
+    const std::string key = py::str(item.first).cast<std::string>();
+    const auto& table = LoaderOptionTable();
+    auto it = std::find_if(table.begin(), table.end(), [&](const LoaderOption& e) { return key == e.name; });
+    if (it == table.end()) unknown += (unknown.empty() ? "" : ", ") + key;
+    else it->set(item.second, o);
   }
+  if (!unknown.empty()) RaiseStatus(Status::InvalidArgument("unknown loader option(s): " + unknown));
+  o.cuda.layout = o.layout;  // on a device the kernel makes the layout (the host batch stays NHWC)
   return o;
 }
+
+namespace {
 
 class PyLoader {
  public:
   PyLoader(std::shared_ptr<PyDataset> ds, py::dict opts) {
-    options_ = ParseOptions(opts);
+    options_ = ParseLoaderOptions(opts);
     box_ = NewBox(std::move(ds));
   }
 
   ~PyLoader() {
+    if (getpid() != owner_pid_) {
+      // A forked child (a DataLoader worker) freeing its copy of the parent's
+      // loader, e.g. when its garbage collector breaks a cycle: the decode
+      // threads exist only in the parent, so stopping them would wait forever
+      // on their condition variables. The copy is left as it is.
+      new std::shared_ptr<LoaderBox>(std::move(box_));
+      return;
+    }
     // Stops the decode threads; batches still referenced from Python keep
     // their buffers (Batch shares the loader's pool).
     py::gil_scoped_release nogil;
@@ -275,8 +322,42 @@ class PyLoader {
     d["sampler_state"] = py::bytes(s.Serialize());
     return d;
   }
-  void Restore(const py::bytes& serialized) {
-    SamplerState s = Unwrap(SamplerState::Parse(std::string(serialized)));
+  // A state() dict, perhaps from a checkpoint: "sampler_state" is the state;
+  // "seed", "epoch" and "position" are shown beside it for people and must
+  // agree with it (an edited copy would otherwise resume somewhere else).
+  void Restore(const py::handle& state) {
+    if (!PyDict_Check(state.ptr())) {
+      throw py::type_error("load_state_dict takes the dict state_dict() returned, not " +
+                           std::string(Py_TYPE(state.ptr())->tp_name));
+    }
+    const py::dict d = py::reinterpret_borrow<py::dict>(state);
+    if (!d.contains("sampler_state")) {
+      RaiseStatus(Status::InvalidArgument("the state has no 'sampler_state' (keys of Loader.state_dict(): "
+                                          "sampler_state, seed, epoch, position)"));
+    }
+    py::object serialized = d["sampler_state"];
+    if (!PyBytes_Check(serialized.ptr())) {
+      throw py::type_error("state['sampler_state'] must be bytes (from Loader.state_dict()), not " +
+                           std::string(Py_TYPE(serialized.ptr())->tp_name));
+    }
+    SamplerState s = Unwrap(SamplerState::Parse(serialized.cast<std::string>()));
+    for (auto item : d) {
+      const std::string key = py::str(item.first).cast<std::string>();
+      if (key == "sampler_state") continue;
+      const uint64_t* held = key == "seed" ? &s.seed : key == "epoch" ? &s.epoch : key == "position" ? &s.position
+                                                                                                     : nullptr;
+      if (held == nullptr) {
+        RaiseStatus(Status::InvalidArgument("the state has an unknown key '" + key +
+                                            "' (keys of Loader.state_dict(): sampler_state, seed, epoch, position)"));
+      }
+      const uint64_t given = IntArgAs<uint64_t>("state['" + key + "']", item.second);
+      if (given != *held) {
+        RaiseStatus(Status::InvalidArgument(
+            "state['" + key + "'] is " + std::to_string(given) + " but its sampler_state holds " + key + " " +
+            std::to_string(*held) + ": the keys beside sampler_state only describe it; to start elsewhere, "
+            "call set_epoch() instead of editing a state"));
+      }
+    }
     Status st;
     {
       py::gil_scoped_release nogil;
@@ -329,6 +410,7 @@ class PyLoader {
 
   LoaderOptions options_;
   std::shared_ptr<LoaderBox> box_;
+  pid_t owner_pid_ = getpid();  // the process whose threads the loader runs
 };
 
 }  // namespace
@@ -342,7 +424,7 @@ void RegisterLoader(py::module_& m) {
       .def("set_epoch", &PyLoader::SetEpoch, py::arg("epoch"))
       .def_property_readonly("epoch", &PyLoader::Epoch)
       .def("state", &PyLoader::State)
-      .def("restore", &PyLoader::Restore, py::arg("sampler_state"))
+      .def("restore", &PyLoader::Restore, py::arg("state"))
       .def("stats", &PyLoader::Stats)
       .def("reset_stats", &PyLoader::ResetStats)
       .def_property_readonly("batches_per_epoch", &PyLoader::BatchesPerEpoch)

@@ -31,6 +31,7 @@ PYBIND11_MODULE(_core, m) {
   CheckNumpyAbi();
   m.doc() = "Native core of the unirecord package (see the unirecord package for the documented API).";
   unirecord_py::RegisterErrors(m);
+  unirecord_py::RegisterArgs(m);
   unirecord_py::RegisterDataset(m);
   unirecord_py::RegisterQuery(m);
   unirecord_py::RegisterWriter(m);

@@ -32,7 +32,8 @@ void RegisterQuery(py::module_& m) {
   dataset
       .def(
           "query",
-          [](const PyDataset& d, const std::string& expression) {
+          [](const PyDataset& d, const py::object& expression_arg) {
+            const std::string expression = StrArg("expression", expression_arg);
             std::vector<uint64_t> ids = RunQuery<std::vector<uint64_t>>(
                 d, expression, [&](const Query& q) { return q.Ids(*d.dataset); });
             py::array_t<uint64_t> out(static_cast<py::ssize_t>(ids.size()));
@@ -46,7 +47,8 @@ void RegisterQuery(py::module_& m) {
           "expression.")
       .def(
           "count",
-          [](const PyDataset& d, const std::string& expression) {
+          [](const PyDataset& d, const py::object& expression_arg) {
+            const std::string expression = StrArg("expression", expression_arg);
             return RunQuery<uint64_t>(d, expression, [&](const Query& q) { return q.Count(*d.dataset); });
           },
           py::arg("expression"), "The number of records matching expression (as len(ds.query(expression))).");

@@ -90,7 +90,12 @@ struct PyWriter {
     return *writer;
   }
 
-  void Write(const py::dict& record) {
+  void Write(const py::object& record_arg) {
+    if (!PyDict_Check(record_arg.ptr())) {
+      throw py::type_error("record must be a dict {field name: value}, not " +
+                           std::string(Py_TYPE(record_arg.ptr())->tp_name));
+    }
+    const py::dict record = py::reinterpret_borrow<py::dict>(record_arg);
     Writer& w = Live();
     RecordBuilder& b = *builder;
     std::vector<std::unique_ptr<HeldBuffer>> held;
@@ -121,10 +126,8 @@ struct PyWriter {
           case FieldType::kFloat64: st = b.SetFloat64(i, ToDouble(f, value)); break;
           case FieldType::kString:
             if (PyUnicode_Check(raw)) {
-              Py_ssize_t n = 0;
-              const char* s = PyUnicode_AsUTF8AndSize(raw, &n);
-              if (s == nullptr) throw py::error_already_set();
-              st = b.SetString(i, std::string_view(s, static_cast<size_t>(n)));
+              // As os.fsencode: surrogate escapes (from a Dataset or os.listdir) become their bytes again.
+              st = b.SetString(i, FsNameBytes(value));  // copied
             } else if (PyObject_CheckBuffer(raw)) {
               HeldBuffer buf(raw);
               st = b.SetString(i, buf.bytes());  // copied
@@ -181,9 +184,9 @@ struct PyWriter {
     summary["shards"] = s.shards;
     summary["bytes"] = s.bytes;
     summary["uuid"] = s.uuid;
-    summary["shard_paths"] = s.shard_paths;
-    summary["index_paths"] = s.index_paths;
-    summary["manifest_path"] = s.manifest_path;
+    summary["shard_paths"] = FsNames(s.shard_paths);
+    summary["index_paths"] = FsNames(s.index_paths);
+    summary["manifest_path"] = FsName(s.manifest_path);
     summary["generation"] = s.generation;
     return summary;
   }
@@ -196,25 +199,27 @@ struct PyWriter {
   }
 };
 
-std::unique_ptr<PyWriter> NewWriter(const py::object& out, const py::object& schema, const std::string& name,
-                                    uint32_t num_shards, uint64_t expected_records, uint64_t target_shard_bytes,
-                                    const py::object& metadata, const py::object& classes,
-                                    const std::string& blob_compression, int zstd_level, int threads, bool sync,
-                                    uint32_t blob_page_bytes, uint32_t scalar_page_bytes) {
+std::unique_ptr<PyWriter> NewWriter(const py::object& out, const py::object& schema, const py::object& name,
+                                    const py::object& num_shards, const py::object& expected_records,
+                                    const py::object& target_shard_bytes, const py::object& metadata,
+                                    const py::object& classes, const py::object& blob_compression,
+                                    const py::object& zstd_level, const py::object& threads, const py::object& sync,
+                                    const py::object& blob_page_bytes, const py::object& scalar_page_bytes) {
   auto w = std::make_unique<PyWriter>();
   w->schema = ToSchema(schema);
-  w->out_dir = FsPath(out);
-  w->name = name;
+  w->out_dir = PathArg("out", out);
+  w->name = StrArg("name", name);
   WriterOptions o;
-  o.num_shards = num_shards;
-  o.expected_records = expected_records;
-  o.target_shard_bytes = target_shard_bytes;
-  o.default_blob_compression = ParseCompression(blob_compression);
-  o.zstd_level = zstd_level;
-  o.threads = threads;
-  o.sync = sync;
-  o.blob_page_bytes = blob_page_bytes;
-  o.scalar_page_bytes = scalar_page_bytes;
+  o.num_shards = IntArgAs<uint32_t>("num_shards", num_shards);
+  o.expected_records = IntArgAs<uint64_t>("expected_records", expected_records);
+  o.target_shard_bytes = IntArgAs<uint64_t>("target_shard_bytes", target_shard_bytes);
+  o.default_blob_compression =
+      Unwrap(unirecord::ParseBlobCompression(StrArg("blob_compression", blob_compression)));
+  o.zstd_level = IntArgAs<int>("zstd_level", zstd_level);
+  o.threads = IntArgAs<int>("threads", threads, 0);
+  o.sync = BoolArg("sync", sync);
+  o.blob_page_bytes = IntArgAs<uint32_t>("blob_page_bytes", blob_page_bytes);
+  o.scalar_page_bytes = IntArgAs<uint32_t>("scalar_page_bytes", scalar_page_bytes);
   unirecord::Result<std::unique_ptr<Writer>> r = Status::Internal("not created");
   {
     py::gil_scoped_release nogil;
@@ -228,11 +233,14 @@ std::unique_ptr<PyWriter> NewWriter(const py::object& out, const py::object& sch
     Check(w->writer->SetMetadata(unirecord::kClassesMetadataKey, Unwrap(unirecord::EncodeNameList(names))));
   }
   if (!metadata.is_none()) {
+    if (!PyDict_Check(metadata.ptr())) {
+      throw py::type_error("metadata must be a dict {str: str or bytes}, not " + py::repr(metadata).cast<std::string>());
+    }
     for (auto item : metadata.cast<py::dict>()) {
       std::string value;
       if (py::isinstance<py::bytes>(item.second)) value = item.second.cast<std::string>();
       else value = py::str(item.second).cast<std::string>();
-      Check(w->writer->SetMetadata(py::str(item.first).cast<std::string>(), value));
+      Check(w->writer->SetMetadata(StrArg("metadata key", item.first), value));
     }
   }
   return w;
@@ -249,18 +257,22 @@ py::dict ProgressDict(const unirecord::ConvertProgress& p) {
   return d;
 }
 
-py::dict ConvertImageFolder(const py::object& src, const py::object& out, const py::object& name, uint32_t num_shards,
-                            uint64_t target_shard_bytes, int threads, bool strict, bool keep_original, bool sync,
-                            const py::object& progress, int64_t max_pixels) {
+py::dict ConvertImageFolder(const py::object& src, const py::object& out, const py::object& name,
+                            const py::object& num_shards, const py::object& target_shard_bytes,
+                            const py::object& threads, const py::object& strict, const py::object& keep_original,
+                            const py::object& sync, const py::object& progress, const py::object& max_pixels) {
   unirecord::ConvertOptions o;
-  o.limits.max_pixels = max_pixels;
-  if (!name.is_none()) o.name = name.cast<std::string>();
-  o.num_shards = num_shards;
-  o.target_shard_bytes = target_shard_bytes;
-  o.threads = threads;
-  o.strict = strict;
-  o.keep_original = keep_original;
-  o.sync = sync;
+  o.limits.max_pixels = IntArgAs<int64_t>("max_pixels", max_pixels, 1);
+  if (!name.is_none()) o.name = StrArg("name", name);
+  o.num_shards = IntArgAs<uint32_t>("num_shards", num_shards);
+  o.target_shard_bytes = IntArgAs<uint64_t>("target_shard_bytes", target_shard_bytes);
+  o.threads = IntArgAs<int>("threads", threads, 0);
+  o.strict = BoolArg("strict", strict);
+  o.keep_original = BoolArg("keep_original", keep_original);
+  o.sync = BoolArg("sync", sync);
+  if (!progress.is_none() && !PyCallable_Check(progress.ptr())) {
+    throw py::type_error("progress must be a callable or None, not " + py::repr(progress).cast<std::string>());
+  }
   std::optional<py::error_already_set> callback_error;
   if (!progress.is_none()) {
     // Runs on the calling thread, which released the GIL below.
@@ -274,7 +286,7 @@ py::dict ConvertImageFolder(const py::object& src, const py::object& out, const 
       }
     };
   }
-  std::string src_path = FsPath(src), out_path = FsPath(out);
+  std::string src_path = PathArg("src", src), out_path = PathArg("out", out);
   unirecord::Result<unirecord::ConvertReport> r = Status::Internal("not run");
   {
     py::gil_scoped_release nogil;
@@ -344,7 +356,7 @@ before the first write; classes: list of class names (metadata "classes").
            py::arg("num_shards") = w.num_shards, py::arg("expected_records") = w.expected_records,
            py::arg("target_shard_bytes") = w.target_shard_bytes, py::arg("metadata") = py::none(),
            py::arg("classes") = py::none(),
-           py::arg("blob_compression") = CompressionName(w.default_blob_compression),
+           py::arg("blob_compression") = unirecord::BlobCompressionName(w.default_blob_compression),
            py::arg("zstd_level") = w.zstd_level, py::arg("threads") = w.threads, py::arg("sync") = w.sync,
            py::arg("blob_page_bytes") = w.blob_page_bytes, py::arg("scalar_page_bytes") = w.scalar_page_bytes)
       .def("write", &PyWriter::Write, py::arg("record"),
@@ -353,10 +365,10 @@ before the first write; classes: list of class names (metadata "classes").
            "mistyped value (the writer stays usable).")
       .def(
           "set_metadata",
-          [](PyWriter& w, const std::string& key, const py::object& value) {
+          [](PyWriter& w, const py::object& key, const py::object& value) {
             std::string v = py::isinstance<py::bytes>(value) ? value.cast<std::string>()
                                                               : py::str(value).cast<std::string>();
-            Check(w.Live().SetMetadata(key, v));
+            Check(w.Live().SetMetadata(StrArg("key", key), v));
           },
           py::arg("key"), py::arg("value"), "Adds a metadata entry; only before the first write().")
       .def("finish", &PyWriter::Finish,
@@ -383,7 +395,8 @@ before the first write; classes: list of class names (metadata "classes").
            },
            py::arg("exc_type"), py::arg("exc"), py::arg("tb"))
       .def("__repr__", [](const PyWriter& w) {
-        return "unirecord.Writer('" + w.out_dir + "', name='" + w.name + "', schema=" + w.schema.ToString() + ")";
+        return "unirecord.Writer(" + py::repr(FsName(w.out_dir)).cast<std::string>() + ", name=" +
+               py::repr(FsName(w.name)).cast<std::string>() + ", schema=" + w.schema.ToString() + ")";
       });
 
   m.def("convert_imagefolder", &ConvertImageFolder, py::arg("src"), py::arg("out"), py::kw_only(),

@@ -65,10 +65,29 @@ def python_defaults(function):
             if p.default is not inspect.Parameter.empty}
 
 
+def test_one_table_of_loader_options_is_what_python_passes():
+    """Every option of the native table (_core._loader_defaults) is a keyword of
+    unirecord.Loader or derived from its transform or device; ImageDataset's
+    keywords among them reach the native reader too."""
+    cpp = set(_core._loader_defaults)
+    loader = set(inspect.signature(unirecord.Loader).parameters)
+    from_transform = set(unirecord.RandomResizedCrop(8)._options()) | set(unirecord.CenterCrop(8, resize=9)._options())
+    from_device = {name for name in cpp if name.startswith("cuda_")}
+    assert cpp == (cpp & loader) | from_transform | from_device
+    assert (cpp & loader) & (from_transform | from_device) == {"transform"}  # the keyword the crop comes from
+    images = set(inspect.signature(unirecord.ImageDataset).parameters) & cpp
+    assert images == {"transform", "seed", "image_field", "label_field", "path_field", "strict", "apply_exif",
+                      "dct_scaling", "max_pixels", "subset"}
+    # The library's enum names, as LoaderOptions' defaults show them.
+    assert (_core._loader_defaults["layout"], _core._loader_defaults["on_error"]) == ("NHWC", "raise")
+    assert (_core._loader_defaults["transform"], _core._loader_defaults["cuda_dtype"]) == ("random_resized_crop", "float32")
+
+
 def test_loader_and_image_dataset_defaults_are_loader_options():
     cpp = _core._loader_defaults
     loader = python_defaults(unirecord.Loader)
-    shared = set(loader) & set(cpp)
+    # transform: a crop object on the Python side, a name in the table; subset: None (all records) in both.
+    shared = set(loader) & set(cpp) - {"transform", "subset"}
     # None: resolved when the loader is made (LoaderOptions' threads and
     # prefetch unless num_workers/prefetch_factor say otherwise; the ranks from
     # torch.distributed; the order from the required shuffle).
@@ -82,10 +101,10 @@ def test_loader_and_image_dataset_defaults_are_loader_options():
     # The one deliberate difference: torch's NCHW (C++'s default is NHWC, urec bench's NCHW).
     assert (loader["layout"], cpp["layout"]) == ("NCHW", "NHWC")
     images = python_defaults(unirecord.ImageDataset)
-    for name in set(images) & set(cpp):
+    for name in set(images) & set(cpp) - {"transform", "subset"}:
         assert images[name] == cpp[name], name
     crop = python_defaults(unirecord.RandomResizedCrop)
     assert crop["scale"] == (cpp["scale_min"], cpp["scale_max"])
     assert crop["ratio"] == (cpp["ratio_min"], cpp["ratio_max"])
-    default = unirecord.ImageDataset.__init__.__globals__["_default_crop"]()
+    default = unirecord.transforms.default_crop()
     assert (default.size, default.flip_probability) == (cpp["size"], cpp["flip_probability"])

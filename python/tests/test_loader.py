@@ -268,15 +268,19 @@ def test_dataloader_spellings_are_aliases(loader_records):
     assert unirecord.Loader(loader_records, threads=2, num_workers=2, **kwargs).threads == 2
     with pytest.raises(ValueError, match="threads=2 and num_workers=3 disagree"):
         unirecord.Loader(loader_records, threads=2, num_workers=3, **kwargs)
-    with pytest.raises(ValueError, match="prefetch=2 and prefetch_factor=4 disagree"):
+    with pytest.raises(ValueError, match="prefetch=2 and prefetch_factor=4: give prefetch .* not both"):
         unirecord.Loader(loader_records, prefetch=2, prefetch_factor=4, **kwargs)
-    # prefetch_factor=1: a pool of 2 buffers, so holding 2 batches trips the rule.
-    loader = unirecord.Loader(loader_records, threads=1, prefetch_factor=1, **kwargs)
-    it = iter(loader)
-    held = [next(it), next(it)]
-    with pytest.raises(RuntimeError, match="holds all 2 batch buffers"):
-        next(it)
-    del held
+    # prefetch_factor is DataLoader's, batches ahead per worker: prefetch =
+    # prefetch_factor * threads, a pool of prefetch + 1 buffers; holding that
+    # many batches trips the rule.
+    for threads, factor in [(1, 1), (2, 1), (2, 2)]:
+        loader = unirecord.Loader(loader_records, threads=threads, prefetch_factor=factor, **kwargs)
+        pool = threads * factor + 1
+        it = iter(loader)
+        held = [next(it) for _ in range(pool)]
+        with pytest.raises(RuntimeError, match=f"holds all {pool} batch buffers"):
+            next(it)
+        del held
 
 
 def test_sampler_options_reach_the_sampler(loader_records):
@@ -309,3 +313,51 @@ def test_max_consecutive_bad_is_the_skip_limit(tmp_path, loader_records):
     assert sum(len(rid) for _, _, rid in unirecord.Loader(tmp_path, return_ids=True, max_consecutive_bad=3, **kwargs)) == 8
     with pytest.raises(ValueError, match=r"2 bad records in a row \(on_bad_record=skip\), the last: .*img4.jpg"):
         list(unirecord.Loader(tmp_path, max_consecutive_bad=2, **kwargs))
+
+
+def test_a_state_with_or_without_its_descriptive_keys_resumes(loader_records):
+    """The keys beside sampler_state may be given (as state_dict returns them) or left
+    out; test_hostile_inputs.py has the states whose keys disagree with it."""
+    kwargs = dict(batch_size=4, shuffle=True, threads=1, return_ids=True, transform=unirecord.CenterCrop(16, resize=16))
+    loader = unirecord.Loader(loader_records, **kwargs)
+    it = iter(loader)
+    next(it)
+    state = loader.state_dict()
+    assert set(state) == {"sampler_state", "seed", "epoch", "position"} and state["position"] == 4
+    rest = [ids.tolist() for _, _, ids in it]
+    for given in (state, {"sampler_state": state["sampler_state"]}):
+        again = unirecord.Loader(loader_records, **kwargs)
+        again.load_state_dict(given)
+        assert [ids.tolist() for _, _, ids in again] == rest
+
+
+def test_a_loader_freed_in_a_forked_child_does_not_wait_for_threads_it_lacks(loader_records):
+    """A DataLoader worker is a fork of a process that may hold a Loader (or a
+    cycle holding one): when the child's garbage collector frees its copy, the
+    decode threads exist only in the parent; the copy must not wait for them."""
+    import signal
+    import time
+
+    loader = unirecord.Loader(loader_records, batch_size=4, shuffle=True, threads=2,
+                              transform=unirecord.CenterCrop(16, resize=16))
+    next(iter(loader))
+    time.sleep(0.5)  # the decode threads have filled the free buffers and wait on the loader's condition
+    pid = os.fork()
+    if pid == 0:
+        try:
+            del loader
+            gc.collect()
+        finally:
+            os._exit(0)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            assert os.waitstatus_to_exitcode(status) == 0
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        pytest.fail("the forked child hung freeing its copy of the Loader")
+    assert sum(1 for _ in loader) == len(loader) - 1  # the parent's loader is untouched

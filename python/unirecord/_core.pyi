@@ -11,7 +11,8 @@ _FieldType = Union[str, type, np.dtype]
 _Value = Union[int, float, str, bytes, memoryview, npt.NDArray[Any]]
 
 built_with_cuda: bool
-# The defaults of C++'s LoaderOptions under _Loader's option names.
+# The options of _Loader and _ImageReader (python/src/loader_py.cc's table),
+# each with the value of a default-constructed LoaderOptions.
 _loader_defaults: Dict[str, Any]
 
 class CorruptRecordError(OSError):
@@ -21,6 +22,12 @@ class NotSupportedError(ValueError):
     """Valid input that unirecord does not support (12-bit JPEG, newer format, CUDA in a CPU build)."""
 
 def _raise_status(code: int, message: str) -> None: ...
+def _int_arg(name: str, value: Any, minimum: int, maximum: Optional[int] = None) -> int:
+    """value as an int within [minimum, maximum]; TypeError / ValueError naming the argument."""
+def _bool_arg(name: str, value: Any) -> bool:
+    """value as a bool (True, False or a numpy bool); TypeError naming the argument."""
+def _index_arg(index: Any, records: int) -> int:
+    """A sequence index (negative from the end) as a position; TypeError / IndexError."""
 def _to_schema(schema: "_SchemaLike") -> "Schema": ...
 
 class _BlobView:
@@ -160,24 +167,8 @@ def convert_imagefolder(
 ) -> Dict[str, Any]: ...
 
 class _ImageReader:
-    def __init__(
-        self,
-        dataset: Dataset,
-        image_field: str,
-        label_field: str,
-        kind: int,
-        size: int,
-        resize: int,
-        scale_min: float,
-        scale_max: float,
-        ratio_min: float,
-        ratio_max: float,
-        flip_probability: float,
-        seed: int,
-        strict: bool,
-        apply_exif: bool,
-        dct_scaling: bool,
-    ) -> None: ...
+    # options: keys of _loader_defaults (the per-sample ones apply).
+    def __init__(self, dataset: Dataset, options: Dict[str, Any]) -> None: ...
     def __len__(self) -> int: ...
     def get(self, index: int, epoch: int) -> Tuple[npt.NDArray[np.uint8], int]: ...
     def get_many(self, indices: Sequence[int], epoch: int) -> Tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64]]: ...
@@ -190,7 +181,7 @@ class _Loader:
     @property
     def epoch(self) -> int: ...
     def state(self) -> Dict[str, Any]: ...
-    def restore(self, sampler_state: bytes) -> None: ...
+    def restore(self, state: Dict[str, Any]) -> None: ...
     def stats(self) -> Dict[str, Any]: ...
     def reset_stats(self) -> None: ...
     @property

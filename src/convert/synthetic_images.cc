@@ -145,7 +145,8 @@ std::vector<PlannedImage> PlanImages(const fs::path& out, const SyntheticFolderO
     char synset[16];
     std::snprintf(synset, sizeof synset, "n%08d", synsets[c]);
     class_dirs->push_back(out / synset);
-    const std::vector<int> ids = DistinctNumbers(names, o.per_class, 1, std::max(99999, o.per_class * 4));
+    const int max_id = std::max(99999, o.per_class * 4);  // n01440764_10026.JPEG: not a format value
+    const std::vector<int> ids = DistinctNumbers(names, o.per_class, 1, max_id);
     for (int i = 0; i < o.per_class; ++i) {
       const int global = c * o.per_class + i;
       Rng rng(MixSeed(o.seed, static_cast<uint64_t>(global) + 1));

@@ -13,6 +13,7 @@
 #include "dataset/test_util.h"
 #include "format/checksum.h"
 #include "format/file_names.h"
+#include "format/format_constants.h"
 #include "io/file.h"
 #include "unirecord/dataset.h"
 #include "unirecord/writer.h"
@@ -198,6 +199,27 @@ TEST(CommitTest, ManifestsDecodeStrictlyButIgnoreKeysOfLaterVersions) {
     EXPECT_EQ(refused.status().code(), StatusCode::kCorruption) << bad;
     EXPECT_EQ(refused.status().message().rfind("m.uset: manifest ", 0), 0u) << refused.status().message();
   }
+}
+
+TEST(CommitTest, AManifestLargerThanTheCapIsRefusedBeforeDecoding) {
+  testing::ScratchDir dir;
+  dataset::Manifest manifest;
+  manifest.generation = 1;
+  manifest.shard_count = 1;
+  manifest.uuid = "25661647-a09f-8738-832b-a9cd1a5612e2";
+  const std::string text = dataset::EncodeManifest(manifest);
+  const std::string body = text.substr(0, text.rfind("checksum "));
+  // Valid but for its size: keys of a later version fill it past the cap.
+  std::string padded = body;
+  while (padded.size() <= format::kMaxManifestBytes) padded += "added-later " + std::string(100, 'x') + "\n";
+  ASSERT_TRUE(dataset::DecodeManifest(Signed(padded), "m.uset").ok());
+  testing::WriteBytes(dir / "train.uset", Signed(padded));
+  auto refused = dataset::ReadManifest(dir.path(), "train");
+  EXPECT_EQ(refused.status().code(), StatusCode::kCorruption);
+  EXPECT_NE(refused.status().message().find("train.uset: manifest larger than 65536 bytes"), std::string::npos)
+      << refused.status().message();
+  testing::WriteBytes(dir / "train.uset", text);
+  EXPECT_TRUE(dataset::ReadManifest(dir.path(), "train").ok());
 }
 
 TEST(CommitTest, AFolderWithTwoDatasetsOpensOneByName) {

@@ -16,7 +16,9 @@ namespace unirecord {
 
 using shard::ShardReader;
 
-struct Record::Impl {
+// What a Record holds (Record::Impl, private to Record, is this): the
+// getters' helpers below take it.
+struct RecordData {
   std::shared_ptr<const Dataset> owner;  // keeps `dataset` and the mapped files alive
   const Dataset::Impl* dataset = nullptr;
   uint64_t id = 0;
@@ -25,6 +27,8 @@ struct Record::Impl {
   std::shared_ptr<const shard::DecodedPage> page;
   uint32_t page_row = 0;
 };
+
+struct Record::Impl : RecordData {};
 
 namespace {
 
@@ -342,7 +346,7 @@ const Schema& Record::schema() const { return impl_->dataset->schema; }
 namespace {
 
 // The field, checked to be one of `types` (scalar unless `array`).
-Result<const Field*> TypedField(const Record::Impl& r, size_t field, std::initializer_list<FieldType> types,
+Result<const Field*> TypedField(const RecordData& r, size_t field, std::initializer_list<FieldType> types,
                                 bool array, const char* wanted) {
   const Schema& schema = r.dataset->schema;
   UREC_RETURN_IF_ERROR(FieldCheck(schema, field));
@@ -355,7 +359,7 @@ Result<const Field*> TypedField(const Record::Impl& r, size_t field, std::initia
 }
 
 // Element bytes of a scalar numeric: from the record table (indexed) or page.
-const uint8_t* NumericBytes(const Record::Impl& r, size_t field, uint8_t scratch[8]) {
+const uint8_t* NumericBytes(const RecordData& r, size_t field, uint8_t scratch[8]) {
   const index::FieldLayout& layout = r.dataset->layout;
   if (layout.indexed_slot[field] >= 0) {
     std::memcpy(scratch, r.entry + layout.IndexedValueOffset(static_cast<size_t>(layout.indexed_slot[field])), 8);
@@ -366,7 +370,7 @@ const uint8_t* NumericBytes(const Record::Impl& r, size_t field, uint8_t scratch
 }
 
 template <typename Wide, typename Narrow>
-Wide NumericValue(const Record::Impl& r, size_t field, const Field& f) {
+Wide NumericValue(const RecordData& r, size_t field, const Field& f) {
   uint8_t scratch[8];
   const uint8_t* p = NumericBytes(r, field, scratch);
   if (r.dataset->layout.indexed_slot[field] >= 0) return format::LoadLE<Wide>(p);  // stored widened

@@ -21,10 +21,11 @@ constexpr FieldType TypeOf() {
   return FieldType::kFloat64;
 }
 
-Result<Slot*> CheckedSlot(RecordBuilder::Impl& impl, size_t field, FieldType type, bool array) {
+Result<Slot*> CheckedSlot(format::RecordValues& impl, size_t field, FieldType type, bool array) {
   if (field >= impl.schema.num_fields()) {
-    return Status::InvalidArgument("record: field index " + std::to_string(field) + " out of range (" +
-                                   std::to_string(impl.schema.num_fields()) + " fields)");
+    // OutOfRange, as Dataset's getters say it: an index past the end.
+    return Status::OutOfRange("record: field index " + std::to_string(field) + " out of range (" +
+                              std::to_string(impl.schema.num_fields()) + " fields)");
   }
   const Field& f = impl.schema.field(field);
   if (f.type != type || f.is_array() != array) {
@@ -36,7 +37,7 @@ Result<Slot*> CheckedSlot(RecordBuilder::Impl& impl, size_t field, FieldType typ
 }
 
 template <typename T>
-Status SetNumeric(RecordBuilder::Impl& impl, size_t field, T value) {
+Status SetNumeric(format::RecordValues& impl, size_t field, T value) {
   UREC_ASSIGN_OR_RETURN(Slot * slot, CheckedSlot(impl, field, TypeOf<T>(), false));
   format::StoreLE<T>(slot->scalar, value);
   if constexpr (std::is_integral_v<T>) {
@@ -50,7 +51,7 @@ Status SetNumeric(RecordBuilder::Impl& impl, size_t field, T value) {
 }
 
 template <typename T>
-Status SetArrayValues(RecordBuilder::Impl& impl, size_t field, const T* values, size_t count) {
+Status SetArrayValues(format::RecordValues& impl, size_t field, const T* values, size_t count) {
   UREC_ASSIGN_OR_RETURN(Slot * slot, CheckedSlot(impl, field, TypeOf<T>(), true));
   const Field& f = impl.schema.field(field);
   if (count != static_cast<size_t>(f.num_elements())) {

@@ -79,7 +79,8 @@ bool IsTemporaryOf(const std::string& file, const std::string& name) {
   }
   // The pre-manifest writer's: ".NAME-SHARD.PID.urec" or ".uidx".
   std::string stem, extension, pid;
-  if (!SplitLastDot(*rest, &stem, &extension) || (extension != "urec" && extension != "uidx")) return false;
+  if (!SplitLastDot(*rest, &stem, &extension)) return false;
+  if ("." + extension != kShardExtension && "." + extension != kIndexExtension) return false;
   if (!SplitLastDot(stem, &stem, &pid) || !AllOf(pid, kDigits)) return false;
   const size_t shard_dash = stem.rfind('-');
   return shard_dash != std::string::npos && AllOf(stem.substr(shard_dash + 1), kDigits) &&

@@ -1,4 +1,10 @@
-// Every value frozen in the unirecord file format, in one place.
+// Every value frozen in the unirecord file format, in one place: magics,
+// versions, offsets, sizes, alignments, limits, file extensions and the
+// manifest's first line. What is a layout rather than a value is spelled
+// once beside the code that reads and writes it: the FlatBuffers tables in
+// format/unirecord.fbs, the file-name patterns in file_names.cc, the
+// manifest's keys in src/dataset/manifest.cc, the dataset UUID's derivation
+// in dataset_uuid.cc.
 //
 // Changing any of these changes the format: bump kFormatMajor (incompatible)
 // or kFormatMinor (readable by older readers) and add a line to the version

@@ -1,6 +1,8 @@
 // Golden files (tests/data/golden/, see its README.md): a version 1.0 dataset
-// that must keep decoding to the values below, and damaged files that must
-// keep failing with the errors below, whatever the code becomes.
+// that must keep decoding to the values below, in the pre-manifest layout
+// (v1/) and as today's writer commits it (v1-manifest/: the manifest and
+// generation-named shards), and damaged files that must keep failing with
+// the errors below, whatever the code becomes.
 //
 // Regenerate (only when the format version changes):
 //   UREC_WRITE_GOLDEN=1 build/src/format/golden_test --gtest_filter=GoldenTest.Regenerate
@@ -11,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "dataset/manifest.h"
 #include "dataset/test_util.h"
 #include "format/checksum.h"
 #include "format/endian.h"
@@ -42,7 +45,9 @@ const std::vector<GoldenRow>& Rows() {
   return rows;
 }
 
-Status WriteGolden(const std::string& dir, const std::string& name, uint32_t shards) {
+// The dataset as the writer commits it: NAME.uset naming generation 1 and
+// NAME-SSSSS-of-NNNNN.g000001.{urec,uidx}.
+Result<WriterSummary> WriteGoldenGeneration(const std::string& dir, const std::string& name, uint32_t shards) {
   Schema schema = testing::SampleSchema();
   WriterOptions options = testing::SmallPages(shards);
   options.expected_records = Rows().size();
@@ -55,14 +60,19 @@ Status WriteGolden(const std::string& dir, const std::string& name, uint32_t sha
     UREC_RETURN_IF_ERROR(writer->Write(record));
   }
   UREC_RETURN_IF_ERROR(writer->Finish());
-  // The golden folders keep the layout of the first writers (generation 0,
+  return writer->summary();
+}
+
+Status WriteGolden(const std::string& dir, const std::string& name, uint32_t shards) {
+  UREC_ASSIGN_OR_RETURN(const WriterSummary summary, WriteGoldenGeneration(dir, name, shards));
+  // The golden folders v1/ and bad/ keep the layout of the first writers (generation 0,
   // no manifest): what datasets written before manifests look like.
   for (uint32_t s = 0; s < shards; ++s) {
     const std::string shard = io::JoinPath(dir, format::ShardFileName(name, 0, s, shards));
-    UREC_RETURN_IF_ERROR(io::RenameFile(writer->summary().shard_paths[s], shard));
-    UREC_RETURN_IF_ERROR(io::RenameFile(writer->summary().index_paths[s], format::IndexPathFor(shard)));
+    UREC_RETURN_IF_ERROR(io::RenameFile(summary.shard_paths[s], shard));
+    UREC_RETURN_IF_ERROR(io::RenameFile(summary.index_paths[s], format::IndexPathFor(shard)));
   }
-  io::RemoveFileIfExists(writer->summary().manifest_path);
+  io::RemoveFileIfExists(summary.manifest_path);
   return Status::OK();
 }
 
@@ -153,9 +163,13 @@ void ExpectGoodValues(const Dataset& ds) {
 TEST(GoldenTest, Regenerate) {
   if (std::getenv("UREC_WRITE_GOLDEN") == nullptr) GTEST_SKIP() << "set UREC_WRITE_GOLDEN=1 to rewrite the golden files";
   std::filesystem::remove_all(kGoldenDir + "/v1");
+  std::filesystem::remove_all(kGoldenDir + "/v1-manifest");
   std::filesystem::remove_all(kGoldenDir + "/bad");
   std::filesystem::create_directories(kGoldenDir + "/v1");
   ASSERT_TRUE(WriteGolden(kGoldenDir + "/v1", "golden", 2).ok());
+  std::filesystem::create_directories(kGoldenDir + "/v1-manifest");
+  ASSERT_TRUE(WriteGoldenGeneration(kGoldenDir + "/v1-manifest", "golden", 2).ok());
+  std::filesystem::remove(kGoldenDir + "/v1-manifest/" + format::LockFileName("golden"));
   for (const BadCase& bad : BadCases()) {
     const std::string dir = kGoldenDir + "/bad/" + bad.name;
     std::filesystem::create_directories(dir);
@@ -186,6 +200,48 @@ TEST(GoldenTest, TodaysWriterReproducesTheGoldenBytes) {
                            "golden-00001-of-00002.urec", "golden-00001-of-00002.uidx"}) {
     EXPECT_EQ(testing::ReadBytes(dir + "/" + name), testing::ReadBytes(kGoldenDir + "/v1/" + name)) << name;
   }
+}
+
+const char* const kManifestFiles[] = {"golden.uset",
+                                      "golden-00000-of-00002.g000001.urec", "golden-00000-of-00002.g000001.uidx",
+                                      "golden-00001-of-00002.g000001.urec", "golden-00001-of-00002.g000001.uidx"};
+
+TEST(GoldenTest, ManifestDatasetDecodes) {
+  const std::string dir = kGoldenDir + "/v1-manifest";
+  auto manifest = dataset::ReadManifest(dir, "golden");
+  ASSERT_TRUE(manifest.ok()) << manifest.status().ToString();
+  EXPECT_EQ(manifest->generation, 1u);
+  EXPECT_EQ(manifest->shard_count, 2u);
+  EXPECT_EQ(manifest->uuid, "25661647-a09f-8738-832b-a9cd1a5612e2");  // the content is v1's
+  EXPECT_TRUE(manifest->reports.empty());
+  // The manifest's bytes as SPEC.md section 1.1 spells them; the checksum is
+  // XXH3-64 of the 85 bytes before it, as libxxhash computes it.
+  EXPECT_EQ(testing::ReadBytes(dir + "/golden.uset"),
+            "unirecord-manifest 1\ngeneration 1\nshards 2\nuuid 25661647-a09f-8738-832b-a9cd1a5612e2\n"
+            "checksum 76af989adb2ebb73\n");
+  for (const std::string& open : {dir, dir + "/golden", dir + "/golden.uset"}) {
+    SCOPED_TRACE(open);
+    auto ds = Dataset::Open(open);
+    ASSERT_TRUE(ds.ok()) << ds.status().ToString();
+    EXPECT_EQ((*ds)->num_files(), 2u);
+    EXPECT_EQ((*ds)->uuid(), manifest->uuid);
+    ExpectGoodValues(**ds);
+    Status verified = (*ds)->Verify();
+    EXPECT_TRUE(verified.ok()) << verified.ToString();
+  }
+}
+
+TEST(GoldenTest, TodaysWriterReproducesTheManifestAndGenerationBytes) {
+  // The manifest's bytes are the format (SPEC.md section 1.1); the shards'
+  // are v1's, under their generation names.
+  const std::string dir = testing::MakeTempDir();
+  ASSERT_TRUE(WriteGoldenGeneration(dir, "golden", 2).ok());
+  for (const char* name : kManifestFiles) {
+    EXPECT_EQ(testing::ReadBytes(dir + "/" + name), testing::ReadBytes(kGoldenDir + "/v1-manifest/" + name))
+        << name;
+  }
+  EXPECT_EQ(testing::ReadBytes(dir + "/golden-00000-of-00002.g000001.urec"),
+            testing::ReadBytes(kGoldenDir + "/v1/golden-00000-of-00002.urec"));
 }
 
 TEST(GoldenTest, DamagedFilesFail) {

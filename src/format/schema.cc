@@ -18,6 +18,25 @@ const char* FieldTypeName(FieldType type) {
   return "unknown";
 }
 
+Result<FieldType> ParseFieldType(std::string_view name) {
+  for (FieldType t : {FieldType::kInt32, FieldType::kInt64, FieldType::kFloat32, FieldType::kFloat64,
+                      FieldType::kString, FieldType::kBytes}) {
+    if (name == FieldTypeName(t)) return t;
+  }
+  return Status::InvalidArgument("unknown field type '" + std::string(name) +
+                                 "' (expected one of 'int32', 'int64', 'float32', 'float64', 'string', 'bytes')");
+}
+
+const char* BlobCompressionName(BlobCompression compression) {
+  return compression == BlobCompression::kZstd ? "zstd" : "none";
+}
+
+Result<BlobCompression> ParseBlobCompression(std::string_view name) {
+  if (name == "none") return BlobCompression::kNone;
+  if (name == "zstd") return BlobCompression::kZstd;
+  return Status::InvalidArgument("unknown compression '" + std::string(name) + "' (expected 'none' or 'zstd')");
+}
+
 bool IsNumeric(FieldType type) { return NumericWidth(type) != 0; }
 
 size_t NumericWidth(FieldType type) {

@@ -21,6 +21,15 @@
 #include "unirecord/image.h"
 
 namespace unirecord {
+
+const char* ImageLayoutName(ImageLayout layout) { return layout == ImageLayout::kNCHW ? "NCHW" : "NHWC"; }
+
+Result<ImageLayout> ParseImageLayout(std::string_view name) {
+  if (name == "NCHW") return ImageLayout::kNCHW;
+  if (name == "NHWC") return ImageLayout::kNHWC;
+  return Status::InvalidArgument("unknown layout '" + std::string(name) + "' (expected 'NCHW' or 'NHWC')");
+}
+
 namespace {
 
 // ------------------------------------------------------------ libjpeg glue --

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "image/resample.h"
 #include "image/test_images.h"
 #include "unirecord/image.h"
 
@@ -87,7 +88,7 @@ TEST(JpegDecoder, ResizedCropWithoutScalingEqualsCropThenResize) {
     Result<RgbImage> crop = decoder.DecodeCrop(jpeg, w);
     ASSERT_TRUE(crop.ok());
     std::vector<uint8_t> expected(224 * 224 * 3), actual(224 * 224 * 3);
-    ASSERT_TRUE(ResizeRgb(crop->pixels.data(), crop->width, crop->height,
+    ASSERT_TRUE(image_internal::ResizeRgb(crop->pixels.data(), crop->width, crop->height,
                           static_cast<size_t>(crop->width) * 3, expected.data(), 224, 224, false)
                     .ok());
     DecodeStats stats;
@@ -165,7 +166,7 @@ TEST(JpegDecoder, ExifOrientationMapsTheWindow) {
     Result<RgbImage> crop = exact.DecodeCrop(jpeg, w);
     ASSERT_TRUE(crop.ok());
     std::vector<uint8_t> expected(50 * 40 * 3), actual(50 * 40 * 3);
-    ASSERT_TRUE(ResizeRgb(crop->pixels.data(), crop->width, crop->height,
+    ASSERT_TRUE(image_internal::ResizeRgb(crop->pixels.data(), crop->width, crop->height,
                           static_cast<size_t>(crop->width) * 3, expected.data(), 50, 40, false)
                     .ok());
     ASSERT_TRUE(exact.DecodeCropResized(jpeg, w, 50, 40, actual.data(), actual.size()).ok());
@@ -190,7 +191,7 @@ TEST(JpegDecoder, CenterCropEqualsResizeWholeImageThenCrop) {
     const int rw = portrait ? 256 : int(256.0 * full->width / full->height);
     const int rh = portrait ? int(256.0 * full->height / full->width) : 256;
     std::vector<uint8_t> resized(size_t(rw) * rh * 3), actual(224 * 224 * 3);
-    ASSERT_TRUE(ResizeRgb(full->pixels.data(), full->width, full->height,
+    ASSERT_TRUE(image_internal::ResizeRgb(full->pixels.data(), full->width, full->height,
                           size_t(full->width) * 3, resized.data(), rw, rh, false)
                     .ok());
     ASSERT_TRUE(decoder.DecodeCenterCrop(jpeg, 224, 256, actual.data(), actual.size()).ok());

@@ -133,17 +133,6 @@ const char* JpegSubsamplingName(JpegSubsampling s) {
   return "other";
 }
 
-const char* JpegProcessName(JpegProcess p) {
-  switch (p) {
-    case JpegProcess::kBaseline: return "baseline";
-    case JpegProcess::kExtendedSequential: return "extended sequential";
-    case JpegProcess::kProgressive: return "progressive";
-    case JpegProcess::kLossless: return "lossless";
-    case JpegProcess::kHierarchical: return "hierarchical";
-  }
-  return "unknown";
-}
-
 Result<JpegInfo> ProbeJpeg(std::string_view bytes) {
   return image_internal::ProbeJpegHeader(bytes, nullptr);
 }

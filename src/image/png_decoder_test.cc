@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "image/png_encoder.h"
+#include "image/resample.h"
 #include "image/test_images.h"
 #include "unirecord/image.h"
 
@@ -134,7 +135,7 @@ TEST(PngDecoder, WindowsEqualFullDecodeThenCrop) {
 }
 
 // The resize after the decoder is the one JPEG uses: the same window of the
-// same pixels resized by ResizeRgb (the public resizer) gives the same bytes.
+// same pixels resized by ResizeRgb (the resampler alone) gives the same bytes.
 TEST(PngDecoder, CropResizeIsTheSharedStage) {
   const std::vector<uint8_t> rgb = Pattern(37, 23);
   const std::string png = Png(RgbSpec(37, 23), rgb);
@@ -143,7 +144,7 @@ TEST(PngDecoder, CropResizeIsTheSharedStage) {
   std::vector<uint8_t> out(11 * 9 * 3), expected(out.size());
   ASSERT_TRUE(decoder.DecodeCropResized(png, window, 11, 9, out.data(), out.size()).ok());
   const uint8_t* origin = rgb.data() + (size_t(3) * 37 + 5) * 3;
-  ASSERT_TRUE(ResizeRgb(origin, 20, 15, 37 * 3, expected.data(), 11, 9, true).ok());
+  ASSERT_TRUE(image_internal::ResizeRgb(origin, 20, 15, 37 * 3, expected.data(), 11, 9, true).ok());
   EXPECT_EQ(out, expected);
 
   // Planar output is the same pixels split into planes.

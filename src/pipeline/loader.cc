@@ -396,10 +396,7 @@ struct Loader::Impl final : Batch::Pool {
 Loader::Loader(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Loader::~Loader() { impl_->StopWorkers(); }
 
-namespace {
-
-// The per-sample part of the options; the decoder writes `layout` itself.
-SampleDecoderOptions SampleOptions(const LoaderOptions& o) {
+SampleDecoderOptions SampleOptionsOf(const LoaderOptions& o) {
   SampleDecoderOptions sample;
   sample.transform = o.transform;
   sample.image_size = o.image_size;
@@ -410,9 +407,11 @@ SampleDecoderOptions SampleOptions(const LoaderOptions& o) {
   return sample;
 }
 
+namespace {
+
 Status CheckOptions(const Dataset& dataset, const LoaderOptions& o) {
   if (o.batch_size == 0) return Status::InvalidArgument("loader: batch_size must be positive");
-  UREC_RETURN_IF_ERROR(SampleOptions(o).Check().WithContext("loader"));
+  UREC_RETURN_IF_ERROR(SampleOptionsOf(o).Check().WithContext("loader"));
   if (o.prefetch > 0 &&
       o.batch_size > SIZE_MAX / (size_t(o.image_size) * size_t(o.image_size) * 3) / (size_t(o.prefetch) + 1)) {
     return Status::InvalidArgument("loader: batch_size " + std::to_string(o.batch_size) + " is too large");
@@ -443,10 +442,14 @@ Status CheckOptions(const Dataset& dataset, const LoaderOptions& o) {
 
 }  // namespace
 
-Result<ImageLayout> ParseImageLayout(std::string_view name) {
-  if (name == "NCHW") return ImageLayout::kNCHW;
-  if (name == "NHWC") return ImageLayout::kNHWC;
-  return Status::InvalidArgument("layout must be 'NCHW' or 'NHWC', not '" + std::string(name) + "'");
+const char* OnBadRecordName(OnBadRecord on_bad_record) {
+  return on_bad_record == OnBadRecord::kSkip ? "skip" : "raise";
+}
+
+Result<OnBadRecord> ParseOnBadRecord(std::string_view name) {
+  if (name == "raise") return OnBadRecord::kRaise;
+  if (name == "skip") return OnBadRecord::kSkip;
+  return Status::InvalidArgument("unknown bad-record policy '" + std::string(name) + "' (expected 'raise' or 'skip')");
 }
 
 Result<std::unique_ptr<Loader>> Loader::Create(std::shared_ptr<const Dataset> dataset,
@@ -464,7 +467,7 @@ Result<std::unique_ptr<Loader>> Loader::Create(std::shared_ptr<const Dataset> da
   // The upload reads NHWC; the conversion kernel makes the device layout.
   if (options.cuda.device >= 0) impl->options.layout = ImageLayout::kNHWC;
   impl->options.decode.layout = impl->options.layout;
-  const SampleDecoderOptions sample_options = SampleOptions(impl->options);
+  const SampleDecoderOptions sample_options = SampleOptionsOf(impl->options);
   impl->image_bytes = sample_options.output_bytes();
   UREC_ASSIGN_OR_RETURN(impl->thread_count, ResolveThreadCount(options.threads, "loader: threads"));
   for (int i = 0; i < impl->thread_count; ++i) {

@@ -87,13 +87,39 @@ class LoaderTest : public ::testing::Test {
 };
 TestDataset* LoaderTest::data_ = nullptr;
 
-TEST(ParseImageLayout, NamesBothLayoutsAndRejectsOthers) {
-  EXPECT_EQ(*ParseImageLayout("NCHW"), ImageLayout::kNCHW);
-  EXPECT_EQ(*ParseImageLayout("NHWC"), ImageLayout::kNHWC);
-  Result<ImageLayout> bad = ParseImageLayout("nchw");
+// Each enum of the options parses back from its name, and another name is
+// InvalidArgument quoting it.
+template <typename Enum, typename NameFn, typename ParseFn>
+void ExpectNamesRoundTrip(std::initializer_list<Enum> values, NameFn name, ParseFn parse, const char* bad_name) {
+  for (Enum v : values) {
+    Result<Enum> parsed = parse(name(v));
+    ASSERT_TRUE(parsed.ok()) << name(v);
+    EXPECT_EQ(*parsed, v) << name(v);
+  }
+  Result<Enum> bad = parse(bad_name);
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(bad.status().message().find("'nchw'"), std::string::npos);
+  EXPECT_NE(bad.status().message().find("'" + std::string(bad_name) + "'"), std::string::npos);
+}
+
+TEST(OptionNames, EveryEnumParsesItsOwnNamesAndRejectsOthers) {
+  ExpectNamesRoundTrip({ImageLayout::kNCHW, ImageLayout::kNHWC}, ImageLayoutName, ParseImageLayout, "nchw");
+  EXPECT_STREQ(ImageLayoutName(ImageLayout::kNCHW), "NCHW");
+  ExpectNamesRoundTrip({OnBadRecord::kRaise, OnBadRecord::kSkip}, OnBadRecordName, ParseOnBadRecord, "ignore");
+  ExpectNamesRoundTrip({DeviceDType::kUint8, DeviceDType::kFloat16, DeviceDType::kFloat32}, DeviceDTypeName,
+                       ParseDeviceDType, "float64");
+  ExpectNamesRoundTrip({SampleTransform::kRandomResizedCrop, SampleTransform::kCenterCrop}, SampleTransformName,
+                       ParseSampleTransform, "resize");
+  // urec's names of the two transforms.
+  EXPECT_EQ(*ParseSampleTransform("train"), SampleTransform::kRandomResizedCrop);
+  EXPECT_EQ(*ParseSampleTransform("val"), SampleTransform::kCenterCrop);
+  ExpectNamesRoundTrip({SampleOrder::kSequential, SampleOrder::kShuffle, SampleOrder::kBlockShuffle},
+                       SampleOrderName, ParseSampleOrder, "random");
+  ExpectNamesRoundTrip({FieldType::kInt32, FieldType::kInt64, FieldType::kFloat32, FieldType::kFloat64,
+                        FieldType::kString, FieldType::kBytes},
+                       FieldTypeName, ParseFieldType, "uint8");
+  ExpectNamesRoundTrip({BlobCompression::kNone, BlobCompression::kZstd}, BlobCompressionName, ParseBlobCompression,
+                       "lz4");
 }
 
 TEST_F(LoaderTest, BatchesEqualSamplerOrderAndDecoderOutput) {

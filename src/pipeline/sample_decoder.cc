@@ -7,6 +7,17 @@
 
 namespace unirecord {
 
+const char* SampleTransformName(SampleTransform transform) {
+  return transform == SampleTransform::kCenterCrop ? "center_crop" : "random_resized_crop";
+}
+
+Result<SampleTransform> ParseSampleTransform(std::string_view name) {
+  if (name == "random_resized_crop" || name == "train") return SampleTransform::kRandomResizedCrop;
+  if (name == "center_crop" || name == "val") return SampleTransform::kCenterCrop;
+  return Status::InvalidArgument("unknown transform '" + std::string(name) +
+                                 "' (expected 'random_resized_crop' or 'train', 'center_crop' or 'val')");
+}
+
 namespace {
 
 std::string Range(double lo, double hi) { return "(" + std::to_string(lo) + ", " + std::to_string(hi) + ")"; }

@@ -17,11 +17,15 @@
 
 namespace unirecord {
 
-struct Query::Impl {
+// A parsed query (Query::Impl, private to Query, is this): the helpers
+// below take it.
+struct ParsedQuery {
   std::string expression;
   Schema schema;
   query::Node root;
 };
+
+struct Query::Impl : ParsedQuery {};
 
 namespace {
 
@@ -326,7 +330,7 @@ void ExplainNode(const Node& node, int depth, bool first_in_and, std::string* ou
   }
 }
 
-Status CheckSchema(const Query::Impl& q, const Dataset& dataset) {
+Status CheckSchema(const ParsedQuery& q, const Dataset& dataset) {
   if (dataset.schema() != q.schema) {
     return Status::InvalidArgument("query '" + q.expression + "' was parsed against another schema (" +
                                    q.schema.ToString() + ") than the dataset's (" + dataset.schema().ToString() + ")");
@@ -336,7 +340,7 @@ Status CheckSchema(const Query::Impl& q, const Dataset& dataset) {
 
 // Calls `visit(first_id, rows)` with each shard's matching rows, in id order.
 template <typename Visit>
-Status ForEachShard(const Query::Impl& q, const Dataset& dataset, Visit visit) {
+Status ForEachShard(const ParsedQuery& q, const Dataset& dataset, Visit visit) {
   UREC_RETURN_IF_ERROR(CheckSchema(q, dataset));
   const Dataset::Impl& d = dataset.impl();
   for (size_t s = 0; s < d.shards.size(); ++s) {

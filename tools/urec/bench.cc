@@ -70,25 +70,13 @@ Result<LoaderOptions> MakeLoaderOptions(const BenchOptions& o) {
   options.resize_shorter = o.size * 8 / 7;  // 224 -> 256, as torchvision's evaluation
   options.sampler.seed = o.seed;
   UREC_ASSIGN_OR_RETURN(options.sampler.order, ParseSampleOrder(o.order));
-  if (o.transform == "train") {
-    options.transform = LoaderTransform::kRandomResizedCrop;
-  } else if (o.transform == "val") {
-    options.transform = LoaderTransform::kCenterCrop;
-  } else {
-    return Status::InvalidArgument("--transform must be train or val, not '" + o.transform + "'");
-  }
+  UREC_ASSIGN_OR_RETURN(options.transform, ParseSampleTransform(o.transform));
   UREC_ASSIGN_OR_RETURN(options.layout, ParseImageLayout(o.layout));
   options.cuda.layout = options.layout;  // on a device the kernel makes the layout, as in the Python Loader
   options.on_bad_record = o.skip_bad ? OnBadRecord::kSkip : OnBadRecord::kRaise;
   if (o.device.rfind("cuda", 0) == 0) {
     options.cuda.device = o.device.size() > 5 && o.device[4] == ':' ? std::atoi(o.device.c_str() + 5) : 0;
-    if (o.dtype == "float16") {
-      options.cuda.dtype = DeviceDType::kFloat16;
-    } else if (o.dtype == "uint8") {
-      options.cuda.dtype = DeviceDType::kUint8;
-    } else if (o.dtype != "float32") {
-      return Status::InvalidArgument("--dtype must be float32, float16 or uint8");
-    }
+    UREC_ASSIGN_OR_RETURN(options.cuda.dtype, ParseDeviceDType(o.dtype));
   } else if (o.device != "cpu") {
     return Status::InvalidArgument("--device must be cpu, cuda or cuda:N, not '" + o.device + "'");
   }
@@ -182,7 +170,7 @@ CommandRunner SetupBench(CLI::App* cmd) {
   cmd->add_option("PATH", o->path, "Dataset: directory, shard or glob")->required();
   cmd->add_option("--batch", o->batch, "Batch size")->capture_default_str()->check(IntegerIn(1, 1 << 20));
   cmd->add_option("--threads", o->threads, "Decode threads (0: all usable cores)")->capture_default_str();
-  cmd->add_option("--transform", o->transform, "train (RandomResizedCrop+flip) | val (Resize+CenterCrop)")
+  cmd->add_option("--transform", o->transform, "train (RandomResizedCrop+flip) | val (Resize+CenterCrop); also random_resized_crop | center_crop")
       ->capture_default_str();
   cmd->add_option("--epochs", o->epochs, "Epochs to run")->capture_default_str()->check(IntegerIn(0, UINT64_MAX));
   cmd->add_option("--device", o->device, "cpu | cuda | cuda:N")->capture_default_str();
@@ -191,7 +179,7 @@ CommandRunner SetupBench(CLI::App* cmd) {
   cmd->add_option("--prefetch", o->prefetch, "Batches filled ahead")->capture_default_str();
   cmd->add_option("--seed", o->seed, "Sampler and crop seed")->capture_default_str()->check(IntegerIn(0, UINT64_MAX));
   cmd->add_option("--order", o->order, "sequential | shuffle | block")->capture_default_str();
-  cmd->add_flag("--skip-bad", o->skip_bad, "Replace bad records instead of failing");
+  cmd->add_flag("--skip-bad", o->skip_bad, "Replace bad records instead of failing (on_error=\"skip\" in Python)");
   cmd->add_option("--step-ms", o->step_ms, "Simulated training step per batch (ms)")->capture_default_str();
   cmd->add_option("--max-batches", o->max_batches, "Stop each epoch after this many batches (0: all)")
       ->capture_default_str()

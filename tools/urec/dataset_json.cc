@@ -84,7 +84,7 @@ Json FieldSchemaToJson(const Field& field) {
   if (field.is_array()) j["shape"] = field.shape;
   if (field.indexed) j["indexed"] = true;
   if (field.type == FieldType::kBytes) {
-    j["compression"] = field.compression == BlobCompression::kZstd ? "zstd" : "none";
+    j["compression"] = BlobCompressionName(field.compression);
   }
   return j;
 }

@@ -17,6 +17,7 @@
 #include "command.h"
 #include "dataset_json.h"
 #include "image/png_encoder.h"
+#include "image/resample.h"
 #include "io/file.h"
 #include "unirecord/image.h"
 #include "unirecord/query.h"
@@ -112,7 +113,7 @@ Status FitWhole(ImageDecoder* decoder, std::string_view bytes, int size, std::ve
   const int w = std::clamp(int(std::lround(image.width * scale)), 1, size);
   const int h = std::clamp(int(std::lround(image.height * scale)), 1, size);
   std::vector<uint8_t> fitted(size_t(w) * h * 3);
-  UREC_RETURN_IF_ERROR(ResizeRgb(image.pixels.data(), image.width, image.height, size_t(image.width) * 3,
+  UREC_RETURN_IF_ERROR(image_internal::ResizeRgb(image.pixels.data(), image.width, image.height, size_t(image.width) * 3,
                                  fitted.data(), w, h, false));
   tile->assign(size_t(size) * size * 3, kBackground);
   const int x0 = (size - w) / 2, y0 = (size - h) / 2;

@@ -1,20 +1,20 @@
 #!/usr/bin/env bash
-# Issue 9's measurements in one run, on the two ImageNet-like sets of
-# image_bench (smooth: ~3 bits per pixel; entropy: ImageNet's ~4.9):
+# The fast layout's measurements (issue 9) in one run, on the two ImageNet-like
+# sets of image_bench (smooth: ~3 bits per pixel; entropy: ImageNet's ~4.9):
 #   1. decode + resize per core: image_bench (C++, fast-layout cases included)
 #      and image_peer.py (PIL + torchvision) on the same files;
 #   2. the native loader (`urec bench`) against torchvision ImageFolder + PIL
 #      in a DataLoader, 1 thread vs num_workers=0 and 2 threads vs 2 workers,
 #      on each set copied 4 times into 8 class folders (1,024 files) and
 #      converted (transcoded into the fast layout);
-# Results go to $OUT (default out/issue9-bench). Check the load average first:
-# a figure counts only from a quiet machine.
+# Results go to $OUT (default out/fast-layout-bench). Check the load average
+# first: a figure counts only from a quiet machine.
 #
-#   bench/issue9_bench.sh [BUILD_DIR]     (default build)
+#   bench/fast_layout_bench.sh [BUILD_DIR]     (default build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
-OUT=${OUT:-out/issue9-bench}
+OUT=${OUT:-out/fast-layout-bench}
 REPS=${REPS:-5}
 mkdir -p "$OUT"
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$OUT/load.txt"

@@ -1,0 +1,229 @@
+"""Every public Python entry point, called as a hostile or careless user would:
+wrong types, negative and huge numbers, bad values. Each call raises the
+exception a Python sequence or function would (TypeError for a wrong type,
+IndexError for an index out of range, ValueError for a bad value) with one
+line naming the argument or the input and what was expected - never
+pybind11's "incompatible function arguments" dump, a cast error, a value
+silently truncated or ignored, or a signal.
+
+Each case here misbehaved before issue 22 (a dump, a RuntimeError from a
+failed cast, an error naming nothing, or no error at all)."""
+import os
+import pathlib
+
+import numpy as np
+import pytest
+
+import unirecord
+from urec_fixtures import loader_records, write_jpeg  # noqa: F401 (pytest fixtures)
+
+DUMPS = ("incompatible function arguments", "Unable to cast", "Invoked with", "argument types are supported")
+SCHEMA = {"image": "bytes", "label": "int64"}
+
+
+class Ctx:
+    def __init__(self, records, tmp):
+        self.records = records
+        self.tmp = tmp
+        self.ds = unirecord.Dataset(records)
+        self.images = unirecord.ImageDataset(records, unirecord.CenterCrop(16, resize=16))
+        self.some = unirecord.ImageDataset(records, unirecord.CenterCrop(16, resize=16), subset=[3, 1, 2])
+
+    def writer(self, **kwargs):
+        self.writers = getattr(self, "writers", 0) + 1  # a name each: a live Writer holds its name's lock
+        return unirecord.Writer(self.tmp / "w", SCHEMA, f"w{self.writers}", sync=False, **kwargs)
+
+    def loader(self, **kwargs):
+        kwargs = dict(dict(batch_size=4, shuffle=False, threads=1, transform=unirecord.CenterCrop(16, resize=16)),
+                      **kwargs)
+        return unirecord.Loader(self.records, **kwargs)
+
+    def convert(self, **kwargs):
+        src = self.tmp / "src"
+        write_jpeg(src / "a" / "0.jpg", 32, 24, 0)
+        return unirecord.convert_imagefolder(src, self.tmp / "out", sync=False, **kwargs)
+
+    def restore(self, **changes):
+        loader = self.loader()
+        loader.load_state_dict(dict(loader.state_dict(), **changes))
+
+
+CASES = [
+    # Dataset indexing, as a list's: TypeError for a non-integer, IndexError out of range.
+    ("ds['x']", lambda c: c.ds["x"], TypeError, r"dataset indices must be integers, not str \('x'\)"),
+    ("ds[1.5]", lambda c: c.ds[1.5], TypeError, r"dataset indices must be integers, not float \(1\.5\)"),
+    ("ds[None]", lambda c: c.ds[None], TypeError, r"dataset indices must be integers, not NoneType"),
+    ("ds[2**64]", lambda c: c.ds[2**64], IndexError, r"record index 18446744073709551616 out of range .* \(-90\.\.89\)"),
+    ("ds[-2**63-1]", lambda c: c.ds[-(2**63) - 1], IndexError, r"record index -9223372036854775809 out of range"),
+    ("ds.get_blob('0', f)", lambda c: c.ds.get_blob("0", "image"), TypeError, "dataset indices must be integers"),
+    ("ds.get_blob(0, 5)", lambda c: c.ds.get_blob(0, 5), TypeError, r"field must be a str, not int \(5\)"),
+    ("ds.column(None)", lambda c: c.ds.column(None), TypeError, "field must be a str, not NoneType"),
+    ("ds.query(5)", lambda c: c.ds.query(5), TypeError, r"expression must be a str, not int \(5\)"),
+    # Opening a dataset.
+    ("Dataset(5)", lambda c: unirecord.Dataset(5), TypeError, r"path must be a path \(str, bytes or os.PathLike\), not int"),
+    ("Dataset(NUL)", lambda c: unirecord.Dataset(str(c.records) + "\0x"), ValueError, "holds a NUL character"),
+    ("Dataset(missing, not UTF-8)", lambda c: unirecord.Dataset(os.fsencode(str(c.tmp)) + b"/caf\xe9"), FileNotFoundError,
+     r"hostile\d*/caf\\xe9"),
+    ("Dataset([5])", lambda c: unirecord.Dataset([5]), TypeError, "path must be a path"),
+    ("Dataset(fields=5)", lambda c: unirecord.Dataset(c.records, fields=5), TypeError, "fields must be a field name or a list"),
+    ("Dataset(fields=[1])", lambda c: unirecord.Dataset(c.records, fields=[1]), TypeError, "fields must be a str, not int"),
+    ("Dataset(verify_checksums='no')", lambda c: unirecord.Dataset(c.records, verify_checksums="no"), TypeError,
+     r"verify_checksums must be True or False, not str \('no'\)"),
+    ("Dataset(allow_partial=2)", lambda c: unirecord.Dataset(c.records, allow_partial=2), TypeError,
+     "allow_partial must be True or False, not int"),
+    ("Dataset(bytes_as=1)", lambda c: unirecord.Dataset(c.records, bytes_as=1), TypeError, "bytes_as must be a str"),
+    # Schema and Field.
+    ("Schema(5)", lambda c: unirecord.Schema(5), TypeError, "schema must be a Schema, a list of Field or a dict"),
+    ("Schema(['x'])", lambda c: unirecord.Schema(["x"]), TypeError, r"a schema's list holds unirecord.Field values, not 'x'"),
+    ("Schema({5: t})", lambda c: unirecord.Schema({5: "int64"}), TypeError, "field name must be a str, not int"),
+    ("schema[1.5]", lambda c: c.ds.schema[1.5], TypeError, "schema keys are field names .* or positions .*, not 1.5"),
+    ("Field(5, t)", lambda c: unirecord.Field(5, "int64"), TypeError, r"name must be a str, not int \(5\)"),
+    ("Field(n, 5)", lambda c: unirecord.Field("x", 5), TypeError, "field type must be one of 'int32', .* not 5"),
+    ("Field(shape='3')", lambda c: unirecord.Field("x", "int64", shape="3"), TypeError, "shape must be an int, not str"),
+    ("Field(shape=[2, -1])", lambda c: unirecord.Field("x", "int64", shape=[2, -1]), ValueError,
+     r"shape=-1 is out of range \(1\.\."),
+    ("Field(indexed='yes')", lambda c: unirecord.Field("x", "int64", indexed="yes"), TypeError,
+     "indexed must be True or False, not str"),
+    ("Field(compression=None)", lambda c: unirecord.Field("x", "bytes", compression=None), TypeError,
+     "compression must be a str, not NoneType"),
+    # Writer.
+    ("Writer(num_shards=-1)", lambda c: c.writer(num_shards=-1), ValueError, r"num_shards=-1 is out of range \(0\.\.4294967295\)"),
+    ("Writer(num_shards=2**32)", lambda c: c.writer(num_shards=2**32), ValueError, "num_shards=4294967296 is out of range"),
+    ("Writer(expected_records=-5)", lambda c: c.writer(expected_records=-5), ValueError, "expected_records=-5 is out of range"),
+    ("Writer(zstd_level=1.5)", lambda c: c.writer(zstd_level=1.5), TypeError, "zstd_level must be an int, not float"),
+    ("Writer(name=5)", lambda c: unirecord.Writer(c.tmp, SCHEMA, 5), TypeError, "name must be a str, not int"),
+    ("Writer(sync='no')", lambda c: unirecord.Writer(c.tmp, SCHEMA, sync="no"), TypeError, "sync must be True or False"),
+    ("Writer(5, ...)", lambda c: unirecord.Writer(5, SCHEMA), TypeError, r"out must be a path .*, not int \(5\)"),
+    ("Writer(metadata=[1])", lambda c: c.writer(metadata=[1]), TypeError, r"metadata must be a dict \{str: str or bytes\}"),
+    ("Writer(blob_compression=0)", lambda c: c.writer(blob_compression=0), TypeError, "blob_compression must be a str"),
+    ("writer.write([...])", lambda c: c.writer().write([b"x", 1]), TypeError, r"record must be a dict \{field name: value\}, not list"),
+    ("writer.set_metadata(5, v)", lambda c: c.writer().set_metadata(5, "v"), TypeError, "key must be a str, not int"),
+    # convert_imagefolder.
+    ("convert(num_shards=-1)", lambda c: c.convert(num_shards=-1), ValueError, r"num_shards=-1 is out of range \(0\.\."),
+    ("convert(threads='2')", lambda c: c.convert(threads="2"), TypeError, r"threads must be an int, not str \('2'\)"),
+    ("convert(max_pixels=0)", lambda c: c.convert(max_pixels=0), ValueError, r"max_pixels=0 is out of range \(1\.\."),
+    ("convert(target_shard_bytes=-1)", lambda c: c.convert(target_shard_bytes=-1), ValueError, "target_shard_bytes=-1"),
+    ("convert(strict='yes')", lambda c: c.convert(strict="yes"), TypeError, "strict must be True or False"),
+    ("convert(progress=5)", lambda c: c.convert(progress=5), TypeError, "progress must be a callable or None, not 5"),
+    ("convert(name=5)", lambda c: c.convert(name=5), TypeError, "name must be a str, not int"),
+    ("convert(5, out)", lambda c: unirecord.convert_imagefolder(5, c.tmp), TypeError, "src must be a path"),
+    # ImageDataset.
+    ("images['x']", lambda c: c.images["x"], TypeError, r"dataset indices must be integers, not str"),
+    ("images[1.5]", lambda c: c.images[1.5], TypeError, r"dataset indices must be integers, not float"),
+    ("images[2**64]", lambda c: c.images[2**64], IndexError, "record index 18446744073709551616 out of range"),
+    ("subset images[1.5]", lambda c: c.some[1.5], TypeError, r"dataset indices must be integers, not float \(1\.5\)"),
+    ("images.__getitems__(['a'])", lambda c: c.images.__getitems__(["a"]), TypeError, "dataset indices must be integers"),
+    ("images.crop_window('x')", lambda c: c.images.crop_window("x"), TypeError, "dataset indices must be integers"),
+    ("images.crop_window(0, -1)", lambda c: c.images.crop_window(0, -1), ValueError, r"epoch=-1 is out of range"),
+    ("ImageDataset(subset=[0.5])", lambda c: unirecord.ImageDataset(c.records, subset=[0.5]), TypeError,
+     "subset must be a sequence of ints"),
+    ("ImageDataset(subset=[10**6])", lambda c: unirecord.ImageDataset(c.records, subset=[10**6]), IndexError,
+     r"subset id 1000000 is out of range for a dataset of 90 records \(0\.\.89\)"),
+    ("ImageDataset(subset=[2**64])", lambda c: unirecord.ImageDataset(c.records, subset=[2**64]), IndexError,
+     "subset id 18446744073709551616 is out of range"),
+    ("ImageDataset(strict='yes')", lambda c: unirecord.ImageDataset(c.records, strict="yes"), TypeError,
+     "strict must be True or False"),
+    ("ImageDataset(image_field=5)", lambda c: unirecord.ImageDataset(c.records, image_field=5), TypeError,
+     "image_field must be a str"),
+    ("ImageDataset(path=5)", lambda c: unirecord.ImageDataset(5), TypeError, "path must be a path"),
+    # Loader.
+    ("Loader(mean=[.5, .5])", lambda c: c.loader(mean=[0.5, 0.5]), ValueError,
+     r"mean must be 3 finite values \(one per channel\), got \[0\.5, 0\.5\]"),
+    ("Loader(mean=5)", lambda c: c.loader(mean=5), TypeError, "mean must be a sequence of 3 numbers"),
+    ("Loader(dtype='float32')", lambda c: c.loader(dtype="float32"), TypeError, "dtype must be a torch.dtype, not 'float32'"),
+    ("Loader(drop_last='no')", lambda c: c.loader(drop_last="no"), TypeError, "drop_last must be True or False, not str"),
+    ("Loader(return_ids=1)", lambda c: c.loader(return_ids=1), TypeError, "return_ids must be True or False, not int"),
+    ("Loader(on_error=5)", lambda c: c.loader(on_error=5), TypeError, "on_error must be a str, not int"),
+    ("Loader(layout=5)", lambda c: c.loader(layout=5), TypeError, "layout must be a str, not int"),
+    ("Loader(image_field=5)", lambda c: c.loader(image_field=5), TypeError, "image_field must be a str, not int"),
+    ("Loader(subset=[-3])", lambda c: c.loader(subset=[1, -3]), IndexError, "subset id -3 is out of range for a dataset of 90"),
+    ("Loader(order=5)", lambda c: c.loader(shuffle=True, order=5), TypeError, "order must be a str, not int"),
+    ("Loader(seed, positional)", lambda c: unirecord.Loader(c.records, 4, False, 7), TypeError, "positional argument"),
+    ("load_state_dict(epoch=5)", lambda c: c.restore(epoch=5), ValueError,
+     r"state\['epoch'\] is 5 but its sampler_state holds epoch 0"),
+    ("load_state_dict(position=-1)", lambda c: c.restore(position=-1), ValueError,
+     r"state\['position'\]=-1 is out of range"),
+    ("load_state_dict(extra key)", lambda c: c.restore(step=3), ValueError, "the state has an unknown key 'step'"),
+    ("load_state_dict(str state)", lambda c: c.restore(sampler_state="x"), TypeError,
+     r"state\['sampler_state'\] must be bytes"),
+    ("load_state_dict([])", lambda c: c.loader().load_state_dict([]), TypeError,
+     "load_state_dict takes the dict state_dict\\(\\) returned, not list"),
+]
+
+
+@pytest.fixture(scope="module")
+def ctx(loader_records, tmp_path_factory):
+    return Ctx(loader_records, tmp_path_factory.mktemp("hostile"))
+
+
+@pytest.mark.parametrize("name, call, error, words", CASES, ids=[c[0] for c in CASES])
+def test_a_bad_argument_raises_as_python_does_and_names_itself(ctx, name, call, error, words):
+    with pytest.raises(Exception) as info:
+        call(ctx)
+    message = str(info.value)
+    assert not any(d in message for d in DUMPS), message
+    assert info.type is error or (error is ValueError and info.type is unirecord.NotSupportedError), (info.type, message)
+    assert "\n" not in message.strip(), message  # one line
+    import re
+
+    assert re.search(words, message), message
+
+
+def test_image_dataset_takes_max_pixels_as_the_loader(ctx):
+    # The smallest JPEG of loader_records is 96x80 = 7680 pixels.
+    for make in (lambda **kw: unirecord.ImageDataset(ctx.records, unirecord.CenterCrop(16, resize=16), **kw)[0],
+                 lambda **kw: next(iter(ctx.loader(**kw)))):
+        make(max_pixels=10**6)
+        # 300 allows the 16x16 output, not the source JPEG.
+        with pytest.raises(ValueError, match=r"record 0 .*JPEG is \d+x\d+, over the limit of 300 pixels"):
+            make(max_pixels=300)
+
+
+def test_non_utf8_strings_come_back_as_os_fsdecode_gives_them(tmp_path):
+    raw = [b"caf\xe9.jpg", b"plain.jpg", "na\u00efve.jpg".encode()]
+    with unirecord.Writer(tmp_path / "a", {"path": "string"}, sync=False) as w:
+        for name in raw:
+            w.write({"path": name})  # bytes: stored as given
+    ds = unirecord.Dataset(tmp_path / "a")
+    paths = [ds[i]["path"] for i in range(len(ds))]
+    assert all(type(p) is str for p in paths)
+    assert paths == [os.fsdecode(name) for name in raw]
+    # And back: a str holding surrogate escapes is stored as its original bytes.
+    with unirecord.Writer(tmp_path / "b", {"path": "string"}, sync=False) as w:
+        for p in paths:
+            w.write({"path": p})
+    again = unirecord.Dataset(tmp_path / "b")
+    assert [os.fsencode(again[i]["path"]) for i in range(len(again))] == raw
+
+
+def test_image_dataset_samples_are_str_for_non_utf8_file_names(tmp_path):
+    src = tmp_path / "src"
+    for k, raw in enumerate([b"caf\xe9.jpg", b"plain.jpg"]):
+        folder = os.path.join(os.fsencode(src), b"c")
+        os.makedirs(folder, exist_ok=True)
+        write_jpeg(pathlib.Path(os.fsdecode(os.path.join(folder, raw))), 32, 24, k)
+    unirecord.convert_imagefolder(src, tmp_path / "out", sync=False, threads=1)
+    images = unirecord.ImageDataset(tmp_path / "out", unirecord.CenterCrop(16, resize=16), root=src)
+    paths = [p for p, _ in images.samples]
+    assert all(type(p) is str for p in paths)
+    assert sorted(paths) == sorted(os.path.join(str(src), "c", os.fsdecode(n)) for n in [b"caf\xe9.jpg", b"plain.jpg"])
+    assert all(os.path.exists(p) for p in paths)  # usable as paths, as ImageFolder's
+    np.testing.assert_array_equal(images[0][0].numpy().shape, (3, 16, 16))
+
+
+def test_a_dataset_in_a_folder_whose_name_is_not_utf8_gives_its_paths_as_str(tmp_path, loader_records):
+    import pickle
+
+    folder = os.path.join(os.fsencode(str(tmp_path)), b"caf\xe9")
+    with unirecord.Writer(folder, {"label": "int64"}, sync=False) as w:
+        w.write({"label": 1})
+    assert w.summary["manifest_path"] == os.path.join(os.fsdecode(folder), "data.uset")
+    assert all(os.path.exists(p) for p in w.summary["shard_paths"] + w.summary["index_paths"])
+    ds = unirecord.Dataset(folder)
+    assert ds.path == os.fsdecode(folder)
+    assert all(type(s["path"]) is str and os.path.exists(s["path"]) for s in ds.shards)
+    assert "caf\\udce9" in repr(ds)
+    again = pickle.loads(pickle.dumps(ds))
+    assert again.path == ds.path and again[0] == {"label": 1}
+    by_list = unirecord.Dataset([s["path"] for s in ds.shards])
+    assert pickle.loads(pickle.dumps(by_list)).path == by_list.path == [s["path"] for s in ds.shards]

@@ -1,0 +1,354 @@
+"""The native loader (as ``torch.utils.data.DataLoader``): :class:`Loader`,
+whole batches of decoded, cropped images as torch tensors from native threads."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, Optional, Sequence, Tuple, Union
+
+from . import _core
+from ._args import DEFAULTS, PathLike, bool_arg, channel_values, int_arg, open_dataset, record_ids, import_torch
+from ._core import Dataset, NotSupportedError
+from .transforms import NativeCrop, default_crop, native_options, split_transform
+
+if TYPE_CHECKING:
+    import torch
+
+__all__ = ["IMAGENET_MEAN", "IMAGENET_STD", "Loader", "cuda_available"]
+
+# ImageNet statistics on the 0..1 scale, as torchvision's Normalize uses them
+# (LoaderOptions' CUDA defaults are these times 255).
+IMAGENET_MEAN = (0.485, 0.456, 0.406)
+IMAGENET_STD = (0.229, 0.224, 0.225)
+
+# LoaderOptions::prefetch's upper bound (loader.cc checks it).
+_MAX_PREFETCH = 1024
+
+# torch dtypes of a batch on a CUDA device, by the library's names (DeviceDTypeName).
+_DEVICE_DTYPES = ("uint8", "float16", "float32")
+
+
+def cuda_available() -> bool:
+    """True when this build has the CUDA path and torch sees a CUDA device."""
+    if not _core.built_with_cuda:
+        return False
+    try:
+        return bool(import_torch().cuda.is_available())
+    except Exception:  # pragma: no cover - torch without CUDA
+        return False
+
+
+def _distributed_defaults(num_shards: Optional[int], shard_id: Optional[int]) -> Tuple[int, int]:
+    if num_shards is not None:
+        num_shards = int_arg("num_shards", num_shards, 1, 2**32 - 1)
+    if shard_id is not None:
+        shard_id = int_arg("shard_id", shard_id, 0, (num_shards or 2**32) - 1)
+    if num_shards is not None and shard_id is not None:
+        return num_shards, shard_id
+    world, rank = 1, 0
+    try:
+        import torch.distributed as dist
+
+        if dist.is_available() and dist.is_initialized():
+            world, rank = dist.get_world_size(), dist.get_rank()
+    except ImportError:  # pragma: no cover
+        pass
+    return (world if num_shards is None else num_shards), (rank if shard_id is None else shard_id)
+
+
+def _alias(name: str, value: Optional[int], alias: str, alias_value: Optional[int]) -> Optional[int]:
+    """One option given under its name or DataLoader's; both only when they agree."""
+    if value is not None and alias_value is not None and value != alias_value:
+        raise ValueError(f"{name}={value!r} and {alias}={alias_value!r} disagree: they are the same option, give one")
+    return value if value is not None else alias_value
+
+
+def _sample_order(shuffle: Any, order: Optional[str]) -> Optional[str]:
+    """The order ``shuffle`` asks for; ``order`` (a name the native side
+    parses) refines ``shuffle=True`` to ``"block"``."""
+    if not isinstance(shuffle, bool):
+        raise TypeError(f"shuffle must be True or False, not {shuffle!r}")
+    if order is None:
+        return "shuffle" if shuffle else "sequential"
+    if (order == "sequential") == shuffle:
+        raise ValueError(f"order={order!r} contradicts shuffle={shuffle}")
+    return order
+
+
+def _prefetch(prefetch: Optional[int], prefetch_factor: Optional[int], threads: int) -> int:
+    """Batches filled ahead in all: ``prefetch``, or DataLoader's ``prefetch_factor``
+    (batches ahead per worker) times the decode threads."""
+    if prefetch is not None and prefetch_factor is not None:
+        raise ValueError(
+            f"prefetch={prefetch!r} and prefetch_factor={prefetch_factor!r}: give prefetch (batches ahead "
+            "in all) or prefetch_factor (batches ahead per worker thread, as DataLoader's), not both"
+        )
+    if prefetch_factor is None:
+        return DEFAULTS["prefetch"] if prefetch is None else prefetch
+    threads = int_arg("threads", threads, 0, 2**31 - 1)
+    workers = threads if threads > 0 else len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    limit = max(_MAX_PREFETCH // max(min(workers, _MAX_PREFETCH), 1), 1)
+    return int_arg("prefetch_factor", prefetch_factor, 1, limit) * min(workers, _MAX_PREFETCH)
+
+
+class Loader:
+    """The native loader: batches of decoded, cropped images as torch tensors.
+
+    ``for images, labels in loader`` yields ``images`` uint8 ``[B, 3, H, W]``
+    (``layout="NHWC"``: ``[B, H, W, 3]``) and ``labels`` int64 ``[B]``, in the
+    order of a ``DistributedSampler``-style sampler (``shuffle``/``seed``,
+    ``num_shards``/``shard_id``, padding by wrap-around). Decoding runs on
+    ``threads`` native threads; the GIL is released while waiting.
+
+    ``shuffle`` has no default: a training loop says ``shuffle=True``, an
+    evaluation pass ``shuffle=False`` (every record once, in id order, when
+    ``num_shards`` is 1). ``order="block"`` (with ``shuffle=True``) shuffles runs
+    of ``block_size`` consecutive records, then positions within ``window``:
+    mostly sequential reads for slow storage.
+
+    Distributed: ``num_shards``/``shard_id`` (the data-parallel ranks) default
+    to ``torch.distributed``'s world size and rank when it is initialised, else
+    1 and 0. As ``DistributedSampler``, the epoch is padded by wrap-around to a
+    multiple of ``num_shards`` (``sampler_drop_last=True``: cut to one instead);
+    ``return_ids=True`` shows which records a batch holds. ``drop_last`` drops
+    the epoch's last, partial batch (DataLoader's).
+
+    Parameters after ``shuffle`` are keyword-only. DataLoader's spellings are
+    accepted: ``num_workers`` for ``threads`` (``num_workers=0``, DataLoader's
+    "no workers", is one thread; both with different values is a ValueError)
+    and ``prefetch_factor``, batches filled ahead per worker thread as in
+    DataLoader: ``prefetch = prefetch_factor * threads`` (``prefetch`` is the
+    number in all; give one of the two). ``threads=0``: every usable core.
+
+    Zero copy and lifetime: the tensors are views of the loader's batch
+    buffers (DLPack); a buffer returns to the loader's pool of ``prefetch + 1``
+    buffers when every tensor made from it has been freed, and the buffer
+    stays valid while any such tensor does, even after the loader is gone
+    (its decode threads stop with it). Rule: a
+    batch's tensors keep their buffer until freed - the loader fills only
+    free buffers, so a kept batch stays unchanged however many batches
+    follow, across :meth:`set_epoch` / :meth:`load_state_dict` too - and
+    requesting a batch while tensors of all ``prefetch + 1`` buffers are
+    still referenced raises RuntimeError (data is never overwritten under a
+    live tensor). A plain ``for images, labels in loader`` loop never trips
+    the rule; ``.clone()`` batches you keep in quantity.
+
+    Epochs: iterating runs the current epoch to its end; call
+    :meth:`set_epoch` before each epoch (iterating again without it repeats
+    the same epoch, as ``DistributedSampler`` does). :meth:`state_dict` /
+    :meth:`load_state_dict` resume mid-epoch exactly.
+
+    ``transform``: a unirecord crop, or a torchvision ``RandomResizedCrop``
+    [+ ``RandomHorizontalFlip``] / ``Resize(int)`` + ``CenterCrop`` (run
+    natively, as in :class:`ImageDataset`); nothing else runs inside the loader.
+
+    ``device="cuda"`` uploads each batch on the loader's stream and converts it
+    to ``dtype`` (default float32), normalised with ``mean``/``std`` (0..1 scale,
+    as torchvision's ``Normalize``; default ImageNet's); the current stream
+    waits for it. On the CPU, ``dtype``/``mean``/``std`` convert the uint8
+    batch with torch ops (a copy; default: uint8, no normalisation).
+
+    ``on_error="skip"`` replaces an undecodable record by the next id of the
+    sequence; ``max_consecutive_bad`` such records in a row is an error.
+
+    ``subset=ids`` loads only those records; ``where=expression`` only the
+    records matching it (``Dataset.query``, docs/query.md), e.g.
+    ``where='label in [3, 7] and width >= 400'``. Order, padding and resume
+    work over the subset as over the whole dataset.
+
+    The defaults are those of C++'s ``LoaderOptions``, except ``layout``
+    (``NCHW``, torch's convention; C++: ``NHWC``) and ``batch_size`` and
+    ``shuffle``, which have none.
+    """
+
+    def __init__(
+        self,
+        path: Union[PathLike, Dataset],
+        batch_size: int,
+        shuffle: bool,
+        *,
+        seed: int = DEFAULTS["seed"],
+        num_shards: Optional[int] = None,
+        shard_id: Optional[int] = None,
+        transform: Optional[Union[NativeCrop, Callable[[Any], Any]]] = None,
+        device: Union[str, "torch.device"] = "cpu",
+        dtype: Optional["torch.dtype"] = None,
+        mean: Optional[Sequence[float]] = None,
+        std: Optional[Sequence[float]] = None,
+        threads: Optional[int] = None,
+        num_workers: Optional[int] = None,
+        prefetch: Optional[int] = None,
+        prefetch_factor: Optional[int] = None,
+        drop_last: bool = DEFAULTS["drop_last"],
+        on_error: str = DEFAULTS["on_error"],
+        order: Optional[str] = None,
+        block_size: int = DEFAULTS["block_size"],
+        window: int = DEFAULTS["window"],
+        sampler_drop_last: bool = DEFAULTS["sampler_drop_last"],
+        max_consecutive_bad: int = DEFAULTS["max_consecutive_bad"],
+        layout: str = "NCHW",
+        image_field: str = DEFAULTS["image_field"],
+        label_field: Optional[str] = DEFAULTS["label_field"],
+        path_field: str = DEFAULTS["path_field"],
+        strict: bool = DEFAULTS["strict"],
+        apply_exif: bool = DEFAULTS["apply_exif"],
+        dct_scaling: bool = DEFAULTS["dct_scaling"],
+        max_pixels: int = DEFAULTS["max_pixels"],
+        subset: Optional[Sequence[int]] = None,
+        return_ids: bool = False,
+        verify_checksums: bool = True,
+        where: Optional[str] = None,
+    ) -> None:
+        # The native loader's options: this signature's names that are loader
+        # options (python/src/loader_py.cc has the one table; it checks each
+        # value and names it). The others are resolved below.
+        opts: Dict[str, Any] = {k: v for k, v in locals().items() if k in DEFAULTS and k != "transform"}
+        t = import_torch()
+        opts["order"] = _sample_order(shuffle, order)
+        if num_workers is not None:
+            num_workers = max(int_arg("num_workers", num_workers, 0, 2**31 - 1), 1)
+        opts["threads"] = threads = _alias("threads", threads, "num_workers", num_workers)
+        if threads is None:
+            opts["threads"] = DEFAULTS["threads"]
+        opts["prefetch"] = _prefetch(prefetch, prefetch_factor, opts["threads"])
+        self.dataset = open_dataset(path, bool_arg("verify_checksums", verify_checksums))
+        ids = record_ids(self.dataset, where, subset)
+        opts["subset"] = None if ids is None else ids.tolist()
+        self.num_shards, self.shard_id = _distributed_defaults(num_shards, shard_id)
+        opts["num_shards"], opts["shard_id"] = self.num_shards, self.shard_id
+        opts["label_field"] = label_field or ""
+        crop, rest = split_transform(transform)
+        if rest is not None:
+            raise TypeError(
+                f"Loader runs native transforms only; {rest!r} is not one: apply it to the batches "
+                "(or use ImageDataset, whose transform may be any callable)"
+            )
+        self.transform: NativeCrop = crop or default_crop()
+        opts.update(native_options(self.transform))
+        self.device = t.device(device)
+        self.return_ids = bool_arg("return_ids", return_ids)
+        if mean is not None:
+            mean = channel_values("mean", mean, positive=False)
+        if std is not None:
+            std = channel_values("std", std, positive=True)
+        self._cpu_convert = None
+        if self.device.type == "cuda":
+            if not _core.built_with_cuda:
+                raise NotSupportedError("unirecord was built without CUDA: Loader(device='cuda') is unavailable")
+            if not t.cuda.is_available():
+                raise NotSupportedError("torch sees no CUDA device: Loader(device='cuda') is unavailable")
+            index = self.device.index if self.device.index is not None else t.cuda.current_device()
+            self.device = t.device("cuda", index)
+            dtype = t.float32 if dtype is None else dtype
+            names = {getattr(t, name): name for name in _DEVICE_DTYPES}
+            if dtype not in names:
+                raise ValueError(f"dtype on the device must be one of {', '.join(_DEVICE_DTYPES)}, not {dtype}")
+            opts.update(
+                cuda_device=index,
+                cuda_dtype=names[dtype],
+                cuda_normalize=dtype != t.uint8,
+                cuda_mean=[255.0 * v for v in (IMAGENET_MEAN if mean is None else mean)],
+                cuda_std=[255.0 * v for v in (IMAGENET_STD if std is None else std)],
+                cuda_stream=t.cuda.current_stream(self.device).cuda_stream,
+            )
+        elif self.device.type != "cpu":
+            raise ValueError(f"device must be 'cpu' or 'cuda', not {device!r}")
+        elif dtype is not None or mean is not None or std is not None:
+            if dtype is not None and not isinstance(dtype, t.dtype):
+                raise TypeError(f"dtype must be a torch.dtype, not {dtype!r}")
+            self._cpu_convert = (dtype or t.float32, mean, std)
+        self._core = _core._Loader(self.dataset, opts)
+        self.batch_size: int = opts["batch_size"]
+        self._exhausted = False
+
+    # -- iteration --
+    def __len__(self) -> int:
+        """Batches per epoch on this rank (equal on every rank)."""
+        return self._core.batches_per_epoch
+
+    def __iter__(self) -> Iterator[Tuple["torch.Tensor", ...]]:
+        """The batches of the current epoch from where the loader is: ``(images, labels)``
+        (``labels`` None without a label field), ``+ (record_ids,)`` with ``return_ids``."""
+        if self._exhausted:
+            self._core.set_epoch(self._core.epoch)  # same epoch again, as DistributedSampler
+            self._exhausted = False
+        while True:
+            item = self.next_batch()
+            if item is None:
+                return
+            yield item
+            del item
+
+    def next_batch(self) -> Optional[Tuple["torch.Tensor", ...]]:
+        """The next batch of the epoch (as :meth:`__iter__` yields them), or None at its end."""
+        torch = import_torch()
+        stream = 0
+        if self.device.type == "cuda":
+            stream = torch.cuda.current_stream(self.device).cuda_stream
+        raw = self._core.next(stream)
+        if raw is None:
+            self._exhausted = True
+            return None
+        images_c, labels_c, ids_c, _epoch, _index = raw
+        del raw
+        from_dlpack = torch.utils.dlpack.from_dlpack
+        images = from_dlpack(images_c)
+        labels = from_dlpack(labels_c) if labels_c is not None else None
+        if self._cpu_convert is not None:
+            dtype, mean, std = self._cpu_convert
+            images = images.to(dtype)
+            if mean is not None or std is not None:
+                shape = (1, 3, 1, 1) if images.dim() == 4 and images.shape[1] == 3 else (1, 1, 1, 3)
+                m = torch.tensor(mean if mean is not None else (0.0, 0.0, 0.0), dtype=dtype).view(shape) * 255
+                s = torch.tensor(std if std is not None else (1.0, 1.0, 1.0), dtype=dtype).view(shape) * 255
+                images = images.sub_(m).div_(s)
+        if self.device.type == "cuda" and labels is not None:
+            labels = labels.to(self.device, non_blocking=False)
+        if self.return_ids:
+            return images, labels, from_dlpack(ids_c)
+        return images, labels
+
+    # -- epochs, resume, stats --
+    def set_epoch(self, epoch: int) -> None:
+        """Starts ``epoch`` from its first batch (new order and new random crops)."""
+        self._core.set_epoch(int_arg("epoch", epoch, 0, 2**64 - 1))
+        self._exhausted = False
+
+    @property
+    def epoch(self) -> int:
+        """The epoch being loaded (:meth:`set_epoch`)."""
+        return self._core.epoch
+
+    def state_dict(self) -> Dict[str, Any]:
+        """Where this loader is: ``{"sampler_state": bytes, "seed", "epoch", "position"}``
+        (take it between batches; position counts samples of this rank).
+        ``sampler_state`` is the state; the other three show what it holds."""
+        return self._core.state()
+
+    def load_state_dict(self, state: Dict[str, Any]) -> None:
+        """Continues exactly after the batch where ``state`` was taken (same dataset,
+        same sampler options). ``seed``, ``epoch`` and ``position`` may be left
+        out; given, each must equal what ``sampler_state`` holds (ValueError
+        naming the key otherwise: an edited copy would resume somewhere else)."""
+        self._core.restore(state)
+        self._exhausted = False
+
+    def stats(self) -> Dict[str, Any]:
+        """Cumulative counters and stage times (thread-seconds; ``wait_s`` is the
+        consumer's wall time blocked in ``next``), ``images_per_s``."""
+        return self._core.stats()
+
+    def reset_stats(self) -> None:
+        """Sets the counters and times of :meth:`stats` to zero."""
+        self._core.reset_stats()
+
+    @property
+    def threads(self) -> int:
+        """Decode threads actually running."""
+        return self._core.threads
+
+    def __repr__(self) -> str:
+        return (
+            f"unirecord.Loader({self.dataset.path!r}, batch_size={self.batch_size}, "
+            f"shard {self.shard_id}/{self.num_shards}, transform={self.transform!r}, device={str(self.device)!r})"
+        )
