@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Rebuilds fuzz/corpus/jpeg/: JPEGs in the fast layout (as `urec convert`
 # stores them) and damaged copies whose restart-segment structure lies, for
-# the fast-layout crop path of fuzz_jpeg. Needs a built urec (UREC=...).
+# the fast-layout crop path of fuzz_image. Needs a built urec (UREC=...).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 UREC=${UREC:-build/tools/urec}

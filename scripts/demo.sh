@@ -32,6 +32,15 @@ cmp "$DEMO/record7.ppm" "$DEMO/source7.ppm"
 echo "demo: record 7 ($path, $(stat -c %s "$DEMO/record7.jpg") bytes in the fast layout) decodes to" \
   "the same pixels as its $(stat -c %s "$DEMO/images/$path")-byte source file"
 
+echo "== the PNG named .JPEG (as ImageNet has one): kept as the PNG it is, by its magic bytes"
+png_id=$("$UREC" query "$DEMO/records" 'jpeg_layout == 0' --ids)
+png_path=$("$UREC" cat "$DEMO/records" "$png_id" --field path)
+[ "${png_path##*/}" = png_named_jpeg.JPEG ]
+"$UREC" cat "$DEMO/records" "$png_id" --field image > "$DEMO/record-png.JPEG"
+cmp "$DEMO/record-png.JPEG" "$DEMO/images/$png_path"
+"$UREC" decode "$DEMO/record-png.JPEG" --center-crop 32,40 -o "$DEMO/record-png-crop.ppm"
+echo "demo: record $png_id ($png_path) is the source PNG byte for byte and decodes through the same crop/resize"
+
 echo "== urec decode: a 224x224 random-resized crop of record 7, decoding only the crop's rows and columns"
 "$UREC" decode "$DEMO/record7.jpg" --random-resized-crop 0,0,7 --resize 224x224 -o "$DEMO/record7-crop.ppm"
 head -c 15 "$DEMO/record7-crop.ppm" | head -2 | tr '\n' ' '; echo

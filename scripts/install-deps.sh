@@ -7,7 +7,7 @@
 set -euo pipefail
 packages=(
   build-essential cmake pkg-config git
-  libjpeg62-turbo-dev
+  libjpeg62-turbo-dev libpng-dev
   libzstd-dev libxxhash-dev libflatbuffers-dev flatbuffers-compiler
   libcli11-dev nlohmann-json3-dev googletest libgtest-dev libbenchmark-dev libsqlite3-dev libroaring-dev
   python3 python3-dev python3-venv python3-pip python3-setuptools python3-wheel pybind11-dev libdlpack-dev

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the suites listed in SUITES below with AddressSanitizer + UBSan into
-# build-asan/ and runs them: every file of the JPEG conformance corpus must
+# build-asan/ and runs them: every file of the JPEG conformance corpus (and
+# every PNG seed of fuzz/corpus/png, through fuzz_image_replay) must
 # decode or fail cleanly with no memory error, leak or undefined behaviour
 # (the image layer), the sampler, the threaded loader and the sample decoder,
 # the query parser and plans (a damaged sorted index included) must be clean
@@ -11,12 +12,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${ASAN_BUILD_DIR:-build-asan}
 SUITES=(image/jpeg_probe_test image/jpeg_corpus_test image/jpeg_decoder_test image/jpeg_encoder_test
-        image/jpeg_restart_crop_test image/jpeg_transcode_test image/resample_test sample/sampler_test
+        image/png_decoder_test image/jpeg_restart_crop_test image/jpeg_transcode_test image/resample_test sample/sampler_test
         pipeline/loader_test pipeline/sample_decoder_test query/parser_test query/query_test
         dataset/dataset_lifetime_test util/status_test)
 cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Debug -DUNIRECORD_SANITIZE=address,undefined \
   -DUNIRECORD_BUILD_BENCH=OFF -DUNIRECORD_BUILD_TOOLS=OFF -DUNIRECORD_ENABLE_CUDA=OFF >/dev/null
-cmake --build "$BUILD_DIR" -j "$(nproc)" --target "${SUITES[@]##*/}"
+cmake --build "$BUILD_DIR" -j "$(nproc)" --target "${SUITES[@]##*/}" fuzz_image_replay
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 for suite in "${SUITES[@]}"; do
@@ -26,4 +27,6 @@ for suite in "${SUITES[@]}"; do
   [[ $suite == image/jpeg_restart_crop_test ]] && filter=(--gtest_filter=-*Thousands*)
   "$BUILD_DIR/src/$suite" --gtest_brief=1 "${filter[@]}"
 done
+# The image fuzz target over the PNG seeds (valid and damaged) and the fast-layout JPEG seeds.
+"$BUILD_DIR/fuzz/fuzz_image_replay" fuzz/corpus/png fuzz/corpus/jpeg >/dev/null
 echo "test-asan: ${#SUITES[@]} suites clean under address,undefined: ${SUITES[*]##*/}"

@@ -24,11 +24,11 @@ mkdir -p "$WORK"
 cmake --install "$BUILD_DIR" --prefix "$PREFIX" >/dev/null
 
 echo "test-example: no test helpers in the installed library"
-# One entry point of each unirecord_testing helper (the JPEG encoder, the
+# One entry point of each unirecord_testing helper (the JPEG and PNG encoders, the
 # synthetic images, the test pictures, the GPU bandwidth measurement): none
 # may be defined in libunirecord.a. The internal archive must define them all,
 # or the names here went stale and this check would pass for nothing.
-helpers=(unirecord::image_internal::EncodeJpeg unirecord::WriteSyntheticImageFolder
+helpers=(unirecord::image_internal::EncodeJpeg unirecord::image_internal::EncodePng unirecord::WriteSyntheticImageFolder
          unirecord::EncodeSyntheticJpeg unirecord::testing::SyntheticRgb unirecord::gpu::MeasureGpuBandwidth)
 defined() { nm -C --defined-only "$1" | grep -E ' [TW] ' | sed -E 's/^[0-9a-f]* [TW] //; s/\[abi:[^]]*\]//g; s/\(.*//' | sort -u; }
 installed=$(defined "$(find "$PREFIX" -name libunirecord.a | head -1)")

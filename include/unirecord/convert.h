@@ -69,19 +69,22 @@ struct ConvertOptions {
 // A source file that is not in the dataset, and why.
 struct ConvertRejection {
   std::string path;    // relative to the source folder, '/'-separated
-  std::string reason;  // "not a JPEG: PNG image", "truncated: ...", "empty file", ...
+  std::string reason;  // "not a JPEG or PNG: GIF image", "truncated: ...", "empty file", ...
 };
 
 struct ConvertReport {
   std::string name;                  // the dataset name used
   std::vector<std::string> classes;  // label i is classes[i]
   uint64_t written = 0;              // records in the dataset
-  uint64_t rejected = 0;             // image-extension files that are not usable JPEGs
+  uint64_t rejected = 0;             // image-extension files that are not usable JPEGs or PNGs
   uint64_t skipped = 0;              // files without an image extension, or outside class folders
   uint64_t image_bytes = 0;          // bytes of the images written (as stored)
   uint64_t source_bytes = 0;         // bytes of their source files
-  uint64_t transcoded = 0;           // records stored in the fast layout (jpeg_layout 1)
-  uint64_t kept_original = 0;        // records stored as their source bytes (jpeg_layout 0)
+  uint64_t transcoded = 0;           // JPEG records stored in the fast layout (jpeg_layout 1)
+  uint64_t kept_original = 0;        // JPEG records stored as their source bytes (jpeg_layout 0)
+  // PNG records (stored as their source bytes, jpeg_layout 0), told by their
+  // magic bytes: ImageNet's PNG named .JPEG is one.
+  uint64_t png = 0;
   // Why the transcode was refused, and how often (the records kept as they
   // were although keep_original was off): "libjpeg warning", "data after
   // EOI", ... (empty with keep_original).
@@ -113,9 +116,11 @@ struct ConvertReport {
 // that reason (its image files counted as rejected), labels are numbered
 // over the other classes, and the rest converts.
 //
-// Every candidate is read and its JPEG header checked: JPEGs unirecord can
-// decode (8-bit; grayscale, YCbCr, RGB, CMYK and YCCK) are written, anything
-// else is rejected with a reason. A written JPEG is rewritten losslessly into
+// Every candidate is read and its header checked, the format told by its
+// first bytes whatever its name: JPEGs unirecord can decode (8-bit;
+// grayscale, YCbCr, RGB, CMYK and YCCK) and PNGs (every colour type and bit
+// depth; stored as they are, counted in `png`) are written, anything else is
+// rejected with a reason. A written JPEG is rewritten losslessly into
 // the fast layout (docs/image.md): the same quantized DCT coefficients, so
 // every decoder gives the same pixels, re-coded as baseline with optimized
 // Huffman tables, one interleaved scan and restart markers that let the

@@ -11,6 +11,9 @@
 // buffer in DecodeOptions::layout (HWC, or CHW planes as torchvision's
 // PILToTensor), with the horizontal flip folded into the write.
 // SampleDecoder (sample_decoder.h) runs the three steps for one record.
+// PNGs go through ImageDecoder (below): the format is sniffed from the bytes,
+// libpng reads the rows down to the window's last, and the same crop /
+// resize / flip stage writes the output.
 //
 // Output is always 3-channel RGB: grayscale is replicated, CMYK/YCCK are
 // converted (Adobe-inverted CMYK detected from the APP14 marker). 12-bit,
@@ -257,8 +260,87 @@ class JpegDecoder {
 
  private:
   struct State;  // libjpeg objects and scratch buffers
+  class Image;   // one JPEG as the crop/resize stage shared with PNG sees it
   DecodeOptions options_;
   std::unique_ptr<State> state_;
+};
+
+// ------------------------------------------------------- other formats ---
+
+// What an image blob holds, told from its first bytes (the magic), never
+// from a file name: ImageNet has PNGs named .JPEG.
+enum class ImageFormat : uint8_t { kUnknown, kJpeg, kPng };
+const char* ImageFormatName(ImageFormat f);  // "JPEG", "PNG", "unknown"
+ImageFormat SniffImageFormat(std::string_view bytes);
+
+// A PNG's IHDR, read without inflating any pixel.
+struct PngInfo {
+  int width = 0;
+  int height = 0;
+  int bit_depth = 8;       // 1, 2, 4, 8 or 16
+  int color_type = 0;      // PNG's: 0 gray, 2 RGB, 3 palette, 4 gray + alpha, 6 RGBA
+  bool interlaced = false; // Adam7
+  // The data ends with the IEND chunk (ignoring nothing: PNG has no
+  // trailers). False means the file was most likely cut short.
+  bool has_iend = false;
+};
+
+// Parses the signature and the IHDR chunk. InvalidArgument "not a PNG: ..."
+// (naming the format found, as ProbeJpeg does) or Corruption for a bad IHDR
+// (zero size, a bit depth the colour type does not allow, unknown methods).
+Result<PngInfo> ProbePng(std::string_view bytes);
+
+// What crop planning needs of any image the decoders read.
+struct ImageInfo {
+  ImageFormat format = ImageFormat::kUnknown;
+  int width = 0;   // stored size
+  int height = 0;
+  // JPEG's EXIF orientation; 1 for PNG (PIL's convert ignores an eXIf chunk).
+  int exif_orientation = 1;
+
+  int window_width(bool apply_exif) const { return apply_exif && exif_orientation >= 5 ? height : width; }
+  int window_height(bool apply_exif) const { return apply_exif && exif_orientation >= 5 ? width : height; }
+};
+
+// ProbeJpeg or ProbePng by the magic; InvalidArgument "not a JPEG or PNG:
+// GIF image" (or the first bytes in hex) for anything else.
+Result<ImageInfo> ProbeImage(std::string_view bytes);
+
+// A JpegDecoder and a PNG reader behind one interface: each call sniffs the
+// bytes and runs the matching decoder, then the same crop/resize/flip stage.
+// PNGs decode as PIL's Image.open(...).convert("RGB") does, byte for byte:
+// alpha and tRNS are dropped (no compositing), palette indices past the
+// PLTE map to gray (i, i, i), 1/2/4-bit gray is scaled to 0..255, 16-bit
+// RGB(A) and gray + alpha keep the high byte, and 16-bit gray is clipped to
+// 255 (PIL opens it as mode "I"). Gamma, ICC profiles and sBIT are ignored,
+// as PIL does. PNGs have no DCT scaling and no EXIF: dct_scaling and
+// apply_exif do not change them. Rows below the window are not inflated
+// (non-interlaced files) unless `strict`, which reads to IEND and fails on
+// any libpng warning (a CRC error in an ancillary chunk, extra data).
+// Not thread-safe: one per thread.
+class ImageDecoder {
+ public:
+  explicit ImageDecoder(const DecodeOptions& options = {});
+  ~ImageDecoder();
+  ImageDecoder(const ImageDecoder&) = delete;
+  ImageDecoder& operator=(const ImageDecoder&) = delete;
+
+  const DecodeOptions& options() const { return jpeg_.options(); }
+
+  // JpegDecoder's four calls, for JPEG and PNG bytes (stats: JPEG only).
+  Result<RgbImage> Decode(std::string_view bytes, DecodeStats* stats = nullptr);
+  Result<RgbImage> DecodeCrop(std::string_view bytes, const CropWindow& window,
+                              DecodeStats* stats = nullptr);
+  Status DecodeCropResized(std::string_view bytes, const CropWindow& window, int out_width,
+                           int out_height, uint8_t* out, size_t out_size,
+                           DecodeStats* stats = nullptr);
+  Status DecodeCenterCrop(std::string_view bytes, int size, int resize_shorter, uint8_t* out,
+                          size_t out_size, DecodeStats* stats = nullptr);
+
+ private:
+  class PngDecoder;  // libpng and its buffers (src/image/png_decoder.h)
+  JpegDecoder jpeg_;
+  std::unique_ptr<PngDecoder> png_;
 };
 
 }  // namespace unirecord

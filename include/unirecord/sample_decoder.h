@@ -1,7 +1,9 @@
-// The per-sample path shared by the native Loader, unirecord.ImageDataset and
-// `urec decode`: a record's JPEG, a crop window planned on its header, the
-// window decoded crop-first, resized (and flipped) by the resizer, whose last
-// pass writes the caller's layout (HWC or CHW) into the caller's buffer.
+// The per-sample path shared by the native Loader, unirecord.ImageDataset,
+// `urec decode` and `urec show`: a record's image (JPEG or PNG, told by its
+// magic bytes), a crop window planned on its header, the window decoded
+// (crop-first for JPEG), resized (and flipped) by the resizer shared by both
+// formats, whose last pass writes the caller's layout (HWC or CHW) into the
+// caller's buffer.
 //
 //   SampleDecoderOptions options;        // transform, image_size, crop, decode
 //   UREC_RETURN_IF_ERROR(options.Check());
@@ -66,7 +68,7 @@ struct SampleDecoderOptions {
 
 // The fields a sample is read from.
 struct SampleFields {
-  std::string image = "image";  // a bytes field holding JPEGs
+  std::string image = "image";  // a bytes field holding JPEGs or PNGs
   std::string label = "label";  // an int32/int64 scalar field; "" for no labels
   std::string path = "path";    // a string field named in errors; ignored when absent or not a string
 };
@@ -84,9 +86,9 @@ class SampleSource {
   const Dataset& dataset() const { return *dataset_; }
   bool has_labels() const { return label_field_ != kNone; }
 
-  // Record `id`'s JPEG (a view into the mapped shard unless compressed) and,
-  // with a label field, its label (int32 widened) in *label.
-  Status Read(uint64_t id, Blob* jpeg, int64_t* label) const;
+  // Record `id`'s image (a view into the mapped shard unless compressed)
+  // and, with a label field, its label (int32 widened) in *label.
+  Status Read(uint64_t id, Blob* image, int64_t* label) const;
 
   // "record 12 (cat/img_000.jpg)": the id and, with a path field, the
   // record's path; "dataset NAME: record 12 (...)" when named. Reads the
@@ -106,11 +108,11 @@ class SampleSource {
 
 // Seconds spent, added to by SampleDecoder::DecodeRecord.
 struct SampleTimes {
-  double read_s = 0;    // fetching the JPEG and the label
+  double read_s = 0;    // fetching the image and the label
   double decode_s = 0;  // probe, plan, decode, resize into the output
 };
 
-// One thread's decoder: the options and a reusable JpegDecoder. Not
+// One thread's decoder: the options and a reusable ImageDecoder. Not
 // thread-safe; use one per thread (they are cheap to keep, not to make per
 // sample).
 class SampleDecoder {
@@ -123,13 +125,14 @@ class SampleDecoder {
   // The window of the image (display orientation with decode.apply_exif:
   // planned on info.window_width/height) that sample (seed, epoch,
   // record_id) shows: PlanRandomResizedCrop or PlanCenterCrop.
-  CropWindow Plan(const JpegInfo& info, uint64_t seed, uint64_t epoch, uint64_t record_id) const;
+  CropWindow Plan(const ImageInfo& info, uint64_t seed, uint64_t epoch, uint64_t record_id) const;
 
-  // `jpeg` as sample (seed, epoch, record_id): output_bytes() uint8 RGB in
-  // decode.layout into `out` (out_size >= output_bytes()). kCenterCrop with
-  // a resize_shorter is JpegDecoder::DecodeCenterCrop; otherwise the Plan()
-  // window through DecodeCropResized.
-  Status Decode(std::string_view jpeg, uint64_t seed, uint64_t epoch, uint64_t record_id, uint8_t* out,
+  // `image` (JPEG or PNG bytes) as sample (seed, epoch, record_id):
+  // output_bytes() uint8 RGB in decode.layout into `out` (out_size >=
+  // output_bytes()). kCenterCrop with a resize_shorter is
+  // ImageDecoder::DecodeCenterCrop; otherwise the Plan() window through
+  // DecodeCropResized.
+  Status Decode(std::string_view image, uint64_t seed, uint64_t epoch, uint64_t record_id, uint8_t* out,
                 size_t out_size);
 
   // Reads record `id` from `source` and decodes it as Decode does, the
@@ -141,7 +144,7 @@ class SampleDecoder {
  private:
   explicit SampleDecoder(const SampleDecoderOptions& options);
   SampleDecoderOptions options_;
-  JpegDecoder decoder_;
+  ImageDecoder decoder_;
 };
 
 }  // namespace unirecord

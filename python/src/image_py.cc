@@ -16,7 +16,7 @@ namespace unirecord_py {
 
 using unirecord::Blob;
 using unirecord::CropWindow;
-using unirecord::JpegInfo;
+using unirecord::ImageInfo;
 using unirecord::Result;
 using unirecord::SampleDecoder;
 using unirecord::SampleDecoderOptions;
@@ -100,7 +100,7 @@ class ImageReader {
     Blob blob;
     int64_t label = -1;
     Status st = source_.Read(id, &blob, &label);
-    Result<JpegInfo> info = st.ok() ? unirecord::ProbeJpeg(blob.data()) : Result<JpegInfo>(st);
+    Result<ImageInfo> info = st.ok() ? unirecord::ProbeImage(blob.data()) : Result<ImageInfo>(st);
     if (!info.ok()) RaiseStatus(info.status().WithContext(source_.Describe(id)));
     std::unique_ptr<SampleDecoder> decoder = Unwrap(TakeDecoder());
     CropWindow w = decoder->Plan(*info, seed_, epoch, id);

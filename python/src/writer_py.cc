@@ -340,6 +340,7 @@ py::dict ConvertImageFolder(const py::object& src, const py::object& out, const 
   d["source_bytes"] = rep.source_bytes;
   d["transcoded"] = rep.transcoded;
   d["kept_original"] = rep.kept_original;
+  d["png"] = rep.png;
   py::dict reasons;
   for (const auto& [reason, count] : rep.kept_original_reasons) reasons[py::str(reason)] = count;
   d["kept_original_reasons"] = reasons;
@@ -457,7 +458,7 @@ for Writer (default: shards of about 1 GiB). progress: called with a dict
 (files_done, files_total, written, rejected, bytes, seconds) about every
 100 ms. max_pixels: JPEGs over this many pixels are rejected (default: the
 decoder's limit). The defaults are C++'s ConvertOptions (as urec's). Returns the report dict (name, classes, written, rejected, skipped,
-image_bytes, source_bytes, transcoded, kept_original, kept_original_reasons
+image_bytes, source_bytes, transcoded, kept_original, png, kept_original_reasons
 ({reason: count}), output_bytes, shards, seconds, uuid, shard_paths,
 not_written, rejects_path).
 )doc");

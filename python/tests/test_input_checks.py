@@ -101,7 +101,7 @@ def test_non_utf8_class_names_round_trip_as_os_listdir_gives_them(tmp_path):
     # A rejected file's path comes back the same way.
     (pathlib.Path(os.fsdecode(os.path.join(os.fsencode(src), b"plain", b"caf\xe9.jpg")))).write_bytes(b"GIF89a")
     report = unirecord.convert_imagefolder(src, tmp_path / "out", sync=False, threads=1)
-    assert report["not_written"] == [(os.fsdecode(b"plain/caf\xe9.jpg"), "not a JPEG: GIF image")]
+    assert report["not_written"] == [(os.fsdecode(b"plain/caf\xe9.jpg"), "not a JPEG or PNG: GIF image")]
     # And back: a Writer given these names stores the original bytes.
     with unirecord.Writer(tmp_path / "w", {"label": "int64"}, classes=expected, sync=False) as w:
         w.write({"label": 0})

@@ -41,7 +41,7 @@ double SecondsSince(Clock::time_point start) {
 struct Slot {
   bool ready = false;
   std::string bytes;  // what the record stores (see `stored`)
-  Result<JpegInfo> info = Status::Internal("slot not filled");  // the source's header
+  Result<SourceImageInfo> info = Status::Internal("slot not filled");  // the source's header
   StoredImage stored;
 };
 
@@ -111,8 +111,8 @@ class OrderedFileReader {
       const ImageFolderFile& file = files_[i];
       if (file.is_candidate) {
         Status read = ReadSourceFile(root_ + "/" + file.path, &slot.bytes);
-        slot.info = read.ok() ? CheckSourceImage(slot.bytes) : Result<JpegInfo>(read);
-        if (slot.info.ok()) slot.stored = PrepareStoredImage(&slot.bytes, keep_original_);
+        slot.info = read.ok() ? CheckSourceImage(slot.bytes) : Result<SourceImageInfo>(read);
+        if (slot.info.ok()) slot.stored = PrepareStoredImage(&slot.bytes, slot.info->format, keep_original_);
       }
       bool wake;
       {
@@ -326,8 +326,8 @@ Result<ConvertReport> ConvertImageFolder(const std::string& src, const std::stri
         UREC_RETURN_IF_ERROR(record.SetBytes(kImage, slot.bytes));
         UREC_RETURN_IF_ERROR(record.SetInt64(kLabel, file.label));
         UREC_RETURN_IF_ERROR(record.SetString(kPath, file.path));
-        UREC_RETURN_IF_ERROR(record.SetInt32(kWidth, slot.info->width));
-        UREC_RETURN_IF_ERROR(record.SetInt32(kHeight, slot.info->height));
+        UREC_RETURN_IF_ERROR(record.SetInt32(kWidth, slot.info->width()));
+        UREC_RETURN_IF_ERROR(record.SetInt32(kHeight, slot.info->height()));
         const StoredImage& stored = slot.stored;
         UREC_RETURN_IF_ERROR(record.SetInt32(kLayout, static_cast<int32_t>(stored.layout)));
         UREC_RETURN_IF_ERROR(record.SetInt64(kSourceSize, static_cast<int64_t>(stored.source_size)));
@@ -336,7 +336,9 @@ Result<ConvertReport> ConvertImageFolder(const std::string& src, const std::stri
         ++report.written;
         report.image_bytes += slot.bytes.size();
         report.source_bytes += stored.source_size;
-        if (stored.layout == image_internal::JpegLayout::kFast) {
+        if (slot.info->format == ImageFormat::kPng) {
+          ++report.png;
+        } else if (stored.layout == image_internal::JpegLayout::kFast) {
           ++report.transcoded;
         } else {
           ++report.kept_original;

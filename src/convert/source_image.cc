@@ -4,6 +4,8 @@
 #include <string>
 
 #include "format/checksum.h"
+#include "image/image_format.h"
+#include "image/png_decoder.h"
 #include "io/file.h"
 
 namespace unirecord {
@@ -31,24 +33,34 @@ Status ReadSourceFile(const std::string& path, std::string* bytes) {
                 reason);
 }
 
-Result<JpegInfo> CheckSourceImage(std::string_view bytes) {
+Result<SourceImageInfo> CheckSourceImage(std::string_view bytes) {
   if (bytes.empty()) return Status::InvalidArgument("empty file");
-  UREC_ASSIGN_OR_RETURN(JpegInfo info, ProbeJpeg(bytes));
+  SourceImageInfo info;
+  info.format = SniffImageFormat(bytes);
+  if (info.format == ImageFormat::kPng) {
+    UREC_ASSIGN_OR_RETURN(info.png, ProbePng(bytes));
+    if (!info.png.has_iend) return Status::Corruption("truncated: the PNG ends without its IEND chunk");
+    return info;
+  }
+  if (info.format != ImageFormat::kJpeg) {
+    return Status::InvalidArgument("not a JPEG or PNG: " + image_internal::DescribeFormat(bytes));
+  }
+  UREC_ASSIGN_OR_RETURN(info.jpeg, ProbeJpeg(bytes));
   // The size limits are the caller's (CheckSourceSize); here only what the
   // decoder can never read.
-  const Status decodable = CheckDecodable(info, {DecodeLimits().max_dimension, INT64_MAX});
+  const Status decodable = CheckDecodable(info.jpeg, {DecodeLimits().max_dimension, INT64_MAX});
   if (!decodable.ok()) return Status::NotSupported(decodable.message());
-  if (!info.has_eoi && !HasEoiBeforeTrailer(bytes)) {
+  if (!info.jpeg.has_eoi && !HasEoiBeforeTrailer(bytes)) {
     return Status::Corruption("truncated: the file ends without an EOI marker");
   }
   return info;
 }
 
-StoredImage PrepareStoredImage(std::string* bytes, bool keep_original) {
+StoredImage PrepareStoredImage(std::string* bytes, ImageFormat format, bool keep_original) {
   StoredImage stored;
   stored.source_size = bytes->size();
   stored.source_xxh3 = format::Checksum(bytes->data(), bytes->size());
-  if (keep_original) return stored;
+  if (keep_original || format != ImageFormat::kJpeg) return stored;
   Result<image_internal::TranscodeResult> transcode = image_internal::TranscodeToFastLayout(*bytes);
   if (!transcode.ok()) {
     stored.kept_reason = transcode.status().message();  // not reached after CheckSourceImage
@@ -61,7 +73,13 @@ StoredImage PrepareStoredImage(std::string* bytes, bool keep_original) {
   return stored;
 }
 
-Status CheckSourceSize(const JpegInfo& info, uint64_t file_bytes, const DecodeLimits& limits) {
+Status CheckSourceSize(const SourceImageInfo& source, uint64_t file_bytes, const DecodeLimits& limits) {
+  if (source.format == ImageFormat::kPng) {
+    const Status size = image_internal::CheckPngSize(source.png, file_bytes, limits);
+    if (size.code() == StatusCode::kInvalidArgument) return Status::NotSupported(size.message());
+    return size;
+  }
+  const JpegInfo& info = source.jpeg;
   const Status within = CheckDecodable(info, limits);
   if (!within.ok()) return Status::NotSupported(within.message());
   // Huffman coding spends at least one bit on every 8x8 block of the first

@@ -21,14 +21,25 @@ inline constexpr uint64_t kMaxSourceFileBytes = uint64_t{1} << 30;
 // blocking reads), NotSupported for a file over kMaxSourceFileBytes.
 Status ReadSourceFile(const std::string& path, std::string* bytes);
 
-// The header of a JPEG that unirecord's decoder accepts, or why not:
-//  - InvalidArgument "empty file" / "not a JPEG: PNG image";
-//  - Corruption for a malformed header or a file cut short (no EOI marker at
-//    the end, and none in its second half followed only by trailing bytes);
-//  - NotSupported for 12-bit, lossless and hierarchical JPEGs.
-Result<JpegInfo> CheckSourceImage(std::string_view bytes);
+// The header of a source image that unirecord's decoders accept.
+struct SourceImageInfo {
+  ImageFormat format = ImageFormat::kUnknown;  // kJpeg or kPng, from the magic bytes
+  JpegInfo jpeg;  // kJpeg
+  PngInfo png;    // kPng
+  int width() const { return format == ImageFormat::kPng ? png.width : jpeg.width; }
+  int height() const { return format == ImageFormat::kPng ? png.height : jpeg.height; }
+};
 
-// What a record stores for a source JPEG that CheckSourceImage accepted.
+// The header of a JPEG or PNG that unirecord's decoders accept (told by its
+// first bytes, whatever the file is called), or why not:
+//  - InvalidArgument "empty file" / "not a JPEG or PNG: GIF image";
+//  - Corruption for a malformed header or a file cut short (a JPEG without
+//    an EOI marker at the end, and none in its second half followed only by
+//    trailing bytes; a PNG that does not end with its IEND chunk);
+//  - NotSupported for 12-bit, lossless and hierarchical JPEGs.
+Result<SourceImageInfo> CheckSourceImage(std::string_view bytes);
+
+// What a record stores for a source image that CheckSourceImage accepted.
 struct StoredImage {
   image_internal::JpegLayout layout = image_internal::JpegLayout::kOriginal;
   // kOriginal when a transcode was asked for: TranscodeResult::reason.
@@ -37,19 +48,21 @@ struct StoredImage {
   uint64_t source_xxh3 = 0;  // XXH3-64, seed 0, of the source file's bytes
 };
 
-// Notes the source's size and XXH3, then, unless keep_original, replaces
-// *bytes by its fast-layout transcode (TranscodeToFastLayout); a file the
-// transcode refuses keeps its bytes and the reason.
-StoredImage PrepareStoredImage(std::string* bytes, bool keep_original);
+// Notes the source's size and XXH3, then, for a JPEG unless keep_original,
+// replaces *bytes by its fast-layout transcode (TranscodeToFastLayout); a
+// file the transcode refuses keeps its bytes and the reason. A PNG is stored
+// as it is (layout kOriginal, no reason).
+StoredImage PrepareStoredImage(std::string* bytes, ImageFormat format, bool keep_original);
 
 // Whether a file CheckSourceImage accepted is within the size `limits`
-// (NotSupported "JPEG is WxH, over the limit of ...") and plausible for its
-// size: Corruption when `file_bytes` cannot code the blocks its header claims
-// (Huffman-coded files with a named subsampling; the others pass).
-Status CheckSourceSize(const JpegInfo& info, uint64_t file_bytes, const DecodeLimits& limits);
+// (NotSupported "JPEG is WxH, over the limit of ...", "PNG: output size
+// ...") and plausible for its size: Corruption when `file_bytes` cannot code
+// the blocks (JPEG: Huffman-coded files with a named subsampling) or rows
+// (PNG: at deflate's best ratio) its header claims.
+Status CheckSourceSize(const SourceImageInfo& info, uint64_t file_bytes, const DecodeLimits& limits);
 
 // The short reason written to rejects.tsv for a failed ReadSourceFile or
-// CheckSourceImage: "not a JPEG: PNG image", "truncated: ...",
+// CheckSourceImage: "not a JPEG or PNG: GIF image", "truncated: ...",
 // "corrupt: JPEG header: ...", "unsupported: 12-bit JPEG ...", "unreadable: ...".
 std::string RejectReason(const Status& status);
 

@@ -30,8 +30,9 @@ TEST(CheckSourceImage, AcceptsDecodableJpegs) {
     spec.sampling = sampling;
     auto info = CheckSourceImage(Jpeg(spec));
     ASSERT_TRUE(info.ok()) << info.status().ToString();
-    EXPECT_EQ(info->width, 64);
-    EXPECT_EQ(info->height, 48);
+    EXPECT_EQ(info->format, ImageFormat::kJpeg);
+    EXPECT_EQ(info->width(), 64);
+    EXPECT_EQ(info->height(), 48);
   }
   SyntheticJpegSpec cmyk;
   cmyk.cmyk = true;
@@ -39,10 +40,30 @@ TEST(CheckSourceImage, AcceptsDecodableJpegs) {
   EXPECT_EQ(ReasonFor(Jpeg() + "trailing bytes after the image"), "ok");
 }
 
+TEST(CheckSourceImage, AcceptsPngsByTheirMagicBytes) {
+  const std::string png = EncodeSyntheticPng(8, 6);
+  auto info = CheckSourceImage(png);
+  ASSERT_TRUE(info.ok()) << info.status().ToString();
+  EXPECT_EQ(info->format, ImageFormat::kPng);
+  EXPECT_EQ(info->width(), 8);
+  EXPECT_EQ(info->height(), 6);
+  std::string bytes = png;
+  const StoredImage stored = PrepareStoredImage(&bytes, info->format, false);
+  EXPECT_EQ(bytes, png);  // stored as it is
+  EXPECT_EQ(stored.layout, image_internal::JpegLayout::kOriginal);
+  EXPECT_TRUE(stored.kept_reason.empty());
+  EXPECT_TRUE(CheckSourceSize(*info, png.size(), DecodeLimits()).ok());
+  DecodeLimits small;
+  small.max_pixels = 47;
+  EXPECT_EQ(RejectReason(CheckSourceSize(*info, png.size(), small)).rfind("unsupported: PNG: ", 0), 0u);
+}
+
 TEST(CheckSourceImage, RejectsWithAReason) {
   EXPECT_EQ(ReasonFor(""), "empty file");
-  EXPECT_EQ(ReasonFor(EncodeSyntheticPng(8, 8)), "not a JPEG: PNG image");
-  EXPECT_EQ(ReasonFor("GIF89a....."), "not a JPEG: GIF image");
+  EXPECT_EQ(ReasonFor("GIF89a....."), "not a JPEG or PNG: GIF image");
+  const std::string png = EncodeSyntheticPng(8, 8);
+  EXPECT_EQ(ReasonFor(png.substr(0, png.size() - 12)), "truncated: the PNG ends without its IEND chunk");
+  EXPECT_EQ(ReasonFor(png.substr(0, 20)).rfind("corrupt: PNG header", 0), 0u) << ReasonFor(png.substr(0, 20));
   const std::string jpeg = Jpeg();
   EXPECT_EQ(ReasonFor(jpeg.substr(0, jpeg.size() * 3 / 5)), "truncated: the file ends without an EOI marker");
   EXPECT_EQ(ReasonFor(jpeg.substr(0, 40)).rfind("corrupt: JPEG header", 0), 0u) << ReasonFor(jpeg.substr(0, 40));
@@ -75,9 +96,9 @@ TEST(CheckSourceSize, RefusesAHeaderClaimingMoreBlocksThanTheFileCodes) {
   auto jpeg = EncodeSyntheticJpeg(spec);
   ASSERT_TRUE(jpeg.ok());
   const std::string bomb = WithClaimedSize(*jpeg, 11584, 11584);  // 134 Mpx: within the default limits
-  Result<JpegInfo> info = CheckSourceImage(bomb);
+  Result<SourceImageInfo> info = CheckSourceImage(bomb);
   ASSERT_TRUE(info.ok()) << info.status().ToString();
-  ASSERT_EQ(info->width, 11584);
+  ASSERT_EQ(info->width(), 11584);
   const Status status = CheckSourceSize(*info, bomb.size(), DecodeLimits());
   EXPECT_EQ(status.code(), StatusCode::kCorruption);
   EXPECT_EQ(RejectReason(status).rfind("corrupt: JPEG header claims 11584x11584 pixels (2096704 blocks of 8x8), "
@@ -90,7 +111,7 @@ TEST(CheckSourceSize, RefusesAHeaderClaimingMoreBlocksThanTheFileCodes) {
 }
 
 TEST(CheckSourceSize, AppliesTheCallersLimits) {
-  Result<JpegInfo> info = CheckSourceImage(Jpeg());  // 64x48
+  Result<SourceImageInfo> info = CheckSourceImage(Jpeg());  // 64x48
   ASSERT_TRUE(info.ok());
   DecodeLimits limits;
   limits.max_pixels = 64 * 48 - 1;
@@ -116,7 +137,7 @@ TEST(CheckSourceSize, PassesEveryCleanConformanceFile) {
   int checked = 0;
   for (const std::string& name : *names) {
     const std::string bytes = testing::ReadBytes(dir + "/" + name);
-    Result<JpegInfo> info = CheckSourceImage(bytes);
+    Result<SourceImageInfo> info = CheckSourceImage(bytes);
     if (!info.ok() || !decoder.Decode(bytes).ok()) continue;
     EXPECT_TRUE(CheckSourceSize(*info, bytes.size(), DecodeLimits()).ok()) << name;
     ++checked;

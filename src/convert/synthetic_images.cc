@@ -1,7 +1,6 @@
 #include "convert/synthetic_images.h"
 
 #include <algorithm>
-#include <array>
 #include <atomic>
 #include <cmath>
 #include <cstdio>
@@ -11,6 +10,7 @@
 #include <vector>
 
 #include "image/jpeg_encoder.h"
+#include "image/png_encoder.h"
 #include "util/splitmix64.h"
 #include "util/threads.h"
 
@@ -111,35 +111,6 @@ image_internal::Sampling EncoderSampling(SyntheticJpegSpec::Sampling sampling) {
   return image_internal::Sampling::k420;
 }
 
-// --- PNG: stored (uncompressed) deflate blocks need only CRC-32 and Adler-32.
-
-uint32_t Crc32(const uint8_t* data, size_t size, uint32_t crc = 0) {
-  static const std::array<uint32_t, 256> table = [] {
-    std::array<uint32_t, 256> t{};
-    for (uint32_t n = 0; n < 256; ++n) {
-      uint32_t c = n;
-      for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-      t[n] = c;
-    }
-    return t;
-  }();
-  crc = ~crc;
-  for (size_t i = 0; i < size; ++i) crc = table[(crc ^ data[i]) & 0xFF] ^ (crc >> 8);
-  return ~crc;
-}
-
-void PutBigEndian32(std::string& out, uint32_t v) {
-  for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<char>((v >> shift) & 0xFF));
-}
-
-void AppendPngChunk(std::string& png, const char type[4], const std::string& data) {
-  PutBigEndian32(png, static_cast<uint32_t>(data.size()));
-  std::string body(type, 4);
-  body += data;
-  png += body;
-  PutBigEndian32(png, Crc32(reinterpret_cast<const uint8_t*>(body.data()), body.size()));
-}
-
 // --- Writing the folder.
 
 Status WriteFile(const fs::path& path, const std::string& bytes) {
@@ -226,40 +197,20 @@ Result<std::string> EncodeSyntheticJpeg(const SyntheticJpegSpec& spec) {
 }
 
 std::string EncodeSyntheticPng(int width, int height) {
-  std::string raw;  // filtered scanlines: filter byte 0, then RGB
+  image_internal::PngSpec spec;  // 8-bit RGB
+  spec.width = width;
+  spec.height = height;
+  std::vector<uint8_t> rgb;
+  rgb.reserve(size_t(width) * height * 3);
   for (int y = 0; y < height; ++y) {
-    raw.push_back(0);
     for (int x = 0; x < width; ++x) {
-      raw.push_back(static_cast<char>(x * 255 / std::max(1, width - 1)));
-      raw.push_back(static_cast<char>(y * 255 / std::max(1, height - 1)));
-      raw.push_back(static_cast<char>(128));
+      rgb.push_back(static_cast<uint8_t>(x * 255 / std::max(1, width - 1)));
+      rgb.push_back(static_cast<uint8_t>(y * 255 / std::max(1, height - 1)));
+      rgb.push_back(128);
     }
   }
-  std::string zlib = {0x78, 0x01};
-  uint32_t a = 1, b = 0;
-  for (unsigned char ch : raw) {
-    a = (a + ch) % 65521;
-    b = (b + a) % 65521;
-  }
-  for (size_t pos = 0; pos < raw.size() || pos == 0; pos += 65535) {
-    const size_t len = std::min<size_t>(65535, raw.size() - pos);
-    zlib.push_back(pos + len >= raw.size() ? 1 : 0);  // BFINAL on the last stored block
-    zlib.push_back(static_cast<char>(len & 0xFF));
-    zlib.push_back(static_cast<char>(len >> 8));
-    zlib.push_back(static_cast<char>(~len & 0xFF));
-    zlib.push_back(static_cast<char>((~len >> 8) & 0xFF));
-    zlib.append(raw, pos, len);
-  }
-  PutBigEndian32(zlib, (b << 16) | a);
-  std::string png = "\x89PNG\r\n\x1a\n";
-  std::string ihdr;
-  PutBigEndian32(ihdr, static_cast<uint32_t>(width));
-  PutBigEndian32(ihdr, static_cast<uint32_t>(height));
-  ihdr += std::string{8, 2, 0, 0, 0};  // 8-bit RGB, deflate, no filter, no interlace
-  AppendPngChunk(png, "IHDR", ihdr);
-  AppendPngChunk(png, "IDAT", zlib);
-  AppendPngChunk(png, "IEND", "");
-  return png;
+  Result<std::string> png = image_internal::EncodePng(spec, rgb);
+  return png.ok() ? *png : std::string();  // a positive size always encodes
 }
 
 Result<SyntheticFolderReport> WriteSyntheticImageFolder(const std::string& out,
@@ -321,7 +272,8 @@ Result<SyntheticFolderReport> WriteSyntheticImageFolder(const std::string& out,
     report.bytes += content ? static_cast<int64_t>(content->size()) : 0;
   }
   report.jpegs += 1;  // the CMYK one decodes
-  report.extras = 4;
+  report.pngs = 1;
+  report.extras = 3;  // truncated, empty, README
   return report;
 }
 

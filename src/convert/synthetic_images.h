@@ -29,7 +29,8 @@ struct SyntheticFolderOptions {
 
 struct SyntheticFolderReport {
   int64_t jpegs = 0;   // decodable JPEGs written (the CMYK one included)
-  int64_t extras = 0;  // --mix files that are not decodable JPEGs
+  int64_t pngs = 0;    // --mix: the PNG named .JPEG (decodable)
+  int64_t extras = 0;  // --mix files that are not decodable images
   int64_t bytes = 0;   // total size of everything written
 };
 
@@ -51,7 +52,7 @@ struct SyntheticJpegSpec {
 };
 Result<std::string> EncodeSyntheticJpeg(const SyntheticJpegSpec& spec);
 
-// A small valid PNG file (a gradient), for "not a JPEG" cases.
+// A small valid 8-bit RGB PNG file (a gradient), written with libpng.
 std::string EncodeSyntheticPng(int width, int height);
 
 }  // namespace unirecord

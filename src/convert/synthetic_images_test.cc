@@ -52,7 +52,8 @@ TEST(SyntheticImageFolder, ImageNetLikeVariety) {
   auto report = WriteSyntheticImageFolder(dir / "f", options);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   EXPECT_EQ(report->jpegs, 41);  // 40 + the CMYK one
-  EXPECT_EQ(report->extras, 4);
+  EXPECT_EQ(report->pngs, 1);
+  EXPECT_EQ(report->extras, 3);
 
   std::set<std::string> kinds;
   int portrait = 0, jpegs = 0;

@@ -13,7 +13,7 @@
 
 #include <jpeglib.h>
 
-#include "image/crop_geometry.h"
+#include "image/crop_resize.h"
 #include "image/jpeg_header.h"
 #include "image/jpeg_restart_crop.h"
 #include "image/libjpeg_errors.h"
@@ -35,6 +35,9 @@ namespace {
 // ------------------------------------------------------------ libjpeg glue --
 
 using image_internal::LibjpegErrors;
+using image_internal::Rect;
+using image_internal::RgbView;
+using image_internal::ScaledSize;
 
 // What to decode, in the stored orientation and in scaled output pixels.
 struct RegionRequest {
@@ -111,10 +114,6 @@ bool RunLibjpegDecode(jpeg_decompress_struct* cinfo, LibjpegErrors* err, const R
 
 // --------------------------------------------------------------- geometry --
 
-struct Rect {
-  int x, y, width, height;
-};
-
 // The stored-orientation rectangle under a display-orientation one, for EXIF
 // orientation 1..8 (stored image stored_w x stored_h).
 Rect DisplayToStored(const Rect& r, int orientation, int stored_w, int stored_h) {
@@ -174,13 +173,6 @@ void CmykToRgb(const uint8_t* src, int width, bool inverted, uint8_t* dst) {
   }
 }
 
-int ScaledSize(int size, int scale_num) { return (size * scale_num + 7) / 8; }
-
-std::string DescribeWindow(const CropWindow& w) {
-  return std::to_string(w.width) + "x" + std::to_string(w.height) + "+" + std::to_string(w.x) +
-         "+" + std::to_string(w.y);
-}
-
 // DCT scales 1/8, 2/8 and 4/8 have fast reduced IDCTs; the other M/8 do not
 // and cost about as much as a full decode, so only these are used.
 int ChooseScale(const JpegInfo& info, const CropWindow& window, int out_width, int out_height) {
@@ -208,13 +200,6 @@ int ChooseScale(const JpegInfo& info, const CropWindow& window, int out_width, i
 struct Probe {
   JpegInfo info;
   image_internal::JpegHeaderLayout layout;
-};
-
-// A decoded block of RGB pixels in display orientation.
-struct RgbView {
-  const uint8_t* data;
-  int width, height;
-  size_t stride;
 };
 
 }  // namespace
@@ -354,145 +339,70 @@ Status JpegDecoder::State::DecodeRegion(std::string_view bytes, const Probe& pro
 
 namespace {
 
-// Probes, checks limits and validates the window against the display size.
-Status Prepare(std::string_view bytes, const DecodeOptions& options, const CropWindow* window,
-               Probe* probe) {
+// Probes and checks limits (and, in strict mode, the EOI marker).
+Status Prepare(std::string_view bytes, const DecodeOptions& options, Probe* probe) {
   JpegInfo* info = &probe->info;
   UREC_ASSIGN_OR_RETURN(*info, image_internal::ProbeJpegHeader(bytes, &probe->layout));
   UREC_RETURN_IF_ERROR(CheckDecodable(*info, options.limits));
   if (options.strict && !info->has_eoi) {
     return Status::Corruption("JPEG data (strict mode): truncated, no EOI marker at the end");
   }
-  if (window == nullptr) return Status::OK();
-  const int w = info->window_width(options.apply_exif);
-  const int h = info->window_height(options.apply_exif);
-  // Written so that no sum can overflow.
-  if (window->x < 0 || window->y < 0 || window->width <= 0 || window->height <= 0 ||
-      window->width > w || window->height > h || window->x > w - window->width ||
-      window->y > h - window->height) {
-    return Status::InvalidArgument("crop " + DescribeWindow(*window) + " is not inside the " +
-                                   std::to_string(w) + "x" + std::to_string(h) + " image");
-  }
   return Status::OK();
-}
-
-RgbImage CopyOut(const RgbView& view, bool flip) {
-  RgbImage image;
-  image.width = view.width;
-  image.height = view.height;
-  const size_t row_bytes = static_cast<size_t>(view.width) * 3;
-  image.pixels.resize(row_bytes * view.height);
-  for (int y = 0; y < view.height; ++y) {
-    const uint8_t* in = view.data + y * view.stride;
-    uint8_t* out = image.pixels.data() + y * row_bytes;
-    if (!flip) {
-      std::memcpy(out, in, row_bytes);
-      continue;
-    }
-    for (int x = 0; x < view.width; ++x) std::memcpy(out + (view.width - 1 - x) * 3, in + x * 3, 3);
-  }
-  return image;
 }
 
 }  // namespace
 
+// One JPEG as the shared crop/resize stage sees it.
+class JpegDecoder::Image : public image_internal::RegionDecoder {
+ public:
+  Image(State* state, std::string_view bytes, const DecodeOptions& options, DecodeStats* stats)
+      : state_(state), bytes_(bytes), options_(options), stats_(stats) {}
+
+  Status Open() override { return Prepare(bytes_, options_, &probe_); }
+
+  int width() const override { return probe_.info.window_width(options_.apply_exif); }
+  int height() const override { return probe_.info.window_height(options_.apply_exif); }
+  int ChooseScale(const CropWindow& window, int out_width, int out_height) const override {
+    return options_.dct_scaling ? unirecord::ChooseScale(probe_.info, window, out_width, out_height) : 8;
+  }
+  Status DecodeRegion(int scale_num, const Rect& region, RgbView* view) override {
+    return state_->DecodeRegion(bytes_, probe_, options_, scale_num, region, view, stats_);
+  }
+
+ private:
+  State* state_;
+  std::string_view bytes_;
+  const DecodeOptions& options_;
+  DecodeStats* stats_;
+  Probe probe_;
+};
+
 Result<RgbImage> JpegDecoder::Decode(std::string_view bytes, DecodeStats* stats) {
-  Probe probe;
-  UREC_RETURN_IF_ERROR(Prepare(bytes, options_, nullptr, &probe));
-  const JpegInfo& info = probe.info;
-  const int w = info.window_width(options_.apply_exif);
-  const int h = info.window_height(options_.apply_exif);
-  RgbView view;
-  UREC_RETURN_IF_ERROR(state_->DecodeRegion(bytes, probe, options_, 8, {0, 0, w, h}, &view, stats));
-  return CopyOut(view, false);
+  Image image(state_.get(), bytes, options_, stats);
+  return image_internal::DecodeWhole(&image);
 }
 
 Result<RgbImage> JpegDecoder::DecodeCrop(std::string_view bytes, const CropWindow& window,
                                          DecodeStats* stats) {
-  Probe probe;
-  UREC_RETURN_IF_ERROR(Prepare(bytes, options_, &window, &probe));
-  RgbView view;
-  UREC_RETURN_IF_ERROR(state_->DecodeRegion(
-      bytes, probe, options_, 8, {window.x, window.y, window.width, window.height}, &view, stats));
-  return CopyOut(view, window.flip);
+  Image image(state_.get(), bytes, options_, stats);
+  return image_internal::DecodeWindow(&image, window);
 }
 
 Status JpegDecoder::DecodeCropResized(std::string_view bytes, const CropWindow& window,
                                       int out_width, int out_height, uint8_t* out,
                                       size_t out_size, DecodeStats* stats) {
-  UREC_RETURN_IF_ERROR(CheckOutputSize(out_width, out_height, options_.limits));
-  if (out == nullptr || out_width <= 0 || out_height <= 0 || out_width > 65500 ||
-      out_height > 65500 || out_size < static_cast<size_t>(out_width) * out_height * 3) {
-    return Status::InvalidArgument("output " + std::to_string(out_width) + "x" +
-                                   std::to_string(out_height) + " does not fit a buffer of " +
-                                   std::to_string(out_size) + " bytes");
-  }
-  Probe probe;
-  UREC_RETURN_IF_ERROR(Prepare(bytes, options_, &window, &probe));
-  const JpegInfo& info = probe.info;
-  const int scale = options_.dct_scaling ? ChooseScale(info, window, out_width, out_height) : 8;
-  // The window in scaled pixels: a whole-pixel region to decode and the
-  // exact (fractional) box inside it to resample.
-  const double f = scale / 8.0;
-  const int display_w = ScaledSize(info.window_width(options_.apply_exif), scale);
-  const int display_h = ScaledSize(info.window_height(options_.apply_exif), scale);
-  Rect region;
-  region.x = static_cast<int>(window.x * f);
-  region.y = static_cast<int>(window.y * f);
-  region.width = std::min(ScaledSize(window.x + window.width, scale), display_w) - region.x;
-  region.height = std::min(ScaledSize(window.y + window.height, scale), display_h) - region.y;
-  RgbView view;
-  UREC_RETURN_IF_ERROR(state_->DecodeRegion(bytes, probe, options_, scale, region, &view, stats));
-  const image_internal::SourceBox box{
-      window.x * f - region.x, window.y * f - region.y,
-      std::min((window.x + window.width) * f - region.x, static_cast<double>(region.width)),
-      std::min((window.y + window.height) * f - region.y, static_cast<double>(region.height))};
-  const bool planar = options_.layout == ImageLayout::kNCHW;
-  image_internal::ResampleRgb(view.data, view.width, view.height, view.stride, box, out,
-                              out_width, out_height,
-                              static_cast<size_t>(out_width) * (planar ? 1 : 3), window.flip,
-                              &state_->resample,
-                              planar ? static_cast<size_t>(out_width) * out_height : 0);
-  return Status::OK();
+  Image image(state_.get(), bytes, options_, stats);
+  return image_internal::DecodeWindowResized(&image, window, out_width, out_height,
+                                             options_.layout, options_.limits,
+                                             &state_->resample, out, out_size);
 }
 
 Status JpegDecoder::DecodeCenterCrop(std::string_view bytes, int size, int resize_shorter,
                                      uint8_t* out, size_t out_size, DecodeStats* stats) {
-  UREC_RETURN_IF_ERROR(CheckOutputSize(size, size, options_.limits));
-  if (out == nullptr || size <= 0 || size > 65500 || resize_shorter <= 0 ||
-      out_size < static_cast<size_t>(size) * size * 3) {
-    return Status::InvalidArgument("center crop " + std::to_string(size) + " of resize " +
-                                   std::to_string(resize_shorter) + " does not fit a buffer of " +
-                                   std::to_string(out_size) + " bytes");
-  }
-  Probe probe;
-  UREC_RETURN_IF_ERROR(Prepare(bytes, options_, nullptr, &probe));
-  const JpegInfo& info = probe.info;
-  const int w = info.window_width(options_.apply_exif);
-  const int h = info.window_height(options_.apply_exif);
-  const CropWindow window = PlanCenterCrop(w, h, size, resize_shorter);
-  int resized_w, resized_h;
-  image_internal::ResizedSize(w, h, resize_shorter, &resized_w, &resized_h);
-  if (size > resized_w || size > resized_h ||
-      (options_.dct_scaling && ChooseScale(info, window, size, size) != 8)) {
-    return DecodeCropResized(bytes, window, size, size, out, out_size, stats);
-  }
-  const image_internal::Axis ax{w, 0.0, double(w), resized_w,
-                                image_internal::CenterCropOffset(resized_w, size), size};
-  const image_internal::Axis ay{h, 0.0, double(h), resized_h,
-                                image_internal::CenterCropOffset(resized_h, size), size};
-  int x0, x1, y0, y1;
-  image_internal::SourceRange(ax, &x0, &x1);
-  image_internal::SourceRange(ay, &y0, &y1);
-  RgbView view;
-  UREC_RETURN_IF_ERROR(
-      state_->DecodeRegion(bytes, probe, options_, 8, {x0, y0, x1 - x0, y1 - y0}, &view, stats));
-  const bool planar = options_.layout == ImageLayout::kNCHW;
-  image_internal::ResampleRgbAxes(view.data, x0, y0, view.width, view.height, view.stride, ax, ay,
-                                  out, static_cast<size_t>(size) * (planar ? 1 : 3), false,
-                                  &state_->resample,
-                                  planar ? static_cast<size_t>(size) * size : 0);
-  return Status::OK();
+  Image image(state_.get(), bytes, options_, stats);
+  return image_internal::DecodeCenterCropResized(&image, size, resize_shorter, options_.layout,
+                                                 options_.limits, &state_->resample, out,
+                                                 out_size);
 }
 
 }  // namespace unirecord

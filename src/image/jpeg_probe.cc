@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <string>
 
+#include "image/image_format.h"
 #include "image/jpeg_header.h"
 #include "unirecord/image.h"
 
@@ -16,37 +17,6 @@ const unsigned char* U8(std::string_view s) {
 
 bool StartsWith(std::string_view bytes, size_t offset, std::string_view magic) {
   return bytes.size() >= offset + magic.size() && bytes.substr(offset, magic.size()) == magic;
-}
-
-// The format other than JPEG that `bytes` starts with, for error messages.
-std::string NameOtherFormat(std::string_view bytes) {
-  if (bytes.empty()) return "empty input";
-  if (StartsWith(bytes, 0, "\x89PNG\r\n\x1a\n")) return "PNG image";
-  if (StartsWith(bytes, 0, "GIF87a") || StartsWith(bytes, 0, "GIF89a")) return "GIF image";
-  if (StartsWith(bytes, 0, "RIFF") && StartsWith(bytes, 8, "WEBP")) return "WebP image";
-  if (StartsWith(bytes, 0, "BM")) return "BMP image";
-  if (StartsWith(bytes, 0, std::string_view("II*\0", 4)) ||
-      StartsWith(bytes, 0, std::string_view("MM\0*", 4)))
-    return "TIFF image";
-  if (StartsWith(bytes, 0, std::string_view("\0\0\0\x0cjP  ", 8)) ||
-      StartsWith(bytes, 0, "\xff\x4f\xff\x51"))
-    return "JPEG 2000 image";
-  if (StartsWith(bytes, 0, "\xff\x0a") ||
-      StartsWith(bytes, 0, std::string_view("\0\0\0\x0cJXL ", 8)))
-    return "JPEG XL image";
-  if (StartsWith(bytes, 4, "ftypavif") || StartsWith(bytes, 4, "ftypavis")) return "AVIF image";
-  if (StartsWith(bytes, 4, "ftyphei") || StartsWith(bytes, 4, "ftypmif1")) return "HEIF image";
-  if (StartsWith(bytes, 0, "%PDF")) return "PDF document";
-  if (StartsWith(bytes, 0, "\x1f\x8b")) return "gzip data";
-  char hex[64];
-  const unsigned char* b = U8(bytes);
-  if (bytes.size() >= 4) {
-    std::snprintf(hex, sizeof hex, "unknown data starting with %02x %02x %02x %02x", b[0], b[1],
-                  b[2], b[3]);
-  } else {
-    std::snprintf(hex, sizeof hex, "unknown data of %zu bytes", bytes.size());
-  }
-  return hex;
 }
 
 uint32_t ReadU16(const unsigned char* p, bool big_endian) {
@@ -174,7 +144,7 @@ Result<JpegInfo> image_internal::ProbeJpegHeader(std::string_view bytes,
   const unsigned char* b = U8(bytes);
   const size_t n = bytes.size();
   if (n < 2 || b[0] != 0xFF || b[1] != 0xD8) {
-    return Status::InvalidArgument("not a JPEG: " + NameOtherFormat(bytes));
+    return Status::InvalidArgument("not a JPEG: " + image_internal::DescribeFormat(bytes));
   }
   JpegInfo info;
   Component comps[4] = {};

@@ -66,14 +66,14 @@ LoaderOptions SmallOptions() {
 
 std::vector<uint8_t> ExpectedPixels(const std::string& jpeg, uint64_t id, uint64_t epoch,
                                     const LoaderOptions& options) {
-  Result<JpegInfo> info = ProbeJpeg(jpeg);
+  Result<ImageInfo> info = ProbeImage(jpeg);
   EXPECT_TRUE(info.ok()) << info.status().ToString();
   if (!info.ok()) return {};
   const size_t pixels = size_t(options.image_size) * size_t(options.image_size);
   std::vector<uint8_t> hwc(pixels * 3);
   DecodeOptions packed = options.decode;  // a loader's options carry its batch layout here
   packed.layout = ImageLayout::kNHWC;
-  JpegDecoder decoder(packed);
+  ImageDecoder decoder(packed);
   const int width = info->window_width(options.decode.apply_exif);
   const int height = info->window_height(options.decode.apply_exif);
   const int size = options.image_size;

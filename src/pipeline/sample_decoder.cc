@@ -83,8 +83,8 @@ Result<SampleSource> SampleSource::Create(std::shared_ptr<const Dataset> dataset
   return source;
 }
 
-Status SampleSource::Read(uint64_t id, Blob* jpeg, int64_t* label) const {
-  UREC_ASSIGN_OR_RETURN(*jpeg, dataset_->GetBlob(id, image_field_));
+Status SampleSource::Read(uint64_t id, Blob* image, int64_t* label) const {
+  UREC_ASSIGN_OR_RETURN(*image, dataset_->GetBlob(id, image_field_));
   if (label_field_ == kNone) return Status::OK();
   if (label_indexed_) {
     UREC_ASSIGN_OR_RETURN(*label, dataset_->GetIndexedInt64(id, label_field_));
@@ -117,7 +117,7 @@ Result<std::unique_ptr<SampleDecoder>> SampleDecoder::Create(const SampleDecoder
   return std::unique_ptr<SampleDecoder>(new SampleDecoder(options));
 }
 
-CropWindow SampleDecoder::Plan(const JpegInfo& info, uint64_t seed, uint64_t epoch, uint64_t record_id) const {
+CropWindow SampleDecoder::Plan(const ImageInfo& info, uint64_t seed, uint64_t epoch, uint64_t record_id) const {
   // The size the decoder checks windows against (displayed with apply_exif).
   const int width = info.window_width(options_.decode.apply_exif);
   const int height = info.window_height(options_.decode.apply_exif);
@@ -130,27 +130,27 @@ CropWindow SampleDecoder::Plan(const JpegInfo& info, uint64_t seed, uint64_t epo
   return PlanCenterCrop(width, height, size, shorter);
 }
 
-Status SampleDecoder::Decode(std::string_view jpeg, uint64_t seed, uint64_t epoch, uint64_t record_id,
+Status SampleDecoder::Decode(std::string_view image, uint64_t seed, uint64_t epoch, uint64_t record_id,
                              uint8_t* out, size_t out_size) {
   const int size = options_.image_size;
   if (options_.transform == SampleTransform::kCenterCrop && options_.resize_shorter > 0) {
     // torchvision's Resize + CenterCrop byte for byte (unless DCT scaling
     // applies); it probes the header itself.
-    return decoder_.DecodeCenterCrop(jpeg, size, options_.resize_shorter, out, out_size);
+    return decoder_.DecodeCenterCrop(image, size, options_.resize_shorter, out, out_size);
   }
-  UREC_ASSIGN_OR_RETURN(JpegInfo info, ProbeJpeg(jpeg));
-  return decoder_.DecodeCropResized(jpeg, Plan(info, seed, epoch, record_id), size, size, out, out_size);
+  UREC_ASSIGN_OR_RETURN(ImageInfo info, ProbeImage(image));
+  return decoder_.DecodeCropResized(image, Plan(info, seed, epoch, record_id), size, size, out, out_size);
 }
 
 Status SampleDecoder::DecodeRecord(const SampleSource& source, uint64_t id, uint64_t seed, uint64_t epoch,
                                    uint8_t* out, size_t out_size, int64_t* label, SampleTimes* times) {
   using Clock = std::chrono::steady_clock;
   const Clock::time_point t0 = times != nullptr ? Clock::now() : Clock::time_point();
-  Blob jpeg;
-  Status status = source.Read(id, &jpeg, label);
+  Blob image;
+  Status status = source.Read(id, &image, label);
   if (status.ok()) {
     const Clock::time_point t1 = times != nullptr ? Clock::now() : Clock::time_point();
-    status = Decode(jpeg.data(), seed, epoch, id, out, out_size);
+    status = Decode(image.data(), seed, epoch, id, out, out_size);
     if (times != nullptr) {
       times->read_s += std::chrono::duration<double>(t1 - t0).count();
       times->decode_s += std::chrono::duration<double>(Clock::now() - t1).count();

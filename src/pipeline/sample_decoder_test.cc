@@ -122,7 +122,7 @@ TEST(SampleDecoder, PlansOnTheDisplayedSizeWithApplyExif) {
         std::vector<uint8_t> out(options.output_bytes());
         for (const Case& c : cases) {
           SCOPED_TRACE(c.name + " exif=" + std::to_string(apply_exif) + " resize=" + std::to_string(resize_shorter));
-          Result<JpegInfo> info = ProbeJpeg(c.jpeg);
+          Result<ImageInfo> info = ProbeImage(c.jpeg);
           ASSERT_TRUE(info.ok()) << info.status().ToString();
           const bool swap = apply_exif && info->exif_orientation >= 5;
           const int w = swap ? info->height : info->width;
@@ -175,7 +175,7 @@ TEST(SampleDecoder, DecodeEqualsTheDecodeLayerInEitherLayout) {
         for (size_t k = 0; k < jpegs.size(); ++k) {
           SCOPED_TRACE("image " + std::to_string(k) + " transform " + std::to_string(int(transform)) +
                        " resize " + std::to_string(resize_shorter) + " exif " + std::to_string(apply_exif));
-          Result<JpegInfo> info = ProbeJpeg(jpegs[k]);
+          Result<ImageInfo> info = ProbeImage(jpegs[k]);
           ASSERT_TRUE(info.ok());
           const uint64_t id = 10 + k;
           if (transform == SampleTransform::kCenterCrop && resize_shorter > 0) {
@@ -212,7 +212,7 @@ class SampleSourceTest : public ::testing::Test {
     options.sync = false;
     Result<std::unique_ptr<Writer>> writer = Writer::Create(dir_, "samples", *schema, options);
     ASSERT_TRUE(writer.ok()) << writer.status().ToString();
-    jpegs_ = {Jpeg(50, 40), "\x89PNG\r\n\x1a\n0000000000000000", Jpeg(33, 60)};
+    jpegs_ = {Jpeg(50, 40), "GIF89a0000000000000000", Jpeg(33, 60)};
     RecordBuilder record(*schema);
     for (size_t i = 0; i < jpegs_.size(); ++i) {
       ASSERT_TRUE(record.SetBytes(0, jpegs_[i]).ok());
@@ -269,7 +269,7 @@ TEST_F(SampleSourceTest, DecodeRecordReadsTheLabelAndNamesTheRecordInErrors) {
 
     const Status bad = (*decoder)->DecodeRecord(*source, 1, 0, 0, out.data(), out.size(), &label);
     EXPECT_EQ(bad.code(), StatusCode::kInvalidArgument);
-    EXPECT_EQ(bad.message().rfind("dataset " + dir_ + ": record 1 (img1.jpg): not a JPEG: PNG", 0), 0u)
+    EXPECT_EQ(bad.message().rfind("dataset " + dir_ + ": record 1 (img1.jpg): not a JPEG or PNG: GIF image", 0), 0u)
         << bad.message();
     const Status missing = (*decoder)->DecodeRecord(*source, 3, 0, 0, out.data(), out.size(), &label);
     EXPECT_FALSE(missing.ok());

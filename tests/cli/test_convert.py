@@ -35,14 +35,14 @@ def rejects(out, name="train"):
 
 def test_summary_counts_every_file(converted):
     out, summary = converted
-    # 24 + the CMYK JPEG written; PNG, truncated, empty rejected; README skipped.
-    assert "25 written, 3 rejected, 1 skipped" in summary
+    # 24 + the CMYK JPEG + the PNG named .JPEG written; truncated, empty rejected; README skipped.
+    assert "26 written, 2 rejected, 1 skipped" in summary
     assert "train.rejects.g000001.tsv" in summary
-    assert "JPEG layout: 25 transcoded to the fast layout, 0 kept as their source bytes;" in summary
+    assert "JPEG layout: 25 transcoded to the fast layout, 0 kept as their source bytes; 1 PNG stored as they are;" in summary
     not_written = rejects(out)
     assert not_written.pop("README.txt") == "skipped: not inside a class folder"
     reasons = sorted(not_written.values())
-    assert reasons == ["empty file", "not a JPEG: PNG image", "truncated: the file ends without an EOI marker"]
+    assert reasons == ["empty file", "truncated: the file ends without an EOI marker"]
 
 
 def test_labels_and_order_match_torchvision_imagefolder(converted, mixed_folder):
@@ -68,8 +68,9 @@ def test_every_record_decodes_as_its_source_and_is_sized_as_pil_sees_it(converte
         record = cat_json(out, record_id)
         image = run_urec("cat", out, record_id, "--field", "image", text=False).stdout
         source = mixed_folder / record["path"]
-        assert record["jpeg_layout"] == 1, record["path"]
-        assert image != source.read_bytes(), record["path"]
+        png = image[:8] == b"\x89PNG\r\n\x1a\n"  # the PNG named .JPEG, stored as it is
+        assert record["jpeg_layout"] == (0 if png else 1), record["path"]
+        assert (image == source.read_bytes()) == png, record["path"]
         assert record["image"] == {"size": len(image)}
         with Image.open(source) as pil, Image.open(io.BytesIO(image)) as stored:
             assert pil.size == (record["width"], record["height"]), record["path"]
@@ -79,9 +80,9 @@ def test_every_record_decodes_as_its_source_and_is_sized_as_pil_sees_it(converte
 def test_keep_original_stores_every_source_byte_for_byte(urec, mixed_folder, tmp_path):
     out = tmp_path / "kept"
     summary = urec("convert", "imagefolder", mixed_folder, out, "--name", "train", "--keep-original").stdout
-    assert "0 transcoded to the fast layout, 25 kept as their source bytes (--keep-original);" in summary
+    assert "0 transcoded to the fast layout, 25 kept as their source bytes (--keep-original); 1 PNG" in summary
     assert "(+0.0%)" in summary
-    for record_id in range(25):
+    for record_id in range(26):
         record = cat_json(out, record_id)
         image = run_urec("cat", out, record_id, "--field", "image", text=False).stdout
         assert image == (mixed_folder / record["path"]).read_bytes(), record["path"]
@@ -91,18 +92,18 @@ def test_keep_original_stores_every_source_byte_for_byte(urec, mixed_folder, tmp
 def test_inspect_json_describes_the_dataset(converted, mixed_folder):
     out, _ = converted
     info = inspect_json(out)
-    assert info["records"] == 25
+    assert info["records"] == 26
     assert info["shards"] == 1
     assert [(f["name"], f["type"]) for f in info["schema"]] == [
         ("image", "bytes"), ("label", "int64"), ("path", "string"), ("width", "int32"), ("height", "int32"),
         ("jpeg_layout", "int32"), ("source_size", "int64"), ("source_xxh3", "int64")]
     assert info["index_fields"] == ["label", "width", "height"]
     assert info["metadata"]["classes"].split("\n") == sorted(p.name for p in mixed_folder.iterdir() if p.is_dir())
-    assert sum(info["label_counts"]) == 25
+    assert sum(info["label_counts"]) == 26
     assert info["sizes"]["blob_bytes"] >= sum(
         (mixed_folder / cat_json(out, i)["path"]).stat().st_size for i in range(3))
     text = run_urec("inspect", out).stdout
-    assert "25 in 1 shard" in text and "label: int64 (indexed)" in text
+    assert "26 in 1 shard" in text and "label: int64 (indexed)" in text
 
 
 def test_cat_field_as_text(converted):
@@ -148,8 +149,8 @@ def test_bad_arguments_give_clear_errors(urec, mixed_folder, tmp_path, args, cod
 
 def test_cat_rejects_unknown_ids_and_fields(converted):
     out, _ = converted
-    result = run_urec("cat", out, 25, check=False)
-    assert result.returncode == 1 and "record 25 does not exist" in result.stderr
+    result = run_urec("cat", out, 26, check=False)
+    assert result.returncode == 1 and "record 26 does not exist" in result.stderr
     result = run_urec("cat", out, 0, "--field", "nope", check=False)
     assert result.returncode == 2 and "no field named 'nope'" in result.stderr
 
@@ -169,7 +170,7 @@ def test_damaged_dataset_is_refused_not_crashed(converted, tmp_path, damage):
     else:
         shard.with_suffix(".uidx").unlink()
     results = [run_urec("inspect", copy, "--verify", check=False)]
-    results += [run_urec("cat", copy, i, "--field", "image", check=False, text=False) for i in range(25)]
+    results += [run_urec("cat", copy, i, "--field", "image", check=False, text=False) for i in range(26)]
     failures = [r for r in results if r.returncode != 0]
     assert failures, "the damage went unnoticed"
     for r in failures:
@@ -189,4 +190,4 @@ def test_unusual_names_survive_json_and_tsv(urec, mixed_folder, tmp_path):
     assert record["path"] == 'ünï cøde/quote " and \\ back.jpg'
     assert inspect_json(tmp_path / "out")["classes"] == ["ünï cøde"]
     path, reason = next(iter(rejects(tmp_path / "out", "odd").items()))
-    assert (path + "\t" + reason).startswith("ünï cøde/tab\\there.jpg\tnot a JPEG: ")  # the tab escaped
+    assert (path + "\t" + reason).startswith("ünï cøde/tab\\there.jpg\tnot a JPEG or PNG: ")  # the tab escaped

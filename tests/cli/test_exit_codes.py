@@ -98,7 +98,7 @@ def test_failures_exit_1(urec, small_dataset, tmp_path):
      "num_shards 7 is more than the 6 image files found"),
     (["decode", "SRC", "-o", "-"], "not a regular file (a directory)"),
     (["decode", "/dev/zero", "-o", "-"], "/dev/zero: not a regular file (a character device)"),
-    (["decode", "PNG", "-o", "-"], "not a JPEG: PNG image"),
+    (["decode", "GIF", "-o", "-"], "not a JPEG or PNG: GIF image"),
     (["bench", "OUT", "--threads", "100000"], "--threads: '100000' is out of range 0..1024"),
     (["cat", "OUT", "0", "--field", "nope"], "no field named 'nope' (fields: image, label, path, "),
     (["query", "OUT", "label == 0", "--fields", "nope"], "no field named 'nope' (fields: image, label, path, "),
@@ -106,9 +106,9 @@ def test_failures_exit_1(urec, small_dataset, tmp_path):
 ])
 def test_bad_usage_exits_2_with_a_readable_message(urec, small_dataset, tmp_path, args, words):
     src, out = small_dataset
-    png = tmp_path / "png.jpg"
-    png.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(100))
-    names = {"SRC": src, "OUT": out, "NEW": tmp_path / "new", "PNG": png}
+    gif = tmp_path / "gif.jpg"
+    gif.write_bytes(b"GIF89a" + bytes(100))
+    names = {"SRC": src, "OUT": out, "NEW": tmp_path / "new", "GIF": gif}
     result = urec(*[names.get(a, a) for a in args], check=False)
     message = one_error_line(result, 2)
     assert words in message

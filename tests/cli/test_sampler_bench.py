@@ -23,11 +23,11 @@ def test_json_report(urec, dataset):
         assert key in report
     assert report["threads"] == 2
     assert set(report["stages"]) == {"read_s", "decode_s", "upload_s", "wait_s"}
-    # 25 records (24 + the CMYK JPEG; the broken files are rejected at convert) per epoch.
-    assert report["samples"] == 2 * 25
+    # 26 records (24 + the CMYK JPEG + the PNG named .JPEG; the broken files are rejected at convert) per epoch.
+    assert report["samples"] == 2 * 26
     assert report["batches"] == 2 * 4
     assert [e["epoch"] for e in report["epochs"]] == [0, 1]
-    assert [e["images"] for e in report["epochs"]] == [25, 25]
+    assert [e["images"] for e in report["epochs"]] == [26, 26]
     assert all(e["cpu_s"] > 0 for e in report["epochs"])  # a time: no exact value to expect
     assert report["images_per_s"] == pytest.approx(report["samples"] / report["wall_s"], rel=1e-9)
 

@@ -78,9 +78,9 @@ Status RunConvertImageFolder(ConvertArgs& args) {
   if (!r.kept_original_reasons.empty()) kept += ")";
   const double change = r.source_bytes ? 100.0 * (static_cast<double>(r.image_bytes) / r.source_bytes - 1) : 0.0;
   std::printf("JPEG layout: %llu transcoded to the fast layout, %llu kept as their source bytes%s; "
-              "images %.1f MB from %.1f MB of sources (%+.1f%%)\n",
+              "%llu PNG stored as they are; images %.1f MB from %.1f MB of sources (%+.1f%%)\n",
               static_cast<unsigned long long>(r.transcoded), static_cast<unsigned long long>(r.kept_original),
-              kept.c_str(), static_cast<double>(r.image_bytes) / 1e6, static_cast<double>(r.source_bytes) / 1e6,
+              kept.c_str(), static_cast<unsigned long long>(r.png), static_cast<double>(r.image_bytes) / 1e6, static_cast<double>(r.source_bytes) / 1e6,
               change);
   return Status::OK();
 }

@@ -1,5 +1,5 @@
 // `urec decode`: the image layer from a shell, for debugging and for checks
-// against other decoders. Writes binary PPM (P6), always RGB.
+// against other decoders (JPEG and PNG). Writes binary PPM (P6), always RGB.
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -70,10 +70,10 @@ Status RunDecode(const DecodeCommandOptions& o) {
   options.apply_exif = o.apply_exif;
   options.strict = o.strict;
   options.dct_scaling = !o.no_dct_scaling;
-  JpegDecoder decoder(options);
+  ImageDecoder decoder(options);
 
   auto context = [&](const Status& s) { return s.WithContext(o.input); };
-  Result<JpegInfo> info = ProbeJpeg(bytes);
+  Result<ImageInfo> info = ProbeImage(bytes);
   if (!info.ok()) return context(info.status());
   CropWindow window{0, 0, info->window_width(options.apply_exif), info->window_height(options.apply_exif),
                     o.flip};
@@ -140,7 +140,7 @@ Status RunDecode(const DecodeCommandOptions& o) {
 
 CommandRunner SetupDecode(CLI::App* cmd) {
   auto o = std::make_shared<DecodeCommandOptions>();
-  cmd->add_option("IMAGE", o->input, "JPEG file")->required();
+  cmd->add_option("IMAGE", o->input, "JPEG or PNG file (told by its first bytes)")->required();
   cmd->add_option("-o,--output", o->output, "output PPM file, - for stdout");
   cmd->add_option("--crop", o->crop, "window X,Y,W,H (display orientation with --apply-exif)");
   cmd->add_option("--resize", o->resize, "resize the window to WxH (antialiased bilinear)");
@@ -155,7 +155,7 @@ CommandRunner SetupDecode(CLI::App* cmd) {
       ->check(IntegerIn(0, 1000000));
   cmd->add_flag("--flip", o->flip, "mirror left-right");
   cmd->add_flag("--apply-exif", o->apply_exif, "apply the EXIF orientation");
-  cmd->add_flag("--strict", o->strict, "fail on any libjpeg warning (corrupt/truncated data)");
+  cmd->add_flag("--strict", o->strict, "fail on any libjpeg or libpng warning (corrupt/truncated data)");
   cmd->add_flag("--no-dct-scaling", o->no_dct_scaling, "never decode at a reduced DCT scale");
   cmd->add_option("--max-pixels", o->max_pixels,
                   "refuse images and outputs over N pixels (default: DecodeLimits, 134217728)")
@@ -165,6 +165,6 @@ CommandRunner SetupDecode(CLI::App* cmd) {
 
 }  // namespace
 
-UREC_REGISTER_COMMAND("decode", "Decode a JPEG (optionally a crop, resized) to a PPM", SetupDecode);
+UREC_REGISTER_COMMAND("decode", "Decode a JPEG or PNG (optionally a crop, resized) to a PPM", SetupDecode);
 
 }  // namespace unirecord::cli

@@ -17,9 +17,9 @@ struct SynthArgs {
 
 Status RunSynth(const SynthArgs& args) {
   UREC_ASSIGN_OR_RETURN(SyntheticFolderReport report, WriteSyntheticImageFolder(args.out, args.options));
-  std::fprintf(stderr, "synth-imagefolder: %s: %d classes, %lld JPEGs, %lld other files, %.1f MB\n",
+  std::fprintf(stderr, "synth-imagefolder: %s: %d classes, %lld JPEGs, %lld PNGs, %lld other files, %.1f MB\n",
                args.out.c_str(), args.options.classes, static_cast<long long>(report.jpegs),
-               static_cast<long long>(report.extras), static_cast<double>(report.bytes) / 1e6);
+               static_cast<long long>(report.pngs), static_cast<long long>(report.extras), static_cast<double>(report.bytes) / 1e6);
   return Status::OK();
 }
 

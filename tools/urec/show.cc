@@ -1,0 +1,244 @@
+// `urec show`: a contact sheet of a dataset's samples as PNG, decoded by the
+// loader's own per-sample decoder (SampleDecoder): with --transform train the
+// tiles are the exact crops the Loader feeds for that seed and epoch.
+//
+//   urec show out/ --where 'label == 3' --transform train --epoch 2 -o sheet.png
+//
+// Under each tile a strip shows the record id and the label in a built-in
+// 3x5 digit font (digits are all it needs); sheet.tsv beside the sheet
+// names every tile's id, label, class name, path and position.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "command.h"
+#include "dataset_json.h"
+#include "image/png_encoder.h"
+#include "image/resample.h"
+#include "io/file.h"
+#include "unirecord/image.h"
+#include "unirecord/query.h"
+#include "unirecord/sample_decoder.h"
+
+namespace unirecord::cli {
+namespace {
+
+struct ShowArgs {
+  std::string path;
+  std::string where;
+  std::vector<uint64_t> ids;
+  std::string transform = "none";
+  uint64_t epoch = 0;
+  uint64_t seed = 0;
+  int size = 224;
+  int resize = 256;
+  int count = 16;
+  int columns = 0;
+  std::string output;
+};
+
+constexpr int kGap = 4;        // pixels between tiles and around the sheet
+constexpr int kScale = 2;      // each font pixel is kScale x kScale
+constexpr int kStrip = 5 * kScale + 4;  // the caption strip under a tile
+constexpr uint8_t kBackground = 40;
+
+// Digits 0-9, 3 columns x 5 rows, one bit per pixel (bit 2 = left).
+constexpr uint8_t kDigits[10][5] = {
+    {7, 5, 5, 5, 7}, {2, 6, 2, 2, 7}, {7, 1, 7, 4, 7}, {7, 1, 7, 1, 7}, {5, 5, 7, 1, 1},
+    {7, 4, 7, 1, 7}, {7, 4, 7, 5, 7}, {7, 1, 1, 1, 1}, {7, 5, 7, 5, 7}, {7, 5, 7, 1, 7},
+};
+
+struct Sheet {
+  int width, height;
+  std::vector<uint8_t> rgb;
+
+  void Fill(int x, int y, int w, int h, uint8_t v) {
+    for (int r = std::max(y, 0); r < std::min(y + h, height); ++r) {
+      for (int c = std::max(x, 0); c < std::min(x + w, width); ++c) {
+        uint8_t* p = &rgb[(size_t(r) * width + c) * 3];
+        p[0] = p[1] = p[2] = v;
+      }
+    }
+  }
+  // Digits and spaces from (x, y); stops at max_x.
+  void Text(int x, int y, const std::string& text, int max_x) {
+    for (char ch : text) {
+      if (x + 3 * kScale > max_x) return;
+      if (ch >= '0' && ch <= '9') {
+        for (int r = 0; r < 5; ++r) {
+          for (int c = 0; c < 3; ++c) {
+            if (kDigits[ch - '0'][r] & (4 >> c)) Fill(x + c * kScale, y + r * kScale, kScale, kScale, 255);
+          }
+        }
+      }
+      x += 4 * kScale;
+    }
+  }
+  void Paste(const uint8_t* tile, int w, int h, int x, int y) {
+    for (int r = 0; r < h; ++r) {
+      std::copy(tile + size_t(r) * w * 3, tile + size_t(r + 1) * w * 3, &rgb[(size_t(y + r) * width + x) * 3]);
+    }
+  }
+};
+
+Result<std::vector<uint64_t>> ChooseIds(const Dataset& dataset, const ShowArgs& args) {
+  std::vector<uint64_t> ids;
+  if (!args.ids.empty()) {
+    for (uint64_t id : args.ids) {
+      if (id >= dataset.size()) {
+        return Status::OutOfRange("record " + std::to_string(id) + " does not exist (the dataset has " +
+                                  std::to_string(dataset.size()) + ")");
+      }
+    }
+    ids = args.ids;
+  } else if (!args.where.empty()) {
+    UREC_ASSIGN_OR_RETURN(Query query, Query::Parse(args.where, dataset));
+    UREC_ASSIGN_OR_RETURN(ids, query.Ids(dataset));
+  } else {
+    for (uint64_t id = 0; id < dataset.size() && id < uint64_t(args.count); ++id) ids.push_back(id);
+  }
+  if (ids.size() > size_t(args.count)) ids.resize(args.count);
+  if (ids.empty()) return Status::InvalidArgument("no records to show");
+  return ids;
+}
+
+// The whole image scaled to fit size x size (aspect kept), centered on the
+// background: --transform none.
+Status FitWhole(ImageDecoder* decoder, std::string_view bytes, int size, std::vector<uint8_t>* tile) {
+  UREC_ASSIGN_OR_RETURN(RgbImage image, decoder->Decode(bytes));
+  const double scale = std::min(double(size) / image.width, double(size) / image.height);
+  const int w = std::clamp(int(std::lround(image.width * scale)), 1, size);
+  const int h = std::clamp(int(std::lround(image.height * scale)), 1, size);
+  std::vector<uint8_t> fitted(size_t(w) * h * 3);
+  UREC_RETURN_IF_ERROR(image_internal::ResizeRgb(image.pixels.data(), image.width, image.height, size_t(image.width) * 3,
+                                 fitted.data(), w, h, false));
+  tile->assign(size_t(size) * size * 3, kBackground);
+  const int x0 = (size - w) / 2, y0 = (size - h) / 2;
+  for (int r = 0; r < h; ++r) {
+    std::copy(fitted.begin() + size_t(r) * w * 3, fitted.begin() + size_t(r + 1) * w * 3,
+              tile->begin() + (size_t(y0 + r) * size + x0) * 3);
+  }
+  return Status::OK();
+}
+
+Status WriteWhole(const std::string& path, std::string_view bytes) {
+  UREC_ASSIGN_OR_RETURN(io::WritableFile file, io::WritableFile::Create(path));
+  UREC_RETURN_IF_ERROR(file.Append(bytes));
+  return file.Close();
+}
+
+std::string TsvField(std::string s) {
+  for (char& c : s) {
+    if (c == '\t' || c == '\n') c = ' ';
+  }
+  return s;
+}
+
+Status RunShow(const ShowArgs& args) {
+  if (args.output.empty()) return Status::InvalidArgument("-o SHEET.png is required");
+  if (!args.where.empty() && !args.ids.empty()) return Status::InvalidArgument("--where and --ids exclude each other");
+  UREC_ASSIGN_OR_RETURN(std::shared_ptr<Dataset> dataset, OpenForReading(args.path));
+  UREC_ASSIGN_OR_RETURN(std::vector<uint64_t> ids, ChooseIds(*dataset, args));
+
+  // The loader's per-sample decoder with the loader's defaults, or a plain
+  // decode for --transform none.
+  SampleDecoderOptions options;
+  options.image_size = args.size;
+  if (args.transform == "val") {
+    options.transform = SampleTransform::kCenterCrop;
+    options.resize_shorter = args.resize;
+  } else if (args.transform != "train" && args.transform != "none") {
+    return Status::InvalidArgument("--transform must be none, train or val, not '" + args.transform + "'");
+  }
+  UREC_ASSIGN_OR_RETURN(std::unique_ptr<SampleDecoder> sample_decoder, SampleDecoder::Create(options));
+  UREC_ASSIGN_OR_RETURN(SampleSource source, SampleSource::Create(dataset, SampleFields{}, args.path));
+  std::vector<std::string> classes;
+  auto found = dataset->metadata().find(kClassesMetadataKey);
+  if (found != dataset->metadata().end()) classes = DecodeNameList(found->second);
+
+  const int n = static_cast<int>(ids.size());
+  const int columns = args.columns > 0 ? std::min(args.columns, n) : int(std::ceil(std::sqrt(double(n))));
+  const int rows = (n + columns - 1) / columns;
+  Sheet sheet;
+  sheet.width = kGap + columns * (args.size + kGap);
+  sheet.height = kGap + rows * (args.size + kStrip + kGap);
+  UREC_RETURN_IF_ERROR(CheckOutputSize(sheet.width, sheet.height).WithContext("contact sheet"));
+  sheet.rgb.assign(size_t(sheet.width) * sheet.height * 3, kBackground);
+
+  ImageDecoder whole;
+  std::vector<uint8_t> tile(options.output_bytes());
+  std::string legend = "tile\tid\tlabel\tclass\tpath\tx\ty\n";
+  for (int t = 0; t < n; ++t) {
+    const uint64_t id = ids[t];
+    int64_t label = -1;
+    if (args.transform == "none") {
+      Blob image;
+      UREC_RETURN_IF_ERROR(source.Read(id, &image, &label).WithContext(source.Describe(id)));
+      UREC_RETURN_IF_ERROR(FitWhole(&whole, image.data(), args.size, &tile).WithContext(source.Describe(id)));
+    } else {
+      UREC_RETURN_IF_ERROR(
+          sample_decoder->DecodeRecord(source, id, args.seed, args.epoch, tile.data(), tile.size(), &label));
+    }
+    const int x = kGap + (t % columns) * (args.size + kGap);
+    const int y = kGap + (t / columns) * (args.size + kStrip + kGap);
+    sheet.Paste(tile.data(), args.size, args.size, x, y);
+    sheet.Text(x + 2, y + args.size + 2, std::to_string(id) + (source.has_labels() ? "  " + std::to_string(label) : ""),
+               x + args.size);
+    std::string path;
+    Result<Record> record = dataset->Get(id);
+    if (record.ok()) {
+      Result<std::string_view> p = record->GetString("path");
+      if (p.ok()) path = std::string(*p);
+    }
+    const std::string name = label >= 0 && size_t(label) < classes.size() ? classes[size_t(label)] : "";
+    legend += std::to_string(t) + "\t" + std::to_string(id) + "\t" + (source.has_labels() ? std::to_string(label) : "") +
+              "\t" + TsvField(name) + "\t" + TsvField(path) + "\t" + std::to_string(x) + "\t" + std::to_string(y) + "\n";
+  }
+
+  image_internal::PngSpec spec;
+  spec.width = sheet.width;
+  spec.height = sheet.height;
+  UREC_ASSIGN_OR_RETURN(std::string png, image_internal::EncodePng(spec, sheet.rgb));
+  UREC_RETURN_IF_ERROR(WriteWhole(args.output, png));
+  std::string legend_path = args.output;
+  const size_t dot = legend_path.rfind('.');
+  if (dot != std::string::npos && legend_path.find('/', dot) == std::string::npos) legend_path.resize(dot);
+  legend_path += ".tsv";
+  UREC_RETURN_IF_ERROR(WriteWhole(legend_path, legend));
+  std::printf("%s: %d samples (%s, epoch %llu, seed %llu) in %dx%d tiles of %d; legend %s\n", args.output.c_str(), n,
+              args.transform.c_str(), static_cast<unsigned long long>(args.epoch),
+              static_cast<unsigned long long>(args.seed), columns, rows, args.size, legend_path.c_str());
+  return Status::OK();
+}
+
+CommandRunner SetupShow(CLI::App* cmd) {
+  auto args = std::make_shared<ShowArgs>();
+  cmd->add_option("DATASET", args->path, "Dataset folder, one .urec shard, or a glob")->required();
+  cmd->add_option("--where", args->where, "Show the records matching this query expression (docs/query.md)");
+  cmd->add_option("--ids", args->ids, "Show these record ids")->delimiter(',');
+  cmd->add_option("--transform", args->transform,
+                  "none (the whole image, fitted), train (RandomResizedCrop + flip, as the Loader) or val "
+                  "(Resize + CenterCrop)")
+      ->capture_default_str();
+  cmd->add_option("--epoch", args->epoch, "Epoch of the train crops")->capture_default_str();
+  cmd->add_option("--seed", args->seed, "Seed of the train crops (the Loader's seed)")->capture_default_str();
+  cmd->add_option("--size", args->size, "Tile size: the Loader's image_size")
+      ->check(IntegerIn(8, 1024))
+      ->capture_default_str();
+  cmd->add_option("--resize", args->resize, "val: the shorter side before the center crop")
+      ->check(IntegerIn(8, 65500))
+      ->capture_default_str();
+  cmd->add_option("--count", args->count, "At most this many samples")->check(IntegerIn(1, 1024))->capture_default_str();
+  cmd->add_option("--columns", args->columns, "Tiles per row (default: a square sheet)")->check(IntegerIn(0, 1024));
+  cmd->add_option("-o,--output", args->output, "The sheet, a PNG; the legend goes beside it as .tsv")->required();
+  return [args] { return RunShow(*args); };
+}
+
+}  // namespace
+
+UREC_REGISTER_COMMAND("show", "A contact sheet (PNG) of decoded samples, as the loader sees them", SetupShow);
+
+}  // namespace unirecord::cli
