@@ -59,6 +59,7 @@ Result<FieldType> ParseFieldType(std::string_view name) {
   if (const TypeInfo* t = FindType(name)) return t->type;
   std::string known;
   for (const TypeInfo& t : TypeTable()) known += (known.empty() ? "'" : ", '") + std::string(t.name) + "'";
+  if (name.empty()) return Status::InvalidArgument("field type must be one of " + known);
   return Status::InvalidArgument("unknown field type '" + std::string(name) + "' (expected one of " + known + ")");
 }
 

@@ -25,6 +25,7 @@ SUBCOMMANDS = {  # the positional arguments each needs, NAME replaced per test
     "inspect": ["DATASET"],
     "query": ["DATASET", "label >= 0"],
     "sample": ["--records", "10"],
+    "show": ["DATASET", "-o", "SHEET"],
     "synth-imagefolder": ["NEW"],
 }
 
@@ -39,7 +40,8 @@ def inputs(urec, tmp_path_factory):
             (src / f"c{c}" / f"{i}.jpg").write_bytes(jpeg_bytes(40, 30, seed=c * 2 + i))
     urec("convert", "imagefolder", src, root / "dataset", "--name", "d")
     (root / "a.jpg").write_bytes(jpeg_bytes(40, 30))
-    return {"DATASET": root / "dataset", "SRC": src, "JPEG": root / "a.jpg", "NEW": root / "new", "root": root}
+    return {"DATASET": root / "dataset", "SRC": src, "JPEG": root / "a.jpg", "NEW": root / "new", "SHEET": root / "sheet.png",
+            "root": root}
 
 
 def command(name, inputs, replace=None):

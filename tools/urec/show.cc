@@ -218,13 +218,13 @@ CommandRunner SetupShow(CLI::App* cmd) {
   auto args = std::make_shared<ShowArgs>();
   cmd->add_option("DATASET", args->path, "Dataset folder, one .urec shard, or a glob")->required();
   cmd->add_option("--where", args->where, "Show the records matching this query expression (docs/query.md)");
-  cmd->add_option("--ids", args->ids, "Show these record ids")->delimiter(',');
+  cmd->add_option("--ids", args->ids, "Show these record ids")->delimiter(',')->check(IntegerIn(0, UINT64_MAX));
   cmd->add_option("--transform", args->transform,
                   "none (the whole image, fitted), train (RandomResizedCrop + flip, as the Loader) or val "
                   "(Resize + CenterCrop)")
       ->capture_default_str();
-  cmd->add_option("--epoch", args->epoch, "Epoch of the train crops")->capture_default_str();
-  cmd->add_option("--seed", args->seed, "Seed of the train crops (the Loader's seed)")->capture_default_str();
+  cmd->add_option("--epoch", args->epoch, "Epoch of the train crops")->capture_default_str()->check(IntegerIn(0, UINT64_MAX));
+  cmd->add_option("--seed", args->seed, "Seed of the train crops (the Loader's seed)")->capture_default_str()->check(IntegerIn(0, UINT64_MAX));
   cmd->add_option("--size", args->size, "Tile size: the Loader's image_size")
       ->check(IntegerIn(8, 1024))
       ->capture_default_str();
