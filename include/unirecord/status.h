@@ -6,7 +6,6 @@
 #ifndef UNIRECORD_STATUS_H_
 #define UNIRECORD_STATUS_H_
 
-#include <cassert>
 #include <optional>
 #include <string>
 #include <utility>
@@ -61,7 +60,14 @@ class [[nodiscard]] Status {
 };
 
 // Holds either a T or a non-OK Status. Accessing the value of an error is a
-// programming error (an assert in builds without NDEBUG).
+// programming error: in every build type it prints the Status to stderr and
+// aborts, instead of reading an empty optional (undefined behaviour that once
+// surfaced as a SIGBUS far from the cause).
+namespace internal {
+// Prints "value() of an error Result: <status>" to stderr and aborts.
+[[noreturn]] void DieOnValueOfError(const Status& status);
+}  // namespace internal
+
 template <typename T>
 class [[nodiscard]] Result {
  public:
@@ -83,11 +89,11 @@ class [[nodiscard]] Result {
 
  private:
   T& Checked() {
-    assert(value_.has_value() && "value of an error Result");
+    if (!value_.has_value()) internal::DieOnValueOfError(status_);
     return *value_;
   }
   const T& Checked() const {
-    assert(value_.has_value() && "value of an error Result");
+    if (!value_.has_value()) internal::DieOnValueOfError(status_);
     return *value_;
   }
 

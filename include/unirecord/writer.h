@@ -180,8 +180,8 @@ struct WriterSummary {
 
 class Writer {
  public:
-  // Starts a dataset called `name` in `out_dir` (created if missing, one
-  // level). `name` must be non-empty, contain no '/' and not start with '.'.
+  // Starts a dataset called `name` in `out_dir` (created if missing, with
+  // its missing parents). `name` must be non-empty, contain no '/' and not start with '.'.
   // A dataset of the same name already in `out_dir` is replaced at Finish();
   // files of other names are left alone. FailedPrecondition when another
   // Writer (in any process) is writing the same dataset.

@@ -99,5 +99,18 @@ TEST(DirectoryTest, ListAndGlob) {
   EXPECT_TRUE(Glob(JoinPath(dir, "*.none"))->empty());
 }
 
+TEST(DirectoryTest, CreateMakesMissingParentsAndNamesWhatBlocksIt) {
+  const std::string dir = testing::MakeTempDir();
+  const std::string deep = JoinPath(dir, "a/b/c/");
+  ASSERT_TRUE(CreateDirectory(deep).ok());
+  EXPECT_TRUE(IsDirectory(JoinPath(dir, "a/b/c")));
+  EXPECT_TRUE(CreateDirectory(deep).ok());  // existing: nothing to do
+
+  ASSERT_TRUE(WritableFile::Create(JoinPath(dir, "file"))->Close().ok());
+  const Status blocked = CreateDirectory(JoinPath(dir, "file/x/y"));
+  EXPECT_FALSE(blocked.ok());
+  EXPECT_EQ(blocked.message(), JoinPath(dir, "file") + ": mkdir: Not a directory");
+}
+
 }  // namespace
 }  // namespace unirecord::io

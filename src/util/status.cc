@@ -1,5 +1,8 @@
 #include "unirecord/status.h"
 
+#include <cstdio>
+#include <cstdlib>
+
 namespace unirecord {
 
 const char* StatusCodeName(StatusCode code) {
@@ -27,5 +30,14 @@ Status Status::WithContext(const std::string& context) const {
   if (ok()) return *this;
   return Status(code_, context + ": " + message_);
 }
+
+namespace internal {
+
+void DieOnValueOfError(const Status& status) {
+  std::fprintf(stderr, "unirecord: value() of an error Result: %s\n", status.ToString().c_str());
+  std::abort();
+}
+
+}  // namespace internal
 
 }  // namespace unirecord
