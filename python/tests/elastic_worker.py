@@ -2,9 +2,8 @@
 unirecord.Loader whose num_shards/shard_id come from torch.distributed (gloo).
 Phase "stop": reads `batches` batches of epoch 2 and writes the ids and the
 state; phase "resume": loads a state and reads the rest of the epoch."""
-import json
-
 import torch.distributed as dist
+from dist_worker import publish
 
 import unirecord
 
@@ -26,10 +25,4 @@ def run(rank, world, port, records, batch_size, phase, batches, state_hex, out_j
     state = loader.state_dict()
     result = {"rank": rank, "ids": ids, "state": state["sampler_state"].hex(), "position": state["position"],
               "epoch": state["epoch"], "len": len(loader)}
-    everything = [None] * world
-    dist.all_gather_object(everything, result)
-    if rank == 0:
-        with open(out_json, "w") as f:
-            json.dump(everything, f)
-    dist.barrier()
-    dist.destroy_process_group()
+    publish(result, out_json)

@@ -388,13 +388,16 @@ TEST_F(LoaderTest, ElasticResumeOnAnotherNumberOfRanks) {
   for (const Case& c : {Case{4, 3, 2, 3, 4}, Case{2, 4, 1, 3, 2}, Case{3, 2, 4, 2, 8}, Case{2, 8, 1, 4, 3}}) {
     SCOPED_TRACE(std::to_string(c.ranks) + " -> " + std::to_string(c.new_ranks));
     LoaderOptions options = SmallOptions();
+    auto rank_loader = [&](uint32_t ranks, uint32_t batch, uint32_t r) {
+      options.batch_size = batch;
+      options.sampler.num_shards = ranks;
+      options.sampler.shard_id = r;
+      return MakeLoader(OpenDataset(data_->dir), options);
+    };
     std::vector<uint64_t> seen;
     std::vector<std::string> states;
     for (uint32_t r = 0; r < c.ranks; ++r) {
-      options.batch_size = c.batch;
-      options.sampler.num_shards = c.ranks;
-      options.sampler.shard_id = r;
-      std::unique_ptr<Loader> loader = MakeLoader(OpenDataset(data_->dir), options);
+      std::unique_ptr<Loader> loader = rank_loader(c.ranks, c.batch, r);
       ASSERT_NE(loader, nullptr);
       loader->SetEpoch(3);
       for (uint32_t b = 0; b < c.batches; ++b) {
@@ -409,10 +412,7 @@ TEST_F(LoaderTest, ElasticResumeOnAnotherNumberOfRanks) {
     EXPECT_EQ(state.position, uint64_t(c.ranks) * c.batch * c.batches);
     const uint64_t consumed = seen.size();
     for (uint32_t r = 0; r < c.new_ranks; ++r) {
-      options.batch_size = c.new_batch;
-      options.sampler.num_shards = c.new_ranks;
-      options.sampler.shard_id = r;
-      std::unique_ptr<Loader> loader = MakeLoader(OpenDataset(data_->dir), options);
+      std::unique_ptr<Loader> loader = rank_loader(c.new_ranks, c.new_batch, r);
       ASSERT_NE(loader, nullptr);
       ASSERT_TRUE(loader->Restore(state).ok());
       const uint64_t per_batch = uint64_t(c.new_ranks) * c.new_batch;
