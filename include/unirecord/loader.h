@@ -71,8 +71,9 @@ Result<OnBadRecord> ParseOnBadRecord(std::string_view name);
 struct LoaderOptions {
   size_t batch_size = 256;
   bool drop_last = false;  // drop the epoch's last, partial batch
-  // Order, seed, num_shards/shard_id (one loader per rank), padding. The seed
-  // also keys the random crops and flips.
+  // Order, seed, num_shards/shard_id (one loader per rank), padding; with
+  // several datasets, their weights and the epoch's length. The seed also
+  // keys the random crops and flips.
   SamplerOptions sampler;
   // Load only these record ids (in this order for kSequential); unset: all.
   // An empty list is an empty epoch (no batches), as an empty query result.
@@ -201,6 +202,16 @@ class Loader {
   // the batch pool and starts filling epoch 0.
   static Result<std::unique_ptr<Loader>> Create(std::shared_ptr<const Dataset> dataset,
                                                 const LoaderOptions& options);
+  // A mixture: samples drawn from the datasets in the proportions of
+  // options.sampler.weights (empty: their sizes) over an epoch of
+  // options.sampler.epoch_size samples (0: their total), as
+  // Sampler::Create(source_sizes, ...) orders them. Batch::record_ids()
+  // number the datasets' records one after another (dataset k's record r is
+  // the sum of the sizes before k, plus r). The image and label fields must
+  // have one type and shape in every dataset; `subset` is refused with more
+  // than one.
+  static Result<std::unique_ptr<Loader>> Create(std::vector<std::shared_ptr<const Dataset>> datasets,
+                                                const LoaderOptions& options);
   // Stops the workers; host and device buffers go when the last Batch
   // handed out is released too.
   ~Loader();
@@ -209,7 +220,10 @@ class Loader {
 
   const LoaderOptions& options() const;
   int threads() const;  // worker threads actually running
-  // Batches in one epoch (equal on every rank).
+  // Batches in one epoch (equal on every rank). After Restore: the batches
+  // all ranks needed for the part of the epoch consumed before the state,
+  // rounded up (exact with the ranks and batch size that took it), plus
+  // those of the rest; Batch::index() counts on from there.
   uint64_t batches_per_epoch() const;
 
   // The next batch in sampler order; an empty Batch at the end of the epoch
@@ -226,12 +240,22 @@ class Loader {
   void SetEpoch(uint64_t epoch);
   uint64_t epoch() const;
 
-  // Where the consumer is: (seed, epoch, samples of this rank handed out).
+  // Where the consumer is: (seed, epoch, positions of the epoch's order
+  // consumed by all ranks, fingerprint). Ranks step in lockstep (each has
+  // handed out the same number of batches), so every rank returns the same
+  // state: rank r's first k samples are the order's positions r, r + W, ...
+  // below k * W for W ranks, together the first min(k * W, epoch) positions.
   // Take it between batches; SamplerState::Serialize() makes it bytes.
   SamplerState state() const;
-  // Continues from `state` (from a loader over the same dataset with the
-  // same sampler options): the next batches are exactly those that followed
-  // when the state was taken. Held batches stay valid, as with SetEpoch.
+  // Continues from `state`, taken on any rank of a loader over the same
+  // dataset(s) with the same order options; the number of ranks, the batch
+  // size and drop_last may differ. The epoch's positions before the state's
+  // are done; the rest is partitioned across this loader's ranks as
+  // DistributedSampler would partition it (padded by wrapping around to the
+  // start of the epoch). With the same ranks and batch size the next batches
+  // are exactly those that followed when the state was taken. A version-1
+  // state (older builds) restores only into the same ranks and options. Held
+  // batches stay valid, as with SetEpoch.
   Status Restore(const SamplerState& state);
 
   LoaderStats stats() const;

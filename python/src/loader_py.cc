@@ -34,7 +34,7 @@ namespace {
 // Owns the Loader. A batch still referenced from Python does not need it:
 // a Batch shares the loader's buffer pool (loader.h) and outlives its Loader.
 struct LoaderBox {
-  std::shared_ptr<PyDataset> ds;
+  std::vector<std::shared_ptr<PyDataset>> ds;  // several: a mixture
   std::unique_ptr<Loader> loader;
   std::mutex mu;  // Next/SetEpoch/state/Restore come from one thread at a time
 };
@@ -127,6 +127,19 @@ void FromPython(const char* name, const py::handle& value, int64_t minimum, T* o
   } else if constexpr (std::is_same_v<T, std::optional<std::vector<uint64_t>>>) {
     if (value.is_none()) out->reset();
     else *out = value.cast<std::vector<uint64_t>>();  // checked by unirecord.Loader
+  } else if constexpr (std::is_same_v<T, std::vector<double>>) {
+    // None: none given. The values themselves are checked by the sampler.
+    out->clear();
+    if (value.is_none()) return;
+    if (PyUnicode_Check(value.ptr()) || PyBytes_Check(value.ptr()) || !py::isinstance<py::sequence>(value)) {
+      throw py::type_error(std::string(name) + " must be a sequence of numbers, not " +
+                           py::repr(value).cast<std::string>());
+    }
+    for (const py::handle item : py::reinterpret_borrow<py::sequence>(value)) {
+      double v = 0;
+      FromPython(name, item, 0, &v);
+      out->push_back(v);
+    }
   } else {
     // An enum: its name, parsed by the library.
     const std::string text = StrArg(name, value);
@@ -174,6 +187,8 @@ const std::vector<LoaderOption>& LoaderOptionTable() {
       UREC_LOADER_OPTION("block_size", sampler.block_size, 1),
       UREC_LOADER_OPTION("window", sampler.window, 0),
       UREC_LOADER_OPTION("sampler_drop_last", sampler.drop_last, 0),
+      UREC_LOADER_OPTION("weights", sampler.weights, 0),
+      UREC_LOADER_OPTION("epoch_size", sampler.epoch_size, 0),
       // From the transform (unirecord.RandomResizedCrop / CenterCrop).
       UREC_LOADER_OPTION("transform", transform, 0),
       UREC_LOADER_OPTION("size", image_size, 1),
@@ -236,7 +251,7 @@ namespace {
 
 class PyLoader {
  public:
-  PyLoader(std::shared_ptr<PyDataset> ds, py::dict opts) {
+  PyLoader(std::vector<std::shared_ptr<PyDataset>> ds, py::dict opts) {
     options_ = ParseLoaderOptions(opts);
     box_ = NewBox(std::move(ds));
   }
@@ -388,13 +403,15 @@ class PyLoader {
   int Threads() const { return box_->loader->threads(); }
 
  private:
-  std::shared_ptr<LoaderBox> NewBox(std::shared_ptr<PyDataset> ds) {
+  std::shared_ptr<LoaderBox> NewBox(std::vector<std::shared_ptr<PyDataset>> ds) {
     auto box = std::make_shared<LoaderBox>();
     box->ds = std::move(ds);
+    std::vector<std::shared_ptr<const unirecord::Dataset>> datasets;
+    for (const auto& d : box->ds) datasets.push_back(d->dataset);
     unirecord::Result<std::unique_ptr<Loader>> r = Status::Internal("not created");
     {
       py::gil_scoped_release nogil;
-      r = Loader::Create(box->ds->dataset, options_);
+      r = Loader::Create(std::move(datasets), options_);
     }
     box->loader = Unwrap(std::move(r));
     return box;
@@ -419,7 +436,7 @@ void RegisterLoader(py::module_& m) {
   // The defaults of LoaderOptions under the option names of _Loader.
   m.attr("_loader_defaults") = LoaderDefaults();
   py::class_<PyLoader>(m, "_Loader", "Native side of unirecord.Loader (internal).")
-      .def(py::init<std::shared_ptr<PyDataset>, py::dict>(), py::arg("dataset"), py::arg("options"))
+      .def(py::init<std::vector<std::shared_ptr<PyDataset>>, py::dict>(), py::arg("datasets"), py::arg("options"))
       .def("next", &PyLoader::Next, py::arg("wait_stream") = 0)
       .def("set_epoch", &PyLoader::SetEpoch, py::arg("epoch"))
       .def_property_readonly("epoch", &PyLoader::Epoch)

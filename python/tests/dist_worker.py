@@ -42,9 +42,15 @@ def main():
     gathered = [torch.zeros_like(counts) for _ in range(world)]
     dist.all_gather(gathered, counts)
     result["all_counts"] = [g.tolist() for g in gathered]
-    everything = [None] * world
+    publish(result, out_json)
+
+
+def publish(result, out_json):
+    """Gathers every rank's `result` through gloo; rank 0 writes the list to
+    `out_json`. Ends the process group."""
+    everything = [None] * dist.get_world_size()
     dist.all_gather_object(everything, result)
-    if rank == 0:
+    if dist.get_rank() == 0:
         with open(out_json, "w") as f:
             json.dump(everything, f)
     dist.barrier()

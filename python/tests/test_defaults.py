@@ -86,14 +86,16 @@ def test_one_table_of_loader_options_is_what_python_passes():
 def test_loader_and_image_dataset_defaults_are_loader_options():
     cpp = _core._loader_defaults
     loader = python_defaults(unirecord.Loader)
-    # transform: a crop object on the Python side, a name in the table; subset: None (all records) in both.
-    shared = set(loader) & set(cpp) - {"transform", "subset"}
+    # transform: a crop object on the Python side, a name in the table; subset: None (all records) in both;
+    # weights: None in Python, [] in C++ (both: proportional to the sizes).
+    shared = set(loader) & set(cpp) - {"transform", "subset", "weights"}
+    assert loader["weights"] is None and cpp["weights"] == []
     # None: resolved when the loader is made (LoaderOptions' threads and
     # prefetch unless num_workers/prefetch_factor say otherwise; the ranks from
     # torch.distributed; the order from the required shuffle).
     resolved = {"threads", "prefetch", "num_shards", "shard_id", "order"}
     assert shared == resolved | {"seed", "drop_last", "on_error", "block_size", "window", "sampler_drop_last",
-                                 "max_consecutive_bad", "image_field", "label_field", "path_field", "strict",
+                                 "max_consecutive_bad", "image_field", "label_field", "path_field", "strict", "epoch_size",
                                  "apply_exif", "dct_scaling", "max_pixels", "layout"}
     assert all(loader[name] is None for name in resolved)
     for name in shared - resolved - {"layout"}:

@@ -138,6 +138,16 @@ CASES = [
     ("Loader(image_field=5)", lambda c: c.loader(image_field=5), TypeError, "image_field must be a str, not int"),
     ("Loader(subset=[-3])", lambda c: c.loader(subset=[1, -3]), IndexError, "subset id -3 is out of range for a dataset of 90"),
     ("Loader(order=5)", lambda c: c.loader(shuffle=True, order=5), TypeError, "order must be a str, not int"),
+    ("Loader(weights=[nan])", lambda c: c.loader(weights=[float("nan")]), ValueError,
+     r"weight 0 \(nan\) must be a finite number >= 0"),
+    ("Loader(weights=[True])", lambda c: c.loader(weights=[True]), TypeError, "weights must be a number"),
+    ("Loader(weights=0.5)", lambda c: c.loader(weights=0.5), TypeError, "weights must be a sequence of numbers"),
+    ("Loader(epoch_size=-1)", lambda c: c.loader(epoch_size=-1), ValueError, r"epoch_size=-1 is out of range"),
+    ("Loader(epoch_size=2**62)", lambda c: c.loader(epoch_size=2**62), ValueError, "epoch_size 4611686018427387904 is too large"),
+    ("Loader([])", lambda c: unirecord.Loader([], 4, shuffle=True), ValueError, "at least one dataset"),
+    ("load_state_dict(position past the epoch)", lambda c: c.loader().load_state_dict(
+        {"sampler_state": c.loader().state_dict()["sampler_state"][:24] + (91).to_bytes(8, "little")
+         + c.loader().state_dict()["sampler_state"][32:]}), IndexError, "position 91 is past the epoch's 90 positions"),
     ("Loader(seed, positional)", lambda c: unirecord.Loader(c.records, 4, False, 7), TypeError, "positional argument"),
     ("load_state_dict(epoch=5)", lambda c: c.restore(epoch=5), ValueError,
      r"state\['epoch'\] is 5 but its sampler_state holds epoch 0"),

@@ -156,6 +156,21 @@ class Loader:
     ``where='label in [3, 7] and width >= 400'``. Order, padding and resume
     work over the subset as over the whole dataset.
 
+    Mixing: ``Loader([dataset_a, dataset_b], batch_size, shuffle, weights=[0.7, 0.3])``
+    draws each epoch's samples from the datasets in those proportions
+    (``weights`` None: proportional to their sizes), ``epoch_size`` samples per
+    epoch (default: the datasets' total), in one deterministic interleaving per
+    (seed, epoch), partitioned across ranks as one dataset (docs/loader.md,
+    "Mixing"). ``return_ids`` numbers the datasets' records one after another
+    (dataset k's record r: the sizes before k, plus r). The image and label
+    fields must have one type in every dataset; ``subset``/``where`` select in
+    one dataset only. ``epoch_size`` alone resamples one dataset.
+
+    Resume on another number of ranks: the state of any rank restores into
+    every rank of a run with another number of ranks (or batch size): the
+    rest of the epoch is partitioned among them, nothing read twice or
+    skipped beyond the padding (docs/loader.md, "Elastic resume").
+
     The defaults are those of C++'s ``LoaderOptions``, except ``layout``
     (``NCHW``, torch's convention; C++: ``NHWC``) and ``batch_size`` and
     ``shuffle``, which have none.
@@ -163,7 +178,7 @@ class Loader:
 
     def __init__(
         self,
-        path: Union[PathLike, Dataset],
+        path: Union[PathLike, Dataset, Sequence[Union[PathLike, Dataset]]],
         batch_size: int,
         shuffle: bool,
         *,
@@ -198,6 +213,8 @@ class Loader:
         return_ids: bool = False,
         verify_checksums: bool = True,
         where: Optional[str] = None,
+        weights: Optional[Sequence[float]] = None,
+        epoch_size: int = DEFAULTS["epoch_size"],
     ) -> None:
         # The native loader's options: this signature's names that are loader
         # options (python/src/loader_py.cc has the one table; it checks each
@@ -211,7 +228,15 @@ class Loader:
         if threads is None:
             opts["threads"] = DEFAULTS["threads"]
         opts["prefetch"] = _prefetch(prefetch, prefetch_factor, opts["threads"])
-        self.dataset = open_dataset(path, bool_arg("verify_checksums", verify_checksums))
+        verify = bool_arg("verify_checksums", verify_checksums)
+        several = isinstance(path, (list, tuple))
+        if several and not path:
+            raise ValueError("Loader needs at least one dataset, got an empty list")
+        #: The datasets read (one unless mixing); ``dataset`` is the first.
+        self.datasets = [open_dataset(p, verify) for p in (path if several else [path])]
+        self.dataset = self.datasets[0]
+        if len(self.datasets) > 1 and (where is not None or subset is not None):
+            raise ValueError(f"subset= and where= select records of one dataset, not of the {len(self.datasets)} mixed here")
         ids = record_ids(self.dataset, where, subset)
         opts["subset"] = None if ids is None else ids.tolist()
         self.num_shards, self.shard_id = _distributed_defaults(num_shards, shard_id)
@@ -257,7 +282,7 @@ class Loader:
             if dtype is not None and not isinstance(dtype, t.dtype):
                 raise TypeError(f"dtype must be a torch.dtype, not {dtype!r}")
             self._cpu_convert = (dtype or t.float32, mean, std)
-        self._core = _core._Loader(self.dataset, opts)
+        self._core = _core._Loader(self.datasets, opts)
         self.batch_size: int = opts["batch_size"]
         self._exhausted = False
 
@@ -321,13 +346,16 @@ class Loader:
 
     def state_dict(self) -> Dict[str, Any]:
         """Where this loader is: ``{"sampler_state": bytes, "seed", "epoch", "position"}``
-        (take it between batches; position counts samples of this rank).
-        ``sampler_state`` is the state; the other three show what it holds."""
+        (take it between batches; position counts the positions of the epoch's
+        order all ranks have consumed together, so every rank returns the same
+        state). ``sampler_state`` is the state; the other three show what it holds."""
         return self._core.state()
 
     def load_state_dict(self, state: Dict[str, Any]) -> None:
-        """Continues exactly after the batch where ``state`` was taken (same dataset,
-        same sampler options). ``seed``, ``epoch`` and ``position`` may be left
+        """Continues exactly after the batch where ``state`` was taken (same
+        dataset(s), same order options; the number of ranks, the batch size and
+        ``sampler_drop_last`` may differ: the rest of the epoch is partitioned
+        across this run's ranks). ``seed``, ``epoch`` and ``position`` may be left
         out; given, each must equal what ``sampler_state`` holds (ValueError
         naming the key otherwise: an edited copy would resume somewhere else)."""
         self._core.restore(state)
@@ -348,7 +376,8 @@ class Loader:
         return self._core.threads
 
     def __repr__(self) -> str:
+        paths = self.dataset.path if len(self.datasets) == 1 else [d.path for d in self.datasets]
         return (
-            f"unirecord.Loader({self.dataset.path!r}, batch_size={self.batch_size}, "
+            f"unirecord.Loader({paths!r}, batch_size={self.batch_size}, "
             f"shard {self.shard_id}/{self.num_shards}, transform={self.transform!r}, device={str(self.device)!r})"
         )

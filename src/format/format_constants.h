@@ -125,7 +125,11 @@ inline constexpr const char* kUuidDomain = "unirecord-dataset-uuid-v1";
 // resume its sample order.
 inline constexpr char kSamplerStateMagic[4] = {'U', 'R', 'S', 'S'};
 inline constexpr size_t kSamplerStateMagicSize = 4;
-inline constexpr uint32_t kSamplerStateVersion = 1;
+// Version 2 (written): position global to the epoch, fingerprint of the
+// order only. Version 1 (still read): position of one rank and worker,
+// fingerprint of every option.
+inline constexpr uint32_t kSamplerStateVersion = 2;
+inline constexpr uint32_t kSamplerStateVersionRankPosition = 1;
 inline constexpr size_t kSamplerStateSize = 40;
 inline constexpr size_t kSamplerStateVersionOffset = 4;       // u32
 inline constexpr size_t kSamplerStateSeedOffset = 8;          // u64

@@ -94,7 +94,10 @@ struct Loader::Impl final : Batch::Pool {
     std::string last_bad_record;
   };
 
-  SampleSource source;
+  // The datasets (several: a mixture, whose sampler ids number their records
+  // one after another from first_ids[k]).
+  std::vector<SampleSource> sources;
+  std::vector<uint64_t> first_ids;
   LoaderOptions options;
   std::vector<std::unique_ptr<SampleDecoder>> decoders;  // one per worker thread
   size_t image_bytes = 0;  // one sample: image_size^2 * 3
@@ -120,6 +123,7 @@ struct Loader::Impl final : Batch::Pool {
   std::vector<size_t> claimed;
   uint64_t generation = 0;    // bumped when the run restarts; stale work is dropped
   uint64_t start_position = 0;  // sampler position of this run's first sample
+  uint64_t base_batches = 0;    // batch number of this run's first batch in the epoch
   uint64_t end_position = 0;    // one past the last sample loaded this epoch
   uint64_t next_sample = 0;     // next sampler position to hand to a worker
   uint64_t next_batch = 0;      // next batch (of this run) for the consumer
@@ -132,7 +136,13 @@ struct Loader::Impl final : Batch::Pool {
   LoaderStats totals;
   Clock::time_point stats_since = Clock::now();
 
-  Impl(Sampler s, SampleSource src) : source(std::move(src)), sampler(std::move(s)) {}
+  Impl(Sampler s, std::vector<SampleSource> srcs) : sources(std::move(srcs)), sampler(std::move(s)) {
+    uint64_t first = 0;
+    for (const SampleSource& source : sources) {
+      first_ids.push_back(first);
+      first += source.dataset().size();
+    }
+  }
 
   ~Impl() override { StopWorkers(); }
 
@@ -192,6 +202,11 @@ struct Loader::Impl final : Batch::Pool {
     next_sample = start_position;
     next_batch = 0;
     run_batches = (end_position - start_position + batch_size() - 1) / batch_size();
+    // The batches all ranks needed for the positions of the epoch's order
+    // consumed before this run, rounded up: exact when the state came from
+    // the same ranks and batch size.
+    const uint64_t per_batch = uint64_t{sampler.options().num_shards} * batch_size();
+    base_batches = (sampler.GlobalPosition(start_position) + per_batch - 1) / per_batch;
     sticky_error = Status::OK();
     work_cv.notify_all();
   }
@@ -229,8 +244,9 @@ struct Loader::Impl final : Batch::Pool {
     const uint64_t size = sampler.size();
     for (int attempt = 0;; ++attempt) {
       const uint64_t id = RecordAt((position + attempt) % size);
+      const size_t k = static_cast<size_t>(std::upper_bound(first_ids.begin(), first_ids.end(), id) - first_ids.begin()) - 1;
       // Errors name the record (and its path).
-      Status named = decoder.DecodeRecord(source, id, seed, epoch, out, image_bytes, label, &times);
+      Status named = decoder.DecodeRecord(sources[k], id - first_ids[k], seed, epoch, out, image_bytes, label, &times);
       if (named.ok()) {
         slot.record_ids[offset] = id;
         return named;
@@ -377,9 +393,9 @@ struct Loader::Impl final : Batch::Pool {
     batch.pool_ = std::move(self);
     batch.slot_ = slot_index;
     batch.size_ = slot.count;
-    batch.index_ = start_position / batch_size() + run_batch;
+    batch.index_ = base_batches + run_batch;
     batch.images_ = slot.images;
-    batch.labels_ = source.has_labels() ? slot.labels.data() : nullptr;
+    batch.labels_ = sources[0].has_labels() ? slot.labels.data() : nullptr;
     batch.record_ids_ = slot.record_ids.data();
     if (device != nullptr) {
       batch.device_images_ = device->device_output(slot_index);
@@ -454,15 +470,69 @@ Result<OnBadRecord> ParseOnBadRecord(std::string_view name) {
 
 Result<std::unique_ptr<Loader>> Loader::Create(std::shared_ptr<const Dataset> dataset,
                                                const LoaderOptions& options) {
-  if (dataset == nullptr) return Status::InvalidArgument("loader: no dataset");
-  UREC_RETURN_IF_ERROR(CheckOptions(*dataset, options));
-  const uint64_t records = options.subset ? options.subset->size() : dataset->size();
-  Result<SampleSource> source =
-      SampleSource::Create(std::move(dataset), {options.image_field, options.label_field, options.path_field});
-  if (!source.ok()) return source.status().WithContext("loader");
-  UREC_ASSIGN_OR_RETURN(Sampler sampler, Sampler::Create(records, options.sampler));
+  return Create(std::vector<std::shared_ptr<const Dataset>>{std::move(dataset)}, options);
+}
 
-  auto impl = std::make_shared<Impl>(std::move(sampler), std::move(source).value());
+namespace {
+
+// "dataset 1 (path/of/its/first.urec)": how a mixture's errors name a dataset.
+std::string DatasetName(size_t k, const Dataset& dataset) {
+  std::string name = "dataset " + std::to_string(k);
+  if (!dataset.shards().empty()) name += " (" + dataset.shards().front().path + ")";
+  return name;
+}
+
+// A mixture's batches hold every dataset's samples alike: the fields the
+// loader reads must have one type and shape in all of them.
+Status CheckSameFields(const std::vector<std::shared_ptr<const Dataset>>& datasets, const LoaderOptions& o) {
+  for (const std::string* name : {&o.image_field, &o.label_field}) {
+    if (name->empty()) continue;
+    const int first = datasets[0]->schema().FieldIndex(*name);
+    for (size_t k = 1; k < datasets.size() && first >= 0; ++k) {
+      const int other = datasets[k]->schema().FieldIndex(*name);
+      if (other < 0) continue;  // SampleSource::Create names the missing field
+      const Field& a = datasets[0]->schema().field(first);
+      const Field& b = datasets[k]->schema().field(other);
+      if (a.type != b.type || a.shape != b.shape) {
+        return Status::InvalidArgument("loader: the datasets differ in field '" + *name + "': " +
+                                       DatasetName(0, *datasets[0]) + " has " + Schema::Make({a}).value().ToString() +
+                                       ", " + DatasetName(k, *datasets[k]) + " has " +
+                                       Schema::Make({b}).value().ToString());
+      }
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Loader>> Loader::Create(std::vector<std::shared_ptr<const Dataset>> datasets,
+                                               const LoaderOptions& options) {
+  if (datasets.empty()) return Status::InvalidArgument("loader: no dataset");
+  for (const auto& dataset : datasets) {
+    if (dataset == nullptr) return Status::InvalidArgument("loader: no dataset");
+  }
+  if (datasets.size() > 1 && options.subset) {
+    return Status::InvalidArgument("loader: subset selects records of one dataset; it cannot be given with " +
+                                   std::to_string(datasets.size()) + " datasets");
+  }
+  UREC_RETURN_IF_ERROR(CheckOptions(*datasets[0], options));
+  UREC_RETURN_IF_ERROR(CheckSameFields(datasets, options));
+  std::vector<uint64_t> sizes;
+  std::vector<SampleSource> sources;
+  for (size_t k = 0; k < datasets.size(); ++k) {
+    sizes.push_back(options.subset ? options.subset->size() : datasets[k]->size());
+    // A mixture's errors say which dataset a record is in.
+    std::string name = datasets.size() > 1 ? DatasetName(k, *datasets[k]) : "";
+    Result<SampleSource> source = SampleSource::Create(
+        std::move(datasets[k]), {options.image_field, options.label_field, options.path_field}, name);
+    if (!source.ok()) return source.status().WithContext(name.empty() ? "loader" : "loader: " + name);
+    sources.push_back(std::move(source).value());
+  }
+  Result<Sampler> sampler = Sampler::Create(sizes, options.sampler);
+  if (!sampler.ok()) return sampler.status().WithContext("loader");
+
+  auto impl = std::make_shared<Impl>(std::move(sampler).value(), std::move(sources));
   impl->options = options;
   // The upload reads NHWC; the conversion kernel makes the device layout.
   if (options.cuda.device >= 0) impl->options.layout = ImageLayout::kNHWC;
@@ -520,7 +590,7 @@ int Loader::threads() const { return impl_->thread_count; }
 
 uint64_t Loader::batches_per_epoch() const {
   std::lock_guard<std::mutex> lock(impl_->mu);
-  return (impl_->EpochEnd() + impl_->batch_size() - 1) / impl_->batch_size();
+  return impl_->base_batches + impl_->run_batches;
 }
 
 Result<Batch> Loader::Next() { return impl_->Next(impl_); }
@@ -528,8 +598,8 @@ Result<Batch> Loader::Next() { return impl_->Next(impl_); }
 void Loader::SetEpoch(uint64_t epoch) {
   std::unique_lock<std::mutex> lock(impl_->mu);
   // Already at the start of this epoch: keep what is being prefetched.
-  if (epoch == impl_->sampler.epoch() && impl_->start_position == 0 && impl_->next_batch == 0 &&
-      impl_->sticky_error.ok()) {
+  if (epoch == impl_->sampler.epoch() && impl_->sampler.base() == 0 && impl_->start_position == 0 &&
+      impl_->next_batch == 0 && impl_->sticky_error.ok()) {
     return;
   }
   impl_->Quiesce(lock);
@@ -544,9 +614,10 @@ uint64_t Loader::epoch() const {
 
 SamplerState Loader::state() const {
   std::lock_guard<std::mutex> lock(impl_->mu);
-  SamplerState state = impl_->sampler.state();
-  state.position = impl_->ConsumedPosition();
-  return state;
+  Sampler consumed = impl_->sampler;  // at the consumer's position, not the workers'
+  Status at = consumed.Seek(impl_->ConsumedPosition());
+  (void)at;  // the consumed position is within the partition
+  return consumed.state();
 }
 
 Status Loader::Restore(const SamplerState& state) {
@@ -555,7 +626,7 @@ Status Loader::Restore(const SamplerState& state) {
   UREC_RETURN_IF_ERROR(restored.Restore(state));
   impl_->Quiesce(lock);
   impl_->sampler = std::move(restored);
-  impl_->StartRun(state.position);
+  impl_->StartRun(impl_->sampler.position());
   return Status::OK();
 }
 

@@ -358,13 +358,165 @@ TEST_F(LoaderTest, SaveAndRestoreMidEpoch) {
   }
 }
 
-TEST_F(LoaderTest, RestoreRefusesOtherOptions) {
+TEST_F(LoaderTest, RestoreRefusesAnotherOrderButTakesOtherRanks) {
   LoaderOptions options = SmallOptions();
   std::unique_ptr<Loader> a = MakeLoader(OpenDataset(data_->dir), options);
-  options.sampler.num_shards = 2;
-  std::unique_ptr<Loader> b = MakeLoader(OpenDataset(data_->dir), options);
-  ASSERT_TRUE(a && b);
+  LoaderOptions sequential = options;
+  sequential.sampler.order = SampleOrder::kSequential;
+  LoaderOptions fewer = options;
+  fewer.subset = std::vector<uint64_t>{1, 2, 3};
+  LoaderOptions ranks = options;
+  ranks.sampler.num_shards = 2;
+  ranks.batch_size = 5;
+  std::unique_ptr<Loader> b = MakeLoader(OpenDataset(data_->dir), sequential);
+  std::unique_ptr<Loader> c = MakeLoader(OpenDataset(data_->dir), fewer);
+  std::unique_ptr<Loader> d = MakeLoader(OpenDataset(data_->dir), ranks);
+  ASSERT_TRUE(a && b && c && d);
   EXPECT_EQ(b->Restore(a->state()).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(c->Restore(a->state()).code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(d->Restore(a->state()).ok());
+}
+
+// A W-rank run stops after some batches; its state, taken on any rank, is
+// restored into every rank of a W'-rank run with another batch size, which
+// reads the rest of the epoch: together every record, none twice beyond the
+// padding each run adds at its end, the pixels those of the decode layer.
+TEST_F(LoaderTest, ElasticResumeOnAnotherNumberOfRanks) {
+  struct Case {
+    uint32_t ranks, batch, batches, new_ranks, new_batch;
+  };
+  for (const Case& c : {Case{4, 3, 2, 3, 4}, Case{2, 4, 1, 3, 2}, Case{3, 2, 4, 2, 8}, Case{2, 8, 1, 4, 3}}) {
+    SCOPED_TRACE(std::to_string(c.ranks) + " -> " + std::to_string(c.new_ranks));
+    LoaderOptions options = SmallOptions();
+    auto rank_loader = [&](uint32_t ranks, uint32_t batch, uint32_t r) {
+      options.batch_size = batch;
+      options.sampler.num_shards = ranks;
+      options.sampler.shard_id = r;
+      return MakeLoader(OpenDataset(data_->dir), options);
+    };
+    std::vector<uint64_t> seen;
+    std::vector<std::string> states;
+    for (uint32_t r = 0; r < c.ranks; ++r) {
+      std::unique_ptr<Loader> loader = rank_loader(c.ranks, c.batch, r);
+      ASSERT_NE(loader, nullptr);
+      loader->SetEpoch(3);
+      for (uint32_t b = 0; b < c.batches; ++b) {
+        Result<Batch> batch = loader->Next();
+        ASSERT_TRUE(batch.ok() && !batch->empty());
+        seen.insert(seen.end(), batch->record_ids(), batch->record_ids() + batch->size());
+      }
+      states.push_back(loader->state().Serialize());
+    }
+    for (const std::string& state : states) EXPECT_EQ(state, states[0]);  // the same on every rank
+    const SamplerState state = *SamplerState::Parse(states.back());
+    EXPECT_EQ(state.position, uint64_t(c.ranks) * c.batch * c.batches);
+    const uint64_t consumed = seen.size();
+    for (uint32_t r = 0; r < c.new_ranks; ++r) {
+      std::unique_ptr<Loader> loader = rank_loader(c.new_ranks, c.new_batch, r);
+      ASSERT_NE(loader, nullptr);
+      ASSERT_TRUE(loader->Restore(state).ok());
+      const uint64_t per_batch = uint64_t(c.new_ranks) * c.new_batch;
+      uint64_t index = (state.position + per_batch - 1) / per_batch;
+      for (;; ++index) {
+        Result<Batch> batch = loader->Next();
+        ASSERT_TRUE(batch.ok()) << batch.status().ToString();
+        if (batch->empty()) break;
+        EXPECT_EQ(batch->index(), index);
+        for (size_t i = 0; i < batch->size(); ++i) {
+          const uint64_t id = batch->record_ids()[i];
+          const std::vector<uint8_t> expected = ExpectedPixels(data_->jpegs[id], id, 3, options);
+          EXPECT_EQ(0, std::memcmp(batch->images() + i * expected.size(), expected.data(), expected.size()));
+          seen.push_back(id);
+        }
+      }
+      EXPECT_EQ(index, loader->batches_per_epoch());
+    }
+    std::multiset<uint64_t> counts(seen.begin(), seen.end());
+    EXPECT_EQ(std::set<uint64_t>(seen.begin(), seen.end()).size(), size_t(kRecords));
+    // Padding: only the second run's (the first stopped mid-epoch).
+    const uint64_t rest = kRecords - consumed;
+    EXPECT_EQ(seen.size() - kRecords, (rest + c.new_ranks - 1) / c.new_ranks * c.new_ranks - rest);
+  }
+}
+
+// One small dataset of data_'s first records with the label as `label`.
+std::string WriteSmallDataset(const TestDataset& data, const std::string& name, const Field& label) {
+  const std::string dir = unirecord::testing::MakeTempDir() + "/" + name;
+  Result<Schema> schema = Schema::Make({Field::Bytes("image"), label});
+  EXPECT_TRUE(schema.ok());
+  WriterOptions write_options;
+  write_options.sync = false;
+  Result<std::unique_ptr<Writer>> writer = Writer::Create(dir, name, *schema, write_options);
+  EXPECT_TRUE(writer.ok()) << writer.status().ToString();
+  RecordBuilder record(*schema);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_TRUE(record.SetBytes(0, data.jpegs[i]).ok());
+    EXPECT_TRUE((label.type == FieldType::kInt32 ? record.SetInt32(1, int32_t(i)) : record.SetInt64(1, int64_t(i))).ok());
+    EXPECT_TRUE((*writer)->Write(record).ok());
+  }
+  EXPECT_TRUE((*writer)->Finish().ok());
+  return dir;
+}
+
+// Two datasets mixed 3:1 over an epoch of 40: the sampler's mixture order,
+// exact counts, each dataset's records decoded from its own files.
+TEST_F(LoaderTest, MixesDatasetsInTheSamplersOrder) {
+  LoaderOptions options = SmallOptions();
+  options.sampler.weights = {3, 1};
+  options.sampler.epoch_size = 40;
+  options.threads = 2;
+  const std::string small = WriteSmallDataset(*data_, "small", Field::Int64("label"));
+  Result<std::unique_ptr<Loader>> loader =
+      Loader::Create({OpenDataset(data_->dir), OpenDataset(small)}, options);
+  ASSERT_TRUE(loader.ok()) << loader.status().ToString();
+  Result<Sampler> sampler = Sampler::Create(std::vector<uint64_t>{kRecords, 3}, options.sampler);
+  ASSERT_TRUE(sampler.ok());
+  EXPECT_EQ(sampler->source_counts(), (std::vector<uint64_t>{30, 10}));
+  for (uint64_t epoch : {0, 1}) {
+    (*loader)->SetEpoch(epoch);
+    sampler->SetEpoch(epoch);
+    uint64_t position = 0, from_small = 0;
+    for (;;) {
+      Result<Batch> batch = (*loader)->Next();
+      ASSERT_TRUE(batch.ok()) << batch.status().ToString();
+      if (batch->empty()) break;
+      for (size_t i = 0; i < batch->size(); ++i, ++position) {
+        const uint64_t id = batch->record_ids()[i];
+        ASSERT_EQ(id, sampler->At(position));
+        const uint64_t local = id < kRecords ? id : id - kRecords;
+        from_small += id >= kRecords;
+        EXPECT_EQ(batch->labels()[i], id < kRecords ? int64_t(id % 5) : int64_t(local));
+        const std::vector<uint8_t> expected = ExpectedPixels(data_->jpegs[local], local, epoch, options);
+        EXPECT_EQ(0, std::memcmp(batch->images() + i * expected.size(), expected.data(), expected.size()));
+      }
+    }
+    EXPECT_EQ(position, 40u);
+    EXPECT_EQ(from_small, 10u);
+  }
+  fs::remove_all(small);
+}
+
+TEST_F(LoaderTest, MixtureRefusesDifferentFieldsAndSubsets) {
+  const std::string int32_label = WriteSmallDataset(*data_, "int32", Field::Int32("label"));
+  LoaderOptions options = SmallOptions();
+  Result<std::unique_ptr<Loader>> refused =
+      Loader::Create({OpenDataset(data_->dir), OpenDataset(int32_label)}, options);
+  ASSERT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  const std::string message = refused.status().message();
+  EXPECT_NE(message.find("field 'label'"), std::string::npos) << message;
+  EXPECT_NE(message.find("int32"), std::string::npos) << message;
+  EXPECT_NE(message.find("dataset 1 ("), std::string::npos) << message;
+  options.label_field = "";  // the labels not read: mixing is fine
+  options.path_field = "";
+  EXPECT_TRUE(Loader::Create({OpenDataset(data_->dir), OpenDataset(int32_label)}, options).ok());
+  options.subset = std::vector<uint64_t>{0, 1};
+  EXPECT_EQ(Loader::Create({OpenDataset(data_->dir), OpenDataset(int32_label)}, options).status().code(),
+            StatusCode::kInvalidArgument);
+  options.subset.reset();
+  options.sampler.weights = {1, 1, 1};
+  EXPECT_EQ(Loader::Create({OpenDataset(data_->dir), OpenDataset(int32_label)}, options).status().code(),
+            StatusCode::kInvalidArgument);
+  fs::remove_all(int32_label);
 }
 
 TEST_F(LoaderTest, HoldingEveryBufferIsAnErrorNotADeadlock) {
