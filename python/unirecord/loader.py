@@ -63,6 +63,34 @@ def _alias(name: str, value: Optional[int], alias: str, alias_value: Optional[in
     return value if value is not None else alias_value
 
 
+# Keys every dict batch may have besides the fields' names.
+_BATCH_KEYS = ("id", "crop")
+
+
+def _check_field_names(
+    dataset: Dataset,
+    fields: Optional[Sequence[str]],
+    boxes: Optional[str],
+    box_aligned: Optional[Sequence[str]],
+    image_field: Optional[str],
+    label_field: Optional[str],
+) -> None:
+    """The keys a dict batch will have must not collide: a field called ``id``
+    or ``crop``, or one whose name is another's ``_lengths``/``_offsets`` key."""
+    if fields is not None and (isinstance(fields, str) or not isinstance(fields, Sequence)):
+        raise TypeError(f"fields must be a list of field names, not {fields!r}")
+    names = [n for n in [image_field, label_field, *(fields or ()), boxes, *(box_aligned or ())] if n]
+    present = set(dataset.fields)
+    for name in names:
+        if not isinstance(name, str):
+            raise TypeError(f"a field name must be a str, not {name!r}")
+        if name in _BATCH_KEYS:
+            raise ValueError(f"field {name!r} cannot be batched under its name: the batch's {name!r} is the {name} of each sample")
+        for suffix in ("_lengths", "_offsets"):
+            if name.endswith(suffix) and name[: -len(suffix)] in names and name in present:
+                raise ValueError(f"field {name!r} collides with the {suffix[1:]} of field {name[: -len(suffix)]!r}")
+
+
 def _sample_order(shuffle: Any, order: Optional[str]) -> Optional[str]:
     """The order ``shuffle`` asks for; ``order`` (a name the native side
     parses) refines ``shuffle=True`` to ``"block"``."""
@@ -187,9 +215,15 @@ class Loader:
         sampler_drop_last: bool = DEFAULTS["sampler_drop_last"],
         max_consecutive_bad: int = DEFAULTS["max_consecutive_bad"],
         layout: str = "NCHW",
-        image_field: str = DEFAULTS["image_field"],
+        image_field: Optional[str] = DEFAULTS["image_field"],
         label_field: Optional[str] = DEFAULTS["label_field"],
         path_field: str = DEFAULTS["path_field"],
+        fields: Optional[Sequence[str]] = None,
+        ragged: str = DEFAULTS["ragged"],
+        pad_value: float = DEFAULTS["pad_value"],
+        boxes: Optional[str] = None,
+        box_format: str = DEFAULTS["box_format"],
+        box_aligned: Optional[Sequence[str]] = None,
         strict: bool = DEFAULTS["strict"],
         apply_exif: bool = DEFAULTS["apply_exif"],
         dct_scaling: bool = DEFAULTS["dct_scaling"],
@@ -217,6 +251,14 @@ class Loader:
         self.num_shards, self.shard_id = _distributed_defaults(num_shards, shard_id)
         opts["num_shards"], opts["shard_id"] = self.num_shards, self.shard_id
         opts["label_field"] = label_field or ""
+        opts["image_field"] = image_field or ""
+        opts["boxes"] = boxes or ""
+        # A dict per batch with fields (or boxes), and for a dataset without images.
+        self._dict_batches = fields is not None or boxes is not None or not image_field
+        self._names = (image_field or None, label_field or None)
+        if self._dict_batches:
+            _check_field_names(self.dataset, fields, boxes, box_aligned, image_field, label_field)
+        self._bool_fields = {f.name for f in self.dataset.schema if f.type == "bool"}
         crop, rest = split_transform(transform)
         if rest is not None:
             raise TypeError(
@@ -289,10 +331,10 @@ class Loader:
         if raw is None:
             self._exhausted = True
             return None
-        images_c, labels_c, ids_c, _epoch, _index = raw
+        images_c, labels_c, ids_c, _epoch, _index, crops_c, fields_c = raw
         del raw
         from_dlpack = torch.utils.dlpack.from_dlpack
-        images = from_dlpack(images_c)
+        images = from_dlpack(images_c) if images_c is not None else None
         labels = from_dlpack(labels_c) if labels_c is not None else None
         if self._cpu_convert is not None:
             dtype, mean, std = self._cpu_convert
@@ -304,9 +346,35 @@ class Loader:
                 images = images.sub_(m).div_(s)
         if self.device.type == "cuda" and labels is not None:
             labels = labels.to(self.device, non_blocking=False)
+        if self._dict_batches:
+            return self._dict_batch(images, labels, from_dlpack(ids_c), crops_c, fields_c)
         if self.return_ids:
             return images, labels, from_dlpack(ids_c)
         return images, labels
+
+    def _dict_batch(self, images: Any, labels: Any, ids: Any, crops_c: Any, fields_c: Dict[str, Any]) -> Dict[str, Any]:
+        """The batch as a dict: the image and label under their field names,
+        each batched field (tensors, or lists for strings and bytes), ``id`` and ``crop``."""
+        from_dlpack = import_torch().utils.dlpack.from_dlpack
+        image_field, label_field = self._names
+        batch: Dict[str, Any] = {}
+        if images is not None:
+            batch[image_field] = images
+        if labels is not None:
+            batch[label_field] = labels
+        on_device = self.device.type == "cuda"
+        for name, value in fields_c.items():
+            if not isinstance(value, list):
+                value = from_dlpack(value)
+                if name in self._bool_fields:  # handed over as uint8 (DLPack 0.6 has no bool)
+                    value = value.view(import_torch().bool)
+                if on_device:
+                    value = value.to(self.device)
+            batch[name] = value
+        batch["id"] = ids
+        if crops_c is not None:
+            batch["crop"] = from_dlpack(crops_c)
+        return batch
 
     # -- epochs, resume, stats --
     def set_epoch(self, epoch: int) -> None:

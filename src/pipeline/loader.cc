@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "gpu/device_batches.h"
+#include "pipeline/batch_fields.h"
 #include "util/threads.h"
 
 namespace unirecord {
@@ -36,6 +37,8 @@ Batch& Batch::operator=(Batch&& other) noexcept {
     images_ = std::exchange(other.images_, nullptr);
     labels_ = std::exchange(other.labels_, nullptr);
     record_ids_ = std::exchange(other.record_ids_, nullptr);
+    crops_ = std::exchange(other.crops_, nullptr);
+    fields_ = std::exchange(other.fields_, nullptr);
     device_images_ = std::exchange(other.device_images_, nullptr);
     ready_event_ = std::exchange(other.ready_event_, nullptr);
   }
@@ -50,8 +53,22 @@ void Batch::Release() {
   images_ = nullptr;
   labels_ = nullptr;
   record_ids_ = nullptr;
+  crops_ = nullptr;
+  fields_ = nullptr;
   device_images_ = nullptr;
   ready_event_ = nullptr;
+}
+
+const std::vector<BatchField>& Batch::fields() const {
+  static const std::vector<BatchField> kNone;
+  return fields_ != nullptr ? *fields_ : kNone;
+}
+
+const BatchField* Batch::field(std::string_view name) const {
+  for (const BatchField& f : fields()) {
+    if (f.name == name) return &f;
+  }
+  return nullptr;
 }
 
 Status Batch::WaitOn(void* cuda_stream) const {
@@ -84,6 +101,9 @@ struct Loader::Impl final : Batch::Pool {
     std::unique_ptr<uint8_t[]> owned_images;  // host-only loaders
     std::vector<int64_t> labels;
     std::vector<uint64_t> record_ids;
+    std::vector<int32_t> crops;                       // 5 per sample (Batch::crops)
+    std::vector<pipeline::FieldBuffer> field_buffers;  // LoaderOptions::fields
+    std::vector<BatchField> fields;
     size_t count = 0;    // samples in the batch filled here
     size_t pending = 0;  // samples not yet written
     bool ready = false;
@@ -96,6 +116,13 @@ struct Loader::Impl final : Batch::Pool {
 
   SampleSource source;
   LoaderOptions options;
+  pipeline::BatchFields fields;
+  // Samples go through a Record (one read of every blob and the scalar page)
+  // when fields are batched or there is no image; else the image and label
+  // are read alone (SampleDecoder::DecodeRecord).
+  bool read_records = false;
+  size_t image_index = 0;
+  size_t label_index = 0;
   std::vector<std::unique_ptr<SampleDecoder>> decoders;  // one per worker thread
   size_t image_bytes = 0;  // one sample: image_size^2 * 3
   int thread_count = 1;
@@ -229,10 +256,15 @@ struct Loader::Impl final : Batch::Pool {
     const uint64_t size = sampler.size();
     for (int attempt = 0;; ++attempt) {
       const uint64_t id = RecordAt((position + attempt) % size);
+      CropWindow window;
       // Errors name the record (and its path).
-      Status named = decoder.DecodeRecord(source, id, seed, epoch, out, image_bytes, label, &times);
+      Status named = read_records ? ReadRecord(id, slot, offset, epoch, seed, decoder, times, &window)
+                                  : decoder.DecodeRecord(source, id, seed, epoch, out, image_bytes, label, &times,
+                                                         &window);
       if (named.ok()) {
         slot.record_ids[offset] = id;
+        const int32_t crop[5] = {window.x, window.y, window.width, window.height, window.flip ? 1 : 0};
+        std::copy(crop, crop + 5, slot.crops.begin() + 5 * offset);
         return named;
       }
       if (options.on_bad_record == OnBadRecord::kRaise) return named;
@@ -244,6 +276,33 @@ struct Loader::Impl final : Batch::Pool {
                                         named.message());
       }
     }
+  }
+
+  // Sample `offset` of `slot` from one Record: the image (its window into
+  // *window), the label and the batched fields.
+  Status ReadRecord(uint64_t id, Slot& slot, size_t offset, uint64_t epoch, uint64_t seed, SampleDecoder& decoder,
+                    SampleTimes& times, CropWindow* window) {
+    const Clock::time_point t0 = Clock::now();
+    double decode_s = 0;
+    Status status = [&]() -> Status {
+      UREC_ASSIGN_OR_RETURN(Record record, source.dataset().Get(id));
+      if (source.has_labels()) {
+        UREC_ASSIGN_OR_RETURN(slot.labels[offset], record.GetInt64(label_index));
+      }
+      if (source.has_image()) {
+        UREC_ASSIGN_OR_RETURN(std::string_view image, record.GetBytes(image_index));
+        const Clock::time_point t1 = Clock::now();
+        UREC_RETURN_IF_ERROR(
+            decoder.Decode(image, seed, epoch, id, slot.images + offset * image_bytes, image_bytes, window));
+        decode_s = Seconds(Clock::now() - t1);
+      }
+      return fields.ReadSample(record, source.has_image() ? window : nullptr, options.image_size, offset,
+                               slot.field_buffers);
+    }();
+    times.decode_s += decode_s;
+    times.read_s += Seconds(Clock::now() - t0) - decode_s;
+    if (!status.ok()) return status.WithContext(source.Describe(id));
+    return status;
   }
 
   void WorkerLoop(SampleDecoder& decoder) {
@@ -304,9 +363,14 @@ struct Loader::Impl final : Batch::Pool {
   // dropped meanwhile (the worker still counts as busy).
   void FinishBatch(size_t slot_index, std::unique_lock<std::mutex>& lock) {
     Slot& slot = slots[slot_index];
-    if (device == nullptr || !slot.error.ok()) return;
+    if (!slot.error.ok() || (device == nullptr && fields.empty())) return;
     const size_t count = slot.count;
     lock.unlock();
+    fields.Assemble(count, slot.field_buffers, slot.fields);
+    if (device == nullptr) {
+      lock.lock();
+      return;
+    }
     const Clock::time_point t0 = Clock::now();
     Status status = device->Upload(slot_index, count);
     const Clock::duration took = Clock::now() - t0;
@@ -340,7 +404,7 @@ struct Loader::Impl final : Batch::Pool {
     if (!sticky_error.ok()) return sticky_error;
     Batch batch;
     batch.epoch_ = sampler.epoch();
-    batch.height_ = batch.width_ = options.image_size;
+    if (source.has_image()) batch.height_ = batch.width_ = options.image_size;
     batch.layout_ = options.layout;
     if (next_batch >= run_batches) return batch;  // end of the epoch
     const uint64_t run_batch = next_batch;
@@ -378,9 +442,11 @@ struct Loader::Impl final : Batch::Pool {
     batch.slot_ = slot_index;
     batch.size_ = slot.count;
     batch.index_ = start_position / batch_size() + run_batch;
-    batch.images_ = slot.images;
+    batch.images_ = source.has_image() ? slot.images : nullptr;
     batch.labels_ = source.has_labels() ? slot.labels.data() : nullptr;
     batch.record_ids_ = slot.record_ids.data();
+    batch.crops_ = source.has_image() ? slot.crops.data() : nullptr;
+    batch.fields_ = &slot.fields;
     if (device != nullptr) {
       batch.device_images_ = device->device_output(slot_index);
       batch.ready_event_ = device->ready_event(slot_index);
@@ -429,6 +495,9 @@ Status CheckOptions(const Dataset& dataset, const LoaderOptions& o) {
     }
   }
   if (o.cuda.device >= 0) {
+    if (o.image_field.empty()) {
+      return Status::InvalidArgument("loader: a CUDA device needs an image field (the device batch is the images)");
+    }
     if (!BuiltWithCuda()) {
       return Status::NotSupported("loader: CUDA device " + std::to_string(o.cuda.device) +
                                   " requested, but unirecord was built without CUDA");
@@ -441,6 +510,14 @@ Status CheckOptions(const Dataset& dataset, const LoaderOptions& o) {
 }
 
 }  // namespace
+
+const char* RaggedLayoutName(RaggedLayout layout) { return layout == RaggedLayout::kJagged ? "jagged" : "pad"; }
+
+Result<RaggedLayout> ParseRaggedLayout(std::string_view name) {
+  if (name == "pad") return RaggedLayout::kPad;
+  if (name == "jagged") return RaggedLayout::kJagged;
+  return Status::InvalidArgument("unknown ragged layout '" + std::string(name) + "' (expected 'pad' or 'jagged')");
+}
 
 const char* OnBadRecordName(OnBadRecord on_bad_record) {
   return on_bad_record == OnBadRecord::kSkip ? "skip" : "raise";
@@ -464,11 +541,18 @@ Result<std::unique_ptr<Loader>> Loader::Create(std::shared_ptr<const Dataset> da
 
   auto impl = std::make_shared<Impl>(std::move(sampler), std::move(source).value());
   impl->options = options;
+  {
+    const Schema& schema = impl->source.dataset().schema();
+    UREC_ASSIGN_OR_RETURN(impl->fields, pipeline::BatchFields::Create(schema, options));
+    impl->read_records = !impl->fields.empty() || !impl->source.has_image();
+    if (impl->source.has_image()) impl->image_index = static_cast<size_t>(schema.FieldIndex(options.image_field));
+    if (impl->source.has_labels()) impl->label_index = static_cast<size_t>(schema.FieldIndex(options.label_field));
+  }
   // The upload reads NHWC; the conversion kernel makes the device layout.
   if (options.cuda.device >= 0) impl->options.layout = ImageLayout::kNHWC;
   impl->options.decode.layout = impl->options.layout;
   const SampleDecoderOptions sample_options = SampleOptionsOf(impl->options);
-  impl->image_bytes = sample_options.output_bytes();
+  impl->image_bytes = impl->source.has_image() ? sample_options.output_bytes() : 0;
   UREC_ASSIGN_OR_RETURN(impl->thread_count, ResolveThreadCount(options.threads, "loader: threads"));
   for (int i = 0; i < impl->thread_count; ++i) {
     UREC_ASSIGN_OR_RETURN(std::unique_ptr<SampleDecoder> decoder, SampleDecoder::Create(sample_options));
@@ -495,6 +579,8 @@ Result<std::unique_ptr<Loader>> Loader::Create(std::shared_ptr<const Dataset> da
       }
       slot.labels.resize(options.batch_size);
       slot.record_ids.resize(options.batch_size);
+      slot.crops.resize(options.batch_size * 5);
+      impl->fields.Allocate(options.batch_size, &slot.field_buffers, &slot.fields);
     } catch (const std::bad_alloc&) {
       return Status::InvalidArgument("loader: cannot allocate " + std::to_string(slot_count) + " batch buffers of " +
                                      std::to_string(options.batch_size) + " images of " +

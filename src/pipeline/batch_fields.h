@@ -1,0 +1,78 @@
+// The Loader's batching of any field (LoaderOptions::fields, boxes_field,
+// box_aligned): the fields resolved against the schema once, each sample's
+// values read by the decode thread that loads it, and the batch assembled
+// (padded or jagged) by the thread that completes it. Internal to the
+// pipeline layer; docs/loader.md "Batching any field" has the semantics.
+#ifndef UNIRECORD_SRC_PIPELINE_BATCH_FIELDS_H_
+#define UNIRECORD_SRC_PIPELINE_BATCH_FIELDS_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "unirecord/dataset.h"
+#include "unirecord/loader.h"
+#include "unirecord/status.h"
+
+namespace unirecord::pipeline {
+
+// One batched field, resolved once.
+struct FieldSpec {
+  std::string name;
+  size_t index = 0;        // in the schema
+  Field field;
+  size_t width = 0;        // bytes per element; 0 for string and bytes
+  size_t row_bytes = 0;    // scalar and fixed-shape array: bytes per sample
+  uint8_t pad[8] = {};     // pad_value as one element of the field's type
+  bool boxes = false;      // LoaderOptions::boxes_field
+  bool box_aligned = false;
+};
+
+// One field's buffers in one batch buffer of the pool. Sample i is written
+// only by the thread loading it; the vectors are sized at creation, so no
+// two threads ever resize one.
+struct FieldBuffer {
+  std::vector<uint8_t> out;                  // the batch's values
+  std::vector<std::vector<uint8_t>> staged;  // variable-shape: sample i's values
+  std::vector<ArrayShape> shapes;            // variable-shape: sample i's shape
+  std::vector<std::vector<uint8_t>> keep;    // boxes: which of sample i's boxes stay
+  std::vector<int64_t> lengths;
+  std::vector<int64_t> offsets;
+  std::vector<std::string> strings;          // string and bytes: sample i's value
+};
+
+class BatchFields {
+ public:
+  // Resolves options.fields, boxes_field and box_aligned against `schema`:
+  // KeyNotFound for a missing field; InvalidArgument for a field named twice
+  // or the image field, boxes not float32 (-1, 4) or without an image, an
+  // aligned field that is not variable-shape along its first dimension, a
+  // pad_value the type cannot hold; NotSupported for a float16 scalar.
+  static Result<BatchFields> Create(const Schema& schema, const LoaderOptions& options);
+
+  bool empty() const { return specs_.empty(); }
+
+  // Buffers for one batch of up to `batch_size` samples, and its fields.
+  void Allocate(size_t batch_size, std::vector<FieldBuffer>* buffers, std::vector<BatchField>* fields) const;
+
+  // Reads sample `offset`'s values from `record`; with `window`, maps the
+  // boxes onto the output_size x output_size image it was resized to and
+  // drops the empty ones with their aligned values.
+  Status ReadSample(const Record& record, const CropWindow* window, int output_size, size_t offset,
+                    std::vector<FieldBuffer>& buffers) const;
+
+  // Makes the batch of the first `count` samples: pads or concatenates the
+  // variable-shape arrays and points `fields` at the buffers.
+  void Assemble(size_t count, std::vector<FieldBuffer>& buffers, std::vector<BatchField>& fields) const;
+
+ private:
+  std::vector<FieldSpec> specs_;
+  RaggedLayout ragged_ = RaggedLayout::kPad;
+  BoxFormat box_format_ = BoxFormat::kXYWH;
+  int boxes_spec_ = -1;
+};
+
+}  // namespace unirecord::pipeline
+
+#endif  // UNIRECORD_SRC_PIPELINE_BATCH_FIELDS_H_
