@@ -41,9 +41,31 @@ Status ReadFixedArray(const FieldSpec& spec, const Record& record, size_t offset
 Status ReadVarArray(const FieldSpec& spec, const Record& record, size_t offset, FieldBuffer& buffer) {
   UREC_ASSIGN_OR_RETURN(ArrayView view, record.GetArray(spec.index));
   const auto* bytes = static_cast<const uint8_t*>(view.data);
-  buffer.staged[offset].assign(bytes, bytes + view.bytes());
   buffer.shapes[offset] = view.shape;
+  if (spec.boxes || spec.box_aligned) {  // changed in place: a copy
+    buffer.staged[offset].assign(bytes, bytes + view.bytes());
+    bytes = buffer.staged[offset].data();
+  }
+  buffer.values[offset] = bytes;
   return Status::OK();
+}
+
+size_t ElementCount(const ArrayShape& shape) {
+  size_t count = 1;
+  for (int64_t extent : shape) count *= static_cast<size_t>(extent);
+  return count;
+}
+
+// Writes `count` copies of the element `value` (`width` bytes) at `out`.
+void FillElements(uint8_t* out, size_t count, const uint8_t* value, size_t width) {
+  if (count == 0) return;
+  std::memcpy(out, value, width);
+  size_t done = 1;  // doubling copies: O(log count) calls
+  while (done < count) {
+    const size_t step = std::min(done, count - done);
+    std::memcpy(out + done * width, out, step * width);
+    done += step;
+  }
 }
 
 Status ReadString(const FieldSpec& spec, const Record& record, size_t offset, FieldBuffer& buffer) {
@@ -120,14 +142,14 @@ void AssembleVar(const FieldSpec& spec, RaggedLayout ragged, size_t count, Field
     }
     buffer.offsets.assign(1, 0);
     size_t total = 0;
-    for (size_t i = 0; i < count; ++i) total += buffer.staged[i].size();
+    for (size_t i = 0; i < count; ++i) total += ElementCount(buffer.shapes[i]) * spec.width;
     buffer.out.resize(std::max<size_t>(total, 1));
     uint8_t* dst = buffer.out.data();
     for (size_t i = 0; i < count; ++i) {
-      std::memcpy(dst, buffer.staged[i].data(), buffer.staged[i].size());
-      dst += buffer.staged[i].size();
-      buffer.offsets.push_back(buffer.offsets.back() +
-                               static_cast<int64_t>(buffer.staged[i].size() / spec.width / row_elements));
+      const size_t elements = ElementCount(buffer.shapes[i]);
+      if (elements > 0) std::memcpy(dst, buffer.values[i], elements * spec.width);
+      dst += elements * spec.width;
+      buffer.offsets.push_back(buffer.offsets.back() + static_cast<int64_t>(elements / row_elements));
     }
     field.data = buffer.out.data();
     field.offsets = buffer.offsets.data();
@@ -151,11 +173,17 @@ void AssembleVar(const FieldSpec& spec, RaggedLayout ragged, size_t count, Field
   const size_t sample_bytes = sample_elements * spec.width;
   buffer.out.resize(std::max<size_t>(count * sample_bytes, 1));
   uint8_t* out = buffer.out.data();
-  for (size_t e = 0; e < count * sample_elements; ++e) std::memcpy(out + e * spec.width, spec.pad, spec.width);
   for (size_t i = 0; i < count; ++i) {
-    bool empty = false;
-    for (size_t d = 0; d < ndim; ++d) empty = empty || buffer.shapes[i][d] == 0;
-    if (!empty) CopyPadded(buffer.staged[i].data(), buffer.shapes[i], padded, 0, spec.width, out + i * sample_bytes);
+    uint8_t* sample = out + i * sample_bytes;
+    const size_t elements = ElementCount(buffer.shapes[i]);
+    if (variable.size() == 1 && variable[0] == 0) {
+      // Rows are whole: the values, then the padding rows after them.
+      if (elements > 0) std::memcpy(sample, buffer.values[i], elements * spec.width);
+      FillElements(sample + elements * spec.width, sample_elements - elements, spec.pad, spec.width);
+    } else {
+      FillElements(sample, sample_elements, spec.pad, spec.width);
+      if (elements > 0) CopyPadded(buffer.values[i], buffer.shapes[i], padded, 0, spec.width, sample);
+    }
   }
   field.data = out;
   field.shape.assign(1, static_cast<int64_t>(count));
@@ -176,7 +204,7 @@ struct BatchKind {
   FieldKind kind;
   Status (*read)(const FieldSpec&, const Record&, size_t offset, FieldBuffer&);
   void (*assemble)(const FieldSpec&, RaggedLayout, size_t count, FieldBuffer&, BatchField&);
-  bool staged;   // per-sample values, assembled when the batch is complete
+  bool staged;   // per-sample values (views or copies), assembled when the batch is complete
   bool strings;  // per-sample std::string
 };
 
@@ -298,6 +326,7 @@ void BatchFields::Allocate(size_t batch_size, std::vector<FieldBuffer>* buffers,
     FieldBuffer& buffer = (*buffers)[i];
     buffer.out.resize(std::max<size_t>(batch_size * spec.row_bytes, 1));
     if (kind.staged) {
+      buffer.values.resize(batch_size);
       buffer.staged.resize(batch_size);
       buffer.shapes.resize(batch_size);
       if (spec.boxes) buffer.keep.resize(batch_size);
@@ -321,7 +350,7 @@ Status BatchFields::ReadSample(const Record& record, const CropWindow* window, i
   const size_t count = static_cast<size_t>(boxes.shapes[offset][0]);
   std::vector<uint8_t>& keep = boxes.keep[offset];
   keep.resize(count);
-  // The staged bytes are malloc'ed: aligned for float.
+  // The staged copy is malloc'ed: aligned for float.
   auto* values = reinterpret_cast<float*>(boxes.staged[offset].data());
   const size_t kept = MapBoxes(*window, output_size, output_size, box_format_, values, count, values, keep.data());
   boxes.staged[offset].resize(kept * 4 * sizeof(float));

@@ -34,7 +34,11 @@ struct FieldSpec {
 // two threads ever resize one.
 struct FieldBuffer {
   std::vector<uint8_t> out;                  // the batch's values
-  std::vector<std::vector<uint8_t>> staged;  // variable-shape: sample i's values
+  // Variable-shape: sample i's values, a view into its Record (kept in the
+  // batch buffer until the batch is assembled), or for boxes and the
+  // values aligned with them, which are changed, a copy in staged[i].
+  std::vector<const uint8_t*> values;
+  std::vector<std::vector<uint8_t>> staged;
   std::vector<ArrayShape> shapes;            // variable-shape: sample i's shape
   std::vector<std::vector<uint8_t>> keep;    // boxes: which of sample i's boxes stay
   std::vector<int64_t> lengths;
@@ -58,7 +62,8 @@ class BatchFields {
 
   // Reads sample `offset`'s values from `record`; with `window`, maps the
   // boxes onto the output_size x output_size image it was resized to and
-  // drops the empty ones with their aligned values.
+  // drops the empty ones with their aligned values. Variable-shape values
+  // may stay views into `record`: keep it until Assemble.
   Status ReadSample(const Record& record, const CropWindow* window, int output_size, size_t offset,
                     std::vector<FieldBuffer>& buffers) const;
 

@@ -103,6 +103,7 @@ struct Loader::Impl final : Batch::Pool {
     std::vector<uint64_t> record_ids;
     std::vector<int32_t> crops;                       // 5 per sample (Batch::crops)
     std::vector<pipeline::FieldBuffer> field_buffers;  // LoaderOptions::fields
+    std::vector<Record> records;  // sample i's, which field_buffers may view until assembled
     std::vector<BatchField> fields;
     size_t count = 0;    // samples in the batch filled here
     size_t pending = 0;  // samples not yet written
@@ -296,8 +297,10 @@ struct Loader::Impl final : Batch::Pool {
             decoder.Decode(image, seed, epoch, id, slot.images + offset * image_bytes, image_bytes, window));
         decode_s = Seconds(Clock::now() - t1);
       }
-      return fields.ReadSample(record, source.has_image() ? window : nullptr, options.image_size, offset,
-                               slot.field_buffers);
+      UREC_RETURN_IF_ERROR(fields.ReadSample(record, source.has_image() ? window : nullptr, options.image_size,
+                                             offset, slot.field_buffers));
+      slot.records[offset] = std::move(record);
+      return Status::OK();
     }();
     times.decode_s += decode_s;
     times.read_s += Seconds(Clock::now() - t0) - decode_s;
@@ -367,6 +370,7 @@ struct Loader::Impl final : Batch::Pool {
     const size_t count = slot.count;
     lock.unlock();
     fields.Assemble(count, slot.field_buffers, slot.fields);
+    for (size_t i = 0; i < count; ++i) slot.records[i] = Record();  // the shards' pages may go
     if (device == nullptr) {
       lock.lock();
       return;
@@ -580,6 +584,7 @@ Result<std::unique_ptr<Loader>> Loader::Create(std::shared_ptr<const Dataset> da
       slot.labels.resize(options.batch_size);
       slot.record_ids.resize(options.batch_size);
       slot.crops.resize(options.batch_size * 5);
+      slot.records.resize(impl->read_records ? options.batch_size : 0);
       impl->fields.Allocate(options.batch_size, &slot.field_buffers, &slot.fields);
     } catch (const std::bad_alloc&) {
       return Status::InvalidArgument("loader: cannot allocate " + std::to_string(slot_count) + " batch buffers of " +
