@@ -29,8 +29,8 @@ import argparse
 import io
 import json
 import os
+import pathlib
 import statistics
-import sys
 import tempfile
 import time
 
@@ -63,6 +63,13 @@ def median_rates(cases, runs):
     return {name: statistics.median(r) for name, r in rates.items()}
 
 
+def epoch_of(loader, count):
+    """A pass over one epoch of `loader`; returns the samples, counted by count(batch)."""
+    def run():
+        return sum(count(batch) for batch in loader)
+    return run
+
+
 def pad_collate(tensors, pad_value=0):
     """torch's padding of a list of [L, ...] tensors, with the lengths."""
     return (torch.nn.utils.rnn.pad_sequence(tensors, batch_first=True, padding_value=pad_value),
@@ -92,24 +99,12 @@ def tokens(args, work):
     payload = int(lengths.sum()) * 4
 
     def ours(threads):
-        loader = unirecord.Loader(path, batch_size=BATCH, shuffle=True, image_field=None, label_field=None,
-                                  fields=["tokens"], threads=threads, num_shards=1, shard_id=0)
+        return epoch_of(unirecord.Loader(path, batch_size=BATCH, shuffle=True, image_field=None, label_field=None,
+                                         fields=["tokens"], threads=threads, num_shards=1, shard_id=0),
+                        lambda batch: len(batch["tokens"]))
 
-        def run():
-            n = 0
-            for batch in loader:
-                n += len(batch["tokens"])
-            return n
-        return run
-
-    peer_loader = torch.utils.data.DataLoader(TokenRecords(path), batch_size=BATCH, shuffle=True, num_workers=0,
-                                              collate_fn=pad_collate)
-
-    def peer():
-        n = 0
-        for padded, _ in peer_loader:
-            n += len(padded)
-        return n
+    peer = epoch_of(torch.utils.data.DataLoader(TokenRecords(path), batch_size=BATCH, shuffle=True, num_workers=0,
+                                                collate_fn=pad_collate), lambda batch: len(batch[0]))
 
     src = np.frombuffer(rng.bytes(payload), dtype=np.uint8)
     dst = np.empty_like(src)
@@ -214,28 +209,16 @@ def detection(args, work):
         json.dump(items, f)
 
     def ours(threads):
-        loader = unirecord.Loader(path, batch_size=BATCH, shuffle=True, label_field=None, threads=threads,
-                                  transform=unirecord.RandomResizedCrop(224, flip=True), boxes="boxes",
-                                  box_aligned=["category_id"], num_shards=1, shard_id=0)
-
-        def run():
-            n = 0
-            for batch in loader:
-                n += len(batch["image"])
-            return n
-        return run
+        return epoch_of(unirecord.Loader(path, batch_size=BATCH, shuffle=True, label_field=None, threads=threads,
+                                         transform=unirecord.RandomResizedCrop(224, flip=True), boxes="boxes",
+                                         box_aligned=["category_id"], num_shards=1, shard_id=0),
+                        lambda batch: len(batch["image"]))
 
     def peer(workers):
-        loader = torch.utils.data.DataLoader(DetectionFiles(folder, annotations), batch_size=BATCH, shuffle=True,
-                                             num_workers=workers, collate_fn=detection_collate,
-                                             persistent_workers=workers > 0)
-
-        def run():
-            n = 0
-            for images, *_ in loader:
-                n += len(images)
-            return n
-        return run
+        return epoch_of(torch.utils.data.DataLoader(DetectionFiles(folder, annotations), batch_size=BATCH,
+                                                    shuffle=True, num_workers=workers, collate_fn=detection_collate,
+                                                    persistent_workers=workers > 0),
+                        lambda batch: len(batch[0]))
 
     rates = median_rates({"unirecord 1 thread": ours(1), "DataLoader num_workers=0": peer(0),
                           "unirecord 2 threads": ours(2), "DataLoader num_workers=2": peer(2)}, args.runs)
@@ -267,10 +250,8 @@ def main():
           + ("" if max(load_at_start[0], load_at_end[0]) < 0.3 else "  (not a quiet-machine figure)"))
     result.update(what=args.what, runs=args.runs, load_at_start=load_at_start, load_at_end=load_at_end)
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(result, f, indent=1)
-    return 0
+        pathlib.Path(args.json).write_text(json.dumps(result, indent=1))
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()
