@@ -184,6 +184,16 @@ class Loader:
     ``where='label in [3, 7] and width >= 400'``. Order, padding and resume
     work over the subset as over the whole dataset.
 
+    ``fields=[...]`` (or ``boxes=``, or ``image_field=None`` for a dataset
+    without images) makes each batch a dict ``name -> tensor``: the image and
+    label under their field names, each listed field (scalars ``[B]``, arrays
+    ``[B, ...]``, variable-shape ones padded with ``pad_value`` plus
+    ``NAME_lengths``, or with ``ragged="jagged"`` flat plus ``NAME_offsets``;
+    strings and bytes as lists), ``id`` and ``crop`` (x, y, w, h, flip of each
+    sample's window). ``boxes="boxes"`` maps the boxes (``box_format``
+    ``"xywh"`` or ``"xyxy"``) onto the output image and drops the empty ones
+    with their ``box_aligned`` values (docs/loader.md, "Boxes").
+
     The defaults are those of C++'s ``LoaderOptions``, except ``layout``
     (``NCHW``, torch's convention; C++: ``NHWC``) and ``batch_size`` and
     ``shuffle``, which have none.
@@ -308,9 +318,10 @@ class Loader:
         """Batches per epoch on this rank (equal on every rank)."""
         return self._core.batches_per_epoch
 
-    def __iter__(self) -> Iterator[Tuple["torch.Tensor", ...]]:
+    def __iter__(self) -> Iterator[Any]:
         """The batches of the current epoch from where the loader is: ``(images, labels)``
-        (``labels`` None without a label field), ``+ (record_ids,)`` with ``return_ids``."""
+        (``labels`` None without a label field), ``+ (record_ids,)`` with ``return_ids``;
+        a dict with ``fields`` (see the class)."""
         if self._exhausted:
             self._core.set_epoch(self._core.epoch)  # same epoch again, as DistributedSampler
             self._exhausted = False
@@ -321,7 +332,7 @@ class Loader:
             yield item
             del item
 
-    def next_batch(self) -> Optional[Tuple["torch.Tensor", ...]]:
+    def next_batch(self) -> Any:
         """The next batch of the epoch (as :meth:`__iter__` yields them), or None at its end."""
         torch = import_torch()
         stream = 0

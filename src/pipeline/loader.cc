@@ -89,6 +89,9 @@ double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).coun
 
 constexpr size_t kNoSlot = static_cast<size_t>(-1);
 
+// Loader::Impl::samples_per_claim for samples without an image.
+constexpr size_t kSamplesPerClaimWithoutImages = 16;
+
 }  // namespace
 
 struct Loader::Impl final : Batch::Pool {
@@ -126,6 +129,11 @@ struct Loader::Impl final : Batch::Pool {
   size_t label_index = 0;
   std::vector<std::unique_ptr<SampleDecoder>> decoders;  // one per worker thread
   size_t image_bytes = 0;  // one sample: image_size^2 * 3
+  // Samples a worker takes per trip through the lock: 1 when each decodes an
+  // image (milliseconds: finer is better balanced); more without images,
+  // where a sample costs microseconds and the lock round trip would be a
+  // large share of it.
+  size_t samples_per_claim = 1;
   int thread_count = 1;
   std::unique_ptr<gpu::DeviceBatches> device;  // CudaOptions::device >= 0
 
@@ -313,7 +321,7 @@ struct Loader::Impl final : Batch::Pool {
     for (;;) {
       work_cv.wait(lock, [&] { return stopping || WorkAvailable(); });
       if (stopping) return;
-      const uint64_t position = next_sample++;
+      const uint64_t position = next_sample;
       const uint64_t batch = (position - start_position) / batch_size();
       const size_t offset = static_cast<size_t>((position - start_position) % batch_size());
       if (offset == 0) {  // the first sample of the batch claims a free slot
@@ -330,6 +338,10 @@ struct Loader::Impl final : Batch::Pool {
       }
       const size_t slot_index = ClaimedSlot(batch);
       Slot& slot = slots[slot_index];
+      // Consecutive samples of this batch taken at once (samples_per_claim).
+      const size_t take = static_cast<size_t>(
+          std::min<uint64_t>(samples_per_claim, start_position + batch * batch_size() + slot.count - position));
+      next_sample += take;
       const uint64_t my_generation = generation;
       const uint64_t epoch = sampler.epoch();
       const uint64_t seed = sampler.options().seed;
@@ -339,8 +351,12 @@ struct Loader::Impl final : Batch::Pool {
       SampleTimes times;
       uint64_t skipped = 0;
       std::string last_bad;
-      Status status = LoadSample(position, slot, offset, epoch, seed, decoder, times,
-                                 &skipped, &last_bad);
+      Status status;
+      size_t error_offset = offset;
+      for (size_t k = 0; k < take && status.ok(); ++k) {
+        status = LoadSample(position + k, slot, offset + k, epoch, seed, decoder, times, &skipped, &last_bad);
+        error_offset = offset + k;
+      }
 
       lock.lock();
       if (generation == my_generation) {
@@ -348,11 +364,12 @@ struct Loader::Impl final : Batch::Pool {
         totals.decode_s += times.decode_s;
         slot.skipped += skipped;
         if (!last_bad.empty()) slot.last_bad_record = std::move(last_bad);
-        if (!status.ok() && (slot.error.ok() || offset < slot.error_offset)) {
+        if (!status.ok() && (slot.error.ok() || error_offset < slot.error_offset)) {
           slot.error = std::move(status);
-          slot.error_offset = offset;
+          slot.error_offset = error_offset;
         }
-        if (--slot.pending == 0) {
+        slot.pending -= take;
+        if (slot.pending == 0) {
           FinishBatch(slot_index, lock);
           slot.ready = true;
           ready_cv.notify_all();
@@ -557,6 +574,7 @@ Result<std::unique_ptr<Loader>> Loader::Create(std::shared_ptr<const Dataset> da
   impl->options.decode.layout = impl->options.layout;
   const SampleDecoderOptions sample_options = SampleOptionsOf(impl->options);
   impl->image_bytes = impl->source.has_image() ? sample_options.output_bytes() : 0;
+  impl->samples_per_claim = impl->source.has_image() ? 1 : kSamplesPerClaimWithoutImages;
   UREC_ASSIGN_OR_RETURN(impl->thread_count, ResolveThreadCount(options.threads, "loader: threads"));
   for (int i = 0; i < impl->thread_count; ++i) {
     UREC_ASSIGN_OR_RETURN(std::unique_ptr<SampleDecoder> decoder, SampleDecoder::Create(sample_options));
