@@ -116,6 +116,10 @@ struct LoaderOptions {
   BoxFormat box_format = BoxFormat::kXYWH;
   // Variable-shape fields with one value (row) per box, e.g. "category_id".
   std::vector<std::string> box_aligned;
+  // Segmentation masks: uint8 (height, width) fields the size of the image,
+  // cropped with the image's window, resized nearest-neighbour (torch's
+  // interpolate "nearest") and flipped with it: [B, image_size, image_size].
+  std::vector<std::string> masks;
 
   int threads = 0;   // decode threads; 0: every core this process may run on; at most 1024
   // Batches being filled ahead of the one being consumed (at most). The pool
@@ -212,8 +216,8 @@ class Batch {
   // apply_exif), whatever DCT scale decoded it, and the flip (0/1);
   // nullptr without an image field.
   const int32_t* crops() const { return crops_; }
-  // The fields of LoaderOptions::fields, boxes_field and box_aligned, in
-  // that order (empty without them); field(name): nullptr when not batched.
+  // The fields of LoaderOptions::fields, boxes_field, box_aligned and
+  // masks, in that order (empty without them); field(name): nullptr when not batched.
   const std::vector<BatchField>& fields() const;
   const BatchField* field(std::string_view name) const;
 

@@ -218,6 +218,7 @@ const std::vector<LoaderOption>& LoaderOptionTable() {
       UREC_LOADER_OPTION("boxes", boxes_field, 0),
       UREC_LOADER_OPTION("box_format", box_format, 0),
       UREC_LOADER_OPTION("box_aligned", box_aligned, 0),
+      UREC_LOADER_OPTION("masks", masks, 0),
       UREC_LOADER_OPTION("threads", threads, 0),
       UREC_LOADER_OPTION("prefetch", prefetch, 1),
       UREC_LOADER_OPTION("on_error", on_bad_record, 0),

@@ -289,3 +289,48 @@ def test_field_option_errors(detection):
     images, labels = next(iter(unirecord.Loader(detection, batch_size=4, shuffle=False, num_shards=1, shard_id=0)))
     ds = unirecord.Dataset(detection)
     assert images.shape == (4, 3, 224, 224) and labels.tolist() == [ds[i]["label"] for i in range(4)]
+
+
+def test_masks_follow_the_crop_as_torchvision_nearest(tmp_path):
+    """A uint8 (height, width) mask gets the image's window, a nearest resize
+    and the flip: equal to torchvision's resized_crop(NEAREST) + hflip on the
+    mask tensor with the window ImageDataset.crop_window gives."""
+    F = pytest.importorskip("torchvision.transforms.functional")
+    from torchvision.transforms import InterpolationMode
+
+    sizes = [(64, 48), (37, 91), (120, 80), (50, 50), (203, 101)]
+    masks = []
+    with unirecord.Writer(tmp_path / "seg", unirecord.Schema([Field("image", "bytes"),
+                                                             Field("mask", "uint8", shape=(-1, -1))]),
+                          "seg", sync=False) as w:
+        for k, (width, height) in enumerate(sizes * 3):
+            rng = np.random.default_rng(k)
+            mask = rng.integers(0, 21, (height, width), dtype=np.uint8)
+            masks.append(mask)
+            w.write({"image": jpeg_bytes(width, height, k), "mask": mask})
+    path = tmp_path / "seg"
+    images = unirecord.ImageDataset(path, unirecord.RandomResizedCrop(SIZE, flip=True), seed=2, label_field=None)
+    ds = unirecord.Dataset(path)
+    ours = unirecord.Loader(path, batch_size=4, shuffle=True, seed=2, label_field=None, masks=["mask"], threads=2,
+                            transform=unirecord.RandomResizedCrop(SIZE, flip=True), num_shards=1, shard_id=0)
+    flips = 0
+    for batch in ours:
+        assert batch["mask"].shape == (len(batch["id"]), SIZE, SIZE) and batch["mask"].dtype == torch.uint8
+        for i, rid in enumerate(batch["id"].tolist()):
+            x, y, w, h, flip = images.crop_window(rid)
+            assert batch["crop"][i].tolist() == [x, y, w, h, int(flip)]
+            mask = torch.from_numpy(ds[rid]["mask"].copy())[None]
+            want = F.resized_crop(mask, y, x, h, w, [SIZE, SIZE], interpolation=InterpolationMode.NEAREST)
+            if flip:
+                want = F.hflip(want)
+            assert torch.equal(batch["mask"][i], want[0]), rid
+            flips += flip
+    assert flips > 0
+    # A mask of another size than its image is a bad record, named.
+    with unirecord.Writer(tmp_path / "bad", ds.schema, "bad", sync=False) as w:
+        w.write({"image": jpeg_bytes(40, 30, 0), "mask": np.zeros((30, 41), np.uint8)})
+    with pytest.raises(ValueError, match=r"record 0: mask field 'mask' is 30x41 .* the image is 30x40"):
+        next(iter(unirecord.Loader(tmp_path / "bad", batch_size=1, shuffle=False, label_field=None, masks=["mask"],
+                                   num_shards=1, shard_id=0)))
+    with pytest.raises(ValueError, match="needs an image field"):
+        unirecord.Loader(path, batch_size=1, shuffle=False, label_field=None, image_field=None, masks=["mask"])

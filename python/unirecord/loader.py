@@ -77,8 +77,6 @@ def _check_field_names(
 ) -> None:
     """The keys a dict batch will have must not collide: a field called ``id``
     or ``crop``, or one whose name is another's ``_lengths``/``_offsets`` key."""
-    if fields is not None and (isinstance(fields, str) or not isinstance(fields, Sequence)):
-        raise TypeError(f"fields must be a list of field names, not {fields!r}")
     names = [n for n in [image_field, label_field, *(fields or ()), boxes, *(box_aligned or ())] if n]
     present = set(dataset.fields)
     for name in names:
@@ -192,7 +190,9 @@ class Loader:
     strings and bytes as lists), ``id`` and ``crop`` (x, y, w, h, flip of each
     sample's window). ``boxes="boxes"`` maps the boxes (``box_format``
     ``"xywh"`` or ``"xyxy"``) onto the output image and drops the empty ones
-    with their ``box_aligned`` values (docs/loader.md, "Boxes").
+    with their ``box_aligned`` values (docs/loader.md, "Boxes"). ``masks=[...]``
+    (uint8 (height, width) fields the size of the image) are cropped, resized
+    nearest-neighbour and flipped with the image: uint8 ``[B, H, W]``.
 
     The defaults are those of C++'s ``LoaderOptions``, except ``layout``
     (``NCHW``, torch's convention; C++: ``NHWC``) and ``batch_size`` and
@@ -234,6 +234,7 @@ class Loader:
         boxes: Optional[str] = None,
         box_format: str = DEFAULTS["box_format"],
         box_aligned: Optional[Sequence[str]] = None,
+        masks: Optional[Sequence[str]] = None,
         strict: bool = DEFAULTS["strict"],
         apply_exif: bool = DEFAULTS["apply_exif"],
         dct_scaling: bool = DEFAULTS["dct_scaling"],
@@ -264,10 +265,14 @@ class Loader:
         opts["image_field"] = image_field or ""
         opts["boxes"] = boxes or ""
         # A dict per batch with fields (or boxes), and for a dataset without images.
-        self._dict_batches = fields is not None or boxes is not None or not image_field
+        self._dict_batches = fields is not None or boxes is not None or masks is not None or not image_field
         self._names = (image_field or None, label_field or None)
+        for option, names in (("fields", fields), ("box_aligned", box_aligned), ("masks", masks)):
+            if names is not None and (isinstance(names, str) or not isinstance(names, Sequence)):
+                raise TypeError(f"{option} must be a list of field names, not {names!r}")
         if self._dict_batches:
-            _check_field_names(self.dataset, fields, boxes, box_aligned, image_field, label_field)
+            _check_field_names(self.dataset, [*(fields or ()), *(masks or ())], boxes, box_aligned, image_field,
+                               label_field)
         self._bool_fields = {f.name for f in self.dataset.schema if f.type == "bool"}
         crop, rest = split_transform(transform)
         if rest is not None:

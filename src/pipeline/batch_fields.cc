@@ -85,7 +85,25 @@ Status ReadBytes(const FieldSpec& spec, const Record& record, size_t offset, Fie
 void AssembleFixed(const FieldSpec& spec, RaggedLayout, size_t count, FieldBuffer& buffer, BatchField& field) {
   field.data = buffer.out.data();
   field.shape.assign(1, static_cast<int64_t>(count));
-  field.shape.insert(field.shape.end(), spec.field.shape.begin(), spec.field.shape.end());
+  field.shape.insert(field.shape.end(), spec.sample_shape.begin(), spec.sample_shape.end());
+}
+
+// A mask's window resized to size x size as torch's interpolate(mode=
+// "nearest") does it (torchvision's resized_crop with NEAREST on a tensor):
+// source index floor(i * (in / out)) in float, clamped; then mirrored with
+// the window's flip.
+void CropResizeNearest(const uint8_t* mask, int64_t mask_width, const CropWindow& window, int size, uint8_t* out) {
+  const float sx = float(window.width) / float(size), sy = float(window.height) / float(size);
+  std::vector<int> columns(size_t(size), 0);
+  for (int i = 0; i < size; ++i) {
+    columns[size_t(i)] = window.x + std::min(int(std::floor(float(i) * sx)), window.width - 1);
+  }
+  if (window.flip) std::reverse(columns.begin(), columns.end());
+  for (int r = 0; r < size; ++r) {
+    const int row = window.y + std::min(int(std::floor(float(r) * sy)), window.height - 1);
+    const uint8_t* src = mask + int64_t(row) * mask_width;
+    for (int c = 0; c < size; ++c) out[size_t(r) * size + c] = src[columns[size_t(c)]];
+  }
 }
 
 // Copies a row-major array of `shape` into one of extents `padded` (every
@@ -208,6 +226,11 @@ struct BatchKind {
   bool strings;  // per-sample std::string
 };
 
+// A mask (LoaderOptions::masks) is a 2-D uint8 array read like any
+// variable-shape one, then cropped and resized with the image into a fixed
+// [size, size] slot (BatchFields::ReadSample).
+constexpr BatchKind kMaskKind = {FieldKind::kVarArray, ReadVarArray, AssembleFixed, true, false};
+
 constexpr BatchKind kBatchKinds[] = {
     {FieldKind::kScalar, ReadScalar, AssembleFixed, false, false},
     {FieldKind::kFixedArray, ReadFixedArray, AssembleFixed, false, false},
@@ -216,9 +239,10 @@ constexpr BatchKind kBatchKinds[] = {
     {FieldKind::kBytes, ReadBytes, AssembleStrings, false, true},
 };
 
-const BatchKind& BatchKindOf(FieldKind kind) {
+const BatchKind& BatchKindOf(const FieldSpec& spec) {
+  if (spec.mask) return kMaskKind;
   for (const BatchKind& k : kBatchKinds) {
-    if (k.kind == kind) return k;
+    if (k.kind == spec.field.kind()) return k;
   }
   return kBatchKinds[0];  // unreachable: every FieldKind has a row
 }
@@ -268,6 +292,9 @@ Result<BatchFields> BatchFields::Create(const Schema& schema, const LoaderOption
   for (const std::string& name : options.box_aligned) {
     if (!listed(name)) names.push_back(name);
   }
+  for (const std::string& name : options.masks) {
+    if (!listed(name)) names.push_back(name);
+  }
   if (!options.box_aligned.empty() && options.boxes_field.empty()) {
     return Status::InvalidArgument("loader: box_aligned is given without a boxes field");
   }
@@ -292,6 +319,21 @@ Result<BatchFields> BatchFields::Create(const Schema& schema, const LoaderOption
     }
     if (kind == FieldKind::kScalar || kind == FieldKind::kFixedArray) {
       spec.row_bytes = spec.width * static_cast<size_t>(spec.field.num_elements());
+      spec.sample_shape = spec.field.shape;
+    }
+    spec.mask = std::find(options.masks.begin(), options.masks.end(), name) != options.masks.end();
+    if (spec.mask) {
+      if (options.image_field.empty()) {
+        return Status::InvalidArgument("loader: mask field '" + name + "' needs an image field to follow");
+      }
+      if (spec.field.type != FieldType::kUint8 || spec.field.shape.size() != 2) {
+        return Status::InvalidArgument("loader: mask field '" + name + "' is " + FieldTypeName(spec.field.type) +
+                                       " of " + std::to_string(spec.field.shape.size()) +
+                                       " dimensions; a mask is a uint8 (height, width) array");
+      }
+      spec.row_bytes = size_t(options.image_size) * size_t(options.image_size);
+      spec.sample_shape = {options.image_size, options.image_size};
+      fields.has_masks_ = true;
     }
     if (kind == FieldKind::kVarArray) UREC_RETURN_IF_ERROR(PadElement(spec.field, options.pad_value, spec.pad));
     spec.boxes = name == options.boxes_field;
@@ -322,7 +364,7 @@ void BatchFields::Allocate(size_t batch_size, std::vector<FieldBuffer>* buffers,
   fields->resize(specs_.size());
   for (size_t i = 0; i < specs_.size(); ++i) {
     const FieldSpec& spec = specs_[i];
-    const BatchKind& kind = BatchKindOf(spec.field.kind());
+    const BatchKind& kind = BatchKindOf(spec);
     FieldBuffer& buffer = (*buffers)[i];
     buffer.out.resize(std::max<size_t>(batch_size * spec.row_bytes, 1));
     if (kind.staged) {
@@ -339,13 +381,29 @@ void BatchFields::Allocate(size_t batch_size, std::vector<FieldBuffer>* buffers,
   }
 }
 
-Status BatchFields::ReadSample(const Record& record, const CropWindow* window, int output_size, size_t offset,
+Status BatchFields::ReadSample(const Record& record, const SampleImage* image, size_t offset,
                                std::vector<FieldBuffer>& buffers) const {
   for (size_t i = 0; i < specs_.size(); ++i) {
     const FieldSpec& spec = specs_[i];
-    UREC_RETURN_IF_ERROR(BatchKindOf(spec.field.kind()).read(spec, record, offset, buffers[i]));
+    UREC_RETURN_IF_ERROR(BatchKindOf(spec).read(spec, record, offset, buffers[i]));
   }
-  if (boxes_spec_ < 0 || window == nullptr) return Status::OK();
+  if (image == nullptr) return Status::OK();
+  for (size_t i = 0; i < specs_.size() && has_masks_; ++i) {
+    const FieldSpec& spec = specs_[i];
+    if (!spec.mask) continue;
+    FieldBuffer& mask = buffers[i];
+    const ArrayShape& shape = mask.shapes[offset];
+    if (shape[0] != image->height || shape[1] != image->width) {
+      return Status::InvalidArgument("mask field '" + spec.name + "' is " + std::to_string(shape[0]) + "x" +
+                                     std::to_string(shape[1]) + " (height x width) but the image is " +
+                                     std::to_string(image->height) + "x" + std::to_string(image->width));
+    }
+    CropResizeNearest(mask.values[offset], shape[1], image->window, image->output_size,
+                      mask.out.data() + offset * spec.row_bytes);
+  }
+  if (boxes_spec_ < 0) return Status::OK();
+  const CropWindow* window = &image->window;
+  const int output_size = image->output_size;
   FieldBuffer& boxes = buffers[static_cast<size_t>(boxes_spec_)];
   const size_t count = static_cast<size_t>(boxes.shapes[offset][0]);
   std::vector<uint8_t>& keep = boxes.keep[offset];
@@ -382,7 +440,7 @@ Status BatchFields::ReadSample(const Record& record, const CropWindow* window, i
 void BatchFields::Assemble(size_t count, std::vector<FieldBuffer>& buffers, std::vector<BatchField>& fields) const {
   for (size_t i = 0; i < specs_.size(); ++i) {
     const FieldSpec& spec = specs_[i];
-    BatchKindOf(spec.field.kind()).assemble(spec, ragged_, count, buffers[i], fields[i]);
+    BatchKindOf(spec).assemble(spec, ragged_, count, buffers[i], fields[i]);
   }
 }
 

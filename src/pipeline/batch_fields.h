@@ -27,6 +27,17 @@ struct FieldSpec {
   uint8_t pad[8] = {};     // pad_value as one element of the field's type
   bool boxes = false;      // LoaderOptions::boxes_field
   bool box_aligned = false;
+  bool mask = false;       // LoaderOptions::masks: cropped and resized with the image
+  std::vector<int64_t> sample_shape;  // scalar, fixed-shape array, mask: one sample's shape in the batch
+};
+
+// What a sample's image became: the window of its pixels (width x height,
+// the frame the window was planned in) resized to output_size squared.
+struct SampleImage {
+  CropWindow window;
+  int width = 0;
+  int height = 0;
+  int output_size = 0;
 };
 
 // One field's buffers in one batch buffer of the pool. Sample i is written
@@ -52,19 +63,22 @@ class BatchFields {
   // KeyNotFound for a missing field; InvalidArgument for a field named twice
   // or the image field, boxes not float32 (-1, 4) or without an image, an
   // aligned field that is not variable-shape along its first dimension, a
-  // pad_value the type cannot hold; NotSupported for a float16 scalar.
+  // mask that is not a 2-D uint8 array or without an image, a pad_value the
+  // type cannot hold; NotSupported for a float16 scalar.
   static Result<BatchFields> Create(const Schema& schema, const LoaderOptions& options);
 
   bool empty() const { return specs_.empty(); }
+  bool has_masks() const { return has_masks_; }
 
   // Buffers for one batch of up to `batch_size` samples, and its fields.
   void Allocate(size_t batch_size, std::vector<FieldBuffer>* buffers, std::vector<BatchField>* fields) const;
 
-  // Reads sample `offset`'s values from `record`; with `window`, maps the
-  // boxes onto the output_size x output_size image it was resized to and
-  // drops the empty ones with their aligned values. Variable-shape values
-  // may stay views into `record`: keep it until Assemble.
-  Status ReadSample(const Record& record, const CropWindow* window, int output_size, size_t offset,
+  // Reads sample `offset`'s values from `record`; with `image`, maps the
+  // boxes onto the output image and drops the empty ones with their aligned
+  // values, and crops and resizes the masks as the image was (the width and
+  // height are needed only with masks). Variable-shape values may stay
+  // views into `record`: keep it until Assemble.
+  Status ReadSample(const Record& record, const SampleImage* image, size_t offset,
                     std::vector<FieldBuffer>& buffers) const;
 
   // Makes the batch of the first `count` samples: pads or concatenates the
@@ -76,6 +90,7 @@ class BatchFields {
   RaggedLayout ragged_ = RaggedLayout::kPad;
   BoxFormat box_format_ = BoxFormat::kXYWH;
   int boxes_spec_ = -1;
+  bool has_masks_ = false;
 };
 
 }  // namespace unirecord::pipeline

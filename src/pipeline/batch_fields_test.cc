@@ -388,6 +388,12 @@ TEST(BatchFieldsTest, RefusesBadFieldOptions) {
   options.image_field = "";
   options.boxes_field = "boxes";
   refused(options, StatusCode::kInvalidArgument, "needs an image field");
+  options.boxes_field = "";
+  options.masks = {"grid"};
+  refused(options, StatusCode::kInvalidArgument, "needs an image field");
+  options = FieldOptions();
+  options.masks = {"tokens"};
+  refused(options, StatusCode::kInvalidArgument, "a mask is a uint8 (height, width) array");
   EXPECT_EQ(*ParseRaggedLayout("jagged"), RaggedLayout::kJagged);
   EXPECT_FALSE(ParseRaggedLayout("ragged").ok());
   EXPECT_EQ(*ParseBoxFormat("xyxy"), BoxFormat::kXYXY);

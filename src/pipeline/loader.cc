@@ -298,15 +298,23 @@ struct Loader::Impl final : Batch::Pool {
       if (source.has_labels()) {
         UREC_ASSIGN_OR_RETURN(slot.labels[offset], record.GetInt64(label_index));
       }
+      pipeline::SampleImage sample;
       if (source.has_image()) {
         UREC_ASSIGN_OR_RETURN(std::string_view image, record.GetBytes(image_index));
         const Clock::time_point t1 = Clock::now();
         UREC_RETURN_IF_ERROR(
             decoder.Decode(image, seed, epoch, id, slot.images + offset * image_bytes, image_bytes, window));
         decode_s = Seconds(Clock::now() - t1);
+        sample.window = *window;
+        sample.output_size = options.image_size;
+        if (fields.has_masks()) {  // masks must be the size the window was planned on
+          UREC_ASSIGN_OR_RETURN(ImageInfo info, ProbeImage(image));
+          sample.width = info.window_width(options.decode.apply_exif);
+          sample.height = info.window_height(options.decode.apply_exif);
+        }
       }
-      UREC_RETURN_IF_ERROR(fields.ReadSample(record, source.has_image() ? window : nullptr, options.image_size,
-                                             offset, slot.field_buffers));
+      UREC_RETURN_IF_ERROR(
+          fields.ReadSample(record, source.has_image() ? &sample : nullptr, offset, slot.field_buffers));
       slot.records[offset] = std::move(record);
       return Status::OK();
     }();
