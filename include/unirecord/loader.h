@@ -24,6 +24,11 @@
 // across SetEpoch/Restore too) and the others keep circulating. Nothing is
 // allocated per sample in steady state.
 //
+// Any other field (LoaderOptions::fields: numbers, arrays of any shape,
+// strings, bytes; boxes mapped through each sample's crop; masks cropped with
+// the image; datasets without images) is batched by the same threads:
+// Batch::fields(), docs/loader.md "Batching any field".
+//
 // Determinism: a sample's pixels depend only on (seed, epoch, record id) —
 // each sample goes through a SampleDecoder (sample_decoder.h, the same path
 // as unirecord.ImageDataset's) keyed with the sampler's seed — so

@@ -378,6 +378,8 @@ class Loader:
             batch[image_field] = images
         if labels is not None:
             batch[label_field] = labels
+        # On a device: the images are the loader's upload; the fields move here
+        # (their host buffers are not pinned); id and crop stay on the CPU.
         on_device = self.device.type == "cuda"
         for name, value in fields_c.items():
             if not isinstance(value, list):
