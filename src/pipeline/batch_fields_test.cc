@@ -82,7 +82,7 @@ std::string WriteDataset(bool with_image) {
     EXPECT_TRUE(record.SetArray("mean", mean, 2).ok());
     EXPECT_TRUE(record.SetFloat64("score", 0.25 * i).ok());
     EXPECT_TRUE(record.SetString("path", "img" + std::to_string(i)).ok());
-    EXPECT_TRUE(record.SetBytes("blob", std::string(size_t(i % 3), char('a' + i % 26))).ok());
+    EXPECT_TRUE(record.SetBytesOwned("blob", std::string(size_t(i % 3), char('a' + i % 26))).ok());
     Status written = (*writer)->Write(record);
     EXPECT_TRUE(written.ok()) << written.ToString();
   }
