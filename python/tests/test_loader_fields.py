@@ -285,6 +285,8 @@ def test_field_option_errors(detection):
         loader(detection, box_format="cxcywh")
     with pytest.raises(ValueError, match="float32 \\(-1, 4\\)"):
         loader(detection, boxes="tokens", box_aligned=[])
+    with pytest.raises(ValueError, match="'tokens_lengths' collides with the lengths of field 'tokens'"):
+        loader(detection, fields=["tokens", "tokens_lengths"])
     # Without fields the batch is still the (images, labels) tuple.
     images, labels = next(iter(unirecord.Loader(detection, batch_size=4, shuffle=False, num_shards=1, shard_id=0)))
     ds = unirecord.Dataset(detection)

@@ -68,7 +68,6 @@ _BATCH_KEYS = ("id", "crop")
 
 
 def _check_field_names(
-    dataset: Dataset,
     fields: Optional[Sequence[str]],
     boxes: Optional[str],
     box_aligned: Optional[Sequence[str]],
@@ -78,14 +77,13 @@ def _check_field_names(
     """The keys a dict batch will have must not collide: a field called ``id``
     or ``crop``, or one whose name is another's ``_lengths``/``_offsets`` key."""
     names = [n for n in [image_field, label_field, *(fields or ()), boxes, *(box_aligned or ())] if n]
-    present = set(dataset.fields)
     for name in names:
         if not isinstance(name, str):
             raise TypeError(f"a field name must be a str, not {name!r}")
         if name in _BATCH_KEYS:
             raise ValueError(f"field {name!r} cannot be batched under its name: the batch's {name!r} is the {name} of each sample")
         for suffix in ("_lengths", "_offsets"):
-            if name.endswith(suffix) and name[: -len(suffix)] in names and name in present:
+            if name.endswith(suffix) and name[: -len(suffix)] in names:
                 raise ValueError(f"field {name!r} collides with the {suffix[1:]} of field {name[: -len(suffix)]!r}")
 
 
@@ -271,7 +269,7 @@ class Loader:
             if names is not None and (isinstance(names, str) or not isinstance(names, Sequence)):
                 raise TypeError(f"{option} must be a list of field names, not {names!r}")
         if self._dict_batches:
-            _check_field_names(self.dataset, [*(fields or ()), *(masks or ())], boxes, box_aligned, image_field,
+            _check_field_names([*(fields or ()), *(masks or ())], boxes, box_aligned, image_field,
                                label_field)
         self._bool_fields = {f.name for f in self.dataset.schema if f.type == "bool"}
         crop, rest = split_transform(transform)
