@@ -22,7 +22,7 @@ so that a slow spell of a shared machine falls on all of them. Prints the
 load average at the start and the end: above ~0.3 the figures are not a
 quiet-machine measurement.
 
-  .venv/bin/python bench/fields_bench.py tokens --records 20000 --runs 5
+  .venv/bin/python bench/fields_bench.py tokens --records 20000 --runs 5 [--verify off]
   .venv/bin/python bench/fields_bench.py detection --images 200 --runs 3
 """
 import argparse
@@ -79,8 +79,8 @@ def pad_collate(tensors, pad_value=0):
 # --- tokens -------------------------------------------------------------------
 
 class TokenRecords(torch.utils.data.Dataset):
-    def __init__(self, path):
-        self.ds = unirecord.Dataset(path)
+    def __init__(self, path, verify):
+        self.ds = unirecord.Dataset(path, verify_checksums=verify)
 
     def __len__(self):
         return len(self.ds)
@@ -100,10 +100,11 @@ def tokens(args, work):
 
     def ours(threads):
         return epoch_of(unirecord.Loader(path, batch_size=BATCH, shuffle=True, image_field=None, label_field=None,
-                                         fields=["tokens"], threads=threads, num_shards=1, shard_id=0),
+                                         fields=["tokens"], threads=threads, num_shards=1, shard_id=0,
+                                         verify_checksums=args.verify == "on"),
                         lambda batch: len(batch["tokens"]))
 
-    peer = epoch_of(torch.utils.data.DataLoader(TokenRecords(path), batch_size=BATCH, shuffle=True, num_workers=0,
+    peer = epoch_of(torch.utils.data.DataLoader(TokenRecords(path, args.verify == "on"), batch_size=BATCH, shuffle=True, num_workers=0,
                                                 collate_fn=pad_collate), lambda batch: len(batch[0]))
 
     src = np.frombuffer(rng.bytes(payload), dtype=np.uint8)
@@ -116,7 +117,8 @@ def tokens(args, work):
     rates = median_rates({"unirecord 1 thread": ours(1), "unirecord 2 threads": ours(2),
                           "DataLoader num_workers=0": peer, "memcpy": memcpy}, args.runs)
     bytes_per_sample = payload / args.records
-    print(f"{args.records} sequences of 128-2048 int32 tokens ({payload / 1e6:.0f} MB), batch {BATCH}, padded")
+    print(f"{args.records} sequences of 128-2048 int32 tokens ({payload / 1e6:.0f} MB), batch {BATCH}, padded, "
+          f"checksums verified: {args.verify}")
     for name, r in rates.items():
         print(f"  {name:26s} {r:10.0f} samples/s  {r * bytes_per_sample / 1e9:6.2f} GB/s of tokens")
     ratios = {"1 thread vs num_workers=0": rates["unirecord 1 thread"] / rates["DataLoader num_workers=0"],
@@ -238,6 +240,8 @@ def main():
     parser.add_argument("--records", type=int, default=20000, help="tokens: sequences")
     parser.add_argument("--images", type=int, default=200, help="detection: images")
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--verify", choices=["on", "off"], default="on",
+                        help="tokens: verify_checksums of both sides (off: no checksum, no truncation check per read)")
     parser.add_argument("--json", default="")
     args = parser.parse_args()
     torch.set_num_threads(1)
@@ -248,7 +252,7 @@ def main():
     load_at_end = os.getloadavg()
     print("load average at end:   %.2f %.2f %.2f" % load_at_end
           + ("" if max(load_at_start[0], load_at_end[0]) < 0.3 else "  (not a quiet-machine figure)"))
-    result.update(what=args.what, runs=args.runs, load_at_start=load_at_start, load_at_end=load_at_end)
+    result.update(what=args.what, runs=args.runs, verify=args.verify, load_at_start=load_at_start, load_at_end=load_at_end)
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps(result, indent=1))
 
