@@ -235,6 +235,10 @@ def test_token_dataset_without_images(tmp_path):
     for a, b in zip(got, want):
         assert "crop" not in a and "image" not in a and a["mask"].dtype == torch.bool
         assert_batches_equal(a, b)
+    # dtype= converts images only: without images it changes nothing.
+    converted = unirecord.Loader(tmp_path, batch_size=8, shuffle=False, image_field=None, label_field=None,
+                                 fields=["score"], dtype=torch.float32, num_shards=1, shard_id=0)
+    assert torch.equal(next(iter(converted))["score"], want[0]["score"])
 
 
 def test_threads_determinism_and_exact_resume(detection):

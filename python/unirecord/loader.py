@@ -350,7 +350,7 @@ class Loader:
         from_dlpack = torch.utils.dlpack.from_dlpack
         images = from_dlpack(images_c) if images_c is not None else None
         labels = from_dlpack(labels_c) if labels_c is not None else None
-        if self._cpu_convert is not None:
+        if self._cpu_convert is not None and images is not None:
             dtype, mean, std = self._cpu_convert
             images = images.to(dtype)
             if mean is not None or std is not None:
