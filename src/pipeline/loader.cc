@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <system_error>
 #include <thread>
 #include <utility>
@@ -106,7 +107,7 @@ struct Loader::Impl final : Batch::Pool {
     std::vector<uint64_t> record_ids;
     std::vector<int32_t> crops;                       // 5 per sample (Batch::crops)
     std::vector<pipeline::FieldBuffer> field_buffers;  // LoaderOptions::fields
-    std::vector<Record> records;  // sample i's, which field_buffers may view until assembled
+    std::vector<std::optional<Record>> records;  // sample i's, which field_buffers may view until assembled
     std::vector<BatchField> fields;
     size_t count = 0;    // samples in the batch filled here
     size_t pending = 0;  // samples not yet written
@@ -315,7 +316,7 @@ struct Loader::Impl final : Batch::Pool {
       }
       UREC_RETURN_IF_ERROR(
           fields.ReadSample(record, source.has_image() ? &sample : nullptr, offset, slot.field_buffers));
-      slot.records[offset] = std::move(record);
+      slot.records[offset].emplace(std::move(record));
       return Status::OK();
     }();
     times.decode_s += decode_s;
@@ -395,7 +396,7 @@ struct Loader::Impl final : Batch::Pool {
     const size_t count = slot.count;
     lock.unlock();
     fields.Assemble(count, slot.field_buffers, slot.fields);
-    for (size_t i = 0; i < count; ++i) slot.records[i] = Record();  // the shards' pages may go
+    for (size_t i = 0; i < count; ++i) slot.records[i].reset();  // the shards' pages may go
     if (device == nullptr) {
       lock.lock();
       return;
