@@ -24,6 +24,11 @@
 // across SetEpoch/Restore too) and the others keep circulating. Nothing is
 // allocated per sample in steady state.
 //
+// Any other field (LoaderOptions::fields: numbers, arrays of any shape,
+// strings, bytes; boxes mapped through each sample's crop; masks cropped with
+// the image; datasets without images) is batched by the same threads:
+// Batch::fields(), docs/loader.md "Batching any field".
+//
 // Determinism: a sample's pixels depend only on (seed, epoch, record id) —
 // each sample goes through a SampleDecoder (sample_decoder.h, the same path
 // as unirecord.ImageDataset's) keyed with the sampler's seed — so
@@ -68,6 +73,16 @@ enum class OnBadRecord : uint8_t {
 const char* OnBadRecordName(OnBadRecord on_bad_record);
 Result<OnBadRecord> ParseOnBadRecord(std::string_view name);
 
+// How a batch holds a variable-shape array field (LoaderOptions::ragged).
+enum class RaggedLayout : uint8_t {
+  kPad,     // [B, max extents...] filled with pad_value, plus the extents per sample
+  kJagged,  // the samples' values one after the other, plus offsets [B + 1]
+};
+
+// "pad" | "jagged"; parse returns InvalidArgument for another name.
+const char* RaggedLayoutName(RaggedLayout layout);
+Result<RaggedLayout> ParseRaggedLayout(std::string_view name);
+
 struct LoaderOptions {
   size_t batch_size = 256;
   bool drop_last = false;  // drop the epoch's last, partial batch
@@ -90,9 +105,27 @@ struct LoaderOptions {
   // NHWC (that is what is uploaded) and CudaOptions::layout applies instead.
   ImageLayout layout = ImageLayout::kNHWC;
 
-  std::string image_field = "image";  // a bytes field holding JPEGs
+  std::string image_field = "image";  // a bytes field holding JPEGs or PNGs; "" for no image
   std::string label_field = "label";  // an int32/int64 field; "" for no labels
   std::string path_field = "path";    // named in error messages when present
+
+  // More fields batched beside the image and label (Batch::fields(),
+  // docs/loader.md "Batching any field"): numeric scalars and arrays of any
+  // shape, strings, bytes. Empty (default): images and labels only.
+  std::vector<std::string> fields;
+  RaggedLayout ragged = RaggedLayout::kPad;  // variable-shape arrays
+  double pad_value = 0;                      // kPad: the value past a sample's extents
+  // A float32 (-1, 4) field of boxes in the source image's pixels, mapped
+  // onto the output image (MapBoxes); boxes left empty are dropped with the
+  // values of `box_aligned` at the same position. "" (default): none.
+  std::string boxes_field;
+  BoxFormat box_format = BoxFormat::kXYWH;
+  // Variable-shape fields with one value (row) per box, e.g. "category_id".
+  std::vector<std::string> box_aligned;
+  // Segmentation masks: uint8 (height, width) fields the size of the image,
+  // cropped with the image's window, resized nearest-neighbour (torch's
+  // interpolate "nearest") and flipped with it: [B, image_size, image_size].
+  std::vector<std::string> masks;
 
   int threads = 0;   // decode threads; 0: every core this process may run on; at most 1024
   // Batches being filled ahead of the one being consumed (at most). The pool
@@ -131,6 +164,29 @@ struct LoaderStats {
 
 class Loader;
 
+// One field of a batch (LoaderOptions::fields). Numeric values are
+// row-major, little-endian elements of `type` in `shape`:
+//   scalar: [B]; fixed-shape array: [B, d...];
+//   variable-shape, kPad: [B, max d...] (pad_value past each sample's
+//     extents) with `lengths` the extents: [B] when one dimension varies,
+//     [B, ndim] when several do;
+//   variable-shape, kJagged: the samples' values one after the other,
+//     [total rows, d...] when only the first dimension varies (`offsets`
+//     [B + 1] in rows), else [total elements] (`offsets` in elements,
+//     `lengths` [B, ndim] the shapes).
+// Strings and bytes: `values`, one per sample (views into the batch).
+struct BatchField {
+  std::string name;
+  FieldType type = FieldType::kInt64;
+  FieldKind kind = FieldKind::kScalar;
+  const void* data = nullptr;
+  std::vector<int64_t> shape;
+  const int64_t* lengths = nullptr;
+  std::vector<int64_t> lengths_shape;
+  const int64_t* offsets = nullptr;  // B + 1 values
+  std::vector<std::string_view> values;
+};
+
 // One batch, owned by the consumer until destroyed or Released; then its
 // buffer goes back to the loader's pool. Until then its buffer (host and, on
 // a CUDA device, device) is never rewritten, however many batches the loader
@@ -161,6 +217,15 @@ class Batch {
   const int64_t* labels() const { return labels_; }
   // The record decoded into each slot, replacements (kSkip) included.
   const uint64_t* record_ids() const { return record_ids_; }
+  // size() x 5: each sample's window (x, y, width, height) in the pixels its
+  // crop was planned on (the stored image; the displayed one with
+  // apply_exif), whatever DCT scale decoded it, and the flip (0/1);
+  // nullptr without an image field.
+  const int32_t* crops() const { return crops_; }
+  // The fields of LoaderOptions::fields, boxes_field, box_aligned and
+  // masks, in that order (empty without them); field(name): nullptr when not batched.
+  const std::vector<BatchField>& fields() const;
+  const BatchField* field(std::string_view name) const;
 
   // With CudaOptions::device >= 0: the converted images on the device,
   // size() * 3 * height() * width() values of CudaOptions::dtype in
@@ -191,6 +256,8 @@ class Batch {
   const uint8_t* images_ = nullptr;
   const int64_t* labels_ = nullptr;
   const uint64_t* record_ids_ = nullptr;
+  const int32_t* crops_ = nullptr;
+  const std::vector<BatchField>* fields_ = nullptr;
   const void* device_images_ = nullptr;
   void* ready_event_ = nullptr;
 };

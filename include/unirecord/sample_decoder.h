@@ -66,9 +66,28 @@ struct SampleDecoderOptions {
   size_t output_bytes() const { return size_t(image_size) * size_t(image_size) * 3; }
 };
 
+// How a box's four values are given: (x, y, width, height), COCO's, or
+// (x0, y0, x1, y1).
+enum class BoxFormat : uint8_t { kXYWH, kXYXY };
+
+// "xywh" | "xyxy"; parse returns InvalidArgument for another name.
+const char* BoxFormatName(BoxFormat format);
+Result<BoxFormat> ParseBoxFormat(std::string_view name);
+
+// Maps `count` boxes (4 floats each, in `format`, in the pixel frame the
+// window was planned in) onto the out_width x out_height output that
+// `window` was resized to: shift by the window's origin, scale by
+// out / window size, mirror when window.flip, clip to the output. The boxes
+// left with a positive width and height are written to `out` in order (in
+// `format`; `out` may be `in`), keep[i] says which input boxes those are
+// (1 kept, 0 dropped); returns how many were kept. The one box mapping of
+// the Loader and `urec show` (docs/loader.md, "Boxes").
+size_t MapBoxes(const CropWindow& window, int out_width, int out_height, BoxFormat format, const float* in,
+                size_t count, float* out, uint8_t* keep);
+
 // The fields a sample is read from.
 struct SampleFields {
-  std::string image = "image";  // a bytes field holding JPEGs or PNGs
+  std::string image = "image";  // a bytes field holding JPEGs or PNGs; "" for no image
   std::string label = "label";  // an int32/int64 scalar field; "" for no labels
   std::string path = "path";    // a string field named in errors; ignored when absent or not a string
 };
@@ -78,13 +97,15 @@ struct SampleFields {
 class SampleSource {
  public:
   // KeyNotFound for a missing image or label field; InvalidArgument when the
-  // image field is not bytes or the label not an int32/int64 scalar.
+  // image field is not bytes (an empty image name: no image; Read leaves
+  // *image empty) or the label not an int32/int64 scalar.
   // `name` (e.g. the dataset's path) prefixes the records' descriptions.
   static Result<SampleSource> Create(std::shared_ptr<const Dataset> dataset, const SampleFields& fields,
                                      std::string name = "");
 
   const Dataset& dataset() const { return *dataset_; }
   bool has_labels() const { return label_field_ != kNone; }
+  bool has_image() const { return image_field_ != kNone; }
 
   // Record `id`'s image (a view into the mapped shard unless compressed)
   // and, with a label field, its label (int32 widened) in *label.
@@ -131,15 +152,17 @@ class SampleDecoder {
   // output_bytes() uint8 RGB in decode.layout into `out` (out_size >=
   // output_bytes()). kCenterCrop with a resize_shorter is
   // ImageDecoder::DecodeCenterCrop; otherwise the Plan() window through
-  // DecodeCropResized.
+  // DecodeCropResized. With `window`, the Plan() window the output shows
+  // (for an exact center crop, the integer window nearest to it).
   Status Decode(std::string_view image, uint64_t seed, uint64_t epoch, uint64_t record_id, uint8_t* out,
-                size_t out_size);
+                size_t out_size, CropWindow* window = nullptr);
 
   // Reads record `id` from `source` and decodes it as Decode does, the
   // label into *label (untouched without a label field). Errors name the
-  // record (SampleSource::Describe). With `times`, adds the time spent.
+  // record (SampleSource::Describe). With `times`, adds the time spent;
+  // with `window`, stores the window as Decode does.
   Status DecodeRecord(const SampleSource& source, uint64_t id, uint64_t seed, uint64_t epoch, uint8_t* out,
-                      size_t out_size, int64_t* label, SampleTimes* times = nullptr);
+                      size_t out_size, int64_t* label, SampleTimes* times = nullptr, CropWindow* window = nullptr);
 
  private:
   explicit SampleDecoder(const SampleDecoderOptions& options);

@@ -15,7 +15,7 @@ typedef struct {
   DLDeviceType device_type;
   int device_id;
 } DLDevice;
-typedef enum { kDLInt = 0U, kDLUInt = 1U, kDLFloat = 2U } DLDataTypeCode;
+typedef enum { kDLInt = 0U, kDLUInt = 1U, kDLFloat = 2U, kDLBool = 6U } DLDataTypeCode;
 typedef struct {
   uint8_t code;
   uint8_t bits;

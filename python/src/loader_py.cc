@@ -43,8 +43,8 @@ struct LoaderBox {
 // any of its tensors does.
 struct TensorCtx {
   std::shared_ptr<const Batch> batch;
-  std::array<int64_t, 4> shape{};
-  std::array<int64_t, 4> strides{};
+  std::array<int64_t, 9> shape{};  // B and up to 8 dimensions of a field
+  std::array<int64_t, 9> strides{};
   DLManagedTensor managed{};
 };
 
@@ -90,6 +90,15 @@ py::object MakeCapsule(const std::shared_ptr<const Batch>& batch, const void* da
   return py::reinterpret_steal<py::object>(cap);
 }
 
+// The DLPack type of a numeric element type, from its TypeInfo (numpy kind
+// and width). bool goes as uint8 (DLPack 0.6, which torch 1.13 reads, has no
+// bool); unirecord.Loader views it as torch.bool.
+DLDataType DLTypeOf(unirecord::FieldType type) {
+  const unirecord::TypeInfo& info = *unirecord::FindType(type);
+  const uint8_t code = info.kind == 'f' ? uint8_t(kDLFloat) : info.kind == 'i' ? uint8_t(kDLInt) : uint8_t(kDLUInt);
+  return DLDataType{code, static_cast<uint8_t>(8 * info.width), 1};
+}
+
 // Values of LoaderOptions to and from Python: numbers as int/float (ints
 // checked by IntArg: the name, the type, the range), enums by their library
 // names (ImageLayoutName / ParseImageLayout, ...).
@@ -104,6 +113,8 @@ py::object ToPython(LoaderTransform v) { return py::str(unirecord::SampleTransfo
 py::object ToPython(unirecord::SampleOrder v) { return py::str(unirecord::SampleOrderName(v)); }
 py::object ToPython(void* v) { return py::int_(reinterpret_cast<uintptr_t>(v)); }
 py::object ToPython(const std::optional<std::vector<uint64_t>>& v) { return v ? py::cast(*v) : py::none(); }
+py::object ToPython(unirecord::RaggedLayout v) { return py::str(unirecord::RaggedLayoutName(v)); }
+py::object ToPython(unirecord::BoxFormat v) { return py::str(unirecord::BoxFormatName(v)); }
 
 template <typename T>
 void FromPython(const char* name, const py::handle& value, int64_t minimum, T* out) {
@@ -140,6 +151,14 @@ void FromPython(const char* name, const py::handle& value, int64_t minimum, T* o
       FromPython(name, item, 0, &v);
       out->push_back(v);
     }
+  } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+    out->clear();
+    if (value.is_none()) return;
+    if (PyUnicode_Check(value.ptr()) || !PySequence_Check(value.ptr())) {
+      throw py::type_error(std::string(name) + " must be a list of field names, not " +
+                           py::repr(value).cast<std::string>());
+    }
+    for (const py::handle item : value) out->push_back(StrArg(name, item));
   } else {
     // An enum: its name, parsed by the library.
     const std::string text = StrArg(name, value);
@@ -148,6 +167,8 @@ void FromPython(const char* name, const py::handle& value, int64_t minimum, T* o
       else if constexpr (std::is_same_v<T, OnBadRecord>) return unirecord::ParseOnBadRecord(text);
       else if constexpr (std::is_same_v<T, DeviceDType>) return unirecord::ParseDeviceDType(text);
       else if constexpr (std::is_same_v<T, LoaderTransform>) return unirecord::ParseSampleTransform(text);
+      else if constexpr (std::is_same_v<T, unirecord::RaggedLayout>) return unirecord::ParseRaggedLayout(text);
+      else if constexpr (std::is_same_v<T, unirecord::BoxFormat>) return unirecord::ParseBoxFormat(text);
       else return unirecord::ParseSampleOrder(text);
     }();
     if (!parsed.ok()) RaiseStatus(parsed.status().WithContext(name));
@@ -206,6 +227,13 @@ const std::vector<LoaderOption>& LoaderOptionTable() {
       UREC_LOADER_OPTION("image_field", image_field, 0),
       UREC_LOADER_OPTION("label_field", label_field, 0),
       UREC_LOADER_OPTION("path_field", path_field, 0),
+      UREC_LOADER_OPTION("fields", fields, 0),
+      UREC_LOADER_OPTION("ragged", ragged, 0),
+      UREC_LOADER_OPTION("pad_value", pad_value, 0),
+      UREC_LOADER_OPTION("boxes", boxes_field, 0),
+      UREC_LOADER_OPTION("box_format", box_format, 0),
+      UREC_LOADER_OPTION("box_aligned", box_aligned, 0),
+      UREC_LOADER_OPTION("masks", masks, 0),
       UREC_LOADER_OPTION("threads", threads, 0),
       UREC_LOADER_OPTION("prefetch", prefetch, 1),
       UREC_LOADER_OPTION("on_error", on_bad_record, 0),
@@ -271,7 +299,9 @@ class PyLoader {
     box_.reset();
   }
 
-  // None at the end of the epoch; else (images, labels or None, record_ids, epoch, index).
+  // None at the end of the epoch; else (images or None, labels or None,
+  // record_ids, epoch, index, crops or None, {name: tensor or list} of the
+  // batched fields with their NAME_lengths / NAME_offsets).
   py::object Next(uintptr_t wait_stream) {
     unirecord::Result<Batch> r = NextBatch();
     if (!r.ok()) {
@@ -294,8 +324,10 @@ class PyLoader {
     std::vector<int64_t> shape = b.layout() == ImageLayout::kNCHW ? std::vector<int64_t>{n, 3, h, w}
                                                                    : std::vector<int64_t>{n, h, w, 3};
     DLDevice cpu{kDLCPU, 0};
-    py::object images;
-    if (o.cuda.device >= 0) {
+    py::object images = py::none();
+    if (b.images() == nullptr) {
+      // No image field.
+    } else if (o.cuda.device >= 0) {
       if (wait_stream != 0 || o.cuda.consumer_stream == nullptr) {
         Check(b.WaitOn(reinterpret_cast<void*>(wait_stream)));
       }
@@ -312,7 +344,29 @@ class PyLoader {
     if (b.labels() != nullptr) labels = MakeCapsule(batch, b.labels(), DLDataType{kDLInt, 64, 1}, {n}, cpu);
     // Record ids are uint64; exposed as int64 (torch has no uint64; ids < 2^63).
     py::object ids = MakeCapsule(batch, b.record_ids(), DLDataType{kDLInt, 64, 1}, {n}, cpu);
-    return py::make_tuple(images, labels, ids, b.epoch(), b.index());
+    py::object crops = py::none();
+    if (b.crops() != nullptr) crops = MakeCapsule(batch, b.crops(), DLDataType{kDLInt, 32, 1}, {n, 5}, cpu);
+    py::dict fields;
+    for (const unirecord::BatchField& f : b.fields()) {
+      if (f.kind == unirecord::FieldKind::kString || f.kind == unirecord::FieldKind::kBytes) {
+        py::list values;
+        for (std::string_view v : f.values) {
+          if (f.kind == unirecord::FieldKind::kString) values.append(py::str(v.data(), v.size()));
+          else values.append(py::bytes(v.data(), v.size()));
+        }
+        fields[py::str(f.name)] = values;
+        continue;
+      }
+      fields[py::str(f.name)] = MakeCapsule(batch, f.data, DLTypeOf(f.type), f.shape, cpu);
+      if (f.lengths != nullptr) {
+        fields[py::str(f.name + "_lengths")] =
+            MakeCapsule(batch, f.lengths, DLDataType{kDLInt, 64, 1}, f.lengths_shape, cpu);
+      }
+      if (f.offsets != nullptr) {
+        fields[py::str(f.name + "_offsets")] = MakeCapsule(batch, f.offsets, DLDataType{kDLInt, 64, 1}, {n + 1}, cpu);
+      }
+    }
+    return py::make_tuple(images, labels, ids, b.epoch(), b.index(), crops, fields);
   }
 
   void SetEpoch(uint64_t epoch) {

@@ -96,9 +96,13 @@ def test_loader_and_image_dataset_defaults_are_loader_options():
     resolved = {"threads", "prefetch", "num_shards", "shard_id", "order"}
     assert shared == resolved | {"seed", "drop_last", "on_error", "block_size", "window", "sampler_drop_last",
                                  "max_consecutive_bad", "image_field", "label_field", "path_field", "strict", "epoch_size",
-                                 "apply_exif", "dct_scaling", "max_pixels", "layout"}
+                                 "apply_exif", "dct_scaling", "max_pixels", "layout", "fields", "ragged",
+                                 "pad_value", "boxes", "box_format", "box_aligned", "masks"}
     assert all(loader[name] is None for name in resolved)
-    for name in shared - resolved - {"layout"}:
+    # None for "none of them": LoaderOptions' empty list / empty name.
+    none_is_empty = {"fields", "boxes", "box_aligned", "masks"}
+    assert all(loader[name] is None and not cpp[name] for name in none_is_empty)
+    for name in shared - resolved - none_is_empty - {"layout"}:
         assert loader[name] == cpp[name], name
     # The one deliberate difference: torch's NCHW (C++'s default is NHWC, urec bench's NCHW).
     assert (loader["layout"], cpp["layout"]) == ("NCHW", "NHWC")

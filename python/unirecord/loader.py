@@ -63,6 +63,30 @@ def _alias(name: str, value: Optional[int], alias: str, alias_value: Optional[in
     return value if value is not None else alias_value
 
 
+# Keys every dict batch may have besides the fields' names.
+_BATCH_KEYS = ("id", "crop")
+
+
+def _check_field_names(
+    fields: Optional[Sequence[str]],
+    boxes: Optional[str],
+    box_aligned: Optional[Sequence[str]],
+    image_field: Optional[str],
+    label_field: Optional[str],
+) -> None:
+    """The keys a dict batch will have must not collide: a field called ``id``
+    or ``crop``, or one whose name is another's ``_lengths``/``_offsets`` key."""
+    names = [n for n in [image_field, label_field, *(fields or ()), boxes, *(box_aligned or ())] if n]
+    for name in names:
+        if not isinstance(name, str):
+            raise TypeError(f"a field name must be a str, not {name!r}")
+        if name in _BATCH_KEYS:
+            raise ValueError(f"field {name!r} cannot be batched under its name: the batch's {name!r} is the {name} of each sample")
+        for suffix in ("_lengths", "_offsets"):
+            if name.endswith(suffix) and name[: -len(suffix)] in names:
+                raise ValueError(f"field {name!r} collides with the {suffix[1:]} of field {name[: -len(suffix)]!r}")
+
+
 def _sample_order(shuffle: Any, order: Optional[str]) -> Optional[str]:
     """The order ``shuffle`` asks for; ``order`` (a name the native side
     parses) refines ``shuffle=True`` to ``"block"``."""
@@ -163,13 +187,26 @@ class Loader:
     (seed, epoch), partitioned across ranks as one dataset (docs/loader.md,
     "Mixing"). ``return_ids`` numbers the datasets' records one after another
     (dataset k's record r: the sizes before k, plus r). The image and label
-    fields must have one type in every dataset; ``subset``/``where`` select in
+    fields must have one type in every dataset (with ``fields``, one schema);
+    ``subset``/``where`` select in
     one dataset only. ``epoch_size`` alone resamples one dataset.
 
     Resume on another number of ranks: the state of any rank restores into
     every rank of a run with another number of ranks (or batch size): the
     rest of the epoch is partitioned among them, nothing read twice or
     skipped beyond the padding (docs/loader.md, "Elastic resume").
+
+    ``fields=[...]`` (or ``boxes=``, or ``image_field=None`` for a dataset
+    without images) makes each batch a dict ``name -> tensor``: the image and
+    label under their field names, each listed field (scalars ``[B]``, arrays
+    ``[B, ...]``, variable-shape ones padded with ``pad_value`` plus
+    ``NAME_lengths``, or with ``ragged="jagged"`` flat plus ``NAME_offsets``;
+    strings and bytes as lists), ``id`` and ``crop`` (x, y, w, h, flip of each
+    sample's window). ``boxes="boxes"`` maps the boxes (``box_format``
+    ``"xywh"`` or ``"xyxy"``) onto the output image and drops the empty ones
+    with their ``box_aligned`` values (docs/loader.md, "Boxes"). ``masks=[...]``
+    (uint8 (height, width) fields the size of the image) are cropped, resized
+    nearest-neighbour and flipped with the image: uint8 ``[B, H, W]``.
 
     The defaults are those of C++'s ``LoaderOptions``, except ``layout``
     (``NCHW``, torch's convention; C++: ``NHWC``) and ``batch_size`` and
@@ -202,9 +239,16 @@ class Loader:
         sampler_drop_last: bool = DEFAULTS["sampler_drop_last"],
         max_consecutive_bad: int = DEFAULTS["max_consecutive_bad"],
         layout: str = "NCHW",
-        image_field: str = DEFAULTS["image_field"],
+        image_field: Optional[str] = DEFAULTS["image_field"],
         label_field: Optional[str] = DEFAULTS["label_field"],
         path_field: str = DEFAULTS["path_field"],
+        fields: Optional[Sequence[str]] = None,
+        ragged: str = DEFAULTS["ragged"],
+        pad_value: float = DEFAULTS["pad_value"],
+        boxes: Optional[str] = None,
+        box_format: str = DEFAULTS["box_format"],
+        box_aligned: Optional[Sequence[str]] = None,
+        masks: Optional[Sequence[str]] = None,
         strict: bool = DEFAULTS["strict"],
         apply_exif: bool = DEFAULTS["apply_exif"],
         dct_scaling: bool = DEFAULTS["dct_scaling"],
@@ -242,6 +286,18 @@ class Loader:
         self.num_shards, self.shard_id = _distributed_defaults(num_shards, shard_id)
         opts["num_shards"], opts["shard_id"] = self.num_shards, self.shard_id
         opts["label_field"] = label_field or ""
+        opts["image_field"] = image_field or ""
+        opts["boxes"] = boxes or ""
+        # A dict per batch with fields (or boxes), and for a dataset without images.
+        self._dict_batches = fields is not None or boxes is not None or masks is not None or not image_field
+        self._names = (image_field or None, label_field or None)
+        for option, names in (("fields", fields), ("box_aligned", box_aligned), ("masks", masks)):
+            if names is not None and (isinstance(names, str) or not isinstance(names, Sequence)):
+                raise TypeError(f"{option} must be a list of field names, not {names!r}")
+        if self._dict_batches:
+            _check_field_names([*(fields or ()), *(masks or ())], boxes, box_aligned, image_field,
+                               label_field)
+        self._bool_fields = {f.name for f in self.dataset.schema if f.type == "bool"}
         crop, rest = split_transform(transform)
         if rest is not None:
             raise TypeError(
@@ -291,9 +347,10 @@ class Loader:
         """Batches per epoch on this rank (equal on every rank)."""
         return self._core.batches_per_epoch
 
-    def __iter__(self) -> Iterator[Tuple["torch.Tensor", ...]]:
+    def __iter__(self) -> Iterator[Any]:
         """The batches of the current epoch from where the loader is: ``(images, labels)``
-        (``labels`` None without a label field), ``+ (record_ids,)`` with ``return_ids``."""
+        (``labels`` None without a label field), ``+ (record_ids,)`` with ``return_ids``;
+        a dict with ``fields`` (see the class)."""
         if self._exhausted:
             self._core.set_epoch(self._core.epoch)  # same epoch again, as DistributedSampler
             self._exhausted = False
@@ -304,7 +361,7 @@ class Loader:
             yield item
             del item
 
-    def next_batch(self) -> Optional[Tuple["torch.Tensor", ...]]:
+    def next_batch(self) -> Any:
         """The next batch of the epoch (as :meth:`__iter__` yields them), or None at its end."""
         torch = import_torch()
         stream = 0
@@ -314,12 +371,12 @@ class Loader:
         if raw is None:
             self._exhausted = True
             return None
-        images_c, labels_c, ids_c, _epoch, _index = raw
+        images_c, labels_c, ids_c, _epoch, _index, crops_c, fields_c = raw
         del raw
         from_dlpack = torch.utils.dlpack.from_dlpack
-        images = from_dlpack(images_c)
+        images = from_dlpack(images_c) if images_c is not None else None
         labels = from_dlpack(labels_c) if labels_c is not None else None
-        if self._cpu_convert is not None:
+        if self._cpu_convert is not None and images is not None:
             dtype, mean, std = self._cpu_convert
             images = images.to(dtype)
             if mean is not None or std is not None:
@@ -329,9 +386,37 @@ class Loader:
                 images = images.sub_(m).div_(s)
         if self.device.type == "cuda" and labels is not None:
             labels = labels.to(self.device, non_blocking=False)
+        if self._dict_batches:
+            return self._dict_batch(images, labels, from_dlpack(ids_c), crops_c, fields_c)
         if self.return_ids:
             return images, labels, from_dlpack(ids_c)
         return images, labels
+
+    def _dict_batch(self, images: Any, labels: Any, ids: Any, crops_c: Any, fields_c: Dict[str, Any]) -> Dict[str, Any]:
+        """The batch as a dict: the image and label under their field names,
+        each batched field (tensors, or lists for strings and bytes), ``id`` and ``crop``."""
+        from_dlpack = import_torch().utils.dlpack.from_dlpack
+        image_field, label_field = self._names
+        batch: Dict[str, Any] = {}
+        if images is not None:
+            batch[image_field] = images
+        if labels is not None:
+            batch[label_field] = labels
+        # On a device: the images are the loader's upload; the fields move here
+        # (their host buffers are not pinned); id and crop stay on the CPU.
+        on_device = self.device.type == "cuda"
+        for name, value in fields_c.items():
+            if not isinstance(value, list):
+                value = from_dlpack(value)
+                if name in self._bool_fields:  # handed over as uint8 (DLPack 0.6 has no bool)
+                    value = value.view(import_torch().bool)
+                if on_device:
+                    value = value.to(self.device)
+            batch[name] = value
+        batch["id"] = ids
+        if crops_c is not None:
+            batch["crop"] = from_dlpack(crops_c)
+        return batch
 
     # -- epochs, resume, stats --
     def set_epoch(self, epoch: int) -> None:

@@ -5,11 +5,13 @@
 #include <condition_variable>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <system_error>
 #include <thread>
 #include <utility>
 
 #include "gpu/device_batches.h"
+#include "pipeline/batch_fields.h"
 #include "util/threads.h"
 
 namespace unirecord {
@@ -36,6 +38,8 @@ Batch& Batch::operator=(Batch&& other) noexcept {
     images_ = std::exchange(other.images_, nullptr);
     labels_ = std::exchange(other.labels_, nullptr);
     record_ids_ = std::exchange(other.record_ids_, nullptr);
+    crops_ = std::exchange(other.crops_, nullptr);
+    fields_ = std::exchange(other.fields_, nullptr);
     device_images_ = std::exchange(other.device_images_, nullptr);
     ready_event_ = std::exchange(other.ready_event_, nullptr);
   }
@@ -50,8 +54,22 @@ void Batch::Release() {
   images_ = nullptr;
   labels_ = nullptr;
   record_ids_ = nullptr;
+  crops_ = nullptr;
+  fields_ = nullptr;
   device_images_ = nullptr;
   ready_event_ = nullptr;
+}
+
+const std::vector<BatchField>& Batch::fields() const {
+  static const std::vector<BatchField> kNone;
+  return fields_ != nullptr ? *fields_ : kNone;
+}
+
+const BatchField* Batch::field(std::string_view name) const {
+  for (const BatchField& f : fields()) {
+    if (f.name == name) return &f;
+  }
+  return nullptr;
 }
 
 Status Batch::WaitOn(void* cuda_stream) const {
@@ -72,6 +90,9 @@ double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).coun
 
 constexpr size_t kNoSlot = static_cast<size_t>(-1);
 
+// Loader::Impl::samples_per_claim for samples without an image.
+constexpr size_t kSamplesPerClaimWithoutImages = 16;
+
 }  // namespace
 
 struct Loader::Impl final : Batch::Pool {
@@ -84,6 +105,10 @@ struct Loader::Impl final : Batch::Pool {
     std::unique_ptr<uint8_t[]> owned_images;  // host-only loaders
     std::vector<int64_t> labels;
     std::vector<uint64_t> record_ids;
+    std::vector<int32_t> crops;                       // 5 per sample (Batch::crops)
+    std::vector<pipeline::FieldBuffer> field_buffers;  // LoaderOptions::fields
+    std::vector<std::optional<Record>> records;  // sample i's, which field_buffers may view until assembled
+    std::vector<BatchField> fields;
     size_t count = 0;    // samples in the batch filled here
     size_t pending = 0;  // samples not yet written
     bool ready = false;
@@ -99,8 +124,20 @@ struct Loader::Impl final : Batch::Pool {
   std::vector<SampleSource> sources;
   std::vector<uint64_t> first_ids;
   LoaderOptions options;
+  pipeline::BatchFields fields;
+  // Samples go through a Record (one read of every blob and the scalar page)
+  // when fields are batched or there is no image; else the image and label
+  // are read alone (SampleDecoder::DecodeRecord).
+  bool read_records = false;
+  size_t image_index = 0;
+  size_t label_index = 0;
   std::vector<std::unique_ptr<SampleDecoder>> decoders;  // one per worker thread
   size_t image_bytes = 0;  // one sample: image_size^2 * 3
+  // Samples a worker takes per trip through the lock: 1 when each decodes an
+  // image (milliseconds: finer is better balanced); more without images,
+  // where a sample costs microseconds and the lock round trip would be a
+  // large share of it.
+  size_t samples_per_claim = 1;
   int thread_count = 1;
   std::unique_ptr<gpu::DeviceBatches> device;  // CudaOptions::device >= 0
 
@@ -245,10 +282,16 @@ struct Loader::Impl final : Batch::Pool {
     for (int attempt = 0;; ++attempt) {
       const uint64_t id = RecordAt((position + attempt) % size);
       const size_t k = static_cast<size_t>(std::upper_bound(first_ids.begin(), first_ids.end(), id) - first_ids.begin()) - 1;
+      CropWindow window;
       // Errors name the record (and its path).
-      Status named = decoder.DecodeRecord(sources[k], id - first_ids[k], seed, epoch, out, image_bytes, label, &times);
+      Status named = read_records ? ReadRecord(sources[k], id - first_ids[k], slot, offset, epoch, seed, decoder,
+                                               times, &window)
+                                  : decoder.DecodeRecord(sources[k], id - first_ids[k], seed, epoch, out, image_bytes,
+                                                         label, &times, &window);
       if (named.ok()) {
         slot.record_ids[offset] = id;
+        const int32_t crop[5] = {window.x, window.y, window.width, window.height, window.flip ? 1 : 0};
+        std::copy(crop, crop + 5, slot.crops.begin() + 5 * offset);
         return named;
       }
       if (options.on_bad_record == OnBadRecord::kRaise) return named;
@@ -262,12 +305,49 @@ struct Loader::Impl final : Batch::Pool {
     }
   }
 
+  // Sample `offset` of `slot` from one Record: the image (its window into
+  // *window), the label and the batched fields.
+  Status ReadRecord(const SampleSource& source, uint64_t id, Slot& slot, size_t offset, uint64_t epoch, uint64_t seed, SampleDecoder& decoder,
+                    SampleTimes& times, CropWindow* window) {
+    const Clock::time_point t0 = Clock::now();
+    double decode_s = 0;
+    Status status = [&]() -> Status {
+      UREC_ASSIGN_OR_RETURN(Record record, source.dataset().Get(id));
+      if (source.has_labels()) {
+        UREC_ASSIGN_OR_RETURN(slot.labels[offset], record.GetInt64(label_index));
+      }
+      pipeline::SampleImage sample;
+      if (source.has_image()) {
+        UREC_ASSIGN_OR_RETURN(std::string_view image, record.GetBytes(image_index));
+        const Clock::time_point t1 = Clock::now();
+        UREC_RETURN_IF_ERROR(
+            decoder.Decode(image, seed, epoch, id, slot.images + offset * image_bytes, image_bytes, window));
+        decode_s = Seconds(Clock::now() - t1);
+        sample.window = *window;
+        sample.output_size = options.image_size;
+        if (fields.has_masks()) {  // masks must be the size the window was planned on
+          UREC_ASSIGN_OR_RETURN(ImageInfo info, ProbeImage(image));
+          sample.width = info.window_width(options.decode.apply_exif);
+          sample.height = info.window_height(options.decode.apply_exif);
+        }
+      }
+      UREC_RETURN_IF_ERROR(
+          fields.ReadSample(record, source.has_image() ? &sample : nullptr, offset, slot.field_buffers));
+      slot.records[offset].emplace(std::move(record));
+      return Status::OK();
+    }();
+    times.decode_s += decode_s;
+    times.read_s += Seconds(Clock::now() - t0) - decode_s;
+    if (!status.ok()) return status.WithContext(source.Describe(id));
+    return status;
+  }
+
   void WorkerLoop(SampleDecoder& decoder) {
     std::unique_lock<std::mutex> lock(mu);
     for (;;) {
       work_cv.wait(lock, [&] { return stopping || WorkAvailable(); });
       if (stopping) return;
-      const uint64_t position = next_sample++;
+      const uint64_t position = next_sample;
       const uint64_t batch = (position - start_position) / batch_size();
       const size_t offset = static_cast<size_t>((position - start_position) % batch_size());
       if (offset == 0) {  // the first sample of the batch claims a free slot
@@ -284,6 +364,10 @@ struct Loader::Impl final : Batch::Pool {
       }
       const size_t slot_index = ClaimedSlot(batch);
       Slot& slot = slots[slot_index];
+      // Consecutive samples of this batch taken at once (samples_per_claim).
+      const size_t take = static_cast<size_t>(
+          std::min<uint64_t>(samples_per_claim, start_position + batch * batch_size() + slot.count - position));
+      next_sample += take;
       const uint64_t my_generation = generation;
       const uint64_t epoch = sampler.epoch();
       const uint64_t seed = sampler.options().seed;
@@ -293,8 +377,12 @@ struct Loader::Impl final : Batch::Pool {
       SampleTimes times;
       uint64_t skipped = 0;
       std::string last_bad;
-      Status status = LoadSample(position, slot, offset, epoch, seed, decoder, times,
-                                 &skipped, &last_bad);
+      Status status;
+      size_t error_offset = offset;
+      for (size_t k = 0; k < take && status.ok(); ++k) {
+        status = LoadSample(position + k, slot, offset + k, epoch, seed, decoder, times, &skipped, &last_bad);
+        error_offset = offset + k;
+      }
 
       lock.lock();
       if (generation == my_generation) {
@@ -302,11 +390,12 @@ struct Loader::Impl final : Batch::Pool {
         totals.decode_s += times.decode_s;
         slot.skipped += skipped;
         if (!last_bad.empty()) slot.last_bad_record = std::move(last_bad);
-        if (!status.ok() && (slot.error.ok() || offset < slot.error_offset)) {
+        if (!status.ok() && (slot.error.ok() || error_offset < slot.error_offset)) {
           slot.error = std::move(status);
-          slot.error_offset = offset;
+          slot.error_offset = error_offset;
         }
-        if (--slot.pending == 0) {
+        slot.pending -= take;
+        if (slot.pending == 0) {
           FinishBatch(slot_index, lock);
           slot.ready = true;
           ready_cv.notify_all();
@@ -320,9 +409,15 @@ struct Loader::Impl final : Batch::Pool {
   // dropped meanwhile (the worker still counts as busy).
   void FinishBatch(size_t slot_index, std::unique_lock<std::mutex>& lock) {
     Slot& slot = slots[slot_index];
-    if (device == nullptr || !slot.error.ok()) return;
+    if (!slot.error.ok() || (device == nullptr && fields.empty())) return;
     const size_t count = slot.count;
     lock.unlock();
+    fields.Assemble(count, slot.field_buffers, slot.fields);
+    for (size_t i = 0; i < count; ++i) slot.records[i].reset();  // the shards' pages may go
+    if (device == nullptr) {
+      lock.lock();
+      return;
+    }
     const Clock::time_point t0 = Clock::now();
     Status status = device->Upload(slot_index, count);
     const Clock::duration took = Clock::now() - t0;
@@ -356,7 +451,7 @@ struct Loader::Impl final : Batch::Pool {
     if (!sticky_error.ok()) return sticky_error;
     Batch batch;
     batch.epoch_ = sampler.epoch();
-    batch.height_ = batch.width_ = options.image_size;
+    if (sources[0].has_image()) batch.height_ = batch.width_ = options.image_size;
     batch.layout_ = options.layout;
     if (next_batch >= run_batches) return batch;  // end of the epoch
     const uint64_t run_batch = next_batch;
@@ -394,9 +489,11 @@ struct Loader::Impl final : Batch::Pool {
     batch.slot_ = slot_index;
     batch.size_ = slot.count;
     batch.index_ = base_batches + run_batch;
-    batch.images_ = slot.images;
+    batch.images_ = sources[0].has_image() ? slot.images : nullptr;
     batch.labels_ = sources[0].has_labels() ? slot.labels.data() : nullptr;
     batch.record_ids_ = slot.record_ids.data();
+    batch.crops_ = sources[0].has_image() ? slot.crops.data() : nullptr;
+    batch.fields_ = &slot.fields;
     if (device != nullptr) {
       batch.device_images_ = device->device_output(slot_index);
       batch.ready_event_ = device->ready_event(slot_index);
@@ -445,6 +542,9 @@ Status CheckOptions(const Dataset& dataset, const LoaderOptions& o) {
     }
   }
   if (o.cuda.device >= 0) {
+    if (o.image_field.empty()) {
+      return Status::InvalidArgument("loader: a CUDA device needs an image field (the device batch is the images)");
+    }
     if (!BuiltWithCuda()) {
       return Status::NotSupported("loader: CUDA device " + std::to_string(o.cuda.device) +
                                   " requested, but unirecord was built without CUDA");
@@ -457,6 +557,14 @@ Status CheckOptions(const Dataset& dataset, const LoaderOptions& o) {
 }
 
 }  // namespace
+
+const char* RaggedLayoutName(RaggedLayout layout) { return layout == RaggedLayout::kJagged ? "jagged" : "pad"; }
+
+Result<RaggedLayout> ParseRaggedLayout(std::string_view name) {
+  if (name == "pad") return RaggedLayout::kPad;
+  if (name == "jagged") return RaggedLayout::kJagged;
+  return Status::InvalidArgument("unknown ragged layout '" + std::string(name) + "' (expected 'pad' or 'jagged')");
+}
 
 const char* OnBadRecordName(OnBadRecord on_bad_record) {
   return on_bad_record == OnBadRecord::kSkip ? "skip" : "raise";
@@ -534,11 +642,29 @@ Result<std::unique_ptr<Loader>> Loader::Create(std::vector<std::shared_ptr<const
 
   auto impl = std::make_shared<Impl>(std::move(sampler).value(), std::move(sources));
   impl->options = options;
+  {
+    const Schema& schema = impl->sources[0].dataset().schema();
+    UREC_ASSIGN_OR_RETURN(impl->fields, pipeline::BatchFields::Create(schema, options));
+    impl->read_records = !impl->fields.empty() || !impl->sources[0].has_image();
+    // A Record is read by field index: a mixture read so needs one schema.
+    for (size_t k = 1; impl->read_records && k < impl->sources.size(); ++k) {
+      const Schema& other = impl->sources[k].dataset().schema();
+      if (!(other == schema)) {
+        return Status::InvalidArgument("loader: batched fields (or image_field=None) over several datasets need one "
+                                       "schema: " + DatasetName(0, impl->sources[0].dataset()) + " has " +
+                                       schema.ToString() + ", " + DatasetName(k, impl->sources[k].dataset()) +
+                                       " has " + other.ToString());
+      }
+    }
+    if (impl->sources[0].has_image()) impl->image_index = static_cast<size_t>(schema.FieldIndex(options.image_field));
+    if (impl->sources[0].has_labels()) impl->label_index = static_cast<size_t>(schema.FieldIndex(options.label_field));
+  }
   // The upload reads NHWC; the conversion kernel makes the device layout.
   if (options.cuda.device >= 0) impl->options.layout = ImageLayout::kNHWC;
   impl->options.decode.layout = impl->options.layout;
   const SampleDecoderOptions sample_options = SampleOptionsOf(impl->options);
-  impl->image_bytes = sample_options.output_bytes();
+  impl->image_bytes = impl->sources[0].has_image() ? sample_options.output_bytes() : 0;
+  impl->samples_per_claim = impl->sources[0].has_image() ? 1 : kSamplesPerClaimWithoutImages;
   UREC_ASSIGN_OR_RETURN(impl->thread_count, ResolveThreadCount(options.threads, "loader: threads"));
   for (int i = 0; i < impl->thread_count; ++i) {
     UREC_ASSIGN_OR_RETURN(std::unique_ptr<SampleDecoder> decoder, SampleDecoder::Create(sample_options));
@@ -565,6 +691,9 @@ Result<std::unique_ptr<Loader>> Loader::Create(std::vector<std::shared_ptr<const
       }
       slot.labels.resize(options.batch_size);
       slot.record_ids.resize(options.batch_size);
+      slot.crops.resize(options.batch_size * 5);
+      slot.records.resize(impl->read_records ? options.batch_size : 0);
+      impl->fields.Allocate(options.batch_size, &slot.field_buffers, &slot.fields);
     } catch (const std::bad_alloc&) {
       return Status::InvalidArgument("loader: cannot allocate " + std::to_string(slot_count) + " batch buffers of " +
                                      std::to_string(options.batch_size) + " images of " +

@@ -51,6 +51,16 @@ std::vector<uint64_t> CheckFrom(Loader& loader, const TestDataset& data, uint64_
       const uint64_t id = sampler->At(index * options.batch_size + i);
       EXPECT_EQ(batch->record_ids()[i], id);
       EXPECT_EQ(batch->labels()[i], int64_t(id % 5));
+      if (options.transform == LoaderTransform::kRandomResizedCrop) {
+        // crops(): the planned window, in the stored image's pixels.
+        Result<ImageInfo> info = ProbeImage(data.jpegs[id]);
+        EXPECT_TRUE(info.ok());
+        const CropWindow w = PlanRandomResizedCrop(info->width, info->height, options.crop, options.sampler.seed,
+                                                   epoch, id);
+        const int32_t* crop = batch->crops() + 5 * i;
+        EXPECT_EQ(std::vector<int32_t>(crop, crop + 5),
+                  (std::vector<int32_t>{w.x, w.y, w.width, w.height, w.flip ? 1 : 0}));
+      }
       const std::vector<uint8_t> expected = ExpectedPixels(data.jpegs[id], id, epoch, options);
       EXPECT_EQ(0, std::memcmp(batch->images() + i * image_bytes, expected.data(), image_bytes))
           << "epoch " << epoch << " batch " << index << " sample " << i << " record " << id;

@@ -18,6 +18,53 @@ Result<SampleTransform> ParseSampleTransform(std::string_view name) {
                                  "' (expected 'random_resized_crop' or 'train', 'center_crop' or 'val')");
 }
 
+const char* BoxFormatName(BoxFormat format) { return format == BoxFormat::kXYXY ? "xyxy" : "xywh"; }
+
+Result<BoxFormat> ParseBoxFormat(std::string_view name) {
+  if (name == "xywh") return BoxFormat::kXYWH;
+  if (name == "xyxy") return BoxFormat::kXYXY;
+  return Status::InvalidArgument("unknown box format '" + std::string(name) + "' (expected 'xywh' or 'xyxy')");
+}
+
+size_t MapBoxes(const CropWindow& window, int out_width, int out_height, BoxFormat format, const float* in,
+                size_t count, float* out, uint8_t* keep) {
+  // In double: the float32 result is then the correctly rounded value of
+  // the same formula a float64 reference computes.
+  const double sx = double(out_width) / window.width;
+  const double sy = double(out_height) / window.height;
+  size_t kept = 0;
+  for (size_t i = 0; i < count; ++i) {
+    const float* b = in + 4 * i;
+    double x0 = b[0], y0 = b[1], x1 = b[2], y1 = b[3];
+    if (format == BoxFormat::kXYWH) {
+      x1 += x0;
+      y1 += y0;
+    }
+    x0 = (x0 - window.x) * sx;
+    x1 = (x1 - window.x) * sx;
+    y0 = (y0 - window.y) * sy;
+    y1 = (y1 - window.y) * sy;
+    if (window.flip) {
+      const double left = out_width - x1;
+      x1 = out_width - x0;
+      x0 = left;
+    }
+    x0 = std::clamp(x0, 0.0, double(out_width));
+    x1 = std::clamp(x1, 0.0, double(out_width));
+    y0 = std::clamp(y0, 0.0, double(out_height));
+    y1 = std::clamp(y1, 0.0, double(out_height));
+    // Written so that a NaN coordinate drops the box.
+    keep[i] = (x1 - x0 > 0 && y1 - y0 > 0) ? 1 : 0;
+    if (!keep[i]) continue;
+    float* o = out + 4 * kept++;
+    o[0] = float(x0);
+    o[1] = float(y0);
+    o[2] = float(format == BoxFormat::kXYWH ? x1 - x0 : x1);
+    o[3] = float(format == BoxFormat::kXYWH ? y1 - y0 : y1);
+  }
+  return kept;
+}
+
 namespace {
 
 std::string Range(double lo, double hi) { return "(" + std::to_string(lo) + ", " + std::to_string(hi) + ")"; }
@@ -62,9 +109,11 @@ Result<SampleSource> SampleSource::Create(std::shared_ptr<const Dataset> dataset
   if (dataset == nullptr) return Status::InvalidArgument("no dataset");
   SampleSource source;
   const Schema& schema = dataset->schema();
-  UREC_ASSIGN_OR_RETURN(source.image_field_, schema.FindField(fields.image));
-  if (schema.field(source.image_field_).type != FieldType::kBytes) {
-    return Status::InvalidArgument("image field '" + fields.image + "' is not a bytes field");
+  if (!fields.image.empty()) {
+    UREC_ASSIGN_OR_RETURN(source.image_field_, schema.FindField(fields.image));
+    if (schema.field(source.image_field_).type != FieldType::kBytes) {
+      return Status::InvalidArgument("image field '" + fields.image + "' is not a bytes field");
+    }
   }
   if (!fields.label.empty()) {
     UREC_ASSIGN_OR_RETURN(source.label_field_, schema.FindField(fields.label));
@@ -84,7 +133,9 @@ Result<SampleSource> SampleSource::Create(std::shared_ptr<const Dataset> dataset
 }
 
 Status SampleSource::Read(uint64_t id, Blob* image, int64_t* label) const {
-  UREC_ASSIGN_OR_RETURN(*image, dataset_->GetBlob(id, image_field_));
+  if (image_field_ != kNone) {
+    UREC_ASSIGN_OR_RETURN(*image, dataset_->GetBlob(id, image_field_));
+  }
   if (label_field_ == kNone) return Status::OK();
   if (label_indexed_) {
     UREC_ASSIGN_OR_RETURN(*label, dataset_->GetIndexedInt64(id, label_field_));
@@ -131,26 +182,33 @@ CropWindow SampleDecoder::Plan(const ImageInfo& info, uint64_t seed, uint64_t ep
 }
 
 Status SampleDecoder::Decode(std::string_view image, uint64_t seed, uint64_t epoch, uint64_t record_id,
-                             uint8_t* out, size_t out_size) {
+                             uint8_t* out, size_t out_size, CropWindow* window) {
   const int size = options_.image_size;
   if (options_.transform == SampleTransform::kCenterCrop && options_.resize_shorter > 0) {
+    if (window != nullptr) {
+      UREC_ASSIGN_OR_RETURN(ImageInfo info, ProbeImage(image));
+      *window = Plan(info, seed, epoch, record_id);
+    }
     // torchvision's Resize + CenterCrop byte for byte (unless DCT scaling
     // applies); it probes the header itself.
     return decoder_.DecodeCenterCrop(image, size, options_.resize_shorter, out, out_size);
   }
   UREC_ASSIGN_OR_RETURN(ImageInfo info, ProbeImage(image));
-  return decoder_.DecodeCropResized(image, Plan(info, seed, epoch, record_id), size, size, out, out_size);
+  const CropWindow planned = Plan(info, seed, epoch, record_id);
+  if (window != nullptr) *window = planned;
+  return decoder_.DecodeCropResized(image, planned, size, size, out, out_size);
 }
 
 Status SampleDecoder::DecodeRecord(const SampleSource& source, uint64_t id, uint64_t seed, uint64_t epoch,
-                                   uint8_t* out, size_t out_size, int64_t* label, SampleTimes* times) {
+                                   uint8_t* out, size_t out_size, int64_t* label, SampleTimes* times,
+                                   CropWindow* window) {
   using Clock = std::chrono::steady_clock;
   const Clock::time_point t0 = times != nullptr ? Clock::now() : Clock::time_point();
   Blob image;
   Status status = source.Read(id, &image, label);
   if (status.ok()) {
     const Clock::time_point t1 = times != nullptr ? Clock::now() : Clock::time_point();
-    status = Decode(image.data(), seed, epoch, id, out, out_size);
+    status = Decode(image.data(), seed, epoch, id, out, out_size, window);
     if (times != nullptr) {
       times->read_s += std::chrono::duration<double>(t1 - t0).count();
       times->decode_s += std::chrono::duration<double>(Clock::now() - t1).count();

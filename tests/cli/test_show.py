@@ -120,3 +120,70 @@ def test_bad_requests_are_clear_errors(records, tmp_path):
     ]:
         result = run_urec("show", records, *args, "-o", sheet, check=False)
         assert result.returncode == code and words in result.stderr, (args, result.stderr)
+
+
+BOX_COLOR = (255, 214, 0)
+
+
+def box_corners(boxes, window, out_w, out_h):
+    """The top-left and bottom-right pixels of each box's outline: the boxes
+    (COCO xywh) mapped onto an out_w x out_h tile through the window as
+    docs/loader.md "Boxes" says, in plain Python."""
+    x, y, w, h, flip = window
+    corners = []
+    for a, b, c, d in boxes:
+        x0, x1 = (a - x) * out_w / w, (a + c - x) * out_w / w
+        y0, y1 = (b - y) * out_h / h, (b + d - y) * out_h / h
+        if flip:
+            x0, x1 = out_w - x1, out_w - x0
+        x0, x1 = min(max(x0, 0), out_w), min(max(x1, 0), out_w)
+        y0, y1 = min(max(y0, 0), out_h), min(max(y1, 0), out_h)
+        if x1 > x0 and y1 > y0:
+            corners.append((math.floor(x0), math.floor(y0), min(math.ceil(x1), out_w) - 1, min(math.ceil(y1), out_h) - 1))
+    return corners
+
+
+def test_boxes_are_drawn_where_the_loader_maps_them(urec, tmp_path):
+    unirecord = pytest.importorskip("unirecord")
+    import io
+
+    rng = np.random.default_rng(4)
+    records = tmp_path / "det"
+    sizes = [(90, 60), (50, 120), (200, 150), (64, 64)]
+    stored = []
+    with unirecord.Writer(records, unirecord.Schema([unirecord.Field("image", "bytes"),
+                                                     unirecord.Field("boxes", "float32", shape=(-1, 4))]),
+                          "det", sync=False) as w:
+        for k, (width, height) in enumerate(sizes):
+            buf = io.BytesIO()
+            Image.fromarray(np.full((height, width, 3), 30 + 20 * k, np.uint8)).save(buf, "PNG")
+            boxes = np.array([[width * 0.1, height * 0.2, width * 0.5, height * 0.3],
+                              [width * 0.6, height * 0.5, width * 0.3, height * 0.4]], np.float32)
+            w.write({"image": buf.getvalue(), "boxes": boxes})
+            stored.append(boxes.tolist())
+    size = 64
+    sheet, legend = show(records, tmp_path, "--transform", "none", "--size", size)
+    images = unirecord.ImageDataset(records, unirecord.RandomResizedCrop(size, flip=True), seed=3, label_field=None)
+    for row in legend:
+        rid = int(row["id"])
+        width, height = sizes[rid]
+        scale = min(size / width, size / height)
+        fw, fh = (min(max(math.floor(v * scale + 0.5), 1), size) for v in (width, height))
+        left, top = int(row["x"]) + (size - fw) // 2, int(row["y"]) + (size - fh) // 2
+        for x0, y0, x1, y1 in box_corners(stored[rid], (0, 0, width, height, 0), fw, fh):
+            assert tuple(sheet[top + y0, left + x0]) == BOX_COLOR, rid
+            assert tuple(sheet[top + y1, left + x1]) == BOX_COLOR, rid
+    sheet, legend = show(records, tmp_path, "--transform", "train", "--seed", 3, "--size", size)
+    drawn = 0
+    for row in legend:
+        rid = int(row["id"])
+        for x0, y0, x1, y1 in box_corners(stored[rid], images.crop_window(rid), size, size):
+            assert tuple(sheet[int(row["y"]) + y0, int(row["x"]) + x0]) == BOX_COLOR, rid
+            assert tuple(sheet[int(row["y"]) + y1, int(row["x"]) + x1]) == BOX_COLOR, rid
+            drawn += 1
+    assert drawn > 0
+    # --boxes names a field that must exist and be boxes; without it, no boxes.
+    bad = run_urec("show", records, "--boxes", "nope", "-o", tmp_path / "x.png", check=False)
+    assert bad.returncode != 0 and "nope" in bad.stderr
+    bad = run_urec("show", records, "--boxes", "image", "-o", tmp_path / "x.png", check=False)
+    assert bad.returncode != 0 and "not float32 (-1, 4)" in bad.stderr

@@ -6,7 +6,9 @@
 //
 // Under each tile a strip shows the record id and the label in a built-in
 // 3x5 digit font (digits are all it needs); sheet.tsv beside the sheet
-// names every tile's id, label, class name, path and position.
+// names every tile's id, label, class name, path and position. When the
+// dataset has a boxes field (float32 (-1, 4), --boxes), each tile shows its
+// boxes as the Loader maps them (MapBoxes, the one box mapping).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -38,12 +40,16 @@ struct ShowArgs {
   int count = 16;
   int columns = 0;
   std::string output;
+  std::string boxes = "boxes";  // drawn when the dataset has this field
+  bool boxes_given = false;     // --boxes on the command line: the field must exist
+  std::string box_format = "xywh";
 };
 
 constexpr int kGap = 4;        // pixels between tiles and around the sheet
 constexpr int kScale = 2;      // each font pixel is kScale x kScale
 constexpr int kStrip = 5 * kScale + 4;  // the caption strip under a tile
 constexpr uint8_t kBackground = 40;
+constexpr uint8_t kBoxColor[3] = {255, 214, 0};
 
 // Digits 0-9, 3 columns x 5 rows, one bit per pixel (bit 2 = left).
 constexpr uint8_t kDigits[10][5] = {
@@ -77,6 +83,15 @@ struct Sheet {
       x += 4 * kScale;
     }
   }
+  // The outline of the box (x0, y0)-(x1, y1), clipped to the sheet.
+  void Outline(int x0, int y0, int x1, int y1) {
+    auto dot = [&](int x, int y) {
+      if (x < 0 || y < 0 || x >= width || y >= height) return;
+      std::copy(kBoxColor, kBoxColor + 3, &rgb[(size_t(y) * width + x) * 3]);
+    };
+    for (int x = x0; x <= x1; ++x) dot(x, y0), dot(x, y1);
+    for (int y = y0; y <= y1; ++y) dot(x0, y), dot(x1, y);
+  }
   void Paste(const uint8_t* tile, int w, int h, int x, int y) {
     for (int r = 0; r < h; ++r) {
       std::copy(tile + size_t(r) * w * 3, tile + size_t(r + 1) * w * 3, &rgb[(size_t(y + r) * width + x) * 3]);
@@ -105,13 +120,22 @@ Result<std::vector<uint64_t>> ChooseIds(const Dataset& dataset, const ShowArgs& 
   return ids;
 }
 
+// Where an image went in its tile: `window` (of the image's pixels) was
+// resized to width x height at (x, y) of the tile.
+struct Placement {
+  CropWindow window;
+  int x = 0, y = 0, width = 0, height = 0;
+};
+
 // The whole image scaled to fit size x size (aspect kept), centered on the
 // background: --transform none.
-Status FitWhole(ImageDecoder* decoder, std::string_view bytes, int size, std::vector<uint8_t>* tile) {
+Status FitWhole(ImageDecoder* decoder, std::string_view bytes, int size, std::vector<uint8_t>* tile,
+                Placement* placement) {
   UREC_ASSIGN_OR_RETURN(RgbImage image, decoder->Decode(bytes));
   const double scale = std::min(double(size) / image.width, double(size) / image.height);
   const int w = std::clamp(int(std::lround(image.width * scale)), 1, size);
   const int h = std::clamp(int(std::lround(image.height * scale)), 1, size);
+  *placement = Placement{CropWindow{0, 0, image.width, image.height, false}, (size - w) / 2, (size - h) / 2, w, h};
   std::vector<uint8_t> fitted(size_t(w) * h * 3);
   UREC_RETURN_IF_ERROR(image_internal::ResizeRgb(image.pixels.data(), image.width, image.height, size_t(image.width) * 3,
                                  fitted.data(), w, h, false));
@@ -137,6 +161,44 @@ std::string TsvField(std::string s) {
   return s;
 }
 
+// The boxes field to draw: its index, or -1 when there is none to draw.
+Result<int> BoxesField(const Dataset& dataset, const ShowArgs& args) {
+  const int index = dataset.schema().FieldIndex(args.boxes);
+  if (index < 0) {
+    if (args.boxes_given) return dataset.schema().FindField(args.boxes).status().WithContext("--boxes");
+    return -1;
+  }
+  const Field& field = dataset.schema().field(size_t(index));
+  if (field.type != FieldType::kFloat32 || field.shape != std::vector<int64_t>{kVariableDim, 4}) {
+    if (!args.boxes_given) return -1;
+    return Status::InvalidArgument("--boxes: field '" + args.boxes + "' is not float32 (-1, 4)");
+  }
+  return index;
+}
+
+// Draws record `id`'s boxes mapped as the Loader maps them onto the tile at
+// (x, y) of the sheet.
+Status DrawBoxes(const Dataset& dataset, uint64_t id, int field, BoxFormat format, const Placement& placement,
+                 int x, int y, Sheet* sheet) {
+  UREC_ASSIGN_OR_RETURN(Record record, dataset.Get(id));
+  UREC_ASSIGN_OR_RETURN(ArrayView boxes, record.GetArray(size_t(field)));
+  const size_t count = size_t(boxes.shape[0]);
+  std::vector<float> mapped(count * 4);
+  std::vector<uint8_t> keep(count);
+  const size_t kept = MapBoxes(placement.window, placement.width, placement.height, format, boxes.as<float>(), count,
+                               mapped.data(), keep.data());
+  for (size_t b = 0; b < kept; ++b) {
+    const float* m = &mapped[4 * b];
+    const float x1 = format == BoxFormat::kXYWH ? m[0] + m[2] : m[2];
+    const float y1 = format == BoxFormat::kXYWH ? m[1] + m[3] : m[3];
+    const int left = x + placement.x, top = y + placement.y;
+    sheet->Outline(left + int(std::floor(m[0])), top + int(std::floor(m[1])),
+                   left + std::min(int(std::ceil(x1)), placement.width) - 1,
+                   top + std::min(int(std::ceil(y1)), placement.height) - 1);
+  }
+  return Status::OK();
+}
+
 Status RunShow(const ShowArgs& args) {
   if (args.output.empty()) return Status::InvalidArgument("-o SHEET.png is required");
   if (!args.where.empty() && !args.ids.empty()) return Status::InvalidArgument("--where and --ids exclude each other");
@@ -154,7 +216,11 @@ Status RunShow(const ShowArgs& args) {
     return Status::InvalidArgument("--transform must be none, train or val, not '" + args.transform + "'");
   }
   UREC_ASSIGN_OR_RETURN(std::unique_ptr<SampleDecoder> sample_decoder, SampleDecoder::Create(options));
-  UREC_ASSIGN_OR_RETURN(SampleSource source, SampleSource::Create(dataset, SampleFields{}, args.path));
+  SampleFields fields;
+  if (dataset->schema().FieldIndex(fields.label) < 0) fields.label = "";  // e.g. a detection dataset
+  UREC_ASSIGN_OR_RETURN(SampleSource source, SampleSource::Create(dataset, fields, args.path));
+  UREC_ASSIGN_OR_RETURN(const int boxes_field, BoxesField(*dataset, args));
+  UREC_ASSIGN_OR_RETURN(const BoxFormat box_format, ParseBoxFormat(args.box_format));
   std::vector<std::string> classes;
   auto found = dataset->metadata().find(kClassesMetadataKey);
   if (found != dataset->metadata().end()) classes = DecodeNameList(found->second);
@@ -174,17 +240,23 @@ Status RunShow(const ShowArgs& args) {
   for (int t = 0; t < n; ++t) {
     const uint64_t id = ids[t];
     int64_t label = -1;
+    Placement placement{CropWindow{}, 0, 0, args.size, args.size};
     if (args.transform == "none") {
       Blob image;
       UREC_RETURN_IF_ERROR(source.Read(id, &image, &label).WithContext(source.Describe(id)));
-      UREC_RETURN_IF_ERROR(FitWhole(&whole, image.data(), args.size, &tile).WithContext(source.Describe(id)));
-    } else {
       UREC_RETURN_IF_ERROR(
-          sample_decoder->DecodeRecord(source, id, args.seed, args.epoch, tile.data(), tile.size(), &label));
+          FitWhole(&whole, image.data(), args.size, &tile, &placement).WithContext(source.Describe(id)));
+    } else {
+      UREC_RETURN_IF_ERROR(sample_decoder->DecodeRecord(source, id, args.seed, args.epoch, tile.data(), tile.size(),
+                                                        &label, nullptr, &placement.window));
     }
     const int x = kGap + (t % columns) * (args.size + kGap);
     const int y = kGap + (t / columns) * (args.size + kStrip + kGap);
     sheet.Paste(tile.data(), args.size, args.size, x, y);
+    if (boxes_field >= 0) {
+      UREC_RETURN_IF_ERROR(DrawBoxes(*dataset, id, boxes_field, box_format, placement, x, y, &sheet)
+                               .WithContext(source.Describe(id)));
+    }
     sheet.Text(x + 2, y + args.size + 2, std::to_string(id) + (source.has_labels() ? "  " + std::to_string(label) : ""),
                x + args.size);
     std::string path;
@@ -234,7 +306,16 @@ CommandRunner SetupShow(CLI::App* cmd) {
   cmd->add_option("--count", args->count, "At most this many samples")->check(IntegerIn(1, 1024))->capture_default_str();
   cmd->add_option("--columns", args->columns, "Tiles per row (default: a square sheet)")->check(IntegerIn(0, 1024));
   cmd->add_option("-o,--output", args->output, "The sheet, a PNG; the legend goes beside it as .tsv")->required();
-  return [args] { return RunShow(*args); };
+  CLI::Option* boxes = cmd->add_option("--boxes", args->boxes,
+                                       "Draw this float32 (-1, 4) field's boxes on the tiles, mapped as the Loader "
+                                       "maps them (drawn by default when a field 'boxes' exists)")
+                           ->capture_default_str();
+  cmd->add_option("--box-format", args->box_format, "xywh (COCO's) or xyxy")->capture_default_str();
+  return [args, boxes] {
+    ShowArgs run = *args;
+    run.boxes_given = boxes->count() > 0;
+    return RunShow(run);
+  };
 }
 
 }  // namespace
