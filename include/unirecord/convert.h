@@ -64,6 +64,15 @@ struct ConvertOptions {
   // fsync the output at the end (tests may turn it off for speed).
   bool sync = true;
 
+  // Add the folder's records to dataset NAME in OUT instead of replacing it:
+  // the new generation holds a copy of the committed shards (ids 0..n-1
+  // unchanged), then the folder's (ids from n on); the class lists must be
+  // equal (InvalidArgument naming metadata 'classes' otherwise). Readers of
+  // the old generation keep reading it; a second writer waits for nothing:
+  // it is refused while this one holds the lock. No dataset NAME yet: a plain
+  // conversion. The rejects report is the folder's.
+  bool append = false;
+
   // Called every ~100 ms and once at the end, from the calling thread.
   std::function<void(const ConvertProgress&)> on_progress;
 };

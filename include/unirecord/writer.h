@@ -316,6 +316,28 @@ class StagedWrite {
 // cuts, and target_shard_bytes (when set) cuts as Writer does; num_shards
 // and expected_records must stay 0. A part with no records holds one empty
 // shard. Takes no lock: parts of one run write in parallel.
+// Stages a copy of the committed dataset at `source` (any path Dataset::Open
+// takes: a folder, OUT/NAME, a .urec) as part `part` of `num_parts` of the
+// staged write `token` of dataset `name` in `out_dir`: the part holds the
+// source's shards, in order, as they are (a copy: StagedWrite::Commit
+// rewrites their headers, so the source's files are never shared). What
+// `urec merge` and appending are made of. Errors: the source's (NotFound,
+// Corruption); a file that changes while it is copied is caught by Commit's
+// checks.
+Status StageDatasetCopy(const std::string& out_dir, const std::string& name, const std::string& token, uint32_t part,
+                        uint32_t num_parts, const std::string& source, bool sync = true);
+
+// Merges datasets with the same schema and metadata (class list included)
+// into dataset `name` in `out_dir`: the inputs' records in argument order
+// (ids concatenated), their shards copied in order, committed as a new
+// generation (a dataset `name` already in `out_dir` is replaced; it may be
+// one of the inputs). Shards are copied, never hard-linked: every shard's
+// header names its dataset's UUID and shard count (format/SPEC.md section
+// 5), which the merged dataset changes. A mismatch is refused naming what
+// differs (the schemas, or the metadata keys) and the input's part number.
+Result<WriterSummary> MergeDatasets(const std::string& out_dir, const std::string& name,
+                                    const std::vector<std::string>& inputs, const StagedWriteOptions& options = {});
+
 class PartWriter {
  public:
   static Result<std::unique_ptr<PartWriter>> Create(const std::string& out_dir, const std::string& name,

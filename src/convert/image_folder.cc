@@ -21,6 +21,7 @@
 #include "convert/image_folder_listing.h"
 #include "convert/source_image.h"
 #include "unirecord/convert.h"
+#include "unirecord/dataset.h"
 #include "unirecord/schema.h"
 #include "unirecord/writer.h"
 #include "util/threads.h"
@@ -465,8 +466,21 @@ Result<ConvertReport> ConvertImageFolder(const std::string& src, const std::stri
   UREC_ASSIGN_OR_RETURN(ImageFolderPlan plan, PlanImageFolder(src, out, options));
   StagedWriteOptions staged_options;
   staged_options.sync = options.sync;
-  UREC_ASSIGN_OR_RETURN(std::unique_ptr<StagedWrite> staged, StagedWrite::Begin(out, plan.name, 1, staged_options));
+  const std::string existing = out + "/" + plan.name;
+  bool append = false;
+  if (options.append) {
+    Result<std::shared_ptr<Dataset>> old = Dataset::Open(existing);
+    if (!old.ok() && old.status().code() != StatusCode::kNotFound) return old.status();
+    append = old.ok();
+  }
+  const uint32_t parts = append ? 2 : 1;
+  UREC_ASSIGN_OR_RETURN(std::unique_ptr<StagedWrite> staged, StagedWrite::Begin(out, plan.name, parts, staged_options));
+  if (append) {
+    UREC_RETURN_IF_ERROR(StageDatasetCopy(out, plan.name, staged->token(), 0, parts, existing, options.sync));
+  }
   ImageFolderPart whole;
+  whole.part = parts - 1;
+  whole.num_parts = parts;
   whole.classes = plan.classes;
   whole.files = std::move(plan.files);
   whole.shard_starts = plan.shard_starts;

@@ -382,3 +382,56 @@ TEST_F(ConvertImageFolderTest, PartsRunAnywhereCommitTheBytesOfALocalConversion)
 
 }  // namespace
 }  // namespace unirecord
+
+namespace unirecord {
+namespace {
+
+TEST_F(ConvertImageFolderTest, AppendAddsANewGenerationWithIdsThatContinue) {
+  SyntheticFolderOptions synth;
+  synth.classes = 3;
+  synth.per_class = 2;
+  synth.width = 64;
+  synth.height = 48;
+  synth.seed = 0;  // the class names come from the seed: the same three classes
+  const std::string more = scratch_ / "more";
+  ASSERT_TRUE(WriteSyntheticImageFolder(more, synth).ok());
+  const std::string out = scratch_ / "out";
+  ConvertOptions options = Options();
+  options.num_shards = 2;
+  auto first = ConvertImageFolder(src_, out, options);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  auto old = Dataset::Open(out);
+  ASSERT_TRUE(old.ok());
+  options.append = true;
+  auto appended = ConvertImageFolder(more, out, options);
+  ASSERT_TRUE(appended.ok()) << appended.status().ToString();
+  EXPECT_EQ(appended->shards, 4u);
+  auto now = Dataset::Open(out);
+  ASSERT_TRUE(now.ok());
+  ASSERT_EQ((*now)->size(), first->written + 6);
+  for (uint64_t id = 0; id < (*now)->size(); ++id) {
+    auto record = (*now)->Get(id);
+    ASSERT_TRUE(record.ok());
+    if (id < first->written) {
+      // The old generation, still open, reads as before; the new one holds the same records first.
+      EXPECT_EQ(*record->GetString(2), *(*old)->Get(id)->GetString(2)) << id;
+      EXPECT_EQ(*record->GetBytes(0), *(*old)->Get(id)->GetBytes(0)) << id;
+    }
+  }
+  EXPECT_TRUE((*now)->Verify().ok());
+  EXPECT_TRUE((*old)->Verify().ok());
+  // Appending a folder of other classes is refused, naming the class list.
+  synth.classes = 2;
+  const std::string other = scratch_ / "other";
+  ASSERT_TRUE(WriteSyntheticImageFolder(other, synth).ok());
+  options.num_shards = 1;
+  auto refused = ConvertImageFolder(other, out, options);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("metadata 'classes'"), std::string::npos) << refused.status().message();
+  auto still = Dataset::Open(out);
+  ASSERT_TRUE(still.ok());
+  EXPECT_EQ((*still)->size(), first->written + 6);
+}
+
+}  // namespace
+}  // namespace unirecord

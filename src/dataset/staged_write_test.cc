@@ -194,3 +194,50 @@ TEST(StagedWriteTest, PartWriterRefusesBadArguments) {
 
 }  // namespace
 }  // namespace unirecord
+
+namespace unirecord {
+namespace {
+
+// A one-part dataset of records [begin, end) with a cut at each of `cuts`.
+void WriteDataset(const std::string& dir, uint64_t begin, uint64_t end, const std::vector<uint64_t>& cuts) {
+  auto staged = StagedWrite::Begin(dir, "train", 1, NoSync());
+  ASSERT_TRUE(staged.ok()) << staged.status().ToString();
+  ASSERT_TRUE(WritePart(dir, (*staged)->token(), 0, 1, begin, end, cuts).ok());
+  ASSERT_TRUE((*staged)->Commit().ok());
+}
+
+TEST(MergeTest, MergedDatasetsEqualOneWrittenWholeAndMismatchesAreRefused) {
+  testing::ScratchDir a, b, whole, merged, other;
+  WriteDataset(a.path(), 0, 40, {20});
+  WriteDataset(b.path(), 40, 60, {});
+  {
+    auto staged = StagedWrite::Begin(whole.path(), "train", 2, NoSync());
+    ASSERT_TRUE(staged.ok());
+    ASSERT_TRUE(WritePart(whole.path(), (*staged)->token(), 0, 2, 0, 40, {20}).ok());
+    ASSERT_TRUE(WritePart(whole.path(), (*staged)->token(), 1, 2, 40, 60, {}).ok());
+    ASSERT_TRUE((*staged)->Commit().ok());
+  }
+  auto summary = MergeDatasets(merged.path(), "train", {a.path(), b.path()}, NoSync());
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+  EXPECT_EQ(summary->records, 60u);
+  EXPECT_EQ(summary->shards, 3u);
+  EXPECT_TRUE(Files(merged.path()) == Files(whole.path()));
+  const auto inputs = Files(a.path());
+
+  // Another class list: refused, naming the key; nothing committed.
+  auto writer = Writer::Create(other.path(), "train", testing::SampleSchema(), PartOptions());
+  ASSERT_TRUE(writer.ok());
+  ASSERT_TRUE((*writer)->SetMetadata("classes", "x\ny").ok());
+  ASSERT_TRUE((*writer)->SetMetadata("source", "train").ok());
+  ASSERT_TRUE((*writer)->Finish().ok());
+  const auto before = Files(merged.path());
+  auto refused = MergeDatasets(merged.path(), "train", {a.path(), other.path()}, NoSync());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("part 1 shard 0"), std::string::npos) << refused.status().message();
+  EXPECT_NE(refused.status().message().find("metadata 'classes'"), std::string::npos) << refused.status().message();
+  EXPECT_TRUE(Files(merged.path()) == before);
+  EXPECT_TRUE(Files(a.path()) == inputs);  // inputs are copied, never changed
+}
+
+}  // namespace
+}  // namespace unirecord

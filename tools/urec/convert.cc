@@ -31,6 +31,7 @@ struct ConvertArgs {
 // is $UREC_PYTHON, else python3 on PATH; it must import unirecord and
 // distributed (docs/cli.md).
 Status RunOnScheduler(const ConvertArgs& args) {
+  if (args.options.append) return Status::InvalidArgument("--append runs locally only (not with --scheduler)");
   if (args.options.num_shards == 0) {
     return Status::InvalidArgument("--scheduler needs --shards N: the tasks write whole shards, and the shard count "
                                    "fixes the bytes (the same as a local convert with --shards N)");
@@ -136,6 +137,9 @@ CommandRunner SetupConvert(CLI::App* cmd) {
       ->excludes(shards);
   folder->add_option("--threads", o.threads, "Reading threads (0: one per core)")->capture_default_str()
       ->check(IntegerIn(0, kMaxThreads));
+  folder->add_flag("--append", o.append,
+                   "Add the folder's records to dataset NAME in OUT (a new generation: the old shards copied, ids "
+                   "continue; the class lists must be equal) instead of replacing it");
   folder->add_flag("--strict", o.strict, "Fail on the first file that is not a usable JPEG");
   folder->add_flag("--keep-original", o.keep_original,
                    "Store each JPEG's source bytes untouched instead of its lossless rewrite into the fast "
