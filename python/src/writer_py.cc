@@ -269,7 +269,8 @@ std::unique_ptr<PyWriter> NewWriter(const py::object& out, const py::object& sch
                                     const py::object& target_shard_bytes, const py::object& metadata,
                                     const py::object& classes, const py::object& blob_compression,
                                     const py::object& zstd_level, const py::object& threads, const py::object& sync,
-                                    const py::object& blob_page_bytes, const py::object& scalar_page_bytes) {
+                                    const py::object& blob_page_bytes, const py::object& scalar_page_bytes,
+                                    const py::object& mode) {
   auto w = std::make_unique<PyWriter>();
   w->schema = ToSchema(schema);
   w->out_dir = PathArg("out", out);
@@ -278,6 +279,11 @@ std::unique_ptr<PyWriter> NewWriter(const py::object& out, const py::object& sch
                                       blob_page_bytes, scalar_page_bytes);
   o.num_shards = IntArgAs<uint32_t>("num_shards", num_shards);
   o.expected_records = IntArgAs<uint64_t>("expected_records", expected_records);
+  const std::string mode_name = StrArg("mode", mode);
+  if (mode_name != "write" && mode_name != "append") {
+    RaiseStatus(Status::InvalidArgument("mode must be 'write' or 'append', not '" + mode_name + "'"));
+  }
+  o.append = mode_name == "append";
   unirecord::Result<std::unique_ptr<Writer>> r = Status::Internal("not created");
   {
     py::gil_scoped_release nogil;
@@ -587,6 +593,9 @@ RuntimeError naming the holder while one is open.
 Sharding: num_shards=N round-robin (or contiguous with expected_records=n),
 or target_shard_bytes=B; neither: one shard. metadata: {str: str|bytes}, set
 before the first write; classes: list of class names (metadata "classes").
+mode="append": add the records to dataset NAME as a new generation (its
+shards copied first, ids continue; same schema and metadata, or finish()
+raises naming what differs; new shards cut by target_shard_bytes).
 )doc");
   writer_class
       .def(py::init(&NewWriter), py::arg("out"), py::arg("schema"), py::arg("name") = "data", py::kw_only(),
@@ -595,7 +604,8 @@ before the first write; classes: list of class names (metadata "classes").
            py::arg("classes") = py::none(),
            py::arg("blob_compression") = unirecord::BlobCompressionName(w.default_blob_compression),
            py::arg("zstd_level") = w.zstd_level, py::arg("threads") = w.threads, py::arg("sync") = w.sync,
-           py::arg("blob_page_bytes") = w.blob_page_bytes, py::arg("scalar_page_bytes") = w.scalar_page_bytes)
+           py::arg("blob_page_bytes") = w.blob_page_bytes, py::arg("scalar_page_bytes") = w.scalar_page_bytes,
+           py::arg("mode") = "write")
       .def("finish", &PyWriter::Finish,
            "Completes and fsyncs every file and commits them as a new generation; returns the summary dict "
            "(records, shards, bytes, uuid, shard_paths, index_paths, manifest_path, generation).");

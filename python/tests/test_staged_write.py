@@ -62,3 +62,25 @@ def test_a_missing_part_commits_nothing_and_a_second_run_is_refused(tmp_path):
     assert os.listdir(out) == []  # the staged part and the lock file are gone
     with pytest.raises(ValueError, match="token"):
         unirecord.PartWriter(out, SCHEMA, "train", token="x1", part=0, num_parts=1)
+
+
+def test_writer_append_mode_adds_a_generation_whose_ids_continue(tmp_path):
+    with unirecord.Writer(tmp_path, SCHEMA, "train", classes=["a", "b", "c"], sync=False) as w:
+        for k in range(10):
+            w.write(record(k))
+    old = unirecord.Dataset(str(tmp_path))
+    with unirecord.Writer(tmp_path, SCHEMA, "train", classes=["a", "b", "c"], sync=False, mode="append") as w:
+        with pytest.raises(RuntimeError, match="being written by another writer"):
+            unirecord.Writer(tmp_path, SCHEMA, "train", mode="append")
+        for k in range(10, 25):
+            w.write(record(k))
+    assert w.summary["records"] == 25 and w.summary["generation"] == 2 and w.summary["shards"] == 2
+    now = unirecord.Dataset(str(tmp_path))
+    assert [now[k]["path"] for k in range(25)] == ["r%04d" % k for k in range(25)]
+    assert [old[k]["path"] for k in range(10)] == ["r%04d" % k for k in range(10)]  # opened before: still reads
+    with pytest.raises(ValueError, match="metadata 'classes'"):
+        with unirecord.Writer(tmp_path, SCHEMA, "train", classes=["x"], sync=False, mode="append") as w:
+            w.write(record(0))
+    assert len(unirecord.Dataset(str(tmp_path))) == 25
+    with pytest.raises(ValueError, match="mode must be"):
+        unirecord.Writer(tmp_path, SCHEMA, "train", mode="rewrite")

@@ -241,3 +241,67 @@ TEST(MergeTest, MergedDatasetsEqualOneWrittenWholeAndMismatchesAreRefused) {
 
 }  // namespace
 }  // namespace unirecord
+
+namespace unirecord {
+namespace {
+
+// The shard and index files' bytes, in name order (generations aside).
+std::vector<std::string> ShardBytes(const std::string& dir) {
+  std::vector<std::string> bytes;
+  for (const auto& [name, data] : Files(dir)) {
+    if (name.find(".urec") != std::string::npos || name.find(".uidx") != std::string::npos) bytes.push_back(data);
+  }
+  return bytes;
+}
+
+TEST(AppendTest, AWriterAppendsANewGenerationWhoseIdsContinue) {
+  testing::ScratchDir dir, reference;
+  WriterOptions first = testing::SmallPages(2);
+  first.expected_records = 30;
+  ASSERT_TRUE(testing::WriteSample(dir.path(), "train", 30, first).ok());
+  auto old = Dataset::Open(dir.path());
+  ASSERT_TRUE(old.ok());
+
+  WriterOptions options = PartOptions();
+  options.append = true;
+  auto writer = Writer::Create(dir.path(), "train", testing::SampleSchema(), options);
+  ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+  auto second = Writer::Create(dir.path(), "train", testing::SampleSchema(), options);
+  EXPECT_EQ(second.status().code(), StatusCode::kFailedPrecondition);  // appenders take turns
+  ASSERT_TRUE((*writer)->SetMetadata("classes", "a\nb\nc\nd\ne").ok());
+  ASSERT_TRUE((*writer)->SetMetadata("source", "train").ok());
+  RecordBuilder record((*writer)->schema());
+  for (uint64_t k = 30; k < 60; ++k) {
+    const testing::SampleValues values = testing::SampleRecord(k);
+    ASSERT_TRUE(testing::FillSample(record, values).ok());
+    ASSERT_TRUE((*writer)->Write(record).ok());
+  }
+  Status finished = (*writer)->Finish();
+  ASSERT_TRUE(finished.ok()) << finished.ToString();
+  EXPECT_EQ((*writer)->summary().records, 60u);
+  EXPECT_EQ((*writer)->summary().generation, 2u);
+
+  // The same as the 60 records written as two parts, cut where they were.
+  auto staged = StagedWrite::Begin(reference.path(), "train", 2, NoSync());
+  ASSERT_TRUE(staged.ok());
+  ASSERT_TRUE(WritePart(reference.path(), (*staged)->token(), 0, 2, 0, 30, {15}).ok());
+  ASSERT_TRUE(WritePart(reference.path(), (*staged)->token(), 1, 2, 30, 60, {}).ok());
+  ASSERT_TRUE((*staged)->Commit().ok());
+  EXPECT_TRUE(ShardBytes(dir.path()) == ShardBytes(reference.path()));
+  EXPECT_TRUE((*old)->Verify().ok());  // the old generation, open before, still reads
+  EXPECT_EQ((*old)->size(), 30u);
+
+  // Another class list: nothing committed.
+  auto odd = Writer::Create(dir.path(), "train", testing::SampleSchema(), options);
+  ASSERT_TRUE(odd.ok());
+  ASSERT_TRUE((*odd)->SetMetadata("classes", "x").ok());
+  Status refused = (*odd)->Finish();
+  EXPECT_EQ(refused.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.message().find("metadata 'classes'"), std::string::npos) << refused.message();
+  auto now = Dataset::Open(dir.path());
+  ASSERT_TRUE(now.ok());
+  EXPECT_EQ((*now)->size(), 60u);
+}
+
+}  // namespace
+}  // namespace unirecord

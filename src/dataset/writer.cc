@@ -14,6 +14,7 @@
 #include "format/format_constants.h"
 #include "io/file.h"
 #include "shard/shard_writer.h"
+#include "unirecord/dataset.h"
 #include "util/threads.h"
 
 namespace unirecord {
@@ -48,6 +49,10 @@ struct Writer::Impl {
     std::string attempt;  // lowercase hex, random: this attempt's file names
   };
   std::optional<Part> part;
+  // Appending (WriterOptions::append): the staged write this writer's
+  // records are part 1 of, after a copy of `append_source` as part 0.
+  std::unique_ptr<StagedWrite> staged;
+  std::string append_source;
 
   Result<shard::ShardWriter*> StartShard() {
     const uint32_t number = static_cast<uint32_t>(shards.size());
@@ -122,6 +127,16 @@ struct Writer::Impl {
     }
     shards.clear();  // closes their files
     dataset::ReleaseDataset(out_dir, name, &lock);
+    staged.reset();  // an append's: removes what it staged, releases the lock
+  }
+
+  // Stages this writer's records, copies the committed dataset, commits both.
+  Status CommitAppend() {
+    UREC_RETURN_IF_ERROR(StagePart());
+    UREC_RETURN_IF_ERROR(StageDatasetCopy(out_dir, name, part->token, 0, 2, append_source, options.sync));
+    UREC_RETURN_IF_ERROR(staged->Commit());
+    summary = staged->summary();
+    return Status::OK();
   }
 
   // Closes every shard and writes its final headers: the dataset's values
@@ -207,6 +222,26 @@ Result<std::unique_ptr<Writer>> Writer::Create(const std::string& out_dir, const
                                                const Schema& schema, const WriterOptions& options) {
   UREC_RETURN_IF_ERROR(dataset::CheckDatasetName(name, "writer"));
   UREC_RETURN_IF_ERROR(CheckWriterOptions(schema, options));
+  if (options.append) {
+    if (options.num_shards > 0 || options.expected_records > 0) {
+      return Status::InvalidArgument("writer: append cuts new shards by target_shard_bytes only "
+                                     "(num_shards and expected_records must be 0)");
+    }
+    const std::string existing = io::JoinPath(out_dir, name);
+    Result<std::shared_ptr<Dataset>> old = Dataset::Open(existing);
+    if (!old.ok() && old.status().code() != StatusCode::kNotFound) return old.status();
+    if (old.ok()) {
+      StagedWriteOptions staged_options;
+      staged_options.threads = options.threads;
+      staged_options.sync = options.sync;
+      auto impl = std::make_unique<Impl>();
+      UREC_ASSIGN_OR_RETURN(impl->staged, StagedWrite::Begin(out_dir, name, 2, staged_options));
+      impl->part = Impl::Part{impl->staged->token(), 1, 2, RandomHex()};
+      impl->append_source = existing;
+      UREC_RETURN_IF_ERROR(impl->Init(out_dir, name, schema, options));
+      return std::unique_ptr<Writer>(new Writer(std::move(impl)));
+    }
+  }
   UREC_ASSIGN_OR_RETURN(dataset::DatasetLock locked, dataset::LockDataset(out_dir, name, "writer"));
   auto impl = std::make_unique<Impl>();
   impl->lock = std::move(locked.lock);
@@ -315,7 +350,7 @@ Status Writer::Finish() {
   if (w.finished) return Status::FailedPrecondition("writer: Finish called twice");
   w.finished = true;
   if (!w.failure.ok()) return Status::FailedPrecondition("writer: unusable after an earlier error: " + w.failure.message());
-  Status status = w.part ? w.StagePart() : w.Commit();
+  Status status = w.staged ? w.CommitAppend() : w.part ? w.StagePart() : w.Commit();
   w.finished_ok = status.ok();
   w.Release();
   return status;

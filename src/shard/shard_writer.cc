@@ -179,6 +179,11 @@ Status ShardWriter::Close() {
   shard_file_length_ = file_.offset();
   UREC_RETURN_IF_ERROR(file_.Close());
   pages_ = std::vector<fb::PageEntry>();
+  // A writer keeps its closed shards until Finish: their compression
+  // state (about 1 MB with zstd's context) goes now (docs/scale.md).
+  zstd_.reset();
+  compressed_ = std::string();
+  column_values_ = std::vector<std::string_view>();
   UREC_ASSIGN_OR_RETURN(index_file_length_, index_.WriteFile(index_temp_path_));
   return Status::OK();
 }
