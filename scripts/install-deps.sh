@@ -12,6 +12,7 @@ packages=(
   libcli11-dev nlohmann-json3-dev googletest libgtest-dev libbenchmark-dev libsqlite3-dev libroaring-dev
   python3 python3-dev python3-venv python3-pip python3-setuptools python3-wheel pybind11-dev libdlpack-dev
   python3-numpy python3-pil python3-pytest python3-torch python3-torchvision python3-matplotlib
+  python3-dask python3-distributed
   libstb-dev libyuv-dev libswscale-dev
   strace
   libtorch-dev

@@ -18,6 +18,7 @@
 
 #include "unirecord/image.h"
 #include "unirecord/status.h"
+#include "unirecord/writer.h"
 
 namespace unirecord {
 
@@ -38,9 +39,10 @@ struct ConvertOptions {
   std::string name;
 
   // At most one of these. num_shards = N splits the records into N
-  // contiguous shards (ids keep the folder order; rejected files leave the
-  // last shards slightly short; N over the number of image files is refused:
-  // shards would be empty). target_shard_bytes = B starts a new shard
+  // contiguous shards (ids keep the folder order; shard s holds what was
+  // written of candidates [s*n/N, (s+1)*n/N) of the n image files, so a
+  // rejected file leaves its own shard one short; N over the number of
+  // image files is refused: shards would be empty). target_shard_bytes = B starts a new shard
   // once one reaches B bytes. Neither: shards of about 1 GiB.
   uint32_t num_shards = 0;
   uint64_t target_shard_bytes = 0;
@@ -61,6 +63,15 @@ struct ConvertOptions {
 
   // fsync the output at the end (tests may turn it off for speed).
   bool sync = true;
+
+  // Add the folder's records to dataset NAME in OUT instead of replacing it:
+  // the new generation holds a copy of the committed shards (ids 0..n-1
+  // unchanged), then the folder's (ids from n on); the class lists must be
+  // equal (InvalidArgument naming metadata 'classes' otherwise). Readers of
+  // the old generation keep reading it; a second writer waits for nothing:
+  // it is refused while this one holds the lock. No dataset NAME yet: a plain
+  // conversion. The rejects report is the folder's.
+  bool append = false;
 
   // Called every ~100 ms and once at the end, from the calling thread.
   std::function<void(const ConvertProgress&)> on_progress;
@@ -99,6 +110,15 @@ struct ConvertReport {
   // shards (skipped ones with a reason that starts "skipped:").
   std::vector<ConvertRejection> not_written;
   std::string rejects_path;
+};
+
+// One file of an image folder as ConvertImageFolder lists it.
+struct ImageFolderFile {
+  std::string path;  // relative to the folder root, '/'-separated
+  // Index of its class; -1 for a file directly in the root (no class).
+  int64_t label = -1;
+  // A candidate image (an image extension) inside a class folder.
+  bool is_candidate = false;
 };
 
 // Converts a torchvision-style ImageFolder: SRC/<class>/**/<image>.
@@ -144,6 +164,66 @@ struct ConvertReport {
 // OUT holds the old dataset or the new one, never a mix (Writer, writer.h).
 Result<ConvertReport> ConvertImageFolder(const std::string& src, const std::string& out,
                                          const ConvertOptions& options = {});
+
+// ---------------------------------------------------------------------------
+// The same conversion cut into parts that any processes may run, committed
+// by one (StagedWrite, writer.h; unirecord.distributed runs them on Dask).
+// ConvertImageFolder is these three steps in one process, so the bytes are
+// the same however the parts are spread: with num_shards = N, shard s
+// holds the written files among candidates [s*n/N, (s+1)*n/N) of the n
+// candidates in folder order (a rejected file leaves its own shard one
+// record short), and a part is a run of whole shards.
+
+// The listing and the cut, made once by the driver. Refuses what
+// ConvertImageFolder refuses before writing (bad SRC, OUT inside SRC, no
+// candidates, num_shards over the candidates).
+struct ImageFolderPlan {
+  std::string name;                  // the dataset name (ConvertOptions::name or SRC's)
+  std::vector<std::string> classes;  // label i is classes[i]
+  std::vector<ImageFolderFile> files;  // every file left to convert, in folder order
+  uint64_t candidates = 0;
+  // With num_shards = N: N + 1 entries; shard s converts
+  // files[shard_starts[s], shard_starts[s + 1]) (files that are not
+  // candidates go with the shard before them). Empty without num_shards:
+  // target_shard_bytes cuts, so the whole folder is one part.
+  std::vector<size_t> shard_starts;
+  // Class folders the class list cannot store, reported before every part's
+  // rows (see ConvertImageFolder), and how many image and other files they held.
+  std::vector<ConvertRejection> left_out;
+  uint64_t left_out_rejected = 0;
+  uint64_t left_out_skipped = 0;
+};
+Result<ImageFolderPlan> PlanImageFolder(const std::string& src, const std::string& out,
+                                        const ConvertOptions& options = {});
+
+// One part: a run of whole shards of a plan (or, without num_shards, the
+// whole plan as one part).
+struct ImageFolderPart {
+  std::vector<std::string> classes;
+  std::vector<ImageFolderFile> files;
+  // Where each of the part's shards starts in `files` (the first at 0); empty:
+  // ConvertOptions' target_shard_bytes (default ~1 GiB) cuts.
+  std::vector<size_t> shard_starts;
+  uint32_t part = 0;
+  uint32_t num_parts = 1;
+};
+// Shards [first_shard, end_shard) of `plan`, as part `part` of `num_parts`.
+ImageFolderPart PartOfPlan(const ImageFolderPlan& plan, uint32_t first_shard, uint32_t end_shard, uint32_t part,
+                           uint32_t num_parts);
+
+// Converts `part` into the staged write `token` of dataset `name` in `out`
+// (PartWriter). The report covers this part's files only (written,
+// rejected, skipped, not_written, byte counts); options.on_progress counts
+// the part's candidates.
+Result<ConvertReport> ConvertImageFolderPart(const std::string& src, const ImageFolderPart& part,
+                                             const std::string& out, const std::string& name,
+                                             const std::string& token, const ConvertOptions& options = {});
+
+// Adds the merged rejects report (the plan's left-out rows, then each
+// part's rows in part order) to `staged`, commits it, and returns the
+// conversion's report: the parts' counts summed, as ConvertImageFolder's.
+Result<ConvertReport> CommitImageFolder(StagedWrite& staged, const ImageFolderPlan& plan,
+                                        const std::vector<ConvertReport>& parts);
 
 }  // namespace unirecord
 

@@ -97,6 +97,19 @@ struct WriterOptions {
   // fsync files and the directory at Finish(). Tests may turn it off for
   // speed. Default: true.
   bool sync = true;
+
+  // Add the records to dataset `name` in `out_dir` instead of replacing it:
+  // Finish commits a new generation holding a copy of the committed shards
+  // (ids 0..n-1 unchanged) and then the new records (ids from n on), in new
+  // shards cut by target_shard_bytes (one shard when 0; num_shards and
+  // expected_records must stay 0). The schema and metadata must equal the
+  // dataset's: Finish fails naming what differs and commits nothing.
+  // Readers of the old generation keep reading it. The lock is held from
+  // Create to Finish, so a second appender is refused at once
+  // (FailedPrecondition naming the holder) and may retry after. No dataset
+  // `name` yet: a plain write. Shards are copied, not linked (docs/scale.md).
+  // Default: false.
+  bool append = false;
 };
 
 class Writer;
@@ -227,9 +240,144 @@ class Writer {
   const WriterSummary& summary() const;
 
  private:
+  friend class PartWriter;
   struct Impl;
   explicit Writer(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
+};
+
+// ---------------------------------------------------------------------------
+// Staged writes: one dataset written as P parts by any processes on any
+// machines that see OUT (a Dask, Spark or Ray job; docs/scale.md), committed
+// by one process:
+//
+//   // driver (holds the writers' lock from Begin to the end of Commit)
+//   UREC_ASSIGN_OR_RETURN(auto staged, StagedWrite::Begin("out", "train", /*num_parts=*/P));
+//   ... send staged->token() to the tasks ...
+//   // task k, in any process:
+//   UREC_ASSIGN_OR_RETURN(auto part, PartWriter::Create("out", "train", token, k, P, schema));
+//   ... part->Write(record) ..., part->NextShard() to cut a shard ...
+//   UREC_RETURN_IF_ERROR(part->Finish());
+//   // driver, once every task has finished:
+//   UREC_RETURN_IF_ERROR(staged->Commit());
+//
+// Part k's shards come after part k-1's: the committed dataset is the
+// parts' records in part order, each part's in Write order, cut into shards
+// where the parts cut them. The bytes depend only on that: a dataset
+// written as one part (in one process) equals the same records written as
+// parts split at shard boundaries, in any processes, in any order, with any
+// task run several times.
+//
+// A part writes under hidden names of its own attempt and renames them to
+// the part's staged names (format/file_names.h) when it is complete, so a
+// retried task replaces the files of an earlier attempt whole, and files of
+// an earlier, killed run (another token) are never taken. Commit renames
+// every staged shard to its generation name, verifies it (headers, footer,
+// index checksums: ShardReader's open-time checks), stamps the dataset's
+// values into its headers (UUID, shard number and count, first id, record
+// count; the header sizes are fixed, SPEC.md section 10) and commits one
+// manifest, exactly as Writer::Finish. Any failure (a part missing, a shard
+// that fails verification, a schema that differs between parts) commits
+// nothing and names the part and file. A driver killed at any point leaves
+// the old dataset; what the run staged is removed by the next writer of
+// NAME, under the lock.
+
+struct StagedWriteOptions {
+  // Threads that verify and stamp shards at Commit; 0 = every core; at most
+  // 1024. Default: 1.
+  int threads = 1;
+  // fsync the stamped files and the directory. Default: true.
+  bool sync = true;
+};
+
+class StagedWrite {
+ public:
+  // Takes the writers' lock of `name` in `out_dir` (created if missing, one
+  // level; FailedPrecondition naming the holder when another writer has it,
+  // as Writer::Create), removes what killed writers left, and picks a new
+  // token. num_parts: 1 .. 99999.
+  static Result<std::unique_ptr<StagedWrite>> Begin(const std::string& out_dir, const std::string& name,
+                                                    uint32_t num_parts, const StagedWriteOptions& options = {});
+  // Unless Commit succeeded: removes every staged file, releases the lock.
+  ~StagedWrite();
+  StagedWrite(const StagedWrite&) = delete;
+  StagedWrite& operator=(const StagedWrite&) = delete;
+
+  // Names this run's staged files; pass it to every PartWriter.
+  const std::string& token() const;
+  uint32_t num_parts() const;
+
+  // As Writer::AddReport: a text report committed with the dataset.
+  Status AddReport(const std::string& label, std::string text);
+
+  // Verifies every part and commits (see above); then releases the lock.
+  // After Commit (successful or not) the StagedWrite is done.
+  Status Commit();
+
+  // Valid after a successful Commit(); shard_paths are the committed names.
+  const WriterSummary& summary() const;
+
+ private:
+  struct Impl;
+  explicit StagedWrite(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Writes part `part` of `num_parts` of a StagedWrite (token from
+// StagedWrite::token()), in any process that sees `out_dir`. Options as
+// Writer's, except the sharding: a part starts with one shard, NextShard()
+// cuts, and target_shard_bytes (when set) cuts as Writer does; num_shards
+// and expected_records must stay 0. A part with no records holds one empty
+// shard. Takes no lock: parts of one run write in parallel.
+// Stages a copy of the committed dataset at `source` (any path Dataset::Open
+// takes: a folder, OUT/NAME, a .urec) as part `part` of `num_parts` of the
+// staged write `token` of dataset `name` in `out_dir`: the part holds the
+// source's shards, in order, as they are (a copy: StagedWrite::Commit
+// rewrites their headers, so the source's files are never shared). What
+// `urec merge` and appending are made of. Errors: the source's (NotFound,
+// Corruption); a file that changes while it is copied is caught by Commit's
+// checks.
+Status StageDatasetCopy(const std::string& out_dir, const std::string& name, const std::string& token, uint32_t part,
+                        uint32_t num_parts, const std::string& source, bool sync = true);
+
+// Merges datasets with the same schema and metadata (class list included)
+// into dataset `name` in `out_dir`: the inputs' records in argument order
+// (ids concatenated), their shards copied in order, committed as a new
+// generation (a dataset `name` already in `out_dir` is replaced; it may be
+// one of the inputs). Shards are copied, never hard-linked: every shard's
+// header names its dataset's UUID and shard count (format/SPEC.md section
+// 5), which the merged dataset changes. A mismatch is refused naming what
+// differs (the schemas, or the metadata keys) and the input's part number.
+Result<WriterSummary> MergeDatasets(const std::string& out_dir, const std::string& name,
+                                    const std::vector<std::string>& inputs, const StagedWriteOptions& options = {});
+
+class PartWriter {
+ public:
+  static Result<std::unique_ptr<PartWriter>> Create(const std::string& out_dir, const std::string& name,
+                                                    const std::string& token, uint32_t part, uint32_t num_parts,
+                                                    const Schema& schema, const WriterOptions& options = {});
+  // Unless Finish() succeeded: removes what this attempt wrote.
+  ~PartWriter();
+  PartWriter(const PartWriter&) = delete;
+  PartWriter& operator=(const PartWriter&) = delete;
+
+  const Schema& schema() const;
+  // As Writer's; every part must set the same metadata (Commit checks).
+  Status SetMetadata(const std::string& key, const std::string& value);
+  Status Write(RecordBuilder& record);
+  // Ends the current shard (an empty one when nothing was written to it)
+  // and starts the next.
+  Status NextShard();
+  uint64_t records_written() const;
+  // Completes the part's shards and stages them (see StagedWrite).
+  Status Finish();
+  // Valid after a successful Finish(): records, shards, bytes and the
+  // staged paths (uuid and generation stay empty: Commit decides them).
+  const WriterSummary& summary() const;
+
+ private:
+  explicit PartWriter(std::unique_ptr<Writer> writer);
+  std::unique_ptr<Writer> writer_;
 };
 
 }  // namespace unirecord

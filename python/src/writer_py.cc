@@ -109,8 +109,24 @@ double ToDouble(const Field& f, const py::handle& value) {
   return v;
 }
 
-struct PyWriter {
-  std::unique_ptr<Writer> writer;
+// The summary dict of Writer.finish(), PartWriter.finish(), StagedWrite.commit().
+py::dict SummaryDict(const unirecord::WriterSummary& s) {
+  py::dict summary;
+  summary["records"] = s.records;
+  summary["shards"] = s.shards;
+  summary["bytes"] = s.bytes;
+  summary["uuid"] = s.uuid;
+  summary["shard_paths"] = FsNames(s.shard_paths);
+  summary["index_paths"] = FsNames(s.index_paths);
+  summary["manifest_path"] = FsName(s.manifest_path);
+  summary["generation"] = s.generation;
+  return summary;
+}
+
+// A Writer or a PartWriter (the same calls) with its Python state.
+template <class W>
+struct PyWriterOf {
+  std::unique_ptr<W> writer;
   std::optional<RecordBuilder> builder;
   Schema schema;
   std::string out_dir, name;
@@ -118,7 +134,7 @@ struct PyWriter {
   bool aborted = false;
   py::dict summary;
 
-  Writer& Live() {
+  W& Live() {
     if (finished) RaiseStatus(Status::FailedPrecondition("Writer is already finished"));
     if (aborted || !writer) RaiseStatus(Status::FailedPrecondition("Writer was aborted; nothing was written"));
     return *writer;
@@ -130,7 +146,7 @@ struct PyWriter {
                            std::string(Py_TYPE(record_arg.ptr())->tp_name));
     }
     const py::dict record = py::reinterpret_borrow<py::dict>(record_arg);
-    Writer& w = Live();
+    W& w = Live();
     RecordBuilder& b = *builder;
     std::vector<std::unique_ptr<HeldBuffer>> held;
     size_t found = 0;
@@ -202,7 +218,7 @@ struct PyWriter {
   }
 
   py::dict Finish() {
-    Writer& w = Live();
+    W& w = Live();
     Status st;
     {
       py::gil_scoped_release nogil;
@@ -214,15 +230,7 @@ struct PyWriter {
       RaiseStatus(st);
     }
     finished = true;
-    const auto& s = w.summary();
-    summary["records"] = s.records;
-    summary["shards"] = s.shards;
-    summary["bytes"] = s.bytes;
-    summary["uuid"] = s.uuid;
-    summary["shard_paths"] = FsNames(s.shard_paths);
-    summary["index_paths"] = FsNames(s.index_paths);
-    summary["manifest_path"] = FsName(s.manifest_path);
-    summary["generation"] = s.generation;
+    summary = SummaryDict(w.summary());
     return summary;
   }
 
@@ -234,19 +242,17 @@ struct PyWriter {
   }
 };
 
-std::unique_ptr<PyWriter> NewWriter(const py::object& out, const py::object& schema, const py::object& name,
-                                    const py::object& num_shards, const py::object& expected_records,
-                                    const py::object& target_shard_bytes, const py::object& metadata,
-                                    const py::object& classes, const py::object& blob_compression,
-                                    const py::object& zstd_level, const py::object& threads, const py::object& sync,
-                                    const py::object& blob_page_bytes, const py::object& scalar_page_bytes) {
-  auto w = std::make_unique<PyWriter>();
-  w->schema = ToSchema(schema);
-  w->out_dir = PathArg("out", out);
-  w->name = StrArg("name", name);
+using PyWriter = PyWriterOf<Writer>;
+using PyPartWriter = PyWriterOf<unirecord::PartWriter>;
+
+template <class W>
+void SetMetadataArgs(PyWriterOf<W>& w, const py::object& classes, const py::object& metadata);
+
+// WriterOptions from the keywords Writer and PartWriter share.
+WriterOptions WriterOptionsArgs(const py::object& target_shard_bytes, const py::object& blob_compression,
+                                const py::object& zstd_level, const py::object& threads, const py::object& sync,
+                                const py::object& blob_page_bytes, const py::object& scalar_page_bytes) {
   WriterOptions o;
-  o.num_shards = IntArgAs<uint32_t>("num_shards", num_shards);
-  o.expected_records = IntArgAs<uint64_t>("expected_records", expected_records);
   o.target_shard_bytes = IntArgAs<uint64_t>("target_shard_bytes", target_shard_bytes);
   o.default_blob_compression =
       Unwrap(unirecord::ParseBlobCompression(StrArg("blob_compression", blob_compression)));
@@ -255,17 +261,47 @@ std::unique_ptr<PyWriter> NewWriter(const py::object& out, const py::object& sch
   o.sync = BoolArg("sync", sync);
   o.blob_page_bytes = IntArgAs<uint32_t>("blob_page_bytes", blob_page_bytes);
   o.scalar_page_bytes = IntArgAs<uint32_t>("scalar_page_bytes", scalar_page_bytes);
+  return o;
+}
+
+std::unique_ptr<PyWriter> NewWriter(const py::object& out, const py::object& schema, const py::object& name,
+                                    const py::object& num_shards, const py::object& expected_records,
+                                    const py::object& target_shard_bytes, const py::object& metadata,
+                                    const py::object& classes, const py::object& blob_compression,
+                                    const py::object& zstd_level, const py::object& threads, const py::object& sync,
+                                    const py::object& blob_page_bytes, const py::object& scalar_page_bytes,
+                                    const py::object& mode) {
+  auto w = std::make_unique<PyWriter>();
+  w->schema = ToSchema(schema);
+  w->out_dir = PathArg("out", out);
+  w->name = StrArg("name", name);
+  WriterOptions o = WriterOptionsArgs(target_shard_bytes, blob_compression, zstd_level, threads, sync,
+                                      blob_page_bytes, scalar_page_bytes);
+  o.num_shards = IntArgAs<uint32_t>("num_shards", num_shards);
+  o.expected_records = IntArgAs<uint64_t>("expected_records", expected_records);
+  const std::string mode_name = StrArg("mode", mode);
+  if (mode_name != "write" && mode_name != "append") {
+    RaiseStatus(Status::InvalidArgument("mode must be 'write' or 'append', not '" + mode_name + "'"));
+  }
+  o.append = mode_name == "append";
   unirecord::Result<std::unique_ptr<Writer>> r = Status::Internal("not created");
   {
     py::gil_scoped_release nogil;
     r = Writer::Create(w->out_dir, w->name, w->schema, o);
   }
   w->writer = Unwrap(std::move(r));
-  w->builder.emplace(w->writer->schema());
+  SetMetadataArgs(*w, classes, metadata);
+  return w;
+}
+
+// The Writer keywords metadata= and classes=, and the builder.
+template <class W>
+void SetMetadataArgs(PyWriterOf<W>& w, const py::object& classes, const py::object& metadata) {
+  w.builder.emplace(w.writer->schema());
   if (!classes.is_none()) {
     std::vector<std::string> names;
     for (py::handle name : classes) names.push_back(FsNameBytes(name));
-    Check(w->writer->SetMetadata(unirecord::kClassesMetadataKey, Unwrap(unirecord::EncodeNameList(names))));
+    Check(w.writer->SetMetadata(unirecord::kClassesMetadataKey, Unwrap(unirecord::EncodeNameList(names))));
   }
   if (!metadata.is_none()) {
     if (!PyDict_Check(metadata.ptr())) {
@@ -275,10 +311,9 @@ std::unique_ptr<PyWriter> NewWriter(const py::object& out, const py::object& sch
       std::string value;
       if (py::isinstance<py::bytes>(item.second)) value = item.second.cast<std::string>();
       else value = py::str(item.second).cast<std::string>();
-      Check(w->writer->SetMetadata(StrArg("metadata key", item.first), value));
+      Check(w.writer->SetMetadata(StrArg("metadata key", item.first), value));
     }
   }
-  return w;
 }
 
 py::dict ProgressDict(const unirecord::ConvertProgress& p) {
@@ -292,10 +327,10 @@ py::dict ProgressDict(const unirecord::ConvertProgress& p) {
   return d;
 }
 
-py::dict ConvertImageFolder(const py::object& src, const py::object& out, const py::object& name,
-                            const py::object& num_shards, const py::object& target_shard_bytes,
-                            const py::object& threads, const py::object& strict, const py::object& keep_original,
-                            const py::object& sync, const py::object& progress, const py::object& max_pixels) {
+unirecord::ConvertOptions ConvertOptionsArgs(const py::object& name, const py::object& num_shards,
+                                             const py::object& target_shard_bytes, const py::object& threads,
+                                             const py::object& strict, const py::object& keep_original,
+                                             const py::object& sync, const py::object& max_pixels) {
   unirecord::ConvertOptions o;
   o.limits.max_pixels = IntArgAs<int64_t>("max_pixels", max_pixels, 1);
   if (!name.is_none()) o.name = StrArg("name", name);
@@ -305,30 +340,10 @@ py::dict ConvertImageFolder(const py::object& src, const py::object& out, const 
   o.strict = BoolArg("strict", strict);
   o.keep_original = BoolArg("keep_original", keep_original);
   o.sync = BoolArg("sync", sync);
-  if (!progress.is_none() && !PyCallable_Check(progress.ptr())) {
-    throw py::type_error("progress must be a callable or None, not " + py::repr(progress).cast<std::string>());
-  }
-  std::optional<py::error_already_set> callback_error;
-  if (!progress.is_none()) {
-    // Runs on the calling thread, which released the GIL below.
-    o.on_progress = [&](const unirecord::ConvertProgress& p) {
-      py::gil_scoped_acquire gil;
-      if (callback_error) return;
-      try {
-        progress(ProgressDict(p));
-      } catch (py::error_already_set& e) {
-        callback_error.emplace(std::move(e));
-      }
-    };
-  }
-  std::string src_path = PathArg("src", src), out_path = PathArg("out", out);
-  unirecord::Result<unirecord::ConvertReport> r = Status::Internal("not run");
-  {
-    py::gil_scoped_release nogil;
-    r = unirecord::ConvertImageFolder(src_path, out_path, o);
-  }
-  if (callback_error) throw std::move(*callback_error);
-  unirecord::ConvertReport rep = Unwrap(std::move(r));
+  return o;
+}
+
+py::dict ReportDict(const unirecord::ConvertReport& rep) {
   py::dict d;
   // Names and paths as the file system gave them (os.listdir's decoding).
   d["name"] = FsName(rep.name);
@@ -356,6 +371,198 @@ py::dict ConvertImageFolder(const py::object& src, const py::object& out, const 
   return d;
 }
 
+py::dict ConvertImageFolder(const py::object& src, const py::object& out, const py::object& name,
+                            const py::object& num_shards, const py::object& target_shard_bytes,
+                            const py::object& threads, const py::object& strict, const py::object& keep_original,
+                            const py::object& sync, const py::object& progress, const py::object& max_pixels) {
+  unirecord::ConvertOptions o =
+      ConvertOptionsArgs(name, num_shards, target_shard_bytes, threads, strict, keep_original, sync, max_pixels);
+  if (!progress.is_none() && !PyCallable_Check(progress.ptr())) {
+    throw py::type_error("progress must be a callable or None, not " + py::repr(progress).cast<std::string>());
+  }
+  std::optional<py::error_already_set> callback_error;
+  if (!progress.is_none()) {
+    // Runs on the calling thread, which released the GIL below.
+    o.on_progress = [&](const unirecord::ConvertProgress& p) {
+      py::gil_scoped_acquire gil;
+      if (callback_error) return;
+      try {
+        progress(ProgressDict(p));
+      } catch (py::error_already_set& e) {
+        callback_error.emplace(std::move(e));
+      }
+    };
+  }
+  std::string src_path = PathArg("src", src), out_path = PathArg("out", out);
+  unirecord::Result<unirecord::ConvertReport> r = Status::Internal("not run");
+  {
+    py::gil_scoped_release nogil;
+    r = unirecord::ConvertImageFolder(src_path, out_path, o);
+  }
+  if (callback_error) throw std::move(*callback_error);
+  return ReportDict(Unwrap(std::move(r)));
+}
+
+// unirecord.StagedWrite: the driver's side of a staged write.
+struct PyStagedWrite {
+  std::unique_ptr<unirecord::StagedWrite> staged;
+  py::dict summary;
+
+  unirecord::StagedWrite& Live() {
+    if (!staged) RaiseStatus(Status::FailedPrecondition("StagedWrite is already committed or aborted"));
+    return *staged;
+  }
+  py::dict Commit() {
+    unirecord::StagedWrite& w = Live();
+    Status st;
+    {
+      py::gil_scoped_release nogil;
+      st = w.Commit();
+    }
+    if (!st.ok()) {
+      Abort();
+      RaiseStatus(st);
+    }
+    summary = SummaryDict(w.summary());
+    summary["report_paths"] = FsNames(w.summary().report_paths);
+    staged.reset();
+    return summary;
+  }
+  void Abort() {
+    py::gil_scoped_release nogil;
+    staged.reset();  // removes what the run staged, releases the lock
+  }
+};
+
+// The plan of a staged image-folder conversion (driver side).
+struct PyImageFolderPlan {
+  std::string src;
+  unirecord::ImageFolderPlan plan;
+  unirecord::ConvertOptions options;
+};
+
+// A part of a plan as plain Python values (pickled to the tasks):
+// (classes, [(path, label, is_candidate), ...], shard_starts).
+py::tuple PartTuple(const PyImageFolderPlan& p, uint32_t first_shard, uint32_t end_shard) {
+  const uint32_t shards = static_cast<uint32_t>(p.plan.shard_starts.empty() ? 1 : p.plan.shard_starts.size() - 1);
+  if (first_shard >= end_shard || end_shard > shards) {
+    RaiseStatus(Status::InvalidArgument("shards [" + std::to_string(first_shard) + ", " + std::to_string(end_shard) +
+                                        ") of a plan of " + std::to_string(shards)));
+  }
+  unirecord::ImageFolderPart part = unirecord::PartOfPlan(p.plan, first_shard, end_shard, 0, 1);
+  py::list files;
+  for (const auto& f : part.files) files.append(py::make_tuple(FsName(f.path), f.label, f.is_candidate));
+  return py::make_tuple(FsNames(part.classes), files, part.shard_starts);
+}
+
+unirecord::ImageFolderPart PartFromTuple(const py::object& spec, uint32_t part, uint32_t num_parts) {
+  unirecord::ImageFolderPart p;
+  p.part = part;
+  p.num_parts = num_parts;
+  const py::tuple t = spec.cast<py::tuple>();
+  if (t.size() != 3) throw py::value_error("part must be the (classes, files, shard_starts) of plan.part()");
+  for (py::handle c : t[0]) p.classes.push_back(FsNameBytes(c));
+  for (py::handle f : t[1]) {
+    const py::tuple file = f.cast<py::tuple>();
+    p.files.push_back({FsNameBytes(file[0]), file[1].cast<int64_t>(), file[2].cast<bool>()});
+  }
+  p.shard_starts = t[2].cast<std::vector<size_t>>();
+  return p;
+}
+
+unirecord::ConvertReport ReportFromDict(const py::dict& d) {
+  unirecord::ConvertReport r;
+  r.written = d["written"].cast<uint64_t>();
+  r.rejected = d["rejected"].cast<uint64_t>();
+  r.skipped = d["skipped"].cast<uint64_t>();
+  r.image_bytes = d["image_bytes"].cast<uint64_t>();
+  r.source_bytes = d["source_bytes"].cast<uint64_t>();
+  r.transcoded = d["transcoded"].cast<uint64_t>();
+  r.kept_original = d["kept_original"].cast<uint64_t>();
+  r.png = d["png"].cast<uint64_t>();
+  r.seconds = d["seconds"].cast<double>();
+  for (auto item : d["kept_original_reasons"].cast<py::dict>()) {
+    r.kept_original_reasons[item.first.cast<std::string>()] = item.second.cast<uint64_t>();
+  }
+  for (py::handle row : d["not_written"]) {
+    const py::tuple t = row.cast<py::tuple>();
+    r.not_written.push_back({FsNameBytes(t[0]), FsNameBytes(t[1])});
+  }
+  return r;
+}
+
+}  // namespace
+
+// Methods Writer and PartWriter share.
+template <class W>
+void DefineWriterMethods(py::class_<PyWriterOf<W>>& cls, const char* type_name) {
+  using P = PyWriterOf<W>;
+  cls.def("write", &P::Write, py::arg("record"),
+          "Appends one record: a dict with a value for every field (bytes fields: bytes or any contiguous "
+          "buffer; arrays: anything numpy converts to the field's shape). ValueError on a missing, extra or "
+          "mistyped value (the writer stays usable).")
+      .def(
+          "set_metadata",
+          [](P& w, const py::object& key, const py::object& value) {
+            std::string v = py::isinstance<py::bytes>(value) ? value.cast<std::string>()
+                                                              : py::str(value).cast<std::string>();
+            Check(w.Live().SetMetadata(StrArg("key", key), v));
+          },
+          py::arg("key"), py::arg("value"), "Adds a metadata entry; only before the first write().")
+      .def("abort", &P::Abort, "Deletes everything written so far (no-op after finish()).")
+      .def_property_readonly("records_written",
+                             [](const P& w) -> uint64_t { return w.writer ? w.writer->records_written() : 0; })
+      .def_property_readonly("schema", [](const P& w) { return w.schema; })
+      .def_property_readonly("closed", [](const P& w) { return w.finished || w.aborted; })
+      .def_property_readonly("summary", [](const P& w) -> py::object {
+        if (!w.finished) return py::none();
+        return w.summary;
+      }, "The summary dict after finish(), else None.")
+      .def("__enter__", [](P& w) -> P& { return w; }, py::return_value_policy::reference)
+      .def("__exit__",
+           [](P& w, const py::object& exc_type, const py::object&, const py::object&) {
+             if (exc_type.is_none()) {
+               if (!w.finished && !w.aborted) w.Finish();
+             } else {
+               w.Abort();
+             }
+             return false;
+           },
+           py::arg("exc_type"), py::arg("exc"), py::arg("tb"))
+      .def("__repr__", [type_name](const P& w) {
+        return std::string("unirecord.") + type_name + "(" + py::repr(FsName(w.out_dir)).template cast<std::string>() +
+               ", name=" + py::repr(FsName(w.name)).template cast<std::string>() + ", schema=" + w.schema.ToString() + ")";
+      });
+}
+
+namespace {
+
+std::unique_ptr<PyPartWriter> NewPartWriter(const py::object& out, const py::object& schema, const py::object& name,
+                                            const py::object& token, const py::object& part,
+                                            const py::object& num_parts, const py::object& target_shard_bytes,
+                                            const py::object& metadata, const py::object& classes,
+                                            const py::object& blob_compression, const py::object& zstd_level,
+                                            const py::object& threads, const py::object& sync,
+                                            const py::object& blob_page_bytes, const py::object& scalar_page_bytes) {
+  auto w = std::make_unique<PyPartWriter>();
+  w->schema = ToSchema(schema);
+  w->out_dir = PathArg("out", out);
+  w->name = StrArg("name", name);
+  const std::string token_text = StrArg("token", token);
+  const uint32_t part_number = IntArgAs<uint32_t>("part", part);
+  const uint32_t parts = IntArgAs<uint32_t>("num_parts", num_parts);
+  WriterOptions o = WriterOptionsArgs(target_shard_bytes, blob_compression, zstd_level, threads, sync,
+                                      blob_page_bytes, scalar_page_bytes);
+  unirecord::Result<std::unique_ptr<unirecord::PartWriter>> r = Status::Internal("not created");
+  {
+    py::gil_scoped_release nogil;
+    r = unirecord::PartWriter::Create(w->out_dir, w->name, token_text, part_number, parts, w->schema, o);
+  }
+  w->writer = Unwrap(std::move(r));
+  SetMetadataArgs(*w, classes, metadata);
+  return w;
+}
+
 }  // namespace
 
 void RegisterWriter(py::module_& m) {
@@ -363,7 +570,7 @@ void RegisterWriter(py::module_& m) {
   // ConvertOptions: the same records give the same files from C++, urec and Python.
   const WriterOptions w;
   const unirecord::ConvertOptions c;
-  py::class_<PyWriter>(m, "Writer", R"doc(
+  py::class_<PyWriter> writer_class(m, "Writer", R"doc(
 Writes records into a new sharded dataset OUT/NAME.uset (the manifest) +
 OUT/NAME-SSSSS-of-NNNNN.gGGGGGG.urec (+ .uidx).
 
@@ -386,53 +593,157 @@ RuntimeError naming the holder while one is open.
 Sharding: num_shards=N round-robin (or contiguous with expected_records=n),
 or target_shard_bytes=B; neither: one shard. metadata: {str: str|bytes}, set
 before the first write; classes: list of class names (metadata "classes").
-)doc")
+mode="append": add the records to dataset NAME as a new generation (its
+shards copied first, ids continue; same schema and metadata, or finish()
+raises naming what differs; new shards cut by target_shard_bytes).
+)doc");
+  writer_class
       .def(py::init(&NewWriter), py::arg("out"), py::arg("schema"), py::arg("name") = "data", py::kw_only(),
            py::arg("num_shards") = w.num_shards, py::arg("expected_records") = w.expected_records,
            py::arg("target_shard_bytes") = w.target_shard_bytes, py::arg("metadata") = py::none(),
            py::arg("classes") = py::none(),
            py::arg("blob_compression") = unirecord::BlobCompressionName(w.default_blob_compression),
            py::arg("zstd_level") = w.zstd_level, py::arg("threads") = w.threads, py::arg("sync") = w.sync,
-           py::arg("blob_page_bytes") = w.blob_page_bytes, py::arg("scalar_page_bytes") = w.scalar_page_bytes)
-      .def("write", &PyWriter::Write, py::arg("record"),
-           "Appends one record: a dict with a value for every field (bytes fields: bytes or any contiguous "
-           "buffer; arrays: anything numpy converts to the field's shape). ValueError on a missing, extra or "
-           "mistyped value (the writer stays usable).")
-      .def(
-          "set_metadata",
-          [](PyWriter& w, const py::object& key, const py::object& value) {
-            std::string v = py::isinstance<py::bytes>(value) ? value.cast<std::string>()
-                                                              : py::str(value).cast<std::string>();
-            Check(w.Live().SetMetadata(StrArg("key", key), v));
-          },
-          py::arg("key"), py::arg("value"), "Adds a metadata entry; only before the first write().")
+           py::arg("blob_page_bytes") = w.blob_page_bytes, py::arg("scalar_page_bytes") = w.scalar_page_bytes,
+           py::arg("mode") = "write")
       .def("finish", &PyWriter::Finish,
            "Completes and fsyncs every file and commits them as a new generation; returns the summary dict "
-           "(records, shards, bytes, uuid, shard_paths, index_paths, manifest_path, generation).")
-      .def("abort", &PyWriter::Abort, "Deletes everything written so far (no-op after finish()).")
-      .def_property_readonly("records_written",
-                             [](const PyWriter& w) -> uint64_t { return w.writer ? w.writer->records_written() : 0; })
-      .def_property_readonly("schema", [](const PyWriter& w) { return w.schema; })
-      .def_property_readonly("closed", [](const PyWriter& w) { return w.finished || w.aborted; })
-      .def_property_readonly("summary", [](const PyWriter& w) -> py::object {
-        if (!w.finished) return py::none();
-        return w.summary;
-      }, "The summary dict after finish(), else None.")
-      .def("__enter__", [](PyWriter& w) -> PyWriter& { return w; }, py::return_value_policy::reference)
-      .def("__exit__",
-           [](PyWriter& w, const py::object& exc_type, const py::object&, const py::object&) {
-             if (exc_type.is_none()) {
-               if (!w.finished && !w.aborted) w.Finish();
-             } else {
-               w.Abort();
+           "(records, shards, bytes, uuid, shard_paths, index_paths, manifest_path, generation).");
+  DefineWriterMethods(writer_class, "Writer");
+
+  py::class_<PyPartWriter> part_class(m, "PartWriter", R"doc(
+Writes part PART of NUM_PARTS of a StagedWrite (its token) from any process
+that sees OUT: Writer's calls and keywords, plus next_shard(). A part starts
+with one shard; next_shard() cuts one (and target_shard_bytes=B, when set,
+cuts as Writer does). finish() stages the part under hidden names in OUT
+that StagedWrite.commit() takes; a part run again replaces its staged files
+whole. Every part must get the same schema and metadata.
+)doc");
+  part_class
+      .def(py::init(&NewPartWriter), py::arg("out"), py::arg("schema"), py::arg("name") = "data", py::kw_only(),
+           py::arg("token"), py::arg("part"), py::arg("num_parts"),
+           py::arg("target_shard_bytes") = w.target_shard_bytes, py::arg("metadata") = py::none(),
+           py::arg("classes") = py::none(),
+           py::arg("blob_compression") = unirecord::BlobCompressionName(w.default_blob_compression),
+           py::arg("zstd_level") = w.zstd_level, py::arg("threads") = w.threads, py::arg("sync") = w.sync,
+           py::arg("blob_page_bytes") = w.blob_page_bytes, py::arg("scalar_page_bytes") = w.scalar_page_bytes)
+      .def("next_shard", [](PyPartWriter& p) { Check(p.Live().NextShard()); },
+           "Ends the current shard (an empty one when nothing was written to it) and starts the next.")
+      .def("finish", &PyPartWriter::Finish,
+           "Completes the part's shards and stages them; returns the summary dict (records, shards, bytes, "
+           "shard_paths and index_paths of the staged files).");
+  DefineWriterMethods(part_class, "PartWriter");
+
+  const unirecord::StagedWriteOptions sw;
+  py::class_<PyStagedWrite>(m, "StagedWrite", R"doc(
+The driver's side of a dataset written as NUM_PARTS parts by PartWriters in
+any processes (a Dask, Spark or Ray job; docs/scale.md). Creating it takes
+the writers' lock of NAME in OUT (RuntimeError naming the holder while
+another writer has it) and picks `token`, which every PartWriter needs.
+commit() verifies every staged shard (headers, footer, index checksums),
+stamps the dataset's values into their headers and commits one manifest,
+as Writer.finish(); a missing part, a damaged shard or mismatched schemas
+commit nothing, with an error naming the part and file. abort() (or
+dropping it) removes what the run staged and releases the lock.
+)doc")
+      .def(py::init([](const py::object& out, const py::object& name, const py::object& num_parts,
+                       const py::object& threads, const py::object& sync) {
+             auto p = std::make_unique<PyStagedWrite>();
+             unirecord::StagedWriteOptions o;
+             o.threads = IntArgAs<int>("threads", threads, 0);
+             o.sync = BoolArg("sync", sync);
+             const std::string out_dir = PathArg("out", out), dataset = StrArg("name", name);
+             const uint32_t parts = IntArgAs<uint32_t>("num_parts", num_parts);
+             unirecord::Result<std::unique_ptr<unirecord::StagedWrite>> r = Status::Internal("not begun");
+             {
+               py::gil_scoped_release nogil;
+               r = unirecord::StagedWrite::Begin(out_dir, dataset, parts, o);
              }
+             p->staged = Unwrap(std::move(r));
+             return p;
+           }),
+           py::arg("out"), py::arg("name"), py::arg("num_parts"), py::kw_only(), py::arg("threads") = sw.threads,
+           py::arg("sync") = sw.sync)
+      .def_property_readonly("token", [](PyStagedWrite& p) { return p.Live().token(); })
+      .def_property_readonly("num_parts", [](PyStagedWrite& p) { return p.Live().num_parts(); })
+      .def("add_report", [](PyStagedWrite& p, const py::object& label, const py::object& text) {
+             Check(p.Live().AddReport(StrArg("label", label), FsNameBytes(text)));
+           }, py::arg("label"), py::arg("text"), "A text report committed with the dataset (OUT/NAME.LABEL.gG.tsv).")
+      .def("commit", &PyStagedWrite::Commit,
+           "Verifies and commits every part; returns the summary dict (records, shards, bytes, uuid, shard_paths, "
+           "index_paths, report_paths, manifest_path, generation).")
+      .def("abort", &PyStagedWrite::Abort, "Removes what the run staged and releases the lock.")
+      .def("__enter__", [](PyStagedWrite& p) -> PyStagedWrite& { return p; }, py::return_value_policy::reference)
+      .def("__exit__", [](PyStagedWrite& p, const py::object&, const py::object&, const py::object&) {
+             p.Abort();  // after commit() a no-op
              return false;
            },
-           py::arg("exc_type"), py::arg("exc"), py::arg("tb"))
-      .def("__repr__", [](const PyWriter& w) {
-        return "unirecord.Writer(" + py::repr(FsName(w.out_dir)).cast<std::string>() + ", name=" +
-               py::repr(FsName(w.name)).cast<std::string>() + ", schema=" + w.schema.ToString() + ")";
-      });
+           py::arg("exc_type"), py::arg("exc"), py::arg("tb"));
+
+  py::class_<PyImageFolderPlan>(m, "_ImageFolderPlan")
+      .def_property_readonly("name", [](const PyImageFolderPlan& p) { return FsName(p.plan.name); })
+      .def_property_readonly("classes", [](const PyImageFolderPlan& p) { return FsNames(p.plan.classes); })
+      .def_property_readonly("candidates", [](const PyImageFolderPlan& p) { return p.plan.candidates; })
+      .def_property_readonly("num_shards", [](const PyImageFolderPlan& p) {
+        return p.plan.shard_starts.empty() ? 0 : p.plan.shard_starts.size() - 1;
+      })
+      .def("part", &PartTuple, py::arg("first_shard"), py::arg("end_shard"),
+           "Shards [first_shard, end_shard) as (classes, files, shard_starts): plain values for a task.")
+      .def("candidates_in", [](const PyImageFolderPlan& p, uint32_t first, uint32_t end) {
+             uint64_t n = 0;
+             const size_t b = p.plan.shard_starts.at(first), e = p.plan.shard_starts.at(end);
+             for (size_t i = b; i < e; ++i) n += p.plan.files[i].is_candidate ? 1 : 0;
+             return n;
+           }, py::arg("first_shard"), py::arg("end_shard"));
+  m.attr("_DEFAULT_MAX_PIXELS") = c.limits.max_pixels;
+  m.def("_plan_imagefolder", [](const py::object& src, const py::object& out, const py::object& name,
+                                const py::object& num_shards, const py::object& strict, const py::object& keep_original,
+                                const py::object& sync, const py::object& max_pixels) {
+          auto p = std::make_unique<PyImageFolderPlan>();
+          p->src = PathArg("src", src);
+          const std::string out_dir = PathArg("out", out);
+          p->options = ConvertOptionsArgs(name, num_shards, py::int_(0), py::int_(1), strict, keep_original, sync,
+                                          max_pixels);
+          unirecord::Result<unirecord::ImageFolderPlan> r = Status::Internal("not planned");
+          {
+            py::gil_scoped_release nogil;
+            r = unirecord::PlanImageFolder(p->src, out_dir, p->options);
+          }
+          p->plan = Unwrap(std::move(r));
+          return p;
+        }, py::arg("src"), py::arg("out"), py::kw_only(), py::arg("name"), py::arg("num_shards"), py::arg("strict"),
+        py::arg("keep_original"), py::arg("sync"), py::arg("max_pixels"));
+  m.def("_convert_imagefolder_part", [](const py::object& src, const py::object& out, const py::object& name,
+                                        const py::object& token, const py::object& spec, uint32_t part,
+                                        uint32_t num_parts, const py::object& threads, const py::object& strict,
+                                        const py::object& keep_original, const py::object& sync,
+                                        const py::object& max_pixels) {
+          unirecord::ConvertOptions o = ConvertOptionsArgs(py::none(), py::int_(0), py::int_(0), threads, strict,
+                                                           keep_original, sync, max_pixels);
+          unirecord::ImageFolderPart p = PartFromTuple(spec, part, num_parts);
+          const std::string src_path = PathArg("src", src), out_path = PathArg("out", out);
+          const std::string dataset = StrArg("name", name), token_text = StrArg("token", token);
+          unirecord::Result<unirecord::ConvertReport> r = Status::Internal("not run");
+          {
+            py::gil_scoped_release nogil;
+            r = unirecord::ConvertImageFolderPart(src_path, p, out_path, dataset, token_text, o);
+          }
+          return ReportDict(Unwrap(std::move(r)));
+        }, py::arg("src"), py::arg("out"), py::arg("name"), py::arg("token"), py::arg("part_spec"), py::arg("part"),
+        py::arg("num_parts"), py::kw_only(), py::arg("threads"), py::arg("strict"), py::arg("keep_original"),
+        py::arg("sync"), py::arg("max_pixels"));
+  m.def("_commit_imagefolder", [](PyStagedWrite& staged, const PyImageFolderPlan& plan, const py::list& reports) {
+          std::vector<unirecord::ConvertReport> parts;
+          for (py::handle r : reports) parts.push_back(ReportFromDict(r.cast<py::dict>()));
+          unirecord::StagedWrite& w = staged.Live();
+          unirecord::Result<unirecord::ConvertReport> r = Status::Internal("not committed");
+          {
+            py::gil_scoped_release nogil;
+            r = unirecord::CommitImageFolder(w, plan.plan, parts);
+          }
+          staged.staged.reset();  // committed or not, the run is over: its lock goes
+          return ReportDict(Unwrap(std::move(r)));
+        }, py::arg("staged"), py::arg("plan"), py::arg("reports"));
 
   m.def("convert_imagefolder", &ConvertImageFolder, py::arg("src"), py::arg("out"), py::kw_only(),
         py::arg("name") = py::none(), py::arg("num_shards") = c.num_shards,

@@ -11,7 +11,10 @@
 * :class:`Loader` (``unirecord.loader``) - the native multi-threaded loader:
   whole batches as torch tensors that share the loader's buffers (DLPack, no
   copy), no worker processes.
-* :class:`Writer`, :func:`convert_imagefolder` - create datasets.
+* :class:`Writer`, :func:`convert_imagefolder` - create datasets;
+  :class:`StagedWrite` + :class:`PartWriter` - one dataset written as parts
+  by any processes (Dask, Spark, Ray), committed by one;
+  ``unirecord.distributed.convert_imagefolder`` - the conversion on Dask.
 
 Everything is a thin layer over the C++ library (``unirecord._core``).
 See docs/python.md for the full guide.
@@ -22,7 +25,9 @@ from ._core import (
     Dataset,
     Field,
     NotSupportedError,
+    PartWriter,
     Schema,
+    StagedWrite,
     Writer,
     convert_imagefolder,
 )
@@ -43,7 +48,9 @@ __all__ = [
     "Loader",
     "NotSupportedError",
     "RandomResizedCrop",
+    "PartWriter",
     "Schema",
+    "StagedWrite",
     "Writer",
     "convert_imagefolder",
     "cuda_available",

@@ -21,6 +21,7 @@
 #include "convert/image_folder_listing.h"
 #include "convert/source_image.h"
 #include "unirecord/convert.h"
+#include "unirecord/dataset.h"
 #include "unirecord/schema.h"
 #include "unirecord/writer.h"
 #include "util/threads.h"
@@ -240,23 +241,21 @@ std::string DefaultName(const std::string& src) {
   return base.empty() ? "data" : base;
 }
 
-Result<WriterOptions> MakeWriterOptions(const ConvertOptions& options, uint64_t candidates) {
-  if (options.num_shards > 0 && options.target_shard_bytes > 0) {
-    return Status::InvalidArgument("give a shard count or a shard size, not both");
+// Shard s starts at candidate floor(s * n / N) of the n candidates (shard 0
+// at the first file): the file index of each start, N + 1 entries.
+std::vector<size_t> ShardStarts(const std::vector<ImageFolderFile>& files, uint64_t candidates, uint32_t shards) {
+  std::vector<size_t> starts(shards + 1, files.size());
+  starts[0] = 0;
+  uint32_t next = 1;
+  uint64_t seen = 0;
+  for (size_t i = 0; i < files.size() && next < shards; ++i) {
+    if (!files[i].is_candidate) continue;
+    while (next < shards && seen == static_cast<uint64_t>(static_cast<unsigned __int128>(candidates) * next / shards)) {
+      starts[next++] = i;
+    }
+    ++seen;
   }
-  if (options.num_shards > candidates) {
-    return Status::InvalidArgument("num_shards " + std::to_string(options.num_shards) + " is more than the " +
-                                   std::to_string(candidates) + " image files found: some shards would be empty");
-  }
-  WriterOptions w;
-  if (options.num_shards > 0) {
-    w.num_shards = options.num_shards;
-    w.expected_records = std::max<uint64_t>(candidates, 1);  // contiguous split in folder order
-  } else {
-    w.target_shard_bytes = options.target_shard_bytes > 0 ? options.target_shard_bytes : kDefaultShardBytes;
-  }
-  w.sync = options.sync;
-  return w;
+  return starts;
 }
 
 Result<Schema> ImageFolderSchema() {
@@ -267,32 +266,87 @@ Result<Schema> ImageFolderSchema() {
 
 }  // namespace
 
-Result<ConvertReport> ConvertImageFolder(const std::string& src, const std::string& out,
-                                         const ConvertOptions& options) {
-  const Clock::time_point start = Clock::now();
-  UREC_ASSIGN_OR_RETURN(const int threads, ResolveThreadCount(options.threads, "threads"));
+Result<ImageFolderPlan> PlanImageFolder(const std::string& src, const std::string& out,
+                                        const ConvertOptions& options) {
+  UREC_RETURN_IF_ERROR(ResolveThreadCount(options.threads, "threads").status());
+  if (options.num_shards > 0 && options.target_shard_bytes > 0) {
+    return Status::InvalidArgument("give a shard count or a shard size, not both");
+  }
   UREC_ASSIGN_OR_RETURN(ImageFolderListing listing, ListImageFolder(src));
-  ConvertReport report;
-  report.not_written = TakeOutUnstorableClasses(&listing, &report);
+  ConvertReport left_out;
+  ImageFolderPlan plan;
+  plan.left_out = TakeOutUnstorableClasses(&listing, &left_out);
+  plan.left_out_rejected = left_out.rejected;
+  plan.left_out_skipped = left_out.skipped;
   if (listing.classes.empty()) return Status::InvalidArgument("no class sub-folders in " + src);
   if (listing.candidates == 0) {
     return Status::InvalidArgument("no image files (.jpg .jpeg .png .ppm .bmp .pgm .tif .tiff .webp) in the class folders of " + src);
   }
   UREC_RETURN_IF_ERROR(CheckOutputOutsideSource(src, out));
-  UREC_ASSIGN_OR_RETURN(WriterOptions writer_options, MakeWriterOptions(options, listing.candidates));
-  UREC_ASSIGN_OR_RETURN(Schema schema, ImageFolderSchema());
+  if (options.num_shards > listing.candidates) {
+    return Status::InvalidArgument("num_shards " + std::to_string(options.num_shards) + " is more than the " +
+                                   std::to_string(listing.candidates) + " image files found: some shards would be empty");
+  }
+  plan.name = options.name.empty() ? DefaultName(src) : options.name;
+  plan.classes = std::move(listing.classes);
+  plan.candidates = listing.candidates;
+  if (options.num_shards > 0) plan.shard_starts = ShardStarts(listing.files, listing.candidates, options.num_shards);
+  plan.files = std::move(listing.files);
+  return plan;
+}
 
-  report.name = options.name.empty() ? DefaultName(src) : options.name;
-  report.classes = listing.classes;
-  UREC_ASSIGN_OR_RETURN(std::unique_ptr<Writer> writer, Writer::Create(out, report.name, schema, writer_options));
-  UREC_ASSIGN_OR_RETURN(std::string class_list, EncodeNameList(listing.classes));
+ImageFolderPart PartOfPlan(const ImageFolderPlan& plan, uint32_t first_shard, uint32_t end_shard, uint32_t part,
+                           uint32_t num_parts) {
+  ImageFolderPart p;
+  p.classes = plan.classes;
+  p.part = part;
+  p.num_parts = num_parts;
+  if (plan.shard_starts.empty()) {
+    p.files = plan.files;
+    return p;
+  }
+  const size_t begin = plan.shard_starts.at(first_shard), end = plan.shard_starts.at(end_shard);
+  p.files.assign(plan.files.begin() + static_cast<std::ptrdiff_t>(begin), plan.files.begin() + static_cast<std::ptrdiff_t>(end));
+  for (uint32_t s = first_shard; s < end_shard; ++s) p.shard_starts.push_back(plan.shard_starts[s] - begin);
+  return p;
+}
+
+Result<ConvertReport> ConvertImageFolderPart(const std::string& src, const ImageFolderPart& part,
+                                             const std::string& out, const std::string& name,
+                                             const std::string& token, const ConvertOptions& options) {
+  const Clock::time_point start = Clock::now();
+  UREC_ASSIGN_OR_RETURN(const int threads, ResolveThreadCount(options.threads, "threads"));
+  for (size_t i = 0; i < part.shard_starts.size(); ++i) {
+    if (part.shard_starts[i] > part.files.size() || (i > 0 && part.shard_starts[i] < part.shard_starts[i - 1]) ||
+        (i == 0 && part.shard_starts[0] != 0)) {
+      return Status::InvalidArgument("image folder part " + std::to_string(part.part) +
+                                     ": shard_starts must start at 0 and rise within its files");
+    }
+  }
+  for (const ImageFolderFile& file : part.files) {
+    if (file.label >= static_cast<int64_t>(part.classes.size()) || (file.is_candidate && file.label < 0)) {
+      return Status::InvalidArgument("image folder part " + std::to_string(part.part) + ": " + file.path +
+                                     " has label " + std::to_string(file.label) + " of " +
+                                     std::to_string(part.classes.size()) + " classes");
+    }
+  }
+  WriterOptions writer_options;
+  if (part.shard_starts.empty()) {
+    writer_options.target_shard_bytes = options.target_shard_bytes > 0 ? options.target_shard_bytes : kDefaultShardBytes;
+  }
+  writer_options.sync = options.sync;
+  UREC_ASSIGN_OR_RETURN(Schema schema, ImageFolderSchema());
+  UREC_ASSIGN_OR_RETURN(std::unique_ptr<PartWriter> writer,
+                        PartWriter::Create(out, name, token, part.part, part.num_parts, schema, writer_options));
+  UREC_ASSIGN_OR_RETURN(std::string class_list, EncodeNameList(part.classes));
   UREC_RETURN_IF_ERROR(writer->SetMetadata(kClassesMetadataKey, class_list));
 
   const size_t kImage = 0, kLabel = 1, kPath = 2, kWidth = 3, kHeight = 4, kLayout = 5, kSourceSize = 6,
                kSourceXxh3 = 7;
+  ConvertReport report;
   RecordBuilder record(schema);
   ConvertProgress progress;
-  progress.files_total = listing.candidates;
+  for (const ImageFolderFile& file : part.files) progress.files_total += file.is_candidate ? 1 : 0;
   Clock::time_point last_progress = start;
   auto report_progress = [&] {
     if (!options.on_progress) return;
@@ -304,9 +358,14 @@ Result<ConvertReport> ConvertImageFolder(const std::string& src, const std::stri
   };
 
   {
-    OrderedFileReader reader(src, listing.files, threads, options.keep_original);
-    for (size_t i = 0; i < listing.files.size(); ++i) {
-      const ImageFolderFile& file = listing.files[i];
+    OrderedFileReader reader(src, part.files, threads, options.keep_original);
+    size_t next_shard = 1;
+    for (size_t i = 0; i < part.files.size(); ++i) {
+      const ImageFolderFile& file = part.files[i];
+      while (next_shard < part.shard_starts.size() && part.shard_starts[next_shard] == i) {
+        UREC_RETURN_IF_ERROR(writer->NextShard());
+        ++next_shard;
+      }
       Slot& slot = reader.Take(i);
       if (file.is_candidate && slot.info.ok()) {
         const Status size = CheckSourceSize(*slot.info, slot.bytes.size(), options.limits);
@@ -354,18 +413,97 @@ Result<ConvertReport> ConvertImageFolder(const std::string& src, const std::stri
         }
       }
     }
+    // Shards whose starts lie at the end (none of the part's files left).
+    for (; next_shard < part.shard_starts.size(); ++next_shard) UREC_RETURN_IF_ERROR(writer->NextShard());
+  }
+  UREC_RETURN_IF_ERROR(writer->Finish());
+  report.name = name;
+  report.classes = part.classes;
+  report.shards = writer->summary().shards;
+  report.output_bytes = writer->summary().bytes;
+  report.shard_paths = writer->summary().shard_paths;
+  report.seconds = SecondsSince(start);
+  report_progress();
+  return report;
+}
+
+Result<ConvertReport> CommitImageFolder(StagedWrite& staged, const ImageFolderPlan& plan,
+                                        const std::vector<ConvertReport>& parts) {
+  ConvertReport report;
+  report.name = plan.name;
+  report.classes = plan.classes;
+  report.rejected = plan.left_out_rejected;
+  report.skipped = plan.left_out_skipped;
+  report.not_written = plan.left_out;
+  for (const ConvertReport& part : parts) {
+    report.written += part.written;
+    report.rejected += part.rejected;
+    report.skipped += part.skipped;
+    report.image_bytes += part.image_bytes;
+    report.source_bytes += part.source_bytes;
+    report.transcoded += part.transcoded;
+    report.kept_original += part.kept_original;
+    report.png += part.png;
+    for (const auto& [reason, count] : part.kept_original_reasons) report.kept_original_reasons[reason] += count;
+    report.not_written.insert(report.not_written.end(), part.not_written.begin(), part.not_written.end());
+    report.seconds = std::max(report.seconds, part.seconds);
   }
   // Committed with the shards, by the same rename.
-  UREC_RETURN_IF_ERROR(writer->AddReport("rejects", RejectsTsv(report.not_written)));
-  UREC_RETURN_IF_ERROR(writer->Finish());
-  const WriterSummary& summary = writer->summary();
+  UREC_RETURN_IF_ERROR(staged.AddReport("rejects", RejectsTsv(report.not_written)));
+  UREC_RETURN_IF_ERROR(staged.Commit());
+  const WriterSummary& summary = staged.summary();
   report.shards = summary.shards;
   report.output_bytes = summary.bytes;
   report.uuid = summary.uuid;
   report.shard_paths = summary.shard_paths;
   report.rejects_path = summary.report_paths.front();
+  return report;
+}
+
+Result<ConvertReport> ConvertImageFolder(const std::string& src, const std::string& out,
+                                         const ConvertOptions& options) {
+  const Clock::time_point start = Clock::now();
+  UREC_ASSIGN_OR_RETURN(ImageFolderPlan plan, PlanImageFolder(src, out, options));
+  StagedWriteOptions staged_options;
+  staged_options.sync = options.sync;
+  const std::string existing = out + "/" + plan.name;
+  bool append = false;
+  if (options.append) {
+    Result<std::shared_ptr<Dataset>> old = Dataset::Open(existing);
+    if (!old.ok() && old.status().code() != StatusCode::kNotFound) return old.status();
+    append = old.ok();
+  }
+  const uint32_t parts = append ? 2 : 1;
+  UREC_ASSIGN_OR_RETURN(std::unique_ptr<StagedWrite> staged, StagedWrite::Begin(out, plan.name, parts, staged_options));
+  if (append) {
+    UREC_RETURN_IF_ERROR(StageDatasetCopy(out, plan.name, staged->token(), 0, parts, existing, options.sync));
+  }
+  ImageFolderPart whole;
+  whole.part = parts - 1;
+  whole.num_parts = parts;
+  whole.classes = plan.classes;
+  whole.files = std::move(plan.files);
+  whole.shard_starts = plan.shard_starts;
+  if (!whole.shard_starts.empty()) whole.shard_starts.pop_back();  // a part lists where its shards start
+  ConvertOptions part_options = options;
+  part_options.on_progress = nullptr;  // reported below, once the commit is done
+  if (options.on_progress) {
+    part_options.on_progress = [&](const ConvertProgress& p) {
+      if (p.files_done < p.files_total) options.on_progress(p);
+    };
+  }
+  UREC_ASSIGN_OR_RETURN(ConvertReport part, ConvertImageFolderPart(src, whole, out, plan.name, staged->token(), part_options));
+  UREC_ASSIGN_OR_RETURN(ConvertReport report, CommitImageFolder(*staged, plan, {std::move(part)}));
   report.seconds = SecondsSince(start);
-  report_progress();
+  if (options.on_progress) {
+    ConvertProgress done;
+    done.files_total = done.files_done = plan.candidates;
+    done.written = report.written;
+    done.rejected = report.rejected;
+    done.bytes = report.image_bytes;
+    done.seconds = report.seconds;
+    options.on_progress(done);
+  }
   return report;
 }
 

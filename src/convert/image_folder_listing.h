@@ -7,17 +7,10 @@
 #include <string_view>
 #include <vector>
 
+#include "unirecord/convert.h"
 #include "unirecord/status.h"
 
 namespace unirecord {
-
-struct ImageFolderFile {
-  std::string path;  // relative to the folder root, '/'-separated
-  // Index of its class; -1 for a file directly in the root (no class).
-  int64_t label = -1;
-  // A candidate image (HasImageExtension) inside a class folder.
-  bool is_candidate = false;
-};
 
 struct ImageFolderListing {
   std::vector<std::string> classes;  // sorted sub-folder names

@@ -323,3 +323,115 @@ TEST_F(ConvertImageFolderTest, ReportsProgressFromTheCallingThread) {
 
 }  // namespace
 }  // namespace unirecord
+
+namespace unirecord {
+namespace {
+
+// The --mix folder has 19 candidates (2 rejected). With 4 shards, shard s
+// holds the written files among candidates [s*19/4, (s+1)*19/4): 4, 5, 5, 5
+// candidates, less the rejected ones in each range.
+TEST_F(ConvertImageFolderTest, PartsRunAnywhereCommitTheBytesOfALocalConversion) {
+  ConvertOptions options = Options();
+  options.num_shards = 4;
+  auto local = ConvertImageFolder(src_, scratch_ / "local", options);
+  ASSERT_TRUE(local.ok()) << local.status().ToString();
+
+  auto plan = PlanImageFolder(src_, scratch_ / "parts", options);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  ASSERT_EQ(plan->shard_starts.size(), 5u);
+  StagedWriteOptions staged_options;
+  staged_options.sync = false;
+  auto staged = StagedWrite::Begin(scratch_ / "parts", plan->name, 3, staged_options);
+  ASSERT_TRUE(staged.ok()) << staged.status().ToString();
+  // Parts: shard 0, shards 1-2, shard 3; run last to first, the middle one twice.
+  const std::vector<std::pair<uint32_t, uint32_t>> ranges = {{0, 1}, {1, 3}, {3, 4}};
+  std::vector<ConvertReport> reports(3);
+  for (int k : {2, 1, 0, 1}) {
+    ImageFolderPart part = PartOfPlan(*plan, ranges[k].first, ranges[k].second, k, 3);
+    auto report = ConvertImageFolderPart(src_, part, scratch_ / "parts", plan->name, (*staged)->token(), Options(1));
+    ASSERT_TRUE(report.ok()) << report.status().ToString();
+    reports[k] = *report;
+  }
+  auto merged = CommitImageFolder(**staged, *plan, reports);
+  ASSERT_TRUE(merged.ok()) << merged.status().ToString();
+  EXPECT_EQ(Output(scratch_ / "parts"), Output(scratch_ / "local"));
+  EXPECT_EQ(merged->written, local->written);
+  EXPECT_EQ(merged->rejected, local->rejected);
+  EXPECT_EQ(merged->skipped, local->skipped);
+  EXPECT_EQ(merged->not_written.size(), local->not_written.size());
+
+  // Each shard holds what was written of its candidate range.
+  auto dataset = Dataset::Open(scratch_ / "local");
+  ASSERT_TRUE(dataset.ok());
+  ASSERT_EQ((*dataset)->shards().size(), 4u);
+  uint64_t candidates_before = 0;
+  for (uint32_t s = 0; s < 4; ++s) {
+    uint64_t written = 0;
+    for (size_t i = plan->shard_starts[s]; i < plan->shard_starts[s + 1]; ++i) {
+      if (!plan->files[i].is_candidate) continue;
+      ++candidates_before;
+      const std::string& path = plan->files[i].path;
+      const bool rejected = std::any_of(local->not_written.begin(), local->not_written.end(),
+                                        [&](const ConvertRejection& r) { return r.path == path; });
+      written += rejected ? 0 : 1;
+    }
+    EXPECT_EQ(candidates_before, plan->candidates * (s + 1) / 4) << "shard " << s;
+    EXPECT_EQ((*dataset)->shards()[s].records, written) << "shard " << s;
+  }
+}
+
+}  // namespace
+}  // namespace unirecord
+
+namespace unirecord {
+namespace {
+
+TEST_F(ConvertImageFolderTest, AppendAddsANewGenerationWithIdsThatContinue) {
+  SyntheticFolderOptions synth;
+  synth.classes = 3;
+  synth.per_class = 2;
+  synth.width = 64;
+  synth.height = 48;
+  synth.seed = 0;  // the class names come from the seed: the same three classes
+  const std::string more = scratch_ / "more";
+  ASSERT_TRUE(WriteSyntheticImageFolder(more, synth).ok());
+  const std::string out = scratch_ / "out";
+  ConvertOptions options = Options();
+  options.num_shards = 2;
+  auto first = ConvertImageFolder(src_, out, options);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  auto old = Dataset::Open(out);
+  ASSERT_TRUE(old.ok());
+  options.append = true;
+  auto appended = ConvertImageFolder(more, out, options);
+  ASSERT_TRUE(appended.ok()) << appended.status().ToString();
+  EXPECT_EQ(appended->shards, 4u);
+  auto now = Dataset::Open(out);
+  ASSERT_TRUE(now.ok());
+  ASSERT_EQ((*now)->size(), first->written + 6);
+  for (uint64_t id = 0; id < (*now)->size(); ++id) {
+    auto record = (*now)->Get(id);
+    ASSERT_TRUE(record.ok());
+    if (id < first->written) {
+      // The old generation, still open, reads as before; the new one holds the same records first.
+      EXPECT_EQ(*record->GetString(2), *(*old)->Get(id)->GetString(2)) << id;
+      EXPECT_EQ(*record->GetBytes(0), *(*old)->Get(id)->GetBytes(0)) << id;
+    }
+  }
+  EXPECT_TRUE((*now)->Verify().ok());
+  EXPECT_TRUE((*old)->Verify().ok());
+  // Appending a folder of other classes is refused, naming the class list.
+  synth.classes = 2;
+  const std::string other = scratch_ / "other";
+  ASSERT_TRUE(WriteSyntheticImageFolder(other, synth).ok());
+  options.num_shards = 1;
+  auto refused = ConvertImageFolder(other, out, options);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("metadata 'classes'"), std::string::npos) << refused.status().message();
+  auto still = Dataset::Open(out);
+  ASSERT_TRUE(still.ok());
+  EXPECT_EQ((*still)->size(), first->written + 6);
+}
+
+}  // namespace
+}  // namespace unirecord

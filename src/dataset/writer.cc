@@ -4,52 +4,23 @@
 #include <zstd.h>
 
 #include <algorithm>
+#include <optional>
+#include <random>
 
-#include "dataset/manifest.h"
+#include "dataset/commit.h"
 #include "dataset/record_builder_impl.h"
 #include "format/dataset_uuid.h"
 #include "format/file_names.h"
 #include "format/format_constants.h"
 #include "io/file.h"
 #include "shard/shard_writer.h"
+#include "unirecord/dataset.h"
 #include "util/threads.h"
 
 namespace unirecord {
 namespace {
 
 enum class ShardingMode { kRoundRobin, kContiguous, kTargetSize };
-
-// Writes `bytes` to a new file at `path`, fsynced when `sync`.
-Status WriteWholeFile(const std::string& path, const std::string& bytes, bool sync) {
-  UREC_ASSIGN_OR_RETURN(io::WritableFile file, io::WritableFile::Create(path));
-  UREC_RETURN_IF_ERROR(file.Append(bytes));
-  if (sync) UREC_RETURN_IF_ERROR(file.Sync());
-  return file.Close();
-}
-
-// Under the dataset's lock: removes every file of dataset `name` in `dir`
-// that the committed generation does not use (earlier and uncommitted
-// generations, pre-manifest files a manifest replaced, dead writers'
-// temporaries). The committed generation is the one DIR/NAME.uset names, or
-// the pre-manifest layout (generation 0) when there is none; with a damaged
-// manifest only temporaries go. Returns the highest generation number seen,
-// so that the next one is new. Removal failures are left for the next run.
-Result<uint64_t> RemoveUnusedFiles(const std::string& dir, const std::string& name) {
-  const Result<dataset::Manifest> manifest = dataset::ReadManifest(dir, name);
-  const bool known = manifest.ok() || manifest.status().code() == StatusCode::kNotFound;
-  const uint64_t committed = manifest.ok() ? manifest->generation : 0;
-  UREC_ASSIGN_OR_RETURN(std::vector<std::string> files, io::ListDirectory(dir));
-  uint64_t highest = committed;
-  for (const std::string& file : files) {
-    const format::FileOfDataset of = format::ClassifyFile(file, name);
-    highest = std::max(highest, of.generation);
-    const bool unused = of.role == format::FileRole::kTemporary ||
-                        (known && (of.role == format::FileRole::kShard || of.role == format::FileRole::kReport) &&
-                         of.generation != committed);
-    if (unused) io::RemoveFileIfExists(io::JoinPath(dir, file));
-  }
-  return highest;
-}
 
 }  // namespace
 
@@ -70,6 +41,18 @@ struct Writer::Impl {
   bool finished = false;
   Status failure;  // first error that made the writer unusable
   WriterSummary summary;
+  // A PartWriter's: no lock, no generation; Finish stages the part.
+  struct Part {
+    std::string token;
+    uint32_t number = 0;
+    uint32_t count = 0;
+    std::string attempt;  // lowercase hex, random: this attempt's file names
+  };
+  std::optional<Part> part;
+  // Appending (WriterOptions::append): the staged write this writer's
+  // records are part 1 of, after a copy of `append_source` as part 0.
+  std::unique_ptr<StagedWrite> staged;
+  std::string append_source;
 
   Result<shard::ShardWriter*> StartShard() {
     const uint32_t number = static_cast<uint32_t>(shards.size());
@@ -77,10 +60,11 @@ struct Writer::Impl {
       return Status::InvalidArgument("writer: more than " + std::to_string(format::kMaxShards) + " shards");
     }
     const long pid = ::getpid();
-    UREC_ASSIGN_OR_RETURN(auto shard, shard::ShardWriter::Create(
-                                          context, number,
-                                          InDir(format::TemporaryShardFileName(name, pid, number)),
-                                          InDir(format::TemporaryIndexFileName(name, pid, number))));
+    std::string shard_path = part ? format::PartAttemptShardFileName(name, part->token, part->number, part->attempt, number)
+                                  : format::TemporaryShardFileName(name, pid, number);
+    std::string index_path = part ? format::PartAttemptIndexFileName(name, part->token, part->number, part->attempt, number)
+                                  : format::TemporaryIndexFileName(name, pid, number);
+    UREC_ASSIGN_OR_RETURN(auto shard, shard::ShardWriter::Create(context, number, InDir(shard_path), InDir(index_path)));
     shards.push_back(std::move(shard));
     return shards.back().get();
   }
@@ -104,8 +88,9 @@ struct Writer::Impl {
       }
       return shards.back().get();
     }
-    if (shards.empty() ||
-        (shards.back()->records() > 0 && shards.back()->file_bytes() >= options.target_shard_bytes)) {
+    // A part without target_shard_bytes is cut by NextShard() only.
+    if (shards.empty() || (options.target_shard_bytes > 0 && shards.back()->records() > 0 &&
+                           shards.back()->file_bytes() >= options.target_shard_bytes)) {
       if (!shards.empty()) UREC_RETURN_IF_ERROR(shards.back()->Close());
       UREC_RETURN_IF_ERROR(StartShard().status());
     }
@@ -134,25 +119,44 @@ struct Writer::Impl {
   // Ends the write: removes what the committed generation does not use
   // (after a failure: everything this writer wrote) and drops the lock.
   void Release() {
-    if (!lock.held()) return;
+    if (part && !finished_ok) {
+      for (const auto& shard : shards) {
+        io::RemoveFileIfExists(shard->shard_temp_path());
+        io::RemoveFileIfExists(shard->index_temp_path());
+      }
+    }
     shards.clear();  // closes their files
-    (void)RemoveUnusedFiles(out_dir, name);
-    lock.Release();
+    dataset::ReleaseDataset(out_dir, name, &lock);
+    staged.reset();  // an append's: removes what it staged, releases the lock
   }
 
+  // Stages this writer's records, copies the committed dataset, commits both.
+  Status CommitAppend() {
+    UREC_RETURN_IF_ERROR(StagePart());
+    UREC_RETURN_IF_ERROR(StageDatasetCopy(out_dir, name, part->token, 0, 2, append_source, options.sync));
+    UREC_RETURN_IF_ERROR(staged->Commit());
+    summary = staged->summary();
+    return Status::OK();
+  }
+
+  // Closes every shard and writes its final headers: the dataset's values
+  // for a Writer, the part's own for a PartWriter (StagedWrite::Commit
+  // replaces them). Returns the UUID written.
+  Result<format::Uuid> CloseAndFinalize();
   Status Commit();
+  Status StagePart();
+  Status Init(const std::string& out, const std::string& dataset_name, const Schema& schema,
+              const WriterOptions& writer_options);
+  bool finished_ok = false;
 };
 
 Writer::Writer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 Writer::~Writer() { impl_->Release(); }
 
-Result<std::unique_ptr<Writer>> Writer::Create(const std::string& out_dir, const std::string& name,
-                                               const Schema& schema, const WriterOptions& options) {
-  if (name.empty() || name.find('/') != std::string::npos || name[0] == '.') {
-    return Status::InvalidArgument("writer: dataset name '" + name + "' must be non-empty, contain no '/' "
-                                   "and not start with '.'");
-  }
+namespace {
+
+Status CheckWriterOptions(const Schema& schema, const WriterOptions& options) {
   if (schema.num_fields() == 0) return Status::InvalidArgument("writer: empty schema");
   if (options.num_shards > 0 && options.target_shard_bytes > 0) {
     return Status::InvalidArgument("writer: set num_shards or target_shard_bytes, not both");
@@ -174,43 +178,122 @@ Result<std::unique_ptr<Writer>> Writer::Create(const std::string& out_dir, const
       options.default_blob_compression != BlobCompression::kZstd) {
     return Status::InvalidArgument("writer: unknown default_blob_compression");
   }
-  UREC_RETURN_IF_ERROR(ResolveThreadCount(options.threads, "writer: threads").status());
-  UREC_RETURN_IF_ERROR(io::CreateDirectory(out_dir));
+  return ResolveThreadCount(options.threads, "writer: threads").status();
+}
 
-  auto impl = std::make_unique<Impl>();
-  impl->out_dir = out_dir;
-  impl->name = name;
-  const std::string lock_path = io::JoinPath(out_dir, format::LockFileName(name));
-  Result<io::FileLock> lock = io::FileLock::Acquire(lock_path);
-  if (!lock.ok()) {
-    if (lock.status().code() != StatusCode::kFailedPrecondition) return lock.status();
-    return Status::FailedPrecondition("writer: dataset '" + name + "' in " + out_dir +
-                                      " is being written by another writer (" + lock.status().message() + ")");
-  }
-  impl->lock = std::move(*lock);
-  UREC_ASSIGN_OR_RETURN(const uint64_t highest, RemoveUnusedFiles(out_dir, name));
-  if (highest >= format::kMaxGeneration) {
-    return Status::FailedPrecondition("writer: dataset '" + name + "' in " + out_dir + " is at the last generation");
-  }
-  impl->generation = highest + 1;
-  impl->user_schema = schema;
+// 16 lowercase hex digits from the system's random source: one attempt's
+// file names, distinct from any other attempt's on any machine.
+std::string RandomHex() {
+  std::random_device random;
+  const uint64_t value = (static_cast<uint64_t>(random()) << 32) ^ random();
+  static const char* kHex = "0123456789abcdef";
+  std::string text(16, '0');
+  for (int i = 0; i < 16; ++i) text[static_cast<size_t>(i)] = kHex[(value >> (4 * (15 - i))) & 15];
+  return text;
+}
+
+}  // namespace
+
+Status Writer::Impl::Init(const std::string& out, const std::string& dataset_name, const Schema& schema,
+                          const WriterOptions& writer_options) {
+  out_dir = out;
+  name = dataset_name;
+  user_schema = schema;
   std::vector<Field> stored_fields = schema.fields();
   for (Field& f : stored_fields) {
     if (f.type == FieldType::kBytes && f.compression == BlobCompression::kNone) {
-      f.compression = options.default_blob_compression;
+      f.compression = writer_options.default_blob_compression;
     }
   }
-  UREC_ASSIGN_OR_RETURN(impl->context.schema, Schema::Make(std::move(stored_fields)));
-  impl->context.layout = index::FieldLayout::For(impl->context.schema);
-  impl->context.pages = {options.blob_page_bytes, options.scalar_page_bytes, options.zstd_level};
-  impl->options = options;
-  if (options.target_shard_bytes > 0) {
-    impl->mode = ShardingMode::kTargetSize;
+  UREC_ASSIGN_OR_RETURN(context.schema, Schema::Make(std::move(stored_fields)));
+  context.layout = index::FieldLayout::For(context.schema);
+  context.pages = {writer_options.blob_page_bytes, writer_options.scalar_page_bytes, writer_options.zstd_level};
+  options = writer_options;
+  if (options.target_shard_bytes > 0 || part) {
+    mode = ShardingMode::kTargetSize;
   } else {
-    impl->planned_shards = options.num_shards == 0 ? 1 : options.num_shards;
-    impl->mode = options.expected_records > 0 ? ShardingMode::kContiguous : ShardingMode::kRoundRobin;
+    planned_shards = options.num_shards == 0 ? 1 : options.num_shards;
+    mode = options.expected_records > 0 ? ShardingMode::kContiguous : ShardingMode::kRoundRobin;
   }
+  return Status::OK();
+}
+
+Result<std::unique_ptr<Writer>> Writer::Create(const std::string& out_dir, const std::string& name,
+                                               const Schema& schema, const WriterOptions& options) {
+  UREC_RETURN_IF_ERROR(dataset::CheckDatasetName(name, "writer"));
+  UREC_RETURN_IF_ERROR(CheckWriterOptions(schema, options));
+  if (options.append) {
+    if (options.num_shards > 0 || options.expected_records > 0) {
+      return Status::InvalidArgument("writer: append cuts new shards by target_shard_bytes only "
+                                     "(num_shards and expected_records must be 0)");
+    }
+    const std::string existing = io::JoinPath(out_dir, name);
+    Result<std::shared_ptr<Dataset>> old = Dataset::Open(existing);
+    if (!old.ok() && old.status().code() != StatusCode::kNotFound) return old.status();
+    if (old.ok()) {
+      StagedWriteOptions staged_options;
+      staged_options.threads = options.threads;
+      staged_options.sync = options.sync;
+      auto impl = std::make_unique<Impl>();
+      UREC_ASSIGN_OR_RETURN(impl->staged, StagedWrite::Begin(out_dir, name, 2, staged_options));
+      impl->part = Impl::Part{impl->staged->token(), 1, 2, RandomHex()};
+      impl->append_source = existing;
+      UREC_RETURN_IF_ERROR(impl->Init(out_dir, name, schema, options));
+      return std::unique_ptr<Writer>(new Writer(std::move(impl)));
+    }
+  }
+  UREC_ASSIGN_OR_RETURN(dataset::DatasetLock locked, dataset::LockDataset(out_dir, name, "writer"));
+  auto impl = std::make_unique<Impl>();
+  impl->lock = std::move(locked.lock);
+  impl->generation = locked.generation;
+  UREC_RETURN_IF_ERROR(impl->Init(out_dir, name, schema, options));
   return std::unique_ptr<Writer>(new Writer(std::move(impl)));
+}
+
+Result<std::unique_ptr<PartWriter>> PartWriter::Create(const std::string& out_dir, const std::string& name,
+                                                       const std::string& token, uint32_t part, uint32_t num_parts,
+                                                       const Schema& schema, const WriterOptions& options) {
+  UREC_RETURN_IF_ERROR(dataset::CheckDatasetName(name, "part writer"));
+  if (!format::IsStagingToken(token)) {
+    return Status::InvalidArgument("part writer: token '" + token + "' is not a StagedWrite token (1 to 20 digits)");
+  }
+  if (num_parts == 0 || num_parts > format::kMaxShards || part >= num_parts) {
+    return Status::InvalidArgument("part writer: part " + std::to_string(part) + " of " + std::to_string(num_parts) +
+                                   " (parts: 1 to " + std::to_string(format::kMaxShards) + ", part < parts)");
+  }
+  if (options.num_shards > 0 || options.expected_records > 0) {
+    return Status::InvalidArgument("part writer: num_shards and expected_records do not apply to a part "
+                                   "(NextShard() and target_shard_bytes cut its shards)");
+  }
+  UREC_RETURN_IF_ERROR(CheckWriterOptions(schema, options));
+  if (!io::PathExists(out_dir)) {
+    return Status::NotFound("part writer: output folder " + out_dir + " does not exist (StagedWrite::Begin makes it)");
+  }
+  auto impl = std::make_unique<Writer::Impl>();
+  impl->part = Writer::Impl::Part{token, part, num_parts, RandomHex()};
+  UREC_RETURN_IF_ERROR(impl->Init(out_dir, name, schema, options));
+  return std::unique_ptr<PartWriter>(new PartWriter(std::unique_ptr<Writer>(new Writer(std::move(impl)))));
+}
+
+PartWriter::PartWriter(std::unique_ptr<Writer> writer) : writer_(std::move(writer)) {}
+PartWriter::~PartWriter() = default;
+const Schema& PartWriter::schema() const { return writer_->schema(); }
+Status PartWriter::SetMetadata(const std::string& key, const std::string& value) { return writer_->SetMetadata(key, value); }
+Status PartWriter::Write(RecordBuilder& record) { return writer_->Write(record); }
+uint64_t PartWriter::records_written() const { return writer_->records_written(); }
+Status PartWriter::Finish() { return writer_->Finish(); }
+const WriterSummary& PartWriter::summary() const { return writer_->summary(); }
+
+Status PartWriter::NextShard() {
+  Writer::Impl& w = *writer_->impl_;
+  if (w.finished) return Status::FailedPrecondition("part writer: NextShard after Finish");
+  if (!w.failure.ok()) return Status::FailedPrecondition("part writer: unusable after an earlier error: " + w.failure.message());
+  w.started = true;
+  Status status = w.shards.empty() ? w.StartShard().status() : Status::OK();
+  if (status.ok()) status = w.shards.back()->Close();
+  if (status.ok()) status = w.StartShard().status();
+  if (!status.ok()) w.failure = status;
+  return status;
 }
 
 const Schema& Writer::schema() const { return impl_->context.schema; }
@@ -257,12 +340,7 @@ uint64_t Writer::records_written() const { return impl_->written; }
 
 Status Writer::AddReport(const std::string& label, std::string text) {
   if (impl_->finished) return Status::FailedPrecondition("writer: AddReport after Finish");
-  if (label.empty() || label.find_first_not_of("abcdefghijklmnopqrstuvwxyz") != std::string::npos) {
-    return Status::InvalidArgument("writer: report label '" + label + "' must be lowercase letters a-z");
-  }
-  for (const auto& report : impl_->reports) {
-    if (report.first == label) return Status::InvalidArgument("writer: report '" + label + "' added twice");
-  }
+  UREC_RETURN_IF_ERROR(dataset::CheckReportLabel(label, impl_->reports, "writer"));
   impl_->reports.emplace_back(label, std::move(text));
   return Status::OK();
 }
@@ -272,12 +350,13 @@ Status Writer::Finish() {
   if (w.finished) return Status::FailedPrecondition("writer: Finish called twice");
   w.finished = true;
   if (!w.failure.ok()) return Status::FailedPrecondition("writer: unusable after an earlier error: " + w.failure.message());
-  Status status = w.Commit();
+  Status status = w.staged ? w.CommitAppend() : w.part ? w.StagePart() : w.Commit();
+  w.finished_ok = status.ok();
   w.Release();
   return status;
 }
 
-Status Writer::Impl::Commit() {
+Result<format::Uuid> Writer::Impl::CloseAndFinalize() {
   started = true;
   if (mode != ShardingMode::kTargetSize) {
     while (shards.size() < planned_shards) UREC_RETURN_IF_ERROR(StartShard().status());
@@ -309,9 +388,17 @@ Status Writer::Impl::Commit() {
     index.shard_footer_checksum = shard.footer_checksum();
     return shard.Finalize(header, index, options.sync);
   }));
+  for (const auto& shard : shards) summary.bytes += shard->shard_file_length() + shard->index_file_length();
+  summary.records = written;
+  summary.shards = count;
+  return uuid;
+}
+
+Status Writer::Impl::Commit() {
+  UREC_ASSIGN_OR_RETURN(const format::Uuid uuid, CloseAndFinalize());
+  const uint32_t count = static_cast<uint32_t>(shards.size());
   // Every file of the new generation goes to its final name; then one
   // rename of the manifest commits them all (format/SPEC.md section 1.1).
-  const bool sync = options.sync;
   std::vector<std::pair<std::string, std::string>> moves;  // temporary -> final
   for (uint32_t s = 0; s < count; ++s) {
     const std::string shard_path = io::JoinPath(out_dir, format::ShardFileName(name, generation, s, count));
@@ -319,30 +406,36 @@ Status Writer::Impl::Commit() {
     moves.emplace_back(shards[s]->shard_temp_path(), shard_path);
     summary.shard_paths.push_back(shard_path);
     summary.index_paths.push_back(format::IndexPathFor(shard_path));
-    summary.bytes += shards[s]->shard_file_length() + shards[s]->index_file_length();
   }
-  dataset::Manifest manifest;
-  manifest.generation = generation;
-  manifest.shard_count = count;
-  manifest.uuid = format::UuidToString(uuid);
-  for (const auto& [label, text] : reports) {
-    const std::string temporary = InDir(format::TemporaryReportFileName(name, ::getpid(), label));
-    UREC_RETURN_IF_ERROR(WriteWholeFile(temporary, text, sync));
-    moves.emplace_back(temporary, io::JoinPath(out_dir, format::ReportFileName(name, generation, label)));
-    summary.report_paths.push_back(moves.back().second);
-    manifest.reports.push_back(label);
+  dataset::PendingGeneration pending;
+  pending.generation = generation;
+  pending.shard_count = count;
+  pending.uuid = format::UuidToString(uuid);
+  pending.moves = std::move(moves);
+  pending.reports = reports;
+  pending.sync = options.sync;
+  return dataset::CommitGeneration(out_dir, name, pending, &summary);
+}
+
+// The part's files go to their staged names, then the part file that says
+// it is complete: a part is staged whole or not at all, and an attempt run
+// again replaces each file whole (format/file_names.h).
+Status Writer::Impl::StagePart() {
+  UREC_RETURN_IF_ERROR(CloseAndFinalize().status());
+  const uint32_t count = static_cast<uint32_t>(shards.size());
+  for (uint32_t s = 0; s < count; ++s) {
+    const std::string shard_path = InDir(format::StagedShardFileName(name, part->token, part->number, s));
+    const std::string index_path = InDir(format::StagedIndexFileName(name, part->token, part->number, s));
+    UREC_RETURN_IF_ERROR(io::RenameFile(shards[s]->index_temp_path(), index_path));
+    UREC_RETURN_IF_ERROR(io::RenameFile(shards[s]->shard_temp_path(), shard_path));
+    summary.shard_paths.push_back(shard_path);
+    summary.index_paths.push_back(index_path);
   }
-  for (const auto& [from, to] : moves) UREC_RETURN_IF_ERROR(io::RenameFile(from, to));
-  if (sync) UREC_RETURN_IF_ERROR(io::SyncDirectory(out_dir));
-  const std::string manifest_temporary = InDir(format::TemporaryManifestFileName(name, ::getpid()));
-  summary.manifest_path = io::JoinPath(out_dir, format::ManifestFileName(name));
-  UREC_RETURN_IF_ERROR(WriteWholeFile(manifest_temporary, dataset::EncodeManifest(manifest), sync));
-  UREC_RETURN_IF_ERROR(io::RenameFile(manifest_temporary, summary.manifest_path));
-  summary.records = written;
-  summary.shards = count;
-  summary.uuid = manifest.uuid;
-  summary.generation = generation;
-  if (sync) UREC_RETURN_IF_ERROR(io::SyncDirectory(out_dir));
+  const std::string attempt_file = InDir(format::PartAttemptPartFileName(name, part->token, part->number, part->attempt));
+  UREC_RETURN_IF_ERROR(dataset::WriteWholeFile(
+      attempt_file, dataset::EncodePartFile({part->number, part->count, count, written}), options.sync));
+  UREC_RETURN_IF_ERROR(io::RenameFile(attempt_file, InDir(format::StagedPartFileName(name, part->token, part->number))));
+  if (options.sync) UREC_RETURN_IF_ERROR(io::SyncDirectory(out_dir));
   return Status::OK();
 }
 

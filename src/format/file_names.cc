@@ -146,6 +146,44 @@ std::string TemporaryManifestFileName(const std::string& name, long pid) {
   return TemporaryFileName(name, pid, std::string(kManifestExtension).substr(1));
 }
 
+namespace {
+
+// ".NAME.tmp-TOKEN-pKKKKK." + rest: the prefix of every file of one staged part.
+std::string StagedFileName(const std::string& name, const std::string& token, uint32_t part, const std::string& rest) {
+  return "." + name + ".tmp-" + token + "-p" + ShardNumber(part) + "." + rest + kPartialSuffix;
+}
+
+}  // namespace
+
+std::string StagedShardFileName(const std::string& name, const std::string& token, uint32_t part, uint32_t shard) {
+  return StagedFileName(name, token, part, ShardNumber(shard) + kShardExtension);
+}
+
+std::string StagedIndexFileName(const std::string& name, const std::string& token, uint32_t part, uint32_t shard) {
+  return StagedFileName(name, token, part, ShardNumber(shard) + kIndexExtension);
+}
+
+std::string StagedPartFileName(const std::string& name, const std::string& token, uint32_t part) {
+  return StagedFileName(name, token, part, "part");
+}
+
+std::string PartAttemptShardFileName(const std::string& name, const std::string& token, uint32_t part,
+                                     const std::string& attempt, uint32_t shard) {
+  return StagedFileName(name, token, part, "a" + attempt + "." + ShardNumber(shard) + kShardExtension);
+}
+
+std::string PartAttemptIndexFileName(const std::string& name, const std::string& token, uint32_t part,
+                                     const std::string& attempt, uint32_t shard) {
+  return StagedFileName(name, token, part, "a" + attempt + "." + ShardNumber(shard) + kIndexExtension);
+}
+
+std::string PartAttemptPartFileName(const std::string& name, const std::string& token, uint32_t part,
+                                    const std::string& attempt) {
+  return StagedFileName(name, token, part, "a" + attempt + ".part");
+}
+
+bool IsStagingToken(const std::string& token) { return token.size() <= 20 && AllOf(token, kDigits); }
+
 std::optional<ShardFileParts> ParseShardFileName(const std::string& file) {
   ShardFileParts parts;
   std::optional<std::string> stem = StripSuffix(file, kShardExtension);

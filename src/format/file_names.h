@@ -34,6 +34,28 @@ std::string TemporaryIndexFileName(const std::string& name, long pid, uint32_t s
 std::string TemporaryReportFileName(const std::string& name, long pid, const std::string& label);
 std::string TemporaryManifestFileName(const std::string& name, long pid);
 
+// The files of a staged write (StagedWrite and PartWriter, writer.h), all of
+// them temporaries of the form above with the write's TOKEN (decimal digits)
+// in the PID place, so that the next writer removes whatever a killed run
+// left:
+//   .NAME.tmp-TOKEN-pKKKKK.SSSSS.urec.partial   shard SSSSS of part KKKKK, staged
+//   .NAME.tmp-TOKEN-pKKKKK.SSSSS.uidx.partial   its index
+//   .NAME.tmp-TOKEN-pKKKKK.part.partial         part KKKKK is complete (its shard count)
+//   .NAME.tmp-TOKEN-pKKKKK.aATTEMPT.SSSSS.urec.partial (and .uidx): being
+//     written by one attempt at the part (ATTEMPT: lowercase hex, random),
+//     renamed to the staged names when the part is complete.
+std::string StagedShardFileName(const std::string& name, const std::string& token, uint32_t part, uint32_t shard);
+std::string StagedIndexFileName(const std::string& name, const std::string& token, uint32_t part, uint32_t shard);
+std::string StagedPartFileName(const std::string& name, const std::string& token, uint32_t part);
+std::string PartAttemptShardFileName(const std::string& name, const std::string& token, uint32_t part,
+                                     const std::string& attempt, uint32_t shard);
+std::string PartAttemptIndexFileName(const std::string& name, const std::string& token, uint32_t part,
+                                     const std::string& attempt, uint32_t shard);
+std::string PartAttemptPartFileName(const std::string& name, const std::string& token, uint32_t part,
+                                    const std::string& attempt);
+// A staged write's token: 1 to 20 decimal digits.
+bool IsStagingToken(const std::string& token);
+
 // A shard or index file name taken apart; any dataset name.
 struct ShardFileParts {
   std::string name;

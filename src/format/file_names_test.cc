@@ -94,3 +94,30 @@ TEST(FileNamesTest, ClassifiesOnlyTheFilesOfTheGivenDataset) {
 
 }  // namespace
 }  // namespace unirecord::format
+
+namespace unirecord::format {
+namespace {
+
+// A staged write's files are temporaries of their dataset: the next writer
+// under the lock removes what a killed run left (writer.h, StagedWrite).
+TEST(FileNamesTest, StagedPartsAreTemporariesOfTheirDatasetOnly) {
+  const std::string token = "123456789012345678";
+  const std::vector<std::string> staged = {
+      StagedShardFileName("train", token, 3, 1), StagedIndexFileName("train", token, 3, 1),
+      StagedPartFileName("train", token, 3), PartAttemptShardFileName("train", token, 3, "0f1e2d3c4b5a6978", 1),
+      PartAttemptIndexFileName("train", token, 3, "0f1e2d3c4b5a6978", 1),
+      PartAttemptPartFileName("train", token, 3, "0f1e2d3c4b5a6978")};
+  EXPECT_EQ(staged[0], ".train.tmp-123456789012345678-p00003.00001.urec.partial");
+  EXPECT_EQ(staged[3], ".train.tmp-123456789012345678-p00003.a0f1e2d3c4b5a6978.00001.urec.partial");
+  for (const std::string& file : staged) {
+    EXPECT_EQ(ClassifyFile(file, "train").role, FileRole::kTemporary) << file;
+    EXPECT_EQ(ClassifyFile(file, "train-1").role, FileRole::kOther) << file;
+  }
+  EXPECT_TRUE(IsStagingToken(token));
+  EXPECT_FALSE(IsStagingToken(""));
+  EXPECT_FALSE(IsStagingToken("12a"));
+  EXPECT_FALSE(IsStagingToken(std::string(21, '1')));
+}
+
+}  // namespace
+}  // namespace unirecord::format

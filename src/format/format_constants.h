@@ -116,6 +116,9 @@ inline constexpr uint64_t kMaxGeneration = 999999999999999999ull;
 // line is kManifestFirstLine, at most kMaxManifestBytes long.
 inline constexpr const char* kManifestExtension = ".uset";
 inline constexpr const char* kManifestFirstLine = "unirecord-manifest 1";
+// First line of a staged part's completion file (a temporary, never
+// committed; format/file_names.h StagedPartFileName).
+inline constexpr const char* kPartFileFirstLine = "unirecord-part 1";
 inline constexpr uint64_t kMaxManifestBytes = 64 << 10;
 
 // SPEC.md "Dataset UUID": domain separator of the content digest.

@@ -73,12 +73,17 @@ Result<uint64_t> IndexBuilder::WriteFile(const std::string& path) {
 }
 
 Status IndexBuilder::PatchHeader(const std::string& path, format::IndexHeaderValues values) const {
-  const std::string header = format::BuildIndexHeader(FillKnown(std::move(values)));
-  if (header.size() != header_length_) {
+  return WriteIndexHeader(path, schema_.RequiredMinorVersion(), FillKnown(std::move(values)), header_length_);
+}
+
+Status WriteIndexHeader(const std::string& path, uint16_t minor, const format::IndexHeaderValues& values,
+                        uint64_t header_length) {
+  const std::string header = format::BuildIndexHeader(values);
+  if (header.size() != header_length) {
     return Status::Internal(path + ": index header changed size between placeholder and final");
   }
   format::PreambleFields preamble;
-  preamble.minor = schema_.RequiredMinorVersion();
+  preamble.minor = minor;
   preamble.header_length = header.size();
   preamble.header_checksum = format::Checksum(header.data(), header.size());
   uint8_t preamble_bytes[format::kPreambleSize];
@@ -96,6 +101,24 @@ Status IndexBuilder::PatchHeader(const std::string& path, format::IndexHeaderVal
   UREC_RETURN_IF_ERROR(file.WriteAt(file.offset() - format::kTrailerSize, trailer_bytes, sizeof(trailer_bytes)));
   UREC_RETURN_IF_ERROR(file.WriteAt(0, preamble_bytes, sizeof(preamble_bytes)));
   return file.Close();
+}
+
+format::IndexHeaderValues IndexHeaderValuesOf(const fb::IndexHeader& h) {
+  format::IndexHeaderValues v;
+  const auto* uuid = h.dataset_uuid()->bytes();
+  for (size_t i = 0; i < v.uuid.size(); ++i) v.uuid[i] = uuid->Get(static_cast<flatbuffers::uoffset_t>(i));
+  v.shard_number = h.shard_number();
+  v.shard_count = h.shard_count();
+  v.record_count = h.record_count();
+  v.first_id = h.first_id();
+  v.dataset_record_count = h.dataset_record_count();
+  v.shard_file_length = h.shard_file_length();
+  v.shard_footer_checksum = h.shard_footer_checksum();
+  v.entry_stride = h.entry_stride();
+  v.blob_fields.assign(h.blob_fields()->begin(), h.blob_fields()->end());
+  v.indexed_fields.assign(h.indexed_fields()->begin(), h.indexed_fields()->end());
+  for (const fb::IndexSection* section : *h.sections()) v.sections.push_back(*section);
+  return v;
 }
 
 Result<IndexReader> IndexReader::Open(const std::string& path, bool verify_sections) {

@@ -52,6 +52,15 @@ class IndexBuilder {
   std::vector<fb::IndexSection> sections_;
 };
 
+// Writes `values` as the header of the index file at `path` (preamble,
+// header, trailer; format/SPEC.md section 8), whose header space is
+// `header_length` bytes: Internal when the built header's size differs.
+Status WriteIndexHeader(const std::string& path, uint16_t minor, const format::IndexHeaderValues& values,
+                        uint64_t header_length);
+
+// The values of a verified index header (IndexReader::header()).
+format::IndexHeaderValues IndexHeaderValuesOf(const fb::IndexHeader& header);
+
 // A mapped, checked index file.
 class IndexReader {
  public:
@@ -63,6 +72,7 @@ class IndexReader {
   const std::string& path() const { return file_.path(); }
   uint64_t file_size() const { return file_.size(); }
   const fb::IndexHeader& header() const { return *header_; }
+  uint64_t header_length() const { return header_length_; }
   uint64_t records() const { return header_->record_count(); }
   uint32_t stride() const { return header_->entry_stride(); }
   // Entry of `row` (< records(), not checked).

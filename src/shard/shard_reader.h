@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "fb/unirecord_generated.h"
+#include "format/format_constants.h"
 #include "format/header_codec.h"
 #include "format/scalar_page.h"
 #include "index/index_file.h"
@@ -44,6 +45,7 @@ class ShardReader {
   const std::string& path() const { return shard_.path(); }
   const std::string& index_path() const { return index_.path(); }
   const format::ShardHeaderContents& header() const { return header_; }
+  uint64_t header_length() const { return header_end_ - format::kHeaderOffset; }
   const fb::ShardFooter& footer() const { return *footer_; }
   const index::IndexReader& index() const { return index_; }
   const index::FieldLayout& layout() const { return layout_; }

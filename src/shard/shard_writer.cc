@@ -179,29 +179,38 @@ Status ShardWriter::Close() {
   shard_file_length_ = file_.offset();
   UREC_RETURN_IF_ERROR(file_.Close());
   pages_ = std::vector<fb::PageEntry>();
+  // A writer keeps its closed shards until Finish: their compression
+  // state (about 1 MB with zstd's context) goes now (docs/scale.md).
+  zstd_.reset();
+  compressed_ = std::string();
+  column_values_ = std::vector<std::string_view>();
   UREC_ASSIGN_OR_RETURN(index_file_length_, index_.WriteFile(index_temp_path_));
   return Status::OK();
 }
 
-Status ShardWriter::Finalize(const format::ShardHeaderValues& shard_values, const format::IndexHeaderValues& index_values,
-                             bool sync) {
-  const std::string header = format::BuildShardHeader(context_.schema, context_.metadata, shard_values);
-  if (header.size() != header_length_) {
-    return Status::Internal(shard_temp_path_ + ": shard header changed size between placeholder and final");
+Status WriteShardHeader(const std::string& path, const Schema& schema, const format::Metadata& metadata,
+                        const format::ShardHeaderValues& values, uint64_t header_length, bool sync) {
+  const std::string header = format::BuildShardHeader(schema, metadata, values);
+  if (header.size() != header_length) {
+    return Status::Internal(path + ": shard header changed size between placeholder and final");
   }
   format::PreambleFields preamble;
-  preamble.minor = context_.schema.RequiredMinorVersion();
+  preamble.minor = schema.RequiredMinorVersion();
   preamble.header_length = header.size();
   preamble.header_checksum = format::Checksum(header.data(), header.size());
   uint8_t preamble_bytes[format::kPreambleSize];
   format::EncodePreamble(format::FileKind::kShard, preamble, preamble_bytes);
-  {
-    UREC_ASSIGN_OR_RETURN(io::WritableFile file, io::WritableFile::OpenExisting(shard_temp_path_));
-    UREC_RETURN_IF_ERROR(file.WriteAt(format::kHeaderOffset, header.data(), header.size()));
-    UREC_RETURN_IF_ERROR(file.WriteAt(0, preamble_bytes, sizeof(preamble_bytes)));
-    if (sync) UREC_RETURN_IF_ERROR(file.Sync());
-    UREC_RETURN_IF_ERROR(file.Close());
-  }
+  UREC_ASSIGN_OR_RETURN(io::WritableFile file, io::WritableFile::OpenExisting(path));
+  UREC_RETURN_IF_ERROR(file.WriteAt(format::kHeaderOffset, header.data(), header.size()));
+  UREC_RETURN_IF_ERROR(file.WriteAt(0, preamble_bytes, sizeof(preamble_bytes)));
+  if (sync) UREC_RETURN_IF_ERROR(file.Sync());
+  return file.Close();
+}
+
+Status ShardWriter::Finalize(const format::ShardHeaderValues& shard_values, const format::IndexHeaderValues& index_values,
+                             bool sync) {
+  UREC_RETURN_IF_ERROR(
+      WriteShardHeader(shard_temp_path_, context_.schema, context_.metadata, shard_values, header_length_, sync));
   UREC_RETURN_IF_ERROR(index_.PatchHeader(index_temp_path_, index_values));
   if (sync) {
     UREC_ASSIGN_OR_RETURN(io::WritableFile file, io::WritableFile::OpenExisting(index_temp_path_));

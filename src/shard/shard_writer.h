@@ -41,6 +41,12 @@ struct ShardContext {
   format::Metadata metadata;
 };
 
+// Writes the header (`values` with schema and metadata) and preamble of the
+// closed shard file at `path`, whose header space is `header_length` bytes
+// (Internal when the built header's size differs); fsyncs it when `sync`.
+Status WriteShardHeader(const std::string& path, const Schema& schema, const format::Metadata& metadata,
+                        const format::ShardHeaderValues& values, uint64_t header_length, bool sync);
+
 class ShardWriter {
  public:
   // Creates the temporary files and reserves the header space.

@@ -23,6 +23,7 @@ SUBCOMMANDS = {  # the positional arguments each needs, NAME replaced per test
     "convert imagefolder": ["SRC", "NEW"],
     "decode": ["JPEG"],
     "inspect": ["DATASET"],
+    "merge": ["NEW", "DATASET", "--name", "m"],
     "query": ["DATASET", "label >= 0"],
     "sample": ["--records", "10"],
     "show": ["DATASET", "-o", "SHEET"],

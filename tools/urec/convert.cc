@@ -2,6 +2,9 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <vector>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -18,8 +21,40 @@ struct ConvertArgs {
   std::string src;
   std::string out;
   std::string shard_size;
+  std::string scheduler;
+  uint32_t shards_per_task = 1;
   ConvertOptions options;
 };
+
+// --scheduler: the conversion runs as unirecord.distributed's command line
+// (python -m unirecord.distributed), which this process becomes. The Python
+// is $UREC_PYTHON, else python3 on PATH; it must import unirecord and
+// distributed (docs/cli.md).
+Status RunOnScheduler(const ConvertArgs& args) {
+  if (args.options.append) return Status::InvalidArgument("--append runs locally only (not with --scheduler)");
+  if (args.options.num_shards == 0) {
+    return Status::InvalidArgument("--scheduler needs --shards N: the tasks write whole shards, and the shard count "
+                                   "fixes the bytes (the same as a local convert with --shards N)");
+  }
+  const char* python_env = std::getenv("UREC_PYTHON");
+  const std::string python = python_env != nullptr && *python_env != '\0' ? python_env : "python3";
+  const ConvertOptions& o = args.options;
+  std::vector<std::string> argv = {python, "-m", "unirecord.distributed", args.src, args.out,
+                                   "--scheduler", args.scheduler, "--shards", std::to_string(o.num_shards),
+                                   "--shards-per-task", std::to_string(args.shards_per_task),
+                                   "--threads", std::to_string(o.threads),
+                                   "--max-pixels", std::to_string(o.limits.max_pixels)};
+  if (!o.name.empty()) argv.insert(argv.end(), {"--name", o.name});
+  if (o.strict) argv.push_back("--strict");
+  if (o.keep_original) argv.push_back("--keep-original");
+  std::vector<char*> c_argv;
+  for (std::string& a : argv) c_argv.push_back(a.data());
+  c_argv.push_back(nullptr);
+  std::fflush(stdout);
+  ::execvp(c_argv[0], c_argv.data());
+  return Status::NotFound("--scheduler: cannot run " + python + " (set UREC_PYTHON to a Python that imports "
+                          "unirecord and distributed): " + std::strerror(errno));
+}
 
 // "1000000", "64K", "512M", "1G", "2GiB", "1.5GB": powers of 1024.
 Result<uint64_t> ParseByteSize(const std::string& text) {
@@ -55,6 +90,7 @@ void DrawProgress(const ConvertProgress& p) {
 }
 
 Status RunConvertImageFolder(ConvertArgs& args) {
+  if (!args.scheduler.empty()) return RunOnScheduler(args);
   if (!args.shard_size.empty()) {
     UREC_ASSIGN_OR_RETURN(args.options.target_shard_bytes, ParseByteSize(args.shard_size));
   }
@@ -101,6 +137,9 @@ CommandRunner SetupConvert(CLI::App* cmd) {
       ->excludes(shards);
   folder->add_option("--threads", o.threads, "Reading threads (0: one per core)")->capture_default_str()
       ->check(IntegerIn(0, kMaxThreads));
+  folder->add_flag("--append", o.append,
+                   "Add the folder's records to dataset NAME in OUT (a new generation: the old shards copied, ids "
+                   "continue; the class lists must be equal) instead of replacing it");
   folder->add_flag("--strict", o.strict, "Fail on the first file that is not a usable JPEG");
   folder->add_flag("--keep-original", o.keep_original,
                    "Store each JPEG's source bytes untouched instead of its lossless rewrite into the fast "
@@ -108,6 +147,16 @@ CommandRunner SetupConvert(CLI::App* cmd) {
   folder->add_option("--max-pixels", o.limits.max_pixels, "Reject JPEGs over N pixels (width x height)")
       ->capture_default_str()
       ->check(IntegerIn(1, uint64_t{1} << 40));
+  CLI::Option* scheduler =
+      folder->add_option("--scheduler", args->scheduler,
+                         "Run the conversion on the workers of a Dask scheduler (tcp://HOST:PORT), through "
+                         "python3 -m unirecord.distributed ($UREC_PYTHON); needs --shards; SRC and OUT must be "
+                         "the same paths on every worker")
+          ->excludes(folder->get_option("--shard-size"));
+  folder->add_option("--shards-per-task", args->shards_per_task, "With --scheduler: shards each task writes")
+      ->capture_default_str()
+      ->check(IntegerIn(1, 99999))
+      ->needs(scheduler);
   return [args, folder]() -> Status {
     if (!folder->parsed()) return Status::InvalidArgument("unknown input kind (only 'imagefolder')");
     return RunConvertImageFolder(*args);

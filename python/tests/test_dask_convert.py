@@ -1,0 +1,244 @@
+"""unirecord.distributed.convert_imagefolder on a real Dask cluster: a
+dask-scheduler and dask-worker processes on 127.0.0.1 that the module starts
+and always stops. The reference is a local unirecord.convert_imagefolder
+with the same shard count: the committed files must be byte-identical."""
+import os
+import re
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+
+import pytest
+
+import unirecord
+
+from urec_fixtures import make_image_folder
+
+distributed = pytest.importorskip("distributed")
+import unirecord.distributed  # noqa: E402  (needs distributed)
+
+SHARDS = 12
+
+
+class Cluster:
+    """A dask-scheduler and dask-worker processes (no nanny: SIGKILL kills)."""
+
+    def __init__(self, tmp):
+        self.tmp = tmp
+        self.workers = []
+        scheduler_file = tmp / "scheduler.json"
+        self.scheduler = subprocess.Popen(
+            [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", "0",
+             "--no-dashboard", "--scheduler-file", str(scheduler_file)],
+            stdout=subprocess.DEVNULL, stderr=open(tmp / "scheduler.log", "wb"))
+        deadline = time.monotonic() + 60
+        while not scheduler_file.exists():
+            if time.monotonic() > deadline or self.scheduler.poll() is not None:
+                raise RuntimeError("dask-scheduler did not start: " + (tmp / "scheduler.log").read_text())
+            time.sleep(0.1)
+        time.sleep(0.2)  # written whole
+        import json
+        self.address = json.loads(scheduler_file.read_text())["address"]
+        self.client = distributed.Client(self.address, timeout="60s")
+
+    def add_worker(self):
+        name = "w%d" % len(self.workers)
+        worker = subprocess.Popen(
+            [sys.executable, "-m", "distributed.cli.dask_worker", self.address, "--no-nanny", "--nthreads", "1",
+             "--no-dashboard", "--name", name, "--memory-limit", "0", "--death-timeout", "60"],
+            stdout=subprocess.DEVNULL, stderr=open(self.tmp / (name + ".log"), "wb"))
+        self.workers.append(worker)
+        self.client.wait_for_workers(self.alive(), timeout=60)
+        return worker
+
+    def alive(self):
+        return sum(1 for w in self.workers if w.poll() is None)
+
+    def wait_idle(self, timeout=60):
+        deadline = time.monotonic() + timeout
+        while any(self.client.processing().values()):
+            assert time.monotonic() < deadline, "tasks still running"
+            time.sleep(0.1)
+
+    def stop(self):
+        try:
+            self.client.close()
+        finally:
+            for p in self.workers + [self.scheduler]:
+                if p.poll() is None:
+                    p.kill()
+                p.wait()
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    c = Cluster(tmp_path_factory.mktemp("dask"))
+    try:
+        yield c
+    finally:
+        c.stop()
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    """4 classes x 30 JPEGs, a truncated JPEG and a README (rejected, skipped)."""
+    root = make_image_folder(tmp_path_factory.mktemp("src") / "train", 30, [(64, 48), (48, 64), (80, 60)])
+    good = (root / "cat" / "img_000.jpg").read_bytes()
+    (root / "dog" / "img_005b.jpg").write_bytes(good[: len(good) // 2])
+    (root / "emu" / "README.txt").write_text("not an image")
+    return root
+
+
+@pytest.fixture(scope="module")
+def reference(folder, tmp_path_factory):
+    out = tmp_path_factory.mktemp("local")
+    report = unirecord.convert_imagefolder(folder, out, name="train", num_shards=SHARDS, sync=False, threads=1)
+    assert report["rejected"] == 1 and report["skipped"] == 1
+    return out
+
+
+def files(folder):
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+def generation_free(folder):
+    """files(), with the generation taken out of names and manifest."""
+    out = {}
+    for name, data in files(folder).items():
+        if name.endswith(".uset"):
+            data = b"".join(l for l in data.splitlines(True) if not l.startswith((b"generation ", b"checksum ")))
+        out[re.sub(r"\.g\d{6}\.", ".gN.", name)] = data
+    return out
+
+
+def convert(cluster, folder, out, **kwargs):
+    kwargs.setdefault("num_shards", SHARDS)
+    kwargs.setdefault("progress", False)
+    return unirecord.distributed.convert_imagefolder(folder, out, cluster.client, name="train", sync=False, **kwargs)
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3])
+def test_byte_identical_to_a_local_convert(cluster, folder, reference, tmp_path, workers):
+    while cluster.alive() < workers:
+        cluster.add_worker()
+    seen = []
+    report = convert(cluster, folder, tmp_path / "out", shards_per_task=1 if workers != 2 else 5,
+                     progress=seen.append)
+    assert files(tmp_path / "out") == files(reference)
+    assert report["written"] == 90 and report["rejected"] == 1 and report["skipped"] == 1
+    assert report["shards"] == SHARDS
+    assert [p["tasks_done"] for p in seen] == list(range(1, report["tasks"] + 1))
+    assert seen[-1]["files_done"] == seen[-1]["files_total"] == 91
+    assert len(unirecord.Dataset(str(tmp_path / "out"))) == 90
+
+
+def test_a_worker_killed_mid_run_is_rerun_and_nothing_is_committed_twice(cluster, folder, reference, tmp_path):
+    while cluster.alive() < 3:
+        cluster.add_worker()
+    killed = []
+
+    def kill_the_first_busy_worker():
+        """SIGKILLs the first worker seen holding tasks of the conversion."""
+        names = {addr: info["name"] for addr, info in cluster.client.scheduler_info()["workers"].items()}
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            for addr, tasks in cluster.client.processing().items():
+                tasks = [t for t in tasks if t.startswith("unirecord-convert-")]
+                proc = cluster.workers[int(names[addr][1:])]
+                if tasks and proc.poll() is None:
+                    os.kill(proc.pid, signal.SIGKILL)
+                    killed.append(tasks)
+                    return
+            time.sleep(0.005)
+
+    killer = threading.Thread(target=kill_the_first_busy_worker)
+    killer.start()
+    report = convert(cluster, folder, tmp_path / "out")
+    killer.join()
+    assert killed, "no worker held a task of the conversion"
+    assert files(tmp_path / "out") == files(reference)
+    assert report["written"] == 90
+    cluster.wait_idle()
+
+
+CLIENT = textwrap.dedent("""
+    import os, signal, sys, time
+    import distributed, unirecord.distributed
+    address, src, out, mode = sys.argv[1:5]
+    def progress(p):
+        if mode == "kill":
+            os.kill(os.getpid(), signal.SIGKILL)
+        print("running", flush=True)
+        time.sleep(float(mode))
+    with distributed.Client(address) as client:
+        unirecord.distributed.convert_imagefolder(src, out, client, name="train", num_shards=%d, sync=False,
+                                                  progress=progress)
+    print("committed", flush=True)
+""" % SHARDS)
+
+
+def run_client(cluster, folder, out, mode):
+    return subprocess.Popen([sys.executable, "-c", CLIENT, cluster.address, str(folder), str(out), mode],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_a_killed_client_leaves_the_old_dataset_and_the_next_writer_cleans_up(cluster, folder, reference, tmp_path):
+    while cluster.alive() < 2:
+        cluster.add_worker()
+    out = tmp_path / "out"
+    old = unirecord.convert_imagefolder(folder, out, name="train", num_shards=2, sync=False)  # the previous generation
+    before = files(out)
+    client = run_client(cluster, folder, out, "kill")
+    client.communicate(timeout=120)
+    assert client.returncode == -signal.SIGKILL
+    cluster.wait_idle()
+    visible = {n: b for n, b in files(out).items() if not n.startswith(".")}
+    assert visible == {n: b for n, b in before.items() if not n.startswith(".")}
+    assert [n for n in os.listdir(out) if ".tmp-" in n], "the killed run staged nothing: the test kills too late"
+    assert len(unirecord.Dataset(str(out))) == old["written"]
+    # The next writer, under the lock, removes the killed run's staged files.
+    convert(cluster, folder, out)
+    assert generation_free(out) == generation_free(reference)
+
+
+def test_a_second_conversion_into_the_same_folder_is_refused_while_one_runs(cluster, folder, reference, tmp_path):
+    while cluster.alive() < 2:
+        cluster.add_worker()
+    out = tmp_path / "out"
+    first = run_client(cluster, folder, out, "0.5")  # pauses after each task
+    assert first.stdout.readline() == "running\n"
+    with pytest.raises(RuntimeError, match="being written by another writer .*pid %d" % first.pid):
+        convert(cluster, folder, out)
+    with pytest.raises(RuntimeError, match="being written by another writer"):
+        unirecord.convert_imagefolder(folder, out, name="train", num_shards=SHARDS)
+    stdout, stderr = first.communicate(timeout=120)
+    assert first.returncode == 0, stderr
+    assert stdout.endswith("committed\n")
+    assert files(out) == files(reference)
+
+
+def test_a_failing_task_commits_nothing(cluster, folder, tmp_path):
+    with pytest.raises(unirecord.CorruptRecordError, match="img_005b.jpg.*strict"):
+        convert(cluster, folder, tmp_path / "out", strict=True, retries=0)
+    cluster.wait_idle()
+    assert not (tmp_path / "out" / "train.uset").exists()
+
+
+def test_urec_convert_with_a_scheduler(cluster, folder, reference, tmp_path):
+    urec = os.environ.get("UREC")
+    if not urec or not os.path.exists(urec):
+        pytest.skip("UREC (the urec binary) is not set")
+    env = dict(os.environ, UREC_PYTHON=sys.executable)
+    done = subprocess.run([urec, "convert", "imagefolder", str(folder), str(tmp_path / "out"), "--name", "train",
+                           "--shards", str(SHARDS), "--threads", "1", "--scheduler", cluster.address],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "90 written, 1 rejected, 1 skipped" in done.stdout
+    # sync does not change the bytes
+    assert files(tmp_path / "out") == files(reference)
+    refused = subprocess.run([urec, "convert", "imagefolder", str(folder), str(tmp_path / "x"),
+                              "--scheduler", cluster.address], capture_output=True, text=True, env=env)
+    assert refused.returncode != 0 and "--scheduler needs --shards" in refused.stderr

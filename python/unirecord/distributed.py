@@ -1,0 +1,177 @@
+"""Conversion on Dask's distributed scheduler.
+
+:func:`convert_imagefolder` is :func:`unirecord.convert_imagefolder` with its
+shards written by the workers of a ``distributed.Client``: the client lists
+the folder once and takes the writers' lock (``unirecord.StagedWrite``), each
+task converts a run of whole shards (``PartWriter`` under hidden staged names
+in OUT), and the client verifies every staged shard and commits one manifest.
+The bytes equal those of a local ``urec convert`` with the same ``--shards``
+and options, for any number of workers, whatever the order tasks finish in
+and however often Dask reruns one (a worker that dies mid-task: its
+replacement's files replace the first attempt's whole).
+
+SRC and OUT must be the same paths on every worker and on the client (a
+shared file system: NFS, Lustre, or one machine's disk). ``python -m
+unirecord.distributed`` is the command line behind ``urec convert imagefolder
+--scheduler``.
+"""
+
+import os
+import sys
+import time
+
+from . import _core
+
+__all__ = ["convert_imagefolder"]
+
+
+def _convert_part(src, out, name, token, spec, part, num_parts, options):
+    """One task: shards of ``spec`` as part ``part`` (runs on a worker)."""
+    return _core._convert_imagefolder_part(src, out, name, token, spec, part, num_parts, **options)
+
+
+class _ProgressBar:
+    """``[####......] 1234/5000 files, 456.7 files/s, ETA 8 s`` on stderr."""
+
+    def __init__(self, total):
+        self.total = total
+        self.start = time.monotonic()
+
+    def __call__(self, p):
+        width = 30
+        filled = int(width * p["files_done"] / max(p["files_total"], 1))
+        rate = p["files_done"] / p["seconds"] if p["seconds"] > 0 else 0.0
+        eta = (p["files_total"] - p["files_done"]) / rate if rate > 0 else float("nan")
+        sys.stderr.write(
+            "\r[%s%s] %d/%d files, %d rejected, %.1f files/s, ETA %.0f s, %d/%d tasks "
+            % ("#" * filled, "." * (width - filled), p["files_done"], p["files_total"], p["rejected"], rate,
+               eta, p["tasks_done"], p["tasks_total"]))
+        sys.stderr.flush()
+
+    @staticmethod
+    def close():
+        sys.stderr.write("\r\033[K")
+        sys.stderr.flush()
+
+
+def convert_imagefolder(src, out, client=None, *, num_shards, name=None, shards_per_task=1, threads=1,
+                        strict=False, keep_original=False, sync=True, max_pixels=None, progress=None,
+                        retries=1, commit_threads=1):
+    """Converts the ImageFolder SRC into OUT on the workers of ``client``.
+
+    Returns the report dict of :func:`unirecord.convert_imagefolder` (plus
+    ``tasks``, ``commit_seconds``), for the same dataset.
+
+    client: a ``distributed.Client`` (default: the current one,
+    ``distributed.get_client()``). num_shards: required (the parts are runs
+    of whole shards; the shard count fixes the bytes); at least the number
+    of workers, better a few per worker. shards_per_task: shards each task
+    writes. threads: reading threads per task. retries: how often Dask
+    reruns a task that raised (a task whose worker died is rerun by the
+    scheduler anyway). progress: None (a bar on stderr when it is a
+    terminal), False, True, or a callable taking a dict (files_done,
+    files_total, written, rejected, bytes, seconds, tasks_done,
+    tasks_total) after each task. commit_threads: threads that verify and
+    stamp shards at the commit. The other keywords are
+    :func:`unirecord.convert_imagefolder`'s.
+
+    Raises what the local conversion raises; a failed task fails the whole
+    conversion (nothing committed, the old dataset NAME stays) after its
+    retries, with the task's error. While it runs, a second writer of NAME
+    in OUT (local or distributed) is refused with RuntimeError naming this one.
+    """
+    import distributed
+
+    if client is None:
+        client = distributed.get_client()
+    if isinstance(num_shards, bool) or not isinstance(num_shards, int) or num_shards < 1:
+        raise ValueError("num_shards must be a positive int (the parts are runs of whole shards), not %r"
+                         % (num_shards,))
+    if isinstance(shards_per_task, bool) or not isinstance(shards_per_task, int) or shards_per_task < 1:
+        raise ValueError("shards_per_task must be a positive int, not %r" % (shards_per_task,))
+    src = os.path.abspath(os.fspath(src))
+    out = os.path.abspath(os.fspath(out))
+    options = dict(strict=strict, keep_original=keep_original, sync=sync,
+                   max_pixels=_core._DEFAULT_MAX_PIXELS if max_pixels is None else max_pixels)
+    plan = _core._plan_imagefolder(src, out, name=name, num_shards=num_shards, **options)
+    ranges = [(first, min(first + shards_per_task, num_shards)) for first in range(0, num_shards, shards_per_task)]
+    if progress is None:
+        progress = sys.stderr.isatty()
+    draw = _ProgressBar(plan.candidates) if progress is True else (progress or None)
+    options["threads"] = threads
+    start = time.monotonic()
+    with _core.StagedWrite(out, plan.name, len(ranges), threads=commit_threads, sync=sync) as staged:
+        futures = {}
+        for part, (first, end) in enumerate(ranges):
+            future = client.submit(_convert_part, src, out, plan.name, staged.token, plan.part(first, end), part,
+                                   len(ranges), options, key="unirecord-convert-%s-%05d" % (staged.token, part),
+                                   retries=retries, pure=False)
+            futures[future] = part
+        reports = [None] * len(ranges)
+        done = dict(files_done=0, files_total=plan.candidates, written=0, rejected=0, bytes=0, seconds=0.0,
+                    tasks_done=0, tasks_total=len(ranges))
+        try:
+            for future in distributed.as_completed(list(futures)):
+                part = futures[future]
+                report = future.result()  # raises the task's error
+                reports[part] = report
+                first, end = ranges[part]
+                done["files_done"] += plan.candidates_in(first, end)
+                done["written"] += report["written"]
+                done["rejected"] += report["rejected"]
+                done["bytes"] += report["image_bytes"]
+                done["seconds"] = time.monotonic() - start
+                done["tasks_done"] += 1
+                if draw:
+                    draw(dict(done))
+        except BaseException:
+            client.cancel(list(futures))
+            raise
+        finally:
+            if isinstance(draw, _ProgressBar):
+                draw.close()
+        commit_start = time.monotonic()
+        result = _core._commit_imagefolder(staged, plan, reports)
+    result["seconds"] = time.monotonic() - start
+    result["commit_seconds"] = time.monotonic() - commit_start
+    result["tasks"] = len(ranges)
+    return result
+
+
+def main(argv=None):
+    """``python -m unirecord.distributed SRC OUT --scheduler ADDRESS --shards N ...`` (urec convert's)."""
+    import argparse
+
+    import distributed
+
+    parser = argparse.ArgumentParser(prog="urec convert imagefolder --scheduler",
+                                     description="Convert an ImageFolder on a Dask scheduler's workers.")
+    parser.add_argument("src")
+    parser.add_argument("out")
+    parser.add_argument("--scheduler", required=True, help="tcp://HOST:PORT of a running dask scheduler")
+    parser.add_argument("--shards", type=int, required=True)
+    parser.add_argument("--name")
+    parser.add_argument("--shards-per-task", type=int, default=1)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--strict", action="store_true")
+    parser.add_argument("--keep-original", action="store_true")
+    parser.add_argument("--max-pixels", type=int)
+    args = parser.parse_args(argv)
+    try:
+        with distributed.Client(args.scheduler, timeout="30s") as client:
+            r = convert_imagefolder(args.src, args.out, client, num_shards=args.shards, name=args.name,
+                                    shards_per_task=args.shards_per_task, threads=args.threads,
+                                    strict=args.strict, keep_original=args.keep_original,
+                                    max_pixels=args.max_pixels)
+    except (OSError, ValueError, RuntimeError, _core.CorruptRecordError) as e:
+        sys.stderr.write("urec: error: %s\n" % (e,))
+        return 1
+    print("%s: %d written, %d rejected, %d skipped, %.1f MB, %.2f s (commit %.2f s, %d tasks) -> %s/%s (%d shard%s); "
+          "not written: %s" % (args.src, r["written"], r["rejected"], r["skipped"], r["image_bytes"] / 1e6,
+                               r["seconds"], r["commit_seconds"], r["tasks"], args.out, r["name"], r["shards"],
+                               "" if r["shards"] == 1 else "s", r["rejects_path"]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

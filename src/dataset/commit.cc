@@ -1,0 +1,138 @@
+#include "dataset/commit.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "dataset/manifest.h"
+#include "format/file_names.h"
+#include "format/format_constants.h"
+
+namespace unirecord::dataset {
+
+Status CheckDatasetName(const std::string& name, const std::string& who) {
+  if (name.empty() || name.find('/') != std::string::npos || name[0] == '.') {
+    return Status::InvalidArgument(who + ": dataset name '" + name + "' must be non-empty, contain no '/' "
+                                   "and not start with '.'");
+  }
+  return Status::OK();
+}
+
+Status CheckReportLabel(const std::string& label, const std::vector<std::pair<std::string, std::string>>& reports,
+                        const std::string& who) {
+  if (label.empty() || label.find_first_not_of("abcdefghijklmnopqrstuvwxyz") != std::string::npos) {
+    return Status::InvalidArgument(who + ": report label '" + label + "' must be lowercase letters a-z");
+  }
+  for (const auto& report : reports) {
+    if (report.first == label) return Status::InvalidArgument(who + ": report '" + label + "' added twice");
+  }
+  return Status::OK();
+}
+
+Status WriteWholeFile(const std::string& path, const std::string& bytes, bool sync) {
+  UREC_ASSIGN_OR_RETURN(io::WritableFile file, io::WritableFile::Create(path));
+  UREC_RETURN_IF_ERROR(file.Append(bytes));
+  if (sync) UREC_RETURN_IF_ERROR(file.Sync());
+  return file.Close();
+}
+
+// The committed generation is the one DIR/NAME.uset names, or the
+// pre-manifest layout (generation 0) when there is none; with a damaged
+// manifest only temporaries go. Removal failures are left for the next run.
+Result<uint64_t> RemoveUnusedFiles(const std::string& dir, const std::string& name) {
+  const Result<Manifest> manifest = ReadManifest(dir, name);
+  const bool known = manifest.ok() || manifest.status().code() == StatusCode::kNotFound;
+  const uint64_t committed = manifest.ok() ? manifest->generation : 0;
+  UREC_ASSIGN_OR_RETURN(std::vector<std::string> files, io::ListDirectory(dir));
+  uint64_t highest = committed;
+  for (const std::string& file : files) {
+    const format::FileOfDataset of = format::ClassifyFile(file, name);
+    highest = std::max(highest, of.generation);
+    const bool unused = of.role == format::FileRole::kTemporary ||
+                        (known && (of.role == format::FileRole::kShard || of.role == format::FileRole::kReport) &&
+                         of.generation != committed);
+    if (unused) io::RemoveFileIfExists(io::JoinPath(dir, file));
+  }
+  return highest;
+}
+
+Result<DatasetLock> LockDataset(const std::string& out_dir, const std::string& name, const std::string& who) {
+  UREC_RETURN_IF_ERROR(io::CreateDirectory(out_dir));
+  DatasetLock locked;
+  Result<io::FileLock> lock = io::FileLock::Acquire(io::JoinPath(out_dir, format::LockFileName(name)));
+  if (!lock.ok()) {
+    if (lock.status().code() != StatusCode::kFailedPrecondition) return lock.status();
+    return Status::FailedPrecondition(who + ": dataset '" + name + "' in " + out_dir +
+                                      " is being written by another writer (" + lock.status().message() + ")");
+  }
+  locked.lock = std::move(*lock);
+  Result<uint64_t> highest = RemoveUnusedFiles(out_dir, name);
+  if (!highest.ok() || *highest >= format::kMaxGeneration) {
+    locked.lock.Release();
+    if (!highest.ok()) return highest.status();
+    return Status::FailedPrecondition(who + ": dataset '" + name + "' in " + out_dir + " is at the last generation");
+  }
+  locked.generation = *highest + 1;
+  return locked;
+}
+
+void ReleaseDataset(const std::string& out_dir, const std::string& name, io::FileLock* lock) {
+  if (!lock->held()) return;
+  (void)RemoveUnusedFiles(out_dir, name);
+  lock->Release();
+}
+
+Status CommitGeneration(const std::string& out_dir, const std::string& name, const PendingGeneration& pending,
+                        WriterSummary* summary) {
+  const bool sync = pending.sync;
+  std::vector<std::pair<std::string, std::string>> moves = pending.moves;
+  Manifest manifest;
+  manifest.generation = pending.generation;
+  manifest.shard_count = pending.shard_count;
+  manifest.uuid = pending.uuid;
+  for (const auto& [label, text] : pending.reports) {
+    const std::string temporary = io::JoinPath(out_dir, format::TemporaryReportFileName(name, ::getpid(), label));
+    UREC_RETURN_IF_ERROR(WriteWholeFile(temporary, text, sync));
+    moves.emplace_back(temporary, io::JoinPath(out_dir, format::ReportFileName(name, pending.generation, label)));
+    summary->report_paths.push_back(moves.back().second);
+    manifest.reports.push_back(label);
+  }
+  for (const auto& [from, to] : moves) UREC_RETURN_IF_ERROR(io::RenameFile(from, to));
+  if (sync) UREC_RETURN_IF_ERROR(io::SyncDirectory(out_dir));
+  const std::string manifest_temporary = io::JoinPath(out_dir, format::TemporaryManifestFileName(name, ::getpid()));
+  summary->manifest_path = io::JoinPath(out_dir, format::ManifestFileName(name));
+  UREC_RETURN_IF_ERROR(WriteWholeFile(manifest_temporary, EncodeManifest(manifest), sync));
+  UREC_RETURN_IF_ERROR(io::RenameFile(manifest_temporary, summary->manifest_path));
+  summary->shards = pending.shard_count;
+  summary->uuid = pending.uuid;
+  summary->generation = pending.generation;
+  if (sync) UREC_RETURN_IF_ERROR(io::SyncDirectory(out_dir));
+  return Status::OK();
+}
+
+std::string EncodePartFile(const PartFile& part) {
+  return std::string(format::kPartFileFirstLine) + "\npart " + std::to_string(part.part) + "\nparts " +
+         std::to_string(part.parts) + "\nshards " + std::to_string(part.shards) + "\nrecords " +
+         std::to_string(part.records) + "\n";
+}
+
+Result<PartFile> DecodePartFile(const std::string& text, const std::string& path) {
+  PartFile part;
+  unsigned long long number = 0, count = 0, shards = 0, records = 0;
+  int consumed = 0;
+  const std::string pattern = std::string(format::kPartFileFirstLine) + "\npart %llu\nparts %llu\nshards %llu\nrecords %llu\n%n";
+  if (text.size() > 256 || std::sscanf(text.c_str(), pattern.c_str(), &number, &count, &shards, &records, &consumed) != 4 ||
+      static_cast<size_t>(consumed) != text.size() || count == 0 || count > format::kMaxShards || number >= count ||
+      shards == 0 || shards > format::kMaxShards) {
+    return Status::Corruption(path + ": not a complete part file");
+  }
+  part.part = static_cast<uint32_t>(number);
+  part.parts = static_cast<uint32_t>(count);
+  part.shards = static_cast<uint32_t>(shards);
+  part.records = records;
+  if (EncodePartFile(part) != text) return Status::Corruption(path + ": not a complete part file");
+  return part;
+}
+
+}  // namespace unirecord::dataset

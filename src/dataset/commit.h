@@ -1,0 +1,78 @@
+// The steps of format/SPEC.md section 1.1 ("Writing") that Writer and
+// StagedWrite share: the lock, cleanup, and the commit by one manifest rename.
+#ifndef UNIRECORD_DATASET_COMMIT_H_
+#define UNIRECORD_DATASET_COMMIT_H_
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "io/file.h"
+#include "unirecord/status.h"
+#include "unirecord/writer.h"
+
+namespace unirecord::dataset {
+
+// InvalidArgument unless `name` is a dataset name (non-empty, no '/', not
+// starting with '.'); `who` starts the message ("writer").
+Status CheckDatasetName(const std::string& name, const std::string& who);
+
+// InvalidArgument unless `label` is lowercase letters a-z and not among
+// `reports` (label, text).
+Status CheckReportLabel(const std::string& label, const std::vector<std::pair<std::string, std::string>>& reports,
+                        const std::string& who);
+
+// Writes `bytes` to a new file at `path`, fsynced when `sync`.
+Status WriteWholeFile(const std::string& path, const std::string& bytes, bool sync);
+
+// Under the dataset's lock: removes every file of dataset `name` in `dir`
+// that the committed generation does not use (earlier and uncommitted
+// generations, pre-manifest files a manifest replaced, dead writers'
+// temporaries and staged parts). Returns the highest generation number seen.
+Result<uint64_t> RemoveUnusedFiles(const std::string& dir, const std::string& name);
+
+// Steps 1 and 2: creates `out_dir` (one level), takes the writers' lock of
+// `name` (FailedPrecondition naming the holder when another writer has it)
+// and cleans up. `generation` is the one the holder commits.
+struct DatasetLock {
+  io::FileLock lock;
+  uint64_t generation = 0;
+};
+Result<DatasetLock> LockDataset(const std::string& out_dir, const std::string& name, const std::string& who);
+
+// Step 5 (and the end of a failed write): removes what the committed
+// generation does not use, then releases the lock.
+void ReleaseDataset(const std::string& out_dir, const std::string& name, io::FileLock* lock);
+
+// Steps 3 and 4 for files already written: renames `moves` (temporary ->
+// generation name), writes the reports (label, text) under their generation
+// names, fsyncs the directory, and commits the manifest. Fills `summary`'s
+// report_paths, manifest_path, shards, uuid and generation.
+struct PendingGeneration {
+  uint64_t generation = 0;
+  uint32_t shard_count = 0;
+  std::string uuid;
+  std::vector<std::pair<std::string, std::string>> moves;
+  std::vector<std::pair<std::string, std::string>> reports;
+  bool sync = true;
+};
+Status CommitGeneration(const std::string& out_dir, const std::string& name, const PendingGeneration& pending,
+                        WriterSummary* summary);
+
+// The file that says a staged part is complete (format/file_names.h,
+// StagedPartFileName): text lines "unirecord-part 1", "part K", "parts N",
+// "shards M", "records R".
+struct PartFile {
+  uint32_t part = 0;
+  uint32_t parts = 0;
+  uint32_t shards = 0;
+  uint64_t records = 0;
+};
+std::string EncodePartFile(const PartFile& part);
+// Corruption naming `path` unless `text` is exactly such a file.
+Result<PartFile> DecodePartFile(const std::string& text, const std::string& path);
+
+}  // namespace unirecord::dataset
+
+#endif  // UNIRECORD_DATASET_COMMIT_H_

@@ -1,0 +1,43 @@
+"""urec merge and urec convert --append: ids concatenated (merge, in
+argument order) or continued (append), each record equal to the input
+record it came from; a class list that differs is refused saying so."""
+import json
+
+from conftest import run_urec
+
+
+def records(path):
+    n = json.loads(run_urec("inspect", path, "--json").stdout)["records"]
+    out = [json.loads(run_urec("cat", path, i, "--json").stdout) for i in range(n)]
+    assert [r.pop("id") for r in out] == list(range(n))
+    return out
+
+
+def test_merge_concatenates_ids_in_argument_order(urec, mixed_folder, tmp_path):
+    urec("convert", "imagefolder", mixed_folder, tmp_path / "a", "--name", "train", "--shards", 2)
+    urec("convert", "imagefolder", mixed_folder, tmp_path / "b", "--name", "train", "--shards", 3, "--keep-original")
+    done = urec("merge", tmp_path / "m", tmp_path / "b", tmp_path / "a", "--name", "all")
+    a, b, m = records(tmp_path / "a"), records(tmp_path / "b"), records(tmp_path / "m" / "all")
+    assert f"{len(a) + len(b)} records, 5 shards" in done.stdout
+    assert m == b + a
+    assert json.loads(run_urec("inspect", tmp_path / "m" / "all", "--json", "--verify").stdout)["records"] == len(m)
+
+
+def test_merge_refuses_another_class_list_naming_it(urec, mixed_folder, tmp_path):
+    urec("convert", "imagefolder", mixed_folder, tmp_path / "a", "--name", "train")
+    urec("convert", "imagefolder", mixed_folder / "..", tmp_path / "odd", "--name", "train")  # one class: "train"
+    refused = urec("merge", tmp_path / "m", tmp_path / "a", tmp_path / "odd", "--name", "all", check=False)
+    assert refused.returncode == 2  # InvalidArgument: bad usage (the exit code table in docs/cli.md)
+    assert "part 1 shard 0" in refused.stderr and "metadata 'classes'" in refused.stderr, refused.stderr
+    assert not (tmp_path / "m" / "all.uset").exists()
+
+
+def test_append_continues_the_ids_and_keeps_the_old_records(urec, mixed_folder, tmp_path):
+    urec("convert", "imagefolder", mixed_folder, tmp_path / "out", "--name", "train", "--shards", 2)
+    before = records(tmp_path / "out")
+    urec("convert", "imagefolder", mixed_folder, tmp_path / "out", "--name", "train", "--shards", 1, "--append",
+         "--keep-original")
+    after = records(tmp_path / "out")
+    assert after[: len(before)] == before
+    assert [r["path"] for r in after[len(before):]] == [r["path"] for r in before]
+    assert json.loads(run_urec("inspect", tmp_path / "out", "--json").stdout)["shards"] == 3

@@ -1,0 +1,42 @@
+// urec merge OUT IN... --name N: datasets with one schema and class list into one.
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "command.h"
+#include "unirecord/writer.h"
+
+namespace unirecord::cli {
+namespace {
+
+struct MergeArgs {
+  std::string out;
+  std::vector<std::string> inputs;
+  std::string name;
+};
+
+Status RunMerge(const MergeArgs& args) {
+  UREC_ASSIGN_OR_RETURN(WriterSummary summary, MergeDatasets(args.out, args.name, args.inputs));
+  std::printf("%zu datasets: %llu records, %u shards, %.1f MB -> %s (generation %llu)\n", args.inputs.size(),
+              static_cast<unsigned long long>(summary.records), summary.shards,
+              static_cast<double>(summary.bytes) / 1e6, summary.manifest_path.c_str(),
+              static_cast<unsigned long long>(summary.generation));
+  return Status::OK();
+}
+
+CommandRunner SetupMerge(CLI::App* cmd) {
+  auto args = std::make_shared<MergeArgs>();
+  cmd->add_option("OUT", args->out, "Output folder (created if missing)")->required();
+  cmd->add_option("IN", args->inputs, "Datasets to merge, in id order (folders, OUT/NAME or .urec paths)")
+      ->required();
+  cmd->add_option("--name", args->name, "Name of the merged dataset")->required();
+  return [args] { return RunMerge(*args); };
+}
+
+UREC_REGISTER_COMMAND("merge",
+                      "Merge datasets of one schema and class list into one (ids in argument order; shards copied)",
+                      SetupMerge);
+
+}  // namespace
+}  // namespace unirecord::cli
