@@ -198,6 +198,8 @@ class Loader:
         return_ids: bool = False,
         verify_checksums: bool = True,
         where: Optional[str] = None,
+        cache_dir: Optional[PathLike] = None,
+        cache_limit: int = 0,
     ) -> None:
         # The native loader's options: this signature's names that are loader
         # options (python/src/loader_py.cc has the one table; it checks each
@@ -211,7 +213,7 @@ class Loader:
         if threads is None:
             opts["threads"] = DEFAULTS["threads"]
         opts["prefetch"] = _prefetch(prefetch, prefetch_factor, opts["threads"])
-        self.dataset = open_dataset(path, bool_arg("verify_checksums", verify_checksums))
+        self.dataset = open_dataset(path, bool_arg("verify_checksums", verify_checksums), cache_dir, cache_limit)
         ids = record_ids(self.dataset, where, subset)
         opts["subset"] = None if ids is None else ids.tolist()
         self.num_shards, self.shard_id = _distributed_defaults(num_shards, shard_id)

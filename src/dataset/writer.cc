@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "dataset/manifest.h"
+#include "format/manifest.h"
 #include "dataset/record_builder_impl.h"
 #include "format/dataset_uuid.h"
 #include "format/file_names.h"
@@ -35,7 +35,7 @@ Status WriteWholeFile(const std::string& path, const std::string& bytes, bool sy
 // manifest only temporaries go. Returns the highest generation number seen,
 // so that the next one is new. Removal failures are left for the next run.
 Result<uint64_t> RemoveUnusedFiles(const std::string& dir, const std::string& name) {
-  const Result<dataset::Manifest> manifest = dataset::ReadManifest(dir, name);
+  const Result<format::Manifest> manifest = format::ReadManifest(dir, name);
   const bool known = manifest.ok() || manifest.status().code() == StatusCode::kNotFound;
   const uint64_t committed = manifest.ok() ? manifest->generation : 0;
   UREC_ASSIGN_OR_RETURN(std::vector<std::string> files, io::ListDirectory(dir));
@@ -321,7 +321,7 @@ Status Writer::Impl::Commit() {
     summary.index_paths.push_back(format::IndexPathFor(shard_path));
     summary.bytes += shards[s]->shard_file_length() + shards[s]->index_file_length();
   }
-  dataset::Manifest manifest;
+  format::Manifest manifest;
   manifest.generation = generation;
   manifest.shard_count = count;
   manifest.uuid = format::UuidToString(uuid);
@@ -336,7 +336,7 @@ Status Writer::Impl::Commit() {
   if (sync) UREC_RETURN_IF_ERROR(io::SyncDirectory(out_dir));
   const std::string manifest_temporary = InDir(format::TemporaryManifestFileName(name, ::getpid()));
   summary.manifest_path = io::JoinPath(out_dir, format::ManifestFileName(name));
-  UREC_RETURN_IF_ERROR(WriteWholeFile(manifest_temporary, dataset::EncodeManifest(manifest), sync));
+  UREC_RETURN_IF_ERROR(WriteWholeFile(manifest_temporary, format::EncodeManifest(manifest), sync));
   UREC_RETURN_IF_ERROR(io::RenameFile(manifest_temporary, summary.manifest_path));
   summary.records = written;
   summary.shards = count;

@@ -193,7 +193,18 @@ struct Loader::Impl final : Batch::Pool {
     next_batch = 0;
     run_batches = (end_position - start_position + batch_size() - 1) / batch_size();
     sticky_error = Status::OK();
+    PlanRemoteReads();
     work_cv.notify_all();
+  }
+
+  // A remote dataset downloads shards ahead in this run's order (a pure
+  // function of seed and epoch, known before the first read).
+  void PlanRemoteReads() {
+    if (!source.dataset().is_remote()) return;
+    std::vector<uint64_t> ids;
+    ids.reserve(end_position - start_position);
+    for (uint64_t p = start_position; p < end_position; ++p) ids.push_back(RecordAt(p));
+    source.dataset().PlanReads(ids);
   }
 
   // Stops handing out work and waits until no worker is busy. Caller holds `lock`.

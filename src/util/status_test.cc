@@ -54,6 +54,12 @@ TEST(StatusTest, KeyNotFoundHasItsOwnCodeAndName) {
   EXPECT_EQ(s.ToString(), "KeyNotFound: no field named 'x'");
 }
 
+TEST(StatusTest, UnavailableHasItsOwnCodeAndName) {
+  Status s = Status::Unavailable("http://h/x.urec: HTTP 503 after 5 attempts");
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable);
+  EXPECT_EQ(s.ToString(), "Unavailable: http://h/x.urec: HTTP 503 after 5 attempts");
+}
+
 // status_test is built without NDEBUG (src/util/CMakeLists.txt), as a
 // debug build would be, so the assert status.h promises is compiled in.
 TEST(StatusDeathTest, ValueOfAnErrorAssertsInDebugBuilds) {
