@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <random>
 #include <thread>
 
@@ -72,9 +74,24 @@ struct HttpClient::Attempt {
   uint64_t received = 0;
   Status error;  // why the callback stopped the transfer
   std::atomic<uint64_t>* bytes = nullptr;
+  std::optional<uint64_t> object_size;  // a 206's Content-Range: bytes B-E/SIZE
 
   static size_t OnBody(char* data, size_t size, size_t count, void* self) {
     return static_cast<Attempt*>(self)->Body(data, size * count);
+  }
+
+  static size_t OnHeader(char* data, size_t size, size_t count, void* self) {
+    const std::string line(data, size * count);
+    static const std::string kName = "content-range:";
+    if (line.size() > kName.size()) {
+      std::string name = line.substr(0, kName.size());
+      std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+      const size_t slash = line.find('/');
+      if (name == kName && slash != std::string::npos && std::isdigit(static_cast<unsigned char>(line[slash + 1]))) {
+        static_cast<Attempt*>(self)->object_size = std::strtoull(line.c_str() + slash + 1, nullptr, 10);
+      }
+    }
+    return size * count;
   }
 
   size_t Body(const char* data, size_t n) {
@@ -89,6 +106,11 @@ struct HttpClient::Attempt {
       }
       curl_off_t length = -1;
       curl_easy_getinfo(handle, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length);
+      if (ranged && expected && object_size && *object_size != *expected) {
+        length = static_cast<curl_off_t>(*object_size);  // the object's size, not the part's
+      } else if (ranged) {
+        length = -1;
+      }
       if (expected && length >= 0 && static_cast<uint64_t>(length) != *expected) {
         error = Status::Corruption("object is " + std::to_string(length) + " bytes, expected " +
                                    std::to_string(*expected) + " (changed or another object)");
@@ -100,7 +122,7 @@ struct HttpClient::Attempt {
     if (status / 100 != 2) return n;
     received += n;
     bytes->fetch_add(n);
-    if (expected && received > *expected) {
+    if (expected && !ranged && received > *expected) {
       error = Status::Corruption("object is longer than the expected " + std::to_string(*expected) + " bytes");
       return CURL_WRITEFUNC_ERROR;
     }
@@ -178,6 +200,8 @@ Status HttpClient::Get(const std::string& url, std::optional<ByteRange> range, s
     curl_easy_setopt(handle, CURLOPT_ERRORBUFFER, curl_error);
     curl_easy_setopt(handle, CURLOPT_WRITEFUNCTION, &Attempt::OnBody);
     curl_easy_setopt(handle, CURLOPT_WRITEDATA, &a);
+    curl_easy_setopt(handle, CURLOPT_HEADERFUNCTION, &Attempt::OnHeader);
+    curl_easy_setopt(handle, CURLOPT_HEADERDATA, &a);
     std::string range_text;
     if (range) {
       range_text = std::to_string(range->begin) + "-" + std::to_string(range->end - 1);
@@ -254,9 +278,10 @@ class StringSink : public BodySink {
 };
 }  // namespace
 
-Result<std::string> HttpClient::GetString(const std::string& url, std::optional<ByteRange> range, uint64_t max_bytes) {
+Result<std::string> HttpClient::GetString(const std::string& url, std::optional<ByteRange> range, uint64_t max_bytes,
+                                          std::optional<uint64_t> object_size) {
   StringSink sink(max_bytes);
-  UREC_RETURN_IF_ERROR(Get(url, range, std::nullopt, sink));
+  UREC_RETURN_IF_ERROR(Get(url, range, object_size, sink));
   return std::move(sink.body);
 }
 

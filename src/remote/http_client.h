@@ -44,15 +44,17 @@ class HttpClient {
   HttpClient& operator=(const HttpClient&) = delete;
 
   // GET `url` (bytes `range` of it when set; a server that ignores Range and
-  // answers 200 is an error) into `sink`; when `expected_size` is set, a
-  // body of another length is torn (shorter: retried) or wrong (longer:
-  // Corruption). Errors: NotFound (404, 410), Unavailable (other statuses,
+  // answers 200 is an error) into `sink`. `expected_size`: the object's size
+  // when known; an object of another size (Content-Length, or a 206's
+  // Content-Range) is Corruption (changed, or another object), a body cut
+  // short is retried. Errors: NotFound (404, 410), Unavailable (other statuses,
   // network errors, after the last attempt where retrying makes sense), or
   // the sink's status.
   Status Get(const std::string& url, std::optional<ByteRange> range, std::optional<uint64_t> expected_size,
              BodySink& sink);
   // The body in memory, refused (Corruption) over `max_bytes`.
-  Result<std::string> GetString(const std::string& url, std::optional<ByteRange> range, uint64_t max_bytes);
+  Result<std::string> GetString(const std::string& url, std::optional<ByteRange> range, uint64_t max_bytes,
+                                std::optional<uint64_t> object_size = std::nullopt);
 
   uint64_t requests() const { return requests_.load(); }  // attempts made, retries included
   uint64_t retries() const { return retries_.load(); }

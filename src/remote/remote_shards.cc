@@ -229,11 +229,11 @@ Status RemoteShards::FetchIndexAndFrame(uint32_t s) {
   Result<io::WritableFile> frame = io::WritableFile::Create(frame_tmp.path);
   if (!frame.ok()) return fail(frame.status());
   if (length <= 2 * kFrameProbeBytes) {
-    Result<std::string> whole = http_->GetString(shard.url, ByteRange{0, length}, length);
+    Result<std::string> whole = http_->GetString(shard.url, ByteRange{0, length}, length, length);
     if (!whole.ok()) return fail(whole.status());
     if (Status w = frame->Append(*whole); !w.ok()) return fail(w);
   } else {
-    Result<std::string> head = http_->GetString(shard.url, ByteRange{0, kFrameProbeBytes}, kFrameProbeBytes);
+    Result<std::string> head = http_->GetString(shard.url, ByteRange{0, kFrameProbeBytes}, kFrameProbeBytes, length);
     if (!head.ok()) return fail(head.status());
     const uint64_t header_end =
         format::kPreambleSize + format::LoadLE<uint64_t>(reinterpret_cast<const uint8_t*>(head->data()) +
@@ -242,12 +242,12 @@ Status RemoteShards::FetchIndexAndFrame(uint32_t s) {
       return fail(Status::Corruption(shard.url + ": header length out of bounds (not a shard of this dataset?)"));
     }
     if (header_end > head->size()) {
-      Result<std::string> more = http_->GetString(shard.url, ByteRange{head->size(), header_end}, header_end);
+      Result<std::string> more = http_->GetString(shard.url, ByteRange{head->size(), header_end}, header_end, length);
       if (!more.ok()) return fail(more.status());
       *head += *more;
     }
     const uint64_t tail_begin = length - kFrameProbeBytes;
-    Result<std::string> tail = http_->GetString(shard.url, ByteRange{tail_begin, length}, kFrameProbeBytes);
+    Result<std::string> tail = http_->GetString(shard.url, ByteRange{tail_begin, length}, kFrameProbeBytes, length);
     if (!tail.ok()) return fail(tail.status());
     const uint64_t directory = format::LoadLE<uint64_t>(reinterpret_cast<const uint8_t*>(tail->data()) + tail->size() -
                                                         format::kTrailerSize + format::kTrailerDirectoryOffsetOffset);
@@ -255,7 +255,7 @@ Status RemoteShards::FetchIndexAndFrame(uint32_t s) {
       return fail(Status::Corruption(shard.url + ": footer offset out of bounds (not a shard of this dataset?)"));
     }
     if (directory < tail_begin) {
-      Result<std::string> more = http_->GetString(shard.url, ByteRange{directory, tail_begin}, tail_begin - directory);
+      Result<std::string> more = http_->GetString(shard.url, ByteRange{directory, tail_begin}, tail_begin - directory, length);
       if (!more.ok()) return fail(more.status());
       *tail = *more + *tail;
     }
