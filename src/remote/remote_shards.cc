@@ -20,7 +20,8 @@ constexpr uint64_t kFrameProbeBytes = 64 << 10;
 constexpr uint64_t kMaxListingBytes = 16 << 20;
 // An index file: its record table is 8 + 24 x blobs + 8 x indexed + 8 bytes a record.
 constexpr uint64_t kMaxIndexBytes = uint64_t{4} << 30;
-// Shards read lately, kept open (and pinned) between reads.
+// Shards read lately kept open (and pinned) between reads, at least: a
+// shard reopened for every read would cost a pin and a map per record.
 constexpr size_t kRecentShards = 2;
 // How far ahead of the cursor a read's shard is looked for in the plan.
 constexpr size_t kCursorSearch = 256;
@@ -194,6 +195,19 @@ Result<std::shared_ptr<RemoteShards>> RemoteShards::Open(const std::string& loca
   fetch();
   for (std::thread& t : fetchers) t.join();
   UREC_RETURN_IF_ERROR(first_error);
+  // Kept open: every shard without a budget; with one, as many as it holds
+  // beside the prefetched ones and the one being downloaded.
+  uint64_t total = 0;
+  for (const Shard& shard : r->shards_) total += shard.length;
+  const uint64_t mean = std::max<uint64_t>(1, total / r->shards_.size());
+  const uint64_t fit = options.cache_limit / mean;
+  const uint64_t others = static_cast<uint64_t>(options.prefetch_shards) + 1;
+  r->keep_open_ = options.cache_limit == 0
+                      ? r->shards_.size()
+                      : std::min<uint64_t>(std::max<uint64_t>(kRecentShards, fit > others ? fit - others : 0),
+                                           r->shards_.size());
+  r->kept_.resize(r->shards_.size());
+  r->lru_position_.resize(r->shards_.size());
   return r;
 }
 
@@ -370,9 +384,15 @@ Result<std::shared_ptr<const ShardData>> RemoteShards::Fetch(uint32_t s) {
 Result<std::shared_ptr<const ShardData>> RemoteShards::Acquire(uint32_t s) {
   UREC_ASSIGN_OR_RETURN(std::shared_ptr<const ShardData> data, Fetch(s));
   std::lock_guard<std::mutex> lock(plan_mu_);
-  if (recent_.empty() || recent_.back() != data) {
-    recent_.push_back(data);
-    if (recent_.size() > kRecentShards) recent_.pop_front();
+  if (kept_[s] == data) {
+    lru_.splice(lru_.end(), lru_, lru_position_[s]);
+  } else {
+    if (kept_[s] == nullptr) lru_position_[s] = lru_.insert(lru_.end(), s);
+    kept_[s] = data;
+    if (lru_.size() > keep_open_) {
+      kept_[lru_.front()].reset();
+      lru_.pop_front();
+    }
   }
   // Move the cursor to this read's visit, and let go of what is behind it.
   const size_t end = std::min(visits_.size(), cursor_ + kCursorSearch);

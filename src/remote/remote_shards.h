@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <list>
 #include <map>
 #include <set>
 #include <atomic>
@@ -98,7 +99,12 @@ class RemoteShards {
   uint64_t plan_serial_ = 0;  // bumped by Plan: in-flight work of an old plan is dropped
   std::set<uint32_t> started_;  // shards of this plan being or done fetching
   std::map<uint32_t, std::shared_ptr<const ShardData>> held_;  // near the cursor: pinned
-  std::deque<std::shared_ptr<const ShardData>> recent_;       // last ones read
+  // The shards read last, kept open (and pinned): keep_open_ of them, least
+  // recently read first in lru_.
+  size_t keep_open_ = 0;
+  std::vector<std::shared_ptr<const ShardData>> kept_;  // by shard
+  std::list<uint32_t> lru_;
+  std::vector<std::list<uint32_t>::iterator> lru_position_;  // by shard, valid while kept_[s]
   bool stopping_ = false;
   std::atomic<bool> cancel_{false};  // downloads stop: the dataset is closing
   std::vector<std::thread> prefetchers_;
