@@ -80,12 +80,23 @@ Result<io::FlockedFile> ShardCache::Pin(const std::string& path) const {
 }
 
 Result<Temporary> ShardCache::CreateTemporary(const std::string& final_path) const {
-  Temporary t;
-  t.path = io::JoinPath(io::DirName(final_path), std::string(kTemporaryPrefix) + std::to_string(::getpid()) + "-" +
-                                                     std::to_string(g_temporary_serial.fetch_add(1)) + "-" +
-                                                     io::BaseName(final_path));
-  UREC_ASSIGN_OR_RETURN(t.lock, io::FlockedFile::Lock(t.path, io::FlockedFile::Mode::kExclusive, false, true));
-  return t;
+  for (int attempt = 1;; ++attempt) {
+    Temporary t;
+    t.path = io::JoinPath(io::DirName(final_path), std::string(kTemporaryPrefix) + std::to_string(::getpid()) + "-" +
+                                                       std::to_string(g_temporary_serial.fetch_add(1)) + "-" +
+                                                       io::BaseName(final_path));
+    Result<io::FlockedFile> lock = io::FlockedFile::Lock(t.path, io::FlockedFile::Mode::kExclusive, false, true);
+    if (lock.ok()) {
+      t.lock = std::move(lock).value();
+      return t;
+    }
+    // An evictor saw the new file before its lock and took it for a killed
+    // writer's (it removes it): take another name.
+    const StatusCode code = lock.status().code();
+    if ((code != StatusCode::kFailedPrecondition && code != StatusCode::kNotFound) || attempt == 5) {
+      return lock.status();
+    }
+  }
 }
 
 Result<io::FlockedFile> ShardCache::Commit(Temporary temporary, const std::string& final_path) const {
