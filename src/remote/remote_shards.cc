@@ -357,28 +357,22 @@ Result<std::shared_ptr<const ShardData>> RemoteShards::Fetch(uint32_t s) {
   Shard& shard = shards_[s];
   std::lock_guard<std::mutex> lock(shard.mu);
   if (std::shared_ptr<const ShardData> open = shard.open.lock()) return open;
-  for (int attempt = 0;; ++attempt) {
-    Result<io::FlockedFile> pin = cache_->Pin(shard.data_path);
-    if (pin.ok()) {
-      Result<std::shared_ptr<const ShardData>> cached = OpenCached(shard, std::move(pin).value());
-      if (cached.ok()) {
-        cache_hits_.fetch_add(1);
-        return cached;
-      }
-      // A cached file that no longer opens (damaged on this disk): remove
-      // it unless someone has it open, and download again.
-      if (Result<io::FlockedFile> unused =
-              io::FlockedFile::Lock(shard.data_path, io::FlockedFile::Mode::kExclusive, false);
-          unused.ok()) {
-        io::RemoveFileIfExists(shard.data_path);
-      } else {
-        return cached.status();
-      }
-    } else if (pin.status().code() != StatusCode::kNotFound) {
-      return pin.status();
+  Result<io::FlockedFile> pin = cache_->Pin(shard.data_path);
+  if (pin.ok()) {
+    Result<std::shared_ptr<const ShardData>> cached = OpenCached(shard, std::move(pin).value());
+    if (cached.ok()) {
+      cache_hits_.fetch_add(1);
+      return cached;
     }
-    return Download(shard);
+    // A cached file that no longer opens (damaged on this disk): remove it
+    // unless someone has it open, and download it again.
+    Result<io::FlockedFile> unused = io::FlockedFile::Lock(shard.data_path, io::FlockedFile::Mode::kExclusive, false);
+    if (!unused.ok()) return cached.status();
+    io::RemoveFileIfExists(shard.data_path);
+  } else if (pin.status().code() != StatusCode::kNotFound) {
+    return pin.status();
   }
+  return Download(shard);
 }
 
 Result<std::shared_ptr<const ShardData>> RemoteShards::Acquire(uint32_t s) {
