@@ -11,6 +11,7 @@ set(UNIRECORD_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/unirecord)
 get_target_property(unirecord_links unirecord LINK_LIBRARIES)
 set(UNIRECORD_FIND_PKGCONFIG "")
 set(UNIRECORD_PC_REQUIRES "")
+set(UNIRECORD_PC_SHARED_LIBS "")
 foreach(lib IN LISTS unirecord_links)
   if(lib MATCHES "^PkgConfig::(.+)$")
     set(prefix ${CMAKE_MATCH_1})
@@ -23,7 +24,14 @@ foreach(lib IN LISTS unirecord_links)
            "if(NOT TARGET PkgConfig::${prefix})\n"
            "  pkg_check_modules(${prefix} REQUIRED QUIET IMPORTED_TARGET GLOBAL ${module})\n"
            "endif()\n")
-    string(APPEND UNIRECORD_PC_REQUIRES " ${module}")
+    if(prefix STREQUAL "CURL")
+      # libcurl's own Libs.private (ssh2, psl, gssapi, ldap, ...) have no
+      # static libraries on Debian: `pkg-config --static unirecord` links the
+      # shared libcurl instead of that closure.
+      string(APPEND UNIRECORD_PC_SHARED_LIBS " -lcurl")
+    else()
+      string(APPEND UNIRECORD_PC_REQUIRES " ${module}")
+    endif()
   endif()
 endforeach()
 foreach(lib IN LISTS unirecord_links)
@@ -38,7 +46,7 @@ if(TARGET flatbuffers::flatbuffers AND "flatbuffers::flatbuffers" IN_LIST unirec
   set(UNIRECORD_NEEDS_FLATBUFFERS ON)
   string(APPEND UNIRECORD_PC_REQUIRES " flatbuffers")
 endif()
-set(UNIRECORD_PC_LIBS_PRIVATE "-pthread")
+set(UNIRECORD_PC_LIBS_PRIVATE "-pthread${UNIRECORD_PC_SHARED_LIBS}")
 if(UNIRECORD_WITH_CUDA)
   string(APPEND UNIRECORD_PC_LIBS_PRIVATE " -L${CUDAToolkit_LIBRARY_DIR} -lcudart")
 endif()

@@ -29,6 +29,7 @@ PUBLIC_HEADERS = {
     "schema.h": "format",
     "writer.h": "dataset",
     "dataset.h": "dataset",
+    "remote.h": "remote",
     "query.h": "query",
     "sampler.h": "sample",
     "image.h": "image",

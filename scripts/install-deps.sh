@@ -8,6 +8,7 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config git
   libjpeg62-turbo-dev libpng-dev
+  libcurl4-openssl-dev
   libzstd-dev libxxhash-dev libflatbuffers-dev flatbuffers-compiler
   libcli11-dev nlohmann-json3-dev googletest libgtest-dev libbenchmark-dev libsqlite3-dev libroaring-dev
   python3 python3-dev python3-venv python3-pip python3-setuptools python3-wheel pybind11-dev libdlpack-dev
@@ -15,6 +16,7 @@ packages=(
   python3-dask python3-distributed
   libstb-dev libyuv-dev libswscale-dev
   strace
+  nginx-light
   libtorch-dev
 )
 missing=()

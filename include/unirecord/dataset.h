@@ -44,6 +44,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "unirecord/remote.h"
 #include "unirecord/schema.h"
 #include "unirecord/status.h"
 
@@ -67,6 +68,10 @@ struct DatasetOptions {
   // shards only, in shard-number order. Default: false (a missing shard is a
   // NotFound error naming it).
   bool allow_partial = false;
+
+  // Remote datasets (http://, https://, s3://): the cache directory and its
+  // budget, prefetch, retries, S3 settings (unirecord/remote.h).
+  RemoteOptions remote;
 };
 
 // The bytes of one `bytes` field of one record: a view into the mapped shard,
@@ -124,6 +129,12 @@ struct ArrayView {
 };
 
 class Dataset;
+namespace shard {
+class ShardReader;
+}
+namespace remote {
+class RemoteShards;
+}
 
 // One record read by Dataset::Get: the views of its blobs and its scalar
 // values. It keeps its Dataset alive. Typed getters fail with InvalidArgument on a field of another type
@@ -189,7 +200,8 @@ struct ShardInfo {
 // hands out share its ownership.
 class Dataset : public std::enable_shared_from_this<Dataset> {
  public:
-  // `path` is a directory (the dataset its manifest NAME.uset commits; in a
+  // `path` is a remote location (http://HOST/DIR/, .../NAME or .../NAME.uset,
+  // s3://BUCKET/KEY/...; docs/remote.md), a directory (the dataset its manifest NAME.uset commits; in a
   // folder written before manifests, every *.urec in it; format/SPEC.md
   // section 1.1), DIR/NAME or DIR/NAME.uset (dataset NAME of a folder that
   // holds several), a single .urec file, or a glob pattern
@@ -232,6 +244,15 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
   Result<int64_t> GetIndexedInt64(uint64_t id, size_t field) const;
   Result<double> GetIndexedFloat64(uint64_t id, size_t field) const;
 
+  // Remote datasets: the record ids in the order they will be read (the
+  // Loader passes each epoch's order), so that their shards are downloaded
+  // ahead of the reads. Local datasets: nothing to do.
+  void PlanReads(const std::vector<uint64_t>& ids) const;
+  bool is_remote() const;
+  // Remote datasets: requests, downloads and cache hits so far (zeros for a
+  // local one).
+  RemoteStats remote_stats() const;
+
   // Deep check: every checksum of every file (pages, blobs, every index
   // section and entry) and the consistency of the index with its shard.
   // Reads everything; returns the first problem found, naming the file.
@@ -244,6 +265,12 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
 
  private:
   explicit Dataset(std::unique_ptr<Impl> impl);
+  static Result<std::shared_ptr<Dataset>> OpenRemote(const std::string& location, const DatasetOptions& options);
+  // The checks across shards (one dataset, no repeats, every shard unless
+  // allow_partial, consecutive ids) and the Dataset made of them.
+  static Result<std::shared_ptr<Dataset>> FromShards(std::vector<std::unique_ptr<shard::ShardReader>> opened,
+                                                     const DatasetOptions& options,
+                                                     std::shared_ptr<remote::RemoteShards> remote);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -23,6 +23,7 @@ enum class StatusCode : int {
   kOutOfRange = 7,          // an index past the end
   kInternal = 8,            // a bug in unirecord
   kKeyNotFound = 9,         // a name that is not in a collection (a field of a schema)
+  kUnavailable = 10,        // a remote server did not answer usefully after the last retry
 };
 
 // Short stable name of a code ("Corruption", "NotFound", ...).
@@ -44,6 +45,7 @@ class [[nodiscard]] Status {
   static Status OutOfRange(std::string m) { return {StatusCode::kOutOfRange, std::move(m)}; }
   static Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
   static Status KeyNotFound(std::string m) { return {StatusCode::kKeyNotFound, std::move(m)}; }
+  static Status Unavailable(std::string m) { return {StatusCode::kUnavailable, std::move(m)}; }
 
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }

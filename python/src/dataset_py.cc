@@ -234,7 +234,8 @@ void OpenInto(PyDataset& d) {
 
 std::shared_ptr<PyDataset> NewDataset(const py::object& path, const py::object& fields,
                                       const py::object& verify_checksums, const py::object& allow_partial,
-                                      const py::object& bytes_as_arg) {
+                                      const py::object& bytes_as_arg, const py::object& cache_dir,
+                                      const py::object& cache_limit) {
   auto d = std::make_shared<PyDataset>();
   const std::string bytes_as = StrArg("bytes_as", bytes_as_arg);
   if (bytes_as != "memoryview" && bytes_as != "numpy") {
@@ -259,6 +260,8 @@ std::shared_ptr<PyDataset> NewDataset(const py::object& path, const py::object& 
   }
   d->options.verify_checksums = BoolArg("verify_checksums", verify_checksums);
   d->options.allow_partial = BoolArg("allow_partial", allow_partial);
+  if (!cache_dir.is_none()) d->options.remote.cache_dir = PathArg("cache_dir", cache_dir);
+  d->options.remote.cache_limit = IntArgAs<uint64_t>("cache_limit", cache_limit);
   OpenInto(*d);
   return d;
 }
@@ -433,10 +436,15 @@ Raises ValueError for an invalid schema (naming the field).
   py::class_<PyDataset, std::shared_ptr<PyDataset>>(m, "Dataset", R"doc(
 Random access to the records of a unirecord dataset (a map-style dataset).
 
-Dataset(path, fields=None, *, verify_checksums=True, allow_partial=False, bytes_as="memoryview")
+Dataset(path, fields=None, *, verify_checksums=True, allow_partial=False, bytes_as="memoryview",
+        cache_dir=None, cache_limit=0)
 
-path: a directory holding the shards, one .urec file, a glob pattern, or a
-list of .urec paths. fields: names of the fields ds[i] returns (default all).
+path: a directory holding the shards, one .urec file, a glob pattern, a
+list of .urec paths, or a remote dataset: http(s)://HOST/DIR/ (or
+.../NAME, .../NAME.uset) or s3://BUCKET/KEY/... (docs/remote.md). fields:
+names of the fields ds[i] returns (default all). cache_dir: where a remote
+dataset's shards are cached (default $XDG_CACHE_HOME/unirecord or
+~/.cache/unirecord); cache_limit: their byte budget (0: none).
 
 Opening maps the files and reads only their fixed-size parts: no per-record
 work and no per-record Python objects, so it is cheap in every DataLoader
@@ -451,7 +459,8 @@ Pickling stores the path and options only; unpickling re-opens and re-maps
 the files (this is what DataLoader workers do).
 )doc")
       .def(py::init(&NewDataset), py::arg("path"), py::arg("fields") = py::none(), py::kw_only(),
-           py::arg("verify_checksums") = true, py::arg("allow_partial") = false, py::arg("bytes_as") = "memoryview")
+           py::arg("verify_checksums") = true, py::arg("allow_partial") = false, py::arg("bytes_as") = "memoryview",
+           py::arg("cache_dir") = py::none(), py::arg("cache_limit") = 0)
       .def("__len__", [](const PyDataset& d) { return d.dataset->size(); })
       .def("__getitem__", &GetItem, py::arg("index"),
            "The record at index (negative counts from the end) as a dict of the selected fields.")
@@ -513,6 +522,22 @@ the files (this is what DataLoader workers do).
             return FsNames(unirecord::DecodeNameList(it->second));
           },
           "Class names in label order (from metadata 'classes'), or None.")
+      .def(
+          "remote_stats",
+          [](const PyDataset& d) {
+            const unirecord::RemoteStats st = d.dataset->remote_stats();
+            py::dict out;
+            out["remote"] = d.dataset->is_remote();
+            out["requests"] = st.requests;
+            out["retries"] = st.retries;
+            out["bytes_downloaded"] = st.bytes_downloaded;
+            out["shard_downloads"] = st.shard_downloads;
+            out["cache_hits"] = st.cache_hits;
+            out["verify_failures"] = st.verify_failures;
+            return out;
+          },
+          "A remote dataset's requests, retries, bytes downloaded, shards downloaded and verified, shards "
+          "found in the cache and downloads refused by verification, since it was opened (zeros when local).")
       .def_property_readonly("uuid", [](const PyDataset& d) { return d.dataset->uuid(); },
                              "Content-derived dataset UUID.")
       .def_property_readonly("num_files", [](const PyDataset& d) { return d.dataset->num_files(); },
@@ -565,7 +590,8 @@ the files (this is what DataLoader workers do).
       .def(py::pickle(
           [](const PyDataset& d) {
             return py::make_tuple(FsNames(d.paths), d.path_is_list, d.field_names, d.options.verify_checksums,
-                                  d.options.allow_partial, d.bytes_as_numpy);
+                                  d.options.allow_partial, d.bytes_as_numpy,
+                                  FsName(d.options.remote.cache_dir), d.options.remote.cache_limit);
           },
           [](const py::tuple& t) {
             auto d = std::make_shared<PyDataset>();
@@ -575,6 +601,10 @@ the files (this is what DataLoader workers do).
             d->options.verify_checksums = t[3].cast<bool>();
             d->options.allow_partial = t[4].cast<bool>();
             d->bytes_as_numpy = t[5].cast<bool>();
+            if (t.size() > 7) {
+              d->options.remote.cache_dir = FsNameBytes(t[6]);
+              d->options.remote.cache_limit = t[7].cast<uint64_t>();
+            }
             OpenInto(*d);
             return d;
           }));

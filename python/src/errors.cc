@@ -19,6 +19,7 @@ void RaiseStatus(const unirecord::Status& status) {
     case StatusCode::kNotFound: type = PyExc_FileNotFoundError; break;
     case StatusCode::kKeyNotFound: type = PyExc_KeyError; break;
     case StatusCode::kIOError: type = PyExc_OSError; break;
+    case StatusCode::kUnavailable: type = PyExc_ConnectionError; break;
     case StatusCode::kCorruption: type = g_corrupt_record_error; break;
     case StatusCode::kNotSupported: type = g_not_supported_error; break;
     case StatusCode::kOutOfRange: type = PyExc_IndexError; break;

@@ -40,10 +40,11 @@ def import_torch():
     return torch
 
 
-def open_dataset(path: Union[PathLike, Dataset], verify_checksums: bool) -> Dataset:
+def open_dataset(path: Union[PathLike, Dataset], verify_checksums: bool, cache_dir: Optional[PathLike] = None,
+                 cache_limit: int = 0) -> Dataset:
     if isinstance(path, Dataset):
         return path
-    return Dataset(path, verify_checksums=verify_checksums)
+    return Dataset(path, verify_checksums=verify_checksums, cache_dir=cache_dir, cache_limit=cache_limit)
 
 
 def channel_values(name: str, values: Sequence[float], positive: bool) -> Tuple[float, float, float]:

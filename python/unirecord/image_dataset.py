@@ -80,6 +80,8 @@ class ImageDataset:
         verify_checksums: bool = True,
         where: Optional[str] = None,
         subset: Optional[Sequence[int]] = None,
+        cache_dir: Optional[PathLike] = None,
+        cache_limit: int = 0,
     ) -> None:
         # The native reader's options: this signature's names that are loader
         # options (the transform and subset are resolved here, not there).
@@ -92,7 +94,7 @@ class ImageDataset:
         self.root = None if root is None else os.fsdecode(root)
         self._options["label_field"] = label_field or ""
         self._options.update(native_options(self.crop))
-        self.dataset = open_dataset(path, verify_checksums)
+        self.dataset = open_dataset(path, verify_checksums, cache_dir, cache_limit)
         # where= / subset=: item i is record ids[i].
         self.where = where
         self.ids = record_ids(self.dataset, where, subset)

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "convert/synthetic_images.h"
-#include "dataset/manifest.h"
+#include "format/manifest.h"
 #include "format/file_names.h"
 #include "io/fault_injection.h"
 #include "unirecord/convert.h"
@@ -46,7 +46,7 @@ Result<Snapshot> Read(const std::string& dir) {
                                std::string(*r.GetString("path")) + "|" + std::to_string(*r.GetInt32("width")) + "x" +
                                std::to_string(*r.GetInt32("height")));
   }
-  Result<dataset::Manifest> manifest = dataset::ReadManifest(dir, kName);
+  Result<format::Manifest> manifest = format::ReadManifest(dir, kName);
   const uint64_t generation = manifest.ok() ? manifest->generation : 0;
   snapshot.rejects = testing::ReadBytes(io::JoinPath(dir, format::ReportFileName(kName, generation, "rejects")));
   if (snapshot.rejects.empty()) return Status::NotFound("no rejects report for generation " + std::to_string(generation));
@@ -62,7 +62,7 @@ std::set<std::string> Listing(const std::string& dir) {
 // After a successful run: the manifest, the committed generation's shards,
 // indexes and report, nothing else.
 void ExpectOnlyTheCommittedGeneration(const std::string& dir, uint32_t shards) {
-  auto manifest = dataset::ReadManifest(dir, kName);
+  auto manifest = format::ReadManifest(dir, kName);
   ASSERT_TRUE(manifest.ok()) << manifest.status().ToString();
   std::set<std::string> expected = {format::ManifestFileName(kName),
                                     format::ReportFileName(kName, manifest->generation, "rejects")};
@@ -76,7 +76,7 @@ void ExpectOnlyTheCommittedGeneration(const std::string& dir, uint32_t shards) {
 // Turns a folder written today into the layout of the writers before
 // manifests (the same bytes under generation 0's names, no manifest).
 void MakePreManifestLayout(const std::string& dir, uint32_t shards) {
-  auto manifest = dataset::ReadManifest(dir, kName);
+  auto manifest = format::ReadManifest(dir, kName);
   ASSERT_TRUE(manifest.ok());
   for (uint32_t s = 0; s < shards; ++s) {
     const std::string now = io::JoinPath(dir, format::ShardFileName(kName, manifest->generation, s, shards));

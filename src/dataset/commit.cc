@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "dataset/manifest.h"
 #include "format/file_names.h"
 #include "format/format_constants.h"
+#include "format/manifest.h"
 
 namespace unirecord::dataset {
 
@@ -41,7 +41,7 @@ Status WriteWholeFile(const std::string& path, const std::string& bytes, bool sy
 // pre-manifest layout (generation 0) when there is none; with a damaged
 // manifest only temporaries go. Removal failures are left for the next run.
 Result<uint64_t> RemoveUnusedFiles(const std::string& dir, const std::string& name) {
-  const Result<Manifest> manifest = ReadManifest(dir, name);
+  const Result<format::Manifest> manifest = format::ReadManifest(dir, name);
   const bool known = manifest.ok() || manifest.status().code() == StatusCode::kNotFound;
   const uint64_t committed = manifest.ok() ? manifest->generation : 0;
   UREC_ASSIGN_OR_RETURN(std::vector<std::string> files, io::ListDirectory(dir));
@@ -87,7 +87,7 @@ Status CommitGeneration(const std::string& out_dir, const std::string& name, con
                         WriterSummary* summary) {
   const bool sync = pending.sync;
   std::vector<std::pair<std::string, std::string>> moves = pending.moves;
-  Manifest manifest;
+  format::Manifest manifest;
   manifest.generation = pending.generation;
   manifest.shard_count = pending.shard_count;
   manifest.uuid = pending.uuid;
@@ -102,7 +102,7 @@ Status CommitGeneration(const std::string& out_dir, const std::string& name, con
   if (sync) UREC_RETURN_IF_ERROR(io::SyncDirectory(out_dir));
   const std::string manifest_temporary = io::JoinPath(out_dir, format::TemporaryManifestFileName(name, ::getpid()));
   summary->manifest_path = io::JoinPath(out_dir, format::ManifestFileName(name));
-  UREC_RETURN_IF_ERROR(WriteWholeFile(manifest_temporary, EncodeManifest(manifest), sync));
+  UREC_RETURN_IF_ERROR(WriteWholeFile(manifest_temporary, format::EncodeManifest(manifest), sync));
   UREC_RETURN_IF_ERROR(io::RenameFile(manifest_temporary, summary->manifest_path));
   summary->shards = pending.shard_count;
   summary->uuid = pending.uuid;

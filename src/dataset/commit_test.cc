@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "dataset/manifest.h"
+#include "format/manifest.h"
 #include "dataset/test_util.h"
 #include "format/checksum.h"
 #include "format/file_names.h"
@@ -133,7 +133,7 @@ TEST(CommitTest, TheManifestBindsItsGeneration) {
   testing::ScratchDir dir;
   auto summary = testing::WriteSample(dir.path(), "train", 8, testing::SmallPages(2));
   ASSERT_TRUE(summary.ok());
-  auto manifest = dataset::ReadManifest(dir.path(), "train");
+  auto manifest = format::ReadManifest(dir.path(), "train");
   ASSERT_TRUE(manifest.ok()) << manifest.status().ToString();
   EXPECT_EQ(manifest->generation, 1u);
   EXPECT_EQ(manifest->shard_count, 2u);
@@ -148,9 +148,9 @@ TEST(CommitTest, TheManifestBindsItsGeneration) {
   EXPECT_NE(damaged.status().message().find("train.uset: manifest checksum mismatch"), std::string::npos)
       << damaged.status().message();
 
-  dataset::Manifest other = *manifest;
+  format::Manifest other = *manifest;
   other.uuid = "00000000-0000-8000-8000-000000000000";
-  testing::WriteBytes(dir / "train.uset", dataset::EncodeManifest(other));
+  testing::WriteBytes(dir / "train.uset", format::EncodeManifest(other));
   auto mismatched = Dataset::Open(dir / "train");
   EXPECT_EQ(mismatched.status().code(), StatusCode::kCorruption);
   EXPECT_NE(mismatched.status().message().find("but its shards hold dataset " + summary->uuid), std::string::npos)
@@ -177,25 +177,25 @@ std::string Signed(const std::string& body) {
 }
 
 TEST(CommitTest, ManifestsDecodeStrictlyButIgnoreKeysOfLaterVersions) {
-  dataset::Manifest manifest;
+  format::Manifest manifest;
   manifest.generation = 12;
   manifest.shard_count = 3;
   manifest.uuid = "25661647-a09f-8738-832b-a9cd1a5612e2";
   manifest.reports = {"rejects"};
-  const std::string text = dataset::EncodeManifest(manifest);
+  const std::string text = format::EncodeManifest(manifest);
   const std::string body = text.substr(0, text.rfind("checksum "));
   EXPECT_EQ(text, Signed(body));
-  auto decoded = dataset::DecodeManifest(text, "m.uset");
+  auto decoded = format::DecodeManifest(text, "m.uset");
   ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
   EXPECT_EQ(decoded->generation, 12u);
   EXPECT_EQ(decoded->shard_count, 3u);
   EXPECT_EQ(decoded->uuid, manifest.uuid);
   EXPECT_EQ(decoded->reports, manifest.reports);
-  EXPECT_TRUE(dataset::DecodeManifest(Signed(body + "added-later 1 2 3\n"), "m.uset").ok());
+  EXPECT_TRUE(format::DecodeManifest(Signed(body + "added-later 1 2 3\n"), "m.uset").ok());
   for (const std::string& bad :
        {text.substr(0, text.size() - 5), Signed(body.substr(0, body.find("uuid "))), Signed("unirecord-manifest 2\n"),
         Signed(body + "shards 4\n"), Signed(body + "report Rejects\n"), std::string()}) {
-    auto refused = dataset::DecodeManifest(bad, "m.uset");
+    auto refused = format::DecodeManifest(bad, "m.uset");
     EXPECT_EQ(refused.status().code(), StatusCode::kCorruption) << bad;
     EXPECT_EQ(refused.status().message().rfind("m.uset: manifest ", 0), 0u) << refused.status().message();
   }
@@ -203,23 +203,23 @@ TEST(CommitTest, ManifestsDecodeStrictlyButIgnoreKeysOfLaterVersions) {
 
 TEST(CommitTest, AManifestLargerThanTheCapIsRefusedBeforeDecoding) {
   testing::ScratchDir dir;
-  dataset::Manifest manifest;
+  format::Manifest manifest;
   manifest.generation = 1;
   manifest.shard_count = 1;
   manifest.uuid = "25661647-a09f-8738-832b-a9cd1a5612e2";
-  const std::string text = dataset::EncodeManifest(manifest);
+  const std::string text = format::EncodeManifest(manifest);
   const std::string body = text.substr(0, text.rfind("checksum "));
   // Valid but for its size: keys of a later version fill it past the cap.
   std::string padded = body;
   while (padded.size() <= format::kMaxManifestBytes) padded += "added-later " + std::string(100, 'x') + "\n";
-  ASSERT_TRUE(dataset::DecodeManifest(Signed(padded), "m.uset").ok());
+  ASSERT_TRUE(format::DecodeManifest(Signed(padded), "m.uset").ok());
   testing::WriteBytes(dir / "train.uset", Signed(padded));
-  auto refused = dataset::ReadManifest(dir.path(), "train");
+  auto refused = format::ReadManifest(dir.path(), "train");
   EXPECT_EQ(refused.status().code(), StatusCode::kCorruption);
   EXPECT_NE(refused.status().message().find("train.uset: manifest larger than 65536 bytes"), std::string::npos)
       << refused.status().message();
   testing::WriteBytes(dir / "train.uset", text);
-  EXPECT_TRUE(dataset::ReadManifest(dir.path(), "train").ok());
+  EXPECT_TRUE(format::ReadManifest(dir.path(), "train").ok());
 }
 
 TEST(CommitTest, AFolderWithTwoDatasetsOpensOneByName) {
@@ -252,7 +252,7 @@ TEST(CommitTest, ReportsAreCommittedWithTheGeneration) {
   const WriterSummary& summary = (*writer)->summary();
   ASSERT_EQ(summary.report_paths, std::vector<std::string>{dir / "train.rejects.g000001.tsv"});
   EXPECT_EQ(testing::ReadBytes(summary.report_paths[0]), "path\treason\n");
-  EXPECT_EQ(dataset::ReadManifest(dir.path(), "train")->reports, std::vector<std::string>{"rejects"});
+  EXPECT_EQ(format::ReadManifest(dir.path(), "train")->reports, std::vector<std::string>{"rejects"});
 }
 
 }  // namespace

@@ -5,7 +5,7 @@
 #include <cstdio>
 
 #include "dataset/dataset_impl.h"
-#include "dataset/manifest.h"
+#include "format/manifest.h"
 #include "format/array_values.h"
 #include "format/endian.h"
 #include "format/file_names.h"
@@ -21,6 +21,7 @@ using shard::ShardReader;
 // getters' helpers below take it.
 struct RecordData {
   std::shared_ptr<const Dataset> owner;  // keeps `dataset` and the mapped files alive
+  std::shared_ptr<const void> shard_hold;  // a remote dataset's shard: keeps it mapped and pinned
   const Dataset::Impl* dataset = nullptr;
   uint64_t id = 0;
   const uint8_t* entry = nullptr;
@@ -59,7 +60,7 @@ Result<std::shared_ptr<Dataset>> OpenCommitted(const std::string& dir, const std
   // reading the manifest and opening its shards: then read it again.
   const std::string manifest_path = io::JoinPath(dir, format::ManifestFileName(name));
   for (int attempt = 1;; ++attempt) {
-    UREC_ASSIGN_OR_RETURN(const dataset::Manifest manifest, dataset::ReadManifest(dir, name));
+    UREC_ASSIGN_OR_RETURN(const format::Manifest manifest, format::ReadManifest(dir, name));
     std::vector<std::string> paths;
     std::string missing;
     for (uint32_t s = 0; s < manifest.shard_count; ++s) {
@@ -76,7 +77,7 @@ Result<std::shared_ptr<Dataset>> OpenCommitted(const std::string& dir, const std
                                 (*dataset)->uuid());
     }
     if (dataset.ok() || dataset.status().code() != StatusCode::kNotFound || attempt == 3) return dataset;
-    Result<dataset::Manifest> now = dataset::ReadManifest(dir, name);
+    Result<format::Manifest> now = format::ReadManifest(dir, name);
     if (!now.ok() || now->generation == manifest.generation) return dataset;
   }
 }
@@ -131,6 +132,7 @@ Dataset::Dataset(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Dataset::~Dataset() = default;
 
 Result<std::shared_ptr<Dataset>> Dataset::Open(const std::string& path, const DatasetOptions& options) {
+  if (IsRemoteLocation(path)) return OpenRemote(path, options);
   std::vector<std::string> paths;
   const std::string manifest_name = format::ManifestFileName(io::BaseName(path));
   if (io::IsDirectory(path)) return OpenDirectory(path, options);
@@ -153,8 +155,6 @@ Result<std::shared_ptr<Dataset>> Dataset::Open(const std::string& path, const Da
 Result<std::shared_ptr<Dataset>> Dataset::Open(const std::vector<std::string>& shard_paths,
                                                const DatasetOptions& options) {
   if (shard_paths.empty()) return Status::InvalidArgument("Dataset::Open: no shard paths given");
-  auto impl = std::make_unique<Impl>();
-  impl->options = options;
   std::vector<std::unique_ptr<ShardReader>> opened;
   for (const std::string& path : shard_paths) {
     if (!EndsWith(path, format::kShardExtension)) {
@@ -163,6 +163,36 @@ Result<std::shared_ptr<Dataset>> Dataset::Open(const std::vector<std::string>& s
     UREC_ASSIGN_OR_RETURN(auto shard, ShardReader::Open(path, options.verify_index_at_open));
     opened.push_back(std::move(shard));
   }
+  return FromShards(std::move(opened), options, nullptr);
+}
+
+// The manifest, indexes and shard frames come from the server (or the
+// cache); the shards' pages are downloaded when first read (Impl::Pages).
+Result<std::shared_ptr<Dataset>> Dataset::OpenRemote(const std::string& location, const DatasetOptions& options) {
+  UREC_ASSIGN_OR_RETURN(std::shared_ptr<remote::RemoteShards> remote,
+                        remote::RemoteShards::Open(location, options.remote));
+  std::vector<std::unique_ptr<ShardReader>> frames;
+  for (uint32_t s = 0; s < remote->shard_count(); ++s) {
+    UREC_ASSIGN_OR_RETURN(auto frame,
+                          ShardReader::Open(remote->frame_path(s), options.verify_index_at_open, remote->FrameFiles(s)));
+    frames.push_back(std::move(frame));
+  }
+  DatasetOptions whole = options;
+  whole.allow_partial = false;  // the manifest names every shard
+  UREC_ASSIGN_OR_RETURN(std::shared_ptr<Dataset> dataset, FromShards(std::move(frames), whole, remote));
+  if (dataset->uuid() != remote->uuid()) {
+    return Status::Corruption(location + ": the manifest names dataset " + remote->uuid() + ", but its shards hold " +
+                              dataset->uuid());
+  }
+  return dataset;
+}
+
+Result<std::shared_ptr<Dataset>> Dataset::FromShards(std::vector<std::unique_ptr<shard::ShardReader>> opened,
+                                                     const DatasetOptions& options,
+                                                     std::shared_ptr<remote::RemoteShards> remote) {
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  impl->remote = std::move(remote);
   std::sort(opened.begin(), opened.end(), [](const auto& a, const auto& b) {
     return a->header().values.shard_number < b->header().values.shard_number;
   });
@@ -254,10 +284,13 @@ const std::vector<ShardInfo>& Dataset::shards() const { return impl_->infos; }
 Result<Record> Dataset::Get(uint64_t id) const {
   const bool verify = impl_->options.verify_checksums;
   UREC_ASSIGN_OR_RETURN(auto located, impl_->Locate(id));
-  const auto [shard, row] = located;
+  UREC_ASSIGN_OR_RETURN(Impl::PageReader pages, impl_->Pages(impl_->ShardOf(id)));
+  const ShardReader* shard = pages.reader;
+  const uint64_t row = located.second;
   Record record;
   Record::Impl& r = *record.impl_;
   r.owner = shared_from_this();
+  r.shard_hold = std::move(pages.hold);
   r.dataset = impl_.get();
   r.id = id;
   UREC_ASSIGN_OR_RETURN(r.entry, shard->Entry(row, verify));
@@ -282,11 +315,20 @@ Result<Blob> Dataset::GetBlob(uint64_t id, size_t field) const {
   }
   const bool verify = impl_->options.verify_checksums;
   UREC_ASSIGN_OR_RETURN(auto located, impl_->Locate(id));
-  UREC_ASSIGN_OR_RETURN(const uint8_t* entry, located.first->Entry(located.second, verify));
+  UREC_ASSIGN_OR_RETURN(Impl::PageReader pages, impl_->Pages(impl_->ShardOf(id)));
+  UREC_ASSIGN_OR_RETURN(const uint8_t* entry, pages.reader->Entry(located.second, verify));
   UREC_ASSIGN_OR_RETURN(shard::BlobBytes bytes,
-                        located.first->ReadBlob(entry, located.second, static_cast<size_t>(slot), verify));
+                        pages.reader->ReadBlob(entry, located.second, static_cast<size_t>(slot), verify));
   Blob blob = ToBlob(std::move(bytes));
-  if (blob.zero_copy()) blob.owner_ = shared_from_this();
+  if (blob.zero_copy()) {
+    if (pages.hold == nullptr) {
+      blob.owner_ = shared_from_this();
+    } else {
+      // Both: the Dataset and the remote shard's mapping and pin.
+      using Owners = std::pair<std::shared_ptr<const Dataset>, std::shared_ptr<const void>>;
+      blob.owner_ = std::make_shared<const Owners>(shared_from_this(), std::move(pages.hold));
+    }
+  }
   return blob;
 }
 
@@ -331,8 +373,28 @@ Result<double> Dataset::GetIndexedFloat64(uint64_t id, size_t field) const {
 }
 
 Status Dataset::Verify() const {
-  for (const auto& shard : impl_->shards) UREC_RETURN_IF_ERROR(shard->Verify());
+  for (size_t s = 0; s < impl_->shards.size(); ++s) {
+    UREC_ASSIGN_OR_RETURN(Impl::PageReader pages, impl_->Pages(s));
+    UREC_RETURN_IF_ERROR(pages.reader->Verify());
+  }
   return Status::OK();
+}
+
+void Dataset::PlanReads(const std::vector<uint64_t>& ids) const {
+  if (impl_->remote == nullptr) return;
+  std::vector<uint32_t> visits;
+  for (uint64_t id : ids) {
+    if (id >= impl_->size) continue;
+    const auto s = static_cast<uint32_t>(impl_->ShardOf(id));
+    if (visits.empty() || visits.back() != s) visits.push_back(s);
+  }
+  impl_->remote->Plan(std::move(visits));
+}
+
+bool Dataset::is_remote() const { return impl_->remote != nullptr; }
+
+RemoteStats Dataset::remote_stats() const {
+  return impl_->remote == nullptr ? RemoteStats{} : impl_->remote->stats();
 }
 
 // --- Record -----------------------------------------------------------------

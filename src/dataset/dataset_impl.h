@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "index/record_table.h"
+#include "remote/remote_shards.h"
 #include "shard/shard_reader.h"
 #include "unirecord/dataset.h"
 
@@ -18,7 +19,10 @@ namespace unirecord {
 
 struct Dataset::Impl {
   DatasetOptions options;
-  std::vector<std::unique_ptr<shard::ShardReader>> shards;  // by shard number
+  // By shard number. Of a remote dataset, only the frames (header, footer,
+  // index): page reads go through Data().
+  std::vector<std::unique_ptr<shard::ShardReader>> shards;
+  std::shared_ptr<remote::RemoteShards> remote;  // null for a local dataset
   std::vector<uint64_t> first_ids;                           // parallel to shards
   std::vector<ShardInfo> infos;
   uint64_t size = 0;
@@ -27,14 +31,34 @@ struct Dataset::Impl {
   std::string uuid;
   index::FieldLayout layout;
 
-  // The shard holding `id` and the row in it.
+  // The position in `shards` of the shard holding `id` (< size).
+  size_t ShardOf(uint64_t id) const {
+    return static_cast<size_t>(std::upper_bound(first_ids.begin(), first_ids.end(), id) - first_ids.begin()) - 1;
+  }
+
+  // The shard holding `id` and the row in it (index reads only: for a
+  // remote dataset, its frame).
   Result<std::pair<const shard::ShardReader*, uint64_t>> Locate(uint64_t id) const {
     if (id >= size) {
       return Status::OutOfRange("record id " + std::to_string(id) + " out of range (dataset has " +
                                 std::to_string(size) + " records)");
     }
-    size_t s = static_cast<size_t>(std::upper_bound(first_ids.begin(), first_ids.end(), id) - first_ids.begin()) - 1;
+    const size_t s = ShardOf(id);
     return std::pair<const shard::ShardReader*, uint64_t>(shards[s].get(), id - first_ids[s]);
+  }
+
+  // A shard whose pages may be read, and what keeps them mapped (null: the
+  // Dataset itself). For a remote dataset: downloaded, verified, pinned.
+  struct PageReader {
+    const shard::ShardReader* reader = nullptr;
+    std::shared_ptr<const void> hold;
+  };
+  Result<PageReader> Pages(size_t s) const {
+    if (remote == nullptr) return PageReader{shards[s].get(), nullptr};
+    UREC_ASSIGN_OR_RETURN(std::shared_ptr<const remote::ShardData> data,
+                          remote->Acquire(static_cast<uint32_t>(s)));
+    const shard::ShardReader* reader = data->reader.get();
+    return PageReader{reader, std::move(data)};
   }
 };
 

@@ -13,7 +13,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "dataset/manifest.h"
+#include "format/manifest.h"
 #include "dataset/test_util.h"
 #include "format/checksum.h"
 #include "format/endian.h"
@@ -208,7 +208,7 @@ const char* const kManifestFiles[] = {"golden.uset",
 
 TEST(GoldenTest, ManifestDatasetDecodes) {
   const std::string dir = kGoldenDir + "/v1-manifest";
-  auto manifest = dataset::ReadManifest(dir, "golden");
+  auto manifest = format::ReadManifest(dir, "golden");
   ASSERT_TRUE(manifest.ok()) << manifest.status().ToString();
   EXPECT_EQ(manifest->generation, 1u);
   EXPECT_EQ(manifest->shard_count, 2u);

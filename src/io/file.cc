@@ -227,6 +227,17 @@ Status WritableFile::WriteAt(uint64_t offset, const void* data, size_t size) {
   return Status::OK();
 }
 
+Status WritableFile::ExtendTo(uint64_t size) {
+  if (fd_ < 0) return Status::FailedPrecondition(path_ + ": write to a closed file");
+  if (size < offset_) return Status::Internal(path_ + ": ExtendTo would shrink the file");
+  UREC_RETURN_IF_ERROR(Flush());
+  UREC_RETURN_IF_ERROR(AskHook(FileOp::kWrite, path_));
+  if (::ftruncate(fd_, static_cast<off_t>(size)) != 0) return ErrnoStatus(path_, "ftruncate", errno);
+  if (::lseek(fd_, static_cast<off_t>(size), SEEK_SET) < 0) return ErrnoStatus(path_, "lseek", errno);
+  offset_ = size;
+  return Status::OK();
+}
+
 Status WritableFile::Flush() {
   if (buffer_.empty()) return Status::OK();
   Status status = WriteFully(fd_, path_, buffer_.data(), buffer_.size());
@@ -301,6 +312,63 @@ Result<FileLock> FileLock::Acquire(const std::string& path) {
   if (::ftruncate(lock.fd_, 0) != 0) return ErrnoStatus(path, "truncate lock file", errno);
   UREC_RETURN_IF_ERROR(WriteFully(lock.fd_, path, reinterpret_cast<const uint8_t*>(line.data()), line.size()));
   return lock;
+}
+
+FlockedFile::~FlockedFile() { Release(); }
+FlockedFile::FlockedFile(FlockedFile&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)), path_(std::move(other.path_)) {}
+FlockedFile& FlockedFile::operator=(FlockedFile&& other) noexcept {
+  if (this != &other) {
+    Release();
+    fd_ = std::exchange(other.fd_, -1);
+    path_ = std::move(other.path_);
+  }
+  return *this;
+}
+
+void FlockedFile::Release() {
+  if (fd_ >= 0) ::close(std::exchange(fd_, -1));
+}
+
+Result<FlockedFile> FlockedFile::Lock(const std::string& path, Mode mode, bool wait, bool create) {
+  UREC_RETURN_IF_ERROR(AskHook(create ? FileOp::kCreate : FileOp::kLock, path));
+  FlockedFile file;
+  file.path_ = path;
+  file.fd_ = ::open(path.c_str(), create ? O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC : O_RDONLY | O_CLOEXEC, 0644);
+  if (file.fd_ < 0) return ErrnoStatus(path, create ? "create" : "open", errno);
+  const int operation = (mode == Mode::kShared ? LOCK_SH : LOCK_EX) | (wait ? 0 : LOCK_NB);
+  while (::flock(file.fd_, operation) != 0) {
+    if (errno == EINTR) continue;
+    if (errno == EWOULDBLOCK) return Status::FailedPrecondition(path + ": locked by another user of the file");
+    return ErrnoStatus(path, "flock", errno);
+  }
+  struct stat locked, now;
+  if (::fstat(file.fd_, &locked) != 0 || ::stat(path.c_str(), &now) != 0 || locked.st_ino != now.st_ino ||
+      locked.st_dev != now.st_dev) {
+    return Status::NotFound(path + ": removed or replaced while waiting for its lock");
+  }
+  return file;
+}
+
+Status FlockedFile::Relock(Mode mode) {
+  while (::flock(fd_, mode == Mode::kShared ? LOCK_SH : LOCK_EX) != 0) {
+    if (errno != EINTR) return ErrnoStatus(path_, "flock", errno);
+  }
+  return Status::OK();
+}
+
+void FlockedFile::Touch() const {
+  if (fd_ >= 0) (void)::futimens(fd_, nullptr);  // recency only: a refusal costs nothing but LRU order
+}
+
+Result<FileFacts> StatFile(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return ErrnoStatus(path, "stat", errno);
+  FileFacts facts;
+  facts.size = static_cast<uint64_t>(st.st_size);
+  facts.modified_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  facts.regular = S_ISREG(st.st_mode);
+  return facts;
 }
 
 const char* FileOpName(FileOp op) {

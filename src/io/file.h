@@ -73,6 +73,9 @@ class WritableFile {
   Status PadTo(uint64_t alignment);
   // Overwrites bytes at `offset` (which must already have been appended).
   Status WriteAt(uint64_t offset, const void* data, size_t size);
+  // Makes the file `size` bytes long (a hole, reading as zeros, where nothing
+  // was written) and continues Append there; WriteAt may then patch any of it.
+  Status ExtendTo(uint64_t size);
   Status Flush();
   Status Sync();  // flush + fsync
   Status Close();
@@ -111,6 +114,47 @@ class FileLock {
   int fd_ = -1;
   std::string path_;
 };
+
+// A flock (shared or exclusive) on an existing file, held until destroyed
+// or the process ends (also when it is killed). Locking an open description
+// twice converts the lock. Used as the pin of a cache file (shared: in use)
+// and by the cache's evictor (exclusive: nobody uses it).
+class FlockedFile {
+ public:
+  enum class Mode { kShared, kExclusive };
+  FlockedFile() = default;
+  ~FlockedFile();
+  FlockedFile(FlockedFile&& other) noexcept;
+  FlockedFile& operator=(FlockedFile&& other) noexcept;
+  FlockedFile(const FlockedFile&) = delete;
+  FlockedFile& operator=(const FlockedFile&) = delete;
+
+  // Opens `path` (creating it, empty, with O_EXCL when `create`) and locks
+  // it, waiting when `wait`. NotFound when the file is missing, or when it
+  // was removed or replaced while we waited for the lock (the path no longer
+  // names the locked file); FailedPrecondition when !wait and another holder
+  // has a conflicting lock.
+  static Result<FlockedFile> Lock(const std::string& path, Mode mode, bool wait, bool create = false);
+  // Changes the lock's mode (waiting); IOError when the OS refuses.
+  Status Relock(Mode mode);
+  // Sets the file's modification time to now (the cache's recency).
+  void Touch() const;
+  bool held() const { return fd_ >= 0; }
+  const std::string& path() const { return path_; }
+  void Release();
+
+ private:
+  int fd_ = -1;
+  std::string path_;
+};
+
+struct FileFacts {
+  uint64_t size = 0;
+  int64_t modified_ns = 0;  // st_mtim
+  bool regular = false;
+};
+// stat() of `path`; NotFound when missing.
+Result<FileFacts> StatFile(const std::string& path);
 
 // Test seam, in the spirit of LevelDB's fault-injection Env: every call in
 // this file that changes the file system (create, write, fsync, rename,

@@ -245,7 +245,31 @@ struct Loader::Impl final : Batch::Pool {
     const uint64_t per_batch = uint64_t{sampler.options().num_shards} * batch_size();
     base_batches = (sampler.GlobalPosition(start_position) + per_batch - 1) / per_batch;
     sticky_error = Status::OK();
+    PlanRemoteReads();
     work_cv.notify_all();
+  }
+
+  // A remote dataset downloads shards ahead in this run's order (a pure
+  // function of seed and epoch, known before the first read).
+  // A mixture plans each remote dataset's own records.
+  void PlanRemoteReads() {
+    bool any_remote = false;
+    for (const SampleSource& source : sources) any_remote = any_remote || source.dataset().is_remote();
+    if (!any_remote) return;
+    std::vector<std::vector<uint64_t>> ids(sources.size());
+    for (uint64_t p = start_position; p < end_position; ++p) {
+      const uint64_t id = RecordAt(p);
+      const size_t k = SourceOf(id);
+      if (sources[k].dataset().is_remote()) ids[k].push_back(id - first_ids[k]);
+    }
+    for (size_t k = 0; k < sources.size(); ++k) {
+      if (sources[k].dataset().is_remote()) sources[k].dataset().PlanReads(ids[k]);
+    }
+  }
+
+  // The dataset of mixture id `id` (its record: id - first_ids[k]).
+  size_t SourceOf(uint64_t id) const {
+    return static_cast<size_t>(std::upper_bound(first_ids.begin(), first_ids.end(), id) - first_ids.begin()) - 1;
   }
 
   // Stops handing out work and waits until no worker is busy. Caller holds `lock`.
@@ -281,7 +305,7 @@ struct Loader::Impl final : Batch::Pool {
     const uint64_t size = sampler.size();
     for (int attempt = 0;; ++attempt) {
       const uint64_t id = RecordAt((position + attempt) % size);
-      const size_t k = static_cast<size_t>(std::upper_bound(first_ids.begin(), first_ids.end(), id) - first_ids.begin()) - 1;
+      const size_t k = SourceOf(id);
       CropWindow window;
       // Errors name the record (and its path).
       Status named = read_records ? ReadRecord(sources[k], id - first_ids[k], slot, offset, epoch, seed, decoder,

@@ -340,13 +340,28 @@ Status CheckSchema(const ParsedQuery& q, const Dataset& dataset) {
   return Status::OK();
 }
 
+// Whether evaluating `node` reads scalar pages (compares a field that is not
+// indexed): then a remote dataset's shards are downloaded, not only their indexes.
+bool ReadsPages(const Node& node) {
+  if (node.kind == Node::Kind::kComparison) return !node.comparison.indexed;
+  for (const Node& child : node.children) {
+    if (ReadsPages(child)) return true;
+  }
+  return false;
+}
+
 // Calls `visit(first_id, rows)` with each shard's matching rows, in id order.
+// `reads_pages`: the query or the visit reads scalar pages.
 template <typename Visit>
-Status ForEachShard(const ParsedQuery& q, const Dataset& dataset, Visit visit) {
+Status ForEachShard(const ParsedQuery& q, const Dataset& dataset, bool reads_pages, Visit visit) {
   UREC_RETURN_IF_ERROR(CheckSchema(q, dataset));
   const Dataset::Impl& d = dataset.impl();
   for (size_t s = 0; s < d.shards.size(); ++s) {
-    const ShardScan shard(*d.shards[s], d.options.verify_checksums);
+    Dataset::Impl::PageReader pages{d.shards[s].get(), nullptr};
+    if (reads_pages) {
+      UREC_ASSIGN_OR_RETURN(pages, d.Pages(s));
+    }
+    const ShardScan shard(*pages.reader, d.options.verify_checksums);
     UREC_ASSIGN_OR_RETURN(Rows rows, Evaluate(shard, q.root, nullptr));
     UREC_RETURN_IF_ERROR(visit(d.first_ids[s], shard, rows));
   }
@@ -430,7 +445,7 @@ Result<std::vector<uint64_t>> Query::Ids(const Dataset& dataset) const {
   // a broad answer is not copied again and again as it grows.
   std::vector<uint64_t> ids;
   ids.reserve(static_cast<size_t>(dataset.size()));
-  UREC_RETURN_IF_ERROR(ForEachShard(*impl_, dataset, [&](uint64_t first_id, const ShardScan&, const Rows& rows) {
+  UREC_RETURN_IF_ERROR(ForEachShard(*impl_, dataset, ReadsPages(impl_->root), [&](uint64_t first_id, const ShardScan&, const Rows& rows) {
     for (uint32_t row : rows) ids.push_back(first_id + row);
     return Status::OK();
   }));
@@ -454,7 +469,7 @@ Result<uint64_t> Query::Count(const Dataset& dataset) const {
     return count;
   }
   uint64_t count = 0;
-  UREC_RETURN_IF_ERROR(ForEachShard(*impl_, dataset, [&](uint64_t, const ShardScan&, const Rows& rows) {
+  UREC_RETURN_IF_ERROR(ForEachShard(*impl_, dataset, ReadsPages(impl_->root), [&](uint64_t, const ShardScan&, const Rows& rows) {
     count += rows.size();
     return Status::OK();
   }));
@@ -475,7 +490,8 @@ Result<std::vector<ValueCount>> Query::CountBy(const Dataset& dataset, std::stri
   reader.indexed = f.indexed;
   std::map<uint64_t, uint64_t> by_key;
   std::map<std::string, uint64_t> by_string;
-  UREC_RETURN_IF_ERROR(ForEachShard(*impl_, dataset, [&](uint64_t, const ShardScan& shard, const Rows& rows) -> Status {
+  UREC_RETURN_IF_ERROR(ForEachShard(*impl_, dataset, ReadsPages(impl_->root) || !f.indexed,
+                                    [&](uint64_t, const ShardScan& shard, const Rows& rows) -> Status {
     for (uint32_t row : rows) {
       if (reader.is_string()) {
         UREC_ASSIGN_OR_RETURN(std::string_view v, shard.ColumnValue(field, row));

@@ -55,10 +55,19 @@ bool SameFields(const flatbuffers::Vector<int32_t>& stored, const std::vector<in
 
 }  // namespace
 
-Result<std::unique_ptr<ShardReader>> ShardReader::Open(const std::string& path, bool verify_index) {
+Result<std::unique_ptr<ShardReader>> ShardReader::Open(const std::string& file_path, bool verify_index,
+                                                       const ShardFiles& files) {
   std::unique_ptr<ShardReader> r(new ShardReader());
   r->serial_ = g_next_serial.fetch_add(1);
-  UREC_ASSIGN_OR_RETURN(r->shard_, io::MappedFile::Open(path));
+  r->frame_only_ = files.frame_only;
+  r->name_ = files.name.empty() ? file_path : files.name;
+  const std::string& path = r->name_;  // in messages
+  const std::string index_file = files.index_path.empty() ? format::IndexPathFor(file_path) : files.index_path;
+  r->index_name_ = files.index_name.empty() ? index_file : files.index_name;
+  const std::string& index_path = r->index_name_;  // in messages
+  Result<io::MappedFile> mapped = io::MappedFile::Open(file_path);
+  if (!mapped.ok()) return file_path == path ? mapped.status() : mapped.status().WithContext(path);
+  r->shard_ = std::move(mapped).value();
   UREC_ASSIGN_OR_RETURN(format::FileFrame frame, format::ReadFrame(format::FileKind::kShard, r->shard_.data(), r->shard_.size(), path));
   r->major_ = frame.major;
   r->minor_ = frame.minor;
@@ -80,8 +89,7 @@ Result<std::unique_ptr<ShardReader>> ShardReader::Open(const std::string& path, 
     return corrupt(path, "footer and header disagree on the record count");
   }
 
-  const std::string index_path = format::IndexPathFor(path);
-  Result<index::IndexReader> index = index::IndexReader::Open(index_path, verify_index);
+  Result<index::IndexReader> index = index::IndexReader::Open(index_file, verify_index);
   if (!index.ok()) {
     if (index.status().code() == StatusCode::kNotFound) {
       return Status::NotFound(index_path + ": index of shard " + path + " not found");
@@ -117,6 +125,11 @@ Result<std::unique_ptr<ShardReader>> ShardReader::Open(const std::string& path, 
 
 std::string ShardReader::RowContext(uint64_t row) const { return path() + ": row " + std::to_string(row); }
 
+Status ShardReader::CheckPagesPresent() const {
+  if (!frame_only_) return Status::OK();
+  return Status::Internal(path() + ": read of a page of a shard that is not downloaded (only its frame is)");
+}
+
 Result<const uint8_t*> ShardReader::Entry(uint64_t row, bool verify) const {
   const uint8_t* entry = index_.entry(row);
   if (verify && !index::EntryChecksumMatches(layout_, entry, row)) {
@@ -129,6 +142,7 @@ Result<const uint8_t*> ShardReader::Entry(uint64_t row, bool verify) const {
 Result<BlobBytes> ShardReader::ReadBlob(const uint8_t* entry, uint64_t row, size_t slot, bool verify) const {
   const index::BlobLocator b = index::LoadBlobLocator(layout_, entry, slot);
   const Field& field = header_.schema.field(static_cast<size_t>(layout_.blob_fields[slot]));
+  UREC_RETURN_IF_ERROR(CheckPagesPresent());
   const char* bytes = reinterpret_cast<const char*>(shard_.data());
   if (b.stored_length > 0 && (b.offset < pages_begin_ || !format::RangeWithin(b.offset, b.stored_length, pages_end_))) {
     return Status::Corruption(RowContext(row) + ": blob '" + field.name + "' out of bounds");
@@ -192,6 +206,7 @@ Status ShardReader::CheckPageEntry(uint32_t page_number, const fb::PageEntry& pa
 }
 
 Result<std::shared_ptr<const DecodedPage>> ShardReader::DecodePage(uint32_t page_number, bool verify) const {
+  UREC_RETURN_IF_ERROR(CheckPagesPresent());
   const std::string where = path() + ": page " + std::to_string(page_number);
   if (page_number >= footer_->pages()->size()) return Status::Corruption(where + " does not exist");
   const fb::PageEntry& page = *footer_->pages()->Get(page_number);
@@ -242,6 +257,7 @@ Result<std::shared_ptr<const DecodedPage>> ShardReader::ScalarPage(const uint8_t
 }
 
 Status ShardReader::Verify() const {
+  UREC_RETURN_IF_ERROR(CheckPagesPresent());
   UREC_RETURN_IF_ERROR(shard_.CheckNotTruncated());
   UREC_RETURN_IF_ERROR(index_.VerifySections());
   UREC_RETURN_IF_ERROR(index_.VerifyPadding());

@@ -35,15 +35,27 @@ struct DecodedPage {
   format::ScalarPageView view;
 };
 
+// Where Open finds the index and what the files are called in messages: a
+// remote dataset's cached files are named by their URLs.
+struct ShardFiles {
+  std::string index_path;  // "": the .uidx beside the shard
+  std::string name;        // names the shard in messages and path(); "": its path
+  std::string index_name;  // names the index likewise
+  // Only the shard's frame (preamble, header, footer, trailer) is real; the
+  // pages are a hole (a remote shard not downloaded). Reads of pages refuse.
+  bool frame_only = false;
+};
+
 class ShardReader {
  public:
   // Opens `path` and the .uidx beside it; checks both frames, headers and
   // their agreement (and every index section's checksum when
   // `verify_index`). The schema is that of this shard's header.
-  static Result<std::unique_ptr<ShardReader>> Open(const std::string& path, bool verify_index);
+  static Result<std::unique_ptr<ShardReader>> Open(const std::string& path, bool verify_index,
+                                                   const ShardFiles& files = {});
 
-  const std::string& path() const { return shard_.path(); }
-  const std::string& index_path() const { return index_.path(); }
+  const std::string& path() const { return name_; }
+  const std::string& index_path() const { return index_name_; }
   const format::ShardHeaderContents& header() const { return header_; }
   uint64_t header_length() const { return header_end_ - format::kHeaderOffset; }
   const fb::ShardFooter& footer() const { return *footer_; }
@@ -75,8 +87,13 @@ class ShardReader {
   Result<std::shared_ptr<const DecodedPage>> DecodePage(uint32_t page_number, bool verify) const;
   Status CheckPageEntry(uint32_t page_number, const fb::PageEntry& page) const;
 
+  Status CheckPagesPresent() const;
+
   io::MappedFile shard_;
   index::IndexReader index_;
+  std::string name_;
+  std::string index_name_;
+  bool frame_only_ = false;
   format::ShardHeaderContents header_;
   const fb::ShardFooter* footer_ = nullptr;
   index::FieldLayout layout_;

@@ -17,6 +17,7 @@ const char* StatusCodeName(StatusCode code) {
     case StatusCode::kOutOfRange: return "OutOfRange";
     case StatusCode::kInternal: return "Internal";
     case StatusCode::kKeyNotFound: return "KeyNotFound";
+    case StatusCode::kUnavailable: return "Unavailable";
   }
   return "Unknown";
 }

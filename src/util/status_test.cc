@@ -54,6 +54,12 @@ TEST(StatusTest, KeyNotFoundHasItsOwnCodeAndName) {
   EXPECT_EQ(s.ToString(), "KeyNotFound: no field named 'x'");
 }
 
+TEST(StatusTest, UnavailableHasItsOwnCodeAndName) {
+  Status s = Status::Unavailable("http://h/x.urec: HTTP 503 after 5 attempts");
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable);
+  EXPECT_EQ(s.ToString(), "Unavailable: http://h/x.urec: HTTP 503 after 5 attempts");
+}
+
 // The check does not depend on NDEBUG: status_test builds as the library
 // does, and the message carries the error that was ignored.
 TEST(StatusDeathTest, ValueOfAnErrorAbortsWithTheStatus) {

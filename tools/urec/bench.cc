@@ -21,6 +21,7 @@ namespace {
 
 struct BenchOptions {
   std::string path;
+  RemoteOptions remote;
   size_t batch = 256;
   int threads = 0;
   std::string transform = "train";
@@ -31,6 +32,8 @@ struct BenchOptions {
   int prefetch = 2;
   uint64_t seed = 0;
   std::string order = "shuffle";
+  uint64_t block_size = 256;  // SamplerOptions' defaults
+  uint64_t window = 1024;
   bool skip_bad = false;
   double step_ms = 0;
   uint64_t max_batches = 0;
@@ -71,6 +74,8 @@ Result<LoaderOptions> MakeLoaderOptions(const BenchOptions& o) {
   options.resize_shorter = o.size * 8 / 7;  // 224 -> 256, as torchvision's evaluation
   options.sampler.seed = o.seed;
   UREC_ASSIGN_OR_RETURN(options.sampler.order, ParseSampleOrder(o.order));
+  options.sampler.block_size = o.block_size;
+  options.sampler.window = o.window;
   UREC_ASSIGN_OR_RETURN(options.transform, ParseSampleTransform(o.transform));
   UREC_ASSIGN_OR_RETURN(options.layout, ParseImageLayout(o.layout));
   options.cuda.layout = options.layout;  // on a device the kernel makes the layout, as in the Python Loader
@@ -91,7 +96,7 @@ Json StatsToJson(const LoaderStats& s) {
 
 Status RunBench(const BenchOptions& o) {
   UREC_ASSIGN_OR_RETURN(LoaderOptions options, MakeLoaderOptions(o));
-  UREC_ASSIGN_OR_RETURN(std::shared_ptr<Dataset> dataset, OpenForReading(o.path));
+  UREC_ASSIGN_OR_RETURN(std::shared_ptr<Dataset> dataset, OpenForReading(o.path, o.remote));
   UREC_ASSIGN_OR_RETURN(std::unique_ptr<Loader> loader, Loader::Create(dataset, options));
   const auto step = std::chrono::duration<double, std::milli>(o.step_ms);
   Json epochs = Json::array();
@@ -99,6 +104,7 @@ Status RunBench(const BenchOptions& o) {
   for (uint64_t epoch = 0; epoch < o.epochs; ++epoch) {
     loader->SetEpoch(epoch);
     const LoaderStats before = loader->stats();
+    const RemoteStats remote_before = dataset->remote_stats();
     const double cpu_before = ProcessCpuSeconds();
     uint64_t epoch_batches = 0;
     for (;;) {
@@ -114,7 +120,17 @@ Status RunBench(const BenchOptions& o) {
     const double cpu = ProcessCpuSeconds() - cpu_before;
     const double wall = after.wall_s - before.wall_s;
     const double images = double(after.samples - before.samples);
+    const RemoteStats remote_after = dataset->remote_stats();
+    Json remote_json;
+    if (dataset->is_remote()) {
+      remote_json = Json{{"requests", remote_after.requests - remote_before.requests},
+                         {"retries", remote_after.retries - remote_before.retries},
+                         {"bytes_downloaded", remote_after.bytes_downloaded - remote_before.bytes_downloaded},
+                         {"shard_downloads", remote_after.shard_downloads - remote_before.shard_downloads},
+                         {"cache_hits", remote_after.cache_hits - remote_before.cache_hits}};
+    }
     epochs.push_back(Json{{"epoch", epoch},
+                          {"remote", remote_json},
                           {"images", images},
                           {"images_per_s", wall > 0 ? images / wall : 0.0},
                           {"wait_s", after.wait_s - before.wait_s},
@@ -157,9 +173,16 @@ Status RunBench(const BenchOptions& o) {
     std::printf("  consumer wait  %8.3f s  (%.1f%% of wall)\n", stats.wait_s, 100 * wait_share);
     std::printf("  skipped        %8llu\n", static_cast<unsigned long long>(stats.skipped));
     for (const Json& e : epochs) {
-      std::printf("  epoch %llu: %.1f images/s, RSS %.1f MiB, %d open fds\n",
+      std::printf("  epoch %llu: %.1f images/s, RSS %.1f MiB, %d open fds",
                   static_cast<unsigned long long>(e["epoch"].get<uint64_t>()),
                   e["images_per_s"].get<double>(), e["rss_mib"].get<double>(), e["open_fds"].get<int>());
+      if (!e["remote"].is_null()) {
+        std::printf(", %llu requests, %llu shards downloaded, %llu from the cache",
+                    static_cast<unsigned long long>(e["remote"]["requests"].get<uint64_t>()),
+                    static_cast<unsigned long long>(e["remote"]["shard_downloads"].get<uint64_t>()),
+                    static_cast<unsigned long long>(e["remote"]["cache_hits"].get<uint64_t>()));
+      }
+      std::printf("\n");
     }
   }
   if (std::fflush(stdout) != 0) return Status::IOError("cannot write to stdout");
@@ -168,7 +191,8 @@ Status RunBench(const BenchOptions& o) {
 
 CommandRunner SetupBench(CLI::App* cmd) {
   auto o = std::make_shared<BenchOptions>();
-  cmd->add_option("PATH", o->path, "Dataset: directory, shard or glob")->required();
+  cmd->add_option("PATH", o->path, "Dataset: directory, shard, glob, or an http(s):// or s3:// location")->required();
+  AddRemoteOptions(cmd, &o->remote);
   cmd->add_option("--batch", o->batch, "Batch size")->capture_default_str()->check(IntegerIn(1, 1 << 20));
   cmd->add_option("--threads", o->threads, "Decode threads (0: all usable cores)")->capture_default_str()
       ->check(IntegerIn(0, kMaxThreads));
@@ -181,6 +205,12 @@ CommandRunner SetupBench(CLI::App* cmd) {
   cmd->add_option("--prefetch", o->prefetch, "Batches filled ahead")->capture_default_str()->check(IntegerIn(1, 1024));
   cmd->add_option("--seed", o->seed, "Sampler and crop seed")->capture_default_str()->check(IntegerIn(0, UINT64_MAX));
   cmd->add_option("--order", o->order, "sequential | shuffle | block")->capture_default_str();
+  cmd->add_option("--block-size", o->block_size, "block: consecutive ids per run")
+      ->capture_default_str()
+      ->check(IntegerIn(1, UINT64_MAX));
+  cmd->add_option("--window", o->window, "block: positions shuffled together (0: none)")
+      ->capture_default_str()
+      ->check(IntegerIn(0, UINT64_MAX));
   cmd->add_flag("--skip-bad", o->skip_bad, "Replace bad records instead of failing (on_error=\"skip\" in Python)");
   cmd->add_option("--step-ms", o->step_ms, "Simulated training step per batch (ms)")->capture_default_str()
       ->check(RealIn(0, 3.6e6));

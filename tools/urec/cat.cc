@@ -17,13 +17,14 @@ namespace {
 
 struct CatArgs {
   std::string path;
+  RemoteOptions remote;
   uint64_t id = 0;
   std::string field;
   bool json = false;
 };
 
 Status RunCat(const CatArgs& args) {
-  UREC_ASSIGN_OR_RETURN(std::shared_ptr<Dataset> dataset, OpenForReading(args.path));
+  UREC_ASSIGN_OR_RETURN(std::shared_ptr<Dataset> dataset, OpenForReading(args.path, args.remote));
   if (args.id >= dataset->size()) {
     return Status::OutOfRange("record " + std::to_string(args.id) + " does not exist: " + args.path + " has " +
                               std::to_string(dataset->size()) + " records (ids 0.." +
@@ -55,7 +56,8 @@ Status RunCat(const CatArgs& args) {
 
 CommandRunner SetupCat(CLI::App* cmd) {
   auto args = std::make_shared<CatArgs>();
-  cmd->add_option("PATH", args->path, "Dataset folder, one .urec shard, or a glob")->required();
+  cmd->add_option("PATH", args->path, "Dataset folder, one .urec shard, a glob, or an http(s):// or s3:// location")->required();
+  AddRemoteOptions(cmd, &args->remote);
   cmd->add_option("ID", args->id, "Global record id (0-based)")->required()->check(IntegerIn(0, UINT64_MAX));
   cmd->add_option("--field", args->field, "Print only this field: a bytes field raw, other fields as text");
   cmd->add_flag("--json", args->json, "JSON output (the default without --field); bytes fields show their size");

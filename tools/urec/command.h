@@ -33,6 +33,8 @@ bool RegisterCommand(const char* name, const char* description, CommandSetup set
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;
 inline constexpr int kExitUsage = 2;
+// A remote dataset's server failed (HTTP status or network error) after the last retry.
+inline constexpr int kExitRemote = 3;
 int ExitCodeFor(const Status& status);
 
 // Checks an integer option's text before CLI11 converts it: decimal digits

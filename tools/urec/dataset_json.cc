@@ -34,11 +34,28 @@ Json NestedArray(const ArrayView& array, size_t dim, size_t* pos) {
 
 }  // namespace
 
-Result<std::shared_ptr<Dataset>> OpenForReading(const std::string& path) {
+Result<std::shared_ptr<Dataset>> OpenForReading(const std::string& path, const RemoteOptions& remote) {
   DatasetOptions options;
+  options.remote = remote;
   struct stat st;
   options.allow_partial = stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
   return Dataset::Open(path, options);
+}
+
+void AddRemoteOptions(CLI::App* cmd, RemoteOptions* remote) {
+  cmd->add_option("--cache-dir", remote->cache_dir,
+                  "Remote PATH: local cache directory (default $XDG_CACHE_HOME/unirecord or ~/.cache/unirecord)");
+  cmd->add_option("--cache-limit", remote->cache_limit, "Remote PATH: byte budget of cached shards (0: none)")
+      ->capture_default_str()
+      ->check(IntegerIn(0, UINT64_MAX));
+  cmd->add_option("--prefetch-shards", remote->prefetch_shards, "Remote PATH: shards downloaded ahead of the reads")
+      ->capture_default_str()
+      ->check(IntegerIn(0, 1024));
+  cmd->add_option("--s3-endpoint", remote->s3_endpoint,
+                  "s3:// PATH: endpoint URL (default AWS_ENDPOINT_URL, else AWS's for the region)");
+  cmd->add_option("--s3-addressing", remote->s3_addressing, "s3:// PATH: auto | path | virtual")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "path", "virtual"}));
 }
 
 Result<size_t> FindDatasetField(const std::string& path, const Dataset& dataset, const std::string& name) {

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "command.h"
 #include "unirecord/dataset.h"
 #include "unirecord/status.h"
 
@@ -17,8 +18,13 @@ namespace unirecord::cli {
 using Json = nlohmann::ordered_json;
 
 // Opens a directory, glob or shard list as a whole dataset; a single .urec
-// file opens on its own (ids then number that shard's records from 0).
-Result<std::shared_ptr<Dataset>> OpenForReading(const std::string& path);
+// file opens on its own (ids then number that shard's records from 0); a
+// remote location (http://, https://, s3://) with `remote`'s cache settings.
+Result<std::shared_ptr<Dataset>> OpenForReading(const std::string& path, const RemoteOptions& remote = {});
+
+// --cache-dir, --cache-limit, --s3-endpoint, --s3-addressing: the settings of
+// a remote PATH (docs/remote.md).
+void AddRemoteOptions(CLI::App* cmd, RemoteOptions* remote);
 
 // The field called `name` of the dataset opened from `path`; the error names
 // the dataset and lists its fields.

@@ -15,6 +15,7 @@ namespace {
 
 struct InspectArgs {
   std::string path;
+  RemoteOptions remote;
   bool json = false;
   bool verify = false;
 };
@@ -201,7 +202,7 @@ void PrintText(const InspectArgs& args, const Dataset& ds, const Totals& t, cons
 }
 
 Status RunInspect(const InspectArgs& args) {
-  UREC_ASSIGN_OR_RETURN(std::shared_ptr<Dataset> dataset, OpenForReading(args.path));
+  UREC_ASSIGN_OR_RETURN(std::shared_ptr<Dataset> dataset, OpenForReading(args.path, args.remote));
   if (args.verify) UREC_RETURN_IF_ERROR(dataset->Verify());
   std::vector<uint64_t> label_counts;
   UREC_ASSIGN_OR_RETURN(std::vector<IndexedStats> stats, ScanIndexedFields(*dataset, &label_counts));
@@ -216,7 +217,8 @@ Status RunInspect(const InspectArgs& args) {
 
 CommandRunner SetupInspect(CLI::App* cmd) {
   auto args = std::make_shared<InspectArgs>();
-  cmd->add_option("PATH", args->path, "Dataset folder, one .urec shard, or a glob")->required();
+  cmd->add_option("PATH", args->path, "Dataset folder, one .urec shard, a glob, or an http(s):// or s3:// location")->required();
+  AddRemoteOptions(cmd, &args->remote);
   cmd->add_flag("--json", args->json, "Machine-readable output");
   cmd->add_flag("--verify", args->verify, "Also check every checksum (reads everything)");
   return [args] { return RunInspect(*args); };

@@ -34,6 +34,7 @@ int ExitCodeFor(const Status& status) {
   if (status.ok()) return kExitOk;
   // An unusable value or an unknown field name on the command line is bad usage.
   const bool usage = status.code() == StatusCode::kInvalidArgument || status.code() == StatusCode::kKeyNotFound;
+  if (status.code() == StatusCode::kUnavailable) return kExitRemote;
   return usage ? kExitUsage : kExitFailure;
 }
 

@@ -1,4 +1,4 @@
-#include "dataset/manifest.h"
+#include "format/manifest.h"
 
 #include <cinttypes>
 #include <cstdio>
@@ -8,7 +8,7 @@
 #include "format/format_constants.h"
 #include "io/file.h"
 
-namespace unirecord::dataset {
+namespace unirecord::format {
 namespace {
 
 using format::kManifestFirstLine;
@@ -91,4 +91,4 @@ Result<Manifest> ReadManifest(const std::string& dir, const std::string& name) {
   return DecodeManifest(bytes == nullptr ? std::string() : std::string(bytes, file.size()), path);
 }
 
-}  // namespace unirecord::dataset
+}  // namespace unirecord::format

@@ -1,7 +1,7 @@
 // The manifest NAME.uset (format/SPEC.md section 1.1): the one small file
 // whose rename commits a generation of a dataset.
-#ifndef UNIRECORD_DATASET_MANIFEST_H_
-#define UNIRECORD_DATASET_MANIFEST_H_
+#ifndef UNIRECORD_FORMAT_MANIFEST_H_
+#define UNIRECORD_FORMAT_MANIFEST_H_
 
 #include <cstdint>
 #include <string>
@@ -9,7 +9,7 @@
 
 #include "unirecord/status.h"
 
-namespace unirecord::dataset {
+namespace unirecord::format {
 
 struct Manifest {
   uint64_t generation = 0;           // >= 1
@@ -24,6 +24,6 @@ Result<Manifest> DecodeManifest(const std::string& text, const std::string& path
 // Reads and decodes DIR/NAME.uset; NotFound when there is none.
 Result<Manifest> ReadManifest(const std::string& dir, const std::string& name);
 
-}  // namespace unirecord::dataset
+}  // namespace unirecord::format
 
-#endif  // UNIRECORD_DATASET_MANIFEST_H_
+#endif  // UNIRECORD_FORMAT_MANIFEST_H_

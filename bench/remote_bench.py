@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""Remote datasets against the same dataset on local disk (issue 19): `urec
+bench` and the Python Loader reading from nginx on 127.0.0.1 through the
+fault proxy of tests/remote_servers.py with `--latency` seconds added to
+every request; RandomResizedCrop(224), batch 256, 2 threads.
+
+Cases, interleaved per round (ours and the local peer in the same round):
+- warm: the cache holds the whole dataset (read once before timing);
+- budget: cache_limit = 25% of the shard bytes, block shuffle with
+  block_size = records per shard and window = `--window-shards` shards;
+  the local peer uses the same order;
+- cold: a fresh cache, the first epoch (images/s and requests per epoch).
+
+Prints one JSON object: per case images/s of remote and local, their ratio,
+requests, and the load average at start and end (the machine may be shared:
+a ratio measured under load is not a quiet-machine figure).
+
+  .venv/bin/python bench/remote_bench.py --urec build/tools/urec --images 2048 --shards 16 --rounds 2
+"""
+import argparse
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests"))
+from remote_servers import FaultProxy, Nginx  # noqa: E402
+
+
+def urec_bench(urec, path, epochs, extra):
+    out = subprocess.run([urec, "bench", str(path), "--json", "--threads", "2", "--batch", "256", "--epochs",
+                          str(epochs), "--transform", "train", *map(str, extra)], capture_output=True, text=True)
+    if out.returncode != 0:
+        raise RuntimeError(out.stderr)
+    return json.loads(out.stdout)["epochs"]
+
+
+PY_LOADER = """
+import json, sys, time, unirecord
+path, epochs, order, block, window, cache, limit = sys.argv[1:8]
+kw = dict(threads=2, order=order, block_size=int(block), window=int(window), seed=0)
+if cache:
+    kw.update(cache_dir=cache, cache_limit=int(limit))
+loader = unirecord.Loader(path, 256, True, **kw)
+result = []
+for epoch in range(int(epochs)):
+    loader.set_epoch(epoch)
+    stats = loader.dataset.remote_stats()
+    t0, n = time.perf_counter(), 0
+    for images, labels in loader:
+        n += images.shape[0]
+    after = loader.dataset.remote_stats()
+    result.append({"images_per_s": n / (time.perf_counter() - t0), "requests": after["requests"] - stats["requests"]})
+print(json.dumps(result))
+"""
+
+
+def py_loader(python, path, epochs, order, block, window, cache="", limit=0):
+    out = subprocess.run([python, "-c", PY_LOADER, str(path), str(epochs), order, str(block), str(window), str(cache),
+                          str(limit)], capture_output=True, text=True)
+    if out.returncode != 0:
+        raise RuntimeError(out.stderr)
+    return json.loads(out.stdout)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--urec", default="build/tools/urec")
+    ap.add_argument("--python", default=sys.executable)
+    ap.add_argument("--images", type=int, default=2048)
+    ap.add_argument("--shards", type=int, default=16)
+    ap.add_argument("--window-shards", type=int, default=2)
+    ap.add_argument("--latency", type=float, default=0.020)
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--work", default="")
+    args = ap.parse_args()
+
+    work = pathlib.Path(args.work or tempfile.mkdtemp(prefix="urec_remote_bench_"))
+    www = work / "www"
+    if not (www / "ds").exists():
+        www.mkdir(parents=True, exist_ok=True)
+        src = work / "src"
+        shutil.rmtree(src, ignore_errors=True)
+        subprocess.run([args.urec, "synth-imagefolder", src, "--classes", "16", "--per-class",
+                        str(args.images // 16)], check=True, capture_output=True)
+        subprocess.run([args.urec, "convert", "imagefolder", src, www / "ds", "--name", "train", "--shards",
+                        str(args.shards)], check=True, capture_output=True)
+    local = www / "ds"
+    shard_bytes = sum(p.stat().st_size for p in local.glob("*.urec"))
+    records = args.images // 16 * 16
+    per_shard = records // args.shards
+    window = per_shard * args.window_shards
+    budget = shard_bytes // 4
+    nginx = Nginx(www)
+    proxy = FaultProxy(nginx.port)
+    proxy.add("latency", "", value=args.latency)
+    url = proxy.url + "/ds/"
+    load_start = os.getloadavg()
+    results = {"config": {"images": records, "shards": args.shards, "shard_bytes": shard_bytes,
+                          "records_per_shard": per_shard, "block_size": per_shard, "window": window,
+                          "budget_bytes": budget, "latency_s": args.latency, "batch": 256, "threads": 2},
+               "rounds": []}
+    try:
+        for r in range(args.rounds):
+            rnd = {}
+            warm_cache = work / f"warm{r}"
+            cold_cache = work / f"cold{r}"
+            budget_cache = work / f"budget{r}"
+            for d in (warm_cache, cold_cache, budget_cache):
+                shutil.rmtree(d, ignore_errors=True)
+            block = ["--order", "block", "--block-size", per_shard, "--window", window]
+            # urec bench: epoch 1 of 2 is timed for warm/local (epoch 0 warms caches and page cache).
+            rnd["urec_local"] = urec_bench(args.urec, local, 2, [])[1]["images_per_s"]
+            cold = urec_bench(args.urec, url, 2, ["--cache-dir", warm_cache])
+            rnd["urec_cold"] = {"images_per_s": cold[0]["images_per_s"], "requests": cold[0]["remote"]["requests"],
+                                "shard_downloads": cold[0]["remote"]["shard_downloads"]}
+            rnd["urec_warm"] = cold[1]["images_per_s"]
+            rnd["urec_local_block"] = urec_bench(args.urec, local, 2, block)[1]["images_per_s"]
+            budget_run = urec_bench(args.urec, url, 2, ["--cache-dir", budget_cache, "--cache-limit", budget, *block])
+            rnd["urec_budget"] = {"images_per_s": budget_run[1]["images_per_s"],
+                                  "requests": budget_run[1]["remote"]["requests"],
+                                  "shard_downloads": budget_run[1]["remote"]["shard_downloads"]}
+            # Python Loader, the same cases.
+            rnd["py_local"] = py_loader(args.python, local, 2, "shuffle", 1, 0)[1]["images_per_s"]
+            py_cold = py_loader(args.python, url, 2, "shuffle", 1, 0, cold_cache, 0)
+            rnd["py_cold"] = py_cold[0]
+            rnd["py_warm"] = py_cold[1]["images_per_s"]
+            rnd["py_local_block"] = py_loader(args.python, local, 2, "block", per_shard, window)[1]["images_per_s"]
+            shutil.rmtree(budget_cache, ignore_errors=True)
+            rnd["py_budget"] = py_loader(args.python, url, 2, "block", per_shard, window, budget_cache, budget)[1]
+            rnd["ratios"] = {
+                "urec_warm": rnd["urec_warm"] / rnd["urec_local"],
+                "urec_budget": rnd["urec_budget"]["images_per_s"] / rnd["urec_local_block"],
+                "urec_cold": rnd["urec_cold"]["images_per_s"] / rnd["urec_local"],
+                "py_warm": rnd["py_warm"] / rnd["py_local"],
+                "py_budget": rnd["py_budget"]["images_per_s"] / rnd["py_local_block"],
+                "py_cold": rnd["py_cold"]["images_per_s"] / rnd["py_local"],
+            }
+            rnd["loadavg"] = os.getloadavg()
+            results["rounds"].append(rnd)
+            print(json.dumps(rnd), file=sys.stderr)
+    finally:
+        proxy.stop()
+        nginx.stop()
+    results["loadavg_start"] = load_start
+    results["loadavg_end"] = os.getloadavg()
+    print(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,271 @@
+"""Remote datasets against real servers on 127.0.0.1: nginx serving converted
+datasets (Range requests, autoindex) and a fault-injecting proxy in front of
+it (tests/remote_servers.py). Every record read remotely must equal the local
+one; every fault must end in the right bytes or a clear error, never wrong
+data, a crash or a hang; the cache directory shared by processes under a
+budget must stay consistent, also after a loader is killed mid-download."""
+import hashlib
+import os
+import pathlib
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+import unirecord
+from urec_fixtures import write_jpeg
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "tests"))
+from remote_servers import FaultProxy, Nginx  # noqa: E402
+
+for _name in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "all_proxy"):
+    os.environ.pop(_name, None)  # requests to 127.0.0.1 must not leave through a proxy
+
+SHARDS = 4
+
+
+def _convert(root, out, seed, count=64):
+    folder = root / "train"
+    for k in range(count):
+        write_jpeg(folder / f"class{k % 4}" / f"{k:03d}.jpg", 72 + (k % 5) * 16, 64 + (k % 3) * 24, seed + k)
+    report = unirecord.convert_imagefolder(folder, out, num_shards=SHARDS, sync=False, threads=2)
+    assert report["written"] == count
+    return out
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """www/ds (the dataset), www/other (another dataset, same file names),
+    nginx serving www/, and the fault proxy in front of it."""
+    www = tmp_path_factory.mktemp("www")
+    _convert(tmp_path_factory.mktemp("src"), www / "ds", seed=0)
+    _convert(tmp_path_factory.mktemp("src2"), www / "other", seed=1000)
+    nginx = Nginx(www)
+    proxy = FaultProxy(nginx.port)
+    yield {"www": www, "nginx": nginx, "proxy": proxy, "local": www / "ds"}
+    proxy.stop()
+    nginx.stop()
+
+
+@pytest.fixture
+def proxy(served):
+    served["proxy"].clear()
+    yield served["proxy"]
+    served["proxy"].clear()
+
+
+def shard_files(folder):
+    return sorted(p.name for p in pathlib.Path(folder).glob("*.urec"))
+
+
+def records_of(ds):
+    return [ds[i] for i in range(len(ds))]
+
+
+def as_comparable(record):
+    return {k: bytes(v) if isinstance(v, memoryview) else v for k, v in record.items()}
+
+
+def check_cache_consistent(cache, local):
+    """No temporaries; every cached shard byte-identical to the original."""
+    originals = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in pathlib.Path(local).glob("*.urec")}
+    cached = 0
+    for path in pathlib.Path(cache).rglob("*"):
+        if path.is_file():
+            assert not path.name.startswith(".tmp-"), f"left-over temporary {path}"
+            if path.parent.name == "data":
+                assert hashlib.sha256(path.read_bytes()).hexdigest() == originals[path.name], path
+                cached += 1
+    return cached
+
+
+def test_dataset_equals_local_by_folder_name_and_manifest(served, tmp_path):
+    local = unirecord.Dataset(served["local"])
+    expected = [as_comparable(r) for r in records_of(local)]
+    for url in (served["nginx"].url + "/ds/", served["nginx"].url + "/ds/train",
+                served["nginx"].url + "/ds/train.uset"):
+        ds = unirecord.Dataset(url, cache_dir=tmp_path / "cache")
+        assert len(ds) == len(local) and ds.uuid == local.uuid and ds.schema == local.schema
+        assert [as_comparable(r) for r in records_of(ds)] == expected
+        assert bytes(ds.get_blob(5, "image")) == bytes(local.get_blob(5, "image"))
+        ds.verify()
+    assert check_cache_consistent(tmp_path / "cache", served["local"]) == SHARDS
+    stats = unirecord.Dataset(served["nginx"].url + "/ds/", cache_dir=tmp_path / "cache").remote_stats()
+    assert stats["remote"] and stats["shard_downloads"] == 0
+
+
+def test_image_dataset_and_loader_equal_local(served, proxy, tmp_path):
+    url = proxy.url + "/ds/train.uset"
+    local = unirecord.ImageDataset(served["local"], seed=5)
+    remote = unirecord.ImageDataset(url, seed=5, cache_dir=tmp_path / "c1")
+    assert len(remote) == len(local)
+    for i in range(len(local)):
+        a, la = local[i]
+        b, lb = remote[i]
+        assert la == lb and np.array_equal(np.asarray(a), np.asarray(b)), i
+
+    def batches(path, **kw):
+        loader = unirecord.Loader(path, 16, True, seed=3, threads=2, return_ids=True, **kw)
+        out = []
+        for epoch in range(2):
+            loader.set_epoch(epoch)
+            out += [tuple(t.numpy().copy() for t in batch) for batch in loader]
+        return out
+
+    expected = batches(served["local"])
+    got = batches(url, cache_dir=tmp_path / "c2")
+    assert len(got) == len(expected)
+    for (ia, la, xa), (ib, lb, xb) in zip(expected, got):
+        assert np.array_equal(ia, ib) and np.array_equal(la, lb) and np.array_equal(xa, xb)
+
+
+def _warm_meta(url, cache):
+    """Opens once without faults: the indexes and frames are cached, no shard."""
+    unirecord.Dataset(url, cache_dir=cache)
+
+
+@pytest.mark.parametrize("kind,times", [("drop", 1), ("truncate", 1), ("status503", 2), ("latency", None)])
+def test_transient_faults_end_in_the_right_bytes(served, proxy, tmp_path, kind, times):
+    url = proxy.url + "/ds/"
+    cache = tmp_path / "cache"
+    _warm_meta(url, cache)
+    if kind == "status503":
+        proxy.add("status", ".urec", times=times, value=503)
+    elif kind == "latency":
+        proxy.add("latency", "", value=0.05)
+    else:
+        proxy.add(kind, ".urec", times=times)
+    ds = unirecord.Dataset(url, cache_dir=cache)
+    local = unirecord.Dataset(served["local"])
+    assert [as_comparable(r) for r in records_of(ds)] == [as_comparable(r) for r in records_of(local)]
+    if times:
+        assert ds.remote_stats()["retries"] >= times
+    assert check_cache_consistent(cache, served["local"]) == SHARDS
+
+
+def test_persistent_errors_name_the_url_and_status(served, proxy, tmp_path):
+    url = proxy.url + "/ds/"
+    cache = tmp_path / "cache"
+    _warm_meta(url, cache)
+    shard = shard_files(served["local"])[2]
+    proxy.add("status", shard, value=500)
+    ds = unirecord.Dataset(url, cache_dir=cache)
+    first_of_shard = ds.shards[2]["first_id"]
+    t0 = time.monotonic()
+    with pytest.raises(ConnectionError, match=f"{shard}: HTTP 500 .*after 5 attempts"):
+        ds[first_of_shard]
+    assert time.monotonic() - t0 < 30
+    proxy.clear()
+    proxy.add("truncate", shard)  # every answer cut short: never served
+    with pytest.raises(ConnectionError, match=f"{shard}: transfer closed with [0-9]+ bytes remaining.*after 5 attempts"):
+        ds[first_of_shard]
+    assert ds[0] is not None  # other shards still read
+    assert check_cache_consistent(cache, served["local"]) >= 1
+
+
+def test_swapped_shard_is_refused_or_refetched(served, proxy, tmp_path):
+    url = proxy.url + "/ds/"
+    cache = tmp_path / "cache"
+    _warm_meta(url, cache)
+    shard = shard_files(served["local"])[1]
+    assert shard in shard_files(served["www"] / "other")
+    proxy.add("swap", "/ds/" + shard, times=1, value="/other/" + shard)
+    ds = unirecord.Dataset(url, cache_dir=cache)
+    local = unirecord.Dataset(served["local"])
+    assert [as_comparable(r) for r in records_of(ds)] == [as_comparable(r) for r in records_of(local)]
+    assert ds.remote_stats()["verify_failures"] == 1
+    proxy.clear()
+    shutil.rmtree(cache / "v1" / local.uuid / "data")
+    proxy.add("swap", "/ds/" + shard, value="/other/" + shard)
+    ds = unirecord.Dataset(url, cache_dir=cache)
+    with pytest.raises(unirecord.CorruptRecordError, match=f"{shard}: downloaded 3 times, refused each time"):
+        ds[ds.shards[1]["first_id"]]
+    # At open, a swapped object is refused too (its frame does not match its index).
+    with pytest.raises(unirecord.CorruptRecordError):
+        unirecord.Dataset(url, cache_dir=tmp_path / "fresh")
+    assert check_cache_consistent(cache, served["local"]) == 0
+
+
+LOADER_SCRIPT = textwrap.dedent("""
+    import json, sys, unirecord
+    url, cache, limit, out, epochs = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], int(sys.argv[5])
+    loader = unirecord.Loader(url, 8, True, seed=11, threads=2, return_ids=True, order="block", block_size=4,
+                              window=8, cache_dir=cache, cache_limit=limit)
+    result = []
+    for epoch in range(epochs):
+        loader.set_epoch(epoch)
+        for images, labels, ids in loader:
+            result.append([ids.tolist(), labels.tolist(), int(images.sum())])
+    json.dump(result, open(out, "w"))
+""")
+
+
+def _loader_run(url, cache, limit, out, epochs=3):
+    return subprocess.Popen([sys.executable, "-c", LOADER_SCRIPT, url, str(cache), str(limit), str(out), str(epochs)],
+                            stderr=subprocess.PIPE, text=True)
+
+
+def _local_result(local, epochs=3):
+    loader = unirecord.Loader(local, 8, True, seed=11, threads=2, return_ids=True, order="block", block_size=4,
+                              window=8)
+    result = []
+    for epoch in range(epochs):
+        loader.set_epoch(epoch)
+        for images, labels, ids in loader:
+            result.append([ids.tolist(), labels.tolist(), int(images.sum())])
+    return result
+
+
+def _snapshot(root, skip):
+    return {str(p): (p.stat().st_size, p.stat().st_mtime_ns) for p in pathlib.Path(root).rglob("*")
+            if p.is_file() and skip not in p.parents}
+
+
+def test_two_processes_share_a_quarter_budget(served, proxy, tmp_path):
+    import json
+
+    url = proxy.url + "/ds/"
+    cache = tmp_path / "cache"
+    total = sum(p.stat().st_size for p in served["local"].glob("*.urec"))
+    before = _snapshot(tmp_path, cache)
+    www_before = _snapshot(served["www"], cache)
+    proxy.add("latency", ".urec", value=0.02)
+    runs = [_loader_run(url, cache, total // 4, tmp_path / f"out{i}.json") for i in range(2)]
+    for run in runs:
+        _, err = run.communicate(timeout=120)
+        assert run.returncode == 0, err
+    expected = _local_result(served["local"])
+    for i in range(2):
+        assert json.loads((tmp_path / f"out{i}.json").read_text()) == expected
+    check_cache_consistent(cache, served["local"])
+    after = _snapshot(tmp_path, cache)
+    assert {k: v for k, v in after.items() if "out" not in pathlib.Path(k).name} == before
+    assert _snapshot(served["www"], cache) == www_before
+
+
+def test_loader_killed_mid_download_then_restarted(served, proxy, tmp_path):
+    import json
+
+    url = proxy.url + "/ds/"
+    cache = tmp_path / "cache"
+    _warm_meta(url, cache)
+    proxy.add("latency", ".urec", value=1.0)  # downloads take a while: kill during one
+    run = _loader_run(url, cache, 0, tmp_path / "killed.json", epochs=1)
+    deadline = time.monotonic() + 30
+    data = cache / "v1" / unirecord.Dataset(served["local"]).uuid / "data"
+    while time.monotonic() < deadline and not any(p.name.startswith(".tmp-") for p in data.glob(".*")):
+        time.sleep(0.02)
+    assert any(p.name.startswith(".tmp-") for p in data.glob(".*")), "no download started"
+    run.send_signal(signal.SIGKILL)
+    run.wait()
+    proxy.clear()
+    rerun = _loader_run(url, cache, 0, tmp_path / "rerun.json", epochs=3)
+    _, err = rerun.communicate(timeout=120)
+    assert rerun.returncode == 0, err
+    assert json.loads((tmp_path / "rerun.json").read_text()) == _local_result(served["local"])
+    assert check_cache_consistent(cache, served["local"]) == SHARDS

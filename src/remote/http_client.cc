@@ -1,0 +1,288 @@
+#include "remote/http_client.h"
+
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <random>
+#include <thread>
+
+namespace unirecord::remote {
+namespace {
+
+void GlobalInit() {
+  static const bool done = [] { return curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK; }();
+  (void)done;
+}
+
+bool RetryableStatus(long status) { return status >= 500 || status == 429 || status == 408; }
+
+bool RetryableCurl(CURLcode code) {
+  switch (code) {
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_OPERATION_TIMEDOUT:
+    case CURLE_RECV_ERROR:
+    case CURLE_SEND_ERROR:
+    case CURLE_PARTIAL_FILE:
+    case CURLE_GOT_NOTHING:
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string StatusText(long status) {
+  switch (status) {
+    case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
+    case 404: return "Not Found";
+    case 408: return "Request Timeout";
+    case 410: return "Gone";
+    case 416: return "Range Not Satisfiable";
+    case 429: return "Too Many Requests";
+    case 500: return "Internal Server Error";
+    case 502: return "Bad Gateway";
+    case 503: return "Service Unavailable";
+    case 504: return "Gateway Timeout";
+    default: return "";
+  }
+}
+
+std::string DescribeStatus(long status) {
+  const std::string text = StatusText(status);
+  return "HTTP " + std::to_string(status) + (text.empty() ? "" : " (" + text + ")");
+}
+
+}  // namespace
+
+// One attempt's state, seen by the write callback.
+struct HttpClient::Attempt {
+  CURL* handle = nullptr;
+  BodySink* sink = nullptr;
+  bool ranged = false;
+  std::optional<uint64_t> expected;
+  bool started = false;
+  long status = 0;
+  uint64_t received = 0;
+  Status error;  // why the callback stopped the transfer
+  std::atomic<uint64_t>* bytes = nullptr;
+  std::optional<uint64_t> object_size;  // a 206's Content-Range: bytes B-E/SIZE
+
+  static size_t OnBody(char* data, size_t size, size_t count, void* self) {
+    return static_cast<Attempt*>(self)->Body(data, size * count);
+  }
+
+  static size_t OnHeader(char* data, size_t size, size_t count, void* self) {
+    const std::string line(data, size * count);
+    static const std::string kName = "content-range:";
+    if (line.size() > kName.size()) {
+      std::string name = line.substr(0, kName.size());
+      std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+      const size_t slash = line.find('/');
+      if (name == kName && slash != std::string::npos && std::isdigit(static_cast<unsigned char>(line[slash + 1]))) {
+        static_cast<Attempt*>(self)->object_size = std::strtoull(line.c_str() + slash + 1, nullptr, 10);
+      }
+    }
+    return size * count;
+  }
+
+  size_t Body(const char* data, size_t n) {
+    if (!started) {
+      started = true;
+      curl_easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &status);
+      if (status / 100 != 2) return n;  // an error page: discarded
+      if (ranged && status != 206) {
+        error = Status::NotSupported("server answered a ranged GET with " + DescribeStatus(status) +
+                                     " (the whole object): it must support Range requests");
+        return CURL_WRITEFUNC_ERROR;
+      }
+      curl_off_t length = -1;
+      curl_easy_getinfo(handle, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length);
+      if (ranged && expected && object_size && *object_size != *expected) {
+        length = static_cast<curl_off_t>(*object_size);  // the object's size, not the part's
+      } else if (ranged) {
+        length = -1;
+      }
+      if (expected && length >= 0 && static_cast<uint64_t>(length) != *expected) {
+        error = Status::Corruption("object is " + std::to_string(length) + " bytes, expected " +
+                                   std::to_string(*expected) + " (changed or another object)");
+        return CURL_WRITEFUNC_ERROR;
+      }
+      error = sink->Start();
+      if (!error.ok()) return CURL_WRITEFUNC_ERROR;
+    }
+    if (status / 100 != 2) return n;
+    received += n;
+    bytes->fetch_add(n);
+    if (expected && !ranged && received > *expected) {
+      error = Status::Corruption("object is longer than the expected " + std::to_string(*expected) + " bytes");
+      return CURL_WRITEFUNC_ERROR;
+    }
+    error = sink->Write(data, n);
+    return error.ok() ? n : CURL_WRITEFUNC_ERROR;
+  }
+};
+
+HttpClient::HttpClient(const Location& location, const RemoteOptions& options)
+    : location_(location), options_(options) {
+  GlobalInit();
+}
+
+HttpClient::~HttpClient() {
+  for (void* handle : idle_handles_) curl_easy_cleanup(static_cast<CURL*>(handle));
+}
+
+void HttpClient::AcquireSlot() {
+  std::unique_lock<std::mutex> lock(mu_);
+  slot_cv_.wait(lock, [&] { return in_flight_ < std::max(1, options_.max_requests); });
+  ++in_flight_;
+}
+
+void HttpClient::ReleaseSlot() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    --in_flight_;
+  }
+  slot_cv_.notify_one();
+}
+
+Status HttpClient::Get(const std::string& url, std::optional<ByteRange> range, std::optional<uint64_t> expected_size,
+                       BodySink& sink) {
+  const int attempts = std::max(1, options_.attempts);
+  std::string last_problem;
+  thread_local std::mt19937 jitter(std::random_device{}());
+  for (int attempt = 1; attempt <= attempts; ++attempt) {
+    if (attempt > 1) {
+      retries_.fetch_add(1);
+      const double base = options_.retry_backoff_ms * std::pow(2.0, attempt - 2);
+      const double wait_ms = std::min(10000.0, base * std::uniform_real_distribution<double>(0.5, 1.5)(jitter));
+      std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(wait_ms));
+    }
+    AcquireSlot();
+    CURL* handle = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!idle_handles_.empty()) {
+        handle = static_cast<CURL*>(idle_handles_.back());
+        idle_handles_.pop_back();
+      }
+    }
+    if (handle == nullptr) handle = curl_easy_init();
+    if (handle == nullptr) {
+      ReleaseSlot();
+      return Status::Internal(url + ": curl_easy_init failed");
+    }
+    curl_easy_reset(handle);
+    Attempt a;
+    a.handle = handle;
+    a.sink = &sink;
+    a.ranged = range.has_value();
+    a.expected = expected_size;
+    a.bytes = &bytes_;
+    char curl_error[CURL_ERROR_SIZE] = {};
+    curl_easy_setopt(handle, CURLOPT_URL, url.c_str());
+    curl_easy_setopt(handle, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(handle, CURLOPT_FOLLOWLOCATION, 1L);
+    curl_easy_setopt(handle, CURLOPT_MAXREDIRS, 5L);
+    curl_easy_setopt(handle, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(handle, CURLOPT_CONNECTTIMEOUT, static_cast<long>(options_.timeout_s));
+    // No byte for timeout_s seconds: a stalled transfer (retried).
+    curl_easy_setopt(handle, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    curl_easy_setopt(handle, CURLOPT_LOW_SPEED_TIME, static_cast<long>(options_.timeout_s));
+    curl_easy_setopt(handle, CURLOPT_ERRORBUFFER, curl_error);
+    curl_easy_setopt(handle, CURLOPT_WRITEFUNCTION, &Attempt::OnBody);
+    curl_easy_setopt(handle, CURLOPT_WRITEDATA, &a);
+    curl_easy_setopt(handle, CURLOPT_HEADERFUNCTION, &Attempt::OnHeader);
+    curl_easy_setopt(handle, CURLOPT_HEADERDATA, &a);
+    std::string range_text;
+    if (range) {
+      range_text = std::to_string(range->begin) + "-" + std::to_string(range->end - 1);
+      curl_easy_setopt(handle, CURLOPT_RANGE, range_text.c_str());
+    }
+    curl_slist* headers = nullptr;
+    std::string sigv4, userpwd;
+    if (location_.s3 && !location_.credentials.access_key.empty()) {
+      sigv4 = "aws:amz:" + location_.credentials.region + ":s3";
+      userpwd = location_.credentials.access_key + ":" + location_.credentials.secret_key;
+      curl_easy_setopt(handle, CURLOPT_AWS_SIGV4, sigv4.c_str());
+      curl_easy_setopt(handle, CURLOPT_USERPWD, userpwd.c_str());
+      if (!location_.credentials.session_token.empty()) {
+        headers = curl_slist_append(headers, ("x-amz-security-token: " + location_.credentials.session_token).c_str());
+      }
+      curl_easy_setopt(handle, CURLOPT_HTTPHEADER, headers);
+    }
+    requests_.fetch_add(1);
+    const CURLcode code = curl_easy_perform(handle);
+    long status = a.status;
+    if (code == CURLE_OK || status == 0) curl_easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &status);
+    curl_slist_free_all(headers);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      idle_handles_.push_back(handle);
+    }
+    ReleaseSlot();
+
+    if (!a.error.ok()) return a.error.WithContext(url);  // the body is wrong: not retried here
+    if (code != CURLE_OK) {
+      last_problem = std::string(curl_error[0] != '\0' ? curl_error : curl_easy_strerror(code));
+      if (status != 0 && status / 100 != 2) last_problem = DescribeStatus(status) + ", then " + last_problem;
+      if (RetryableCurl(code)) continue;
+      return Status::Unavailable(url + ": " + last_problem);
+    }
+    if (status == 404 || status == 410) return Status::NotFound(url + ": " + DescribeStatus(status));
+    if (status / 100 != 2) {
+      last_problem = DescribeStatus(status);
+      if (RetryableStatus(status)) continue;
+      return Status::Unavailable(url + ": " + last_problem);
+    }
+    if (!a.started) {  // an empty body
+      Status started = sink.Start();
+      if (!started.ok()) return started.WithContext(url);
+    }
+    const uint64_t wanted = range ? range->end - range->begin : expected_size.value_or(a.received);
+    if (a.received != wanted) {
+      last_problem = "body cut short at " + std::to_string(a.received) + " of " + std::to_string(wanted) + " bytes";
+      continue;
+    }
+    return Status::OK();
+  }
+  return Status::Unavailable(url + ": " + last_problem + " (after " + std::to_string(attempts) + " attempt" +
+                             (attempts == 1 ? "" : "s") + ")");
+}
+
+namespace {
+class StringSink : public BodySink {
+ public:
+  explicit StringSink(uint64_t max) : max_(max) {}
+  Status Start() override {
+    body.clear();
+    return Status::OK();
+  }
+  Status Write(const char* data, size_t size) override {
+    if (body.size() + size > max_) return Status::Corruption("larger than " + std::to_string(max_) + " bytes");
+    body.append(data, size);
+    return Status::OK();
+  }
+  std::string body;
+
+ private:
+  uint64_t max_;
+};
+}  // namespace
+
+Result<std::string> HttpClient::GetString(const std::string& url, std::optional<ByteRange> range, uint64_t max_bytes,
+                                          std::optional<uint64_t> object_size) {
+  StringSink sink(max_bytes);
+  UREC_RETURN_IF_ERROR(Get(url, range, object_size, sink));
+  return std::move(sink.body);
+}
+
+}  // namespace unirecord::remote

@@ -1,0 +1,81 @@
+// GETs over libcurl (HTTP/1.1, TLS, S3 SigV4 signing by CURLOPT_AWS_SIGV4):
+// bounded concurrency, retries with backoff, and errors naming the URL and
+// the HTTP status or network error.
+#ifndef UNIRECORD_REMOTE_HTTP_CLIENT_H_
+#define UNIRECORD_REMOTE_HTTP_CLIENT_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "remote/location.h"
+#include "unirecord/remote.h"
+#include "unirecord/status.h"
+
+namespace unirecord::remote {
+
+// Bytes [begin, end) of an object.
+struct ByteRange {
+  uint64_t begin = 0;
+  uint64_t end = 0;
+};
+
+// Receives one attempt's body: Start before the first byte of each attempt
+// (a retry starts over), then Write per chunk. A non-OK status from either
+// stops the request without retrying it (the body is wrong, not torn).
+class BodySink {
+ public:
+  virtual ~BodySink() = default;
+  virtual Status Start() = 0;
+  virtual Status Write(const char* data, size_t size) = 0;
+};
+
+class HttpClient {
+ public:
+  // `location` decides signing (s3 with credentials) for every request.
+  HttpClient(const Location& location, const RemoteOptions& options);
+  ~HttpClient();
+  HttpClient(const HttpClient&) = delete;
+  HttpClient& operator=(const HttpClient&) = delete;
+
+  // GET `url` (bytes `range` of it when set; a server that ignores Range and
+  // answers 200 is an error) into `sink`. `expected_size`: the object's size
+  // when known; an object of another size (Content-Length, or a 206's
+  // Content-Range) is Corruption (changed, or another object), a body cut
+  // short is retried. Errors: NotFound (404, 410), Unavailable (other statuses,
+  // network errors, after the last attempt where retrying makes sense), or
+  // the sink's status.
+  Status Get(const std::string& url, std::optional<ByteRange> range, std::optional<uint64_t> expected_size,
+             BodySink& sink);
+  // The body in memory, refused (Corruption) over `max_bytes`.
+  Result<std::string> GetString(const std::string& url, std::optional<ByteRange> range, uint64_t max_bytes,
+                                std::optional<uint64_t> object_size = std::nullopt);
+
+  uint64_t requests() const { return requests_.load(); }  // attempts made, retries included
+  uint64_t retries() const { return retries_.load(); }
+  uint64_t bytes() const { return bytes_.load(); }
+
+ private:
+  struct Attempt;
+  void AcquireSlot();
+  void ReleaseSlot();
+
+  Location location_;
+  RemoteOptions options_;
+  std::mutex mu_;
+  std::condition_variable slot_cv_;
+  int in_flight_ = 0;
+  std::vector<void*> idle_handles_;  // CURL* kept for connection reuse
+  std::atomic<uint64_t> requests_{0};
+  std::atomic<uint64_t> retries_{0};
+  std::atomic<uint64_t> bytes_{0};
+};
+
+}  // namespace unirecord::remote
+
+#endif  // UNIRECORD_REMOTE_HTTP_CLIENT_H_

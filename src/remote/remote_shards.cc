@@ -1,0 +1,473 @@
+#include "remote/remote_shards.h"
+
+#include <algorithm>
+#include <set>
+
+#include "format/endian.h"
+#include "format/file_names.h"
+#include "format/format_constants.h"
+#include "format/header_codec.h"
+#include "format/manifest.h"
+#include "index/index_file.h"
+
+namespace unirecord::remote {
+namespace {
+
+// Bytes fetched from each end of a shard for its frame; more when the
+// header or footer is longer. A shard this small or smaller is fetched whole.
+constexpr uint64_t kFrameProbeBytes = 64 << 10;
+// The listing of a folder (an HTML index page, an S3 ListObjectsV2 answer).
+constexpr uint64_t kMaxListingBytes = 16 << 20;
+// An index file: its record table is 8 + 24 x blobs + 8 x indexed + 8 bytes a record.
+constexpr uint64_t kMaxIndexBytes = uint64_t{4} << 30;
+// Shards read lately kept open (and pinned) between reads, at least: a
+// shard reopened for every read would cost a pin and a map per record.
+constexpr size_t kRecentShards = 2;
+// How far ahead of the cursor a read's shard is looked for in the plan.
+constexpr size_t kCursorSearch = 256;
+// Verification failures of one shard before its download is reported.
+constexpr int kDownloadAttempts = 3;
+
+// Names "X.uset" in a listing (HTML hrefs or S3 <Key>s): the X's, distinct.
+std::vector<std::string> ListedDatasets(const std::string& listing) {
+  std::set<std::string> names;
+  const std::string extension = format::ManifestFileName("");
+  for (size_t at = listing.find(extension); at != std::string::npos; at = listing.find(extension, at + 1)) {
+    const size_t end = at + extension.size();
+    if (end < listing.size() && (std::isalnum(static_cast<unsigned char>(listing[end])) || listing[end] == '.')) continue;
+    size_t begin = at;
+    while (begin > 0 && std::string("\"'/<> =\n\t").find(listing[begin - 1]) == std::string::npos) --begin;
+    std::optional<std::string> name = format::ManifestDatasetName(listing.substr(begin, end - begin));
+    if (name && !name->empty()) names.insert(*name);
+  }
+  return std::vector<std::string>(names.begin(), names.end());
+}
+
+// RFC 3986 encoding of a query value, '/' included, as SigV4's canonical
+// query has it.
+std::string PercentEncode(const std::string& s) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
+}
+
+// Writes a response body into a file, starting over on each attempt.
+class FileSink : public BodySink {
+ public:
+  FileSink(std::string path, const std::atomic<bool>* cancel) : path_(std::move(path)), cancel_(cancel) {}
+  Status Start() override {
+    UREC_ASSIGN_OR_RETURN(file_, io::WritableFile::Create(path_));
+    return Status::OK();
+  }
+  Status Write(const char* data, size_t size) override {
+    if (cancel_ != nullptr && cancel_->load()) return Status::FailedPrecondition("download cancelled: dataset closed");
+    return file_.Append(data, size);
+  }
+  Status Finish() {
+    UREC_RETURN_IF_ERROR(file_.Sync());
+    return file_.Close();
+  }
+
+ private:
+  std::string path_;
+  const std::atomic<bool>* cancel_;
+  io::WritableFile file_;
+};
+
+Status WriteWhole(const std::string& path, const std::string& bytes) {
+  UREC_ASSIGN_OR_RETURN(io::WritableFile file, io::WritableFile::Create(path));
+  UREC_RETURN_IF_ERROR(file.Append(bytes));
+  UREC_RETURN_IF_ERROR(file.Sync());
+  return file.Close();
+}
+
+}  // namespace
+
+RemoteShards::~RemoteShards() {
+  {
+    std::lock_guard<std::mutex> lock(plan_mu_);
+    stopping_ = true;
+  }
+  cancel_.store(true);
+  plan_cv_.notify_all();
+  for (std::thread& t : prefetchers_) t.join();
+}
+
+shard::ShardFiles RemoteShards::FrameFiles(uint32_t s) const {
+  shard::ShardFiles files = DataFiles(shards_[s]);
+  files.frame_only = true;
+  return files;
+}
+
+RemoteStats RemoteShards::stats() const {
+  RemoteStats st;
+  st.requests = http_->requests();
+  st.retries = http_->retries();
+  st.bytes_downloaded = http_->bytes();
+  st.shard_downloads = shard_downloads_.load();
+  st.cache_hits = cache_hits_.load();
+  st.verify_failures = verify_failures_.load();
+  return st;
+}
+
+Result<std::shared_ptr<RemoteShards>> RemoteShards::Open(const std::string& location, const RemoteOptions& options) {
+  if (options.max_requests < 1 || options.attempts < 1 || options.prefetch_shards < 0 || options.timeout_s < 1 ||
+      options.retry_backoff_ms < 0) {
+    return Status::InvalidArgument(location +
+                                   ": remote options out of range (max_requests, attempts and timeout_s must be "
+                                   ">= 1, prefetch_shards and retry_backoff_ms >= 0)");
+  }
+  std::shared_ptr<RemoteShards> r(new RemoteShards());
+  r->options_ = options;
+  UREC_ASSIGN_OR_RETURN(r->location_, ParseLocation(location, options));
+  UREC_ASSIGN_OR_RETURN(r->cache_,
+                        ShardCache::Open(options.cache_dir.empty() ? DefaultCacheDir() : options.cache_dir,
+                                         options.cache_limit));
+  UREC_RETURN_IF_ERROR(r->cache_->MakeRoom(0));  // temporaries of killed processes
+  r->http_ = std::make_unique<HttpClient>(r->location_, options);
+  const Location& loc = r->location_;
+
+  std::string name = loc.dataset_name;
+  if (name.empty()) {
+    std::string listing_url = loc.folder_url;
+    if (loc.s3) {
+      listing_url = loc.folder_url.substr(0, loc.folder_url.size() - loc.key_prefix.size()) +
+                    "?delimiter=%2F&list-type=2&prefix=" + PercentEncode(loc.key_prefix);  // sorted and
+      // encoded already: libcurl 7.88 signs the query as given, SigV4 wants it canonical
+    }
+    UREC_ASSIGN_OR_RETURN(std::string listing, r->http_->GetString(listing_url, std::nullopt, kMaxListingBytes));
+    std::vector<std::string> names = ListedDatasets(listing);
+    if (names.empty()) {
+      return Status::NotFound(location + ": its listing names no manifest (.uset); give the dataset's location as " +
+                              "FOLDER/NAME or FOLDER/NAME.uset");
+    }
+    if (names.size() > 1) {
+      std::string all;
+      for (const std::string& n : names) all += (all.empty() ? "" : ", ") + n;
+      return Status::InvalidArgument(location + ": holds more than one dataset (" + all +
+                                     "); open one as FOLDER/NAME");
+    }
+    name = names.front();
+  }
+  const std::string manifest_url = loc.FileUrl(format::ManifestFileName(name));
+  UREC_ASSIGN_OR_RETURN(std::string manifest_text,
+                        r->http_->GetString(manifest_url, std::nullopt, format::kMaxManifestBytes));
+  UREC_ASSIGN_OR_RETURN(format::Manifest manifest, format::DecodeManifest(manifest_text, manifest_url));
+  r->uuid_ = manifest.uuid;
+  UREC_ASSIGN_OR_RETURN(std::string meta_dir, r->cache_->MetaDir(manifest.uuid));
+  UREC_ASSIGN_OR_RETURN(std::string data_dir, r->cache_->DataDir(manifest.uuid));
+  for (uint32_t s = 0; s < manifest.shard_count; ++s) {
+    Shard& shard = r->shards_.emplace_back();
+    shard.name = format::ShardFileName(name, manifest.generation, s, manifest.shard_count);
+    shard.url = loc.FileUrl(shard.name);
+    shard.index_url = format::IndexPathFor(shard.url);
+    shard.frame_path = io::JoinPath(meta_dir, shard.name);
+    shard.index_path = format::IndexPathFor(shard.frame_path);
+    shard.data_path = io::JoinPath(data_dir, shard.name);
+  }
+
+  // Indexes and frames, max_requests shards at a time.
+  std::atomic<uint32_t> next{0};
+  std::mutex error_mu;
+  Status first_error;
+  auto fetch = [&] {
+    for (uint32_t s = next++; s < manifest.shard_count; s = next++) {
+      Status fetched = r->FetchIndexAndFrame(s);
+      if (!fetched.ok()) {
+        std::lock_guard<std::mutex> lock(error_mu);
+        if (first_error.ok()) first_error = fetched;
+        next = manifest.shard_count;
+      }
+    }
+  };
+  std::vector<std::thread> fetchers;
+  const int fetcher_count = std::min<int>(options.max_requests, static_cast<int>(manifest.shard_count));
+  for (int i = 1; i < fetcher_count; ++i) fetchers.emplace_back(fetch);
+  fetch();
+  for (std::thread& t : fetchers) t.join();
+  UREC_RETURN_IF_ERROR(first_error);
+  // Kept open: every shard without a budget; with one, as many as it holds
+  // beside the prefetched ones and the one being downloaded.
+  uint64_t total = 0;
+  for (const Shard& shard : r->shards_) total += shard.length;
+  const uint64_t mean = std::max<uint64_t>(1, total / r->shards_.size());
+  const uint64_t fit = options.cache_limit / mean;
+  const uint64_t others = static_cast<uint64_t>(options.prefetch_shards) + 1;
+  r->keep_open_ = options.cache_limit == 0
+                      ? r->shards_.size()
+                      : std::min<uint64_t>(std::max<uint64_t>(kRecentShards, fit > others ? fit - others : 0),
+                                           r->shards_.size());
+  r->kept_.resize(r->shards_.size());
+  r->lru_position_.resize(r->shards_.size());
+  return r;
+}
+
+Status RemoteShards::FetchIndexAndFrame(uint32_t s) {
+  Shard& shard = shards_[s];
+  // Cached: both were verified together before the frame's rename.
+  if (io::PathExists(shard.frame_path) && io::PathExists(shard.index_path)) {
+    UREC_ASSIGN_OR_RETURN(index::IndexReader cached, index::IndexReader::Open(shard.index_path, false));
+    shard.length = cached.header().shard_file_length();
+    return Status::OK();
+  }
+  UREC_ASSIGN_OR_RETURN(std::string index_bytes, http_->GetString(shard.index_url, std::nullopt, kMaxIndexBytes));
+  UREC_ASSIGN_OR_RETURN(Temporary index_tmp, cache_->CreateTemporary(shard.index_path));
+  Status written = WriteWhole(index_tmp.path, index_bytes);
+  Result<index::IndexReader> index = written.ok() ? index::IndexReader::Open(index_tmp.path, true) : written;
+  if (!index.ok()) {
+    cache_->Discard(std::move(index_tmp));
+    return index.status().WithContext(shard.index_url);
+  }
+  const uint64_t length = index->header().shard_file_length();
+  if (length < format::kPreambleSize + format::kTrailerSize) {
+    cache_->Discard(std::move(index_tmp));
+    return Status::Corruption(shard.index_url + ": impossible shard length " + std::to_string(length));
+  }
+
+  // The frame: the shard's first and last bytes, the rest a hole.
+  UREC_ASSIGN_OR_RETURN(Temporary frame_tmp, cache_->CreateTemporary(shard.frame_path));
+  auto fail = [&](Status status) {
+    cache_->Discard(std::move(index_tmp));
+    cache_->Discard(std::move(frame_tmp));
+    return status;
+  };
+  Result<io::WritableFile> frame = io::WritableFile::Create(frame_tmp.path);
+  if (!frame.ok()) return fail(frame.status());
+  if (length <= 2 * kFrameProbeBytes) {
+    Result<std::string> whole = http_->GetString(shard.url, ByteRange{0, length}, length, length);
+    if (!whole.ok()) return fail(whole.status());
+    if (Status w = frame->Append(*whole); !w.ok()) return fail(w);
+  } else {
+    Result<std::string> head = http_->GetString(shard.url, ByteRange{0, kFrameProbeBytes}, kFrameProbeBytes, length);
+    if (!head.ok()) return fail(head.status());
+    const uint64_t header_end =
+        format::kPreambleSize + format::LoadLE<uint64_t>(reinterpret_cast<const uint8_t*>(head->data()) +
+                                                         format::kPreambleHeaderLengthOffset);
+    if (header_end > length - format::kTrailerSize || header_end < format::kPreambleSize) {
+      return fail(Status::Corruption(shard.url + ": header length out of bounds (not a shard of this dataset?)"));
+    }
+    if (header_end > head->size()) {
+      Result<std::string> more = http_->GetString(shard.url, ByteRange{head->size(), header_end}, header_end, length);
+      if (!more.ok()) return fail(more.status());
+      *head += *more;
+    }
+    const uint64_t tail_begin = length - kFrameProbeBytes;
+    Result<std::string> tail = http_->GetString(shard.url, ByteRange{tail_begin, length}, kFrameProbeBytes, length);
+    if (!tail.ok()) return fail(tail.status());
+    const uint64_t directory = format::LoadLE<uint64_t>(reinterpret_cast<const uint8_t*>(tail->data()) + tail->size() -
+                                                        format::kTrailerSize + format::kTrailerDirectoryOffsetOffset);
+    if (directory < head->size() || directory >= length - format::kTrailerSize) {
+      return fail(Status::Corruption(shard.url + ": footer offset out of bounds (not a shard of this dataset?)"));
+    }
+    if (directory < tail_begin) {
+      Result<std::string> more = http_->GetString(shard.url, ByteRange{directory, tail_begin}, tail_begin - directory, length);
+      if (!more.ok()) return fail(more.status());
+      *tail = *more + *tail;
+    }
+    Status w = frame->Append(*head);
+    if (w.ok()) w = frame->ExtendTo(length);
+    if (w.ok()) w = frame->WriteAt(length - tail->size(), tail->data(), tail->size());
+    if (!w.ok()) return fail(w);
+  }
+  Status closed = frame->Sync();
+  if (closed.ok()) closed = frame->Close();
+  if (!closed.ok()) return fail(closed);
+  shard::ShardFiles files = FrameFiles(s);
+  files.index_path = index_tmp.path;
+  Result<std::unique_ptr<shard::ShardReader>> checked = shard::ShardReader::Open(frame_tmp.path, false, files);
+  if (!checked.ok()) return fail(checked.status());
+  if (format::UuidToString((*checked)->header().values.uuid) != uuid_) {
+    return fail(Status::Corruption(shard.url + ": belongs to dataset " +
+                                   format::UuidToString((*checked)->header().values.uuid) + ", but the manifest names " +
+                                   uuid_));
+  }
+  Result<io::FlockedFile> index_done = cache_->Commit(std::move(index_tmp), shard.index_path);
+  if (!index_done.ok()) {
+    cache_->Discard(std::move(frame_tmp));
+    return index_done.status();
+  }
+  UREC_RETURN_IF_ERROR(cache_->Commit(std::move(frame_tmp), shard.frame_path).status());
+  shard.length = length;
+  return Status::OK();
+}
+
+shard::ShardFiles RemoteShards::DataFiles(const Shard& shard) {
+  shard::ShardFiles files;
+  files.index_path = shard.index_path;
+  files.name = shard.url;
+  files.index_name = shard.index_url;
+  return files;
+}
+
+Result<std::shared_ptr<const ShardData>> RemoteShards::OpenCached(Shard& shard, io::FlockedFile pin) {
+  UREC_ASSIGN_OR_RETURN(std::unique_ptr<shard::ShardReader> reader,
+                        shard::ShardReader::Open(shard.data_path, false, DataFiles(shard)));
+  auto data = std::make_shared<ShardData>();
+  data->pin = std::move(pin);
+  data->reader = std::move(reader);
+  shard.open = data;
+  return std::shared_ptr<const ShardData>(std::move(data));
+}
+
+Result<std::shared_ptr<const ShardData>> RemoteShards::Download(Shard& shard) {
+  Status last;
+  for (int attempt = 1; attempt <= kDownloadAttempts; ++attempt) {
+    UREC_RETURN_IF_ERROR(cache_->MakeRoom(shard.length));
+    UREC_ASSIGN_OR_RETURN(Temporary tmp, cache_->CreateTemporary(shard.data_path));
+    FileSink sink(tmp.path, &cancel_);
+    Status got = http_->Get(shard.url, std::nullopt, shard.length, sink);
+    if (got.ok()) got = sink.Finish();
+    if (!got.ok()) {
+      cache_->Discard(std::move(tmp));
+      if (got.code() != StatusCode::kCorruption) return got;
+      last = got;
+      verify_failures_.fetch_add(1);
+      continue;
+    }
+    // Every byte, against the index downloaded at open (SPEC.md section 11,
+    // deep verify): the length and footer checksum bind the shard to its
+    // index, every page, blob and padding byte is checked.
+    Result<std::unique_ptr<shard::ShardReader>> reader = shard::ShardReader::Open(tmp.path, false, DataFiles(shard));
+    Status verified = reader.ok() ? (*reader)->Verify() : reader.status();
+    reader = Status::Internal("unused");  // unmap before the rename
+    if (!verified.ok()) {
+      cache_->Discard(std::move(tmp));
+      last = verified;
+      verify_failures_.fetch_add(1);
+      continue;
+    }
+    UREC_ASSIGN_OR_RETURN(io::FlockedFile pin, cache_->Commit(std::move(tmp), shard.data_path));
+    shard_downloads_.fetch_add(1);
+    return OpenCached(shard, std::move(pin));
+  }
+  return Status::Corruption(shard.url + ": downloaded " + std::to_string(kDownloadAttempts) +
+                            " times, refused each time (" + last.message() + ")");
+}
+
+Result<std::shared_ptr<const ShardData>> RemoteShards::Fetch(uint32_t s) {
+  Shard& shard = shards_[s];
+  std::lock_guard<std::mutex> lock(shard.mu);
+  if (std::shared_ptr<const ShardData> open = shard.open.lock()) return open;
+  Result<io::FlockedFile> pin = cache_->Pin(shard.data_path);
+  if (pin.ok()) {
+    Result<std::shared_ptr<const ShardData>> cached = OpenCached(shard, std::move(pin).value());
+    if (cached.ok()) {
+      cache_hits_.fetch_add(1);
+      return cached;
+    }
+    // A cached file that no longer opens (damaged on this disk): remove it
+    // unless someone has it open, and download it again.
+    Result<io::FlockedFile> unused = io::FlockedFile::Lock(shard.data_path, io::FlockedFile::Mode::kExclusive, false);
+    if (!unused.ok()) return cached.status();
+    io::RemoveFileIfExists(shard.data_path);
+  } else if (pin.status().code() != StatusCode::kNotFound) {
+    return pin.status();
+  }
+  return Download(shard);
+}
+
+Result<std::shared_ptr<const ShardData>> RemoteShards::Acquire(uint32_t s) {
+  UREC_ASSIGN_OR_RETURN(std::shared_ptr<const ShardData> data, Fetch(s));
+  std::lock_guard<std::mutex> lock(plan_mu_);
+  if (kept_[s] == data) {
+    lru_.splice(lru_.end(), lru_, lru_position_[s]);
+  } else {
+    if (kept_[s] == nullptr) lru_position_[s] = lru_.insert(lru_.end(), s);
+    kept_[s] = data;
+    if (lru_.size() > keep_open_) {
+      kept_[lru_.front()].reset();
+      lru_.pop_front();
+    }
+  }
+  // Move the cursor to this read's visit, and let go of what is behind it.
+  const size_t end = std::min(visits_.size(), cursor_ + kCursorSearch);
+  for (size_t v = cursor_; v < end; ++v) {
+    if (visits_[v] != s) continue;
+    if (v != cursor_) {
+      cursor_ = v;
+      const std::vector<uint32_t> window = WindowLocked();
+      for (auto it = held_.begin(); it != held_.end();) {
+        it = std::find(window.begin(), window.end(), it->first) == window.end() ? held_.erase(it) : std::next(it);
+      }
+      plan_cv_.notify_all();
+    }
+    break;
+  }
+  return data;
+}
+
+std::vector<uint32_t> RemoteShards::WindowLocked() const {
+  std::vector<uint32_t> window;
+  for (size_t v = cursor_; v < visits_.size() && window.size() < static_cast<size_t>(options_.prefetch_shards); ++v) {
+    if (std::find(window.begin(), window.end(), visits_[v]) == window.end()) window.push_back(visits_[v]);
+  }
+  return window;
+}
+
+void RemoteShards::Plan(std::vector<uint32_t> visits) {
+  {
+    std::lock_guard<std::mutex> lock(plan_mu_);
+    visits_.clear();
+    for (uint32_t s : visits) {
+      if (s < shards_.size() && (visits_.empty() || visits_.back() != s)) visits_.push_back(s);
+    }
+    cursor_ = 0;
+    ++plan_serial_;
+    started_.clear();
+    const std::vector<uint32_t> window = WindowLocked();
+    for (auto it = held_.begin(); it != held_.end();) {
+      it = std::find(window.begin(), window.end(), it->first) == window.end() ? held_.erase(it) : std::next(it);
+    }
+    for (const auto& [s, data] : held_) started_.insert(s);
+    // Started with the first plan, not at open: a dataset only read at random
+    // (and perhaps forked into DataLoader workers) has no threads.
+    if (prefetchers_.empty()) {
+      const int count = std::min(options_.prefetch_shards, options_.max_requests);
+      for (int i = 0; i < count; ++i) prefetchers_.emplace_back([this] { PrefetchLoop(); });
+    }
+  }
+  plan_cv_.notify_all();
+}
+
+void RemoteShards::PrefetchLoop() {
+  std::unique_lock<std::mutex> lock(plan_mu_);
+  for (;;) {
+    uint32_t target = 0;
+    bool found = false;
+    plan_cv_.wait(lock, [&] {
+      if (stopping_) return true;
+      for (uint32_t s : WindowLocked()) {
+        if (started_.count(s) == 0) {
+          target = s;
+          found = true;
+          return true;
+        }
+      }
+      return false;
+    });
+    if (stopping_) return;
+    if (!found) continue;
+    started_.insert(target);
+    const uint64_t serial = plan_serial_;
+    lock.unlock();
+    // Errors are the reader's to report, when it reads the shard itself.
+    Result<std::shared_ptr<const ShardData>> data = Fetch(target);
+    lock.lock();
+    if (!data.ok()) continue;  // stays started: not retried in a loop
+    const std::vector<uint32_t> window = WindowLocked();
+    if (serial == plan_serial_ && std::find(window.begin(), window.end(), target) != window.end()) {
+      held_[target] = std::move(data).value();
+    }
+  }
+}
+
+}  // namespace unirecord::remote

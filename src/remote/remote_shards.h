@@ -1,0 +1,119 @@
+// The shards of a remote dataset: what Dataset::Open needs at once (the
+// manifest, every index, every shard's frame) and each shard's data on
+// demand, through the ShardCache, downloaded ahead in the planned order.
+#ifndef UNIRECORD_REMOTE_REMOTE_SHARDS_H_
+#define UNIRECORD_REMOTE_REMOTE_SHARDS_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <list>
+#include <map>
+#include <set>
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "io/file.h"
+#include "remote/http_client.h"
+#include "remote/location.h"
+#include "remote/shard_cache.h"
+#include "shard/shard_reader.h"
+#include "unirecord/remote.h"
+#include "unirecord/status.h"
+
+namespace unirecord::remote {
+
+// One downloaded, verified, pinned shard, open for reading. Readers hold it
+// (a shared_ptr) while they use its mapped bytes.
+struct ShardData {
+  io::FlockedFile pin;
+  std::unique_ptr<shard::ShardReader> reader;
+};
+
+class RemoteShards {
+ public:
+  // Downloads (or finds in the cache) the manifest, indexes and frames of the
+  // dataset at `location`. frame_paths() then opens with
+  // ShardReader::Open(path, verify, FrameFiles(s)).
+  static Result<std::shared_ptr<RemoteShards>> Open(const std::string& location, const RemoteOptions& options);
+  ~RemoteShards();
+
+  const std::string& uuid() const { return uuid_; }
+  uint32_t shard_count() const { return static_cast<uint32_t>(shards_.size()); }
+  // The cached frame of shard s and how to open it.
+  const std::string& frame_path(uint32_t s) const { return shards_[s].frame_path; }
+  shard::ShardFiles FrameFiles(uint32_t s) const;
+
+  // Shard s's data: from this process's open shards, the cache, or
+  // downloaded (and verified) now. Thread-safe.
+  Result<std::shared_ptr<const ShardData>> Acquire(uint32_t s);
+
+  // The shards, in the order reads will need them (repeats allowed): the
+  // next prefetch_shards distinct ones ahead of the reads are downloaded in
+  // the background and held.
+  void Plan(std::vector<uint32_t> visits);
+
+  RemoteStats stats() const;
+
+ private:
+  struct Shard {
+    std::string name;        // file name (the remote's)
+    std::string url;
+    std::string index_url;
+    std::string frame_path;  // DIR/v1/UUID/meta/NAME
+    std::string index_path;  // DIR/v1/UUID/meta/NAME.uidx
+    std::string data_path;   // DIR/v1/UUID/data/NAME
+    uint64_t length = 0;     // from its index
+    std::mutex mu;           // one download per shard in this process
+    std::weak_ptr<const ShardData> open;
+  };
+
+  RemoteShards() = default;
+  // How a shard's data file opens: its cached index, named by their URLs.
+  static shard::ShardFiles DataFiles(const Shard& shard);
+  Status FetchIndexAndFrame(uint32_t s);
+  // Shard s's data without moving the plan's cursor (the prefetchers).
+  Result<std::shared_ptr<const ShardData>> Fetch(uint32_t s);
+  Result<std::shared_ptr<const ShardData>> Download(Shard& shard);
+  // The next prefetch_shards distinct shards from the cursor on. Caller holds plan_mu_.
+  std::vector<uint32_t> WindowLocked() const;
+  Result<std::shared_ptr<const ShardData>> OpenCached(Shard& shard, io::FlockedFile pin);
+  void PrefetchLoop();
+
+  RemoteOptions options_;
+  Location location_;
+  std::shared_ptr<ShardCache> cache_;
+  std::unique_ptr<HttpClient> http_;
+  std::string uuid_;
+  std::deque<Shard> shards_;  // deque: Shard holds a mutex
+
+  // Prefetch state, guarded by plan_mu_.
+  std::mutex plan_mu_;
+  std::condition_variable plan_cv_;
+  std::vector<uint32_t> visits_;
+  size_t cursor_ = 0;         // the visit the reads are at
+  uint64_t plan_serial_ = 0;  // bumped by Plan: in-flight work of an old plan is dropped
+  std::set<uint32_t> started_;  // shards of this plan being or done fetching
+  std::map<uint32_t, std::shared_ptr<const ShardData>> held_;  // near the cursor: pinned
+  // The shards read last, kept open (and pinned): keep_open_ of them, least
+  // recently read first in lru_.
+  size_t keep_open_ = 0;
+  std::vector<std::shared_ptr<const ShardData>> kept_;  // by shard
+  std::list<uint32_t> lru_;
+  std::vector<std::list<uint32_t>::iterator> lru_position_;  // by shard, valid while kept_[s]
+  bool stopping_ = false;
+  std::atomic<bool> cancel_{false};  // downloads stop: the dataset is closing
+  std::vector<std::thread> prefetchers_;
+
+  std::atomic<uint64_t> shard_downloads_{0};
+  std::atomic<uint64_t> cache_hits_{0};
+  std::atomic<uint64_t> verify_failures_{0};
+};
+
+}  // namespace unirecord::remote
+
+#endif  // UNIRECORD_REMOTE_REMOTE_SHARDS_H_

@@ -1,0 +1,253 @@
+"""Real servers on 127.0.0.1 for the remote-dataset tests (tests/cli and
+python/tests), started and stopped by the tests:
+
+- Nginx: nginx-light serving a folder (Range requests, autoindex listings),
+  run as the current user with its own prefix, config, pid and error log in
+  a temporary directory.
+- FaultProxy: a small HTTP proxy between the client and nginx that injects
+  faults per request (added latency, connections dropped mid-body, 500/503
+  answers, bodies cut short, one object served in place of another) and
+  records each request (method, target, headers) for the S3 tests. It also
+  serves as an HTTP forward proxy (absolute request targets), so that S3
+  virtual-hosted URLs (http://BUCKET.s3.test/...) reach it through
+  `http_proxy` without DNS.
+"""
+import http.client
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+import urllib.parse
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_for_port(port, proc=None, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"server exited with {proc.returncode}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"nothing listens on 127.0.0.1:{port} after {timeout} s")
+
+
+class Nginx:
+    """nginx serving `root` on 127.0.0.1:port until stop()."""
+
+    def __init__(self, root):
+        self.root = os.path.abspath(root)
+        self.prefix = tempfile.mkdtemp(prefix="urec_nginx_")
+        self.port = free_port()
+        conf = os.path.join(self.prefix, "nginx.conf")
+        temp = os.path.join(self.prefix, "temp")
+        os.makedirs(temp)
+        # As root, nginx's workers would switch to "nobody" and not read the
+        # tests' private temporary directories: they stay the current user.
+        user = f"user {pwd.getpwuid(os.geteuid()).pw_name};" if os.geteuid() == 0 else ""
+        with open(conf, "w") as f:
+            f.write(f"""
+{user}
+worker_processes 1;
+daemon off;
+pid {self.prefix}/nginx.pid;
+error_log {self.prefix}/error.log warn;
+events {{ worker_connections 512; }}
+http {{
+  access_log {self.prefix}/access.log;
+  client_body_temp_path {temp}/body;
+  proxy_temp_path {temp}/proxy;
+  fastcgi_temp_path {temp}/fastcgi;
+  uwsgi_temp_path {temp}/uwsgi;
+  scgi_temp_path {temp}/scgi;
+  types {{ }}
+  default_type application/octet-stream;
+  keepalive_requests 100000;
+  server {{
+    listen 127.0.0.1:{self.port};
+    root {self.root};
+    autoindex on;
+  }}
+}}
+""")
+        self.proc = subprocess.Popen(
+            [NGINX, "-p", self.prefix, "-c", conf, "-e", os.path.join(self.prefix, "error.log")],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        try:
+            _wait_for_port(self.port, self.proc)
+        except Exception:
+            self.stop()
+            raise
+
+    @property
+    def url(self):
+        return f"http://127.0.0.1:{self.port}"
+
+    def requests(self):
+        """Lines of the access log so far."""
+        try:
+            with open(os.path.join(self.prefix, "access.log")) as f:
+                return f.read().splitlines()
+        except FileNotFoundError:
+            return []
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        shutil.rmtree(self.prefix, ignore_errors=True)
+
+
+class Fault:
+    """One injected fault: applies to requests whose path contains `match`
+    (every request when ""), `times` times (None: always).
+
+    kind: "latency" (value: seconds, then forwarded), "status" (value: the
+    code answered), "drop" (forward, send the headers and half the body,
+    then reset the connection), "truncate" (headers with the full length,
+    half the body, then close), "swap" (value: another path on the upstream,
+    served instead)."""
+
+    def __init__(self, kind, match="", times=None, value=None):
+        self.kind, self.match, self.times, self.value = kind, match, times, value
+        self.hits = 0
+
+
+class FaultProxy:
+    """A proxy on 127.0.0.1:port forwarding to `upstream_port` with faults."""
+
+    def __init__(self, upstream_port, bucket=None):
+        self.upstream_port = upstream_port
+        self.bucket = bucket  # S3 tests: strip /BUCKET (path-style) or BUCKET. (virtual)
+        self.faults = []
+        self.log = []  # (method, target, host, headers dict)
+        self.lock = threading.Lock()
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                proxy._handle(self)
+
+        class Server(ThreadingHTTPServer):
+            def handle_error(self, request, client_address):
+                pass  # clients that hang up (after an injected drop) are expected here
+
+        self.server = Server(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    @property
+    def url(self):
+        return f"http://127.0.0.1:{self.port}"
+
+    def add(self, kind, match="", times=None, value=None):
+        fault = Fault(kind, match, times, value)
+        with self.lock:
+            self.faults.append(fault)
+        return fault
+
+    def clear(self):
+        with self.lock:
+            self.faults.clear()
+            self.log.clear()
+
+    def _faults_for(self, path):
+        chosen = []
+        with self.lock:
+            for f in self.faults:
+                if f.match in path and (f.times is None or f.hits < f.times):
+                    f.hits += 1
+                    chosen.append(f)
+        return chosen
+
+    def _upstream_path(self, handler):
+        target = handler.path
+        host = handler.headers.get("Host", "")
+        if target.startswith("http://"):  # forward-proxy form
+            parts = urllib.parse.urlsplit(target)
+            host = parts.netloc
+            target = parts.path + (("?" + parts.query) if parts.query else "")
+        if self.bucket:
+            if host.startswith(self.bucket + "."):
+                pass  # virtual-hosted: the path is the key
+            elif target.startswith("/" + self.bucket):
+                target = target[len(self.bucket) + 1:] or "/"
+            split = urllib.parse.urlsplit(target)
+            query = dict(urllib.parse.parse_qsl(split.query))
+            if query.get("list-type") == "2":  # ListObjectsV2: nginx's listing of the prefix
+                target = "/" + query.get("prefix", "")
+        return target, host
+
+    def _handle(self, h):
+        path, host = self._upstream_path(h)
+        with self.lock:
+            self.log.append(("GET", h.path, host, dict(h.headers.items())))
+        faults = self._faults_for(path)
+        for f in faults:
+            if f.kind == "latency":
+                time.sleep(f.value)
+        for f in faults:
+            if f.kind == "status":
+                body = f"injected {f.value}\n".encode()
+                h.send_response(f.value)
+                h.send_header("Content-Length", str(len(body)))
+                h.end_headers()
+                h.wfile.write(body)
+                return
+            if f.kind == "swap":
+                path = f.value
+        conn = http.client.HTTPConnection("127.0.0.1", self.upstream_port, timeout=30)
+        headers = {"Host": f"127.0.0.1:{self.upstream_port}"}
+        if "Range" in h.headers:
+            headers["Range"] = h.headers["Range"]
+        conn.request("GET", path, headers=headers)
+        resp = conn.getresponse()
+        body = resp.read()
+        conn.close()
+        cut = next((f for f in faults if f.kind in ("drop", "truncate")), None)
+        h.send_response(resp.status)
+        for name, value in resp.getheaders():
+            if name.lower() in ("content-range", "content-type", "accept-ranges", "etag", "last-modified"):
+                h.send_header(name, value)
+        h.send_header("Content-Length", str(len(body)))  # also for nginx's chunked listings
+        if cut is not None:
+            h.send_header("Connection", "close")
+        h.end_headers()
+        if cut is None:
+            h.wfile.write(body)
+            return
+        h.wfile.write(body[: len(body) // 2])
+        h.wfile.flush()
+        h.close_connection = True
+        if cut.kind == "drop":  # a reset, not a clean close
+            h.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+        h.connection.close()
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
