@@ -48,6 +48,11 @@
 
 namespace unirecord {
 
+// The most shards one dataset may have (shard numbers are five digits in file
+// names). The frozen value lives in src/format/format_constants.h; writer.cc
+// static_asserts that this public copy equals it.
+inline constexpr uint32_t kMaxDatasetShards = 99999;
+
 struct WriterOptions {
   // How records are split into shards: set exactly one of num_shards and
   // target_shard_bytes (both 0 means num_shards = 1).

@@ -18,6 +18,9 @@
 #include "util/threads.h"
 
 namespace unirecord {
+
+static_assert(kMaxDatasetShards == format::kMaxShards, "writer.h's public shard limit must equal the format's");
+
 namespace {
 
 enum class ShardingMode { kRoundRobin, kContiguous, kTargetSize };

@@ -12,6 +12,7 @@
 
 #include "command.h"
 #include "unirecord/convert.h"
+#include "unirecord/writer.h"
 #include "util/threads.h"
 
 namespace unirecord::cli {
@@ -132,7 +133,7 @@ CommandRunner SetupConvert(CLI::App* cmd) {
   folder->add_option("OUT", args->out, "Output folder (created if missing)")->required();
   folder->add_option("--name", o.name, "Dataset name (default: SRC's folder name)");
   CLI::Option* shards = folder->add_option("--shards", o.num_shards, "Number of shards (contiguous, in folder order)")
-                               ->check(IntegerIn(1, 99999));
+                               ->check(IntegerIn(1, kMaxDatasetShards));
   folder->add_option("--shard-size", args->shard_size, "Target shard size, e.g. 512M or 1G (default 1G)")
       ->excludes(shards);
   folder->add_option("--threads", o.threads, "Reading threads (0: one per core)")->capture_default_str()
