@@ -37,11 +37,12 @@
 //   val_center_window_decode      planned window, crop decode + resize
 //   val_center_crop_exact         DecodeCenterCrop: torchvision's result exactly
 // Resize candidates on the same decoded crops -> 224x224:
-//   resize/ours, resize/stb, resize/libyuv_box, resize/libyuv_bilinear,
-//   resize/swscale_bilinear, resize/swscale_area (libyuv and swscale are
-//   loaded with dlopen when installed, so the build needs no extra link
-//   flags), with quality counters against torchvision's result (= ours,
-//   byte for byte, see tests/cli/test_decode.py).
+//   resize/ours, resize/ours_portable (the non-AVX2 kernels), resize/stb,
+//   resize/libyuv_box, resize/libyuv_bilinear, resize/swscale_bilinear,
+//   resize/swscale_area (libyuv and swscale are loaded with dlopen when
+//   installed, so the build needs no extra link flags), with quality
+//   counters against torchvision's result (= ours, byte for byte, see
+//   tests/cli/test_decode.py).
 #include <dlfcn.h>
 #include <time.h>
 
@@ -830,6 +831,16 @@ void ResizeOurs(const RgbImage& src, uint8_t* dst) {
                               &scratch);
 }
 
+// The portable kernels of the same resampler (what a CPU without AVX2 runs);
+// its max_abs_diff against ResizeOurs must be 0.
+void ResizeOursPortable(const RgbImage& src, uint8_t* dst) {
+  thread_local image_internal::ResampleScratch scratch;
+  scratch.portable_kernels = true;
+  image_internal::ResampleRgb(src.pixels.data(), src.width, src.height, size_t(src.width) * 3,
+                              WholeBox(src.width, src.height), dst, kOut, kOut, kOut * 3, false,
+                              &scratch);
+}
+
 void ResizeStb(const RgbImage& src, uint8_t* dst) {
   stbir_resize_uint8_generic(src.pixels.data(), src.width, src.height, src.width * 3, dst, kOut,
                              kOut, kOut * 3, 3, STBIR_ALPHA_CHANNEL_NONE, 0, STBIR_EDGE_CLAMP,
@@ -969,6 +980,7 @@ void RegisterAll() {
     bool available;
   } resizers[] = {
       {"ours", ResizeOurs, true},
+      {"ours_portable", ResizeOursPortable, true},
       {"stb", ResizeStb, true},
       {"libyuv_box", ResizeLibyuv<3>, Libyuv::Get().ok()},
       {"libyuv_bilinear", ResizeLibyuv<2>, Libyuv::Get().ok()},

@@ -239,7 +239,9 @@ struct Kernels {
   void (*vertical)(const VerticalJob&);
 };
 
-const Kernels& PickKernels() {
+const Kernels& PickKernels(bool portable) {
+  static const Kernels portable_kernels{HorizontalRowScalar, VerticalRowBaseline};
+  if (portable) return portable_kernels;
   static const Kernels kernels = [] {
     __builtin_cpu_init();
     Kernels k;
@@ -266,7 +268,7 @@ void ResampleRgbAxes(const uint8_t* region, int region_x, int region_y, int regi
                      int region_height, size_t region_stride, const Axis& ax, const Axis& ay,
                      uint8_t* dst, size_t dst_stride, bool flip, ResampleScratch* s,
                      size_t plane_bytes) {
-  const Kernels& kernels = PickKernels();
+  const Kernels& kernels = PickKernels(s->portable_kernels);
   const int dst_width = ax.out_count, dst_height = ay.out_count;
   const int taps_x = ComputeWeights(ax, region_x, &s->first_x, &s->count_x, &s->weights_x);
   const int taps_y = ComputeWeights(ay, region_y, &s->first_y, &s->count_y, &s->weights_y);

@@ -53,6 +53,9 @@ struct ResampleScratch {
   std::vector<uint8_t> packed_row;  // one output row before it is split into planes
   std::vector<HorizontalPair> pairs;
   std::vector<int16_t> pair_weights;
+  // false (default): the AVX2 kernels where the CPU has them. true: the
+  // portable kernels, so tests and bench/ can compare both paths on one box.
+  bool portable_kernels = false;
 };
 
 // Resamples `box` of src (src_width x src_height RGB, src_stride bytes per
