@@ -72,6 +72,7 @@ extern "C" {
 
 #include "image/jpeg_encoder.h"
 #include "image/jpeg_header.h"
+#include "image/jpeg_huffman.h"
 #include "image/libjpeg_errors.h"
 #include "image/jpeg_restart_crop.h"
 #include "image/jpeg_transcode.h"
@@ -392,21 +393,28 @@ class RawDecoder {
   // JpegDecoder assembles for the window (its one-pixel margin included),
   // down to the window's bottom row.
   void EntropyOnlySegments(const Sample& s, const CropWindow& w) {
+    image_internal::SubImage sub;
+    const std::string& segments = Segments(s, w, &sub);
+    EntropyOnly(segments, sub.width, w.y + w.height - sub.y);
+  }
+
+  // The JPEG of those segments (the fast-layout file itself when they are
+  // the whole image), and where it lies.
+  const std::string& Segments(const Sample& s, const CropWindow& w, image_internal::SubImage* sub) {
     image_internal::JpegHeaderLayout layout;
     image_internal::RestartGrid grid;
-    image_internal::SubImage sub;
     const JpegInfo info = image_internal::ProbeJpegHeader(s.fast, &layout).value();
     if (!image_internal::FindRestartGrid(info, layout, &grid)) std::abort();
     const int x0 = std::max(w.x - 1, 0), x1 = std::min(w.x + w.width + 1, info.width);
     const int y0 = std::max(w.y - 1, 0), y1 = std::min(w.y + w.height + 1, info.height);
-    if (!image_internal::AssembleSubImage(s.fast, layout, grid, x0, y0, x1, y1, &segments_, &sub)) {
+    if (!image_internal::AssembleSubImage(s.fast, layout, grid, x0, y0, x1, y1, &segments_, sub)) {
       std::abort();
     }
-    if (sub.whole_image) {
-      EntropyOnly(s.fast, info.width, w.y + w.height);
-    } else {
-      EntropyOnly(segments_.jpeg, sub.width, w.y + w.height - sub.y);
+    if (sub->whole_image) {
+      sub->x = sub->y = 0;
+      return s.fast;
     }
+    return segments_.jpeg;
   }
 
   // The window's rows, columns widened by the same 1 left / 2 right margin
@@ -635,6 +643,56 @@ void BM_entropy_floor_fastlayout(benchmark::State& state, Subset subset) {
   double floor = 0;
   for (size_t k : Indices(subset)) floor += FastLayoutFloorSeconds(set[k], Costs()[k]);
   state.counters["floor_plus_crop_idct_us"] = floor / double(Indices(subset).size()) * 1e6;
+}
+
+// Our Huffman decoder (src/image/jpeg_huffman.h) on the segments that
+// entropy_floor_fastlayout decodes: libjpeg reads the header, ours decodes
+// the scan into coefficients. First every sample's segments and whole file
+// are checked against jpeg_read_coefficients (any difference aborts).
+// Counter ours_over_libjpeg: ours over libjpeg's floor (EntropyOnlySegments),
+// timed image by image in turn, best of 3 each, summed over the subset.
+bool SameCoefficients(const std::string& jpeg, image_internal::OwnHuffmanScratch* scratch) {
+  image_internal::JpegCoefficients ours, theirs;
+  int warnings = 0;
+  std::string error;
+  return image_internal::DecodeCoefficientsOwn(jpeg, scratch, &ours) ==
+             image_internal::OwnHuffmanResult::kDecoded &&
+         image_internal::ReadLibjpegCoefficients(jpeg, &theirs, &warnings, &error) &&
+         warnings == 0 && ours.components.size() == theirs.components.size() &&
+         std::equal(ours.components.begin(), ours.components.end(), theirs.components.begin(),
+                    [](const auto& a, const auto& b) {
+                      return a.blocks_wide == b.blocks_wide && a.blocks_high == b.blocks_high &&
+                             a.coef == b.coef;
+                    });
+}
+
+void BM_entropy_ours_fastlayout(benchmark::State& state, Subset subset) {
+  const auto& set = Dataset();
+  RawDecoder raw;
+  image_internal::OwnHuffmanScratch scratch;
+  image_internal::JpegCoefficients coefficients;
+  image_internal::SubImage sub;
+  double ours = 0, libjpeg = 0;
+  for (size_t k : Indices(subset)) {
+    const Sample& s = set[k];
+    const std::string segments = raw.Segments(s, s.train, &sub);
+    if (!SameCoefficients(s.fast, &scratch) || !SameCoefficients(segments, &scratch)) {
+      std::fprintf(stderr, "image %zu: our coefficients differ from libjpeg's\n", k);
+      std::abort();
+    }
+    ours += BestOf3([&] {
+      image_internal::DecodeCoefficientsOwn(raw.Segments(s, s.train, &sub), &scratch, &coefficients);
+    });
+    libjpeg += BestOf3([&] { raw.EntropyOnlySegments(s, s.train); });
+  }
+  Cycle cycle(subset);
+  for (auto _ : state) {
+    const Sample& s = set[cycle.next()];
+    benchmark::DoNotOptimize(
+        image_internal::DecodeCoefficientsOwn(raw.Segments(s, s.train, &sub), &scratch, &coefficients));
+  }
+  SetRate(state, subset);
+  state.counters["ours_over_libjpeg"] = ours / libjpeg;
 }
 
 // --------------------------------------------- approximate (fast) settings --
@@ -966,6 +1024,7 @@ void RegisterAll() {
       {"BM_d_crop_dct_decode_resize_fastlayout", BM_d_crop_dct_decode_resize_fastlayout},
       {"BM_crop_decode_only_fastlayout", BM_crop_decode_only_fastlayout},
       {"BM_entropy_floor_fastlayout", BM_entropy_floor_fastlayout},
+      {"BM_entropy_ours_fastlayout", BM_entropy_ours_fastlayout},
       {"BM_val_center_crop_exact_fastlayout", BM_val_center_crop_exact_fastlayout},
   };
   for (const auto& [name, fn] : cases) {

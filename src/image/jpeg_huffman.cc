@@ -1,0 +1,409 @@
+// Our baseline Huffman entropy decoder and libjpeg-turbo's reference
+// coefficients (jpeg_huffman.h). Every rule below mirrors libjpeg-turbo
+// 2.1's jdhuff.c (jpeg_make_d_derived_tbl, decode_mcu_slow) for the data it
+// accepts, and rejects what libjpeg would warn about, fail on or recover from.
+#include "image/jpeg_huffman.h"
+
+#include <algorithm>
+#include <climits>
+#include <cstdio>
+#include <cstring>
+
+#include <jpeglib.h>
+
+#include "image/libjpeg_errors.h"
+
+namespace unirecord::image_internal {
+namespace {
+
+// Code bits resolved by one table look-up: 9 keeps the four tables of a
+// colour image (3 KiB each) in L1 beside the coefficients.
+constexpr int kFastBits = 9;
+constexpr int kFastSize = 1 << kFastBits;
+// Bytes readable past a segment's data: one block consumes at most
+// 64 symbols of 16 + 15 bits (248 bytes) before the overrun check, and a
+// refill loads 8 bytes.
+constexpr size_t kSegmentSlack = 512;
+
+// Zig-zag position -> natural (row-major) index.
+constexpr uint8_t kNaturalOrder[64] = {
+    0,  1,  8,  16, 9,  2,  3,  10, 17, 24, 32, 25, 18, 11, 4,  5,  12, 19, 26, 33, 40, 48,
+    41, 34, 27, 20, 13, 6,  7,  14, 21, 28, 35, 42, 49, 56, 57, 50, 43, 36, 29, 22, 15, 23,
+    30, 37, 44, 51, 58, 59, 52, 45, 38, 31, 39, 46, 53, 60, 61, 54, 47, 55, 62, 63};
+
+struct DecodeTable {
+  uint16_t fast[kFastSize];    // (code length << 8) | symbol; 0: a longer code, or none
+  int32_t ac_fast[kFastSize];  // AC: value << 16 | run << 8 | code + value bits; 0: not combined
+  int32_t maxcode[18];         // largest code of each length, -1 if none; [17] ends the search
+  int32_t valoffset[18];       // huffval index of a code of that length = code + valoffset
+  uint8_t huffval[256];
+};
+
+// HUFF_EXTEND: `bits` (s of them, s >= 1) as a signed value.
+inline int Extend(uint32_t bits, int s) {
+  return bits < (1u << (s - 1)) ? static_cast<int>(bits) - static_cast<int>((1u << s) - 1)
+                                : static_cast<int>(bits);
+}
+
+// jpeg_make_d_derived_tbl's canonical codes and its checks: false where
+// libjpeg stops with "Bogus Huffman table definition".
+bool BuildTable(const JHUFF_TBL& table, bool dc, DecodeTable* d) {
+  uint8_t size_of[257];
+  uint32_t code_of[257];
+  int count = 0;
+  for (int len = 1; len <= 16; ++len) {
+    const int n = table.bits[len];
+    if (count + n > 256) return false;
+    for (int i = 0; i < n; ++i) size_of[count++] = static_cast<uint8_t>(len);
+  }
+  size_of[count] = 0;
+  uint32_t code = 0;
+  int len = size_of[0];
+  for (int p = 0; size_of[p] != 0;) {
+    while (size_of[p] == len) code_of[p++] = code++;
+    if (code >= (1u << len)) return false;
+    code <<= 1;
+    ++len;
+  }
+  int p = 0;
+  for (int l = 1; l <= 16; ++l) {
+    if (table.bits[l] != 0) {
+      d->valoffset[l] = p - static_cast<int32_t>(code_of[p]);
+      p += table.bits[l];
+      d->maxcode[l] = static_cast<int32_t>(code_of[p - 1]);
+    } else {
+      d->valoffset[l] = 0;
+      d->maxcode[l] = -1;
+    }
+  }
+  d->valoffset[17] = 0;
+  d->maxcode[17] = INT32_MAX;
+  std::memcpy(d->huffval, table.huffval, sizeof d->huffval);
+  if (dc) {
+    for (int i = 0; i < count; ++i) {
+      if (table.huffval[i] > 15) return false;
+    }
+  }
+  std::memset(d->fast, 0, sizeof d->fast);
+  std::memset(d->ac_fast, 0, sizeof d->ac_fast);
+  for (int i = 0; i < count; ++i) {
+    const int l = size_of[i];
+    if (l > kFastBits) break;
+    const int first = static_cast<int>(code_of[i] << (kFastBits - l));
+    const int n = 1 << (kFastBits - l);
+    const int symbol = table.huffval[i];
+    for (int k = 0; k < n; ++k) {
+      const int index = first + k;
+      d->fast[index] = static_cast<uint16_t>((l << 8) | symbol);
+      const int run = symbol >> 4, s = symbol & 15;
+      if (!dc && s != 0 && l + s <= kFastBits) {
+        const uint32_t bits = static_cast<uint32_t>(index >> (kFastBits - l - s)) & ((1u << s) - 1);
+        const uint32_t value = static_cast<uint32_t>(Extend(bits, s)) << 16;
+        d->ac_fast[index] = static_cast<int32_t>(value | static_cast<uint32_t>(run << 8) |
+                                                 static_cast<uint32_t>(l + s));
+      }
+    }
+  }
+  return true;
+}
+
+inline uint64_t LoadBigEndian64(const uint8_t* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return __builtin_bswap64(v);
+}
+
+// The bit buffer: `nbits` valid bits at the top of `acc`. Refill keeps
+// loading whole bytes from `p` (bits already present are loaded again in
+// the same places, so the OR leaves them unchanged).
+struct Bits {
+  const uint8_t* p;
+  uint64_t acc;
+  int nbits;
+  inline void Refill() {
+    if (nbits < 32) {
+      acc |= LoadBigEndian64(p) >> nbits;
+      p += (63 - nbits) >> 3;
+      nbits |= 56;
+    }
+  }
+  inline void Drop(int n) {
+    acc <<= n;
+    nbits -= n;
+  }
+  inline uint32_t Get(int n) {  // 1 <= n <= 31
+    const uint32_t v = static_cast<uint32_t>(acc >> (64 - n));
+    Drop(n);
+    return v;
+  }
+};
+
+// One Huffman symbol (needs >= 16 bits in the buffer); -1 for a bad code.
+inline int DecodeSymbol(const DecodeTable& t, Bits* b) {
+  const uint16_t e = t.fast[b->acc >> (64 - kFastBits)];
+  if (e != 0) {
+    b->Drop(e >> 8);
+    return e & 0xFF;
+  }
+  for (int l = kFastBits + 1; l <= 16; ++l) {
+    const int32_t code = static_cast<int32_t>(b->acc >> (64 - l));
+    if (code <= t.maxcode[l]) {
+      const int32_t index = code + t.valoffset[l];
+      if (index < 0 || index > 255) return -1;
+      b->Drop(l);
+      return t.huffval[index];
+    }
+  }
+  return -1;
+}
+
+struct ScanComponent {
+  const DecodeTable* dc;
+  const DecodeTable* ac;
+  int h, v;               // blocks per MCU across and down
+  int blocks_wide;        // the component's row of blocks
+  int16_t* coef;
+};
+
+// One block into `block` (zeroed). False for a bad code, a coefficient
+// index past 63 or a DC predictor that would overflow.
+inline bool DecodeBlock(const ScanComponent& c, int* predictor, Bits* b, int16_t* block) {
+  b->Refill();
+  const int s = DecodeSymbol(*c.dc, b);
+  if (s < 0) return false;
+  int diff = 0;
+  if (s != 0) {
+    b->Refill();
+    diff = Extend(b->Get(s), s);
+  }
+  const int64_t dc = int64_t{*predictor} + diff;
+  if (dc > INT_MAX || dc < INT_MIN) return false;  // libjpeg: "DCT coefficient out of range"
+  *predictor = static_cast<int>(dc);
+  block[0] = static_cast<int16_t>(dc);
+  const DecodeTable& ac = *c.ac;
+  for (int k = 1; k < 64;) {
+    b->Refill();
+    const int32_t f = ac.ac_fast[b->acc >> (64 - kFastBits)];
+    if (f != 0) {
+      k += (f >> 8) & 15;
+      if (k > 63) return false;
+      block[kNaturalOrder[k]] = static_cast<int16_t>(f >> 16);
+      ++k;
+      b->Drop(f & 31);
+      continue;
+    }
+    const int symbol = DecodeSymbol(ac, b);
+    if (symbol < 0) return false;
+    const int run = symbol >> 4, size = symbol & 15;
+    if (size != 0) {
+      k += run;
+      if (k > 63) return false;
+      block[kNaturalOrder[k]] = static_cast<int16_t>(Extend(b->Get(size), size));
+      ++k;
+    } else {
+      if (run != 15) break;  // end of block (libjpeg takes any run but 15 as one)
+      k += 16;
+    }
+  }
+  return true;
+}
+
+// The entropy-coded bytes from data[pos] up to the next marker, un-stuffed
+// into `out` (0xFF 0x00 -> 0xFF; fill 0xFF bytes before a marker or a
+// stuffed zero skipped, as libjpeg does). Returns the marker's code with
+// *length and *next (the byte after the marker), or -1 without a marker.
+int Unstuff(const uint8_t* data, size_t size, size_t pos, uint8_t* out, size_t* length,
+            size_t* next) {
+  const uint8_t* b = data + pos;
+  const uint8_t* end = data + size;
+  uint8_t* o = out;
+  for (;;) {
+    const auto* ff = static_cast<const uint8_t*>(std::memchr(b, 0xFF, end - b));
+    if (ff == nullptr) return -1;
+    std::memcpy(o, b, ff - b);
+    o += ff - b;
+    const uint8_t* q = ff + 1;
+    while (q < end && *q == 0xFF) ++q;
+    if (q >= end) return -1;
+    if (*q == 0) {
+      *o++ = 0xFF;
+      b = q + 1;
+      continue;
+    }
+    *length = o - out;
+    *next = q + 1 - data;
+    return *q;
+  }
+}
+
+int CeilDiv(int a, int b) { return (a + b - 1) / b; }
+
+// The scan described by a decompressor that jpeg_read_header left at SOS.
+OwnHuffmanResult DecodeScan(const jpeg_decompress_struct& cinfo, const uint8_t* data, size_t size,
+                            OwnHuffmanScratch* scratch, JpegCoefficients* out) {
+  const int n = cinfo.num_components;
+  if (cinfo.progressive_mode || cinfo.arith_code || cinfo.data_precision != 8 || n < 1 ||
+      n > MAX_COMPS_IN_SCAN || cinfo.comps_in_scan != n || cinfo.Ss != 0 || cinfo.Se != 63 ||
+      cinfo.Ah != 0 || cinfo.Al != 0) {
+    return OwnHuffmanResult::kNotBaseline;
+  }
+  DecodeTable tables[2][NUM_HUFF_TBLS];
+  bool built[2][NUM_HUFF_TBLS] = {};
+  ScanComponent comps[MAX_COMPS_IN_SCAN];
+  int blocks_in_mcu = 0;
+  out->components.resize(n);
+  for (int i = 0; i < n; ++i) {
+    const jpeg_component_info& c = *cinfo.cur_comp_info[i];
+    const int dc = c.dc_tbl_no, ac = c.ac_tbl_no;
+    // libjpeg fills missing tables with the standard ones and fails on a
+    // missing quantization table: leave both cases to it.
+    if (cinfo.dc_huff_tbl_ptrs[dc] == nullptr || cinfo.ac_huff_tbl_ptrs[ac] == nullptr ||
+        c.quant_tbl_no < 0 || c.quant_tbl_no >= NUM_QUANT_TBLS ||
+        cinfo.quant_tbl_ptrs[c.quant_tbl_no] == nullptr) {
+      return OwnHuffmanResult::kRejected;
+    }
+    if (!built[0][dc]) {
+      if (!BuildTable(*cinfo.dc_huff_tbl_ptrs[dc], true, &tables[0][dc])) return OwnHuffmanResult::kRejected;
+      built[0][dc] = true;
+    }
+    if (!built[1][ac]) {
+      if (!BuildTable(*cinfo.ac_huff_tbl_ptrs[ac], false, &tables[1][ac])) return OwnHuffmanResult::kRejected;
+      built[1][ac] = true;
+    }
+    JpegCoefficients::Component& o = out->components[c.component_index];
+    o.blocks_wide = CeilDiv(static_cast<int>(c.width_in_blocks), c.h_samp_factor) * c.h_samp_factor;
+    o.blocks_high = CeilDiv(static_cast<int>(c.height_in_blocks), c.v_samp_factor) * c.v_samp_factor;
+    o.coef.assign(size_t(o.blocks_wide) * o.blocks_high * 64, 0);
+    const bool single = n == 1;  // a single-component scan codes blocks one by one
+    comps[i] = {&tables[0][dc], &tables[1][ac], single ? 1 : c.h_samp_factor,
+                single ? 1 : c.v_samp_factor, o.blocks_wide, o.coef.data()};
+    blocks_in_mcu += comps[i].h * comps[i].v;
+  }
+  if (blocks_in_mcu > D_MAX_BLOCKS_IN_MCU) return OwnHuffmanResult::kRejected;
+  int mcus_per_row, mcu_rows;
+  if (n == 1) {
+    mcus_per_row = static_cast<int>(cinfo.cur_comp_info[0]->width_in_blocks);
+    mcu_rows = static_cast<int>(cinfo.cur_comp_info[0]->height_in_blocks);
+  } else {
+    mcus_per_row = CeilDiv(static_cast<int>(cinfo.image_width), 8 * cinfo.max_h_samp_factor);
+    mcu_rows = CeilDiv(static_cast<int>(cinfo.image_height), 8 * cinfo.max_v_samp_factor);
+  }
+  const int64_t total = int64_t{mcus_per_row} * mcu_rows;
+  const int64_t interval = cinfo.restart_interval != 0 ? cinfo.restart_interval : total;
+
+  scratch->segment.resize(std::max(scratch->segment.size(), size + kSegmentSlack));
+  uint8_t* segment = scratch->segment.data();
+  size_t pos = 0;
+  int64_t mcu = 0;
+  for (int64_t index = 0; mcu < total; ++index) {
+    size_t length = 0, next = 0;
+    const int marker = Unstuff(data, size, pos, segment, &length, &next);
+    const int64_t count = std::min(interval, total - mcu);
+    const int expected = mcu + count == total ? 0xD9 : 0xD0 + static_cast<int>(index % 8);
+    if (marker != expected) return OwnHuffmanResult::kRejected;
+    const int64_t data_bits = int64_t(length) * 8;
+    Bits bits{segment, 0, 0};
+    int predictors[MAX_COMPS_IN_SCAN] = {};
+    for (int64_t m = mcu; m < mcu + count; ++m) {
+      const int mx = static_cast<int>(m % mcus_per_row), my = static_cast<int>(m / mcus_per_row);
+      for (int i = 0; i < n; ++i) {
+        const ScanComponent& c = comps[i];
+        for (int by = 0; by < c.v; ++by) {
+          int16_t* row = c.coef + (size_t(my * c.v + by) * c.blocks_wide + size_t(mx) * c.h) * 64;
+          for (int bx = 0; bx < c.h; ++bx) {
+            if (!DecodeBlock(c, &predictors[i], &bits, row + bx * 64)) return OwnHuffmanResult::kRejected;
+            // Bits past the segment's data: libjpeg decodes zeros there.
+            if ((bits.p - segment) * 8 - bits.nbits > data_bits) return OwnHuffmanResult::kRejected;
+          }
+        }
+      }
+    }
+    // Whole bytes left before the marker: libjpeg reports extraneous data.
+    if (data_bits - ((bits.p - segment) * 8 - bits.nbits) >= 8) return OwnHuffmanResult::kRejected;
+    mcu += count;
+    pos = next;
+  }
+  return OwnHuffmanResult::kDecoded;
+}
+
+// setjmp and libjpeg calls in functions with plain-C locals (libjpeg_errors.h).
+bool CreateDecompressor(jpeg_decompress_struct* cinfo, LibjpegErrors* err) {
+  cinfo->err = InitLibjpegErrors(err, /*strict=*/false);
+  if (setjmp(err->jump)) return false;
+  jpeg_create_decompress(cinfo);
+  return true;
+}
+
+bool ReadHeader(jpeg_decompress_struct* cinfo, LibjpegErrors* err, const unsigned char* data,
+                unsigned long size) {
+  if (setjmp(err->jump)) return false;
+  jpeg_mem_src(cinfo, data, size);
+  return jpeg_read_header(cinfo, TRUE) == JPEG_HEADER_OK;
+}
+
+bool ReadCoefficients(jpeg_decompress_struct* cinfo, LibjpegErrors* err, const unsigned char* data,
+                      unsigned long size, jvirt_barray_ptr** arrays) {
+  if (setjmp(err->jump)) return false;
+  jpeg_mem_src(cinfo, data, size);
+  jpeg_read_header(cinfo, TRUE);
+  *arrays = jpeg_read_coefficients(cinfo);
+  return true;
+}
+
+bool CopyComponent(jpeg_decompress_struct* cinfo, LibjpegErrors* err, jvirt_barray_ptr array,
+                   int blocks_wide, int blocks_high, int16_t* out) {
+  if (setjmp(err->jump)) return false;
+  for (int row = 0; row < blocks_high; ++row) {
+    JBLOCKARRAY rows = (*cinfo->mem->access_virt_barray)(reinterpret_cast<j_common_ptr>(cinfo), array,
+                                                         static_cast<JDIMENSION>(row), 1, FALSE);
+    std::memcpy(out + size_t(row) * blocks_wide * 64, rows[0], size_t(blocks_wide) * sizeof(JBLOCK));
+  }
+  return true;
+}
+
+}  // namespace
+
+OwnHuffmanResult DecodeCoefficientsOwn(std::string_view jpeg, OwnHuffmanScratch* scratch,
+                                       JpegCoefficients* out) {
+  jpeg_decompress_struct cinfo;
+  LibjpegErrors err;
+  if (!CreateDecompressor(&cinfo, &err)) return OwnHuffmanResult::kHeaderError;
+  OwnHuffmanResult result = OwnHuffmanResult::kHeaderError;
+  const auto* data = reinterpret_cast<const unsigned char*>(jpeg.data());
+  if (ReadHeader(&cinfo, &err, data, static_cast<unsigned long>(jpeg.size()))) {
+    const uint8_t* scan = cinfo.src->next_input_byte;
+    result = DecodeScan(cinfo, scan, cinfo.src->bytes_in_buffer, scratch, out);
+  }
+  jpeg_destroy_decompress(&cinfo);
+  return result;
+}
+
+bool ReadLibjpegCoefficients(std::string_view jpeg, JpegCoefficients* out, int* warnings,
+                             std::string* error) {
+  jpeg_decompress_struct cinfo;
+  LibjpegErrors err;
+  if (!CreateDecompressor(&cinfo, &err)) {
+    *error = err.message;
+    return false;
+  }
+  jvirt_barray_ptr* arrays = nullptr;
+  bool ok = ReadCoefficients(&cinfo, &err, reinterpret_cast<const unsigned char*>(jpeg.data()),
+                             static_cast<unsigned long>(jpeg.size()), &arrays);
+  if (ok) {
+    out->components.resize(cinfo.num_components);
+    for (int ci = 0; ci < cinfo.num_components && ok; ++ci) {
+      const jpeg_component_info& c = cinfo.comp_info[ci];
+      JpegCoefficients::Component& o = out->components[ci];
+      o.blocks_wide = CeilDiv(static_cast<int>(c.width_in_blocks), c.h_samp_factor) * c.h_samp_factor;
+      o.blocks_high = CeilDiv(static_cast<int>(c.height_in_blocks), c.v_samp_factor) * c.v_samp_factor;
+      o.coef.assign(size_t(o.blocks_wide) * o.blocks_high * 64, 0);
+      ok = CopyComponent(&cinfo, &err, arrays[ci], o.blocks_wide, o.blocks_high, o.coef.data());
+    }
+  }
+  if (!ok) *error = err.message;
+  *warnings = err.warnings;
+  jpeg_destroy_decompress(&cinfo);
+  return ok;
+}
+
+}  // namespace unirecord::image_internal
