@@ -16,14 +16,15 @@
 namespace unirecord::image_internal {
 namespace {
 
-// Code bits resolved by one table look-up: 9 keeps the four tables of a
-// colour image (3 KiB each) in L1 beside the coefficients.
-constexpr int kFastBits = 9;
+// Code bits resolved by one table look-up (9 and 11 measured no better).
+constexpr int kFastBits = 10;
 constexpr int kFastSize = 1 << kFastBits;
 // Bytes readable past a segment's data: one block consumes at most
 // 64 symbols of 16 + 15 bits (248 bytes) before the overrun check, and a
 // refill loads 8 bytes.
 constexpr size_t kSegmentSlack = 512;
+// The ac_fast flag of a symbol that ends the block (size 0, run not 15).
+constexpr int32_t kEndOfBlock = 64;
 
 // Zig-zag position -> natural (row-major) index.
 constexpr uint8_t kNaturalOrder[64] = {
@@ -33,7 +34,8 @@ constexpr uint8_t kNaturalOrder[64] = {
 
 struct DecodeTable {
   uint16_t fast[kFastSize];    // (code length << 8) | symbol; 0: a longer code, or none
-  int32_t ac_fast[kFastSize];  // AC: value << 16 | run << 8 | code + value bits; 0: not combined
+  // AC: value << 16 | run << 8 | kEndOfBlock | code + value bits; 0: not combined
+  int32_t ac_fast[kFastSize];
   int32_t maxcode[18];         // largest code of each length, -1 if none; [17] ends the search
   int32_t valoffset[18];       // huffval index of a code of that length = code + valoffset
   uint8_t huffval[256];
@@ -96,6 +98,7 @@ bool BuildTable(const JHUFF_TBL& table, bool dc, DecodeTable* d) {
       const int index = first + k;
       d->fast[index] = static_cast<uint16_t>((l << 8) | symbol);
       const int run = symbol >> 4, s = symbol & 15;
+      if (!dc && s == 0 && run != 15) d->ac_fast[index] = kEndOfBlock | l;
       if (!dc && s != 0 && l + s <= kFastBits) {
         const uint32_t bits = static_cast<uint32_t>(index >> (kFastBits - l - s)) & ((1u << s) - 1);
         const uint32_t value = static_cast<uint32_t>(Extend(bits, s)) << 16;
@@ -165,7 +168,7 @@ struct ScanComponent {
   int16_t* coef;
 };
 
-// One block into `block` (zeroed). False for a bad code, a coefficient
+// One block into `block`. False for a bad code, a coefficient
 // index past 63 or a DC predictor that would overflow.
 inline bool DecodeBlock(const ScanComponent& c, int* predictor, Bits* b, int16_t* block) {
   b->Refill();
@@ -179,12 +182,17 @@ inline bool DecodeBlock(const ScanComponent& c, int* predictor, Bits* b, int16_t
   const int64_t dc = int64_t{*predictor} + diff;
   if (dc > INT_MAX || dc < INT_MIN) return false;  // libjpeg: "DCT coefficient out of range"
   *predictor = static_cast<int>(dc);
+  std::memset(block, 0, 64 * sizeof(int16_t));
   block[0] = static_cast<int16_t>(dc);
   const DecodeTable& ac = *c.ac;
   for (int k = 1; k < 64;) {
     b->Refill();
     const int32_t f = ac.ac_fast[b->acc >> (64 - kFastBits)];
     if (f != 0) {
+      if (f & kEndOfBlock) {
+        b->Drop(f & 31);
+        break;
+      }
       k += (f >> 8) & 15;
       if (k > 63) return false;
       block[kNaturalOrder[k]] = static_cast<int16_t>(f >> 16);
@@ -209,9 +217,10 @@ inline bool DecodeBlock(const ScanComponent& c, int* predictor, Bits* b, int16_t
 }
 
 // The entropy-coded bytes from data[pos] up to the next marker, un-stuffed
-// into `out` (0xFF 0x00 -> 0xFF; fill 0xFF bytes before a marker or a
-// stuffed zero skipped, as libjpeg does). Returns the marker's code with
-// *length and *next (the byte after the marker), or -1 without a marker.
+// into `out` (0xFF 0x00 -> 0xFF; fill 0xFF bytes before a marker skipped,
+// as libjpeg does). Returns the marker's code with *length and *next (the
+// byte after the marker), or -1 without a marker or after fill bytes before
+// a stuffed zero.
 int Unstuff(const uint8_t* data, size_t size, size_t pos, uint8_t* out, size_t* length,
             size_t* next) {
   const uint8_t* b = data + pos;
@@ -226,6 +235,11 @@ int Unstuff(const uint8_t* data, size_t size, size_t pos, uint8_t* out, size_t* 
     while (q < end && *q == 0xFF) ++q;
     if (q >= end) return -1;
     if (*q == 0) {
+      // Fill bytes before a stuffed zero: libjpeg-turbo's fast path (used
+      // without restart markers) takes the second 0xFF for a marker, decodes
+      // zeros, then redoes the MCU over the blocks it wrote into, so its
+      // coefficients are not the data's.
+      if (q != ff + 1) return -1;
       *o++ = 0xFF;
       b = q + 1;
       continue;
@@ -255,9 +269,11 @@ OwnHuffmanResult DecodeScan(const jpeg_decompress_struct& cinfo, const uint8_t* 
   for (int i = 0; i < n; ++i) {
     const jpeg_component_info& c = *cinfo.cur_comp_info[i];
     const int dc = c.dc_tbl_no, ac = c.ac_tbl_no;
-    // libjpeg fills missing tables with the standard ones and fails on a
-    // missing quantization table: leave both cases to it.
-    if (cinfo.dc_huff_tbl_ptrs[dc] == nullptr || cinfo.ac_huff_tbl_ptrs[ac] == nullptr ||
+    // libjpeg fails on a table number past 3 or a missing quantization
+    // table, and fills missing Huffman tables with the standard ones: leave
+    // all of these to it.
+    if (dc < 0 || dc >= NUM_HUFF_TBLS || ac < 0 || ac >= NUM_HUFF_TBLS ||  // SOS takes 0..15
+        cinfo.dc_huff_tbl_ptrs[dc] == nullptr || cinfo.ac_huff_tbl_ptrs[ac] == nullptr ||
         c.quant_tbl_no < 0 || c.quant_tbl_no >= NUM_QUANT_TBLS ||
         cinfo.quant_tbl_ptrs[c.quant_tbl_no] == nullptr) {
       return OwnHuffmanResult::kRejected;
@@ -273,8 +289,15 @@ OwnHuffmanResult DecodeScan(const jpeg_decompress_struct& cinfo, const uint8_t* 
     JpegCoefficients::Component& o = out->components[c.component_index];
     o.blocks_wide = CeilDiv(static_cast<int>(c.width_in_blocks), c.h_samp_factor) * c.h_samp_factor;
     o.blocks_high = CeilDiv(static_cast<int>(c.height_in_blocks), c.v_samp_factor) * c.v_samp_factor;
-    o.coef.assign(size_t(o.blocks_wide) * o.blocks_high * 64, 0);
     const bool single = n == 1;  // a single-component scan codes blocks one by one
+    // DecodeBlock clears every block it decodes; a single-component scan
+    // leaves the rounding-up blocks alone.
+    const size_t values = size_t(o.blocks_wide) * o.blocks_high * 64;
+    if (single && (o.blocks_wide != int(c.width_in_blocks) || o.blocks_high != int(c.height_in_blocks))) {
+      o.coef.assign(values, 0);
+    } else {
+      o.coef.resize(values);
+    }
     comps[i] = {&tables[0][dc], &tables[1][ac], single ? 1 : c.h_samp_factor,
                 single ? 1 : c.v_samp_factor, o.blocks_wide, o.coef.data()};
     blocks_in_mcu += comps[i].h * comps[i].v;
