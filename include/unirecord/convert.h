@@ -100,6 +100,10 @@ struct ConvertReport {
   // were although keep_original was off): "libjpeg warning", "data after
   // EOI", ... (empty with keep_original).
   std::map<std::string, uint64_t> kept_original_reasons;
+  // ConvertCoco: annotations written (with their images), and annotations
+  // left out (rows in not_written).
+  uint64_t annotations = 0;
+  uint64_t annotations_rejected = 0;
   uint64_t output_bytes = 0;         // shard and index files together
   uint32_t shards = 0;
   double seconds = 0;
@@ -164,6 +168,37 @@ struct ImageFolderFile {
 // OUT holds the old dataset or the new one, never a mix (Writer, writer.h).
 Result<ConvertReport> ConvertImageFolder(const std::string& src, const std::string& out,
                                          const ConvertOptions& options = {});
+
+// Converts a COCO instances file (ANNOTATIONS, e.g.
+// annotations/instances_val2017.json) and its images (IMAGES_DIR, where each
+// image's "file_name" is) into dataset NAME (default: ANNOTATIONS' file name
+// without .json) in OUT: one record per image, in image id order, with
+// fields image (bytes; stored as ConvertImageFolder stores it: JPEGs in the
+// fast layout unless keep_original, PNGs as they are), path (the file_name),
+// image_id (int64, indexed), width and height (int32, indexed; of the file),
+// boxes (float32 (-1, 4): COCO's x, y, width, height in pixels),
+// category_id (int64 (-1,)), iscrowd (uint8 (-1,)), area (float32 (-1,)),
+// annotation_id (int64 (-1,)) -- row k of each is the image's k-th
+// annotation by id -- segmentation (string: a JSON array of the
+// annotations' segmentations, polygons or RLE as given, null where none),
+// jpeg_layout, source_size and source_xxh3 (as ConvertImageFolder's).
+// Metadata "categories": a JSON array of {"id", "name", "supercategory"}
+// by id. An image without annotations is kept with empty arrays.
+//
+// Nothing is dropped silently: every image, annotation and category that
+// cannot be used is a row of the rejects report with the reason (a missing
+// or mistyped key, a duplicate id, an annotation of an unlisted image or
+// category, a box with NaN, infinite or negative size, a file_name outside
+// IMAGES_DIR, a file missing or not a usable JPEG or PNG, a file whose size
+// is not the one the annotations give); `rejected` counts images and
+// `annotations_rejected` annotations. The conversion's other guarantees are
+// ConvertImageFolder's: deterministic bytes whatever `threads` is, one
+// atomic commit under the writers' lock, `append`, `strict`, progress.
+// Errors: Corruption naming ANNOTATIONS and the place when it is not JSON
+// or has no "images" array; NotFound / InvalidArgument for a missing file or
+// folder, OUT inside IMAGES_DIR, no usable image, num_shards over the images.
+Result<ConvertReport> ConvertCoco(const std::string& annotations, const std::string& images_dir,
+                                  const std::string& out, const ConvertOptions& options = {});
 
 // ---------------------------------------------------------------------------
 // The same conversion cut into parts that any processes may run, committed

@@ -122,7 +122,8 @@ struct LoaderOptions {
   BoxFormat box_format = BoxFormat::kXYWH;
   // Variable-shape fields with one value (row) per box, e.g. "category_id".
   std::vector<std::string> box_aligned;
-  // Segmentation masks: uint8 (height, width) fields the size of the image,
+  // Segmentation masks: uint8 (height, width) fields, or bytes fields of
+  // palette or 8-bit gray PNGs (their indices/values), the size of the image,
   // cropped with the image's window, resized nearest-neighbour (torch's
   // interpolate "nearest") and flipped with it: [B, image_size, image_size].
   std::vector<std::string> masks;

@@ -368,15 +368,16 @@ py::dict ReportDict(const unirecord::ConvertReport& rep) {
   for (const auto& n : rep.not_written) not_written.append(py::make_tuple(FsName(n.path), FsName(n.reason)));
   d["not_written"] = not_written;
   d["rejects_path"] = FsName(rep.rejects_path);
+  d["annotations"] = rep.annotations;
+  d["annotations_rejected"] = rep.annotations_rejected;
   return d;
 }
 
-py::dict ConvertImageFolder(const py::object& src, const py::object& out, const py::object& name,
-                            const py::object& num_shards, const py::object& target_shard_bytes,
-                            const py::object& threads, const py::object& strict, const py::object& keep_original,
-                            const py::object& sync, const py::object& progress, const py::object& max_pixels) {
-  unirecord::ConvertOptions o =
-      ConvertOptionsArgs(name, num_shards, target_shard_bytes, threads, strict, keep_original, sync, max_pixels);
+// Runs `convert` with options.on_progress calling `progress` (None: none),
+// without the GIL; its errors and the callback's become exceptions here.
+py::dict RunConversion(unirecord::ConvertOptions o, const py::object& progress,
+                       const std::function<unirecord::Result<unirecord::ConvertReport>(
+                           const unirecord::ConvertOptions&)>& convert) {
   if (!progress.is_none() && !PyCallable_Check(progress.ptr())) {
     throw py::type_error("progress must be a callable or None, not " + py::repr(progress).cast<std::string>());
   }
@@ -393,14 +394,38 @@ py::dict ConvertImageFolder(const py::object& src, const py::object& out, const 
       }
     };
   }
-  std::string src_path = PathArg("src", src), out_path = PathArg("out", out);
   unirecord::Result<unirecord::ConvertReport> r = Status::Internal("not run");
   {
     py::gil_scoped_release nogil;
-    r = unirecord::ConvertImageFolder(src_path, out_path, o);
+    r = convert(o);
   }
   if (callback_error) throw std::move(*callback_error);
   return ReportDict(Unwrap(std::move(r)));
+}
+
+py::dict ConvertImageFolder(const py::object& src, const py::object& out, const py::object& name,
+                            const py::object& num_shards, const py::object& target_shard_bytes,
+                            const py::object& threads, const py::object& strict, const py::object& keep_original,
+                            const py::object& sync, const py::object& progress, const py::object& max_pixels) {
+  unirecord::ConvertOptions o =
+      ConvertOptionsArgs(name, num_shards, target_shard_bytes, threads, strict, keep_original, sync, max_pixels);
+  const std::string src_path = PathArg("src", src), out_path = PathArg("out", out);
+  return RunConversion(o, progress, [&](const unirecord::ConvertOptions& options) {
+    return unirecord::ConvertImageFolder(src_path, out_path, options);
+  });
+}
+
+py::dict ConvertCoco(const py::object& annotations, const py::object& images, const py::object& out,
+                     const py::object& name, const py::object& num_shards, const py::object& target_shard_bytes,
+                     const py::object& threads, const py::object& strict, const py::object& keep_original,
+                     const py::object& sync, const py::object& progress, const py::object& max_pixels) {
+  unirecord::ConvertOptions o =
+      ConvertOptionsArgs(name, num_shards, target_shard_bytes, threads, strict, keep_original, sync, max_pixels);
+  const std::string annotations_path = PathArg("annotations", annotations), images_path = PathArg("images", images),
+                    out_path = PathArg("out", out);
+  return RunConversion(o, progress, [&](const unirecord::ConvertOptions& options) {
+    return unirecord::ConvertCoco(annotations_path, images_path, out_path, options);
+  });
 }
 
 // unirecord.StagedWrite: the driver's side of a staged write.
@@ -772,6 +797,28 @@ decoder's limit). The defaults are C++'s ConvertOptions (as urec's). Returns the
 image_bytes, source_bytes, transcoded, kept_original, png, kept_original_reasons
 ({reason: count}), output_bytes, shards, seconds, uuid, shard_paths,
 not_written, rejects_path).
+)doc");
+  m.def("convert_coco", &ConvertCoco, py::arg("annotations"), py::arg("images"), py::arg("out"), py::kw_only(),
+        py::arg("name") = py::none(), py::arg("num_shards") = c.num_shards,
+        py::arg("target_shard_bytes") = c.target_shard_bytes, py::arg("threads") = c.threads,
+        py::arg("strict") = c.strict, py::arg("keep_original") = c.keep_original, py::arg("sync") = c.sync,
+        py::arg("progress") = py::none(), py::arg("max_pixels") = c.limits.max_pixels,
+        R"doc(
+Converts a COCO instances file (ANNOTATIONS) and the folder of its images
+(IMAGES) into a dataset in OUT (the code behind `urec convert coco`).
+
+One record per image, by image id: image (bytes, stored as
+convert_imagefolder stores it), path, image_id, width, height, boxes
+(float32 (-1, 4), COCO's xywh), category_id (int64 (-1,)), iscrowd (uint8
+(-1,)), area (float32 (-1,)), annotation_id (int64 (-1,)), segmentation (a
+JSON string), jpeg_layout, source_size, source_xxh3; metadata "categories"
+(a JSON list of {"id", "name", "supercategory"}). Images without
+annotations have empty arrays. Every image, annotation or category left out
+is a row of the report's not_written (and of rejects_path) with the reason;
+the report counts annotations and annotations_rejected. name defaults to
+ANNOTATIONS' file name without .json; the other options are
+convert_imagefolder's. Load boxes with
+Loader(..., label_field=None, boxes="boxes", box_aligned=["category_id"]).
 )doc");
 }
 

@@ -297,40 +297,46 @@ def test_field_option_errors(detection):
     assert images.shape == (4, 3, 224, 224) and labels.tolist() == [ds[i]["label"] for i in range(4)]
 
 
-def test_masks_follow_the_crop_as_torchvision_nearest(tmp_path):
-    """A uint8 (height, width) mask gets the image's window, a nearest resize
-    and the flip: equal to torchvision's resized_crop(NEAREST) + hflip on the
-    mask tensor with the window ImageDataset.crop_window gives."""
+def check_masks_follow_crops(path, seed, mask_of):
+    """Loads `path` with masks=["mask"] and checks every sample's mask against
+    torchvision's resized_crop(NEAREST) + hflip of mask_of(record id) with the
+    window ImageDataset.crop_window gives. Returns the number of flips seen."""
     F = pytest.importorskip("torchvision.transforms.functional")
     from torchvision.transforms import InterpolationMode
 
-    sizes = [(64, 48), (37, 91), (120, 80), (50, 50), (203, 101)]
-    masks = []
-    with unirecord.Writer(tmp_path / "seg", unirecord.Schema([Field("image", "bytes"),
-                                                             Field("mask", "uint8", shape=(-1, -1))]),
-                          "seg", sync=False) as w:
-        for k, (width, height) in enumerate(sizes * 3):
-            rng = np.random.default_rng(k)
-            mask = rng.integers(0, 21, (height, width), dtype=np.uint8)
-            masks.append(mask)
-            w.write({"image": jpeg_bytes(width, height, k), "mask": mask})
-    path = tmp_path / "seg"
-    images = unirecord.ImageDataset(path, unirecord.RandomResizedCrop(SIZE, flip=True), seed=2, label_field=None)
-    ds = unirecord.Dataset(path)
-    ours = unirecord.Loader(path, batch_size=4, shuffle=True, seed=2, label_field=None, masks=["mask"], threads=2,
+    images = unirecord.ImageDataset(path, unirecord.RandomResizedCrop(SIZE, flip=True), seed=seed, label_field=None)
+    ours = unirecord.Loader(path, batch_size=4, shuffle=True, seed=seed, label_field=None, masks=["mask"], threads=2,
                             transform=unirecord.RandomResizedCrop(SIZE, flip=True), num_shards=1, shard_id=0)
-    flips = 0
+    flips = seen = 0
     for batch in ours:
         assert batch["mask"].shape == (len(batch["id"]), SIZE, SIZE) and batch["mask"].dtype == torch.uint8
         for i, rid in enumerate(batch["id"].tolist()):
             x, y, w, h, flip = images.crop_window(rid)
             assert batch["crop"][i].tolist() == [x, y, w, h, int(flip)]
-            mask = torch.from_numpy(ds[rid]["mask"].copy())[None]
-            want = F.resized_crop(mask, y, x, h, w, [SIZE, SIZE], interpolation=InterpolationMode.NEAREST)
+            want = F.resized_crop(mask_of(rid)[None], y, x, h, w, [SIZE, SIZE], interpolation=InterpolationMode.NEAREST)
             if flip:
                 want = F.hflip(want)
             assert torch.equal(batch["mask"][i], want[0]), rid
             flips += flip
+            seen += 1
+    assert seen == len(images)
+    return flips
+
+
+def test_masks_follow_the_crop_as_torchvision_nearest(tmp_path):
+    """A uint8 (height, width) mask gets the image's window, a nearest resize
+    and the flip: equal to torchvision's resized_crop(NEAREST) + hflip on the
+    mask tensor with the window ImageDataset.crop_window gives."""
+    sizes = [(64, 48), (37, 91), (120, 80), (50, 50), (203, 101)]
+    with unirecord.Writer(tmp_path / "seg", unirecord.Schema([Field("image", "bytes"),
+                                                             Field("mask", "uint8", shape=(-1, -1))]),
+                          "seg", sync=False) as w:
+        for k, (width, height) in enumerate(sizes * 3):
+            mask = np.random.default_rng(k).integers(0, 21, (height, width), dtype=np.uint8)
+            w.write({"image": jpeg_bytes(width, height, k), "mask": mask})
+    path = tmp_path / "seg"
+    ds = unirecord.Dataset(path)
+    flips = check_masks_follow_crops(path, 2, lambda rid: torch.from_numpy(ds[rid]["mask"].copy()))
     assert flips > 0
     # A mask of another size than its image is a bad record, named.
     with unirecord.Writer(tmp_path / "bad", ds.schema, "bad", sync=False) as w:
@@ -340,3 +346,53 @@ def test_masks_follow_the_crop_as_torchvision_nearest(tmp_path):
                                    num_shards=1, shard_id=0)))
     with pytest.raises(ValueError, match="needs an image field"):
         unirecord.Loader(path, batch_size=1, shuffle=False, label_field=None, image_field=None, masks=["mask"])
+
+
+def png_mask_bytes(labels, mode):
+    """`labels` (uint8 height x width) as a PNG: a palette image (VOC's
+    segmentation format; 4-bit when the labels fit) or an 8-bit gray one."""
+    image = PIL.fromarray(labels, "L")
+    if mode == "P":
+        image = image.convert("P")
+        image.putpalette([v for i in range(256) for v in ((i * 37) % 256, (i * 91) % 256, (i * 13) % 256)])
+    out = io.BytesIO()
+    image.save(out, "PNG", bits=4 if mode == "P" and labels.max() < 16 else 8)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("mode", ["P", "L"])
+def test_png_masks_follow_the_crop_as_torchvision_nearest(tmp_path, mode):
+    """A mask stored as PNG bytes (palette indices or gray values) batches as
+    numpy.array(PIL.Image.open(png)) would, cropped, resized NEAREST and
+    flipped with the image as torchvision does."""
+    sizes = [(64, 48), (37, 91), (120, 80), (203, 101)]
+    with unirecord.Writer(tmp_path / "seg", unirecord.Schema([Field("image", "bytes"), Field("mask", "bytes")]),
+                          "seg", sync=False) as w:
+        for k, (width, height) in enumerate(sizes * 3):
+            labels = np.random.default_rng(k).integers(0, 12 if k % 2 else 200, (height, width), dtype=np.uint8)
+            w.write({"image": jpeg_bytes(width, height, k), "mask": png_mask_bytes(labels, mode)})
+    path = tmp_path / "seg"
+    ds = unirecord.Dataset(path)
+
+    def mask_of(rid):
+        decoded = PIL.open(io.BytesIO(ds[rid]["mask"]))
+        assert decoded.mode == mode
+        return torch.from_numpy(np.array(decoded))
+
+    check_masks_follow_crops(path, 3, mask_of)
+
+
+def test_png_masks_that_are_not_labels_or_are_damaged_are_named(tmp_path):
+    """An RGB PNG mask is NotSupported and a truncated one Corruption, each
+    naming the record and the field."""
+    schema = unirecord.Schema([Field("image", "bytes"), Field("mask", "bytes")])
+    rgb = io.BytesIO()
+    PIL.new("RGB", (40, 30), (1, 2, 3)).save(rgb, "PNG")
+    cases = {"rgb": (rgb.getvalue(), unirecord.NotSupportedError, "a mask PNG must be a palette or an 8-bit gray image"),
+             "cut": (png_mask_bytes(np.zeros((30, 40), np.uint8), "L")[:-30], unirecord.CorruptRecordError, "PNG")}
+    for name, (mask, error, message) in cases.items():
+        with unirecord.Writer(tmp_path / name, schema, name, sync=False) as w:
+            w.write({"image": jpeg_bytes(40, 30, 0), "mask": mask})
+        with pytest.raises(error, match=rf"record 0.*mask field 'mask'.*{message}"):
+            next(iter(unirecord.Loader(tmp_path / name, batch_size=1, shuffle=False, label_field=None,
+                                       masks=["mask"], num_shards=1, shard_id=0)))

@@ -29,6 +29,7 @@ from ._core import (
     Schema,
     StagedWrite,
     Writer,
+    convert_coco,
     convert_imagefolder,
 )
 from .image_dataset import ImageDataset
@@ -52,6 +53,7 @@ __all__ = [
     "Schema",
     "StagedWrite",
     "Writer",
+    "convert_coco",
     "convert_imagefolder",
     "cuda_available",
 ]

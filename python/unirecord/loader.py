@@ -205,7 +205,8 @@ class Loader:
     sample's window). ``boxes="boxes"`` maps the boxes (``box_format``
     ``"xywh"`` or ``"xyxy"``) onto the output image and drops the empty ones
     with their ``box_aligned`` values (docs/loader.md, "Boxes"). ``masks=[...]``
-    (uint8 (height, width) fields the size of the image) are cropped, resized
+    (uint8 (height, width) fields, or palette / 8-bit gray PNGs in bytes
+    fields, the size of the image) are cropped, resized
     nearest-neighbour and flipped with the image: uint8 ``[B, H, W]``.
 
     The defaults are those of C++'s ``LoaderOptions``, except ``layout``

@@ -233,6 +233,39 @@ Status image_internal::CheckPngSize(const PngInfo& info, uint64_t file_bytes, co
 
 // ---------------------------------------------------------------- decoder --
 
+Status image_internal::DecodePngMask(std::string_view bytes, const DecodeLimits& limits, std::vector<uint8_t>* plane,
+                                     int* width, int* height) {
+  UREC_ASSIGN_OR_RETURN(const PngInfo info, ProbePng(bytes));
+  const bool labels = info.color_type == PNG_COLOR_TYPE_PALETTE || (info.color_type == PNG_COLOR_TYPE_GRAY && info.bit_depth == 8);
+  if (!labels) {
+    return Status::NotSupported("a mask PNG must be a palette or an 8-bit gray image, not colour type " +
+                                std::to_string(info.color_type) + " of " + std::to_string(info.bit_depth) +
+                                " bits");
+  }
+  UREC_RETURN_IF_ERROR(CheckPngSize(info, bytes.size(), limits));
+  // One byte per sample after png_set_packing (palette indices unscaled).
+  const size_t row_bytes = static_cast<size_t>(info.width);
+  plane->resize(row_bytes * (static_cast<size_t>(info.height) + 1));
+  PngRead r{};
+  r.data = reinterpret_cast<const unsigned char*>(bytes.data());
+  r.size = bytes.size();
+  RowRequest req{};
+  req.y0 = 0;
+  req.y1 = info.height;
+  req.read_to_end = false;
+  req.rows = plane->data();
+  req.scratch = plane->data() + row_bytes * info.height;
+  req.row_bytes = row_bytes;
+  req.width = static_cast<uint32_t>(info.width);
+  req.height = static_cast<uint32_t>(info.height);
+  req.max_dimension = limits.max_dimension;
+  if (!RunLibpngRead(&r, &req)) return Status::Corruption(std::string("PNG decode: ") + r.message);
+  plane->resize(row_bytes * info.height);
+  *width = info.width;
+  *height = info.height;
+  return Status::OK();
+}
+
 class ImageDecoder::PngDecoder::Image : public image_internal::RegionDecoder {
  public:
   Image(PngDecoder* decoder, std::string_view bytes) : decoder_(decoder), bytes_(bytes) {}

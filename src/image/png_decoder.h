@@ -21,6 +21,14 @@ namespace image_internal {
 // its header claims is cut short or a decompression bomb (Corruption).
 Status CheckPngSize(const PngInfo& info, uint64_t file_bytes, const DecodeLimits& limits);
 
+// A segmentation mask stored as PNG: its samples as they are, one byte per
+// pixel, row-major, into *plane (width x height) -- a palette image's
+// indices, an 8-bit gray image's values: what numpy.array(PIL.Image.open(f))
+// gives for modes "P" and "L". Any other colour type or depth is
+// NotSupported (a mask holds labels, not colours); a damaged file Corruption.
+Status DecodePngMask(std::string_view bytes, const DecodeLimits& limits, std::vector<uint8_t>* plane, int* width,
+                     int* height);
+
 }  // namespace image_internal
 
 class ImageDecoder::PngDecoder {

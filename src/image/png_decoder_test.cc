@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "image/png_decoder.h"
 #include "image/png_encoder.h"
 #include "image/resample.h"
 #include "image/test_images.h"
@@ -87,6 +88,63 @@ TEST(PngDecoder, TransparencyIsIgnoredAsByConvertRgb) {
   EXPECT_EQ(Decoded(Row(2, 8, 0, {2, 3}, {}, {0, 2})), Gray({2, 3}));
   EXPECT_EQ(Decoded(Row(2, 8, 2, {0, 1, 2, 3, 4, 5}, {}, {0, 0, 0, 1, 0, 2})),
             (std::vector<uint8_t>{0, 1, 2, 3, 4, 5}));
+}
+
+// Masks hold labels: palette indices (any depth, past the PLTE too) and
+// 8-bit gray values come as they are; interlacing changes nothing.
+TEST(PngMask, PaletteIndicesAndGrayValuesAsStored) {
+  auto mask = [](const std::string& png) {
+    std::vector<uint8_t> plane;
+    int width = 0, height = 0;
+    const Status status = image_internal::DecodePngMask(png, DecodeLimits{}, &plane, &width, &height);
+    EXPECT_TRUE(status.ok()) << status.ToString();
+    EXPECT_EQ(size_t(width) * size_t(height), plane.size());
+    return plane;
+  };
+  EXPECT_EQ(mask(Row(4, 8, 3, {0, 1, 5, 200}, {10, 20, 30, 40, 50, 60})), (std::vector<uint8_t>{0, 1, 5, 200}));
+  EXPECT_EQ(mask(Row(4, 2, 3, {3, 2, 1, 0}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11})),
+            (std::vector<uint8_t>{3, 2, 1, 0}));
+  EXPECT_EQ(mask(Row(3, 8, 0, {0, 77, 255})), (std::vector<uint8_t>{0, 77, 255}));
+  PngSpec spec;
+  spec.width = 9;
+  spec.height = 7;
+  spec.color_type = 0;
+  std::vector<uint8_t> labels(63);
+  for (size_t i = 0; i < labels.size(); ++i) labels[i] = uint8_t(i * 3);
+  EXPECT_EQ(mask(Png(spec, labels)), labels);
+  spec.interlaced = true;
+  EXPECT_EQ(mask(Png(spec, labels)), labels);
+}
+
+TEST(PngMask, ColourAndLowBitGrayAreNotLabelsAndDamageIsCorruption) {
+  std::vector<uint8_t> plane;
+  int width = 0, height = 0;
+  for (const std::string& png : {Row(2, 8, 2, {0, 1, 2, 3, 4, 5}), Row(4, 2, 0, {0, 1, 2, 3}),
+                                 Row(2, 16, 0, {0, 1, 0, 2}), Row(2, 8, 4, {9, 0, 200, 255})}) {
+    const Status status = image_internal::DecodePngMask(png, DecodeLimits{}, &plane, &width, &height);
+    EXPECT_EQ(status.code(), StatusCode::kNotSupported) << status.ToString();
+    EXPECT_NE(status.message().find("a mask PNG must be a palette or an 8-bit gray image"), std::string::npos);
+  }
+  // A cut file fails, unless only checksums and IEND after the last row are
+  // gone: then every label is there and exact (the image decoder's lenient
+  // mode).
+  PngSpec spec;
+  spec.width = 37;
+  spec.height = 23;
+  spec.color_type = 0;
+  std::vector<uint8_t> labels(37 * 23);
+  for (size_t i = 0; i < labels.size(); ++i) labels[i] = uint8_t(i * 7 + i / 37);
+  const std::string png = Png(spec, labels);
+  size_t failed = 0;
+  for (size_t cut = 0; cut < png.size(); ++cut) {
+    const Status status = image_internal::DecodePngMask(png.substr(0, cut), DecodeLimits{}, &plane, &width, &height);
+    if (status.ok()) {
+      EXPECT_EQ(plane, labels) << "cut at " << cut;
+    } else {
+      ++failed;
+    }
+  }
+  EXPECT_GE(failed, png.size() - 20);
 }
 
 // A 37x23 RGB test pattern (odd sizes: the filters and interlace passes

@@ -433,22 +433,31 @@ bool IsDirectory(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-Status CreateDirectory(const std::string& path) {
+namespace {
+
+// mkdir -p: missing parents first, as os.makedirs does (an output path a few
+// levels below an existing folder is what users pass).
+Status MakeDirectories(const std::string& path) {
   if (IsDirectory(path)) return Status::OK();
-  // Missing parents first, as `mkdir -p` and os.makedirs do: an output path a
-  // few levels below an existing folder is what users pass.
   const size_t slash = path.find_last_not_of('/') == std::string::npos
                            ? std::string::npos
                            : path.find_last_of('/', path.find_last_not_of('/'));
-  if (slash != std::string::npos && slash > 0) {
-    UREC_RETURN_IF_ERROR(CreateDirectory(path.substr(0, slash)));
-  }
+  if (slash != std::string::npos && slash > 0) UREC_RETURN_IF_ERROR(MakeDirectories(path.substr(0, slash)));
   UREC_RETURN_IF_ERROR(AskHook(FileOp::kMakeDirectory, path));
   if (::mkdir(path.c_str(), 0755) == 0) return Status::OK();
   if (errno == EEXIST) {  // raced with another creator, or a file is in the way
     return IsDirectory(path) ? Status::OK() : ErrnoStatus(path, "mkdir", ENOTDIR);
   }
   return ErrnoStatus(path, "mkdir", errno);
+}
+
+}  // namespace
+
+Status CreateDirectory(const std::string& path) {
+  const Status status = MakeDirectories(path);
+  // A parent that failed: the error names the folder asked for, then it.
+  if (!status.ok() && status.message().rfind(path + ":", 0) != 0) return status.WithContext(path);
+  return status;
 }
 
 Status RenameFile(const std::string& from, const std::string& to) {

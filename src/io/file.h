@@ -181,7 +181,9 @@ bool PathExists(const std::string& path);
 // denied", ...), from stat's errno.
 Status CheckExists(const std::string& path);
 bool IsDirectory(const std::string& path);
-// Creates `path` if missing, and its missing parents.
+// Creates `path` if missing, and its missing parents; an error names `path`
+// (then the parent that failed, if it is one: "OUT/x: OUT: mkdir: Not a
+// directory").
 Status CreateDirectory(const std::string& path);
 Status RenameFile(const std::string& from, const std::string& to);
 // Removes a file; a missing file is not an error, nor is any other failure.

@@ -109,7 +109,7 @@ TEST(DirectoryTest, CreateMakesMissingParentsAndNamesWhatBlocksIt) {
   ASSERT_TRUE(WritableFile::Create(JoinPath(dir, "file"))->Close().ok());
   const Status blocked = CreateDirectory(JoinPath(dir, "file/x/y"));
   EXPECT_FALSE(blocked.ok());
-  EXPECT_EQ(blocked.message(), JoinPath(dir, "file") + ": mkdir: Not a directory");
+  EXPECT_EQ(blocked.message(), JoinPath(dir, "file/x/y") + ": " + JoinPath(dir, "file") + ": mkdir: Not a directory");
 }
 
 }  // namespace

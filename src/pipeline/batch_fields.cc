@@ -5,6 +5,8 @@
 #include <cstring>
 #include <utility>
 
+#include "image/png_decoder.h"
+
 namespace unirecord::pipeline {
 
 namespace {
@@ -71,6 +73,21 @@ void FillElements(uint8_t* out, size_t count, const uint8_t* value, size_t width
 Status ReadString(const FieldSpec& spec, const Record& record, size_t offset, FieldBuffer& buffer) {
   UREC_ASSIGN_OR_RETURN(std::string_view value, record.GetString(spec.index));
   buffer.strings[offset].assign(value);
+  return Status::OK();
+}
+
+// A mask stored as a PNG (a bytes field): its label plane decoded into the
+// staged copy, read from there like a uint8 (height, width) array.
+Status ReadPngMask(const FieldSpec& spec, const Record& record, size_t offset, FieldBuffer& buffer) {
+  UREC_ASSIGN_OR_RETURN(std::string_view png, record.GetBytes(spec.index));
+  int width = 0, height = 0;
+  Status decoded = image_internal::DecodePngMask(png, spec.mask_limits, &buffer.staged[offset], &width, &height);
+  if (!decoded.ok()) return decoded.WithContext("mask field '" + spec.name + "'");
+  ArrayShape& shape = buffer.shapes[offset];
+  shape.ndim = 2;
+  shape.dims[0] = height;
+  shape.dims[1] = width;
+  buffer.values[offset] = buffer.staged[offset].data();
   return Status::OK();
 }
 
@@ -230,6 +247,7 @@ struct BatchKind {
 // variable-shape one, then cropped and resized with the image into a fixed
 // [size, size] slot (BatchFields::ReadSample).
 constexpr BatchKind kMaskKind = {FieldKind::kVarArray, ReadVarArray, AssembleFixed, true, false};
+constexpr BatchKind kPngMaskKind = {FieldKind::kBytes, ReadPngMask, AssembleFixed, true, false};
 
 constexpr BatchKind kBatchKinds[] = {
     {FieldKind::kScalar, ReadScalar, AssembleFixed, false, false},
@@ -240,7 +258,7 @@ constexpr BatchKind kBatchKinds[] = {
 };
 
 const BatchKind& BatchKindOf(const FieldSpec& spec) {
-  if (spec.mask) return kMaskKind;
+  if (spec.mask) return spec.field.kind() == FieldKind::kBytes ? kPngMaskKind : kMaskKind;
   for (const BatchKind& k : kBatchKinds) {
     if (k.kind == spec.field.kind()) return k;
   }
@@ -326,11 +344,13 @@ Result<BatchFields> BatchFields::Create(const Schema& schema, const LoaderOption
       if (options.image_field.empty()) {
         return Status::InvalidArgument("loader: mask field '" + name + "' needs an image field to follow");
       }
-      if (spec.field.type != FieldType::kUint8 || spec.field.shape.size() != 2) {
+      const bool png = kind == FieldKind::kBytes;
+      if (!png && (spec.field.type != FieldType::kUint8 || spec.field.shape.size() != 2)) {
         return Status::InvalidArgument("loader: mask field '" + name + "' is " + FieldTypeName(spec.field.type) +
                                        " of " + std::to_string(spec.field.shape.size()) +
-                                       " dimensions; a mask is a uint8 (height, width) array");
+                                       " dimensions; a mask is a uint8 (height, width) array or PNG bytes");
       }
+      spec.mask_limits = options.decode.limits;
       spec.row_bytes = size_t(options.image_size) * size_t(options.image_size);
       spec.sample_shape = {options.image_size, options.image_size};
       fields.has_masks_ = true;
@@ -376,8 +396,9 @@ void BatchFields::Allocate(size_t batch_size, std::vector<FieldBuffer>* buffers,
     if (kind.strings) buffer.strings.resize(batch_size);
     BatchField& field = (*fields)[i];
     field.name = spec.name;
-    field.type = spec.field.type;
-    field.kind = spec.field.kind();
+    // A mask is a uint8 [B, size, size] tensor, whether stored as an array or a PNG.
+    field.type = spec.mask ? FieldType::kUint8 : spec.field.type;
+    field.kind = spec.mask ? FieldKind::kFixedArray : spec.field.kind();
   }
 }
 

@@ -28,6 +28,7 @@ struct FieldSpec {
   bool boxes = false;      // LoaderOptions::boxes_field
   bool box_aligned = false;
   bool mask = false;       // LoaderOptions::masks: cropped and resized with the image
+  DecodeLimits mask_limits;  // a PNG mask's (LoaderOptions::decode's)
   std::vector<int64_t> sample_shape;  // scalar, fixed-shape array, mask: one sample's shape in the batch
 };
 
@@ -63,8 +64,9 @@ class BatchFields {
   // KeyNotFound for a missing field; InvalidArgument for a field named twice
   // or the image field, boxes not float32 (-1, 4) or without an image, an
   // aligned field that is not variable-shape along its first dimension, a
-  // mask that is not a 2-D uint8 array or without an image, a pad_value the
-  // type cannot hold; NotSupported for a float16 scalar.
+  // mask that is neither a 2-D uint8 array nor bytes (a PNG) or without an
+  // image, a pad_value the type cannot hold; NotSupported for a float16
+  // scalar.
   static Result<BatchFields> Create(const Schema& schema, const LoaderOptions& options);
 
   bool empty() const { return specs_.empty(); }

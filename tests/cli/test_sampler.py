@@ -15,7 +15,7 @@ UREC = os.environ.get("UREC", "urec")
 
 
 def urec_sample(records, **options):
-    args = [UREC, "sample", "--records", str(records)]
+    args = [UREC, "sample", "--records", str(records)]  # "A,B": a mixture
     for key, value in options.items():
         flag = "--" + key.replace("_", "-")
         if value is True:
@@ -67,3 +67,24 @@ def test_bad_options_exit_with_usage_error():
                             capture_output=True, text=True)
     assert result.returncode == 2
     assert "shard_id 2" in result.stderr
+
+
+@pytest.mark.parametrize("replicas", [1, 3])
+def test_a_mixture_is_partitioned_as_one_dataset_in_its_proportions(replicas):
+    """--records A,B --weights: ids number B's records after A's; the one-rank
+    order holds each source's share of --epoch-size within binomial error,
+    and ranks take DistributedSampler's partition of it."""
+    common = dict(records="3000,500", weights="0.25,0.75", epoch_size=4000, seed=5, epoch=2)
+    base = urec_sample(**common)
+    assert len(base) == 4000 and all(0 <= i < 3500 for i in base)
+    second = sum(i >= 3000 for i in base)
+    assert abs(second - 3000) < 4 * (4000 * 0.25 * 0.75) ** 0.5  # 4 sigma
+    for rank in range(replicas):
+        reference = torch_data.DistributedSampler(_Ordered(base), num_replicas=replicas, rank=rank, shuffle=False)
+        assert urec_sample(num_shards=replicas, shard_id=rank, **common) == [base[i] for i in reference]
+    assert base != urec_sample(**{**common, "epoch": 3})
+
+
+def test_a_bad_mixture_exits_with_a_usage_error():
+    result = subprocess.run([UREC, "sample", "--records", "10,5", "--weights", "1"], capture_output=True, text=True)
+    assert result.returncode == 2 and "weight" in result.stderr

@@ -1,4 +1,5 @@
-// urec convert imagefolder: a torchvision ImageFolder into a unirecord dataset.
+// urec convert imagefolder | coco: a torchvision ImageFolder, or a COCO
+// instances file and its images, into a unirecord dataset.
 #include <unistd.h>
 
 #include <cctype>
@@ -19,6 +20,7 @@ namespace unirecord::cli {
 namespace {
 
 struct ConvertArgs {
+  std::string annotations;  // coco
   std::string src;
   std::string out;
   std::string shard_size;
@@ -90,6 +92,8 @@ void DrawProgress(const ConvertProgress& p) {
   std::fflush(stderr);
 }
 
+void PrintReport(const ConvertArgs& args, const ConvertReport& r);
+
 Status RunConvertImageFolder(ConvertArgs& args) {
   if (!args.scheduler.empty()) return RunOnScheduler(args);
   if (!args.shard_size.empty()) {
@@ -100,7 +104,12 @@ Status RunConvertImageFolder(ConvertArgs& args) {
   Result<ConvertReport> result = ConvertImageFolder(args.src, args.out, args.options);
   if (show_progress) std::fprintf(stderr, "\r\033[K");  // clear the bar
   if (!result.ok()) return result.status();
-  const ConvertReport& r = *result;
+  PrintReport(args, *result);
+  return Status::OK();
+}
+
+// What RunConvertImageFolder and RunConvertCoco print.
+void PrintReport(const ConvertArgs& args, const ConvertReport& r) {
   std::printf("%s: %llu written, %llu rejected, %llu skipped, %.1f MB, %.2f s -> %s/%s (%u shard%s); "
               "not written: %s\n",
               args.src.c_str(), static_cast<unsigned long long>(r.written),
@@ -119,7 +128,44 @@ Status RunConvertImageFolder(ConvertArgs& args) {
               static_cast<unsigned long long>(r.transcoded), static_cast<unsigned long long>(r.kept_original),
               kept.c_str(), static_cast<unsigned long long>(r.png), static_cast<double>(r.image_bytes) / 1e6, static_cast<double>(r.source_bytes) / 1e6,
               change);
+}
+
+Status RunConvertCoco(ConvertArgs& args) {
+  if (!args.shard_size.empty()) {
+    UREC_ASSIGN_OR_RETURN(args.options.target_shard_bytes, ParseByteSize(args.shard_size));
+  }
+  const bool show_progress = isatty(STDERR_FILENO);
+  if (show_progress) args.options.on_progress = DrawProgress;
+  Result<ConvertReport> result = ConvertCoco(args.annotations, args.src, args.out, args.options);
+  if (show_progress) std::fprintf(stderr, "\r\033[K");  // clear the bar
+  if (!result.ok()) return result.status();
+  PrintReport(args, *result);
+  std::printf("annotations: %llu written, %llu rejected (see the rejects report)\n",
+              static_cast<unsigned long long>(result->annotations),
+              static_cast<unsigned long long>(result->annotations_rejected));
   return Status::OK();
+}
+
+// The options both kinds of input take.
+void AddOutputOptions(CLI::App* cmd, ConvertArgs* args, const char* order) {
+  ConvertOptions& o = args->options;
+  cmd->add_option("OUT", args->out, "Output folder (created if missing)")->required();
+  CLI::Option* shards = cmd->add_option("--shards", o.num_shards, std::string("Number of shards (contiguous, in ") + order + ")")
+                            ->check(IntegerIn(1, kMaxDatasetShards));
+  cmd->add_option("--shard-size", args->shard_size, "Target shard size, e.g. 512M or 1G (default 1G)")
+      ->excludes(shards);
+  cmd->add_option("--threads", o.threads, "Reading threads (0: one per core)")->capture_default_str()
+      ->check(IntegerIn(0, kMaxThreads));
+  cmd->add_flag("--append", o.append,
+                "Add the records to dataset NAME in OUT (a new generation: the old shards copied, ids "
+                "continue; the metadata must be equal) instead of replacing it");
+  cmd->add_flag("--strict", o.strict, "Fail on the first file that is not a usable JPEG or PNG");
+  cmd->add_flag("--keep-original", o.keep_original,
+                "Store each JPEG's source bytes untouched instead of its lossless rewrite into the fast "
+                "layout (baseline, optimized tables, restart markers)");
+  cmd->add_option("--max-pixels", o.limits.max_pixels, "Reject JPEGs over N pixels (width x height)")
+      ->capture_default_str()
+      ->check(IntegerIn(1, uint64_t{1} << 40));
 }
 
 CommandRunner SetupConvert(CLI::App* cmd) {
@@ -130,24 +176,8 @@ CommandRunner SetupConvert(CLI::App* cmd) {
   auto args = std::make_shared<ConvertArgs>();
   ConvertOptions& o = args->options;
   folder->add_option("SRC", args->src, "Folder with one sub-folder per class")->required();
-  folder->add_option("OUT", args->out, "Output folder (created if missing)")->required();
   folder->add_option("--name", o.name, "Dataset name (default: SRC's folder name)");
-  CLI::Option* shards = folder->add_option("--shards", o.num_shards, "Number of shards (contiguous, in folder order)")
-                               ->check(IntegerIn(1, kMaxDatasetShards));
-  folder->add_option("--shard-size", args->shard_size, "Target shard size, e.g. 512M or 1G (default 1G)")
-      ->excludes(shards);
-  folder->add_option("--threads", o.threads, "Reading threads (0: one per core)")->capture_default_str()
-      ->check(IntegerIn(0, kMaxThreads));
-  folder->add_flag("--append", o.append,
-                   "Add the folder's records to dataset NAME in OUT (a new generation: the old shards copied, ids "
-                   "continue; the class lists must be equal) instead of replacing it");
-  folder->add_flag("--strict", o.strict, "Fail on the first file that is not a usable JPEG");
-  folder->add_flag("--keep-original", o.keep_original,
-                   "Store each JPEG's source bytes untouched instead of its lossless rewrite into the fast "
-                   "layout (baseline, optimized tables, restart markers)");
-  folder->add_option("--max-pixels", o.limits.max_pixels, "Reject JPEGs over N pixels (width x height)")
-      ->capture_default_str()
-      ->check(IntegerIn(1, uint64_t{1} << 40));
+  AddOutputOptions(folder, args.get(), "folder order");
   CLI::Option* scheduler =
       folder->add_option("--scheduler", args->scheduler,
                          "Run the conversion on the workers of a Dask scheduler (tcp://HOST:PORT), through "
@@ -158,8 +188,18 @@ CommandRunner SetupConvert(CLI::App* cmd) {
       ->capture_default_str()
       ->check(IntegerIn(1, 99999))
       ->needs(scheduler);
-  return [args, folder]() -> Status {
-    if (!folder->parsed()) return Status::InvalidArgument("unknown input kind (only 'imagefolder')");
+  CLI::App* coco = cmd->add_subcommand(
+      "coco", "A COCO instances file and its images into records with fields image, path, image_id, width, "
+              "height, boxes, category_id, iscrowd, area, annotation_id, segmentation (docs/cli.md)");
+  auto coco_args = std::make_shared<ConvertArgs>();
+  coco->add_option("ANNOTATIONS", coco_args->annotations, "The instances JSON (e.g. instances_val2017.json)")
+      ->required();
+  coco->add_option("IMAGES", coco_args->src, "The folder its file_name entries are in")->required();
+  coco->add_option("--name", coco_args->options.name, "Dataset name (default: ANNOTATIONS' name without .json)");
+  AddOutputOptions(coco, coco_args.get(), "image id order");
+  return [args, coco_args, folder, coco]() -> Status {
+    if (coco->parsed()) return RunConvertCoco(*coco_args);
+    if (!folder->parsed()) return Status::InvalidArgument("unknown input kind (imagefolder or coco)");
     return RunConvertImageFolder(*args);
   };
 }

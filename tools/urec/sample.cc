@@ -1,8 +1,11 @@
 // `urec sample`: prints the record ids one rank (and worker) reads in one
 // epoch, one per line — to check the sampler against other implementations.
+// Several --records sizes are a weighted mixture (ids numbered one source
+// after another), as Loader's over several datasets.
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "command.h"
 #include "unirecord/sampler.h"
@@ -11,7 +14,7 @@ namespace unirecord::cli {
 namespace {
 
 struct SampleCommandOptions {
-  uint64_t records = 0;
+  std::vector<uint64_t> records;  // one size per source
   std::string order = "shuffle";
   uint64_t epoch = 0;
   uint64_t start = 0;
@@ -32,7 +35,17 @@ Status RunSample(const SampleCommandOptions& opts) {
 
 CommandRunner SetupSample(CLI::App* cmd) {
   auto opts = std::make_shared<SampleCommandOptions>();
-  cmd->add_option("--records", opts->records, "Number of records n (ids 0..n-1)")->required()->check(IntegerIn(0, UINT64_MAX));
+  cmd->add_option("--records", opts->records,
+                  "Number of records n (ids 0..n-1); several, comma-separated: a mixture's source sizes")
+      ->required()
+      ->delimiter(',')
+      ->check(IntegerIn(0, UINT64_MAX));
+  cmd->add_option("--weights", opts->sampler.weights,
+                  "Mixture: each source's share of the epoch, comma-separated (default: by size)")
+      ->delimiter(',');
+  cmd->add_option("--epoch-size", opts->sampler.epoch_size, "Samples per epoch (0: the sources' total)")
+      ->capture_default_str()
+      ->check(IntegerIn(0, UINT64_MAX));
   cmd->add_option("--order", opts->order, "sequential | shuffle | block")->capture_default_str();
   cmd->add_option("--seed", opts->sampler.seed, "Seed")->capture_default_str()->check(IntegerIn(0, UINT64_MAX));
   cmd->add_option("--epoch", opts->epoch, "Epoch")->capture_default_str()->check(IntegerIn(0, UINT64_MAX));

@@ -1,0 +1,150 @@
+// ConvertCoco: a COCO instances file and its images into a unirecord
+// dataset, one record per image with its annotations as arrays; the images
+// go through the converters' shared machinery (convert/file_records.h).
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "convert/coco_annotations.h"
+#include "convert/file_records.h"
+#include "convert/source_image.h"
+#include "io/file.h"
+#include "unirecord/convert.h"
+#include "unirecord/schema.h"
+#include "unirecord/writer.h"
+#include "util/threads.h"
+
+namespace unirecord {
+namespace {
+
+using convert_internal::CocoAnnotations;
+using convert_internal::CocoImage;
+using Clock = std::chrono::steady_clock;
+
+Result<Schema> CocoSchema() {
+  return Schema::Make({Field::Bytes("image"), Field::String("path"), Field::Int64("image_id", /*indexed=*/true),
+                       Field::Int32("width", /*indexed=*/true), Field::Int32("height", /*indexed=*/true),
+                       Field::Array("boxes", FieldType::kFloat32, {kVariableDim, 4}),
+                       Field::Array("category_id", FieldType::kInt64, {kVariableDim}),
+                       Field::Array("iscrowd", FieldType::kUint8, {kVariableDim}),
+                       Field::Array("area", FieldType::kFloat32, {kVariableDim}),
+                       Field::Array("annotation_id", FieldType::kInt64, {kVariableDim}),
+                       Field::String("segmentation"), Field::Int32("jpeg_layout"), Field::Int64("source_size"),
+                       Field::Int64("source_xxh3")});
+}
+
+// One image's annotations as the record's arrays.
+struct AnnotationArrays {
+  std::vector<float> boxes, area;
+  std::vector<int64_t> category_id, annotation_id;
+  std::vector<uint8_t> iscrowd;
+  std::string segmentation = "[";
+
+  explicit AnnotationArrays(const CocoImage& image) {
+    for (const convert_internal::CocoAnnotation& a : image.annotations) {
+      boxes.insert(boxes.end(), a.box, a.box + 4);
+      area.push_back(a.area);
+      category_id.push_back(a.category_id);
+      annotation_id.push_back(a.id);
+      iscrowd.push_back(a.iscrowd);
+      segmentation += (segmentation.size() > 1 ? "," : "") + a.segmentation;
+    }
+    segmentation += "]";
+  }
+};
+
+Status FillCocoRecord(const CocoImage& image, RecordBuilder& record) {
+  const AnnotationArrays a(image);
+  const int64_t n = static_cast<int64_t>(image.annotations.size());
+  UREC_RETURN_IF_ERROR(record.SetString("path", image.file_name));
+  UREC_RETURN_IF_ERROR(record.SetInt64("image_id", image.id));
+  UREC_RETURN_IF_ERROR(record.SetValues("boxes", FieldType::kFloat32, a.boxes.data(), {n, 4}));
+  UREC_RETURN_IF_ERROR(record.SetValues("category_id", FieldType::kInt64, a.category_id.data(), {n}));
+  UREC_RETURN_IF_ERROR(record.SetValues("iscrowd", FieldType::kUint8, a.iscrowd.data(), {n}));
+  UREC_RETURN_IF_ERROR(record.SetValues("area", FieldType::kFloat32, a.area.data(), {n}));
+  UREC_RETURN_IF_ERROR(record.SetValues("annotation_id", FieldType::kInt64, a.annotation_id.data(), {n}));
+  return record.SetString("segmentation", a.segmentation);
+}
+
+}  // namespace
+
+Result<ConvertReport> ConvertCoco(const std::string& annotations, const std::string& images_dir,
+                                  const std::string& out, const ConvertOptions& options) {
+  UREC_RETURN_IF_ERROR(ResolveThreadCount(options.threads, "threads").status());
+  if (options.num_shards > 0 && options.target_shard_bytes > 0) {
+    return Status::InvalidArgument("give a shard count or a shard size, not both");
+  }
+  std::string text;
+  UREC_RETURN_IF_ERROR(ReadSourceFile(annotations, &text));
+  UREC_ASSIGN_OR_RETURN(CocoAnnotations coco, convert_internal::ParseCocoAnnotations(text, annotations));
+  text = std::string();
+  if (!io::IsDirectory(images_dir)) {
+    UREC_RETURN_IF_ERROR(io::CheckExists(images_dir));
+    return Status::InvalidArgument(images_dir + ": the images folder is not a folder");
+  }
+  UREC_RETURN_IF_ERROR(convert_internal::CheckOutputOutsideSource(images_dir, out));
+  if (coco.images.empty()) return Status::InvalidArgument(annotations + ": no usable images");
+  if (options.num_shards > coco.images.size()) {
+    return Status::InvalidArgument("num_shards " + std::to_string(options.num_shards) + " is more than the " +
+                                   std::to_string(coco.images.size()) + " images: some shards would be empty");
+  }
+  std::vector<ImageFolderFile> files;
+  for (const CocoImage& image : coco.images) files.push_back({image.file_name, -1, true});
+  std::vector<size_t> shard_starts;
+  if (options.num_shards > 0) {
+    shard_starts = convert_internal::ShardStarts(files, files.size(), options.num_shards);
+    shard_starts.pop_back();  // where each shard starts
+  }
+  const std::string name =
+      options.name.empty() ? std::filesystem::path(annotations).stem().string() : options.name;
+
+  ConvertReport head;
+  head.name = name;
+  head.rejected = coco.images_rejected;
+  head.not_written = std::move(coco.rejected);
+  uint64_t annotations_written = 0;
+  UREC_ASSIGN_OR_RETURN(
+      ConvertReport report,
+      convert_internal::ConvertLocally(
+          out, name, options, files.size(), std::move(head),
+          [&](const std::string& token, uint32_t part, uint32_t num_parts,
+              const ConvertOptions& o) -> Result<ConvertReport> {
+            const Clock::time_point start = Clock::now();
+            WriterOptions writer_options;
+            if (shard_starts.empty()) {
+              writer_options.target_shard_bytes =
+                  o.target_shard_bytes > 0 ? o.target_shard_bytes : convert_internal::kDefaultShardBytes;
+            }
+            writer_options.sync = o.sync;
+            UREC_ASSIGN_OR_RETURN(Schema schema, CocoSchema());
+            UREC_ASSIGN_OR_RETURN(std::unique_ptr<PartWriter> writer,
+                                  PartWriter::Create(out, name, token, part, num_parts, schema, writer_options));
+            UREC_RETURN_IF_ERROR(writer->SetMetadata("categories", coco.categories_json));
+            convert_internal::ImageRecordHooks hooks;
+            hooks.fill = [&](size_t i, RecordBuilder& record) {
+              annotations_written += coco.images[i].annotations.size();
+              return FillCocoRecord(coco.images[i], record);
+            };
+            hooks.reject = [&](size_t i, const SourceImageInfo& info) -> std::string {
+              const CocoImage& image = coco.images[i];
+              if ((image.width < 0 || image.width == info.width()) && (image.height < 0 || image.height == info.height())) {
+                return "";
+              }
+              return "the annotations say " + std::to_string(image.width) + "x" + std::to_string(image.height) +
+                     ", the file is " + std::to_string(info.width()) + "x" + std::to_string(info.height());
+            };
+            ConvertReport written;
+            UREC_RETURN_IF_ERROR(convert_internal::WriteImageRecords(images_dir, files, shard_starts, o, schema,
+                                                                     hooks, *writer, &written));
+            UREC_RETURN_IF_ERROR(writer->Finish());
+            written.seconds = convert_internal::SecondsSince(start);
+            return written;
+          }));
+  report.annotations = annotations_written;
+  report.annotations_rejected = coco.annotations_rejected;
+  return report;
+}
+
+}  // namespace unirecord

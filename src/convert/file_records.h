@@ -1,0 +1,81 @@
+// Internal to the convert layer: what every converter shares. Worker threads
+// read and check the source images (and transcode JPEGs) into a ring of
+// slots while the calling thread writes them, strictly in order, as records:
+// the output never depends on the thread count. Also the rejects report, the
+// shard cut by candidate count and the local driver of a staged write.
+#ifndef UNIRECORD_SRC_CONVERT_FILE_RECORDS_H_
+#define UNIRECORD_SRC_CONVERT_FILE_RECORDS_H_
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "convert/source_image.h"
+#include "unirecord/convert.h"
+#include "unirecord/schema.h"
+#include "unirecord/writer.h"
+
+namespace unirecord::convert_internal {
+
+// Shards of about 1 GiB when neither a count nor a size is given.
+inline constexpr uint64_t kDefaultShardBytes = uint64_t{1} << 30;
+
+double SecondsSince(std::chrono::steady_clock::time_point start);
+
+// The rejects report: a header row, then one "path<TAB>reason" row per file.
+std::string RejectsTsv(const std::vector<ConvertRejection>& rows);
+
+// Absolute, symlinks resolved as far as the path exists.
+Result<std::string> ResolvePath(const std::string& path);
+// InvalidArgument when `out` is `src` or inside it.
+Status CheckOutputOutsideSource(const std::string& src, const std::string& out);
+
+// Shard s starts at candidate floor(s * n / N) of the n candidates (shard 0
+// at the first file): the file index of each start, N + 1 entries.
+std::vector<size_t> ShardStarts(const std::vector<ImageFolderFile>& files, uint64_t candidates, uint32_t shards);
+
+// What a converter adds to the image fields of its records.
+struct ImageRecordHooks {
+  // Sets file i's fields other than the image's (image, width, height,
+  // jpeg_layout, source_size, source_xxh3, found in the schema by name).
+  std::function<Status(size_t i, RecordBuilder& record)> fill;
+  // A reason to reject file i although its image is usable ("": keep it).
+  std::function<std::string(size_t i, const SourceImageInfo& info)> reject;
+  // The rejects report's reason for file i, which is not a candidate.
+  std::function<std::string(size_t i)> skip_reason;
+};
+
+// Writes a record for each candidate of `files` (paths relative to `root`),
+// in order, through `writer`, starting a new shard at each of shard_starts
+// after the first (empty: the writer's size cuts). Files that are not
+// candidates and images that are not usable go to report->not_written
+// (counted as skipped and rejected); strict: Corruption at the first
+// rejected one. Adds to `report`'s counts; options.on_progress counts the
+// candidates.
+Status WriteImageRecords(const std::string& root, const std::vector<ImageFolderFile>& files,
+                         const std::vector<size_t>& shard_starts, const ConvertOptions& options,
+                         const Schema& schema, const ImageRecordHooks& hooks, PartWriter& writer,
+                         ConvertReport* report);
+
+// Sums the parts' reports into `head` (a report holding what was reported
+// before any part), adds the rejects report to `staged` and commits it.
+Result<ConvertReport> CommitParts(StagedWrite& staged, ConvertReport head, const std::vector<ConvertReport>& parts);
+
+// Writes part `part` of `num_parts` of a staged write `token` (the records,
+// not the commit) with these options.
+using PartFunction = std::function<Result<ConvertReport>(const std::string& token, uint32_t part, uint32_t num_parts,
+                                                          const ConvertOptions& options)>;
+
+// A local conversion: a staged write of dataset `name` in `out` of one part
+// (two with options.append and a dataset NAME there: first a copy of its
+// shards), committed by CommitParts(head); options.on_progress sees
+// `files_total` candidates, the last call after the commit.
+Result<ConvertReport> ConvertLocally(const std::string& out, const std::string& name, const ConvertOptions& options,
+                                     uint64_t files_total, ConvertReport head, const PartFunction& write_part);
+
+}  // namespace unirecord::convert_internal
+
+#endif  // UNIRECORD_SRC_CONVERT_FILE_RECORDS_H_
