@@ -277,7 +277,7 @@ __attribute__((target(UNIRECORD_AVX512))) inline void HorizontalRowsAvx512(const
     const HorizontalGroup& group = j.groups[g];
     const int avail = row_bytes - group.window;
     const __mmask64 mask_a = avail >= 64 ? ~0ull : (1ull << avail) - 1;
-    const __mmask64 mask_b = avail >= 128 ? ~0ull : (1ull << (avail - 64)) - 1;
+    const __mmask64 mask_b = avail >= 128 ? ~0ull : avail > 64 ? (1ull << (avail - 64)) - 1 : 0;
     __m512i a[kRows], c[kRows], acc_hi[kRows], acc_lo[kRows];
     for (int r = 0; r < kRows; ++r) {
       const uint8_t* window = in + r * in_stride + group.window;
