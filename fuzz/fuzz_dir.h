@@ -1,4 +1,4 @@
-// What the fuzz targets share: a temp directory per process.
+// What the fuzz targets share: a temp directory per process, Require.
 #ifndef UNIRECORD_FUZZ_FUZZ_DIR_H_
 #define UNIRECORD_FUZZ_FUZZ_DIR_H_
 
@@ -11,6 +11,14 @@
 #include <system_error>
 
 namespace unirecord::fuzz {
+
+// Aborts (a finding) when `condition` is false.
+inline void Require(bool condition, const char* what) {
+  if (!condition) {
+    std::fprintf(stderr, "fuzz: %s\n", what);
+    std::abort();
+  }
+}
 
 // One temp directory per process, removed at exit.
 class FuzzDir {

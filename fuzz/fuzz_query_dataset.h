@@ -10,18 +10,11 @@
 #include <memory>
 #include <string>
 
+#include "fuzz_dir.h"
 #include "unirecord/dataset.h"
 #include "unirecord/writer.h"
 
 namespace unirecord::fuzz {
-
-// Aborts (a finding) when `condition` is false.
-inline void Require(bool condition, const char* what) {
-  if (!condition) {
-    std::fprintf(stderr, "fuzz: %s\n", what);
-    std::abort();
-  }
-}
 
 // Writes the dataset into `dir` and opens it: 2 shards of 20 records,
 // indexed int/float fields holding int64 and float extremes, NaN, -0.0,

@@ -192,15 +192,24 @@ Result<ConvertReport> ConvertImageFolderPart(const std::string& src, const Image
   return report;
 }
 
-Result<ConvertReport> CommitImageFolder(StagedWrite& staged, const ImageFolderPlan& plan,
-                                        const std::vector<ConvertReport>& parts) {
+namespace {
+
+// What a plan reports before any part: its name, classes and left-out folders.
+ConvertReport PlanReport(const ImageFolderPlan& plan) {
   ConvertReport head;
   head.name = plan.name;
   head.classes = plan.classes;
   head.rejected = plan.left_out_rejected;
   head.skipped = plan.left_out_skipped;
   head.not_written = plan.left_out;
-  return CommitParts(staged, std::move(head), parts);
+  return head;
+}
+
+}  // namespace
+
+Result<ConvertReport> CommitImageFolder(StagedWrite& staged, const ImageFolderPlan& plan,
+                                        const std::vector<ConvertReport>& parts) {
+  return CommitParts(staged, PlanReport(plan), parts);
 }
 
 Result<ConvertReport> ConvertImageFolder(const std::string& src, const std::string& out,
@@ -211,13 +220,7 @@ Result<ConvertReport> ConvertImageFolder(const std::string& src, const std::stri
   whole.files = std::move(plan.files);
   whole.shard_starts = plan.shard_starts;
   if (!whole.shard_starts.empty()) whole.shard_starts.pop_back();  // a part lists where its shards start
-  ConvertReport head;
-  head.name = plan.name;
-  head.classes = plan.classes;
-  head.rejected = plan.left_out_rejected;
-  head.skipped = plan.left_out_skipped;
-  head.not_written = plan.left_out;
-  return ConvertLocally(out, plan.name, options, plan.candidates, std::move(head),
+  return ConvertLocally(out, plan.name, options, plan.candidates, PlanReport(plan),
                         [&](const std::string& token, uint32_t part, uint32_t num_parts, const ConvertOptions& o) {
                           whole.part = part;
                           whole.num_parts = num_parts;
