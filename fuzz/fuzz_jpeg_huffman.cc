@@ -6,7 +6,8 @@
 // whole image's coefficients).
 //
 // Seeds: tests/data/jpeg-conformance/ and fuzz/corpus/jpeg/ (fast-layout
-// JPEGs as `urec convert` writes them, and copies with lying restart markers).
+// JPEGs as `urec convert` writes them, and copies with lying restart markers),
+// fuzz/corpus/jpeg_huffman/ (regress-* inputs this target found).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
