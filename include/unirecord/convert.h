@@ -200,6 +200,38 @@ Result<ConvertReport> ConvertImageFolder(const std::string& src, const std::stri
 Result<ConvertReport> ConvertCoco(const std::string& annotations, const std::string& images_dir,
                                   const std::string& out, const ConvertOptions& options = {});
 
+// Converts a manifest, one sample a line, into dataset NAME in OUT (NAME
+// defaults to the manifest's name without its extension): ConvertJsonl
+// reads JSON Lines (one object a line, a key per field), ConvertCsv a CSV
+// file with a header row naming the fields (string and image cells as they
+// are, the others parsed as JSON: 3, 0.5, true, [1, 2, 3]). Records keep
+// the manifest's order. SCHEMA is a JSON file:
+//
+//   {"fields": [{"name": "image", "type": "image"},
+//               {"name": "caption", "type": "string"},
+//               {"name": "tokens", "type": "int32", "shape": [-1]},
+//               {"name": "label", "type": "int64", "indexed": true}]}
+//
+// "type": a numeric type of schema.h (not float16; "shape" with -1 for a
+// dimension that varies per line, "indexed" for a scalar), "string", or
+// "image": a path relative to the manifest's folder, read, checked and
+// stored as ConvertImageFolder stores images (transcoded unless
+// keep_original), which adds the fields path (the value), width, height,
+// jpeg_layout, source_size and source_xxh3; at most one image field.
+//
+// A line that cannot be used is a row of the rejects report ("line N" and
+// the reason: not valid JSON, a missing field, a key or column not in the
+// schema, a wrong type, shape or range, a wrong cell count; for an image,
+// its path and the reason of ConvertImageFolder's rejects, after "line
+// N: "); strict: the first one is an error. Blank lines are no samples.
+// Errors: InvalidArgument naming the file for a bad schema, a CSV header
+// that does not name each field once, an unclosed quote, or no sample
+// line; the rest as ConvertImageFolder. A manifest over 1 GiB is refused.
+Result<ConvertReport> ConvertJsonl(const std::string& manifest, const std::string& schema, const std::string& out,
+                                   const ConvertOptions& options = {});
+Result<ConvertReport> ConvertCsv(const std::string& manifest, const std::string& schema, const std::string& out,
+                                 const ConvertOptions& options = {});
+
 // ---------------------------------------------------------------------------
 // The same conversion cut into parts that any processes may run, committed
 // by one (StagedWrite, writer.h; unirecord.distributed runs them on Dask).

@@ -428,6 +428,22 @@ py::dict ConvertCoco(const py::object& annotations, const py::object& images, co
   });
 }
 
+// convert_jsonl / convert_csv.
+template <unirecord::Result<unirecord::ConvertReport> (*Convert)(const std::string&, const std::string&,
+                                                                 const std::string&, const unirecord::ConvertOptions&)>
+py::dict ConvertManifest(const py::object& manifest, const py::object& out, const py::object& schema,
+                         const py::object& name, const py::object& num_shards, const py::object& target_shard_bytes,
+                         const py::object& threads, const py::object& strict, const py::object& keep_original,
+                         const py::object& sync, const py::object& progress, const py::object& max_pixels) {
+  unirecord::ConvertOptions o =
+      ConvertOptionsArgs(name, num_shards, target_shard_bytes, threads, strict, keep_original, sync, max_pixels);
+  const std::string manifest_path = PathArg("manifest", manifest), schema_path = PathArg("schema", schema),
+                    out_path = PathArg("out", out);
+  return RunConversion(o, progress, [&](const unirecord::ConvertOptions& options) {
+    return Convert(manifest_path, schema_path, out_path, options);
+  });
+}
+
 // unirecord.StagedWrite: the driver's side of a staged write.
 struct PyStagedWrite {
   std::unique_ptr<unirecord::StagedWrite> staged;
@@ -797,6 +813,48 @@ decoder's limit). The defaults are C++'s ConvertOptions (as urec's). Returns the
 image_bytes, source_bytes, transcoded, kept_original, png, kept_original_reasons
 ({reason: count}), output_bytes, shards, seconds, uuid, shard_paths,
 not_written, rejects_path).
+)doc");
+  m.def("convert_jsonl", &ConvertManifest<unirecord::ConvertJsonl>, py::arg("manifest"), py::arg("out"), py::kw_only(),
+        py::arg("schema"), py::arg("name") = py::none(), py::arg("num_shards") = c.num_shards,
+        py::arg("target_shard_bytes") = c.target_shard_bytes, py::arg("threads") = c.threads,
+        py::arg("strict") = c.strict, py::arg("keep_original") = c.keep_original, py::arg("sync") = c.sync,
+        py::arg("progress") = py::none(), py::arg("max_pixels") = c.limits.max_pixels,
+        R"doc(
+Converts a manifest, one sample a line, into a dataset in OUT (the code
+behind `urec convert jsonl`): JSON Lines, one object a line with a key per field. SCHEMA is a JSON file
+{"fields": [{"name": ..., "type": ..., "shape": [...], "indexed": bool}, ...]}
+whose types are schema types (int32, float32, uint8, bool, ...; not
+float16; "shape" with -1 where lines differ), "string", or "image": a path
+relative to the manifest's folder, stored as convert_imagefolder stores
+images, which adds the fields path, width, height, jpeg_layout,
+source_size, source_xxh3 (one image field at most). Records keep the
+manifest's order. A line that cannot be used (not valid, a missing or
+unknown field, a wrong type, shape or range, an unreadable image) is a row
+of not_written and of rejects_path ("line N" or the image's path, and the
+reason). ValueError for a bad schema file. name defaults to the
+manifest's file name without its extension; the other keywords and the
+report are convert_imagefolder's.
+)doc");
+  m.def("convert_csv", &ConvertManifest<unirecord::ConvertCsv>, py::arg("manifest"), py::arg("out"), py::kw_only(),
+        py::arg("schema"), py::arg("name") = py::none(), py::arg("num_shards") = c.num_shards,
+        py::arg("target_shard_bytes") = c.target_shard_bytes, py::arg("threads") = c.threads,
+        py::arg("strict") = c.strict, py::arg("keep_original") = c.keep_original, py::arg("sync") = c.sync,
+        py::arg("progress") = py::none(), py::arg("max_pixels") = c.limits.max_pixels,
+        R"doc(
+Converts a manifest, one sample a line, into a dataset in OUT (the code
+behind `urec convert csv`): CSV with a header row naming each field once; string and image cells are taken as they are, the others parsed as JSON (3, 0.5, true, [1, 2, 3]); quoted cells may hold commas, quotes as "" and newlines. SCHEMA is a JSON file
+{"fields": [{"name": ..., "type": ..., "shape": [...], "indexed": bool}, ...]}
+whose types are schema types (int32, float32, uint8, bool, ...; not
+float16; "shape" with -1 where lines differ), "string", or "image": a path
+relative to the manifest's folder, stored as convert_imagefolder stores
+images, which adds the fields path, width, height, jpeg_layout,
+source_size, source_xxh3 (one image field at most). Records keep the
+manifest's order. A line that cannot be used (not valid, a missing or
+unknown field, a wrong type, shape or range, an unreadable image) is a row
+of not_written and of rejects_path ("line N" or the image's path, and the
+reason). ValueError for a bad schema file, a header that does not name the fields or an unclosed quote. name defaults to the
+manifest's file name without its extension; the other keywords and the
+report are convert_imagefolder's.
 )doc");
   m.def("convert_coco", &ConvertCoco, py::arg("annotations"), py::arg("images"), py::arg("out"), py::kw_only(),
         py::arg("name") = py::none(), py::arg("num_shards") = c.num_shards,

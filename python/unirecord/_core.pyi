@@ -169,6 +169,38 @@ def convert_imagefolder(
     progress: Optional[Callable[[Dict[str, Any]], None]] = None,
     max_pixels: int = 134217728,
 ) -> Dict[str, Any]: ...
+def convert_jsonl(
+    manifest: _Path,
+    out: _Path,
+    *,
+    schema: _Path,
+    name: Optional[str] = None,
+    num_shards: int = 0,
+    target_shard_bytes: int = 0,
+    threads: int = 0,
+    strict: bool = False,
+    keep_original: bool = False,
+    sync: bool = True,
+    progress: Optional[Callable[[Dict[str, Any]], None]] = None,
+    max_pixels: int = 134217728,
+) -> Dict[str, Any]: ...
+
+def convert_csv(
+    manifest: _Path,
+    out: _Path,
+    *,
+    schema: _Path,
+    name: Optional[str] = None,
+    num_shards: int = 0,
+    target_shard_bytes: int = 0,
+    threads: int = 0,
+    strict: bool = False,
+    keep_original: bool = False,
+    sync: bool = True,
+    progress: Optional[Callable[[Dict[str, Any]], None]] = None,
+    max_pixels: int = 134217728,
+) -> Dict[str, Any]: ...
+
 def convert_coco(
     annotations: _Path,
     images: _Path,

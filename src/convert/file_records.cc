@@ -31,8 +31,8 @@ struct Slot {
 class OrderedFileReader {
  public:
   OrderedFileReader(const std::string& root, const std::vector<ImageFolderFile>& files, int threads,
-                    bool keep_original)
-      : root_(root), files_(files), keep_original_(keep_original), slots_(static_cast<size_t>(std::clamp(threads * 4, 8, 256))) {
+                    bool keep_original, bool read_files)
+      : root_(root), files_(files), keep_original_(keep_original), read_files_(read_files), slots_(static_cast<size_t>(std::clamp(threads * 4, 8, 256))) {
     for (int t = 0; t < threads; ++t) workers_.emplace_back([this] { Work(); });
   }
 
@@ -89,7 +89,7 @@ class OrderedFileReader {
       // claim i, and it waits for ready before touching it again.
       Slot& slot = slots_[i % slots_.size()];
       const ImageFolderFile& file = files_[i];
-      if (file.is_candidate) {
+      if (file.is_candidate && read_files_) {
         Status read = ReadSourceFile(root_ + "/" + file.path, &slot.bytes);
         slot.info = read.ok() ? CheckSourceImage(slot.bytes) : Result<SourceImageInfo>(read);
         if (slot.info.ok()) slot.stored = PrepareStoredImage(&slot.bytes, slot.info->format, keep_original_);
@@ -107,6 +107,7 @@ class OrderedFileReader {
   const std::string& root_;
   const std::vector<ImageFolderFile>& files_;
   const bool keep_original_;
+  const bool read_files_;  // false: records without an image, nothing to read
   std::vector<Slot> slots_;
   std::mutex mutex_;
   std::condition_variable can_claim_;
@@ -191,9 +192,9 @@ struct ImageFieldIndexes {
   size_t image, width, height, jpeg_layout, source_size, source_xxh3;
 };
 
-Result<ImageFieldIndexes> FindImageFields(const Schema& schema) {
+Result<ImageFieldIndexes> FindImageFields(const Schema& schema, const std::string& image_field) {
   ImageFieldIndexes f{};
-  UREC_ASSIGN_OR_RETURN(f.image, schema.FindField("image"));
+  UREC_ASSIGN_OR_RETURN(f.image, schema.FindField(image_field));
   UREC_ASSIGN_OR_RETURN(f.width, schema.FindField("width"));
   UREC_ASSIGN_OR_RETURN(f.height, schema.FindField("height"));
   UREC_ASSIGN_OR_RETURN(f.jpeg_layout, schema.FindField("jpeg_layout"));
@@ -210,7 +211,11 @@ Status WriteImageRecords(const std::string& root, const std::vector<ImageFolderF
                          ConvertReport* report) {
   const Clock::time_point start = Clock::now();
   UREC_ASSIGN_OR_RETURN(const int threads, ResolveThreadCount(options.threads, "threads"));
-  UREC_ASSIGN_OR_RETURN(const ImageFieldIndexes f, FindImageFields(schema));
+  const bool with_image = !hooks.image_field.empty();
+  ImageFieldIndexes f{};
+  if (with_image) {
+    UREC_ASSIGN_OR_RETURN(f, FindImageFields(schema, hooks.image_field));
+  }
   RecordBuilder record(schema);
   ConvertProgress progress;
   for (const ImageFolderFile& file : files) progress.files_total += file.is_candidate ? 1 : 0;
@@ -224,7 +229,7 @@ Status WriteImageRecords(const std::string& root, const std::vector<ImageFolderF
     options.on_progress(progress);
   };
 
-  OrderedFileReader reader(root, files, threads, options.keep_original);
+  OrderedFileReader reader(root, files, threads, options.keep_original, with_image);
   size_t next_shard = 1;
   for (size_t i = 0; i < files.size(); ++i) {
     const ImageFolderFile& file = files[i];
@@ -234,7 +239,8 @@ Status WriteImageRecords(const std::string& root, const std::vector<ImageFolderF
     }
     Slot& slot = reader.Take(i);
     std::string reject;
-    if (file.is_candidate) {
+    if (file.is_candidate && hooks.invalid) reject = hooks.invalid(i);
+    if (file.is_candidate && with_image && reject.empty()) {
       if (slot.info.ok()) {
         const Status size = CheckSourceSize(*slot.info, slot.bytes.size(), options.limits);
         if (!size.ok()) slot.info = size;
@@ -255,6 +261,10 @@ Status WriteImageRecords(const std::string& root, const std::vector<ImageFolderF
       }
       ++report->rejected;
       report->not_written.push_back({file.path, reject});
+    } else if (!with_image) {
+      UREC_RETURN_IF_ERROR(hooks.fill(i, record));
+      UREC_RETURN_IF_ERROR(writer.Write(record));
+      ++report->written;
     } else {
       const StoredImage& stored = slot.stored;
       UREC_RETURN_IF_ERROR(record.SetBytes(f.image, slot.bytes));

@@ -46,6 +46,12 @@ struct ImageRecordHooks {
   std::function<std::string(size_t i, const SourceImageInfo& info)> reject;
   // The rejects report's reason for file i, which is not a candidate.
   std::function<std::string(size_t i)> skip_reason;
+  // Optional: a reason to reject candidate i whatever its file holds (a
+  // manifest line that does not parse), checked first ("": go on).
+  std::function<std::string(size_t i)> invalid;
+  // The image field's name. Empty: records without an image (a manifest of
+  // token sequences): no file is read, the records hold what `fill` sets.
+  std::string image_field = "image";
 };
 
 // Writes a record for each candidate of `files` (paths relative to `root`),

@@ -1,5 +1,5 @@
-// urec convert imagefolder | coco: a torchvision ImageFolder, or a COCO
-// instances file and its images, into a unirecord dataset.
+// urec convert imagefolder | coco | jsonl | csv: a torchvision ImageFolder, a
+// COCO instances file and its images, or a manifest of samples into a dataset.
 #include <unistd.h>
 
 #include <cctype>
@@ -8,6 +8,7 @@
 #include <vector>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -21,6 +22,7 @@ namespace {
 
 struct ConvertArgs {
   std::string annotations;  // coco
+  std::string schema;       // jsonl, csv: the schema file
   std::string src;
   std::string out;
   std::string shard_size;
@@ -94,17 +96,35 @@ void DrawProgress(const ConvertProgress& p) {
 
 void PrintReport(const ConvertArgs& args, const ConvertReport& r);
 
-Status RunConvertImageFolder(ConvertArgs& args) {
-  if (!args.scheduler.empty()) return RunOnScheduler(args);
+// Runs `convert` with --shard-size parsed and a progress bar on a terminal.
+Result<ConvertReport> RunWithProgress(ConvertArgs& args,
+                                      const std::function<Result<ConvertReport>(const ConvertOptions&)>& convert) {
   if (!args.shard_size.empty()) {
     UREC_ASSIGN_OR_RETURN(args.options.target_shard_bytes, ParseByteSize(args.shard_size));
   }
   const bool show_progress = isatty(STDERR_FILENO);
   if (show_progress) args.options.on_progress = DrawProgress;
-  Result<ConvertReport> result = ConvertImageFolder(args.src, args.out, args.options);
+  Result<ConvertReport> result = convert(args.options);
   if (show_progress) std::fprintf(stderr, "\r\033[K");  // clear the bar
-  if (!result.ok()) return result.status();
-  PrintReport(args, *result);
+  return result;
+}
+
+Status RunConvertImageFolder(ConvertArgs& args) {
+  if (!args.scheduler.empty()) return RunOnScheduler(args);
+  UREC_ASSIGN_OR_RETURN(const ConvertReport report, RunWithProgress(args, [&](const ConvertOptions& o) {
+                          return ConvertImageFolder(args.src, args.out, o);
+                        }));
+  PrintReport(args, report);
+  return Status::OK();
+}
+
+// convert jsonl / csv: `args.src` is the manifest, `args.schema` its schema.
+Status RunConvertManifest(ConvertArgs& args, bool csv) {
+  UREC_ASSIGN_OR_RETURN(const ConvertReport report, RunWithProgress(args, [&](const ConvertOptions& o) {
+                          return csv ? ConvertCsv(args.src, args.schema, args.out, o)
+                                     : ConvertJsonl(args.src, args.schema, args.out, o);
+                        }));
+  PrintReport(args, report);
   return Status::OK();
 }
 
@@ -131,13 +151,8 @@ void PrintReport(const ConvertArgs& args, const ConvertReport& r) {
 }
 
 Status RunConvertCoco(ConvertArgs& args) {
-  if (!args.shard_size.empty()) {
-    UREC_ASSIGN_OR_RETURN(args.options.target_shard_bytes, ParseByteSize(args.shard_size));
-  }
-  const bool show_progress = isatty(STDERR_FILENO);
-  if (show_progress) args.options.on_progress = DrawProgress;
-  Result<ConvertReport> result = ConvertCoco(args.annotations, args.src, args.out, args.options);
-  if (show_progress) std::fprintf(stderr, "\r\033[K");  // clear the bar
+  Result<ConvertReport> result = RunWithProgress(
+      args, [&](const ConvertOptions& o) { return ConvertCoco(args.annotations, args.src, args.out, o); });
   if (!result.ok()) return result.status();
   PrintReport(args, *result);
   std::printf("annotations: %llu written, %llu rejected (see the rejects report)\n",
@@ -197,15 +212,35 @@ CommandRunner SetupConvert(CLI::App* cmd) {
   coco->add_option("IMAGES", coco_args->src, "The folder its file_name entries are in")->required();
   coco->add_option("--name", coco_args->options.name, "Dataset name (default: ANNOTATIONS' name without .json)");
   AddOutputOptions(coco, coco_args.get(), "image id order");
-  return [args, coco_args, folder, coco]() -> Status {
+  // jsonl and csv: a manifest, one sample a line, typed by a schema file.
+  auto manifest_args = std::make_shared<ConvertArgs>();
+  CLI::App* manifests[2] = {};
+  for (int k = 0; k < 2; ++k) {
+    const bool csv = k == 1;
+    CLI::App* m = manifests[k] = cmd->add_subcommand(
+        csv ? "csv" : "jsonl",
+        csv ? "A CSV manifest (a header row naming the fields, one sample a row) into records typed by --schema"
+            : "A JSON Lines manifest (one object a line) into records typed by --schema");
+    m->add_option("MANIFEST", manifest_args->src, "The manifest; image paths are relative to its folder")
+        ->required();
+    m->add_option("--schema", manifest_args->schema,
+                  "JSON file {\"fields\": [{\"name\", \"type\": int32|float32|...|string|image, "
+                  "\"shape\": [-1, 4], \"indexed\": true}, ...]} (docs/cli.md)")
+        ->required();
+    m->add_option("--name", manifest_args->options.name, "Dataset name (default: MANIFEST's name without extension)");
+    AddOutputOptions(m, manifest_args.get(), "line order");
+  }
+  return [args, coco_args, manifest_args, folder, coco, manifests]() -> Status {
     if (coco->parsed()) return RunConvertCoco(*coco_args);
-    if (!folder->parsed()) return Status::InvalidArgument("unknown input kind (imagefolder or coco)");
+    if (manifests[0]->parsed()) return RunConvertManifest(*manifest_args, /*csv=*/false);
+    if (manifests[1]->parsed()) return RunConvertManifest(*manifest_args, /*csv=*/true);
+    if (!folder->parsed()) return Status::InvalidArgument("unknown input kind (imagefolder, coco, jsonl or csv)");
     return RunConvertImageFolder(*args);
   };
 }
 
 }  // namespace
 
-UREC_REGISTER_COMMAND("convert", "Convert a folder of images into a unirecord dataset", SetupConvert);
+UREC_REGISTER_COMMAND("convert", "Convert an image folder, a COCO dataset or a JSON Lines / CSV manifest into a unirecord dataset", SetupConvert);
 
 }  // namespace unirecord::cli
