@@ -16,7 +16,8 @@ BUILD_DIR=${ASAN_BUILD_DIR:-build-asan}
 SUITES=(image/jpeg_probe_test image/jpeg_corpus_test image/jpeg_decoder_test image/jpeg_encoder_test
         image/png_decoder_test image/jpeg_restart_crop_test image/jpeg_transcode_test image/resample_test sample/sampler_test
         pipeline/loader_test pipeline/batch_fields_test pipeline/sample_decoder_test query/parser_test query/query_test
-        dataset/dataset_lifetime_test dataset/staged_write_test util/status_test remote/shard_cache_test remote/location_test)
+        dataset/dataset_lifetime_test dataset/staged_write_test util/status_test remote/shard_cache_test remote/location_test
+        convert/manifest_test)
 cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Debug -DUNIRECORD_SANITIZE=address,undefined \
   -DUNIRECORD_BUILD_BENCH=OFF -DUNIRECORD_BUILD_TOOLS=OFF -DUNIRECORD_ENABLE_CUDA=OFF >/dev/null
 cmake --build "$BUILD_DIR" -j "$(nproc)" --target "${SUITES[@]##*/}" fuzz_image_replay
