@@ -24,6 +24,9 @@ quiet-machine measurement.
 
   .venv/bin/python bench/fields_bench.py tokens --records 20000 --runs 5 [--verify off]
   .venv/bin/python bench/fields_bench.py detection --images 200 --runs 3
+
+--profile N (tokens): only unirecord's Loader, 1 thread, N epochs, each
+printed in us per sample; a target for `perf record -g --delay 5000`.
 """
 import argparse
 import io
@@ -106,6 +109,14 @@ def tokens(args, work):
 
     peer = epoch_of(torch.utils.data.DataLoader(TokenRecords(path, args.verify == "on"), batch_size=BATCH, shuffle=True, num_workers=0,
                                                 collate_fn=pad_collate), lambda batch: len(batch[0]))
+
+    if args.profile:
+        loader = ours(1)
+        for epoch in range(args.profile):
+            start = time.perf_counter()
+            count = loader()
+            print(f"epoch {epoch}: {(time.perf_counter() - start) / count * 1e6:.2f} us per sample")
+        return {"records": args.records, "profile_epochs": args.profile}
 
     src = np.frombuffer(rng.bytes(payload), dtype=np.uint8)
     dst = np.empty_like(src)
@@ -242,6 +253,8 @@ def main():
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--verify", choices=["on", "off"], default="on",
                         help="tokens: verify_checksums of both sides (off: no checksum, no truncation check per read)")
+    parser.add_argument("--profile", type=int, default=0, metavar="N",
+                        help="tokens: only unirecord's Loader (1 thread) for N epochs, for a profiler")
     parser.add_argument("--json", default="")
     args = parser.parse_args()
     torch.set_num_threads(1)

@@ -283,6 +283,7 @@ const std::vector<ShardInfo>& Dataset::shards() const { return impl_->infos; }
 
 Result<Record> Dataset::Get(uint64_t id) const {
   const bool verify = impl_->options.verify_checksums;
+  io::TruncationCheckScope check_the_shard_once;  // not once per blob of the record
   UREC_ASSIGN_OR_RETURN(auto located, impl_->Locate(id));
   UREC_ASSIGN_OR_RETURN(Impl::PageReader pages, impl_->Pages(impl_->ShardOf(id)));
   const ShardReader* shard = pages.reader;

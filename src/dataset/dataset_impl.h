@@ -47,6 +47,22 @@ struct Dataset::Impl {
     return std::pair<const shard::ShardReader*, uint64_t>(shards[s].get(), id - first_ids[s]);
   }
 
+  // Starts loading record `id`'s record-table entry (kEntry) or, a record
+  // later, its blobs' first bytes (kBlobs): ShardReader::PrefetchEntry and
+  // PrefetchBlobs. Local datasets only (a remote shard may not be here
+  // yet); ids out of range are ignored.
+  enum class PrefetchStage { kEntry, kBlobs };
+  void Prefetch(uint64_t id, PrefetchStage stage) const {
+    if (remote != nullptr || id >= size) return;
+    const size_t s = ShardOf(id);
+    const uint64_t row = id - first_ids[s];
+    if (stage == PrefetchStage::kEntry) {
+      shards[s]->PrefetchEntry(row);
+    } else {
+      shards[s]->PrefetchBlobs(row);
+    }
+  }
+
   // A shard whose pages may be read, and what keeps them mapped (null: the
   // Dataset itself). For a remote dataset: downloaded, verified, pinned.
   struct PageReader {

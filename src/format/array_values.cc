@@ -62,10 +62,11 @@ void EncodeVarArray(const Field& field, const std::vector<int64_t>& shape, std::
 }
 
 Status ParseVarArray(const Field& field, std::string_view stored, ParsedArray* out) {
-  const std::string context = "array '" + field.name + "'";
+  // Built only for an error: this runs once per read of every array.
+  auto context = [&field] { return "array '" + field.name + "'"; };
   const size_t prefix_bytes = ShapePrefixBytes(field);
   if (stored.size() < prefix_bytes) {
-    return Status::Corruption(context + " is " + std::to_string(stored.size()) + " bytes, shorter than its " +
+    return Status::Corruption(context() + " is " + std::to_string(stored.size()) + " bytes, shorter than its " +
                               std::to_string(prefix_bytes) + "-byte shape prefix");
   }
   const uint8_t* p = reinterpret_cast<const uint8_t*>(stored.data());
@@ -78,18 +79,18 @@ Status ParseVarArray(const Field& field, std::string_view stored, ParsedArray* o
       extent += kShapeExtentSize;
     }
     if (d > static_cast<uint64_t>(kMaxArrayElements) || (d != 0 && elements > kMaxArrayElements / d)) {
-      return Status::Corruption(context + " has an impossible shape (extent " + std::to_string(d) + " of dimension " +
+      return Status::Corruption(context() + " has an impossible shape (extent " + std::to_string(d) + " of dimension " +
                                 std::to_string(i) + ": over 2^28 elements)");
     }
     elements *= d;
     out->dims[i] = static_cast<int64_t>(d);
   }
   for (const uint8_t* pad = extent; pad < p + prefix_bytes; ++pad) {
-    if (*pad != 0) return Status::Corruption(context + ": nonzero padding in its shape prefix");
+    if (*pad != 0) return Status::Corruption(context() + ": nonzero padding in its shape prefix");
   }
   const uint64_t data_bytes = stored.size() - prefix_bytes;
   if (data_bytes != elements * NumericWidth(field.type)) {
-    return Status::Corruption(context + ": its shape needs " + std::to_string(elements * NumericWidth(field.type)) +
+    return Status::Corruption(context() + ": its shape needs " + std::to_string(elements * NumericWidth(field.type)) +
                               " bytes of elements, the value holds " + std::to_string(data_bytes));
   }
   out->data = p + prefix_bytes;

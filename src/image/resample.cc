@@ -1,10 +1,16 @@
 #include "image/resample.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstring>
 
+// GCC 12's AVX-512 intrinsics trip -Wmaybe-uninitialized on their own
+// _mm512_undefined_* placeholders (GCC bug 105593, fixed in GCC 13).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
+#pragma GCC diagnostic pop
 
 #include "unirecord/image.h"
 
@@ -82,6 +88,8 @@ struct HorizontalJob {
   bool flip;
   const HorizontalPair* pairs;   // for the AVX2 kernel (PlanHorizontalPairs)
   const int16_t* pair_weights;
+  const HorizontalGroup* groups;  // for the AVX-512 kernel (PlanHorizontalGroups)
+  const int16_t* group_tables;
 };
 
 // The output pixel written at position `o` of the row: outputs are written
@@ -194,6 +202,135 @@ __attribute__((target("avx2"))) void HorizontalRowAvx2(const HorizontalJob& j, c
   if (o < j.dst_width) HorizontalPixel(j, in, OutputX(j, o), out + 3 * o);
 }
 
+constexpr int kGroupBytes = 16;    // output bytes per AVX-512 step (16 int32 lanes)
+constexpr int kWindowBytes = 128;  // source bytes one vpermi2b selects from
+constexpr int kTableBlocks = 3;    // per group and tap pair: indices, hi weights, lo weights
+
+// Lays out the AVX-512 kernel's tables: per group of 16 output bytes and per
+// pair of taps, one 64-byte block of vpermi2b indices (byte 4m: the offset
+// in the group's window of output byte m's tap 2k, byte 4m+2: of tap 2k+1;
+// the odd bytes are zeroed by the mask, making int16 lanes), then 32 int16 hi
+// weights and 32 lo weights in the same lane order. Returns false when a
+// group's taps span more than the window (downscales beyond about 6x): the
+// AVX2 kernel then does the row.
+bool PlanHorizontalGroups(const HorizontalJob& j, ResampleScratch* s) {
+  const int out_bytes = j.dst_width * 3;
+  const int group_count = (out_bytes + kGroupBytes - 1) / kGroupBytes;
+  s->groups.resize(group_count);
+  size_t blocks = 0;
+  for (int g = 0; g < group_count; ++g) {
+    int lo = INT_MAX, hi = 0, tap_pairs = 0;
+    for (int b = g * kGroupBytes; b < std::min(out_bytes, (g + 1) * kGroupBytes); ++b) {
+      const int x = OutputX(j, b / 3), n = j.count[x];
+      if (n == 0) continue;
+      lo = std::min(lo, j.first[x] * 3 + b % 3);
+      hi = std::max(hi, (j.first[x] + n - 1) * 3 + b % 3 + 1);
+      tap_pairs = std::max(tap_pairs, (n + 1) / 2);
+    }
+    if (tap_pairs == 0) lo = hi = 0;
+    if (hi - lo > kWindowBytes) return false;
+    s->groups[g] = {lo, tap_pairs, static_cast<int>(blocks)};
+    blocks += static_cast<size_t>(tap_pairs) * kTableBlocks;
+  }
+  s->group_tables.assign(blocks * 32, 0);
+  for (int g = 0; g < group_count; ++g) {
+    const HorizontalGroup& group = s->groups[g];
+    for (int b = g * kGroupBytes; b < std::min(out_bytes, (g + 1) * kGroupBytes); ++b) {
+      const int x = OutputX(j, b / 3), n = j.count[x], m = b - g * kGroupBytes;
+      const int32_t* w = j.weights + static_cast<size_t>(x) * j.taps;
+      for (int t = 0; t < n; ++t) {
+        int16_t* block = s->group_tables.data() +
+                         (static_cast<size_t>(group.table_index) + (t / 2) * kTableBlocks) * 32;
+        const int lane = 2 * m + t % 2;
+        // Byte 2 * lane of the index block; lanes of taps past n keep index 0
+        // and weight 0.
+        reinterpret_cast<uint8_t*>(block)[2 * lane] =
+            static_cast<uint8_t>((j.first[x] + t) * 3 + b % 3 - group.window);
+        block[32 + lane] = static_cast<int16_t>(w[t] >> kWeightSplitBits);
+        block[64 + lane] = static_cast<int16_t>(w[t] & ((1 << kWeightSplitBits) - 1));
+      }
+    }
+  }
+  return true;
+}
+
+#define UNIRECORD_AVX512 "avx512f,avx512bw,avx512vl,avx512vbmi,avx512vnni"
+
+// 16 output bytes per step: one vpermi2b gathers, for each, the source bytes
+// of two taps from a 128-byte window of the row (zero-extended to int16), and
+// two vpdpwssd add pixel * hi and pixel * lo for both taps at once. Integer
+// arithmetic throughout, as in the AVX2 kernel; the sums are never negative
+// (weights and pixels are not), so an unsigned saturating narrow clips them.
+// kRows rows at a time share each table load. Masked loads read nothing past
+// a row.
+template <int kRows>
+__attribute__((target(UNIRECORD_AVX512))) inline void HorizontalRowsAvx512(const HorizontalJob& j,
+                                                                          const uint8_t* in,
+                                                                          size_t in_stride,
+                                                                          uint8_t* out,
+                                                                          size_t out_stride) {
+  const int row_bytes = j.src_width * 3, out_bytes = j.dst_width * 3;
+  const __m512i half = _mm512_set1_epi32(1 << (kWeightBits - 1));
+  const __m512i* tables = reinterpret_cast<const __m512i*>(j.group_tables);
+  const __mmask64 even_bytes = 0x5555555555555555ull;
+  for (int g = 0, b = 0; b < out_bytes; ++g, b += kGroupBytes) {
+    const HorizontalGroup& group = j.groups[g];
+    const int avail = row_bytes - group.window;
+    const __mmask64 mask_a = avail >= 64 ? ~0ull : (1ull << avail) - 1;
+    const __mmask64 mask_b = avail >= 128 ? ~0ull : avail > 64 ? (1ull << (avail - 64)) - 1 : 0;
+    __m512i a[kRows], c[kRows], acc_hi[kRows], acc_lo[kRows];
+    for (int r = 0; r < kRows; ++r) {
+      const uint8_t* window = in + r * in_stride + group.window;
+      if (avail >= kWindowBytes) {  // plain loads where they can: masked ones are slower
+        a[r] = _mm512_loadu_si512(window);
+        c[r] = _mm512_loadu_si512(window + 64);
+      } else {
+        a[r] = _mm512_maskz_loadu_epi8(mask_a, window);
+        c[r] = avail > 64 ? _mm512_maskz_loadu_epi8(mask_b, window + 64) : _mm512_setzero_si512();
+      }
+      acc_hi[r] = _mm512_setzero_si512();
+      acc_lo[r] = half;
+    }
+    const __m512i* t = tables + group.table_index;
+    for (int k = 0; k < group.tap_pairs; ++k, t += kTableBlocks) {
+      const __m512i index = _mm512_loadu_si512(t);
+      const __m512i w_hi = _mm512_loadu_si512(t + 1), w_lo = _mm512_loadu_si512(t + 2);
+      for (int r = 0; r < kRows; ++r) {
+        const __m512i px = _mm512_maskz_permutex2var_epi8(even_bytes, a[r], index, c[r]);
+        acc_hi[r] = _mm512_dpwssd_epi32(acc_hi[r], px, w_hi);
+        acc_lo[r] = _mm512_dpwssd_epi32(acc_lo[r], px, w_lo);
+      }
+    }
+    const int n = std::min(kGroupBytes, out_bytes - b);
+    for (int r = 0; r < kRows; ++r) {
+      const __m512i acc = _mm512_srai_epi32(
+          _mm512_add_epi32(_mm512_slli_epi32(acc_hi[r], kWeightSplitBits), acc_lo[r]),
+          kWeightBits);
+      const __m128i bytes = _mm512_cvtusepi32_epi8(acc);
+      if (n == kGroupBytes) {
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + r * out_stride + b), bytes);
+      } else {
+        _mm_mask_storeu_epi8(out + r * out_stride + b, (1u << n) - 1, bytes);
+      }
+    }
+  }
+}
+
+__attribute__((target(UNIRECORD_AVX512))) void HorizontalAvx512(const HorizontalJob& j,
+                                                               const uint8_t* in,
+                                                               size_t in_stride, uint8_t* out,
+                                                               size_t out_stride, int rows) {
+  constexpr int kBlock = 4;  // rows sharing each table load
+  int r = 0;
+  for (; r + kBlock <= rows; r += kBlock) {
+    HorizontalRowsAvx512<kBlock>(j, in + r * in_stride, in_stride, out + r * out_stride,
+                                 out_stride);
+  }
+  for (; r < rows; ++r) {
+    HorizontalRowsAvx512<1>(j, in + r * in_stride, in_stride, out + r * out_stride, out_stride);
+  }
+}
+
 void HorizontalRowScalar(const HorizontalJob& j, const uint8_t* in, uint8_t* out) {
   for (int o = 0; o < j.dst_width; ++o) {
     HorizontalPixel(j, in, OutputX(j, o), out + 3 * o);
@@ -234,23 +371,158 @@ __attribute__((target("avx2"))) void VerticalRowAvx2(const VerticalJob& j) {
 }
 void VerticalRowBaseline(const VerticalJob& j) { VerticalRowGeneric(j); }
 
-struct Kernels {
-  void (*horizontal)(const HorizontalJob&, const uint8_t*, uint8_t*);
-  void (*vertical)(const VerticalJob&);
+// 32 output bytes per step with the accumulators in registers: the bytes of
+// two source rows are interleaved and zero-extended to int16 pairs, and two
+// vpdpwssd add both rows times the split weights (hi * 2^11 + lo, as in the
+// horizontal kernels), so each pair of taps costs two multiplies per 16
+// outputs. Masked loads and stores for the row's tail.
+__attribute__((target(UNIRECORD_AVX512))) void VerticalRowAvx512(const VerticalJob& j) {
+  const size_t n = j.stride;
+  const __m512i half = _mm512_set1_epi32(1 << (kWeightBits - 1));
+  for (size_t i = 0; i < n; i += 32) {
+    // Plain loads and stores but for the row's tail: masked ones are slower.
+    const bool full = n - i >= 32;
+    const __mmask32 mask = full ? ~0u : (1u << (n - i)) - 1;
+    __m512i hi0 = _mm512_setzero_si512(), hi1 = hi0, lo0 = half, lo1 = half;
+    for (int k = 0; k < j.count; k += 2) {
+      const uint8_t* row = j.rows + static_cast<size_t>(k) * n + i;
+      const int32_t w0 = j.weights[k], w1 = k + 1 < j.count ? j.weights[k + 1] : 0;
+      const __m256i a = full ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row))
+                             : _mm256_maskz_loadu_epi8(mask, row);
+      const __m256i b = k + 1 >= j.count ? a
+                        : full ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + n))
+                               : _mm256_maskz_loadu_epi8(mask, row + n);
+      const __m512i w_hi = _mm512_set1_epi32(static_cast<int32_t>(
+          (static_cast<uint32_t>(w1 >> kWeightSplitBits) << 16) |
+          static_cast<uint32_t>(w0 >> kWeightSplitBits)));
+      const int32_t lo_mask = (1 << kWeightSplitBits) - 1;
+      const __m512i w_lo = _mm512_set1_epi32(static_cast<int32_t>(
+          (static_cast<uint32_t>(w1 & lo_mask) << 16) | static_cast<uint32_t>(w0 & lo_mask)));
+      // Per 128-bit lane: bytes 0-7 (low) and 8-15 (high) of a and b.
+      const __m512i p0 = _mm512_cvtepu8_epi16(_mm256_unpacklo_epi8(a, b));
+      const __m512i p1 = _mm512_cvtepu8_epi16(_mm256_unpackhi_epi8(a, b));
+      hi0 = _mm512_dpwssd_epi32(hi0, p0, w_hi);
+      lo0 = _mm512_dpwssd_epi32(lo0, p0, w_lo);
+      hi1 = _mm512_dpwssd_epi32(hi1, p1, w_hi);
+      lo1 = _mm512_dpwssd_epi32(lo1, p1, w_lo);
+    }
+    // r0 holds bytes 0-7 and 16-23, r1 bytes 8-15 and 24-31.
+    const __m128i r0 = _mm512_cvtusepi32_epi8(_mm512_srai_epi32(
+        _mm512_add_epi32(_mm512_slli_epi32(hi0, kWeightSplitBits), lo0), kWeightBits));
+    const __m128i r1 = _mm512_cvtusepi32_epi8(_mm512_srai_epi32(
+        _mm512_add_epi32(_mm512_slli_epi32(hi1, kWeightSplitBits), lo1), kWeightBits));
+    const __m256i row = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_unpacklo_epi64(r0, r1)),
+                                                _mm_unpackhi_epi64(r0, r1), 1);
+    if (full) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(j.out + i), row);
+    } else {
+      _mm256_mask_storeu_epi8(j.out + i, mask, row);
+    }
+  }
+}
+
+// `rows` rows of the horizontal pass, in_stride / out_stride bytes apart.
+using HorizontalRows = void (*)(const HorizontalJob&, const uint8_t* in, size_t in_stride,
+                                uint8_t* out, size_t out_stride, int rows);
+
+template <void (*kRow)(const HorizontalJob&, const uint8_t*, uint8_t*)>
+void EachRow(const HorizontalJob& j, const uint8_t* in, size_t in_stride, uint8_t* out,
+             size_t out_stride, int rows) {
+  for (int r = 0; r < rows; ++r) kRow(j, in + r * in_stride, out + r * out_stride);
+}
+
+// vpermi2b / vpermb indices that gather plane c of 64 packed RGB pixels
+// (192 bytes in three registers): byte i of the plane is byte 3i + c of the
+// block, from the first two registers (one vpermi2b) or, where the mask has
+// bit i, from the third (one masked vpermb).
+struct SplitIndices {
+  uint8_t first_two[3][64];
+  uint8_t third[3][64];
+  uint64_t from_third[3];
 };
 
-const Kernels& PickKernels(bool portable) {
-  static const Kernels portable_kernels{HorizontalRowScalar, VerticalRowBaseline};
-  if (portable) return portable_kernels;
-  static const Kernels kernels = [] {
-    __builtin_cpu_init();
-    Kernels k;
-    const bool avx2 = __builtin_cpu_supports("avx2");
-    k.horizontal = avx2 ? HorizontalRowAvx2 : HorizontalRowScalar;
-    k.vertical = avx2 ? VerticalRowAvx2 : VerticalRowBaseline;
-    return k;
+const SplitIndices& PlaneIndices() {
+  static const SplitIndices indices = [] {
+    SplitIndices t{};
+    for (int c = 0; c < 3; ++c) {
+      for (int i = 0; i < 64; ++i) {
+        const int src = 3 * i + c;
+        if (src < 128) {
+          t.first_two[c][i] = static_cast<uint8_t>(src);
+        } else {
+          t.third[c][i] = static_cast<uint8_t>(src - 128);
+          t.from_third[c] |= uint64_t{1} << i;
+        }
+      }
+    }
+    return t;
   }();
-  return kernels;
+  return indices;
+}
+
+// SplitPlanes, 64 pixels per step (the planar batch layout splits every
+// output row); masked loads and stores for the last < 64 pixels.
+__attribute__((target(UNIRECORD_AVX512))) void SplitPlanesAvx512(const uint8_t* rgb,
+                                                                size_t pixels, uint8_t* r,
+                                                                uint8_t* g, uint8_t* b) {
+  const SplitIndices& t = PlaneIndices();
+  uint8_t* const planes[3] = {r, g, b};
+  __m512i first_two[3], third[3];
+  for (int c = 0; c < 3; ++c) {
+    first_two[c] = _mm512_loadu_si512(t.first_two[c]);
+    third[c] = _mm512_loadu_si512(t.third[c]);
+  }
+  for (size_t p = 0; p < pixels; p += 64) {
+    const uint8_t* in = rgb + 3 * p;
+    const size_t n = std::min<size_t>(64, pixels - p);
+    __m512i x, y, z;
+    if (n == 64) {
+      x = _mm512_loadu_si512(in);
+      y = _mm512_loadu_si512(in + 64);
+      z = _mm512_loadu_si512(in + 128);
+    } else {
+      const size_t bytes = 3 * n;  // < 192
+      auto mask = [bytes](size_t from) -> __mmask64 {
+        if (bytes <= from) return 0;
+        return bytes - from >= 64 ? ~0ull : (1ull << (bytes - from)) - 1;
+      };
+      x = _mm512_maskz_loadu_epi8(mask(0), in);
+      y = bytes > 64 ? _mm512_maskz_loadu_epi8(mask(64), in + 64) : _mm512_setzero_si512();
+      z = bytes > 128 ? _mm512_maskz_loadu_epi8(mask(128), in + 128) : _mm512_setzero_si512();
+    }
+    for (int c = 0; c < 3; ++c) {
+      __m512i plane = _mm512_permutex2var_epi8(x, first_two[c], y);
+      plane = _mm512_mask_permutexvar_epi8(plane, t.from_third[c], third[c], z);
+      if (n == 64) {
+        _mm512_storeu_si512(planes[c] + p, plane);
+      } else {
+        _mm512_mask_storeu_epi8(planes[c] + p, (1ull << n) - 1, plane);
+      }
+    }
+  }
+}
+
+struct Kernels {
+  HorizontalRows horizontal;
+  void (*vertical)(const VerticalJob&);
+  void (*split)(const uint8_t* rgb, size_t pixels, uint8_t* r, uint8_t* g, uint8_t* b);
+};
+
+const Kernels& PickKernels(ResampleKernels which) {
+  static const Kernels portable{EachRow<HorizontalRowScalar>, VerticalRowBaseline, SplitPlanes};
+  static const bool avx2 = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") != 0;
+  }();
+  static const bool avx512 =
+      avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vbmi") &&
+      __builtin_cpu_supports("avx512vnni");
+  static const Kernels avx2_kernels{EachRow<HorizontalRowAvx2>, VerticalRowAvx2, SplitPlanes};
+  static const Kernels avx512_kernels{HorizontalAvx512, VerticalRowAvx512, SplitPlanesAvx512};
+  if (which == ResampleKernels::kBest && avx512) return avx512_kernels;
+  if (which != ResampleKernels::kPortable && avx2) return avx2_kernels;
+  return portable;
 }
 
 }  // namespace
@@ -268,7 +540,7 @@ void ResampleRgbAxes(const uint8_t* region, int region_x, int region_y, int regi
                      int region_height, size_t region_stride, const Axis& ax, const Axis& ay,
                      uint8_t* dst, size_t dst_stride, bool flip, ResampleScratch* s,
                      size_t plane_bytes) {
-  const Kernels& kernels = PickKernels(s->portable_kernels);
+  Kernels kernels = PickKernels(s->kernels);
   const int dst_width = ax.out_count, dst_height = ay.out_count;
   const int taps_x = ComputeWeights(ax, region_x, &s->first_x, &s->count_x, &s->weights_x);
   const int taps_y = ComputeWeights(ay, region_y, &s->first_y, &s->count_y, &s->weights_y);
@@ -279,22 +551,32 @@ void ResampleRgbAxes(const uint8_t* region, int region_x, int region_y, int regi
   s->horizontal.resize(hstride * std::max(row_end - row_first, 1) + 1);  // +1: 4-byte stores
   const bool need_horizontal = !IsIdentity(ax, region_x, region_width);
   HorizontalJob hjob{s->weights_x.data(), s->first_x.data(), s->count_x.data(), taps_x,
-                     region_width, dst_width, flip, nullptr, nullptr};
-  if (need_horizontal && kernels.horizontal == HorizontalRowAvx2) {
+                     region_width, dst_width, flip, nullptr, nullptr, nullptr, nullptr};
+  if (need_horizontal && kernels.horizontal == HorizontalAvx512) {
+    if (PlanHorizontalGroups(hjob, s)) {
+      hjob.groups = s->groups.data();
+      hjob.group_tables = s->group_tables.data();
+    } else {
+      kernels.horizontal = EachRow<HorizontalRowAvx2>;
+    }
+  }
+  if (need_horizontal && kernels.horizontal == EachRow<HorizontalRowAvx2>) {
     PlanHorizontalPairs(hjob, s);
     hjob.pairs = s->pairs.data();
     hjob.pair_weights = s->pair_weights.data();
   }
-  for (int y = row_first; y < row_end; ++y) {
+  for (int y = row_first; y < row_end && !need_horizontal; ++y) {
     const uint8_t* in = region + static_cast<size_t>(y) * region_stride;
     uint8_t* out = s->horizontal.data() + (y - row_first) * hstride;
-    if (need_horizontal) {
-      kernels.horizontal(hjob, in, out);
-    } else if (!flip) {
+    if (!flip) {
       std::memcpy(out, in, hstride);
     } else {
       for (int x = 0; x < dst_width; ++x) std::memcpy(out + (dst_width - 1 - x) * 3, in + x * 3, 3);
     }
+  }
+  if (need_horizontal) {
+    kernels.horizontal(hjob, region + static_cast<size_t>(row_first) * region_stride,
+                       region_stride, s->horizontal.data(), hstride, row_end - row_first);
   }
   const bool need_vertical = !IsIdentity(ay, region_y, region_height);
   s->accumulators.resize(hstride);
@@ -312,7 +594,7 @@ void ResampleRgbAxes(const uint8_t* region, int region_x, int region_y, int regi
     }
     if (plane_bytes > 0) {
       uint8_t* r = dst + static_cast<size_t>(y) * dst_stride;
-      SplitPlanes(out, static_cast<size_t>(dst_width), r, r + plane_bytes, r + 2 * plane_bytes);
+      kernels.split(out, static_cast<size_t>(dst_width), r, r + plane_bytes, r + 2 * plane_bytes);
     }
   }
 }

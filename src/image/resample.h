@@ -44,6 +44,23 @@ struct HorizontalPair {
   int weight_index;
 };
 
+// 16 adjacent output bytes of the AVX-512 horizontal pass: the byte offset of
+// their 128-byte source window, the number of tap pairs, and where their
+// tables start (in 64-byte units of ResampleScratch::group_tables).
+struct HorizontalGroup {
+  int window;
+  int tap_pairs;
+  int table_index;
+};
+
+// Which kernel set ResampleRgbAxes runs; each falls back to the next one down
+// where the CPU lacks its instructions. All give the same bytes.
+enum class ResampleKernels {
+  kBest,      // AVX-512 (BW, VBMI, VNNI), else AVX2, else portable
+  kAvx2,      // AVX2, else portable
+  kPortable,  // plain C++ (what a CPU without AVX2 runs)
+};
+
 // Buffers reused across calls (one per JpegDecoder).
 struct ResampleScratch {
   std::vector<int32_t> weights_x, weights_y;
@@ -53,9 +70,11 @@ struct ResampleScratch {
   std::vector<uint8_t> packed_row;  // one output row before it is split into planes
   std::vector<HorizontalPair> pairs;
   std::vector<int16_t> pair_weights;
-  // false (default): the AVX2 kernels where the CPU has them. true: the
-  // portable kernels, so tests and bench/ can compare both paths on one box.
-  bool portable_kernels = false;
+  std::vector<HorizontalGroup> groups;
+  std::vector<int16_t> group_tables;
+  // kBest (default) in the library; the others let tests and bench/ compare
+  // every kernel set on one box.
+  ResampleKernels kernels = ResampleKernels::kBest;
 };
 
 // Resamples `box` of src (src_width x src_height RGB, src_stride bytes per

@@ -137,22 +137,25 @@ TEST(Resample, EqualsPillowArithmeticOnRandomBoxesSizesAndFlips) {
   }
 }
 
-// The dispatched kernels (AVX2 on a CPU that has it) and the portable ones
-// must give the same bytes: randomized windows, sizes, flips, packed and
-// planar output. On a CPU without AVX2 both sides run the portable kernels.
-TEST(Resample, DispatchedKernelsEqualPortableKernelsByteForByte) {
-  std::mt19937 rng(20261124);
+// Every kernel set (AVX-512 and AVX2 where the CPU has them) must give the
+// same bytes as the portable one: randomized windows, sizes (downscales up
+// to 10x, past the AVX-512 kernel's window), flips, packed and planar output.
+// On a CPU without them the sets fall back and compare the portable kernels.
+void ExpectKernelsEqualPortable(ResampleKernels kernels, uint32_t seed) {
+  std::mt19937 rng(seed);
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   ResampleScratch dispatched, portable;
-  portable.portable_kernels = true;
+  dispatched.kernels = kernels;
+  portable.kernels = ResampleKernels::kPortable;
   for (int trial = 0; trial < 300; ++trial) {
     const int sw = 1 + static_cast<int>(unit(rng) * (trial % 4 == 0 ? 16 : 600));
     const int sh = 1 + static_cast<int>(unit(rng) * (trial % 4 == 1 ? 16 : 400));
     const double x0 = unit(rng) * sw * 0.5, y0 = unit(rng) * sh * 0.5;
     const double x1 = std::min<double>(x0 + std::max(unit(rng) * (sw - x0), 0.5), sw);
     const double y1 = std::min<double>(y0 + std::max(unit(rng) * (sh - y0), 0.5), sh);
-    const int dw = 1 + static_cast<int>(unit(rng) * (trial % 3 == 0 ? 400 : 240));
-    const int dh = 1 + static_cast<int>(unit(rng) * 240);
+    const int out_range = trial % 3 == 0 ? 400 : trial % 7 == 1 ? 50 : 240;
+    const int dw = 1 + static_cast<int>(unit(rng) * out_range);
+    const int dh = 1 + static_cast<int>(unit(rng) * out_range);
     const bool flip = trial % 2 == 1;
     const size_t plane_bytes = trial % 3 == 2 ? static_cast<size_t>(dw) * dh : 0;
     const size_t dst_stride = plane_bytes > 0 ? dw : static_cast<size_t>(dw) * 3;
@@ -166,6 +169,14 @@ TEST(Resample, DispatchedKernelsEqualPortableKernelsByteForByte) {
                     << ")-(" << x1 << "," << y1 << ") -> " << dw << "x" << dh
                     << (flip ? " flipped" : "") << (plane_bytes > 0 ? " planar" : "");
   }
+}
+
+TEST(Resample, BestKernelsEqualPortableKernelsByteForByte) {
+  ExpectKernelsEqualPortable(ResampleKernels::kBest, 20261124);
+}
+
+TEST(Resample, Avx2KernelsEqualPortableKernelsByteForByte) {
+  ExpectKernelsEqualPortable(ResampleKernels::kAvx2, 20261125);
 }
 
 TEST(Resample, ResizeRgbHonoursSourceStride) {

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <utility>
 
@@ -69,13 +70,29 @@ const char* FileKindName(mode_t mode) {
   return "neither file nor directory";
 }
 
+std::atomic<uint64_t> g_next_mapping_serial{1};
+
+// The open TruncationCheckScopes of this thread and the files (by serial)
+// found not truncated in the outermost one.
+struct CheckedFiles {
+  int depth = 0;
+  std::vector<uint64_t> serials;
+};
+thread_local CheckedFiles t_checked_files;
+
 }  // namespace
+
+TruncationCheckScope::TruncationCheckScope() { ++t_checked_files.depth; }
+
+TruncationCheckScope::~TruncationCheckScope() {
+  if (--t_checked_files.depth == 0) t_checked_files.serials.clear();
+}
 
 MappedFile::~MappedFile() { Reset(); }
 
 MappedFile::MappedFile(MappedFile&& other) noexcept
     : data_(other.data_), size_(other.size_), device_(other.device_), inode_(other.inode_),
-      path_(std::move(other.path_)) {
+      serial_(other.serial_), path_(std::move(other.path_)) {
   other.data_ = nullptr;
   other.size_ = 0;
 }
@@ -87,6 +104,7 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
     size_ = other.size_;
     device_ = other.device_;
     inode_ = other.inode_;
+    serial_ = other.serial_;
     path_ = std::move(other.path_);
     other.data_ = nullptr;
     other.size_ = 0;
@@ -113,6 +131,7 @@ Result<MappedFile> MappedFile::Open(const std::string& path) {
   file.size_ = static_cast<uint64_t>(st.st_size);
   file.device_ = static_cast<uint64_t>(st.st_dev);
   file.inode_ = static_cast<uint64_t>(st.st_ino);
+  file.serial_ = g_next_mapping_serial.fetch_add(1, std::memory_order_relaxed);
   if (file.size_ > 0) {
     void* p = ::mmap(nullptr, file.size_, PROT_READ, MAP_SHARED, fd, 0);
     if (p == MAP_FAILED) {
@@ -128,9 +147,15 @@ Result<MappedFile> MappedFile::Open(const std::string& path) {
 }
 
 Status MappedFile::CheckNotTruncated() const {
+  CheckedFiles& checked = t_checked_files;
+  const bool scoped = checked.depth > 0;
+  if (scoped && std::find(checked.serials.begin(), checked.serials.end(), serial_) != checked.serials.end()) {
+    return Status::OK();
+  }
   struct stat st;
   if (::stat(path_.c_str(), &st) != 0 || static_cast<uint64_t>(st.st_dev) != device_ ||
       static_cast<uint64_t>(st.st_ino) != inode_ || static_cast<uint64_t>(st.st_size) >= size_) {
+    if (scoped) checked.serials.push_back(serial_);
     return Status::OK();  // gone or replaced: the mapped inode itself is unchanged
   }
   return Status::Corruption(path_ + ": truncated in place from " + std::to_string(size_) + " to " +

@@ -38,7 +38,8 @@ class MappedFile {
   // mapping intact: OK. One stat() of the path; no descriptor is kept open
   // (a dataset of thousands of shards must not use thousands of them). Best
   // effort: a truncation after the check is not seen. Costs a system call
-  // (1.7-5 us on a loaded VM): callers check before work that dwarfs it.
+  // (1.7-5 us on a loaded VM): callers check before work that dwarfs it, or
+  // hold a TruncationCheckScope over many reads.
   Status CheckNotTruncated() const;
 
  private:
@@ -47,7 +48,24 @@ class MappedFile {
   uint64_t size_ = 0;
   uint64_t device_ = 0;  // identify the mapped inode
   uint64_t inode_ = 0;
+  uint64_t serial_ = 0;  // unique per Open in this process (TruncationCheckScope)
   std::string path_;
+};
+
+// While one is alive on a thread, MappedFile::CheckNotTruncated on that
+// thread stats each mapped file once and answers later checks of it from
+// that result: a caller that reads many records at once (the Loader, per
+// claim of samples) pays one stat() per file instead of one per read. A
+// truncation is then seen at the first check of the file in the next scope
+// instead of at the next read; a failed check is not remembered (every read
+// of a truncated file fails). Scopes nest (the outermost one counts); the
+// list of files checked keeps its capacity for the thread's next scope.
+class TruncationCheckScope {
+ public:
+  TruncationCheckScope();
+  ~TruncationCheckScope();
+  TruncationCheckScope(const TruncationCheckScope&) = delete;
+  TruncationCheckScope& operator=(const TruncationCheckScope&) = delete;
 };
 
 // An append-only file with a write buffer, plus in-place patching of bytes

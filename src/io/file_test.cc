@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <string>
@@ -44,6 +45,54 @@ TEST(MappedFileTest, EmptyFileMapsToNothing) {
   auto mapped = MappedFile::Open(path);
   ASSERT_TRUE(mapped.ok());
   EXPECT_EQ(mapped->size(), 0u);
+}
+
+TEST(MappedFileTest, TruncationInPlaceIsSeenAndReplacementIsNot) {
+  const std::string dir = testing::MakeTempDir();
+  const std::string path = JoinPath(dir, "f.bin");
+  testing::WriteBytes(path, std::string(8192, 'x'));
+  auto mapped = MappedFile::Open(path);
+  ASSERT_TRUE(mapped.ok());
+  EXPECT_TRUE(mapped->CheckNotTruncated().ok());
+  testing::WriteBytes(JoinPath(dir, "new"), "short");
+  ASSERT_TRUE(RenameFile(JoinPath(dir, "new"), path).ok());  // another inode: this mapping is intact
+  EXPECT_TRUE(mapped->CheckNotTruncated().ok());
+  testing::WriteBytes(JoinPath(dir, "g.bin"), std::string(8192, 'y'));
+  auto other = MappedFile::Open(JoinPath(dir, "g.bin"));
+  ASSERT_TRUE(other.ok());
+  ASSERT_EQ(::truncate(JoinPath(dir, "g.bin").c_str(), 100), 0);
+  const Status truncated = other->CheckNotTruncated();
+  EXPECT_EQ(truncated.code(), StatusCode::kCorruption);
+  EXPECT_NE(truncated.message().find("truncated in place from 8192 to 100 bytes"), std::string::npos)
+      << truncated.message();
+}
+
+// In a scope, a file found intact is not stat'ed again until the scope ends;
+// a truncated one fails every check.
+TEST(MappedFileTest, TruncationCheckScopeChecksEachFileOnce) {
+  const std::string dir = testing::MakeTempDir();
+  const std::string a = JoinPath(dir, "a.bin"), b = JoinPath(dir, "b.bin");
+  testing::WriteBytes(a, std::string(8192, 'a'));
+  testing::WriteBytes(b, std::string(8192, 'b'));
+  auto mapped_a = MappedFile::Open(a);
+  auto mapped_b = MappedFile::Open(b);
+  ASSERT_TRUE(mapped_a.ok() && mapped_b.ok());
+  ASSERT_EQ(::truncate(b.c_str(), 10), 0);
+  {
+    TruncationCheckScope scope;
+    EXPECT_TRUE(mapped_a->CheckNotTruncated().ok());
+    EXPECT_EQ(mapped_b->CheckNotTruncated().code(), StatusCode::kCorruption);
+    EXPECT_EQ(mapped_b->CheckNotTruncated().code(), StatusCode::kCorruption);  // not remembered
+    ASSERT_EQ(::truncate(a.c_str(), 10), 0);
+    {
+      TruncationCheckScope inner;  // nested: the outer scope's answers stand
+      EXPECT_TRUE(mapped_a->CheckNotTruncated().ok());
+    }
+    EXPECT_TRUE(mapped_a->CheckNotTruncated().ok());  // checked once in this scope
+  }
+  EXPECT_EQ(mapped_a->CheckNotTruncated().code(), StatusCode::kCorruption);  // a new check
+  TruncationCheckScope next;
+  EXPECT_EQ(mapped_a->CheckNotTruncated().code(), StatusCode::kCorruption);
 }
 
 TEST(ReadFileTest, ReadsRegularFilesWithinTheLimit) {

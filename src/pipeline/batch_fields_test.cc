@@ -4,6 +4,7 @@
 // without images, the refusals. Python's test_loader_fields.py compares the
 // same against a torch DataLoader.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -213,6 +214,28 @@ TEST(BatchFieldsTest, DatasetWithoutImages) {
   options.ragged = RaggedLayout::kJagged;
   options.threads = 1;
   CheckEpoch(OpenDataset(dir), options, false);
+}
+
+// The Loader checks a shard for truncation once per claim of samples, not
+// per read (io::TruncationCheckScope): a shard truncated in place under its
+// mapping is still a Corruption naming it, never SIGBUS, with and without
+// images (1 and 16 samples per claim).
+TEST(BatchFieldsTest, ShardTruncatedInPlaceIsAnErrorNotACrash) {
+  for (bool with_image : {false, true}) {
+    const std::string dir = WriteDataset(with_image);
+    std::shared_ptr<const Dataset> ds = OpenDataset(dir);
+    for (const ShardInfo& shard : ds->shards()) ASSERT_EQ(::truncate(shard.path.c_str(), 4096), 0);
+    LoaderOptions options = FieldOptions();
+    if (!with_image) options.image_field = "";
+    Result<std::unique_ptr<Loader>> loader = Loader::Create(ds, options);
+    ASSERT_TRUE(loader.ok()) << loader.status().ToString();
+    Result<Batch> batch = (*loader)->Next();
+    ASSERT_FALSE(batch.ok());
+    EXPECT_EQ(batch.status().code(), StatusCode::kCorruption) << batch.status().ToString();
+    EXPECT_NE(batch.status().message().find("truncated in place from "), std::string::npos)
+        << batch.status().message();
+    EXPECT_NE(batch.status().message().find(".urec"), std::string::npos) << batch.status().message();
+  }
 }
 
 // The box mapping written out once more, in the most direct form.

@@ -1,6 +1,7 @@
 #include "unirecord/loader.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -10,7 +11,9 @@
 #include <thread>
 #include <utility>
 
+#include "dataset/dataset_impl.h"
 #include "gpu/device_batches.h"
+#include "io/file.h"
 #include "pipeline/batch_fields.h"
 #include "util/threads.h"
 
@@ -90,8 +93,10 @@ double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).coun
 
 constexpr size_t kNoSlot = static_cast<size_t>(-1);
 
-// Loader::Impl::samples_per_claim for samples without an image.
+// Loader::Impl::samples_per_claim for samples without an image (and the
+// most it can be).
 constexpr size_t kSamplesPerClaimWithoutImages = 16;
+constexpr size_t kMaxSamplesPerClaim = kSamplesPerClaimWithoutImages;
 
 }  // namespace
 
@@ -295,16 +300,23 @@ struct Loader::Impl final : Batch::Pool {
     return options.subset ? (*options.subset)[id] : id;
   }
 
-  // Fills sample `offset` of `slot` from sampler position `position`; with
-  // kSkip, bad records are replaced by the following positions' records.
-  Status LoadSample(uint64_t position, Slot& slot, size_t offset, uint64_t epoch, uint64_t seed,
+  // Dataset::Impl::Prefetch of mixture id `id`.
+  void Prefetch(uint64_t id, Dataset::Impl::PrefetchStage stage) const {
+    const size_t k = SourceOf(id);
+    sources[k].dataset().impl().Prefetch(id - first_ids[k], stage);
+  }
+
+  // Fills sample `offset` of `slot` from sampler position `position` (whose
+  // record is `record`: RecordAt(position)); with kSkip, bad records are
+  // replaced by the following positions' records.
+  Status LoadSample(uint64_t position, uint64_t record, Slot& slot, size_t offset, uint64_t epoch, uint64_t seed,
                     SampleDecoder& decoder, SampleTimes& times,
                     uint64_t* skipped, std::string* last_bad) {
     uint8_t* out = slot.images + offset * image_bytes;
     int64_t* label = &slot.labels[offset];
     const uint64_t size = sampler.size();
     for (int attempt = 0;; ++attempt) {
-      const uint64_t id = RecordAt((position + attempt) % size);
+      const uint64_t id = attempt == 0 ? record : RecordAt((position + attempt) % size);
       const size_t k = SourceOf(id);
       CropWindow window;
       // Errors name the record (and its path).
@@ -330,10 +342,11 @@ struct Loader::Impl final : Batch::Pool {
   }
 
   // Sample `offset` of `slot` from one Record: the image (its window into
-  // *window), the label and the batched fields.
+  // *window), the label and the batched fields. Adds the decode's time to
+  // times.decode_s; WorkerLoop counts the rest of a claim as read time (two
+  // clock reads per sample would be a tenth of a token sample's cost).
   Status ReadRecord(const SampleSource& source, uint64_t id, Slot& slot, size_t offset, uint64_t epoch, uint64_t seed, SampleDecoder& decoder,
                     SampleTimes& times, CropWindow* window) {
-    const Clock::time_point t0 = Clock::now();
     double decode_s = 0;
     Status status = [&]() -> Status {
       UREC_ASSIGN_OR_RETURN(Record record, source.dataset().Get(id));
@@ -361,7 +374,6 @@ struct Loader::Impl final : Batch::Pool {
       return Status::OK();
     }();
     times.decode_s += decode_s;
-    times.read_s += Seconds(Clock::now() - t0) - decode_s;
     if (!status.ok()) return status.WithContext(source.Describe(id));
     return status;
   }
@@ -403,10 +415,23 @@ struct Loader::Impl final : Batch::Pool {
       std::string last_bad;
       Status status;
       size_t error_offset = offset;
-      for (size_t k = 0; k < take && status.ok(); ++k) {
-        status = LoadSample(position + k, slot, offset + k, epoch, seed, decoder, times, &skipped, &last_bad);
-        error_offset = offset + k;
+      const Clock::time_point claim_start = Clock::now();
+      {
+        // One stat() per shard per claim guards this claim's reads against
+        // a shard truncated in place, instead of one per blob read.
+        io::TruncationCheckScope check_each_shard_once;
+        std::array<uint64_t, kMaxSamplesPerClaim> ids;
+        for (size_t k = 0; k < take; ++k) ids[k] = RecordAt(position + k);
+        for (size_t k = 0; k < take && status.ok(); ++k) {
+          // Samples of microseconds wait mostly on memory: start loading
+          // the next ones' entries and values while this one is read.
+          if (k + 2 < take) Prefetch(ids[k + 2], Dataset::Impl::PrefetchStage::kEntry);
+          if (k + 1 < take) Prefetch(ids[k + 1], Dataset::Impl::PrefetchStage::kBlobs);
+          status = LoadSample(position + k, ids[k], slot, offset + k, epoch, seed, decoder, times, &skipped, &last_bad);
+          error_offset = offset + k;
+        }
       }
+      if (read_records) times.read_s += Seconds(Clock::now() - claim_start) - times.decode_s;
 
       lock.lock();
       if (generation == my_generation) {
@@ -453,6 +478,7 @@ struct Loader::Impl final : Batch::Pool {
   void Return(size_t slot_index) override {
     Status recycled;
     if (device != nullptr) recycled = device->Recycle(slot_index);
+    bool wake = false;
     {
       std::lock_guard<std::mutex> lock(mu);
       Slot& slot = slots[slot_index];
@@ -460,8 +486,9 @@ struct Loader::Impl final : Batch::Pool {
       slot.ready = false;
       PushFree(slot_index);
       if (!recycled.ok() && sticky_error.ok()) sticky_error = recycled;
+      wake = WorkAvailable();
     }
-    work_cv.notify_all();
+    if (wake) work_cv.notify_all();
   }
 
   size_t HeldCount() const {
@@ -507,7 +534,9 @@ struct Loader::Impl final : Batch::Pool {
     ++next_batch;
     ++totals.batches;
     totals.samples += slot.count;
-    work_cv.notify_all();  // the prefetch window moved on: one more batch may claim a slot
+    // The prefetch window moved on: one more batch may claim a slot. A wake
+    // costs microseconds on a VM: only when a worker has work now.
+    if (WorkAvailable()) work_cv.notify_all();
 
     batch.pool_ = std::move(self);
     batch.slot_ = slot_index;

@@ -2,6 +2,7 @@
 
 #include <zstd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <new>
@@ -184,6 +185,20 @@ Result<BlobBytes> ShardReader::ReadBlob(const uint8_t* entry, uint64_t row, size
     return Status::Corruption(RowContext(row) + ": blob '" + field.name + "' does not inflate");
   }
   return BlobBytes{{}, std::move(raw)};
+}
+
+void ShardReader::PrefetchEntry(uint64_t row) const { __builtin_prefetch(index_.entry(row)); }
+
+void ShardReader::PrefetchBlobs(uint64_t row) const {
+  if (frame_only_) return;
+  const uint8_t* entry = index_.entry(row);
+  for (size_t slot = 0; slot < layout_.blob_fields.size(); ++slot) {
+    const index::BlobLocator b = index::LoadBlobLocator(layout_, entry, slot);
+    if (b.offset < pages_begin_ || !format::RangeWithin(b.offset, b.stored_length, pages_end_)) continue;
+    const uint8_t* bytes = shard_.data() + b.offset;
+    const uint64_t length = std::min<uint64_t>(b.stored_length, kPrefetchBlobBytes);
+    for (uint64_t at = 0; at < length; at += 64) __builtin_prefetch(bytes + at);
+  }
 }
 
 Status ShardReader::CheckPageEntry(uint32_t page_number, const fb::PageEntry& page) const {

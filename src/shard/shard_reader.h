@@ -73,6 +73,17 @@ class ShardReader {
   // verified when `verify`, inflated if the field is compressed.
   Result<BlobBytes> ReadBlob(const uint8_t* entry, uint64_t row, size_t slot, bool verify) const;
 
+  // Memory-latency hints for a reader that knows the rows it reads next
+  // (the Loader, within a claim of samples): PrefetchEntry starts loading
+  // row's record-table entry; PrefetchBlobs reads that entry (so call it a
+  // row after PrefetchEntry) and starts loading the first
+  // kPrefetchBlobBytes of each of its blobs. Only CPU prefetch
+  // instructions, which never fault; nothing is checked or returned, so
+  // the read that follows checks everything as usual. `row` < records().
+  static constexpr uint64_t kPrefetchBlobBytes = 16 << 10;
+  void PrefetchEntry(uint64_t row) const;
+  void PrefetchBlobs(uint64_t row) const;
+
   // The scalar page holding `row` (per-thread cache of recently used pages).
   Result<std::shared_ptr<const DecodedPage>> ScalarPage(const uint8_t* entry, uint64_t row, bool verify,
                                                         uint32_t* row_in_page) const;

@@ -42,7 +42,8 @@ CommandRunner SetupSample(CLI::App* cmd) {
       ->check(IntegerIn(0, UINT64_MAX));
   cmd->add_option("--weights", opts->sampler.weights,
                   "Mixture: each source's share of the epoch, comma-separated (default: by size)")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->check(RealIn(0, 1e300));
   cmd->add_option("--epoch-size", opts->sampler.epoch_size, "Samples per epoch (0: the sources' total)")
       ->capture_default_str()
       ->check(IntegerIn(0, UINT64_MAX));
