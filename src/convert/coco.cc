@@ -1,7 +1,6 @@
 // ConvertCoco: a COCO instances file and its images into a unirecord
 // dataset, one record per image with its annotations as arrays; the images
 // go through the converters' shared machinery (convert/file_records.h).
-#include <chrono>
 #include <filesystem>
 #include <memory>
 #include <utility>
@@ -21,7 +20,6 @@ namespace {
 
 using convert_internal::CocoAnnotations;
 using convert_internal::CocoImage;
-using Clock = std::chrono::steady_clock;
 
 Result<Schema> CocoSchema() {
   return Schema::Make({Field::Bytes("image"), Field::String("path"), Field::Int64("image_id", /*indexed=*/true),
@@ -111,17 +109,9 @@ Result<ConvertReport> ConvertCoco(const std::string& annotations, const std::str
           out, name, options, files.size(), std::move(head),
           [&](const std::string& token, uint32_t part, uint32_t num_parts,
               const ConvertOptions& o) -> Result<ConvertReport> {
-            const Clock::time_point start = Clock::now();
-            WriterOptions writer_options;
-            if (shard_starts.empty()) {
-              writer_options.target_shard_bytes =
-                  o.target_shard_bytes > 0 ? o.target_shard_bytes : convert_internal::kDefaultShardBytes;
-            }
-            writer_options.sync = o.sync;
-            UREC_ASSIGN_OR_RETURN(Schema schema, CocoSchema());
-            UREC_ASSIGN_OR_RETURN(std::unique_ptr<PartWriter> writer,
-                                  PartWriter::Create(out, name, token, part, num_parts, schema, writer_options));
-            UREC_RETURN_IF_ERROR(writer->SetMetadata("categories", coco.categories_json));
+            convert_internal::PartTarget target{out, name, token, part, num_parts, {}, {}};
+            UREC_ASSIGN_OR_RETURN(target.schema, CocoSchema());
+            target.metadata.emplace_back("categories", coco.categories_json);
             convert_internal::ImageRecordHooks hooks;
             hooks.fill = [&](size_t i, RecordBuilder& record) {
               annotations_written += coco.images[i].annotations.size();
@@ -135,12 +125,7 @@ Result<ConvertReport> ConvertCoco(const std::string& annotations, const std::str
               return "the annotations say " + std::to_string(image.width) + "x" + std::to_string(image.height) +
                      ", the file is " + std::to_string(info.width()) + "x" + std::to_string(info.height());
             };
-            ConvertReport written;
-            UREC_RETURN_IF_ERROR(convert_internal::WriteImageRecords(images_dir, files, shard_starts, o, schema,
-                                                                     hooks, *writer, &written));
-            UREC_RETURN_IF_ERROR(writer->Finish());
-            written.seconds = convert_internal::SecondsSince(start);
-            return written;
+            return convert_internal::WriteImagePart(target, images_dir, files, shard_starts, o, hooks);
           }));
   report.annotations = annotations_written;
   report.annotations_rejected = coco.annotations_rejected;

@@ -203,8 +203,7 @@ Result<ImageFieldIndexes> FindImageFields(const Schema& schema, const std::strin
   return f;
 }
 
-}  // namespace
-
+// WriteImagePart's records, through `writer`, counted into `report`.
 Status WriteImageRecords(const std::string& root, const std::vector<ImageFolderFile>& files,
                          const std::vector<size_t>& shard_starts, const ConvertOptions& options,
                          const Schema& schema, const ImageRecordHooks& hooks, PartWriter& writer,
@@ -300,6 +299,33 @@ Status WriteImageRecords(const std::string& root, const std::vector<ImageFolderF
   for (; next_shard < shard_starts.size(); ++next_shard) UREC_RETURN_IF_ERROR(writer.NextShard());
   report_progress();
   return Status::OK();
+}
+
+}  // namespace
+
+Result<ConvertReport> WriteImagePart(const PartTarget& target, const std::string& root,
+                                     const std::vector<ImageFolderFile>& files,
+                                     const std::vector<size_t>& shard_starts, const ConvertOptions& options,
+                                     const ImageRecordHooks& hooks) {
+  const Clock::time_point start = Clock::now();
+  WriterOptions writer_options;
+  if (shard_starts.empty()) {
+    writer_options.target_shard_bytes = options.target_shard_bytes > 0 ? options.target_shard_bytes : kDefaultShardBytes;
+  }
+  writer_options.sync = options.sync;
+  UREC_ASSIGN_OR_RETURN(std::unique_ptr<PartWriter> writer,
+                        PartWriter::Create(target.out, target.name, target.token, target.part, target.num_parts,
+                                           target.schema, writer_options));
+  for (const auto& [key, value] : target.metadata) UREC_RETURN_IF_ERROR(writer->SetMetadata(key, value));
+  ConvertReport report;
+  UREC_RETURN_IF_ERROR(WriteImageRecords(root, files, shard_starts, options, target.schema, hooks, *writer, &report));
+  UREC_RETURN_IF_ERROR(writer->Finish());
+  report.name = target.name;
+  report.shards = writer->summary().shards;
+  report.output_bytes = writer->summary().bytes;
+  report.shard_paths = writer->summary().shard_paths;
+  report.seconds = SecondsSince(start);
+  return report;
 }
 
 Result<ConvertReport> CommitParts(StagedWrite& staged, ConvertReport report, const std::vector<ConvertReport>& parts) {

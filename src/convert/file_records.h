@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "convert/source_image.h"
@@ -54,17 +55,30 @@ struct ImageRecordHooks {
   std::string image_field = "image";
 };
 
-// Writes a record for each candidate of `files` (paths relative to `root`),
-// in order, through `writer`, starting a new shard at each of shard_starts
-// after the first (empty: the writer's size cuts). Files that are not
-// candidates and images that are not usable go to report->not_written
-// (counted as skipped and rejected); strict: Corruption at the first
-// rejected one. Adds to `report`'s counts; options.on_progress counts the
-// candidates.
-Status WriteImageRecords(const std::string& root, const std::vector<ImageFolderFile>& files,
-                         const std::vector<size_t>& shard_starts, const ConvertOptions& options,
-                         const Schema& schema, const ImageRecordHooks& hooks, PartWriter& writer,
-                         ConvertReport* report);
+// Where a part goes: part `part` of `num_parts` of the staged write `token`
+// of dataset `name` in `out`, with these records and metadata.
+struct PartTarget {
+  std::string out;
+  std::string name;
+  std::string token;
+  uint32_t part = 0;
+  uint32_t num_parts = 1;
+  Schema schema;
+  std::vector<std::pair<std::string, std::string>> metadata;
+};
+
+// Writes part `target` (PartWriter): a record for each candidate of `files`
+// (paths relative to `root`), in order, starting a new shard at each of
+// shard_starts after the first (empty: options.target_shard_bytes, or
+// kDefaultShardBytes, cuts). Files that are not candidates and images that
+// are not usable go to not_written (counted as skipped and rejected);
+// strict: Corruption at the first rejected one. The report holds the
+// part's counts, name, shards, bytes, shard paths and seconds;
+// options.on_progress counts the candidates.
+Result<ConvertReport> WriteImagePart(const PartTarget& target, const std::string& root,
+                                     const std::vector<ImageFolderFile>& files,
+                                     const std::vector<size_t>& shard_starts, const ConvertOptions& options,
+                                     const ImageRecordHooks& hooks);
 
 // Sums the parts' reports into `head` (a report holding what was reported
 // before any part), adds the rejects report to `staged` and commits it.

@@ -95,22 +95,10 @@ Result<ConvertReport> ConvertManifest(const std::string& manifest, const std::st
   UREC_ASSIGN_OR_RETURN(ConvertReport report, convert_internal::ConvertLocally(
       out, name, options, files.size(), head,
       [&](const std::string& token, uint32_t part, uint32_t num_parts, const ConvertOptions& o) -> Result<ConvertReport> {
-        WriterOptions writer_options;
-        if (shard_starts.empty()) {
-          writer_options.target_shard_bytes =
-              o.target_shard_bytes > 0 ? o.target_shard_bytes : convert_internal::kDefaultShardBytes;
-        }
-        writer_options.sync = o.sync;
-        UREC_ASSIGN_OR_RETURN(std::unique_ptr<PartWriter> writer,
-                              PartWriter::Create(out, name, token, part, num_parts, schema.schema, writer_options));
         std::vector<size_t> starts = shard_starts;
         if (!starts.empty()) starts.pop_back();  // a part lists where its shards start
-        ConvertReport part_report;
-        UREC_RETURN_IF_ERROR(convert_internal::WriteImageRecords(root, files, starts, o, schema.schema, hooks,
-                                                                 *writer, &part_report));
-        UREC_RETURN_IF_ERROR(writer->Finish());
-        part_report.name = name;
-        return part_report;
+        return convert_internal::WriteImagePart({out, name, token, part, num_parts, schema.schema, {}}, root, files,
+                                                starts, o, hooks);
       }));
   report.seconds = convert_internal::SecondsSince(start);
   return report;
