@@ -357,13 +357,18 @@ class PyLoader {
         fields[py::str(f.name)] = values;
         continue;
       }
-      fields[py::str(f.name)] = MakeCapsule(batch, f.data, DLTypeOf(f.type), f.shape, cpu);
+      // On a CUDA device the numeric fields were uploaded with the images
+      // (and are ready with them: the wait above covers them too).
+      const bool on_device = f.device_data != nullptr;
+      const DLDevice where = on_device ? DLDevice{kDLCUDA, o.cuda.device} : cpu;
+      fields[py::str(f.name)] = MakeCapsule(batch, on_device ? f.device_data : f.data, DLTypeOf(f.type), f.shape, where);
       if (f.lengths != nullptr) {
-        fields[py::str(f.name + "_lengths")] =
-            MakeCapsule(batch, f.lengths, DLDataType{kDLInt, 64, 1}, f.lengths_shape, cpu);
+        fields[py::str(f.name + "_lengths")] = MakeCapsule(
+            batch, on_device ? f.device_lengths : f.lengths, DLDataType{kDLInt, 64, 1}, f.lengths_shape, where);
       }
       if (f.offsets != nullptr) {
-        fields[py::str(f.name + "_offsets")] = MakeCapsule(batch, f.offsets, DLDataType{kDLInt, 64, 1}, {n + 1}, cpu);
+        fields[py::str(f.name + "_offsets")] =
+            MakeCapsule(batch, on_device ? f.device_offsets : f.offsets, DLDataType{kDLInt, 64, 1}, {n + 1}, where);
       }
     }
     return py::make_tuple(images, labels, ids, b.epoch(), b.index(), crops, fields);

@@ -216,6 +216,16 @@ def test_jagged_offsets(detection):
             assert cats.tolist() == ds[int(batch["id"][i])]["category_id"][kept].tolist()
 
 
+def test_cuda_fields(detection):
+    if not unirecord.cuda_available():
+        pytest.skip("no CUDA device, or unirecord built without CUDA")
+    import cuda_check
+
+    cuda_check.run_fields(detection, batch_size=6, shuffle=True, seed=5, threads=2,
+                          transform=unirecord.RandomResizedCrop(SIZE, flip=True), fields=["tokens", "caption"],
+                          boxes="boxes", box_aligned=["category_id"])
+
+
 def test_token_dataset_without_images(tmp_path):
     rng = np.random.default_rng(0)
     lengths = rng.integers(0, 40, 30)

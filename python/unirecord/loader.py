@@ -169,7 +169,8 @@ class Loader:
     ``device="cuda"`` uploads each batch on the loader's stream and converts it
     to ``dtype`` (default float32), normalised with ``mean``/``std`` (0..1 scale,
     as torchvision's ``Normalize``; default ImageNet's); the current stream
-    waits for it. On the CPU, ``dtype``/``mean``/``std`` convert the uint8
+    waits for it. The batched numeric fields go up with the images (strings,
+    bytes, ``id`` and ``crop`` stay on the CPU). On the CPU, ``dtype``/``mean``/``std`` convert the uint8
     batch with torch ops (a copy; default: uint8, no normalisation).
 
     ``on_error="skip"`` replaces an undecodable record by the next id of the
@@ -405,16 +406,13 @@ class Loader:
             batch[image_field] = images
         if labels is not None:
             batch[label_field] = labels
-        # On a device: the images are the loader's upload; the fields move here
-        # (their host buffers are not pinned); id and crop stay on the CPU.
-        on_device = self.device.type == "cuda"
+        # On a device the numeric fields arrive there with the images (the
+        # loader's upload); strings, bytes, id and crop stay on the CPU.
         for name, value in fields_c.items():
             if not isinstance(value, list):
                 value = from_dlpack(value)
                 if name in self._bool_fields:  # handed over as uint8 (DLPack 0.6 has no bool)
                     value = value.view(import_torch().bool)
-                if on_device:
-                    value = value.to(self.device)
             batch[name] = value
         batch["id"] = ids
         if crops_c is not None:

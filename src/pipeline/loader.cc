@@ -468,11 +468,49 @@ struct Loader::Impl final : Batch::Pool {
       return;
     }
     const Clock::time_point t0 = Clock::now();
-    Status status = device->Upload(slot_index, count);
+    Status status = UploadBatch(slot_index, count, slot.fields);
     const Clock::duration took = Clock::now() - t0;
     lock.lock();
     totals.upload_s += Seconds(took);
     if (!status.ok()) slot.error = std::move(status);
+  }
+
+  // Uploads the slot's images and its numeric fields (values, lengths,
+  // offsets), and points each field's device_* members at their copies.
+  Status UploadBatch(size_t slot_index, size_t count, std::vector<BatchField>& batch_fields) {
+    enum class Part { kData, kLengths, kOffsets };
+    struct Target {
+      BatchField* field;
+      Part part;
+    };
+    std::vector<gpu::DeviceBatches::FieldUpload> uploads;
+    std::vector<Target> targets;
+    auto add = [&](BatchField& f, Part part, const void* host, const std::vector<int64_t>& shape, size_t width) {
+      if (host == nullptr) return;
+      size_t elements = 1;
+      for (int64_t extent : shape) elements *= static_cast<size_t>(extent);
+      uploads.push_back({host, elements * width, nullptr});
+      targets.push_back({&f, part});
+    };
+    for (BatchField& f : batch_fields) {
+      f.device_data = nullptr;
+      f.device_lengths = nullptr;
+      f.device_offsets = nullptr;
+      if (f.data == nullptr) continue;  // strings and bytes stay on the host
+      add(f, Part::kData, f.data, f.shape, NumericWidth(f.type));
+      add(f, Part::kLengths, f.lengths, f.lengths_shape, sizeof(int64_t));
+      add(f, Part::kOffsets, f.offsets, {static_cast<int64_t>(count) + 1}, sizeof(int64_t));
+    }
+    UREC_RETURN_IF_ERROR(device->Upload(slot_index, count, &uploads));
+    for (size_t i = 0; i < uploads.size(); ++i) {
+      BatchField& f = *targets[i].field;
+      switch (targets[i].part) {
+        case Part::kData: f.device_data = uploads[i].device; break;
+        case Part::kLengths: f.device_lengths = static_cast<const int64_t*>(uploads[i].device); break;
+        case Part::kOffsets: f.device_offsets = static_cast<const int64_t*>(uploads[i].device); break;
+      }
+    }
+    return Status::OK();
   }
 
   void Return(size_t slot_index) override {
