@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -150,6 +151,11 @@ struct Loader::Impl final : Batch::Pool {
   std::condition_variable work_cv;   // workers: work or a free slot appeared
   std::condition_variable ready_cv;  // consumer: a batch completed
   std::condition_variable idle_cv;   // SetEpoch/Restore: the last busy worker finished
+  // Batches completed so far (bumped under mu; read without it by a
+  // consumer polling for its batch, see AwaitBatchBriefly).
+  std::atomic<uint64_t> batches_completed{0};
+  // The workers leave a core idle: the consumer polls before it sleeps.
+  bool consumer_polls = false;
   // Everything below is guarded by mu. Sampler::At() is called outside the
   // lock, but the sampler changes only while no worker is busy.
   Sampler sampler;
@@ -447,6 +453,7 @@ struct Loader::Impl final : Batch::Pool {
         if (slot.pending == 0) {
           FinishBatch(slot_index, lock);
           slot.ready = true;
+          batches_completed.fetch_add(1, std::memory_order_release);
           ready_cv.notify_all();
         }
       }
@@ -552,11 +559,13 @@ struct Loader::Impl final : Batch::Pool {
                                         "); release one before Next()");
     }
     const Clock::time_point t0 = Clock::now();
-    // Releases (from any thread) only add free slots, so this batch gets one.
-    ready_cv.wait(lock, [&] {
+    auto batch_ready = [&] {
       const size_t claim = ClaimedSlot(run_batch);
       return claim != kNoSlot && slots[claim].ready;
-    });
+    };
+    if (consumer_polls && !batch_ready()) AwaitBatchBriefly(lock);
+    // Releases (from any thread) only add free slots, so this batch gets one.
+    ready_cv.wait(lock, batch_ready);
     const size_t slot_index = ClaimedSlot(run_batch);
     Slot& slot = slots[slot_index];
     totals.wait_s += Seconds(Clock::now() - t0);
@@ -590,6 +599,24 @@ struct Loader::Impl final : Batch::Pool {
       batch.ready_event_ = device->ready_event(slot_index);
     }
     return batch;
+  }
+
+  // Polls, with `lock` released, until some batch completes or
+  // kConsumerPoll passes. A batch of small samples completes every ~100 us;
+  // sleeping on ready_cv instead costs the worker that completes it a futex
+  // wake and the consumer a context switch (together ~10% of a token
+  // batch's time on a VM, bench/README.md). Only with a core to spare.
+  void AwaitBatchBriefly(std::unique_lock<std::mutex>& lock) {
+    constexpr std::chrono::microseconds kConsumerPoll{200};
+    const uint64_t seen = batches_completed.load(std::memory_order_acquire);
+    lock.unlock();
+    const Clock::time_point until = Clock::now() + kConsumerPoll;
+    while (batches_completed.load(std::memory_order_acquire) == seen && Clock::now() < until) {
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+    }
+    lock.lock();
   }
 
   uint64_t ConsumedPosition() const {
@@ -757,6 +784,7 @@ Result<std::unique_ptr<Loader>> Loader::Create(std::vector<std::shared_ptr<const
   impl->image_bytes = impl->sources[0].has_image() ? sample_options.output_bytes() : 0;
   impl->samples_per_claim = impl->sources[0].has_image() ? 1 : kSamplesPerClaimWithoutImages;
   UREC_ASSIGN_OR_RETURN(impl->thread_count, ResolveThreadCount(options.threads, "loader: threads"));
+  impl->consumer_polls = impl->thread_count < UsableCores();
   for (int i = 0; i < impl->thread_count; ++i) {
     UREC_ASSIGN_OR_RETURN(std::unique_ptr<SampleDecoder> decoder, SampleDecoder::Create(sample_options));
     impl->decoders.push_back(std::move(decoder));
