@@ -64,6 +64,10 @@ Result<ConvertReport> ConvertManifest(const std::string& manifest, const std::st
   hooks.image_field = schema.image >= 0 ? schema.fields[static_cast<size_t>(schema.image)].name : "";
   hooks.invalid = [&](size_t i) { return lines[i].reason; };
   hooks.skip_reason = [](size_t) { return std::string(); };  // every line is a candidate
+  hooks.strict_name = [&](size_t i) {
+    const std::string line = manifest + " line " + std::to_string(lines[i].line);
+    return files[i].path.rfind("line ", 0) == 0 ? line : root + "/" + files[i].path + " (" + line + ")";
+  };
   size_t path_field = 0;
   if (schema.image >= 0) {
     UREC_ASSIGN_OR_RETURN(path_field, schema.schema.FindField("path"));
