@@ -19,9 +19,10 @@ detection  RandomResizedCrop(224) + horizontal flip, boxes mapped onto the
            resized_crop + hflip, the boxes mapped with torch ops, a padding
            collate; 1 thread vs num_workers=0 and 2 threads vs 2 workers.
 
-Rates are samples/s of wall time over whole epochs, the median of --runs
-passes that go round-robin over the cases (ours and the peer interleaved),
-so that a slow spell of a shared machine falls on all of them. Prints the
+Rates are samples/s of wall time over whole epochs (repeated to at least
+0.5 s per pass), the median of --runs passes that go round-robin over the
+cases (ours and the peer interleaved), so that a slow spell of a shared
+machine falls on all of them. Prints the
 load average at the start and the end: above ~0.3 the figures are not a
 quiet-machine measurement.
 
@@ -53,10 +54,17 @@ from unirecord import Field
 BATCH = 64
 
 
-def timed(run):
+def timed(run, min_seconds=0.5):
+    """Samples/s of whole epochs of `run`, repeated until min_seconds have
+    passed: an epoch of tokens takes ~30 ms, short enough for one slow
+    spell of a shared machine to decide it."""
     start = time.perf_counter()
-    count = run()
-    return count / (time.perf_counter() - start)
+    count = 0
+    while True:
+        count += run()
+        elapsed = time.perf_counter() - start
+        if elapsed >= min_seconds:
+            return count / elapsed
 
 
 def median_rates(cases, runs):
