@@ -292,6 +292,44 @@ Result<ConvertReport> ConvertImageFolderPart(const std::string& src, const Image
 Result<ConvertReport> CommitImageFolder(StagedWrite& staged, const ImageFolderPlan& plan,
                                         const std::vector<ConvertReport>& parts);
 
+// COCO, JSON Lines and CSV conversions in parts, for engines that run them
+// on several machines (unirecord.distributed): as for image folders above,
+// a part is a run of whole shards, committed once by the driver, and the
+// bytes equal those of ConvertCoco / ConvertJsonl / ConvertCsv with the same
+// options. Nothing but paths is shipped: the driver (PlanSource) and each
+// part (ConvertSourcePart) read the same input, which cuts the same way.
+enum class SourceFormat { kCoco, kJsonl, kCsv };
+struct ConvertSource {
+  SourceFormat format = SourceFormat::kCoco;
+  std::string input;   // the COCO annotations file, or the manifest
+  std::string images;  // kCoco: the images folder
+  std::string schema;  // kJsonl, kCsv: the schema file
+};
+
+struct SourcePlan {
+  std::string name;  // the dataset name (ConvertOptions::name or the input's)
+  // num_shards + 1 entries: shard s holds samples [shard_starts[s], shard_starts[s + 1]).
+  std::vector<size_t> shard_starts;
+  ConvertReport head;  // what the input reported before any part (left-out entries)
+};
+
+// Reads and cuts the input; refuses what the local converter refuses, and
+// a plan without options.num_shards (the parts are runs of its shards).
+Result<SourcePlan> PlanSource(const ConvertSource& source, const std::string& out, const ConvertOptions& options);
+
+// Writes shards [first_shard, end_shard) into the staged write `token` of
+// `plan_name` in `out`, as part `part` of `num_parts`. `options` must be
+// the plan's (num_shards, name, limits); threads and on_progress are the
+// part's. The report covers the part's samples only.
+Result<ConvertReport> ConvertSourcePart(const ConvertSource& source, const std::string& out,
+                                        const std::string& plan_name, const std::string& token, uint32_t first_shard,
+                                        uint32_t end_shard, uint32_t part, uint32_t num_parts,
+                                        const ConvertOptions& options);
+
+// The merged rejects report (the plan's rows, then each part's in part
+// order) added to `staged`, committed; the conversion's summed report.
+Result<ConvertReport> CommitSource(StagedWrite& staged, const SourcePlan& plan, const std::vector<ConvertReport>& parts);
+
 }  // namespace unirecord
 
 #endif  // UNIRECORD_CONVERT_H_

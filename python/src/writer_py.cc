@@ -521,6 +521,7 @@ unirecord::ConvertReport ReportFromDict(const py::dict& d) {
   r.transcoded = d["transcoded"].cast<uint64_t>();
   r.kept_original = d["kept_original"].cast<uint64_t>();
   r.png = d["png"].cast<uint64_t>();
+  r.annotations = d["annotations"].cast<uint64_t>();
   r.seconds = d["seconds"].cast<double>();
   for (auto item : d["kept_original_reasons"].cast<py::dict>()) {
     r.kept_original_reasons[item.first.cast<std::string>()] = item.second.cast<uint64_t>();
@@ -531,6 +532,47 @@ unirecord::ConvertReport ReportFromDict(const py::dict& d) {
   }
   return r;
 }
+
+// Commits a staged conversion with `commit` over the tasks' report dicts;
+// committed or not, the run is over and its lock goes.
+py::dict CommitParts(PyStagedWrite& staged, const py::list& reports,
+                     const std::function<unirecord::Result<unirecord::ConvertReport>(
+                         unirecord::StagedWrite&, const std::vector<unirecord::ConvertReport>&)>& commit) {
+  std::vector<unirecord::ConvertReport> parts;
+  for (py::handle r : reports) parts.push_back(ReportFromDict(r.cast<py::dict>()));
+  unirecord::StagedWrite& w = staged.Live();
+  unirecord::Result<unirecord::ConvertReport> r = Status::Internal("not committed");
+  {
+    py::gil_scoped_release nogil;
+    r = commit(w, parts);
+  }
+  staged.staged.reset();
+  return ReportDict(Unwrap(std::move(r)));
+}
+
+// A COCO / JSON Lines / CSV input from the binding's arguments:
+// kind "coco", "jsonl" or "csv".
+unirecord::ConvertSource SourceArgs(const py::object& kind, const py::object& input, const py::object& images,
+                                    const py::object& schema) {
+  unirecord::ConvertSource source;
+  const std::string k = StrArg("kind", kind);
+  if (k == "coco") {
+    source.format = unirecord::SourceFormat::kCoco;
+    source.images = PathArg("images", images);
+  } else if (k == "jsonl" || k == "csv") {
+    source.format = k == "csv" ? unirecord::SourceFormat::kCsv : unirecord::SourceFormat::kJsonl;
+    source.schema = PathArg("schema", schema);
+  } else {
+    throw py::value_error("kind must be 'coco', 'jsonl' or 'csv', not " + py::repr(kind).cast<std::string>());
+  }
+  source.input = PathArg(k == "coco" ? "annotations" : "manifest", input);
+  return source;
+}
+
+// The plan of a staged COCO / JSON Lines / CSV conversion (driver side).
+struct PySourcePlan {
+  unirecord::SourcePlan plan;
+};
 
 }  // namespace
 
@@ -774,16 +816,63 @@ dropping it) removes what the run staged and releases the lock.
         py::arg("num_parts"), py::kw_only(), py::arg("threads"), py::arg("strict"), py::arg("keep_original"),
         py::arg("sync"), py::arg("max_pixels"));
   m.def("_commit_imagefolder", [](PyStagedWrite& staged, const PyImageFolderPlan& plan, const py::list& reports) {
-          std::vector<unirecord::ConvertReport> parts;
-          for (py::handle r : reports) parts.push_back(ReportFromDict(r.cast<py::dict>()));
-          unirecord::StagedWrite& w = staged.Live();
-          unirecord::Result<unirecord::ConvertReport> r = Status::Internal("not committed");
+          return CommitParts(staged, reports, [&](unirecord::StagedWrite& w, const auto& parts) {
+            return unirecord::CommitImageFolder(w, plan.plan, parts);
+          });
+        }, py::arg("staged"), py::arg("plan"), py::arg("reports"));
+
+  py::class_<PySourcePlan>(m, "_SourcePlan")
+      .def_property_readonly("name", [](const PySourcePlan& p) { return FsName(p.plan.name); })
+      .def_property_readonly("candidates", [](const PySourcePlan& p) { return p.plan.shard_starts.back(); })
+      .def_property_readonly("num_shards", [](const PySourcePlan& p) { return p.plan.shard_starts.size() - 1; })
+      .def("candidates_in", [](const PySourcePlan& p, uint32_t first, uint32_t end) {
+             return p.plan.shard_starts.at(end) - p.plan.shard_starts.at(first);
+           }, py::arg("first_shard"), py::arg("end_shard"));
+  m.def("_plan_source", [](const py::object& kind, const py::object& input, const py::object& images,
+                           const py::object& schema, const py::object& out, const py::object& name,
+                           const py::object& num_shards, const py::object& strict, const py::object& keep_original,
+                           const py::object& sync, const py::object& max_pixels) {
+          const unirecord::ConvertSource source = SourceArgs(kind, input, images, schema);
+          const std::string out_dir = PathArg("out", out);
+          const unirecord::ConvertOptions o = ConvertOptionsArgs(name, num_shards, py::int_(0), py::int_(1), strict,
+                                                                 keep_original, sync, max_pixels);
+          auto p = std::make_unique<PySourcePlan>();
+          unirecord::Result<unirecord::SourcePlan> r = Status::Internal("not planned");
           {
             py::gil_scoped_release nogil;
-            r = unirecord::CommitImageFolder(w, plan.plan, parts);
+            r = unirecord::PlanSource(source, out_dir, o);
           }
-          staged.staged.reset();  // committed or not, the run is over: its lock goes
+          p->plan = Unwrap(std::move(r));
+          return p;
+        }, py::arg("kind"), py::arg("input"), py::arg("images"), py::arg("schema"), py::arg("out"), py::kw_only(),
+        py::arg("name"), py::arg("num_shards"), py::arg("strict"), py::arg("keep_original"), py::arg("sync"),
+        py::arg("max_pixels"));
+  m.def("_convert_source_part", [](const py::object& kind, const py::object& input, const py::object& images,
+                                   const py::object& schema, const py::object& out, const py::object& name,
+                                   const py::object& token, uint32_t first_shard, uint32_t end_shard, uint32_t part,
+                                   uint32_t num_parts, const py::object& num_shards, const py::object& threads,
+                                   const py::object& strict, const py::object& keep_original, const py::object& sync,
+                                   const py::object& max_pixels) {
+          const unirecord::ConvertSource source = SourceArgs(kind, input, images, schema);
+          const std::string out_dir = PathArg("out", out), dataset = StrArg("name", name);
+          const std::string token_text = StrArg("token", token);
+          const unirecord::ConvertOptions o =
+              ConvertOptionsArgs(name, num_shards, py::int_(0), threads, strict, keep_original, sync, max_pixels);
+          unirecord::Result<unirecord::ConvertReport> r = Status::Internal("not run");
+          {
+            py::gil_scoped_release nogil;
+            r = unirecord::ConvertSourcePart(source, out_dir, dataset, token_text, first_shard, end_shard, part,
+                                             num_parts, o);
+          }
           return ReportDict(Unwrap(std::move(r)));
+        }, py::arg("kind"), py::arg("input"), py::arg("images"), py::arg("schema"), py::arg("out"), py::arg("name"),
+        py::arg("token"), py::arg("first_shard"), py::arg("end_shard"), py::arg("part"), py::arg("num_parts"),
+        py::kw_only(), py::arg("num_shards"), py::arg("threads"), py::arg("strict"), py::arg("keep_original"),
+        py::arg("sync"), py::arg("max_pixels"));
+  m.def("_commit_source", [](PyStagedWrite& staged, const PySourcePlan& plan, const py::list& reports) {
+          return CommitParts(staged, reports, [&](unirecord::StagedWrite& w, const auto& parts) {
+            return unirecord::CommitSource(w, plan.plan, parts);
+          });
         }, py::arg("staged"), py::arg("plan"), py::arg("reports"));
 
   m.def("convert_imagefolder", &ConvertImageFolder, py::arg("src"), py::arg("out"), py::kw_only(),

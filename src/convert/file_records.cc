@@ -338,6 +338,7 @@ Result<ConvertReport> CommitParts(StagedWrite& staged, ConvertReport report, con
     report.transcoded += part.transcoded;
     report.kept_original += part.kept_original;
     report.png += part.png;
+    report.annotations += part.annotations;
     for (const auto& [reason, count] : part.kept_original_reasons) report.kept_original_reasons[reason] += count;
     report.not_written.insert(report.not_written.end(), part.not_written.begin(), part.not_written.end());
     report.seconds = std::max(report.seconds, part.seconds);
@@ -352,6 +353,58 @@ Result<ConvertReport> CommitParts(StagedWrite& staged, ConvertReport report, con
   report.shard_paths = summary.shard_paths;
   report.rejects_path = summary.report_paths.front();
   return report;
+}
+
+namespace {
+
+// `c`'s files [begin, end) with their shard starts from `starts` (each
+// relative to begin) as part `part` of `num_parts`.
+Result<ConvertReport> WritePreparedRange(const PreparedConversion& c, const std::string& out, const std::string& token,
+                                         size_t begin, size_t end, std::vector<size_t> starts, uint32_t part,
+                                         uint32_t num_parts, const ConvertOptions& options) {
+  const std::vector<ImageFolderFile> files(c.files.begin() + static_cast<std::ptrdiff_t>(begin),
+                                           c.files.begin() + static_cast<std::ptrdiff_t>(end));
+  ImageRecordHooks hooks = c.hooks;
+  if (begin > 0) {  // the hooks index the whole input
+    if (c.hooks.fill) hooks.fill = [&c, begin](size_t i, RecordBuilder& r) { return c.hooks.fill(begin + i, r); };
+    if (c.hooks.reject) {
+      hooks.reject = [&c, begin](size_t i, const SourceImageInfo& info) { return c.hooks.reject(begin + i, info); };
+    }
+    if (c.hooks.skip_reason) hooks.skip_reason = [&c, begin](size_t i) { return c.hooks.skip_reason(begin + i); };
+    if (c.hooks.invalid) hooks.invalid = [&c, begin](size_t i) { return c.hooks.invalid(begin + i); };
+    if (c.hooks.strict_name) hooks.strict_name = [&c, begin](size_t i) { return c.hooks.strict_name(begin + i); };
+  }
+  const PartTarget target{out, c.name, token, part, num_parts, c.schema, c.metadata};
+  UREC_ASSIGN_OR_RETURN(ConvertReport report, WriteImagePart(target, c.root, files, starts, options, hooks));
+  if (c.finish_part) c.finish_part(&report);
+  return report;
+}
+
+}  // namespace
+
+Result<ConvertReport> ConvertPrepared(const PreparedConversion& c, const std::string& out, const ConvertOptions& options) {
+  std::vector<size_t> starts = c.shard_starts;
+  if (!starts.empty()) starts.pop_back();  // a part lists where its shards start
+  return ConvertLocally(out, c.name, options, c.files.size(), c.head,
+                        [&](const std::string& token, uint32_t part, uint32_t num_parts, const ConvertOptions& o) {
+                          return WritePreparedRange(c, out, token, 0, c.files.size(), starts, part, num_parts, o);
+                        });
+}
+
+Result<ConvertReport> WritePreparedShards(const PreparedConversion& c, const std::string& out, const std::string& token,
+                                          uint32_t first_shard, uint32_t end_shard, uint32_t part, uint32_t num_parts,
+                                          const ConvertOptions& options) {
+  const size_t shards = c.shard_starts.empty() ? 0 : c.shard_starts.size() - 1;
+  if (shards == 0) return Status::InvalidArgument(c.name + ": a conversion in parts needs num_shards");
+  if (first_shard >= end_shard || end_shard > shards || part >= num_parts) {
+    return Status::InvalidArgument(c.name + ": shards [" + std::to_string(first_shard) + ", " +
+                                   std::to_string(end_shard) + ") as part " + std::to_string(part) + " of " +
+                                   std::to_string(num_parts) + ", of a plan of " + std::to_string(shards) + " shards");
+  }
+  const size_t begin = c.shard_starts[first_shard], end = c.shard_starts[end_shard];
+  std::vector<size_t> starts;
+  for (uint32_t s = first_shard; s < end_shard; ++s) starts.push_back(c.shard_starts[s] - begin);
+  return WritePreparedRange(c, out, token, begin, end, std::move(starts), part, num_parts, options);
 }
 
 Result<ConvertReport> ConvertLocally(const std::string& out, const std::string& name, const ConvertOptions& options,

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -82,6 +83,43 @@ Result<ConvertReport> WriteImagePart(const PartTarget& target, const std::string
                                      const std::vector<ImageFolderFile>& files,
                                      const std::vector<size_t>& shard_starts, const ConvertOptions& options,
                                      const ImageRecordHooks& hooks);
+
+// A converter's input read and cut once (COCO, JSON Lines, CSV): the files
+// in record order under `root`, where each of num_shards shards starts
+// (N + 1 entries; empty: target_shard_bytes cuts), how records are made
+// (hooks, indexed by position in `files`) and what the input reported
+// before any part (`head`). A distributed task prepares its own copy from
+// the same input, which cuts it the same way: only paths are shipped.
+struct PreparedConversion {
+  std::string name;
+  std::string root;
+  std::vector<ImageFolderFile> files;
+  std::vector<size_t> shard_starts;
+  Schema schema;
+  std::vector<std::pair<std::string, std::string>> metadata;
+  ImageRecordHooks hooks;
+  // Optional: adds what the hooks counted while a part was written to its
+  // report, and starts the count over (COCO's annotations).
+  std::function<void(ConvertReport* part)> finish_part;
+  ConvertReport head;
+  std::shared_ptr<void> input;  // the parsed input the hooks read
+};
+
+// The whole conversion of `c` into `out` (ConvertLocally, one part).
+Result<ConvertReport> ConvertPrepared(const PreparedConversion& c, const std::string& out, const ConvertOptions& options);
+
+// Shards [first_shard, end_shard) of `c` (cut by num_shards) written as part
+// `part` of `num_parts` of the staged write `token` in `out`.
+Result<ConvertReport> WritePreparedShards(const PreparedConversion& c, const std::string& out, const std::string& token,
+                                          uint32_t first_shard, uint32_t end_shard, uint32_t part, uint32_t num_parts,
+                                          const ConvertOptions& options);
+
+// The inputs of ConvertCoco (coco.cc) and ConvertJsonl / ConvertCsv
+// (manifest_convert.cc), read and cut; refused as those refuse them.
+Result<PreparedConversion> PrepareCoco(const std::string& annotations, const std::string& images_dir,
+                                       const std::string& out, const ConvertOptions& options);
+Result<PreparedConversion> PrepareManifest(const std::string& manifest, const std::string& schema_path,
+                                           const std::string& out, const ConvertOptions& options, bool csv);
 
 // Sums the parts' reports into `head` (a report holding what was reported
 // before any part), adds the rejects report to `staged` and commits it.

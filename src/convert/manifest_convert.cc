@@ -15,28 +15,31 @@
 #include "util/threads.h"
 
 namespace unirecord {
-namespace {
+namespace convert_internal {
 
-namespace fs = std::filesystem;
-using convert_internal::ManifestLine;
-using convert_internal::ManifestSchema;
-
-Result<ConvertReport> ConvertManifest(const std::string& manifest, const std::string& schema_path,
-                                      const std::string& out, const ConvertOptions& options, bool csv) {
-  const auto start = std::chrono::steady_clock::now();
+Result<PreparedConversion> PrepareManifest(const std::string& manifest, const std::string& schema_path,
+                                           const std::string& out, const ConvertOptions& options, bool csv) {
   UREC_RETURN_IF_ERROR(ResolveThreadCount(options.threads, "threads").status());
   if (options.num_shards > 0 && options.target_shard_bytes > 0) {
     return Status::InvalidArgument("give a shard count or a shard size, not both");
   }
+  // What the hooks read, kept with the conversion.
+  struct Input {
+    ManifestSchema schema;
+    std::vector<ManifestLine> lines;
+    size_t path_field = 0;
+  };
+  auto input = std::make_shared<Input>();
   std::string schema_text, text;
   UREC_RETURN_IF_ERROR(ReadConverterInput("schema file", schema_path, &schema_text));
-  UREC_ASSIGN_OR_RETURN(const ManifestSchema schema, convert_internal::ParseManifestSchema(schema_text, schema_path));
+  UREC_ASSIGN_OR_RETURN(input->schema, ParseManifestSchema(schema_text, schema_path));
+  const ManifestSchema& schema = input->schema;
+  std::vector<ManifestLine>& lines = input->lines;
   UREC_RETURN_IF_ERROR(ReadConverterInput("manifest", manifest, &text));
-  std::vector<ManifestLine> lines;
   if (csv) {
-    UREC_ASSIGN_OR_RETURN(lines, convert_internal::ParseCsvManifest(text, schema, manifest));
+    UREC_ASSIGN_OR_RETURN(lines, ParseCsvManifest(text, schema, manifest));
   } else {
-    lines = convert_internal::ParseJsonlManifest(text, schema);
+    lines = ParseJsonlManifest(text, schema);
   }
   text.clear();
   if (lines.empty()) return Status::InvalidArgument(manifest + ": no sample line");
@@ -44,39 +47,39 @@ Result<ConvertReport> ConvertManifest(const std::string& manifest, const std::st
     return Status::InvalidArgument("num_shards " + std::to_string(options.num_shards) + " is more than the " +
                                    std::to_string(lines.size()) + " samples: some shards would be empty");
   }
+  PreparedConversion c;
   // Every line is a candidate; without an image field nothing is read.
-  std::vector<ImageFolderFile> files;
   for (size_t i = 0; i < lines.size(); ++i) {
     // The rejects report's path: the image's, else the line's.
     const bool by_image = schema.image >= 0 && lines[i].reason.empty();
-    files.push_back({by_image ? lines[i].image_path : "line " + std::to_string(lines[i].line),
-                     static_cast<int64_t>(i), /*is_candidate=*/true});
+    c.files.push_back({by_image ? lines[i].image_path : "line " + std::to_string(lines[i].line),
+                       static_cast<int64_t>(i), /*is_candidate=*/true});
   }
-  const std::vector<size_t> shard_starts =
-      options.num_shards > 0 ? convert_internal::ShardStarts(files, files.size(), options.num_shards)
-                             : std::vector<size_t>();
-  const fs::path manifest_path(manifest);
-  std::string name = options.name.empty() ? manifest_path.stem().string() : options.name;
-  if (name.empty()) name = "data";
-  const std::string root = manifest_path.has_parent_path() ? manifest_path.parent_path().string() : ".";
-
-  convert_internal::ImageRecordHooks hooks;
-  hooks.image_field = schema.image >= 0 ? schema.fields[static_cast<size_t>(schema.image)].name : "";
-  hooks.invalid = [&](size_t i) { return lines[i].reason; };
-  hooks.skip_reason = [](size_t) { return std::string(); };  // every line is a candidate
-  hooks.strict_name = [&](size_t i) {
-    const std::string line = manifest + " line " + std::to_string(lines[i].line);
-    return files[i].path.rfind("line ", 0) == 0 ? line : root + "/" + files[i].path + " (" + line + ")";
-  };
-  size_t path_field = 0;
+  if (options.num_shards > 0) c.shard_starts = ShardStarts(c.files, c.files.size(), options.num_shards);
+  const std::filesystem::path manifest_path(manifest);
+  c.name = options.name.empty() ? manifest_path.stem().string() : options.name;
+  if (c.name.empty()) c.name = "data";
+  c.root = manifest_path.has_parent_path() ? manifest_path.parent_path().string() : ".";
+  c.schema = schema.schema;
   if (schema.image >= 0) {
-    UREC_ASSIGN_OR_RETURN(path_field, schema.schema.FindField("path"));
+    UREC_ASSIGN_OR_RETURN(input->path_field, schema.schema.FindField("path"));
   }
-  hooks.fill = [&](size_t i, RecordBuilder& record) {
-    const ManifestLine& line = lines[i];
-    for (size_t k = 0; k < schema.fields.size(); ++k) {
-      const Field& field = schema.fields[k];
-      if (static_cast<int>(k) == schema.image) continue;
+  const Input* in = input.get();
+  c.hooks.image_field = schema.image >= 0 ? schema.fields[static_cast<size_t>(schema.image)].name : "";
+  c.hooks.invalid = [in](size_t i) { return in->lines[i].reason; };
+  c.hooks.skip_reason = [](size_t) { return std::string(); };  // every line is a candidate
+  c.hooks.strict_name = [in, manifest, root = c.root](size_t i) {
+    const ManifestLine& line = in->lines[i];
+    const std::string where = manifest + " line " + std::to_string(line.line);
+    const bool by_image = in->schema.image >= 0 && line.reason.empty();
+    return by_image ? root + "/" + line.image_path + " (" + where + ")" : where;
+  };
+  c.hooks.fill = [in](size_t i, RecordBuilder& record) {
+    const ManifestLine& line = in->lines[i];
+    const ManifestSchema& s = in->schema;
+    for (size_t k = 0; k < s.fields.size(); ++k) {
+      const Field& field = s.fields[k];
+      if (static_cast<int>(k) == s.image) continue;
       const ManifestLine::Value& value = line.values[k];
       if (field.type == FieldType::kString) {
         UREC_RETURN_IF_ERROR(record.SetString(k, value.text));
@@ -84,19 +87,24 @@ Result<ConvertReport> ConvertManifest(const std::string& manifest, const std::st
         UREC_RETURN_IF_ERROR(record.SetValues(k, field.type, value.data.data(), value.shape));
       }
     }
-    if (schema.image >= 0) UREC_RETURN_IF_ERROR(record.SetString(path_field, line.image_path));
+    if (s.image >= 0) UREC_RETURN_IF_ERROR(record.SetString(in->path_field, line.image_path));
     return Status::OK();
   };
-  ConvertReport head;
-  head.name = name;
-  UREC_ASSIGN_OR_RETURN(ConvertReport report, convert_internal::ConvertLocally(
-      out, name, options, files.size(), head,
-      [&](const std::string& token, uint32_t part, uint32_t num_parts, const ConvertOptions& o) -> Result<ConvertReport> {
-        std::vector<size_t> starts = shard_starts;
-        if (!starts.empty()) starts.pop_back();  // a part lists where its shards start
-        return convert_internal::WriteImagePart({out, name, token, part, num_parts, schema.schema, {}}, root, files,
-                                                starts, o, hooks);
-      }));
+  c.head.name = c.name;
+  c.input = std::move(input);
+  return c;
+}
+
+}  // namespace convert_internal
+
+namespace {
+
+Result<ConvertReport> ConvertManifest(const std::string& manifest, const std::string& schema_path,
+                                      const std::string& out, const ConvertOptions& options, bool csv) {
+  const auto start = std::chrono::steady_clock::now();
+  UREC_ASSIGN_OR_RETURN(const convert_internal::PreparedConversion c,
+                        convert_internal::PrepareManifest(manifest, schema_path, out, options, csv));
+  UREC_ASSIGN_OR_RETURN(ConvertReport report, convert_internal::ConvertPrepared(c, out, options));
   report.seconds = convert_internal::SecondsSince(start);
   return report;
 }

@@ -21,6 +21,7 @@ namespace unirecord::cli {
 namespace {
 
 struct ConvertArgs {
+  std::string kind;         // imagefolder, coco, jsonl or csv
   std::string annotations;  // coco
   std::string schema;       // jsonl, csv: the schema file
   std::string src;
@@ -44,11 +45,15 @@ Status RunOnScheduler(const ConvertArgs& args) {
   const char* python_env = std::getenv("UREC_PYTHON");
   const std::string python = python_env != nullptr && *python_env != '\0' ? python_env : "python3";
   const ConvertOptions& o = args.options;
-  std::vector<std::string> argv = {python, "-m", "unirecord.distributed", args.src, args.out,
+  // coco: ANNOTATIONS OUT --images IMAGES; jsonl, csv: MANIFEST OUT --schema S.
+  const std::string& input = args.kind == "coco" ? args.annotations : args.src;
+  std::vector<std::string> argv = {python, "-m", "unirecord.distributed", input, args.out, "--format", args.kind,
                                    "--scheduler", args.scheduler, "--shards", std::to_string(o.num_shards),
                                    "--shards-per-task", std::to_string(args.shards_per_task),
                                    "--threads", std::to_string(o.threads),
                                    "--max-pixels", std::to_string(o.limits.max_pixels)};
+  if (args.kind == "coco") argv.insert(argv.end(), {"--images", args.src});
+  if (!args.schema.empty()) argv.insert(argv.end(), {"--schema", args.schema});
   if (!o.name.empty()) argv.insert(argv.end(), {"--name", o.name});
   if (o.strict) argv.push_back("--strict");
   if (o.keep_original) argv.push_back("--keep-original");
@@ -120,6 +125,10 @@ Status RunConvertImageFolder(ConvertArgs& args) {
 
 // convert jsonl / csv: `args.src` is the manifest, `args.schema` its schema.
 Status RunConvertManifest(ConvertArgs& args, bool csv) {
+  if (!args.scheduler.empty()) {
+    args.kind = csv ? "csv" : "jsonl";
+    return RunOnScheduler(args);
+  }
   UREC_ASSIGN_OR_RETURN(const ConvertReport report, RunWithProgress(args, [&](const ConvertOptions& o) {
                           return csv ? ConvertCsv(args.src, args.schema, args.out, o)
                                      : ConvertJsonl(args.src, args.schema, args.out, o);
@@ -152,6 +161,7 @@ void PrintReport(const ConvertArgs& args, const ConvertReport& r) {
 }
 
 Status RunConvertCoco(ConvertArgs& args) {
+  if (!args.scheduler.empty()) return RunOnScheduler(args);
   Result<ConvertReport> result = RunWithProgress(
       args, [&](const ConvertOptions& o) { return ConvertCoco(args.annotations, args.src, args.out, o); });
   if (!result.ok()) return result.status();
@@ -182,6 +192,16 @@ void AddOutputOptions(CLI::App* cmd, ConvertArgs* args, const char* order) {
   cmd->add_option("--max-pixels", o.limits.max_pixels, "Reject JPEGs over N pixels (width x height)")
       ->capture_default_str()
       ->check(IntegerIn(1, uint64_t{1} << 40));
+  CLI::Option* scheduler =
+      cmd->add_option("--scheduler", args->scheduler,
+                      "Run the conversion on the workers of a Dask scheduler (tcp://HOST:PORT), through "
+                      "python3 -m unirecord.distributed ($UREC_PYTHON); needs --shards; the inputs and OUT must "
+                      "be the same paths on every worker")
+          ->excludes(cmd->get_option("--shard-size"));
+  cmd->add_option("--shards-per-task", args->shards_per_task, "With --scheduler: shards each task writes")
+      ->capture_default_str()
+      ->check(IntegerIn(1, kMaxDatasetShards))
+      ->needs(scheduler);
 }
 
 CommandRunner SetupConvert(CLI::App* cmd) {
@@ -194,16 +214,7 @@ CommandRunner SetupConvert(CLI::App* cmd) {
   folder->add_option("SRC", args->src, "Folder with one sub-folder per class")->required();
   folder->add_option("--name", o.name, "Dataset name (default: SRC's folder name)");
   AddOutputOptions(folder, args.get(), "folder order");
-  CLI::Option* scheduler =
-      folder->add_option("--scheduler", args->scheduler,
-                         "Run the conversion on the workers of a Dask scheduler (tcp://HOST:PORT), through "
-                         "python3 -m unirecord.distributed ($UREC_PYTHON); needs --shards; SRC and OUT must be "
-                         "the same paths on every worker")
-          ->excludes(folder->get_option("--shard-size"));
-  folder->add_option("--shards-per-task", args->shards_per_task, "With --scheduler: shards each task writes")
-      ->capture_default_str()
-      ->check(IntegerIn(1, 99999))
-      ->needs(scheduler);
+  args->kind = "imagefolder";
   CLI::App* coco = cmd->add_subcommand(
       "coco", "A COCO instances file and its images into records with fields image, path, image_id, width, "
               "height, boxes, category_id, iscrowd, area, annotation_id, segmentation (docs/cli.md)");
@@ -213,6 +224,7 @@ CommandRunner SetupConvert(CLI::App* cmd) {
   coco->add_option("IMAGES", coco_args->src, "The folder its file_name entries are in")->required();
   coco->add_option("--name", coco_args->options.name, "Dataset name (default: ANNOTATIONS' name without .json)");
   AddOutputOptions(coco, coco_args.get(), "image id order");
+  coco_args->kind = "coco";
   // jsonl and csv: a manifest, one sample a line, typed by a schema file.
   auto manifest_args = std::make_shared<ConvertArgs>();
   CLI::App* manifests[2] = {};
