@@ -430,9 +430,8 @@ void RemoteShards::Plan(std::vector<uint32_t> visits) {
     }
     cursor_ = 0;
     ++plan_serial_;
-    started_.clear();
+    failed_.clear();
     UpdateWindowLocked();
-    for (const auto& [s, data] : held_) started_.insert(s);
     // Started with the first plan, not at open: a dataset only read at random
     // (and perhaps forked into DataLoader workers) has no threads.
     if (prefetchers_.empty()) {
@@ -451,7 +450,7 @@ void RemoteShards::PrefetchLoop() {
     plan_cv_.wait(lock, [&] {
       if (stopping_) return true;
       for (uint32_t s : window_) {
-        if (started_.count(s) == 0 && kept_[s] == nullptr) {
+        if (kept_[s] == nullptr && held_.count(s) == 0 && fetching_.count(s) == 0 && failed_.count(s) == 0) {
           target = s;
           found = true;
           return true;
@@ -461,13 +460,17 @@ void RemoteShards::PrefetchLoop() {
     });
     if (stopping_) return;
     if (!found) continue;
-    started_.insert(target);
+    fetching_.insert(target);
     const uint64_t serial = plan_serial_;
     lock.unlock();
     // Errors are the reader's to report, when it reads the shard itself.
     Result<std::shared_ptr<const ShardData>> data = Fetch(target);
     lock.lock();
-    if (!data.ok()) continue;  // stays started: not retried in a loop
+    fetching_.erase(target);
+    if (!data.ok()) {
+      if (serial == plan_serial_) failed_.insert(target);  // not retried in a loop
+      continue;
+    }
     if (serial == plan_serial_ && std::find(window_.begin(), window_.end(), target) != window_.end()) {
       held_[target] = std::move(data).value();
     }

@@ -108,7 +108,13 @@ class RemoteShards {
   std::vector<uint32_t> visits_;
   size_t cursor_ = 0;         // the visit the reads are at
   uint64_t plan_serial_ = 0;  // bumped by Plan: in-flight work of an old plan is dropped
-  std::set<uint32_t> started_;  // shards of this plan being or done fetching
+  // Shards being fetched by a prefetcher, and those whose prefetch failed
+  // in this plan (left to the reads, which report the error). A shard of the
+  // window neither kept, held, fetching nor failed is a prefetcher's next
+  // target, so a shard the plan visits again after it was let go (the next
+  // epoch's, a full shuffle's) is prefetched again.
+  std::set<uint32_t> fetching_;
+  std::set<uint32_t> failed_;
   // PrefetchWindow from the cursor, open meaning kept_ (at most keep_open_ +
   // prefetch_shards shards). Recomputed when the reads open a shard or the
   // plan changes, not at every read.
