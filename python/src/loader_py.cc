@@ -324,13 +324,14 @@ class PyLoader {
     std::vector<int64_t> shape = b.layout() == ImageLayout::kNCHW ? std::vector<int64_t>{n, 3, h, w}
                                                                    : std::vector<int64_t>{n, h, w, 3};
     DLDevice cpu{kDLCPU, 0};
+    // The consumer's stream waits for the upload (images and fields).
+    if (o.cuda.device >= 0 && (wait_stream != 0 || o.cuda.consumer_stream == nullptr)) {
+      Check(b.WaitOn(reinterpret_cast<void*>(wait_stream)));
+    }
     py::object images = py::none();
     if (b.images() == nullptr) {
       // No image field.
     } else if (o.cuda.device >= 0) {
-      if (wait_stream != 0 || o.cuda.consumer_stream == nullptr) {
-        Check(b.WaitOn(reinterpret_cast<void*>(wait_stream)));
-      }
       DLDataType dt{kDLFloat, 32, 1};
       if (o.cuda.dtype == DeviceDType::kFloat16) dt = DLDataType{kDLFloat, 16, 1};
       if (o.cuda.dtype == DeviceDType::kUint8) dt = DLDataType{kDLUInt, 8, 1};
@@ -358,7 +359,7 @@ class PyLoader {
         continue;
       }
       // On a CUDA device the numeric fields were uploaded with the images
-      // (and are ready with them: the wait above covers them too).
+      // (the wait above covers them too).
       const bool on_device = f.device_data != nullptr;
       const DLDevice where = on_device ? DLDevice{kDLCUDA, o.cuda.device} : cpu;
       fields[py::str(f.name)] = MakeCapsule(batch, on_device ? f.device_data : f.data, DLTypeOf(f.type), f.shape, where);

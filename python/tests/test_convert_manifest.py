@@ -135,8 +135,12 @@ def test_every_bad_line_is_reported_with_its_number(tmp_path):
         path, why = rows[k]
         assert path == "line %d" % (k + 2) and reason in why, (path, why)
     assert rows[-1][0] == "img/missing.jpg" and rows[-1][1].startswith("unreadable")
-    with pytest.raises(unirecord.CorruptRecordError, match="line 2: field 'labels'.*strict"):
+    with pytest.raises(unirecord.CorruptRecordError, match=r"m\.jsonl line 2: field 'labels'.*strict"):
         unirecord.convert_jsonl(tmp_path / "m.jsonl", tmp_path / "out2", schema=schema, sync=False, strict=True)
+    # An unreadable image is named by its path and its line.
+    (tmp_path / "m2.jsonl").write_text("\n".join([good, lines[-2]]) + "\n")
+    with pytest.raises(unirecord.CorruptRecordError, match=r"img/missing\.jpg \(.*m2\.jsonl line 2\): unreadable"):
+        unirecord.convert_jsonl(tmp_path / "m2.jsonl", tmp_path / "out3", schema=schema, sync=False, strict=True)
 
 
 def test_bad_csv_rows_and_headers(tmp_path):

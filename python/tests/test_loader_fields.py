@@ -249,6 +249,11 @@ def test_token_dataset_without_images(tmp_path):
     converted = unirecord.Loader(tmp_path, batch_size=8, shuffle=False, image_field=None, label_field=None,
                                  fields=["score"], dtype=torch.float32, num_shards=1, shard_id=0)
     assert torch.equal(next(iter(converted))["score"], want[0]["score"])
+    if unirecord.cuda_available():  # the fields alone go up to the device
+        import cuda_check
+
+        cuda_check.run_fields(tmp_path, batch_size=8, shuffle=True, seed=1, image_field=None, label_field=None,
+                              fields=["tokens", "mask", "score"])
 
 
 def test_threads_determinism_and_exact_resume(detection):

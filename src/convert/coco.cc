@@ -75,7 +75,7 @@ Result<ConvertReport> ConvertCoco(const std::string& annotations, const std::str
     return Status::InvalidArgument("give a shard count or a shard size, not both");
   }
   std::string text;
-  UREC_RETURN_IF_ERROR(ReadSourceFile(annotations, &text));
+  UREC_RETURN_IF_ERROR(ReadConverterInput("annotations", annotations, &text));
   UREC_ASSIGN_OR_RETURN(CocoAnnotations coco, convert_internal::ParseCocoAnnotations(text, annotations));
   text = std::string();
   if (!io::IsDirectory(images_dir)) {

@@ -255,8 +255,8 @@ Status WriteImageRecords(const std::string& root, const std::vector<ImageFolderF
       report->not_written.push_back({file.path, hooks.skip_reason(i)});
     } else if (!reject.empty()) {
       if (options.strict) {
-        return Status::Corruption(root + "/" + file.path + ": " + reject +
-                                  " (strict mode stops at the first rejected file)");
+        const std::string where = hooks.strict_name ? hooks.strict_name(i) : root + "/" + file.path;
+        return Status::Corruption(where + ": " + reject + " (strict mode stops at the first rejection)");
       }
       ++report->rejected;
       report->not_written.push_back({file.path, reject});

@@ -53,6 +53,9 @@ struct ImageRecordHooks {
   // The image field's name. Empty: records without an image (a manifest of
   // token sequences): no file is read, the records hold what `fill` sets.
   std::string image_field = "image";
+  // Optional: how candidate i is named when strict mode stops at it
+  // (default: ROOT/PATH, the file).
+  std::function<std::string(size_t i)> strict_name;
 };
 
 // Where a part goes: part `part` of `num_parts` of the staged write `token`

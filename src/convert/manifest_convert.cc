@@ -21,13 +21,6 @@ namespace fs = std::filesystem;
 using convert_internal::ManifestLine;
 using convert_internal::ManifestSchema;
 
-// Reads a text file the converter needs whole, naming it in errors.
-Status ReadInput(const std::string& what, const std::string& path, std::string* text) {
-  Status read = ReadSourceFile(path, text);
-  if (!read.ok()) return Status(read.code(), what + " " + path + ": " + read.message());
-  return Status::OK();
-}
-
 Result<ConvertReport> ConvertManifest(const std::string& manifest, const std::string& schema_path,
                                       const std::string& out, const ConvertOptions& options, bool csv) {
   const auto start = std::chrono::steady_clock::now();
@@ -36,9 +29,9 @@ Result<ConvertReport> ConvertManifest(const std::string& manifest, const std::st
     return Status::InvalidArgument("give a shard count or a shard size, not both");
   }
   std::string schema_text, text;
-  UREC_RETURN_IF_ERROR(ReadInput("schema file", schema_path, &schema_text));
+  UREC_RETURN_IF_ERROR(ReadConverterInput("schema file", schema_path, &schema_text));
   UREC_ASSIGN_OR_RETURN(const ManifestSchema schema, convert_internal::ParseManifestSchema(schema_text, schema_path));
-  UREC_RETURN_IF_ERROR(ReadInput("manifest", manifest, &text));
+  UREC_RETURN_IF_ERROR(ReadConverterInput("manifest", manifest, &text));
   std::vector<ManifestLine> lines;
   if (csv) {
     UREC_ASSIGN_OR_RETURN(lines, convert_internal::ParseCsvManifest(text, schema, manifest));
@@ -71,6 +64,10 @@ Result<ConvertReport> ConvertManifest(const std::string& manifest, const std::st
   hooks.image_field = schema.image >= 0 ? schema.fields[static_cast<size_t>(schema.image)].name : "";
   hooks.invalid = [&](size_t i) { return lines[i].reason; };
   hooks.skip_reason = [](size_t) { return std::string(); };  // every line is a candidate
+  hooks.strict_name = [&](size_t i) {
+    const std::string line = manifest + " line " + std::to_string(lines[i].line);
+    return files[i].path.rfind("line ", 0) == 0 ? line : root + "/" + files[i].path + " (" + line + ")";
+  };
   size_t path_field = 0;
   if (schema.image >= 0) {
     UREC_ASSIGN_OR_RETURN(path_field, schema.schema.FindField("path"));

@@ -183,6 +183,12 @@ Result<std::unique_ptr<DeviceBatches>> DeviceBatches::Create(const CudaOptions& 
   const bool converts = !(options.dtype == DeviceDType::kUint8 && options.layout == ImageLayout::kNHWC);
   batches->slots_.resize(slots);
   for (Slot& slot : batches->slots_) {
+    for (void** event : {&slot.copied, &slot.ready, &slot.consumed}) {
+      cudaEvent_t e;
+      UREC_CUDA_RETURN(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate");
+      *event = e;
+    }
+    if (input_bytes == 0) continue;  // no image field: the batch's fields alone
     UREC_CUDA_RETURN(cudaHostAlloc(reinterpret_cast<void**>(&slot.host), input_bytes, cudaHostAllocDefault),
                      "cudaHostAlloc of a batch buffer");
     UREC_CUDA_RETURN(cudaMalloc(reinterpret_cast<void**>(&slot.input), input_bytes), "cudaMalloc");
@@ -190,11 +196,6 @@ Result<std::unique_ptr<DeviceBatches>> DeviceBatches::Create(const CudaOptions& 
       UREC_CUDA_RETURN(cudaMalloc(&slot.output, input_bytes * DTypeBytes(options.dtype)), "cudaMalloc");
     } else {
       slot.output = slot.input;
-    }
-    for (void** event : {&slot.copied, &slot.ready, &slot.consumed}) {
-      cudaEvent_t e;
-      UREC_CUDA_RETURN(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate");
-      *event = e;
     }
   }
   return Result<std::unique_ptr<DeviceBatches>>(std::move(batches));  // nvcc wants it explicit
@@ -263,8 +264,10 @@ Status DeviceBatches::Upload(size_t index, size_t count, std::vector<FieldUpload
     UREC_CUDA_RETURN(cudaStreamWaitEvent(stream, AsEvent(slot.consumed), 0), "cudaStreamWaitEvent");
   }
   const size_t bytes = count * size_t(height_) * size_t(width_) * 3;
-  UREC_CUDA_RETURN(cudaMemcpyAsync(slot.input, slot.host, bytes, cudaMemcpyHostToDevice, stream),
-                   "cudaMemcpyAsync of a batch");
+  if (bytes > 0) {
+    UREC_CUDA_RETURN(cudaMemcpyAsync(slot.input, slot.host, bytes, cudaMemcpyHostToDevice, stream),
+                     "cudaMemcpyAsync of a batch");
+  }
   if (field_bytes > 0) {
     UREC_CUDA_RETURN(cudaMemcpyAsync(slot.field_device, slot.field_host, field_bytes, cudaMemcpyHostToDevice, stream),
                      "cudaMemcpyAsync of a batch's fields");

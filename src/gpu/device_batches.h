@@ -46,6 +46,8 @@ class DeviceBatches {
     const void* device = nullptr;
   };
 
+  // height = width = 0: no images (a loader without an image field uploads
+  // its fields alone).
   static Result<std::unique_ptr<DeviceBatches>> Create(const CudaOptions& options, size_t slots,
                                                        size_t max_batch, int height, int width);
   ~DeviceBatches();  // waits for queued work, then frees everything

@@ -670,9 +670,6 @@ Status CheckOptions(const Dataset& dataset, const LoaderOptions& o) {
     }
   }
   if (o.cuda.device >= 0) {
-    if (o.image_field.empty()) {
-      return Status::InvalidArgument("loader: a CUDA device needs an image field (the device batch is the images)");
-    }
     if (!BuiltWithCuda()) {
       return Status::NotSupported("loader: CUDA device " + std::to_string(o.cuda.device) +
                                   " requested, but unirecord was built without CUDA");
@@ -808,7 +805,8 @@ Result<std::unique_ptr<Loader>> Loader::Create(std::vector<std::shared_ptr<const
   if (options.cuda.device >= 0) {
     UREC_ASSIGN_OR_RETURN(impl->device,
                           gpu::DeviceBatches::Create(options.cuda, slot_count, options.batch_size,
-                                                     options.image_size, options.image_size));
+                                                     impl->image_bytes > 0 ? options.image_size : 0,
+                                                     impl->image_bytes > 0 ? options.image_size : 0));
   }
   for (size_t i = 0; i < slot_count; ++i) {
     Impl::Slot& slot = impl->slots[i];

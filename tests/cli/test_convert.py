@@ -205,6 +205,11 @@ def test_convert_jsonl_and_csv_token_manifests(urec, tmp_path):
     assert cat_json(tmp_path / "out" / "m", 0)["tokens"] == [1, 2, 3]
     assert cat_json(tmp_path / "out" / "m", 1)["tokens"] == []
     assert rejects(tmp_path / "out", "m") == {"line 3": "field 'text': 2 is not a string"}
+    assert "JPEG layout" not in result.stdout  # no images, no image summary
+    strict = urec("convert", "jsonl", tmp_path / "m.jsonl", tmp_path / "strict", "--schema", tmp_path / "schema.json",
+                  "--strict", check=False)
+    assert strict.returncode == 1
+    assert f"{tmp_path / 'm.jsonl'} line 3: field 'text': 2 is not a string (strict mode stops" in strict.stderr
     (tmp_path / "m.csv").write_text('text,tokens\n"x, y","[4, 5]"\n')
     result = urec("convert", "csv", tmp_path / "m.csv", tmp_path / "out", "--schema", tmp_path / "schema.json",
                   "--name", "c")

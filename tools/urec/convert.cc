@@ -142,6 +142,7 @@ void PrintReport(const ConvertArgs& args, const ConvertReport& r) {
     kept += (kept.empty() ? " (" : ", ") + reason + ": " + std::to_string(count);
   }
   if (!r.kept_original_reasons.empty()) kept += ")";
+  if (r.transcoded + r.kept_original + r.png == 0 && r.source_bytes == 0) return;  // no images (a token manifest)
   const double change = r.source_bytes ? 100.0 * (static_cast<double>(r.image_bytes) / r.source_bytes - 1) : 0.0;
   std::printf("JPEG layout: %llu transcoded to the fast layout, %llu kept as their source bytes%s; "
               "%llu PNG stored as they are; images %.1f MB from %.1f MB of sources (%+.1f%%)\n",
