@@ -141,6 +141,11 @@ std::string ReadSample(const Json& sample, const ManifestSchema& schema, Manifes
     std::vector<bool> seen(field.shape.size(), false);
     std::string why = AppendArray(type, *it, 0, &value.shape, &seen, &value.data);
     if (!why.empty()) return "field '" + field.name + "': " + why;
+    // Extents under an empty one are never seen ([] for a (-1, -1) field):
+    // the array is empty, and so are they.
+    for (int64_t& extent : value.shape) {
+      if (extent == kVariableDim) extent = 0;
+    }
   }
   return "";
 }
@@ -277,12 +282,12 @@ Result<std::vector<ManifestLine>> ParseCsvManifest(std::string_view text, const 
       while (i < text.size() && text[i] != ',' && text[i] != '\n') cell += text[i++];
       if (i < text.size() && text[i] == ',') {
         ++i;
-        cells.emplace_back();
+        cells.emplace_back();  // `cell` is not used past here: this may move it
       } else {
         row_done = true;
+        if (!cell.empty() && cell.back() == '\r') cell.pop_back();  // CRLF line ends
         if (i < text.size()) ++i, ++line;  // the newline
       }
-      if (!cell.empty() && cell.back() == '\r' && row_done) cell.pop_back();
     }
     if (cells.size() == 1 && cells[0].empty()) continue;  // a blank line holds no sample
     rows.push_back({row_line, std::move(cells)});

@@ -129,5 +129,33 @@ TEST(CsvManifest, HeaderAndQuoteErrorsNameTheFile) {
   }
 }
 
+// fuzz_manifest found both: an extent under an empty one stayed -1, and a
+// CSV row's cell was read after the vector of cells had grown (ASan).
+TEST(JsonlManifest, ExtentsUnderAnEmptyOneAreZero) {
+  const ManifestSchema s = MakeSchema(R"({"fields": [{"name": "m", "type": "uint8", "shape": [-1, -1, 2]}]})");
+  const std::vector<ManifestLine> lines = ParseJsonlManifest("{\"m\": []}\n{\"m\": [[]]}\n", s);
+  ASSERT_EQ(lines.size(), 2u);
+  for (const ManifestLine& line : lines) EXPECT_EQ(line.reason, "") << line.line;
+  EXPECT_EQ(lines[0].values[0].shape, (std::vector<int64_t>{0, 0, 2}));
+  EXPECT_EQ(lines[1].values[0].shape, (std::vector<int64_t>{1, 0, 2}));
+  EXPECT_TRUE(lines[0].values[0].data.empty() && lines[1].values[0].data.empty());
+}
+
+TEST(CsvManifest, ManyCellsAndCrlfLineEnds) {
+  const ManifestSchema s = MakeSchema(R"({"fields": [{"name": "a", "type": "string"}, {"name": "b", "type": "string"},
+                                                     {"name": "c", "type": "string"}, {"name": "d", "type": "string"},
+                                                     {"name": "e", "type": "string"}, {"name": "f", "type": "int32"}]})");
+  auto lines = ParseCsvManifest("a,b,c,d,e,f\r\nx,\"y\",,z,w\r,7\r\n", s, "m.csv");
+  ASSERT_TRUE(lines.ok()) << lines.status().ToString();
+  ASSERT_EQ(lines->size(), 1u);
+  const ManifestLine& line = (*lines)[0];
+  ASSERT_EQ(line.reason, "");
+  EXPECT_EQ(line.values[0].text, "x");
+  EXPECT_EQ(line.values[1].text, "y");
+  EXPECT_EQ(line.values[2].text, "");
+  EXPECT_EQ(line.values[4].text, "w\r");  // a CR inside the row is the cell's
+  EXPECT_EQ(Elements<int32_t>(line.values[5]), (std::vector<int32_t>{7}));
+}
+
 }  // namespace
 }  // namespace unirecord::convert_internal
