@@ -13,7 +13,10 @@ Cases, interleaved per round (ours and the local peer in the same round):
 
 Prints one JSON object: per case images/s of remote and local, their ratio,
 requests, and the load average at start and end (the machine may be shared:
-a ratio measured under load is not a quiet-machine figure).
+a ratio measured under load is not a quiet-machine figure). "harness": the
+rate at which curl (one process, one shard after another) fetches every
+shard straight from nginx and through the proxy (with its latency), to
+tell the harness's limits from ours.
 
   .venv/bin/python bench/remote_bench.py --urec build/tools/urec --images 2048 --shards 16 --rounds 2
 """
@@ -67,6 +70,19 @@ def py_loader(python, path, epochs, order, block, window, cache="", limit=0):
     return json.loads(out.stdout)
 
 
+def fetch_rate(base, names, total_bytes, tries=3):
+    """MB/s of curl fetching `names` from `base` one after another (best of `tries`)."""
+    args = ["curl", "-s", "--fail"]
+    for name in names:
+        args += ["-o", "/dev/null", f"{base}/{name}"]
+    best = float("inf")
+    for _ in range(tries):
+        t0 = time.perf_counter()
+        subprocess.run(args, check=True)
+        best = min(best, time.perf_counter() - t0)
+    return total_bytes / best / 1e6
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--urec", default="build/tools/urec")
@@ -100,10 +116,15 @@ def main():
     proxy.add("latency", "", value=args.latency)
     url = proxy.url + "/ds/"
     load_start = os.getloadavg()
+    shard_names = sorted(p.name for p in local.glob("*.urec"))
+    harness = {}
+    if shutil.which("curl"):
+        harness = {"nginx_mb_per_s": fetch_rate(nginx.url + "/ds", shard_names, shard_bytes),
+                   "proxy_mb_per_s": fetch_rate(url[:-1], shard_names, shard_bytes)}
     results = {"config": {"images": records, "shards": args.shards, "shard_bytes": shard_bytes,
                           "records_per_shard": per_shard, "block_size": per_shard, "window": window,
                           "budget_bytes": budget, "latency_s": args.latency, "batch": 256, "threads": 2},
-               "rounds": []}
+               "harness": harness, "rounds": []}
     try:
         for r in range(args.rounds):
             rnd = {}

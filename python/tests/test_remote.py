@@ -191,6 +191,46 @@ def test_swapped_shard_is_refused_or_refetched(served, proxy, tmp_path):
     assert check_cache_consistent(cache, served["local"]) == 0
 
 
+def test_next_epoch_shards_let_go_are_downloaded_before_set_epoch(served, proxy, tmp_path):
+    """8 shards read 2 at a time (block shuffle) with a 1-byte budget: a shard
+    read early in epoch 0 is let go and evicted; when it is the first of
+    epoch 1, the plan (which runs into the next epoch) downloads it again
+    before set_epoch(1), while epoch 0 ends."""
+    shards = 8
+    folder = served["www"] / "ds8"
+    if not folder.exists():
+        src = tmp_path / "src" / "train"
+        for k in range(64):
+            write_jpeg(src / f"class{k % 4}" / f"{k:03d}.jpg", 72, 64, 500 + k)
+        unirecord.convert_imagefolder(src, folder, num_shards=shards, sync=False, threads=2)
+    per_shard = 64 // shards
+
+    def batches(loader, epoch):
+        loader.set_epoch(epoch)
+        return [ids.tolist() for images, labels, ids in loader]
+
+    def kw(seed):
+        return dict(seed=seed, threads=2, return_ids=True, order="block", block_size=per_shard,
+                    window=2 * per_shard)
+
+    # A seed whose epoch 1 starts with a shard of epoch 0's first batch (read
+    # first, let go three batches before the end).
+    for seed in range(100):
+        local = unirecord.Loader(folder, 2 * per_shard, True, **kw(seed))
+        expected = [batches(local, 0), batches(local, 1)]
+        if expected[1][0][0] // per_shard in {i // per_shard for i in expected[0][0]}:
+            break
+    loader = unirecord.Loader(proxy.url + "/ds8/", 2 * per_shard, True, cache_dir=tmp_path / "cache",
+                              cache_limit=1, **kw(seed))
+    assert batches(loader, 0) == expected[0]
+    deadline = time.monotonic() + 30
+    while loader.dataset.remote_stats()["shard_downloads"] <= shards and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert loader.dataset.remote_stats()["shard_downloads"] > shards  # before set_epoch(1)
+    assert batches(loader, 1) == expected[1]
+    check_cache_consistent(tmp_path / "cache", folder)
+
+
 LOADER_SCRIPT = textwrap.dedent("""
     import json, sys, unirecord
     url, cache, limit, out, epochs = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], int(sys.argv[5])

@@ -261,18 +261,27 @@ struct Loader::Impl final : Batch::Pool {
   }
 
   // A remote dataset downloads shards ahead in this run's order (a pure
-  // function of seed and epoch, known before the first read).
+  // function of seed and epoch, known before the first read), followed by
+  // the next epoch's: the next epoch's first shards download while this one
+  // ends instead of stalling its first batch (a plan of an epoch that never
+  // comes costs prefetch_shards downloads at most).
   // A mixture plans each remote dataset's own records.
   void PlanRemoteReads() {
     bool any_remote = false;
     for (const SampleSource& source : sources) any_remote = any_remote || source.dataset().is_remote();
     if (!any_remote) return;
     std::vector<std::vector<uint64_t>> ids(sources.size());
-    for (uint64_t p = start_position; p < end_position; ++p) {
-      const uint64_t id = RecordAt(p);
-      const size_t k = SourceOf(id);
-      if (sources[k].dataset().is_remote()) ids[k].push_back(id - first_ids[k]);
-    }
+    auto add = [&](const Sampler& order, uint64_t begin, uint64_t end) {
+      for (uint64_t p = begin; p < end; ++p) {
+        const uint64_t id = RecordAt(order, p);
+        const size_t k = SourceOf(id);
+        if (sources[k].dataset().is_remote()) ids[k].push_back(id - first_ids[k]);
+      }
+    };
+    add(sampler, start_position, end_position);
+    Sampler next_epoch = sampler;
+    next_epoch.SetEpoch(sampler.epoch() + 1);
+    add(next_epoch, 0, EpochEnd());
     for (size_t k = 0; k < sources.size(); ++k) {
       if (sources[k].dataset().is_remote()) sources[k].dataset().PlanReads(ids[k]);
     }
@@ -301,8 +310,9 @@ struct Loader::Impl final : Batch::Pool {
     return offset / batch_size() < next_batch + claimed.size() && free_count > 0;
   }
 
-  uint64_t RecordAt(uint64_t position) const {
-    const uint64_t id = sampler.At(position);
+  uint64_t RecordAt(uint64_t position) const { return RecordAt(sampler, position); }
+  uint64_t RecordAt(const Sampler& order, uint64_t position) const {
+    const uint64_t id = order.At(position);
     return options.subset ? (*options.subset)[id] : id;
   }
 
