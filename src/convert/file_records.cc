@@ -362,8 +362,13 @@ namespace {
 Result<ConvertReport> WritePreparedRange(const PreparedConversion& c, const std::string& out, const std::string& token,
                                          size_t begin, size_t end, std::vector<size_t> starts, uint32_t part,
                                          uint32_t num_parts, const ConvertOptions& options) {
-  const std::vector<ImageFolderFile> files(c.files.begin() + static_cast<std::ptrdiff_t>(begin),
-                                           c.files.begin() + static_cast<std::ptrdiff_t>(end));
+  // A local run writes them all: no copy of the list then.
+  const bool whole = begin == 0 && end == c.files.size();
+  std::vector<ImageFolderFile> slice;
+  if (!whole) {
+    slice.assign(c.files.begin() + static_cast<std::ptrdiff_t>(begin), c.files.begin() + static_cast<std::ptrdiff_t>(end));
+  }
+  const std::vector<ImageFolderFile>& files = whole ? c.files : slice;
   ImageRecordHooks hooks = c.hooks;
   if (begin > 0) {  // the hooks index the whole input
     if (c.hooks.fill) hooks.fill = [&c, begin](size_t i, RecordBuilder& r) { return c.hooks.fill(begin + i, r); };
