@@ -16,6 +16,15 @@
 
 namespace unirecord {
 namespace convert_internal {
+namespace {
+
+// A line is named by its image when it has a usable one, else by its number
+// (the rejects report's path, and strict mode's).
+bool NamedByImage(const ManifestSchema& schema, const ManifestLine& line) {
+  return schema.image >= 0 && line.reason.empty();
+}
+
+}  // namespace
 
 Result<PreparedConversion> PrepareManifest(const std::string& manifest, const std::string& schema_path,
                                            const std::string& out, const ConvertOptions& options, bool csv) {
@@ -50,9 +59,7 @@ Result<PreparedConversion> PrepareManifest(const std::string& manifest, const st
   PreparedConversion c;
   // Every line is a candidate; without an image field nothing is read.
   for (size_t i = 0; i < lines.size(); ++i) {
-    // The rejects report's path: the image's, else the line's.
-    const bool by_image = schema.image >= 0 && lines[i].reason.empty();
-    c.files.push_back({by_image ? lines[i].image_path : "line " + std::to_string(lines[i].line),
+    c.files.push_back({NamedByImage(schema, lines[i]) ? lines[i].image_path : "line " + std::to_string(lines[i].line),
                        static_cast<int64_t>(i), /*is_candidate=*/true});
   }
   if (options.num_shards > 0) c.shard_starts = ShardStarts(c.files, c.files.size(), options.num_shards);
@@ -71,8 +78,7 @@ Result<PreparedConversion> PrepareManifest(const std::string& manifest, const st
   c.hooks.strict_name = [in, manifest, root = c.root](size_t i) {
     const ManifestLine& line = in->lines[i];
     const std::string where = manifest + " line " + std::to_string(line.line);
-    const bool by_image = in->schema.image >= 0 && line.reason.empty();
-    return by_image ? root + "/" + line.image_path + " (" + where + ")" : where;
+    return NamedByImage(in->schema, line) ? root + "/" + line.image_path + " (" + where + ")" : where;
   };
   c.hooks.fill = [in](size_t i, RecordBuilder& record) {
     const ManifestLine& line = in->lines[i];
