@@ -115,11 +115,12 @@ Result<ConvertReport> WritePreparedShards(const PreparedConversion& c, const std
                                           const ConvertOptions& options);
 
 // The inputs of ConvertCoco (coco.cc) and ConvertJsonl / ConvertCsv
-// (manifest_convert.cc), read and cut; refused as those refuse them.
+// (manifest_convert.cc), read and cut; refused as those refuse them (COCO
+// also refuses an OUT inside its images folder).
 Result<PreparedConversion> PrepareCoco(const std::string& annotations, const std::string& images_dir,
                                        const std::string& out, const ConvertOptions& options);
 Result<PreparedConversion> PrepareManifest(const std::string& manifest, const std::string& schema_path,
-                                           const std::string& out, const ConvertOptions& options, bool csv);
+                                           const ConvertOptions& options, bool csv);
 
 // Sums the parts' reports into `head` (a report holding what was reported
 // before any part), adds the rejects report to `staged` and commits it.

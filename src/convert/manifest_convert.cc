@@ -27,7 +27,7 @@ bool NamedByImage(const ManifestSchema& schema, const ManifestLine& line) {
 }  // namespace
 
 Result<PreparedConversion> PrepareManifest(const std::string& manifest, const std::string& schema_path,
-                                           const std::string& out, const ConvertOptions& options, bool csv) {
+                                           const ConvertOptions& options, bool csv) {
   UREC_RETURN_IF_ERROR(ResolveThreadCount(options.threads, "threads").status());
   if (options.num_shards > 0 && options.target_shard_bytes > 0) {
     return Status::InvalidArgument("give a shard count or a shard size, not both");
@@ -109,7 +109,7 @@ Result<ConvertReport> ConvertManifest(const std::string& manifest, const std::st
                                       const std::string& out, const ConvertOptions& options, bool csv) {
   const auto start = std::chrono::steady_clock::now();
   UREC_ASSIGN_OR_RETURN(const convert_internal::PreparedConversion c,
-                        convert_internal::PrepareManifest(manifest, schema_path, out, options, csv));
+                        convert_internal::PrepareManifest(manifest, schema_path, options, csv));
   UREC_ASSIGN_OR_RETURN(ConvertReport report, convert_internal::ConvertPrepared(c, out, options));
   report.seconds = convert_internal::SecondsSince(start);
   return report;

@@ -15,9 +15,9 @@ Result<convert_internal::PreparedConversion> Prepare(const ConvertSource& source
   switch (source.format) {
     case SourceFormat::kCoco: return convert_internal::PrepareCoco(source.input, source.images, out, options);
     case SourceFormat::kJsonl:
-      return convert_internal::PrepareManifest(source.input, source.schema, out, options, /*csv=*/false);
+      return convert_internal::PrepareManifest(source.input, source.schema, options, /*csv=*/false);
     case SourceFormat::kCsv:
-      return convert_internal::PrepareManifest(source.input, source.schema, out, options, /*csv=*/true);
+      return convert_internal::PrepareManifest(source.input, source.schema, options, /*csv=*/true);
   }
   return Status::InvalidArgument("unknown source format " + std::to_string(static_cast<int>(source.format)));
 }
