@@ -23,7 +23,7 @@ constexpr uint64_t kMaxIndexBytes = uint64_t{4} << 30;
 // Shards read lately kept open (and pinned) between reads, at least: a
 // shard reopened for every read would cost a pin and a map per record.
 constexpr size_t kRecentShards = 2;
-// How far ahead of the cursor a read's shard is looked for in the plan.
+// How far either way from the cursor a read's shard is looked for in the plan.
 constexpr size_t kCursorSearch = 256;
 // Verification failures of one shard before its download is reported.
 constexpr int kDownloadAttempts = 3;
@@ -102,6 +102,16 @@ std::vector<uint32_t> PrefetchWindow(const std::vector<uint32_t>& visits, size_t
     if (!is_open(visits[v])) ++ahead;
   }
   return window;
+}
+
+size_t MoveCursor(const std::vector<uint32_t>& visits, size_t cursor, uint32_t s, size_t search) {
+  // distance 0 first, then ahead before behind at equal distance: the reads
+  // move forward.
+  for (size_t d = 0; d <= search; ++d) {
+    if (cursor + d < visits.size() && visits[cursor + d] == s) return cursor + d;
+    if (d != 0 && d <= cursor && cursor - d < visits.size() && visits[cursor - d] == s) return cursor;
+  }
+  return cursor;
 }
 
 RemoteShards::~RemoteShards() {
@@ -390,14 +400,7 @@ Result<std::shared_ptr<const ShardData>> RemoteShards::Fetch(uint32_t s) {
 Result<std::shared_ptr<const ShardData>> RemoteShards::Acquire(uint32_t s) {
   UREC_ASSIGN_OR_RETURN(std::shared_ptr<const ShardData> data, Fetch(s));
   std::lock_guard<std::mutex> lock(plan_mu_);
-  // Move the cursor to this read's visit.
-  const size_t end = std::min(visits_.size(), cursor_ + kCursorSearch);
-  for (size_t v = cursor_; v < end; ++v) {
-    if (visits_[v] == s) {
-      cursor_ = v;
-      break;
-    }
-  }
+  cursor_ = MoveCursor(visits_, cursor_, s, kCursorSearch);
   if (kept_[s] == data) {
     lru_.splice(lru_.end(), lru_, lru_position_[s]);
     return data;

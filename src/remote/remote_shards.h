@@ -44,6 +44,15 @@ struct ShardData {
 std::vector<uint32_t> PrefetchWindow(const std::vector<uint32_t>& visits, size_t cursor, int prefetch_shards,
                                      const std::function<bool(uint32_t)>& is_open);
 
+// Where the plan's cursor goes when a read needs shard s: to the nearest
+// visit of s within `search` visits either way, staying put when that visit
+// is behind the cursor. Reads from several threads arrive a little out of
+// the planned order; a late read of a shard the plan visits again later
+// (the next epoch's, a full shuffle's) must not move the cursor to that
+// later visit, past shards still to be prefetched. A read of a shard that is
+// nowhere near leaves the cursor where it is.
+size_t MoveCursor(const std::vector<uint32_t>& visits, size_t cursor, uint32_t s, size_t search);
+
 class RemoteShards {
  public:
   // Downloads (or finds in the cache) the manifest, indexes and frames of the
