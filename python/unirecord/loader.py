@@ -263,6 +263,7 @@ class Loader:
         epoch_size: int = DEFAULTS["epoch_size"],
         cache_dir: Optional[PathLike] = None,
         cache_limit: int = 0,
+        remote_options: Optional[Dict[str, Any]] = None,
     ) -> None:
         # The native loader's options: this signature's names that are loader
         # options (python/src/loader_py.cc has the one table; it checks each
@@ -281,7 +282,8 @@ class Loader:
         if several and not path:
             raise ValueError("Loader needs at least one dataset, got an empty list")
         #: The datasets read (one unless mixing); ``dataset`` is the first.
-        self.datasets = [open_dataset(p, verify, cache_dir, cache_limit) for p in (path if several else [path])]
+        self.datasets = [open_dataset(p, verify, cache_dir, cache_limit, remote_options)
+                         for p in (path if several else [path])]
         self.dataset = self.datasets[0]
         if len(self.datasets) > 1 and (where is not None or subset is not None):
             raise ValueError(f"subset= and where= select records of one dataset, not of the {len(self.datasets)} mixed here")
