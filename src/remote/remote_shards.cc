@@ -333,6 +333,11 @@ shard::ShardFiles RemoteShards::DataFiles(const Shard& shard) {
 Result<std::shared_ptr<const ShardData>> RemoteShards::OpenCached(Shard& shard, io::FlockedFile pin) {
   UREC_ASSIGN_OR_RETURN(std::unique_ptr<shard::ShardReader> reader,
                         shard::ShardReader::Open(shard.data_path, false, DataFiles(shard)));
+  return Opened(shard, std::move(pin), std::move(reader));
+}
+
+std::shared_ptr<const ShardData> RemoteShards::Opened(Shard& shard, io::FlockedFile pin,
+                                                      std::unique_ptr<shard::ShardReader> reader) {
   auto data = std::make_shared<ShardData>();
   data->pin = std::move(pin);
   data->reader = std::move(reader);
@@ -360,7 +365,6 @@ Result<std::shared_ptr<const ShardData>> RemoteShards::Download(Shard& shard) {
     // index, every page, blob and padding byte is checked.
     Result<std::unique_ptr<shard::ShardReader>> reader = shard::ShardReader::Open(tmp.path, false, DataFiles(shard));
     Status verified = reader.ok() ? (*reader)->Verify() : reader.status();
-    reader = Status::Internal("unused");  // unmap before the rename
     if (!verified.ok()) {
       cache_->Discard(std::move(tmp));
       last = verified;
@@ -369,7 +373,9 @@ Result<std::shared_ptr<const ShardData>> RemoteShards::Download(Shard& shard) {
     }
     UREC_ASSIGN_OR_RETURN(io::FlockedFile pin, cache_->Commit(std::move(tmp), shard.data_path));
     shard_downloads_.fetch_add(1);
-    return OpenCached(shard, std::move(pin));
+    // The verified mapping is the one read (a mapping outlives the rename;
+    // the reader names the shard by its URL, not its path).
+    return Opened(shard, std::move(pin), std::move(reader).value());
   }
   return Status::Corruption(shard.url + ": downloaded " + std::to_string(kDownloadAttempts) +
                             " times, refused each time (" + last.message() + ")");

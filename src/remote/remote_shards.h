@@ -102,6 +102,7 @@ class RemoteShards {
   // it. Caller holds plan_mu_.
   void UpdateWindowLocked();
   Result<std::shared_ptr<const ShardData>> OpenCached(Shard& shard, io::FlockedFile pin);
+  std::shared_ptr<const ShardData> Opened(Shard& shard, io::FlockedFile pin, std::unique_ptr<shard::ShardReader> reader);
   void PrefetchLoop();
 
   RemoteOptions options_;
