@@ -3,7 +3,8 @@
 bench` and the Python Loader reading from nginx on 127.0.0.1 through the
 fault proxy of tests/remote_servers.py with `--latency` seconds added to
 every request; RandomResizedCrop(224), batch 256, `--threads` decode threads
-(2; 1 leaves a core to the servers and the downloads).
+(2; 1 leaves a core to the servers and the downloads); `--prefetch-shards`
+and `--max-requests` as the remote options (3 and 4, the defaults).
 
 Cases, interleaved per round (ours and the local peer in the same round):
 - warm: the cache holds the whole dataset (read once before timing);
@@ -41,6 +42,7 @@ from remote_servers import FaultProxy, Nginx  # noqa: E402
 
 
 THREADS = 2  # --threads
+PREFETCH = {"prefetch_shards": 3, "max_requests": 4}  # --prefetch-shards, --max-requests
 
 
 def children_cpu():
@@ -73,7 +75,9 @@ def urec_bench(urec, path, epochs, extra, cpu=None):
     """The epochs of `urec bench --json`; cpu (a dict): its CPU seconds as cpu["s"]."""
     before = children_cpu()
     out = subprocess.run([urec, "bench", str(path), "--json", "--threads", str(THREADS), "--batch", "256",
-                          "--epochs", str(epochs), "--transform", "train", *map(str, extra)],
+                          "--epochs", str(epochs), "--transform", "train", "--prefetch-shards",
+                          str(PREFETCH["prefetch_shards"]), "--max-requests", str(PREFETCH["max_requests"]),
+                          *map(str, extra)],
                          capture_output=True, text=True)
     if out.returncode != 0:
         raise RuntimeError(out.stderr)
@@ -87,7 +91,7 @@ import json, sys, time, unirecord
 path, epochs, order, block, window, cache, limit = sys.argv[1:8]
 kw = dict(threads=int(sys.argv[8]), order=order, block_size=int(block), window=int(window), seed=0)
 if cache:
-    kw.update(cache_dir=cache, cache_limit=int(limit))
+    kw.update(cache_dir=cache, cache_limit=int(limit), remote_options=json.loads(sys.argv[9]))
 loader = unirecord.Loader(path, 256, True, **kw)
 result = []
 for epoch in range(int(epochs)):
@@ -104,7 +108,7 @@ print(json.dumps(result))
 
 def py_loader(python, path, epochs, order, block, window, cache="", limit=0):
     out = subprocess.run([python, "-c", PY_LOADER, str(path), str(epochs), order, str(block), str(window), str(cache),
-                          str(limit), str(THREADS)], capture_output=True, text=True)
+                          str(limit), str(THREADS), json.dumps(PREFETCH)], capture_output=True, text=True)
     if out.returncode != 0:
         raise RuntimeError(out.stderr)
     return json.loads(out.stdout)
@@ -134,9 +138,12 @@ def main():
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--work", default="")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--prefetch-shards", type=int, default=3)
+    ap.add_argument("--max-requests", type=int, default=4)
     args = ap.parse_args()
     global THREADS
     THREADS = args.threads
+    PREFETCH.update(prefetch_shards=args.prefetch_shards, max_requests=args.max_requests)
 
     work = pathlib.Path(args.work or tempfile.mkdtemp(prefix="urec_remote_bench_"))
     www = work / "www"
@@ -166,7 +173,8 @@ def main():
                    "proxy_mb_per_s": fetch_rate(url[:-1], shard_names, shard_bytes)}
     results = {"config": {"images": records, "shards": args.shards, "shard_bytes": shard_bytes,
                           "records_per_shard": per_shard, "block_size": per_shard, "window": window,
-                          "budget_bytes": budget, "latency_s": args.latency, "batch": 256, "threads": THREADS},
+                          "budget_bytes": budget, "latency_s": args.latency, "batch": 256, "threads": THREADS,
+                          **PREFETCH},
                "harness": harness, "rounds": []}
     try:
         for r in range(args.rounds):
