@@ -390,8 +390,8 @@ class RatioReporter : public benchmark::ConsoleReporter {
       times_[run.run_name.function_name] = run.GetAdjustedRealTime();
     }
   }
+  // Each table only when the benchmarks it compares ran (--benchmark_filter).
   void PrintRatios() const {
-    std::printf("\nSQLite time / unirecord time (same run; > 1: unirecord faster)\n");
     auto first = times_.find("BM_FirstQuery/checked");
     auto unchecked = times_.find("BM_FirstQuery/unchecked");
     auto later = times_.find("BM_LaterQuery");
@@ -402,25 +402,39 @@ class RatioReporter : public benchmark::ConsoleReporter {
                   kCases[0].expression, first->second, unchecked->second, later->second,
                   first->second - unchecked->second);
     }
+    std::vector<std::string> rows;
+    char row[256];
     for (const char* kind : {"Ids", "Count"}) {
       for (const QueryCase& c : kCases) {
         auto u = times_.find(std::string("BM_Unirecord") + kind + "/" + c.name);
         auto s = times_.find(std::string("BM_Sqlite") + kind + "/" + c.name);
         if (u == times_.end() || s == times_.end()) continue;
-        std::printf("  %-6s %-10s %8.1fx   (%s)\n", kind, c.name, s->second / u->second, c.expression);
+        std::snprintf(row, sizeof(row), "  %-6s %-10s %8.1fx   (%s)\n", kind, c.name, s->second / u->second,
+                      c.expression);
+        rows.emplace_back(row);
       }
     }
+    PrintTable("SQLite time / unirecord time (same run; > 1: unirecord faster)", rows);
 #ifdef UREC_HAVE_ROARING
-    std::printf("CRoaring time / sorted-vector time, one shard's rows in index order to a sorted result\n");
+    rows.clear();
     for (const SetCase& c : kSetCases) {
       auto v = times_.find(std::string("BM_SetsVector/") + c.name);
       auto r = times_.find(std::string("BM_SetsRoaring/") + c.name);
-      if (v != times_.end() && r != times_.end()) std::printf("  %-14s %8.2fx\n", c.name, r->second / v->second);
+      if (v == times_.end() || r == times_.end()) continue;
+      std::snprintf(row, sizeof(row), "  %-14s %8.2fx\n", c.name, r->second / v->second);
+      rows.emplace_back(row);
     }
+    PrintTable("CRoaring time / sorted-vector time, one shard's rows in index order to a sorted result", rows);
 #endif
   }
 
  private:
+  static void PrintTable(const char* title, const std::vector<std::string>& rows) {
+    if (rows.empty()) return;
+    std::printf("\n%s\n", title);
+    for (const std::string& row : rows) std::fputs(row.c_str(), stdout);
+  }
+
   std::map<std::string, double> times_;
 };
 

@@ -2,7 +2,9 @@
 """Remote datasets against the same dataset on local disk (issue 19): `urec
 bench` and the Python Loader reading from nginx on 127.0.0.1 through the
 fault proxy of tests/remote_servers.py with `--latency` seconds added to
-every request; RandomResizedCrop(224), batch 256, 2 threads.
+every request; RandomResizedCrop(224), batch 256, `--threads` decode threads
+(2; 1 leaves a core to the servers and the downloads); `--prefetch-shards`
+and `--max-requests` as the remote options (3 and 4, the defaults).
 
 Cases, interleaved per round (ours and the local peer in the same round):
 - warm: the cache holds the whole dataset (read once before timing);
@@ -13,7 +15,14 @@ Cases, interleaved per round (ours and the local peer in the same round):
 
 Prints one JSON object: per case images/s of remote and local, their ratio,
 requests, and the load average at start and end (the machine may be shared:
-a ratio measured under load is not a quiet-machine figure).
+a ratio measured under load is not a quiet-machine figure). "harness": the
+rate at which curl (one process, one shard after another) fetches every
+shard straight from nginx and through the proxy (with its latency), to
+tell the harness's limits from ours. "cpu": CPU seconds (user + system) of
+`urec bench` for its 2 epochs, local (block order) and budget, and of the
+servers during the budget run (the proxy is a thread of this process; nginx's
+processes are read from /proc), to show what the downloads cost beside the
+decoding on a machine whose cores they share.
 
   .venv/bin/python bench/remote_bench.py --urec build/tools/urec --images 2048 --shards 16 --rounds 2
 """
@@ -21,6 +30,7 @@ import argparse
 import json
 import os
 import pathlib
+import resource
 import shutil
 import subprocess
 import sys
@@ -31,20 +41,57 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests"))
 from remote_servers import FaultProxy, Nginx  # noqa: E402
 
 
-def urec_bench(urec, path, epochs, extra):
-    out = subprocess.run([urec, "bench", str(path), "--json", "--threads", "2", "--batch", "256", "--epochs",
-                          str(epochs), "--transform", "train", *map(str, extra)], capture_output=True, text=True)
+THREADS = 2  # --threads
+PREFETCH = {"prefetch_shards": 3, "max_requests": 4}  # --prefetch-shards, --max-requests
+
+
+def children_cpu():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def own_cpu():
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def process_tree_cpu(pid):
+    """CPU seconds of process `pid` and its live children (from /proc)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            fields = pathlib.Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(entry) == pid or int(fields[1]) == pid:  # fields[1]: the parent's pid
+            total += (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+    return total
+
+
+def urec_bench(urec, path, epochs, extra, cpu=None):
+    """The epochs of `urec bench --json`; cpu (a dict): its CPU seconds as cpu["s"]."""
+    before = children_cpu()
+    out = subprocess.run([urec, "bench", str(path), "--json", "--threads", str(THREADS), "--batch", "256",
+                          "--epochs", str(epochs), "--transform", "train", "--prefetch-shards",
+                          str(PREFETCH["prefetch_shards"]), "--max-requests", str(PREFETCH["max_requests"]),
+                          *map(str, extra)],
+                         capture_output=True, text=True)
     if out.returncode != 0:
         raise RuntimeError(out.stderr)
+    if cpu is not None:
+        cpu["s"] = children_cpu() - before
     return json.loads(out.stdout)["epochs"]
 
 
 PY_LOADER = """
 import json, sys, time, unirecord
 path, epochs, order, block, window, cache, limit = sys.argv[1:8]
-kw = dict(threads=2, order=order, block_size=int(block), window=int(window), seed=0)
+kw = dict(threads=int(sys.argv[8]), order=order, block_size=int(block), window=int(window), seed=0)
 if cache:
-    kw.update(cache_dir=cache, cache_limit=int(limit))
+    kw.update(cache_dir=cache, cache_limit=int(limit), remote_options=json.loads(sys.argv[9]))
 loader = unirecord.Loader(path, 256, True, **kw)
 result = []
 for epoch in range(int(epochs)):
@@ -61,10 +108,23 @@ print(json.dumps(result))
 
 def py_loader(python, path, epochs, order, block, window, cache="", limit=0):
     out = subprocess.run([python, "-c", PY_LOADER, str(path), str(epochs), order, str(block), str(window), str(cache),
-                          str(limit)], capture_output=True, text=True)
+                          str(limit), str(THREADS), json.dumps(PREFETCH)], capture_output=True, text=True)
     if out.returncode != 0:
         raise RuntimeError(out.stderr)
     return json.loads(out.stdout)
+
+
+def fetch_rate(base, names, total_bytes, tries=3):
+    """MB/s of curl fetching `names` from `base` one after another (best of `tries`)."""
+    args = ["curl", "-s", "--fail"]
+    for name in names:
+        args += ["-o", "/dev/null", f"{base}/{name}"]
+    best = float("inf")
+    for _ in range(tries):
+        t0 = time.perf_counter()
+        subprocess.run(args, check=True)
+        best = min(best, time.perf_counter() - t0)
+    return total_bytes / best / 1e6
 
 
 def main():
@@ -77,7 +137,13 @@ def main():
     ap.add_argument("--latency", type=float, default=0.020)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--work", default="")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--prefetch-shards", type=int, default=3)
+    ap.add_argument("--max-requests", type=int, default=4)
     args = ap.parse_args()
+    global THREADS
+    THREADS = args.threads
+    PREFETCH.update(prefetch_shards=args.prefetch_shards, max_requests=args.max_requests)
 
     work = pathlib.Path(args.work or tempfile.mkdtemp(prefix="urec_remote_bench_"))
     www = work / "www"
@@ -100,10 +166,16 @@ def main():
     proxy.add("latency", "", value=args.latency)
     url = proxy.url + "/ds/"
     load_start = os.getloadavg()
+    shard_names = sorted(p.name for p in local.glob("*.urec"))
+    harness = {}
+    if shutil.which("curl"):
+        harness = {"nginx_mb_per_s": fetch_rate(nginx.url + "/ds", shard_names, shard_bytes),
+                   "proxy_mb_per_s": fetch_rate(url[:-1], shard_names, shard_bytes)}
     results = {"config": {"images": records, "shards": args.shards, "shard_bytes": shard_bytes,
                           "records_per_shard": per_shard, "block_size": per_shard, "window": window,
-                          "budget_bytes": budget, "latency_s": args.latency, "batch": 256, "threads": 2},
-               "rounds": []}
+                          "budget_bytes": budget, "latency_s": args.latency, "batch": 256, "threads": THREADS,
+                          **PREFETCH},
+               "harness": harness, "rounds": []}
     try:
         for r in range(args.rounds):
             rnd = {}
@@ -119,8 +191,14 @@ def main():
             rnd["urec_cold"] = {"images_per_s": cold[0]["images_per_s"], "requests": cold[0]["remote"]["requests"],
                                 "shard_downloads": cold[0]["remote"]["shard_downloads"]}
             rnd["urec_warm"] = cold[1]["images_per_s"]
-            rnd["urec_local_block"] = urec_bench(args.urec, local, 2, block)[1]["images_per_s"]
-            budget_run = urec_bench(args.urec, url, 2, ["--cache-dir", budget_cache, "--cache-limit", budget, *block])
+            local_cpu, budget_cpu = {}, {}
+            rnd["urec_local_block"] = urec_bench(args.urec, local, 2, block, local_cpu)[1]["images_per_s"]
+            servers_before = own_cpu(), process_tree_cpu(nginx.proc.pid)
+            budget_run = urec_bench(args.urec, url, 2, ["--cache-dir", budget_cache, "--cache-limit", budget, *block],
+                                    budget_cpu)
+            rnd["cpu"] = {"urec_local_block_s": local_cpu["s"], "urec_budget_s": budget_cpu["s"],
+                          "proxy_during_budget_s": own_cpu() - servers_before[0],
+                          "nginx_during_budget_s": process_tree_cpu(nginx.proc.pid) - servers_before[1]}
             rnd["urec_budget"] = {"images_per_s": budget_run[1]["images_per_s"],
                                   "requests": budget_run[1]["remote"]["requests"],
                                   "shard_downloads": budget_run[1]["remote"]["shard_downloads"]}

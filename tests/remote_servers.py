@@ -139,6 +139,8 @@ class FaultProxy:
         self.bucket = bucket  # S3 tests: strip /BUCKET (path-style) or BUCKET. (virtual)
         self.faults = []
         self.log = []  # (method, target, host, headers dict)
+        self.in_flight = 0
+        self.max_in_flight = 0  # requests being answered at once, at most (since clear())
         self.lock = threading.Lock()
         proxy = self
 
@@ -175,6 +177,7 @@ class FaultProxy:
         with self.lock:
             self.faults.clear()
             self.log.clear()
+            self.max_in_flight = self.in_flight
 
     def _faults_for(self, path):
         chosen = []
@@ -204,6 +207,16 @@ class FaultProxy:
         return target, host
 
     def _handle(self, h):
+        with self.lock:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            self._answer(h)
+        finally:
+            with self.lock:
+                self.in_flight -= 1
+
+    def _answer(self, h):
         path, host = self._upstream_path(h)
         with self.lock:
             self.log.append(("GET", h.path, host, dict(h.headers.items())))

@@ -200,6 +200,38 @@ Result<ConvertReport> ConvertImageFolder(const std::string& src, const std::stri
 Result<ConvertReport> ConvertCoco(const std::string& annotations, const std::string& images_dir,
                                   const std::string& out, const ConvertOptions& options = {});
 
+// Converts a manifest, one sample a line, into dataset NAME in OUT (NAME
+// defaults to the manifest's name without its extension): ConvertJsonl
+// reads JSON Lines (one object a line, a key per field), ConvertCsv a CSV
+// file with a header row naming the fields (string and image cells as they
+// are, the others parsed as JSON: 3, 0.5, true, [1, 2, 3]). Records keep
+// the manifest's order. SCHEMA is a JSON file:
+//
+//   {"fields": [{"name": "image", "type": "image"},
+//               {"name": "caption", "type": "string"},
+//               {"name": "tokens", "type": "int32", "shape": [-1]},
+//               {"name": "label", "type": "int64", "indexed": true}]}
+//
+// "type": a numeric type of schema.h (not float16; "shape" with -1 for a
+// dimension that varies per line, "indexed" for a scalar), "string", or
+// "image": a path relative to the manifest's folder, read, checked and
+// stored as ConvertImageFolder stores images (transcoded unless
+// keep_original), which adds the fields path (the value), width, height,
+// jpeg_layout, source_size and source_xxh3; at most one image field.
+//
+// A line that cannot be used is a row of the rejects report ("line N" and
+// the reason: not valid JSON, a missing field, a key or column not in the
+// schema, a wrong type, shape or range, a wrong cell count; for an image,
+// its path and the reason of ConvertImageFolder's rejects, after "line
+// N: "); strict: the first one is an error. Blank lines are no samples.
+// Errors: InvalidArgument naming the file for a bad schema, a CSV header
+// that does not name each field once, an unclosed quote, or no sample
+// line; the rest as ConvertImageFolder. A manifest over 1 GiB is refused.
+Result<ConvertReport> ConvertJsonl(const std::string& manifest, const std::string& schema, const std::string& out,
+                                   const ConvertOptions& options = {});
+Result<ConvertReport> ConvertCsv(const std::string& manifest, const std::string& schema, const std::string& out,
+                                 const ConvertOptions& options = {});
+
 // ---------------------------------------------------------------------------
 // The same conversion cut into parts that any processes may run, committed
 // by one (StagedWrite, writer.h; unirecord.distributed runs them on Dask).
@@ -259,6 +291,44 @@ Result<ConvertReport> ConvertImageFolderPart(const std::string& src, const Image
 // conversion's report: the parts' counts summed, as ConvertImageFolder's.
 Result<ConvertReport> CommitImageFolder(StagedWrite& staged, const ImageFolderPlan& plan,
                                         const std::vector<ConvertReport>& parts);
+
+// COCO, JSON Lines and CSV conversions in parts, for engines that run them
+// on several machines (unirecord.distributed): as for image folders above,
+// a part is a run of whole shards, committed once by the driver, and the
+// bytes equal those of ConvertCoco / ConvertJsonl / ConvertCsv with the same
+// options. Nothing but paths is shipped: the driver (PlanSource) and each
+// part (ConvertSourcePart) read the same input, which cuts the same way.
+enum class SourceFormat { kCoco, kJsonl, kCsv };
+struct ConvertSource {
+  SourceFormat format = SourceFormat::kCoco;
+  std::string input;   // the COCO annotations file, or the manifest
+  std::string images;  // kCoco: the images folder
+  std::string schema;  // kJsonl, kCsv: the schema file
+};
+
+struct SourcePlan {
+  std::string name;  // the dataset name (ConvertOptions::name or the input's)
+  // num_shards + 1 entries: shard s holds samples [shard_starts[s], shard_starts[s + 1]).
+  std::vector<size_t> shard_starts;
+  ConvertReport head;  // what the input reported before any part (left-out entries)
+};
+
+// Reads and cuts the input; refuses what the local converter refuses, and
+// a plan without options.num_shards (the parts are runs of its shards).
+Result<SourcePlan> PlanSource(const ConvertSource& source, const std::string& out, const ConvertOptions& options);
+
+// Writes shards [first_shard, end_shard) into the staged write `token` of
+// `plan_name` in `out`, as part `part` of `num_parts`. `options` must be
+// the plan's (num_shards, name, limits); threads and on_progress are the
+// part's. The report covers the part's samples only.
+Result<ConvertReport> ConvertSourcePart(const ConvertSource& source, const std::string& out,
+                                        const std::string& plan_name, const std::string& token, uint32_t first_shard,
+                                        uint32_t end_shard, uint32_t part, uint32_t num_parts,
+                                        const ConvertOptions& options);
+
+// The merged rejects report (the plan's rows, then each part's in part
+// order) added to `staged`, committed; the conversion's summed report.
+Result<ConvertReport> CommitSource(StagedWrite& staged, const SourcePlan& plan, const std::vector<ConvertReport>& parts);
 
 }  // namespace unirecord
 

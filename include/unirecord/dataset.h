@@ -245,8 +245,8 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
   Result<double> GetIndexedFloat64(uint64_t id, size_t field) const;
 
   // Remote datasets: the record ids in the order they will be read (the
-  // Loader passes each epoch's order), so that their shards are downloaded
-  // ahead of the reads. Local datasets: nothing to do.
+  // Loader passes each epoch's order, then the next epoch's), so that their
+  // shards are downloaded ahead of the reads. Local datasets: nothing to do.
   void PlanReads(const std::vector<uint64_t>& ids) const;
   bool is_remote() const;
   // Remote datasets: requests, downloads and cache hits so far (zeros for a

@@ -176,6 +176,10 @@ class Loader;
 //     [B + 1] in rows), else [total elements] (`offsets` in elements,
 //     `lengths` [B, ndim] the shapes).
 // Strings and bytes: `values`, one per sample (views into the batch).
+// With CudaOptions::device >= 0, numeric fields are also on the device:
+// `device_data`, `device_lengths` and `device_offsets` hold the same values
+// (nullptr where the host pointer is), uploaded with the images and ready
+// with them (Batch::ready_event); strings and bytes stay on the host.
 struct BatchField {
   std::string name;
   FieldType type = FieldType::kInt64;
@@ -186,6 +190,9 @@ struct BatchField {
   std::vector<int64_t> lengths_shape;
   const int64_t* offsets = nullptr;  // B + 1 values
   std::vector<std::string_view> values;
+  const void* device_data = nullptr;
+  const int64_t* device_lengths = nullptr;
+  const int64_t* device_offsets = nullptr;
 };
 
 // One batch, owned by the consumer until destroyed or Released; then its

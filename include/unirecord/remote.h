@@ -24,8 +24,10 @@ struct RemoteOptions {
   // removed first; pinned shards are never removed, so the cache may exceed
   // the budget by the shards in use (a few per reader).
   uint64_t cache_limit = 0;
-  // Shards downloaded ahead of the reader, in the order Dataset::PlanReads
-  // was given (the Loader gives its epoch's order). 0: none.
+  // Shards downloaded ahead of the ones the reads have open (a block
+  // shuffle reads a window of shards at once: these come after all of
+  // them), in the order Dataset::PlanReads was given (the Loader gives its
+  // epoch's order, then the next epoch's). 0: none.
   int prefetch_shards = 3;
   // Requests in flight at once per dataset (prefetch and on-demand).
   int max_requests = 4;

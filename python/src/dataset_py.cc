@@ -4,6 +4,8 @@
 
 #include <cstring>
 #include <optional>
+#include <string>
+#include <utility>
 
 #include "common.h"
 #include "unirecord/schema.h"
@@ -18,6 +20,7 @@ using unirecord::DatasetOptions;
 using unirecord::Field;
 using unirecord::FieldType;
 using unirecord::Record;
+using unirecord::RemoteOptions;
 using unirecord::Schema;
 using unirecord::Status;
 
@@ -232,10 +235,59 @@ void OpenInto(PyDataset& d) {
   }
 }
 
+// remote_options: the RemoteOptions fields other than cache_dir and
+// cache_limit, by name (docs/remote.md); the ranges are RemoteShards::Open's
+// to check.
+const std::pair<const char*, int RemoteOptions::*> kRemoteIntOptions[] = {
+    {"prefetch_shards", &RemoteOptions::prefetch_shards}, {"max_requests", &RemoteOptions::max_requests},
+    {"attempts", &RemoteOptions::attempts},               {"retry_backoff_ms", &RemoteOptions::retry_backoff_ms},
+    {"timeout_s", &RemoteOptions::timeout_s}};
+const std::pair<const char*, std::string RemoteOptions::*> kRemoteStringOptions[] = {
+    {"s3_endpoint", &RemoteOptions::s3_endpoint}, {"s3_addressing", &RemoteOptions::s3_addressing}};
+
+void SetRemoteOptions(const py::object& options, RemoteOptions* remote) {
+  if (options.is_none()) return;
+  if (!py::isinstance<py::dict>(options)) {
+    throw py::type_error("remote_options must be a dict, not " + py::repr(options).cast<std::string>());
+  }
+  for (auto item : options.cast<py::dict>()) {
+    const std::string key = StrArg("remote_options key", item.first);
+    const std::string name = "remote_options['" + key + "']";
+    bool known = false;
+    for (const auto& [option, member] : kRemoteIntOptions) {
+      if (key == option) {
+        remote->*member = IntArgAs<int>(name, item.second);
+        known = true;
+      }
+    }
+    for (const auto& [option, member] : kRemoteStringOptions) {
+      if (key == option) {
+        remote->*member = StrArg(name, item.second);
+        known = true;
+      }
+    }
+    if (!known) {
+      std::string names;
+      for (const auto& option : kRemoteIntOptions) names += std::string(option.first) + ", ";
+      for (const auto& option : kRemoteStringOptions) names += std::string(option.first) + ", ";
+      RaiseStatus(Status::InvalidArgument("unknown remote option '" + key + "' (known: " + names +
+                                          "and cache_dir and cache_limit as arguments of their own)"));
+    }
+  }
+}
+
+// All of them, as SetRemoteOptions takes them (pickling).
+py::dict RemoteOptionsDict(const RemoteOptions& remote) {
+  py::dict d;
+  for (const auto& [option, member] : kRemoteIntOptions) d[option] = remote.*member;
+  for (const auto& [option, member] : kRemoteStringOptions) d[option] = remote.*member;
+  return d;
+}
+
 std::shared_ptr<PyDataset> NewDataset(const py::object& path, const py::object& fields,
                                       const py::object& verify_checksums, const py::object& allow_partial,
                                       const py::object& bytes_as_arg, const py::object& cache_dir,
-                                      const py::object& cache_limit) {
+                                      const py::object& cache_limit, const py::object& remote_options) {
   auto d = std::make_shared<PyDataset>();
   const std::string bytes_as = StrArg("bytes_as", bytes_as_arg);
   if (bytes_as != "memoryview" && bytes_as != "numpy") {
@@ -262,6 +314,7 @@ std::shared_ptr<PyDataset> NewDataset(const py::object& path, const py::object& 
   d->options.allow_partial = BoolArg("allow_partial", allow_partial);
   if (!cache_dir.is_none()) d->options.remote.cache_dir = PathArg("cache_dir", cache_dir);
   d->options.remote.cache_limit = IntArgAs<uint64_t>("cache_limit", cache_limit);
+  SetRemoteOptions(remote_options, &d->options.remote);
   OpenInto(*d);
   return d;
 }
@@ -437,7 +490,7 @@ Raises ValueError for an invalid schema (naming the field).
 Random access to the records of a unirecord dataset (a map-style dataset).
 
 Dataset(path, fields=None, *, verify_checksums=True, allow_partial=False, bytes_as="memoryview",
-        cache_dir=None, cache_limit=0)
+        cache_dir=None, cache_limit=0, remote_options=None)
 
 path: a directory holding the shards, one .urec file, a glob pattern, a
 list of .urec paths, or a remote dataset: http(s)://HOST/DIR/ (or
@@ -445,6 +498,9 @@ list of .urec paths, or a remote dataset: http(s)://HOST/DIR/ (or
 names of the fields ds[i] returns (default all). cache_dir: where a remote
 dataset's shards are cached (default $XDG_CACHE_HOME/unirecord or
 ~/.cache/unirecord); cache_limit: their byte budget (0: none).
+remote_options: a dict of the other remote options (docs/remote.md):
+prefetch_shards (3), max_requests (4), attempts (5), retry_backoff_ms
+(200), timeout_s (30), s3_endpoint (""), s3_addressing ("auto").
 
 Opening maps the files and reads only their fixed-size parts: no per-record
 work and no per-record Python objects, so it is cheap in every DataLoader
@@ -460,7 +516,7 @@ the files (this is what DataLoader workers do).
 )doc")
       .def(py::init(&NewDataset), py::arg("path"), py::arg("fields") = py::none(), py::kw_only(),
            py::arg("verify_checksums") = true, py::arg("allow_partial") = false, py::arg("bytes_as") = "memoryview",
-           py::arg("cache_dir") = py::none(), py::arg("cache_limit") = 0)
+           py::arg("cache_dir") = py::none(), py::arg("cache_limit") = 0, py::arg("remote_options") = py::none())
       .def("__len__", [](const PyDataset& d) { return d.dataset->size(); })
       .def("__getitem__", &GetItem, py::arg("index"),
            "The record at index (negative counts from the end) as a dict of the selected fields.")
@@ -591,7 +647,8 @@ the files (this is what DataLoader workers do).
           [](const PyDataset& d) {
             return py::make_tuple(FsNames(d.paths), d.path_is_list, d.field_names, d.options.verify_checksums,
                                   d.options.allow_partial, d.bytes_as_numpy,
-                                  FsName(d.options.remote.cache_dir), d.options.remote.cache_limit);
+                                  FsName(d.options.remote.cache_dir), d.options.remote.cache_limit,
+                                  RemoteOptionsDict(d.options.remote));
           },
           [](const py::tuple& t) {
             auto d = std::make_shared<PyDataset>();
@@ -605,6 +662,7 @@ the files (this is what DataLoader workers do).
               d->options.remote.cache_dir = FsNameBytes(t[6]);
               d->options.remote.cache_limit = t[7].cast<uint64_t>();
             }
+            if (t.size() > 8) SetRemoteOptions(t[8], &d->options.remote);
             OpenInto(*d);
             return d;
           }));

@@ -324,13 +324,14 @@ class PyLoader {
     std::vector<int64_t> shape = b.layout() == ImageLayout::kNCHW ? std::vector<int64_t>{n, 3, h, w}
                                                                    : std::vector<int64_t>{n, h, w, 3};
     DLDevice cpu{kDLCPU, 0};
+    // The consumer's stream waits for the upload (images and fields).
+    if (o.cuda.device >= 0 && (wait_stream != 0 || o.cuda.consumer_stream == nullptr)) {
+      Check(b.WaitOn(reinterpret_cast<void*>(wait_stream)));
+    }
     py::object images = py::none();
     if (b.images() == nullptr) {
       // No image field.
     } else if (o.cuda.device >= 0) {
-      if (wait_stream != 0 || o.cuda.consumer_stream == nullptr) {
-        Check(b.WaitOn(reinterpret_cast<void*>(wait_stream)));
-      }
       DLDataType dt{kDLFloat, 32, 1};
       if (o.cuda.dtype == DeviceDType::kFloat16) dt = DLDataType{kDLFloat, 16, 1};
       if (o.cuda.dtype == DeviceDType::kUint8) dt = DLDataType{kDLUInt, 8, 1};
@@ -357,13 +358,18 @@ class PyLoader {
         fields[py::str(f.name)] = values;
         continue;
       }
-      fields[py::str(f.name)] = MakeCapsule(batch, f.data, DLTypeOf(f.type), f.shape, cpu);
+      // On a CUDA device the numeric fields were uploaded with the images
+      // (the wait above covers them too).
+      const bool on_device = f.device_data != nullptr;
+      const DLDevice where = on_device ? DLDevice{kDLCUDA, o.cuda.device} : cpu;
+      fields[py::str(f.name)] = MakeCapsule(batch, on_device ? f.device_data : f.data, DLTypeOf(f.type), f.shape, where);
       if (f.lengths != nullptr) {
-        fields[py::str(f.name + "_lengths")] =
-            MakeCapsule(batch, f.lengths, DLDataType{kDLInt, 64, 1}, f.lengths_shape, cpu);
+        fields[py::str(f.name + "_lengths")] = MakeCapsule(
+            batch, on_device ? f.device_lengths : f.lengths, DLDataType{kDLInt, 64, 1}, f.lengths_shape, where);
       }
       if (f.offsets != nullptr) {
-        fields[py::str(f.name + "_offsets")] = MakeCapsule(batch, f.offsets, DLDataType{kDLInt, 64, 1}, {n + 1}, cpu);
+        fields[py::str(f.name + "_offsets")] =
+            MakeCapsule(batch, on_device ? f.device_offsets : f.offsets, DLDataType{kDLInt, 64, 1}, {n + 1}, where);
       }
     }
     return py::make_tuple(images, labels, ids, b.epoch(), b.index(), crops, fields);

@@ -428,6 +428,22 @@ py::dict ConvertCoco(const py::object& annotations, const py::object& images, co
   });
 }
 
+// convert_jsonl / convert_csv.
+template <unirecord::Result<unirecord::ConvertReport> (*Convert)(const std::string&, const std::string&,
+                                                                 const std::string&, const unirecord::ConvertOptions&)>
+py::dict ConvertManifest(const py::object& manifest, const py::object& out, const py::object& schema,
+                         const py::object& name, const py::object& num_shards, const py::object& target_shard_bytes,
+                         const py::object& threads, const py::object& strict, const py::object& keep_original,
+                         const py::object& sync, const py::object& progress, const py::object& max_pixels) {
+  unirecord::ConvertOptions o =
+      ConvertOptionsArgs(name, num_shards, target_shard_bytes, threads, strict, keep_original, sync, max_pixels);
+  const std::string manifest_path = PathArg("manifest", manifest), schema_path = PathArg("schema", schema),
+                    out_path = PathArg("out", out);
+  return RunConversion(o, progress, [&](const unirecord::ConvertOptions& options) {
+    return Convert(manifest_path, schema_path, out_path, options);
+  });
+}
+
 // unirecord.StagedWrite: the driver's side of a staged write.
 struct PyStagedWrite {
   std::unique_ptr<unirecord::StagedWrite> staged;
@@ -505,6 +521,7 @@ unirecord::ConvertReport ReportFromDict(const py::dict& d) {
   r.transcoded = d["transcoded"].cast<uint64_t>();
   r.kept_original = d["kept_original"].cast<uint64_t>();
   r.png = d["png"].cast<uint64_t>();
+  r.annotations = d["annotations"].cast<uint64_t>();
   r.seconds = d["seconds"].cast<double>();
   for (auto item : d["kept_original_reasons"].cast<py::dict>()) {
     r.kept_original_reasons[item.first.cast<std::string>()] = item.second.cast<uint64_t>();
@@ -515,6 +532,47 @@ unirecord::ConvertReport ReportFromDict(const py::dict& d) {
   }
   return r;
 }
+
+// Commits a staged conversion with `commit` over the tasks' report dicts;
+// committed or not, the run is over and its lock goes.
+py::dict CommitParts(PyStagedWrite& staged, const py::list& reports,
+                     const std::function<unirecord::Result<unirecord::ConvertReport>(
+                         unirecord::StagedWrite&, const std::vector<unirecord::ConvertReport>&)>& commit) {
+  std::vector<unirecord::ConvertReport> parts;
+  for (py::handle r : reports) parts.push_back(ReportFromDict(r.cast<py::dict>()));
+  unirecord::StagedWrite& w = staged.Live();
+  unirecord::Result<unirecord::ConvertReport> r = Status::Internal("not committed");
+  {
+    py::gil_scoped_release nogil;
+    r = commit(w, parts);
+  }
+  staged.staged.reset();
+  return ReportDict(Unwrap(std::move(r)));
+}
+
+// A COCO / JSON Lines / CSV input from the binding's arguments:
+// kind "coco", "jsonl" or "csv".
+unirecord::ConvertSource SourceArgs(const py::object& kind, const py::object& input, const py::object& images,
+                                    const py::object& schema) {
+  unirecord::ConvertSource source;
+  const std::string k = StrArg("kind", kind);
+  if (k == "coco") {
+    source.format = unirecord::SourceFormat::kCoco;
+    source.images = PathArg("images", images);
+  } else if (k == "jsonl" || k == "csv") {
+    source.format = k == "csv" ? unirecord::SourceFormat::kCsv : unirecord::SourceFormat::kJsonl;
+    source.schema = PathArg("schema", schema);
+  } else {
+    throw py::value_error("kind must be 'coco', 'jsonl' or 'csv', not " + py::repr(kind).cast<std::string>());
+  }
+  source.input = PathArg(k == "coco" ? "annotations" : "manifest", input);
+  return source;
+}
+
+// The plan of a staged COCO / JSON Lines / CSV conversion (driver side).
+struct PySourcePlan {
+  unirecord::SourcePlan plan;
+};
 
 }  // namespace
 
@@ -758,16 +816,63 @@ dropping it) removes what the run staged and releases the lock.
         py::arg("num_parts"), py::kw_only(), py::arg("threads"), py::arg("strict"), py::arg("keep_original"),
         py::arg("sync"), py::arg("max_pixels"));
   m.def("_commit_imagefolder", [](PyStagedWrite& staged, const PyImageFolderPlan& plan, const py::list& reports) {
-          std::vector<unirecord::ConvertReport> parts;
-          for (py::handle r : reports) parts.push_back(ReportFromDict(r.cast<py::dict>()));
-          unirecord::StagedWrite& w = staged.Live();
-          unirecord::Result<unirecord::ConvertReport> r = Status::Internal("not committed");
+          return CommitParts(staged, reports, [&](unirecord::StagedWrite& w, const auto& parts) {
+            return unirecord::CommitImageFolder(w, plan.plan, parts);
+          });
+        }, py::arg("staged"), py::arg("plan"), py::arg("reports"));
+
+  py::class_<PySourcePlan>(m, "_SourcePlan")
+      .def_property_readonly("name", [](const PySourcePlan& p) { return FsName(p.plan.name); })
+      .def_property_readonly("candidates", [](const PySourcePlan& p) { return p.plan.shard_starts.back(); })
+      .def_property_readonly("num_shards", [](const PySourcePlan& p) { return p.plan.shard_starts.size() - 1; })
+      .def("candidates_in", [](const PySourcePlan& p, uint32_t first, uint32_t end) {
+             return p.plan.shard_starts.at(end) - p.plan.shard_starts.at(first);
+           }, py::arg("first_shard"), py::arg("end_shard"));
+  m.def("_plan_source", [](const py::object& kind, const py::object& input, const py::object& images,
+                           const py::object& schema, const py::object& out, const py::object& name,
+                           const py::object& num_shards, const py::object& strict, const py::object& keep_original,
+                           const py::object& sync, const py::object& max_pixels) {
+          const unirecord::ConvertSource source = SourceArgs(kind, input, images, schema);
+          const std::string out_dir = PathArg("out", out);
+          const unirecord::ConvertOptions o = ConvertOptionsArgs(name, num_shards, py::int_(0), py::int_(1), strict,
+                                                                 keep_original, sync, max_pixels);
+          auto p = std::make_unique<PySourcePlan>();
+          unirecord::Result<unirecord::SourcePlan> r = Status::Internal("not planned");
           {
             py::gil_scoped_release nogil;
-            r = unirecord::CommitImageFolder(w, plan.plan, parts);
+            r = unirecord::PlanSource(source, out_dir, o);
           }
-          staged.staged.reset();  // committed or not, the run is over: its lock goes
+          p->plan = Unwrap(std::move(r));
+          return p;
+        }, py::arg("kind"), py::arg("input"), py::arg("images"), py::arg("schema"), py::arg("out"), py::kw_only(),
+        py::arg("name"), py::arg("num_shards"), py::arg("strict"), py::arg("keep_original"), py::arg("sync"),
+        py::arg("max_pixels"));
+  m.def("_convert_source_part", [](const py::object& kind, const py::object& input, const py::object& images,
+                                   const py::object& schema, const py::object& out, const py::object& name,
+                                   const py::object& token, uint32_t first_shard, uint32_t end_shard, uint32_t part,
+                                   uint32_t num_parts, const py::object& num_shards, const py::object& threads,
+                                   const py::object& strict, const py::object& keep_original, const py::object& sync,
+                                   const py::object& max_pixels) {
+          const unirecord::ConvertSource source = SourceArgs(kind, input, images, schema);
+          const std::string out_dir = PathArg("out", out), dataset = StrArg("name", name);
+          const std::string token_text = StrArg("token", token);
+          const unirecord::ConvertOptions o =
+              ConvertOptionsArgs(name, num_shards, py::int_(0), threads, strict, keep_original, sync, max_pixels);
+          unirecord::Result<unirecord::ConvertReport> r = Status::Internal("not run");
+          {
+            py::gil_scoped_release nogil;
+            r = unirecord::ConvertSourcePart(source, out_dir, dataset, token_text, first_shard, end_shard, part,
+                                             num_parts, o);
+          }
           return ReportDict(Unwrap(std::move(r)));
+        }, py::arg("kind"), py::arg("input"), py::arg("images"), py::arg("schema"), py::arg("out"), py::arg("name"),
+        py::arg("token"), py::arg("first_shard"), py::arg("end_shard"), py::arg("part"), py::arg("num_parts"),
+        py::kw_only(), py::arg("num_shards"), py::arg("threads"), py::arg("strict"), py::arg("keep_original"),
+        py::arg("sync"), py::arg("max_pixels"));
+  m.def("_commit_source", [](PyStagedWrite& staged, const PySourcePlan& plan, const py::list& reports) {
+          return CommitParts(staged, reports, [&](unirecord::StagedWrite& w, const auto& parts) {
+            return unirecord::CommitSource(w, plan.plan, parts);
+          });
         }, py::arg("staged"), py::arg("plan"), py::arg("reports"));
 
   m.def("convert_imagefolder", &ConvertImageFolder, py::arg("src"), py::arg("out"), py::kw_only(),
@@ -797,6 +902,48 @@ decoder's limit). The defaults are C++'s ConvertOptions (as urec's). Returns the
 image_bytes, source_bytes, transcoded, kept_original, png, kept_original_reasons
 ({reason: count}), output_bytes, shards, seconds, uuid, shard_paths,
 not_written, rejects_path).
+)doc");
+  m.def("convert_jsonl", &ConvertManifest<unirecord::ConvertJsonl>, py::arg("manifest"), py::arg("out"), py::kw_only(),
+        py::arg("schema"), py::arg("name") = py::none(), py::arg("num_shards") = c.num_shards,
+        py::arg("target_shard_bytes") = c.target_shard_bytes, py::arg("threads") = c.threads,
+        py::arg("strict") = c.strict, py::arg("keep_original") = c.keep_original, py::arg("sync") = c.sync,
+        py::arg("progress") = py::none(), py::arg("max_pixels") = c.limits.max_pixels,
+        R"doc(
+Converts a manifest, one sample a line, into a dataset in OUT (the code
+behind `urec convert jsonl`): JSON Lines, one object a line with a key per field. SCHEMA is a JSON file
+{"fields": [{"name": ..., "type": ..., "shape": [...], "indexed": bool}, ...]}
+whose types are schema types (int32, float32, uint8, bool, ...; not
+float16; "shape" with -1 where lines differ), "string", or "image": a path
+relative to the manifest's folder, stored as convert_imagefolder stores
+images, which adds the fields path, width, height, jpeg_layout,
+source_size, source_xxh3 (one image field at most). Records keep the
+manifest's order. A line that cannot be used (not valid, a missing or
+unknown field, a wrong type, shape or range, an unreadable image) is a row
+of not_written and of rejects_path ("line N" or the image's path, and the
+reason). ValueError for a bad schema file. name defaults to the
+manifest's file name without its extension; the other keywords and the
+report are convert_imagefolder's.
+)doc");
+  m.def("convert_csv", &ConvertManifest<unirecord::ConvertCsv>, py::arg("manifest"), py::arg("out"), py::kw_only(),
+        py::arg("schema"), py::arg("name") = py::none(), py::arg("num_shards") = c.num_shards,
+        py::arg("target_shard_bytes") = c.target_shard_bytes, py::arg("threads") = c.threads,
+        py::arg("strict") = c.strict, py::arg("keep_original") = c.keep_original, py::arg("sync") = c.sync,
+        py::arg("progress") = py::none(), py::arg("max_pixels") = c.limits.max_pixels,
+        R"doc(
+Converts a manifest, one sample a line, into a dataset in OUT (the code
+behind `urec convert csv`): CSV with a header row naming each field once; string and image cells are taken as they are, the others parsed as JSON (3, 0.5, true, [1, 2, 3]); quoted cells may hold commas, quotes as "" and newlines. SCHEMA is a JSON file
+{"fields": [{"name": ..., "type": ..., "shape": [...], "indexed": bool}, ...]}
+whose types are schema types (int32, float32, uint8, bool, ...; not
+float16; "shape" with -1 where lines differ), "string", or "image": a path
+relative to the manifest's folder, stored as convert_imagefolder stores
+images, which adds the fields path, width, height, jpeg_layout,
+source_size, source_xxh3 (one image field at most). Records keep the
+manifest's order. A line that cannot be used (not valid, a missing or
+unknown field, a wrong type, shape or range, an unreadable image) is a row
+of not_written and of rejects_path ("line N" or the image's path, and the
+reason). ValueError for a bad schema file, a header that does not name the fields or an unclosed quote. name defaults to the
+manifest's file name without its extension; the other keywords and the
+report are convert_imagefolder's.
 )doc");
   m.def("convert_coco", &ConvertCoco, py::arg("annotations"), py::arg("images"), py::arg("out"), py::kw_only(),
         py::arg("name") = py::none(), py::arg("num_shards") = c.num_shards,

@@ -3,6 +3,8 @@ them, and they run without pytest on a GPU machine:
 
     python python/tests/cuda_check.py RECORDS   # RECORDS: any JPEG dataset, e.g. 90 small images
 
+(run_fields: test_loader_fields.py::test_cuda_fields, with its detection records.)
+
 Run on an H100 with torch 2.11 (cu130, Python 3.12) against the binding built
 with CUDA: everything passed (docs/python.md)."""
 import gc
@@ -56,6 +58,28 @@ def run(records):
     with torch.cuda.stream(side):
         total = sum(images.sum().item() for images, _, _ in unirecord.Loader(records, device="cuda", **kw))
     assert total != 0
+
+
+def run_fields(records, **loader_kw):
+    """Dict batches on the device: every numeric field (padded and jagged,
+    with its _lengths/_offsets) arrives on the device with the images and
+    equals the CPU loader's; strings, id and crop stay on the CPU."""
+    for ragged in ("pad", "jagged"):
+        kw = dict(loader_kw, ragged=ragged)
+        batches = 0
+        for g, c in zip(unirecord.Loader(records, device="cuda", dtype=torch.uint8, layout="NHWC", **kw),
+                        unirecord.Loader(records, layout="NHWC", **kw)):
+            assert g.keys() == c.keys(), (g.keys(), c.keys())
+            for key, want in c.items():
+                got = g[key]
+                if isinstance(want, list):
+                    assert got == want, key
+                elif key in ("id", "crop"):
+                    assert not got.is_cuda and torch.equal(got, want), key
+                else:
+                    assert got.is_cuda and got.dtype == want.dtype and torch.equal(got.cpu(), want), key
+            batches += 1
+        assert batches > 0
 
 
 if __name__ == "__main__":

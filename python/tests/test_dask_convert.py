@@ -1,7 +1,9 @@
-"""unirecord.distributed.convert_imagefolder on a real Dask cluster: a
-dask-scheduler and dask-worker processes on 127.0.0.1 that the module starts
-and always stops. The reference is a local unirecord.convert_imagefolder
-with the same shard count: the committed files must be byte-identical."""
+"""unirecord.distributed.convert_imagefolder (and convert_coco, convert_jsonl,
+convert_csv) on a real Dask cluster: a dask-scheduler and dask-worker
+processes on 127.0.0.1 that the module starts and always stops. The
+reference is the local converter with the same shard count: the committed
+files must be byte-identical."""
+import json
 import os
 import re
 import signal
@@ -135,7 +137,82 @@ def test_byte_identical_to_a_local_convert(cluster, folder, reference, tmp_path,
     assert len(unirecord.Dataset(str(tmp_path / "out"))) == 90
 
 
-def test_a_worker_killed_mid_run_is_rerun_and_nothing_is_committed_twice(cluster, folder, reference, tmp_path):
+# --- COCO, JSON Lines and CSV ---------------------------------------------------
+
+@pytest.fixture(scope="module")
+def inputs(folder, tmp_path_factory):
+    """The folder's images as a COCO instances file (with entries the
+    converter leaves out: an annotation of no image, a size that differs
+    from the file) and as a JSON Lines and a CSV manifest (with a bad line);
+    each converted locally as the reference."""
+    root = tmp_path_factory.mktemp("sources")
+    paths = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*.jpg"))
+    images_dir = root / "images"  # a copy: the manifests go beside the images, out of `folder`
+    for path in paths:
+        (images_dir / path).parent.mkdir(parents=True, exist_ok=True)
+        (images_dir / path).write_bytes((folder / path).read_bytes())
+    images, annotations = [], []
+    for k, path in enumerate(paths):
+        images.append({"id": 1000 - k, "file_name": path})
+        if k == 7:
+            images[-1].update(width=1, height=1)  # rejected: "the annotations say 1x1"
+        for j in range(k % 3):
+            annotations.append({"id": 10 * k + j, "image_id": 1000 - k, "category_id": 1 + j,
+                                "bbox": [j, k % 5, 4.5, 3], "area": 13.5, "iscrowd": 0})
+    annotations.append({"id": 99999, "image_id": 5, "category_id": 1, "bbox": [0, 0, 1, 1], "area": 1, "iscrowd": 0})
+    coco = root / "instances.json"
+    coco.write_text(json.dumps({"images": images, "annotations": annotations,
+                                "categories": [{"id": 1, "name": "a"}, {"id": 2, "name": "b"}]}))
+    schema = root / "schema.json"
+    schema.write_text(json.dumps({"fields": [{"name": "image", "type": "image"}, {"name": "label", "type": "int64"},
+                                             {"name": "tokens", "type": "int32", "shape": [-1]}]}))
+    lines = [{"image": p, "label": k % 4, "tokens": list(range(k % 7))} for k, p in enumerate(paths)]
+    (images_dir / "manifest.jsonl").write_text("".join(json.dumps(l) + "\n" for l in lines[:50]) + "not json\n" +
+                                           "".join(json.dumps(l) + "\n" for l in lines[50:]))
+    (images_dir / "manifest.csv").write_text("image,label,tokens\n" + "".join(
+        '%s,%d,"%s"\n' % (l["image"], l["label"], l["tokens"]) for l in lines))
+    sources = {"coco": (coco, images_dir, None), "jsonl": (images_dir / "manifest.jsonl", None, schema),
+               "csv": (images_dir / "manifest.csv", None, schema)}
+    references = {}
+    for kind, (input, images_dir, schema_file) in sources.items():
+        out = root / ("local-" + kind)
+        if kind == "coco":
+            report = unirecord.convert_coco(input, images_dir, out, name="d", num_shards=5, sync=False)
+        else:
+            convert_local = unirecord.convert_jsonl if kind == "jsonl" else unirecord.convert_csv
+            report = convert_local(input, out, schema=schema_file, name="d", num_shards=5, sync=False)
+        references[kind] = (out, report)
+    return sources, references
+
+
+def convert_source(cluster, kind, sources, out, **kwargs):
+    input, images_dir, schema_file = sources[kind]
+    kwargs = dict(dict(num_shards=5, progress=False, name="d", sync=False), **kwargs)
+    if kind == "coco":
+        return unirecord.distributed.convert_coco(input, images_dir, out, cluster.client, **kwargs)
+    convert_on_dask = getattr(unirecord.distributed, "convert_" + kind)
+    return convert_on_dask(input, out, cluster.client, schema=schema_file, **kwargs)
+
+
+@pytest.mark.parametrize("kind,workers", [("coco", 1), ("coco", 3), ("jsonl", 2), ("csv", 2)])
+def test_coco_jsonl_csv_byte_identical_to_a_local_convert(cluster, inputs, tmp_path, kind, workers):
+    sources, references = inputs
+    while cluster.alive() < workers:
+        cluster.add_worker()
+    seen = []
+    report = convert_source(cluster, kind, sources, tmp_path / "out", shards_per_task=2, progress=seen.append)
+    reference, local = references[kind]
+    assert files(tmp_path / "out") == files(reference)
+    for key in ("written", "rejected", "skipped", "shards", "not_written", "annotations", "annotations_rejected"):
+        assert report[key] == local[key], key
+    # coco: image 7 and the truncated JPEG; jsonl: that and the line that is not JSON; csv: the JPEG.
+    assert report["rejected"] == {"coco": 2, "jsonl": 2, "csv": 1}[kind] and report["tasks"] == 3
+    assert seen[-1]["files_done"] == seen[-1]["files_total"]
+    if kind == "coco":
+        assert report["annotations"] > 0 and report["annotations_rejected"] == 1
+
+
+def test_a_worker_killed_mid_run_is_rerun_and_nothing_is_committed_twice(cluster, folder, reference, inputs, tmp_path):
     while cluster.alive() < 3:
         cluster.add_worker()
     killed = []
@@ -161,6 +238,17 @@ def test_a_worker_killed_mid_run_is_rerun_and_nothing_is_committed_twice(cluster
     assert killed, "no worker held a task of the conversion"
     assert files(tmp_path / "out") == files(reference)
     assert report["written"] == 90
+    cluster.wait_idle()
+    # The same with a COCO conversion, whose tasks read the annotations again.
+    while cluster.alive() < 3:
+        cluster.add_worker()
+    killed.clear()
+    killer = threading.Thread(target=kill_the_first_busy_worker)
+    killer.start()
+    report = convert_source(cluster, "coco", inputs[0], tmp_path / "coco")
+    killer.join()
+    assert killed, "no worker held a task of the COCO conversion"
+    assert files(tmp_path / "coco") == files(inputs[1]["coco"][0])
     cluster.wait_idle()
 
 
@@ -231,6 +319,8 @@ def test_urec_convert_with_a_scheduler(cluster, folder, reference, tmp_path):
     urec = os.environ.get("UREC")
     if not urec or not os.path.exists(urec):
         pytest.skip("UREC (the urec binary) is not set")
+    while cluster.alive() < 2:  # also when run alone
+        cluster.add_worker()
     env = dict(os.environ, UREC_PYTHON=sys.executable)
     done = subprocess.run([urec, "convert", "imagefolder", str(folder), str(tmp_path / "out"), "--name", "train",
                            "--shards", str(SHARDS), "--threads", "1", "--scheduler", cluster.address],
@@ -242,3 +332,24 @@ def test_urec_convert_with_a_scheduler(cluster, folder, reference, tmp_path):
     refused = subprocess.run([urec, "convert", "imagefolder", str(folder), str(tmp_path / "x"),
                               "--scheduler", cluster.address], capture_output=True, text=True, env=env)
     assert refused.returncode != 0 and "--scheduler needs --shards" in refused.stderr
+
+
+def test_urec_convert_coco_and_jsonl_with_a_scheduler(cluster, inputs, tmp_path):
+    urec = os.environ.get("UREC")
+    if not urec or not os.path.exists(urec):
+        pytest.skip("UREC (the urec binary) is not set")
+    while cluster.alive() < 2:  # also when run alone
+        cluster.add_worker()
+    sources, references = inputs
+    env = dict(os.environ, UREC_PYTHON=sys.executable)
+    coco, images_dir, _ = sources["coco"]
+    manifest, _, schema = sources["jsonl"]
+    for kind, args in (("coco", [str(coco), str(images_dir)]), ("jsonl", [str(manifest), "--schema", str(schema)])):
+        out = tmp_path / kind
+        done = subprocess.run([urec, "convert", kind, *args, str(out), "--name", "d", "--shards", "5",
+                               "--shards-per-task", "2", "--scheduler", cluster.address],
+                              capture_output=True, text=True, env=env, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert "%d written, 2 rejected" % references[kind][1]["written"] in done.stdout, done.stdout
+        assert files(out) == files(references[kind][0])
+        assert ("annotations: " in done.stdout) == (kind == "coco")

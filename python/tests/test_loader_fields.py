@@ -216,6 +216,16 @@ def test_jagged_offsets(detection):
             assert cats.tolist() == ds[int(batch["id"][i])]["category_id"][kept].tolist()
 
 
+def test_cuda_fields(detection):
+    if not unirecord.cuda_available():
+        pytest.skip("no CUDA device, or unirecord built without CUDA")
+    import cuda_check
+
+    cuda_check.run_fields(detection, batch_size=6, shuffle=True, seed=5, threads=2,
+                          transform=unirecord.RandomResizedCrop(SIZE, flip=True), fields=["tokens", "caption"],
+                          boxes="boxes", box_aligned=["category_id"])
+
+
 def test_token_dataset_without_images(tmp_path):
     rng = np.random.default_rng(0)
     lengths = rng.integers(0, 40, 30)
@@ -239,6 +249,11 @@ def test_token_dataset_without_images(tmp_path):
     converted = unirecord.Loader(tmp_path, batch_size=8, shuffle=False, image_field=None, label_field=None,
                                  fields=["score"], dtype=torch.float32, num_shards=1, shard_id=0)
     assert torch.equal(next(iter(converted))["score"], want[0]["score"])
+    if unirecord.cuda_available():  # the fields alone go up to the device
+        import cuda_check
+
+        cuda_check.run_fields(tmp_path, batch_size=8, shuffle=True, seed=1, image_field=None, label_field=None,
+                              fields=["tokens", "mask", "score"])
 
 
 def test_threads_determinism_and_exact_resume(detection):

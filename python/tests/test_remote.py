@@ -4,6 +4,7 @@ it (tests/remote_servers.py). Every record read remotely must equal the local
 one; every fault must end in the right bytes or a clear error, never wrong
 data, a crash or a hang; the cache directory shared by processes under a
 budget must stay consistent, also after a loader is killed mid-download."""
+import gc
 import hashlib
 import os
 import pathlib
@@ -189,6 +190,104 @@ def test_swapped_shard_is_refused_or_refetched(served, proxy, tmp_path):
     with pytest.raises(unirecord.CorruptRecordError):
         unirecord.Dataset(url, cache_dir=tmp_path / "fresh")
     assert check_cache_consistent(cache, served["local"]) == 0
+
+
+def test_remote_options_bound_requests_and_prefetch(served, proxy, tmp_path):
+    """max_requests bounds the requests in flight (opening fetches the 4
+    indexes and frames that many at a time), also in a pickled copy;
+    prefetch_shards is how many shards are downloaded ahead of the one read."""
+    import pickle
+
+    url = proxy.url + "/ds/"
+    proxy.add("latency", value=0.05)
+    ds = unirecord.Dataset(url, cache_dir=tmp_path / "one", remote_options={"max_requests": 1})
+    assert proxy.max_in_flight == 1
+    copy = pickle.dumps(ds)
+    shutil.rmtree(tmp_path / "one")
+    proxy.clear()
+    proxy.add("latency", value=0.05)
+    assert len(pickle.loads(copy)) == len(ds)
+    assert proxy.max_in_flight == 1
+    proxy.clear()
+    proxy.add("latency", value=0.05)
+    unirecord.Dataset(url, cache_dir=tmp_path / "four")  # max_requests 4 by default
+    assert proxy.max_in_flight > 1
+    proxy.clear()
+
+    def downloads_after_one_batch(prefetch_shards, cache):
+        # Batches of 4 in order, one batch ahead: the reads stay in shard 0.
+        loader = unirecord.Loader(url, 4, False, threads=1, prefetch=1, cache_dir=cache,
+                                  remote_options={"prefetch_shards": prefetch_shards})
+        next(iter(loader))
+        deadline = time.monotonic() + 10
+        while loader.dataset.remote_stats()["shard_downloads"] < 1 + prefetch_shards and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(0.5)  # more than that would be downloaded by now
+        got = loader.dataset.remote_stats()["shard_downloads"]
+        del loader
+        gc.collect()
+        return got
+
+    assert downloads_after_one_batch(0, tmp_path / "p0") == 1
+    assert downloads_after_one_batch(2, tmp_path / "p2") == 3
+
+
+def test_remote_options_are_checked(served, tmp_path):
+    url = served["nginx"].url + "/ds/"
+    with pytest.raises(ValueError, match="unknown remote option 'prefetch'"):
+        unirecord.Dataset(url, cache_dir=tmp_path, remote_options={"prefetch": 2})
+    with pytest.raises(ValueError, match="max_requests"):
+        unirecord.Dataset(url, cache_dir=tmp_path, remote_options={"max_requests": 0})
+    with pytest.raises(TypeError, match="remote_options must be a dict"):
+        unirecord.Dataset(url, cache_dir=tmp_path, remote_options=[("max_requests", 2)])
+    with pytest.raises(TypeError, match="timeout_s"):
+        unirecord.Dataset(url, cache_dir=tmp_path, remote_options={"timeout_s": "30"})
+    with pytest.raises(ValueError, match="s3_addressing|addressing"):
+        unirecord.Dataset("s3://bucket/ds/", cache_dir=tmp_path, remote_options={"s3_addressing": "sideways"})
+
+
+def test_next_epoch_shards_let_go_are_downloaded_before_set_epoch(served, proxy, tmp_path):
+    """8 shards read 2 at a time (block shuffle) with a 1-byte budget: a shard
+    read early in epoch 0 is let go and evicted; when it is the first of
+    epoch 1, the plan (which runs into the next epoch) downloads it again
+    before set_epoch(1), while epoch 0 ends."""
+    shards = 8
+    folder = served["www"] / "ds8"
+    if not folder.exists():
+        src = tmp_path / "src" / "train"
+        for k in range(64):
+            write_jpeg(src / f"class{k % 4}" / f"{k:03d}.jpg", 72, 64, 500 + k)
+        unirecord.convert_imagefolder(src, folder, num_shards=shards, sync=False, threads=2)
+    per_shard = 64 // shards
+
+    def batches(loader, epoch):
+        loader.set_epoch(epoch)
+        return [ids.tolist() for images, labels, ids in loader]
+
+    def kw(seed):
+        return dict(seed=seed, threads=2, return_ids=True, order="block", block_size=per_shard,
+                    window=2 * per_shard)
+
+    # A seed whose epoch 1 starts with a shard of epoch 0's first batch (read
+    # first, let go three batches before the end).
+    for seed in range(100):
+        local = unirecord.Loader(folder, 2 * per_shard, True, **kw(seed))
+        expected = [batches(local, 0), batches(local, 1)]
+        if expected[1][0][0] // per_shard in {i // per_shard for i in expected[0][0]}:
+            break
+    loader = unirecord.Loader(proxy.url + "/ds8/", 2 * per_shard, True, cache_dir=tmp_path / "cache",
+                              cache_limit=1, **kw(seed))
+    assert batches(loader, 0) == expected[0]
+    deadline = time.monotonic() + 30
+    while loader.dataset.remote_stats()["shard_downloads"] <= shards and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert loader.dataset.remote_stats()["shard_downloads"] > shards  # before set_epoch(1)
+    assert batches(loader, 1) == expected[1]
+    # The plan runs into epoch 2, so downloads may be under way: the cache is
+    # checked once the loader (and its prefetch threads) are gone.
+    del loader
+    gc.collect()
+    check_cache_consistent(tmp_path / "cache", folder)
 
 
 LOADER_SCRIPT = textwrap.dedent("""

@@ -11,7 +11,8 @@
 * :class:`Loader` (``unirecord.loader``) - the native multi-threaded loader:
   whole batches as torch tensors that share the loader's buffers (DLPack, no
   copy), no worker processes.
-* :class:`Writer`, :func:`convert_imagefolder` - create datasets;
+* :class:`Writer`, :func:`convert_imagefolder`, :func:`convert_coco`,
+  :func:`convert_jsonl`, :func:`convert_csv` - create datasets;
   :class:`StagedWrite` + :class:`PartWriter` - one dataset written as parts
   by any processes (Dask, Spark, Ray), committed by one;
   ``unirecord.distributed.convert_imagefolder`` - the conversion on Dask.
@@ -30,7 +31,9 @@ from ._core import (
     StagedWrite,
     Writer,
     convert_coco,
+    convert_csv,
     convert_imagefolder,
+    convert_jsonl,
 )
 from .image_dataset import ImageDataset
 from .loader import IMAGENET_MEAN, IMAGENET_STD, Loader, cuda_available
@@ -54,6 +57,8 @@ __all__ = [
     "StagedWrite",
     "Writer",
     "convert_coco",
+    "convert_csv",
     "convert_imagefolder",
+    "convert_jsonl",
     "cuda_available",
 ]

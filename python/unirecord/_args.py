@@ -41,10 +41,11 @@ def import_torch():
 
 
 def open_dataset(path: Union[PathLike, Dataset], verify_checksums: bool, cache_dir: Optional[PathLike] = None,
-                 cache_limit: int = 0) -> Dataset:
+                 cache_limit: int = 0, remote_options: Optional[Dict[str, Any]] = None) -> Dataset:
     if isinstance(path, Dataset):
         return path
-    return Dataset(path, verify_checksums=verify_checksums, cache_dir=cache_dir, cache_limit=cache_limit)
+    return Dataset(path, verify_checksums=verify_checksums, cache_dir=cache_dir, cache_limit=cache_limit,
+                   remote_options=remote_options)
 
 
 def channel_values(name: str, values: Sequence[float], positive: bool) -> Tuple[float, float, float]:

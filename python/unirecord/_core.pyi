@@ -89,6 +89,7 @@ class Dataset:
         bytes_as: str = "memoryview",
         cache_dir: Optional[_Path] = None,
         cache_limit: int = 0,
+        remote_options: Optional[Dict[str, Union[int, str]]] = None,
     ) -> None: ...
     def __len__(self) -> int: ...
     def __getitem__(self, index: int) -> Dict[str, Any]: ...
@@ -169,6 +170,38 @@ def convert_imagefolder(
     progress: Optional[Callable[[Dict[str, Any]], None]] = None,
     max_pixels: int = 134217728,
 ) -> Dict[str, Any]: ...
+def convert_jsonl(
+    manifest: _Path,
+    out: _Path,
+    *,
+    schema: _Path,
+    name: Optional[str] = None,
+    num_shards: int = 0,
+    target_shard_bytes: int = 0,
+    threads: int = 0,
+    strict: bool = False,
+    keep_original: bool = False,
+    sync: bool = True,
+    progress: Optional[Callable[[Dict[str, Any]], None]] = None,
+    max_pixels: int = 134217728,
+) -> Dict[str, Any]: ...
+
+def convert_csv(
+    manifest: _Path,
+    out: _Path,
+    *,
+    schema: _Path,
+    name: Optional[str] = None,
+    num_shards: int = 0,
+    target_shard_bytes: int = 0,
+    threads: int = 0,
+    strict: bool = False,
+    keep_original: bool = False,
+    sync: bool = True,
+    progress: Optional[Callable[[Dict[str, Any]], None]] = None,
+    max_pixels: int = 134217728,
+) -> Dict[str, Any]: ...
+
 def convert_coco(
     annotations: _Path,
     images: _Path,
@@ -260,6 +293,26 @@ def _convert_imagefolder_part(
     threads: int, strict: bool, keep_original: bool, sync: bool, max_pixels: int
 ) -> Dict[str, Any]: ...
 def _commit_imagefolder(staged: StagedWrite, plan: _ImageFolderPlan, reports: List[Dict[str, Any]]) -> Dict[str, Any]: ...
+
+class _SourcePlan:
+    @property
+    def name(self) -> str: ...
+    @property
+    def candidates(self) -> int: ...
+    @property
+    def num_shards(self) -> int: ...
+    def candidates_in(self, first_shard: int, end_shard: int) -> int: ...
+
+def _plan_source(
+    kind: str, input: _Path, images: Optional[_Path], schema: Optional[_Path], out: _Path, *, name: Optional[str],
+    num_shards: int, strict: bool, keep_original: bool, sync: bool, max_pixels: int
+) -> _SourcePlan: ...
+def _convert_source_part(
+    kind: str, input: _Path, images: Optional[_Path], schema: Optional[_Path], out: _Path, name: str, token: str,
+    first_shard: int, end_shard: int, part: int, num_parts: int, *, num_shards: int, threads: int, strict: bool,
+    keep_original: bool, sync: bool, max_pixels: int
+) -> Dict[str, Any]: ...
+def _commit_source(staged: StagedWrite, plan: _SourcePlan, reports: List[Dict[str, Any]]) -> Dict[str, Any]: ...
 
 class _ImageReader:
     # options: keys of _loader_defaults (the per-sample ones apply).

@@ -5,6 +5,10 @@ shards written by the workers of a ``distributed.Client``: the client lists
 the folder once and takes the writers' lock (``unirecord.StagedWrite``), each
 task converts a run of whole shards (``PartWriter`` under hidden staged names
 in OUT), and the client verifies every staged shard and commits one manifest.
+:func:`convert_coco`, :func:`convert_jsonl` and :func:`convert_csv` do the
+same for :func:`unirecord.convert_coco` / ``convert_jsonl`` / ``convert_csv``;
+their tasks read the annotations or the manifest themselves (the same input
+cuts into the same shards), so only paths go to the workers.
 The bytes equal those of a local ``urec convert`` with the same ``--shards``
 and options, for any number of workers, whatever the order tasks finish in
 and however often Dask reruns one (a worker that dies mid-task: its
@@ -22,12 +26,17 @@ import time
 
 from . import _core
 
-__all__ = ["convert_imagefolder"]
+__all__ = ["convert_imagefolder", "convert_coco", "convert_jsonl", "convert_csv"]
 
 
 def _convert_part(src, out, name, token, spec, part, num_parts, options):
     """One task: shards of ``spec`` as part ``part`` (runs on a worker)."""
     return _core._convert_imagefolder_part(src, out, name, token, spec, part, num_parts, **options)
+
+
+def _convert_source_part(source, out, name, token, first, end, part, num_parts, options):
+    """One task of a COCO / JSON Lines / CSV conversion: shards [first, end) (runs on a worker)."""
+    return _core._convert_source_part(*source, out, name, token, first, end, part, num_parts, **options)
 
 
 class _ProgressBar:
@@ -52,6 +61,63 @@ class _ProgressBar:
     def close():
         sys.stderr.write("\r\033[K")
         sys.stderr.flush()
+
+
+def _check_counts(num_shards, shards_per_task):
+    if isinstance(num_shards, bool) or not isinstance(num_shards, int) or num_shards < 1:
+        raise ValueError("num_shards must be a positive int (the parts are runs of whole shards), not %r"
+                         % (num_shards,))
+    if isinstance(shards_per_task, bool) or not isinstance(shards_per_task, int) or shards_per_task < 1:
+        raise ValueError("shards_per_task must be a positive int, not %r" % (shards_per_task,))
+
+
+def _run(client, out, plan, submit, commit, *, num_shards, shards_per_task, progress, retries, commit_threads, sync):
+    """The driver: one task per run of ``shards_per_task`` shards of ``plan``
+    (``submit(client, token, first, end, part, num_parts, key, retries)``
+    returns its future), the progress bar as tasks finish, then
+    ``commit(staged, plan, reports)``; a failed task cancels the others and
+    nothing is committed."""
+    import distributed
+
+    ranges = [(first, min(first + shards_per_task, num_shards)) for first in range(0, num_shards, shards_per_task)]
+    if progress is None:
+        progress = sys.stderr.isatty()
+    draw = _ProgressBar(plan.candidates) if progress is True else (progress or None)
+    start = time.monotonic()
+    with _core.StagedWrite(out, plan.name, len(ranges), threads=commit_threads, sync=sync) as staged:
+        futures = {}
+        for part, (first, end) in enumerate(ranges):
+            key = "unirecord-convert-%s-%05d" % (staged.token, part)
+            futures[submit(client, staged.token, first, end, part, len(ranges), key, retries)] = part
+        reports = [None] * len(ranges)
+        done = dict(files_done=0, files_total=plan.candidates, written=0, rejected=0, bytes=0, seconds=0.0,
+                    tasks_done=0, tasks_total=len(ranges))
+        try:
+            for future in distributed.as_completed(list(futures)):
+                part = futures[future]
+                report = future.result()  # raises the task's error
+                reports[part] = report
+                first, end = ranges[part]
+                done["files_done"] += plan.candidates_in(first, end)
+                done["written"] += report["written"]
+                done["rejected"] += report["rejected"]
+                done["bytes"] += report["image_bytes"]
+                done["seconds"] = time.monotonic() - start
+                done["tasks_done"] += 1
+                if draw:
+                    draw(dict(done))
+        except BaseException:
+            client.cancel(list(futures))
+            raise
+        finally:
+            if isinstance(draw, _ProgressBar):
+                draw.close()
+        commit_start = time.monotonic()
+        result = commit(staged, plan, reports)
+    result["seconds"] = time.monotonic() - start
+    result["commit_seconds"] = time.monotonic() - commit_start
+    result["tasks"] = len(ranges)
+    return result
 
 
 def convert_imagefolder(src, out, client=None, *, num_shards, name=None, shards_per_task=1, threads=1,
@@ -84,70 +150,101 @@ def convert_imagefolder(src, out, client=None, *, num_shards, name=None, shards_
 
     if client is None:
         client = distributed.get_client()
-    if isinstance(num_shards, bool) or not isinstance(num_shards, int) or num_shards < 1:
-        raise ValueError("num_shards must be a positive int (the parts are runs of whole shards), not %r"
-                         % (num_shards,))
-    if isinstance(shards_per_task, bool) or not isinstance(shards_per_task, int) or shards_per_task < 1:
-        raise ValueError("shards_per_task must be a positive int, not %r" % (shards_per_task,))
+    _check_counts(num_shards, shards_per_task)
     src = os.path.abspath(os.fspath(src))
     out = os.path.abspath(os.fspath(out))
     options = dict(strict=strict, keep_original=keep_original, sync=sync,
                    max_pixels=_core._DEFAULT_MAX_PIXELS if max_pixels is None else max_pixels)
     plan = _core._plan_imagefolder(src, out, name=name, num_shards=num_shards, **options)
-    ranges = [(first, min(first + shards_per_task, num_shards)) for first in range(0, num_shards, shards_per_task)]
-    if progress is None:
-        progress = sys.stderr.isatty()
-    draw = _ProgressBar(plan.candidates) if progress is True else (progress or None)
     options["threads"] = threads
-    start = time.monotonic()
-    with _core.StagedWrite(out, plan.name, len(ranges), threads=commit_threads, sync=sync) as staged:
-        futures = {}
-        for part, (first, end) in enumerate(ranges):
-            future = client.submit(_convert_part, src, out, plan.name, staged.token, plan.part(first, end), part,
-                                   len(ranges), options, key="unirecord-convert-%s-%05d" % (staged.token, part),
-                                   retries=retries, pure=False)
-            futures[future] = part
-        reports = [None] * len(ranges)
-        done = dict(files_done=0, files_total=plan.candidates, written=0, rejected=0, bytes=0, seconds=0.0,
-                    tasks_done=0, tasks_total=len(ranges))
-        try:
-            for future in distributed.as_completed(list(futures)):
-                part = futures[future]
-                report = future.result()  # raises the task's error
-                reports[part] = report
-                first, end = ranges[part]
-                done["files_done"] += plan.candidates_in(first, end)
-                done["written"] += report["written"]
-                done["rejected"] += report["rejected"]
-                done["bytes"] += report["image_bytes"]
-                done["seconds"] = time.monotonic() - start
-                done["tasks_done"] += 1
-                if draw:
-                    draw(dict(done))
-        except BaseException:
-            client.cancel(list(futures))
-            raise
-        finally:
-            if isinstance(draw, _ProgressBar):
-                draw.close()
-        commit_start = time.monotonic()
-        result = _core._commit_imagefolder(staged, plan, reports)
-    result["seconds"] = time.monotonic() - start
-    result["commit_seconds"] = time.monotonic() - commit_start
-    result["tasks"] = len(ranges)
-    return result
+
+    def submit(client, token, first, end, part, num_parts, key, retries):
+        return client.submit(_convert_part, src, out, plan.name, token, plan.part(first, end), part, num_parts,
+                             options, key=key, retries=retries, pure=False)
+
+    return _run(client, out, plan, submit, _core._commit_imagefolder, num_shards=num_shards,
+                shards_per_task=shards_per_task, progress=progress, retries=retries, commit_threads=commit_threads,
+                sync=sync)
+
+
+def _convert_source(kind, input, images, schema, out, client, *, num_shards, name, shards_per_task, threads, strict,
+                    keep_original, sync, max_pixels, progress, retries, commit_threads):
+    import distributed
+
+    if client is None:
+        client = distributed.get_client()
+    _check_counts(num_shards, shards_per_task)
+    source = (kind, os.path.abspath(os.fspath(input)), None if images is None else os.path.abspath(os.fspath(images)),
+              None if schema is None else os.path.abspath(os.fspath(schema)))
+    out = os.path.abspath(os.fspath(out))
+    options = dict(strict=strict, keep_original=keep_original, sync=sync,
+                   max_pixels=_core._DEFAULT_MAX_PIXELS if max_pixels is None else max_pixels)
+    plan = _core._plan_source(*source, out, name=name, num_shards=num_shards, **options)
+    # Each task reads the input again with the plan's options (its name included).
+    options.update(num_shards=num_shards, threads=threads)
+
+    def submit(client, token, first, end, part, num_parts, key, retries):
+        return client.submit(_convert_source_part, source, out, plan.name, token, first, end, part, num_parts,
+                             options, key=key, retries=retries, pure=False)
+
+    return _run(client, out, plan, submit, _core._commit_source, num_shards=num_shards,
+                shards_per_task=shards_per_task, progress=progress, retries=retries, commit_threads=commit_threads,
+                sync=sync)
+
+
+def convert_coco(annotations, images, out, client=None, *, num_shards, name=None, shards_per_task=1, threads=1,
+                 strict=False, keep_original=False, sync=True, max_pixels=None, progress=None, retries=1,
+                 commit_threads=1):
+    """:func:`unirecord.convert_coco` on the workers of ``client``: the same
+    bytes for the same ``num_shards`` and options, whatever the workers.
+    ANNOTATIONS, IMAGES and OUT must be the same paths on every worker. The
+    other keywords and the report are :func:`convert_imagefolder`'s (plus
+    the report's ``annotations`` and ``annotations_rejected``)."""
+    return _convert_source("coco", annotations, images, None, out, client, num_shards=num_shards, name=name,
+                           shards_per_task=shards_per_task, threads=threads, strict=strict,
+                           keep_original=keep_original, sync=sync, max_pixels=max_pixels, progress=progress,
+                           retries=retries, commit_threads=commit_threads)
+
+
+def _manifest_converter(kind, doc):
+    """convert_jsonl / convert_csv: a manifest ``kind`` on the workers of ``client``."""
+    def convert(manifest, out, client=None, *, schema, num_shards, name=None, shards_per_task=1, threads=1,
+                strict=False, keep_original=False, sync=True, max_pixels=None, progress=None, retries=1,
+                commit_threads=1):
+        return _convert_source(kind, manifest, None, schema, out, client, num_shards=num_shards, name=name,
+                               shards_per_task=shards_per_task, threads=threads, strict=strict,
+                               keep_original=keep_original, sync=sync, max_pixels=max_pixels, progress=progress,
+                               retries=retries, commit_threads=commit_threads)
+
+    convert.__name__ = convert.__qualname__ = "convert_" + kind
+    convert.__doc__ = doc
+    return convert
+
+
+convert_jsonl = _manifest_converter(
+    "jsonl", """:func:`unirecord.convert_jsonl` on the workers of ``client`` (as
+    :func:`convert_coco`); MANIFEST, SCHEMA and the images beside the
+    manifest must be at the same paths on every worker.""")
+convert_csv = _manifest_converter(
+    "csv", """:func:`unirecord.convert_csv` on the workers of ``client`` (as :func:`convert_jsonl`).""")
 
 
 def main(argv=None):
-    """``python -m unirecord.distributed SRC OUT --scheduler ADDRESS --shards N ...`` (urec convert's)."""
+    """``python -m unirecord.distributed SRC OUT --scheduler ADDRESS --shards N ...`` (urec convert's):
+    SRC is the image folder, or with ``--format coco`` the annotations (and
+    ``--images`` their folder), with ``--format jsonl|csv`` the manifest
+    (and ``--schema`` its schema file)."""
     import argparse
 
     import distributed
 
-    parser = argparse.ArgumentParser(prog="urec convert imagefolder --scheduler",
-                                     description="Convert an ImageFolder on a Dask scheduler's workers.")
+    parser = argparse.ArgumentParser(prog="urec convert --scheduler",
+                                     description="Convert on a Dask scheduler's workers.")
     parser.add_argument("src")
     parser.add_argument("out")
+    parser.add_argument("--format", choices=["imagefolder", "coco", "jsonl", "csv"], default="imagefolder")
+    parser.add_argument("--images", help="coco: the images folder")
+    parser.add_argument("--schema", help="jsonl, csv: the schema file")
     parser.add_argument("--scheduler", required=True, help="tcp://HOST:PORT of a running dask scheduler")
     parser.add_argument("--shards", type=int, required=True)
     parser.add_argument("--name")
@@ -157,12 +254,22 @@ def main(argv=None):
     parser.add_argument("--keep-original", action="store_true")
     parser.add_argument("--max-pixels", type=int)
     args = parser.parse_args(argv)
+    if (args.format == "coco") != (args.images is not None):
+        parser.error("--images goes with --format coco, and only with it")
+    if (args.format in ("jsonl", "csv")) != (args.schema is not None):
+        parser.error("--schema goes with --format jsonl or csv, and only with them")
+    options = dict(num_shards=args.shards, name=args.name, shards_per_task=args.shards_per_task,
+                   threads=args.threads, strict=args.strict, keep_original=args.keep_original,
+                   max_pixels=args.max_pixels)
     try:
         with distributed.Client(args.scheduler, timeout="30s") as client:
-            r = convert_imagefolder(args.src, args.out, client, num_shards=args.shards, name=args.name,
-                                    shards_per_task=args.shards_per_task, threads=args.threads,
-                                    strict=args.strict, keep_original=args.keep_original,
-                                    max_pixels=args.max_pixels)
+            if args.format == "imagefolder":
+                r = convert_imagefolder(args.src, args.out, client, **options)
+            elif args.format == "coco":
+                r = convert_coco(args.src, args.images, args.out, client, **options)
+            else:
+                convert = convert_jsonl if args.format == "jsonl" else convert_csv
+                r = convert(args.src, args.out, client, schema=args.schema, **options)
     except (OSError, ValueError, RuntimeError, _core.CorruptRecordError) as e:
         sys.stderr.write("urec: error: %s\n" % (e,))
         return 1
@@ -170,6 +277,9 @@ def main(argv=None):
           "not written: %s" % (args.src, r["written"], r["rejected"], r["skipped"], r["image_bytes"] / 1e6,
                                r["seconds"], r["commit_seconds"], r["tasks"], args.out, r["name"], r["shards"],
                                "" if r["shards"] == 1 else "s", r["rejects_path"]))
+    if args.format == "coco":
+        print("annotations: %d written, %d rejected (see the rejects report)"
+              % (r["annotations"], r["annotations_rejected"]))
     return 0
 
 

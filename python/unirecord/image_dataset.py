@@ -82,6 +82,7 @@ class ImageDataset:
         subset: Optional[Sequence[int]] = None,
         cache_dir: Optional[PathLike] = None,
         cache_limit: int = 0,
+        remote_options: Optional[Dict[str, Any]] = None,
     ) -> None:
         # The native reader's options: this signature's names that are loader
         # options (the transform and subset are resolved here, not there).
@@ -94,7 +95,7 @@ class ImageDataset:
         self.root = None if root is None else os.fsdecode(root)
         self._options["label_field"] = label_field or ""
         self._options.update(native_options(self.crop))
-        self.dataset = open_dataset(path, verify_checksums, cache_dir, cache_limit)
+        self.dataset = open_dataset(path, verify_checksums, cache_dir, cache_limit, remote_options)
         # where= / subset=: item i is record ids[i].
         self.where = where
         self.ids = record_ids(self.dataset, where, subset)

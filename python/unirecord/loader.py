@@ -169,7 +169,8 @@ class Loader:
     ``device="cuda"`` uploads each batch on the loader's stream and converts it
     to ``dtype`` (default float32), normalised with ``mean``/``std`` (0..1 scale,
     as torchvision's ``Normalize``; default ImageNet's); the current stream
-    waits for it. On the CPU, ``dtype``/``mean``/``std`` convert the uint8
+    waits for it. The batched numeric fields go up with the images (strings,
+    bytes, ``id`` and ``crop`` stay on the CPU). On the CPU, ``dtype``/``mean``/``std`` convert the uint8
     batch with torch ops (a copy; default: uint8, no normalisation).
 
     ``on_error="skip"`` replaces an undecodable record by the next id of the
@@ -262,6 +263,7 @@ class Loader:
         epoch_size: int = DEFAULTS["epoch_size"],
         cache_dir: Optional[PathLike] = None,
         cache_limit: int = 0,
+        remote_options: Optional[Dict[str, Any]] = None,
     ) -> None:
         # The native loader's options: this signature's names that are loader
         # options (python/src/loader_py.cc has the one table; it checks each
@@ -280,7 +282,8 @@ class Loader:
         if several and not path:
             raise ValueError("Loader needs at least one dataset, got an empty list")
         #: The datasets read (one unless mixing); ``dataset`` is the first.
-        self.datasets = [open_dataset(p, verify, cache_dir, cache_limit) for p in (path if several else [path])]
+        self.datasets = [open_dataset(p, verify, cache_dir, cache_limit, remote_options)
+                         for p in (path if several else [path])]
         self.dataset = self.datasets[0]
         if len(self.datasets) > 1 and (where is not None or subset is not None):
             raise ValueError(f"subset= and where= select records of one dataset, not of the {len(self.datasets)} mixed here")
@@ -405,16 +408,13 @@ class Loader:
             batch[image_field] = images
         if labels is not None:
             batch[label_field] = labels
-        # On a device: the images are the loader's upload; the fields move here
-        # (their host buffers are not pinned); id and crop stay on the CPU.
-        on_device = self.device.type == "cuda"
+        # On a device the numeric fields arrive there with the images (the
+        # loader's upload); strings, bytes, id and crop stay on the CPU.
         for name, value in fields_c.items():
             if not isinstance(value, list):
                 value = from_dlpack(value)
                 if name in self._bool_fields:  # handed over as uint8 (DLPack 0.6 has no bool)
                     value = value.view(import_torch().bool)
-                if on_device:
-                    value = value.to(self.device)
             batch[name] = value
         batch["id"] = ids
         if crops_c is not None:

@@ -1,7 +1,6 @@
 // ConvertCoco: a COCO instances file and its images into a unirecord
 // dataset, one record per image with its annotations as arrays; the images
 // go through the converters' shared machinery (convert/file_records.h).
-#include <chrono>
 #include <filesystem>
 #include <memory>
 #include <utility>
@@ -21,7 +20,6 @@ namespace {
 
 using convert_internal::CocoAnnotations;
 using convert_internal::CocoImage;
-using Clock = std::chrono::steady_clock;
 
 Result<Schema> CocoSchema() {
   return Schema::Make({Field::Bytes("image"), Field::String("path"), Field::Int64("image_id", /*indexed=*/true),
@@ -70,81 +68,73 @@ Status FillCocoRecord(const CocoImage& image, RecordBuilder& record) {
 
 }  // namespace
 
-Result<ConvertReport> ConvertCoco(const std::string& annotations, const std::string& images_dir,
-                                  const std::string& out, const ConvertOptions& options) {
+namespace convert_internal {
+
+Result<PreparedConversion> PrepareCoco(const std::string& annotations, const std::string& images_dir,
+                                       const std::string& out, const ConvertOptions& options) {
   UREC_RETURN_IF_ERROR(ResolveThreadCount(options.threads, "threads").status());
   if (options.num_shards > 0 && options.target_shard_bytes > 0) {
     return Status::InvalidArgument("give a shard count or a shard size, not both");
   }
   std::string text;
-  UREC_RETURN_IF_ERROR(ReadSourceFile(annotations, &text));
-  UREC_ASSIGN_OR_RETURN(CocoAnnotations coco, convert_internal::ParseCocoAnnotations(text, annotations));
+  UREC_RETURN_IF_ERROR(ReadConverterInput("annotations", annotations, &text));
+  // What the hooks read, kept with the conversion.
+  struct Input {
+    CocoAnnotations coco;
+    uint64_t annotations_written = 0;  // by the part being written
+  };
+  auto input = std::make_shared<Input>();
+  UREC_ASSIGN_OR_RETURN(input->coco, ParseCocoAnnotations(text, annotations));
+  CocoAnnotations& coco = input->coco;
   text = std::string();
   if (!io::IsDirectory(images_dir)) {
     UREC_RETURN_IF_ERROR(io::CheckExists(images_dir));
     return Status::InvalidArgument(images_dir + ": the images folder is not a folder");
   }
-  UREC_RETURN_IF_ERROR(convert_internal::CheckOutputOutsideSource(images_dir, out));
+  UREC_RETURN_IF_ERROR(CheckOutputOutsideSource(images_dir, out));
   if (coco.images.empty()) return Status::InvalidArgument(annotations + ": no usable images");
   if (options.num_shards > coco.images.size()) {
     return Status::InvalidArgument("num_shards " + std::to_string(options.num_shards) + " is more than the " +
                                    std::to_string(coco.images.size()) + " images: some shards would be empty");
   }
-  std::vector<ImageFolderFile> files;
-  for (const CocoImage& image : coco.images) files.push_back({image.file_name, -1, true});
-  std::vector<size_t> shard_starts;
-  if (options.num_shards > 0) {
-    shard_starts = convert_internal::ShardStarts(files, files.size(), options.num_shards);
-    shard_starts.pop_back();  // where each shard starts
-  }
-  const std::string name =
-      options.name.empty() ? std::filesystem::path(annotations).stem().string() : options.name;
+  PreparedConversion c;
+  c.name = options.name.empty() ? std::filesystem::path(annotations).stem().string() : options.name;
+  c.root = images_dir;
+  for (const CocoImage& image : coco.images) c.files.push_back({image.file_name, -1, true});
+  if (options.num_shards > 0) c.shard_starts = ShardStarts(c.files, c.files.size(), options.num_shards);
+  UREC_ASSIGN_OR_RETURN(c.schema, CocoSchema());
+  c.metadata.emplace_back("categories", coco.categories_json);
+  Input* in = input.get();
+  c.hooks.fill = [in](size_t i, RecordBuilder& record) {
+    in->annotations_written += in->coco.images[i].annotations.size();
+    return FillCocoRecord(in->coco.images[i], record);
+  };
+  c.hooks.reject = [in](size_t i, const SourceImageInfo& info) -> std::string {
+    const CocoImage& image = in->coco.images[i];
+    if ((image.width < 0 || image.width == info.width()) && (image.height < 0 || image.height == info.height())) {
+      return "";
+    }
+    return "the annotations say " + std::to_string(image.width) + "x" + std::to_string(image.height) +
+           ", the file is " + std::to_string(info.width()) + "x" + std::to_string(info.height());
+  };
+  c.finish_part = [in](ConvertReport* part) {
+    part->annotations = std::exchange(in->annotations_written, 0);
+  };
+  c.head.name = c.name;
+  c.head.rejected = coco.images_rejected;
+  c.head.not_written = std::move(coco.rejected);
+  c.head.annotations_rejected = coco.annotations_rejected;
+  c.input = std::move(input);
+  return c;
+}
 
-  ConvertReport head;
-  head.name = name;
-  head.rejected = coco.images_rejected;
-  head.not_written = std::move(coco.rejected);
-  uint64_t annotations_written = 0;
-  UREC_ASSIGN_OR_RETURN(
-      ConvertReport report,
-      convert_internal::ConvertLocally(
-          out, name, options, files.size(), std::move(head),
-          [&](const std::string& token, uint32_t part, uint32_t num_parts,
-              const ConvertOptions& o) -> Result<ConvertReport> {
-            const Clock::time_point start = Clock::now();
-            WriterOptions writer_options;
-            if (shard_starts.empty()) {
-              writer_options.target_shard_bytes =
-                  o.target_shard_bytes > 0 ? o.target_shard_bytes : convert_internal::kDefaultShardBytes;
-            }
-            writer_options.sync = o.sync;
-            UREC_ASSIGN_OR_RETURN(Schema schema, CocoSchema());
-            UREC_ASSIGN_OR_RETURN(std::unique_ptr<PartWriter> writer,
-                                  PartWriter::Create(out, name, token, part, num_parts, schema, writer_options));
-            UREC_RETURN_IF_ERROR(writer->SetMetadata("categories", coco.categories_json));
-            convert_internal::ImageRecordHooks hooks;
-            hooks.fill = [&](size_t i, RecordBuilder& record) {
-              annotations_written += coco.images[i].annotations.size();
-              return FillCocoRecord(coco.images[i], record);
-            };
-            hooks.reject = [&](size_t i, const SourceImageInfo& info) -> std::string {
-              const CocoImage& image = coco.images[i];
-              if ((image.width < 0 || image.width == info.width()) && (image.height < 0 || image.height == info.height())) {
-                return "";
-              }
-              return "the annotations say " + std::to_string(image.width) + "x" + std::to_string(image.height) +
-                     ", the file is " + std::to_string(info.width()) + "x" + std::to_string(info.height());
-            };
-            ConvertReport written;
-            UREC_RETURN_IF_ERROR(convert_internal::WriteImageRecords(images_dir, files, shard_starts, o, schema,
-                                                                     hooks, *writer, &written));
-            UREC_RETURN_IF_ERROR(writer->Finish());
-            written.seconds = convert_internal::SecondsSince(start);
-            return written;
-          }));
-  report.annotations = annotations_written;
-  report.annotations_rejected = coco.annotations_rejected;
-  return report;
+}  // namespace convert_internal
+
+Result<ConvertReport> ConvertCoco(const std::string& annotations, const std::string& images_dir,
+                                  const std::string& out, const ConvertOptions& options) {
+  UREC_ASSIGN_OR_RETURN(const convert_internal::PreparedConversion c,
+                        convert_internal::PrepareCoco(annotations, images_dir, out, options));
+  return convert_internal::ConvertPrepared(c, out, options);
 }
 
 }  // namespace unirecord

@@ -31,8 +31,8 @@ struct Slot {
 class OrderedFileReader {
  public:
   OrderedFileReader(const std::string& root, const std::vector<ImageFolderFile>& files, int threads,
-                    bool keep_original)
-      : root_(root), files_(files), keep_original_(keep_original), slots_(static_cast<size_t>(std::clamp(threads * 4, 8, 256))) {
+                    bool keep_original, bool read_files)
+      : root_(root), files_(files), keep_original_(keep_original), read_files_(read_files), slots_(static_cast<size_t>(std::clamp(threads * 4, 8, 256))) {
     for (int t = 0; t < threads; ++t) workers_.emplace_back([this] { Work(); });
   }
 
@@ -89,7 +89,7 @@ class OrderedFileReader {
       // claim i, and it waits for ready before touching it again.
       Slot& slot = slots_[i % slots_.size()];
       const ImageFolderFile& file = files_[i];
-      if (file.is_candidate) {
+      if (file.is_candidate && read_files_) {
         Status read = ReadSourceFile(root_ + "/" + file.path, &slot.bytes);
         slot.info = read.ok() ? CheckSourceImage(slot.bytes) : Result<SourceImageInfo>(read);
         if (slot.info.ok()) slot.stored = PrepareStoredImage(&slot.bytes, slot.info->format, keep_original_);
@@ -107,6 +107,7 @@ class OrderedFileReader {
   const std::string& root_;
   const std::vector<ImageFolderFile>& files_;
   const bool keep_original_;
+  const bool read_files_;  // false: records without an image, nothing to read
   std::vector<Slot> slots_;
   std::mutex mutex_;
   std::condition_variable can_claim_;
@@ -191,9 +192,9 @@ struct ImageFieldIndexes {
   size_t image, width, height, jpeg_layout, source_size, source_xxh3;
 };
 
-Result<ImageFieldIndexes> FindImageFields(const Schema& schema) {
+Result<ImageFieldIndexes> FindImageFields(const Schema& schema, const std::string& image_field) {
   ImageFieldIndexes f{};
-  UREC_ASSIGN_OR_RETURN(f.image, schema.FindField("image"));
+  UREC_ASSIGN_OR_RETURN(f.image, schema.FindField(image_field));
   UREC_ASSIGN_OR_RETURN(f.width, schema.FindField("width"));
   UREC_ASSIGN_OR_RETURN(f.height, schema.FindField("height"));
   UREC_ASSIGN_OR_RETURN(f.jpeg_layout, schema.FindField("jpeg_layout"));
@@ -202,15 +203,18 @@ Result<ImageFieldIndexes> FindImageFields(const Schema& schema) {
   return f;
 }
 
-}  // namespace
-
+// WriteImagePart's records, through `writer`, counted into `report`.
 Status WriteImageRecords(const std::string& root, const std::vector<ImageFolderFile>& files,
                          const std::vector<size_t>& shard_starts, const ConvertOptions& options,
                          const Schema& schema, const ImageRecordHooks& hooks, PartWriter& writer,
                          ConvertReport* report) {
   const Clock::time_point start = Clock::now();
   UREC_ASSIGN_OR_RETURN(const int threads, ResolveThreadCount(options.threads, "threads"));
-  UREC_ASSIGN_OR_RETURN(const ImageFieldIndexes f, FindImageFields(schema));
+  const bool with_image = !hooks.image_field.empty();
+  ImageFieldIndexes f{};
+  if (with_image) {
+    UREC_ASSIGN_OR_RETURN(f, FindImageFields(schema, hooks.image_field));
+  }
   RecordBuilder record(schema);
   ConvertProgress progress;
   for (const ImageFolderFile& file : files) progress.files_total += file.is_candidate ? 1 : 0;
@@ -224,7 +228,7 @@ Status WriteImageRecords(const std::string& root, const std::vector<ImageFolderF
     options.on_progress(progress);
   };
 
-  OrderedFileReader reader(root, files, threads, options.keep_original);
+  OrderedFileReader reader(root, files, threads, options.keep_original, with_image);
   size_t next_shard = 1;
   for (size_t i = 0; i < files.size(); ++i) {
     const ImageFolderFile& file = files[i];
@@ -234,7 +238,8 @@ Status WriteImageRecords(const std::string& root, const std::vector<ImageFolderF
     }
     Slot& slot = reader.Take(i);
     std::string reject;
-    if (file.is_candidate) {
+    if (file.is_candidate && hooks.invalid) reject = hooks.invalid(i);
+    if (file.is_candidate && with_image && reject.empty()) {
       if (slot.info.ok()) {
         const Status size = CheckSourceSize(*slot.info, slot.bytes.size(), options.limits);
         if (!size.ok()) slot.info = size;
@@ -250,11 +255,15 @@ Status WriteImageRecords(const std::string& root, const std::vector<ImageFolderF
       report->not_written.push_back({file.path, hooks.skip_reason(i)});
     } else if (!reject.empty()) {
       if (options.strict) {
-        return Status::Corruption(root + "/" + file.path + ": " + reject +
-                                  " (strict mode stops at the first rejected file)");
+        const std::string where = hooks.strict_name ? hooks.strict_name(i) : root + "/" + file.path;
+        return Status::Corruption(where + ": " + reject + " (strict mode stops at the first rejection)");
       }
       ++report->rejected;
       report->not_written.push_back({file.path, reject});
+    } else if (!with_image) {
+      UREC_RETURN_IF_ERROR(hooks.fill(i, record));
+      UREC_RETURN_IF_ERROR(writer.Write(record));
+      ++report->written;
     } else {
       const StoredImage& stored = slot.stored;
       UREC_RETURN_IF_ERROR(record.SetBytes(f.image, slot.bytes));
@@ -292,6 +301,33 @@ Status WriteImageRecords(const std::string& root, const std::vector<ImageFolderF
   return Status::OK();
 }
 
+}  // namespace
+
+Result<ConvertReport> WriteImagePart(const PartTarget& target, const std::string& root,
+                                     const std::vector<ImageFolderFile>& files,
+                                     const std::vector<size_t>& shard_starts, const ConvertOptions& options,
+                                     const ImageRecordHooks& hooks) {
+  const Clock::time_point start = Clock::now();
+  WriterOptions writer_options;
+  if (shard_starts.empty()) {
+    writer_options.target_shard_bytes = options.target_shard_bytes > 0 ? options.target_shard_bytes : kDefaultShardBytes;
+  }
+  writer_options.sync = options.sync;
+  UREC_ASSIGN_OR_RETURN(std::unique_ptr<PartWriter> writer,
+                        PartWriter::Create(target.out, target.name, target.token, target.part, target.num_parts,
+                                           target.schema, writer_options));
+  for (const auto& [key, value] : target.metadata) UREC_RETURN_IF_ERROR(writer->SetMetadata(key, value));
+  ConvertReport report;
+  UREC_RETURN_IF_ERROR(WriteImageRecords(root, files, shard_starts, options, target.schema, hooks, *writer, &report));
+  UREC_RETURN_IF_ERROR(writer->Finish());
+  report.name = target.name;
+  report.shards = writer->summary().shards;
+  report.output_bytes = writer->summary().bytes;
+  report.shard_paths = writer->summary().shard_paths;
+  report.seconds = SecondsSince(start);
+  return report;
+}
+
 Result<ConvertReport> CommitParts(StagedWrite& staged, ConvertReport report, const std::vector<ConvertReport>& parts) {
   for (const ConvertReport& part : parts) {
     report.written += part.written;
@@ -302,6 +338,7 @@ Result<ConvertReport> CommitParts(StagedWrite& staged, ConvertReport report, con
     report.transcoded += part.transcoded;
     report.kept_original += part.kept_original;
     report.png += part.png;
+    report.annotations += part.annotations;
     for (const auto& [reason, count] : part.kept_original_reasons) report.kept_original_reasons[reason] += count;
     report.not_written.insert(report.not_written.end(), part.not_written.begin(), part.not_written.end());
     report.seconds = std::max(report.seconds, part.seconds);
@@ -316,6 +353,63 @@ Result<ConvertReport> CommitParts(StagedWrite& staged, ConvertReport report, con
   report.shard_paths = summary.shard_paths;
   report.rejects_path = summary.report_paths.front();
   return report;
+}
+
+namespace {
+
+// `c`'s files [begin, end) with their shard starts from `starts` (each
+// relative to begin) as part `part` of `num_parts`.
+Result<ConvertReport> WritePreparedRange(const PreparedConversion& c, const std::string& out, const std::string& token,
+                                         size_t begin, size_t end, std::vector<size_t> starts, uint32_t part,
+                                         uint32_t num_parts, const ConvertOptions& options) {
+  // A local run writes them all: no copy of the list then.
+  const bool whole = begin == 0 && end == c.files.size();
+  std::vector<ImageFolderFile> slice;
+  if (!whole) {
+    slice.assign(c.files.begin() + static_cast<std::ptrdiff_t>(begin), c.files.begin() + static_cast<std::ptrdiff_t>(end));
+  }
+  const std::vector<ImageFolderFile>& files = whole ? c.files : slice;
+  ImageRecordHooks hooks = c.hooks;
+  if (begin > 0) {  // the hooks index the whole input
+    if (c.hooks.fill) hooks.fill = [&c, begin](size_t i, RecordBuilder& r) { return c.hooks.fill(begin + i, r); };
+    if (c.hooks.reject) {
+      hooks.reject = [&c, begin](size_t i, const SourceImageInfo& info) { return c.hooks.reject(begin + i, info); };
+    }
+    if (c.hooks.skip_reason) hooks.skip_reason = [&c, begin](size_t i) { return c.hooks.skip_reason(begin + i); };
+    if (c.hooks.invalid) hooks.invalid = [&c, begin](size_t i) { return c.hooks.invalid(begin + i); };
+    if (c.hooks.strict_name) hooks.strict_name = [&c, begin](size_t i) { return c.hooks.strict_name(begin + i); };
+  }
+  const PartTarget target{out, c.name, token, part, num_parts, c.schema, c.metadata};
+  UREC_ASSIGN_OR_RETURN(ConvertReport report, WriteImagePart(target, c.root, files, starts, options, hooks));
+  if (c.finish_part) c.finish_part(&report);
+  return report;
+}
+
+}  // namespace
+
+Result<ConvertReport> ConvertPrepared(const PreparedConversion& c, const std::string& out, const ConvertOptions& options) {
+  std::vector<size_t> starts = c.shard_starts;
+  if (!starts.empty()) starts.pop_back();  // a part lists where its shards start
+  return ConvertLocally(out, c.name, options, c.files.size(), c.head,
+                        [&](const std::string& token, uint32_t part, uint32_t num_parts, const ConvertOptions& o) {
+                          return WritePreparedRange(c, out, token, 0, c.files.size(), starts, part, num_parts, o);
+                        });
+}
+
+Result<ConvertReport> WritePreparedShards(const PreparedConversion& c, const std::string& out, const std::string& token,
+                                          uint32_t first_shard, uint32_t end_shard, uint32_t part, uint32_t num_parts,
+                                          const ConvertOptions& options) {
+  const size_t shards = c.shard_starts.empty() ? 0 : c.shard_starts.size() - 1;
+  if (shards == 0) return Status::InvalidArgument(c.name + ": a conversion in parts needs num_shards");
+  if (first_shard >= end_shard || end_shard > shards || part >= num_parts) {
+    return Status::InvalidArgument(c.name + ": shards [" + std::to_string(first_shard) + ", " +
+                                   std::to_string(end_shard) + ") as part " + std::to_string(part) + " of " +
+                                   std::to_string(num_parts) + ", of a plan of " + std::to_string(shards) + " shards");
+  }
+  const size_t begin = c.shard_starts[first_shard], end = c.shard_starts[end_shard];
+  std::vector<size_t> starts;
+  for (uint32_t s = first_shard; s < end_shard; ++s) starts.push_back(c.shard_starts[s] - begin);
+  return WritePreparedRange(c, out, token, begin, end, std::move(starts), part, num_parts, options);
 }
 
 Result<ConvertReport> ConvertLocally(const std::string& out, const std::string& name, const ConvertOptions& options,

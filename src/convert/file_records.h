@@ -10,7 +10,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "convert/source_image.h"
@@ -46,19 +48,79 @@ struct ImageRecordHooks {
   std::function<std::string(size_t i, const SourceImageInfo& info)> reject;
   // The rejects report's reason for file i, which is not a candidate.
   std::function<std::string(size_t i)> skip_reason;
+  // Optional: a reason to reject candidate i whatever its file holds (a
+  // manifest line that does not parse), checked first ("": go on).
+  std::function<std::string(size_t i)> invalid;
+  // The image field's name. Empty: records without an image (a manifest of
+  // token sequences): no file is read, the records hold what `fill` sets.
+  std::string image_field = "image";
+  // Optional: how candidate i is named when strict mode stops at it
+  // (default: ROOT/PATH, the file).
+  std::function<std::string(size_t i)> strict_name;
 };
 
-// Writes a record for each candidate of `files` (paths relative to `root`),
-// in order, through `writer`, starting a new shard at each of shard_starts
-// after the first (empty: the writer's size cuts). Files that are not
-// candidates and images that are not usable go to report->not_written
-// (counted as skipped and rejected); strict: Corruption at the first
-// rejected one. Adds to `report`'s counts; options.on_progress counts the
-// candidates.
-Status WriteImageRecords(const std::string& root, const std::vector<ImageFolderFile>& files,
-                         const std::vector<size_t>& shard_starts, const ConvertOptions& options,
-                         const Schema& schema, const ImageRecordHooks& hooks, PartWriter& writer,
-                         ConvertReport* report);
+// Where a part goes: part `part` of `num_parts` of the staged write `token`
+// of dataset `name` in `out`, with these records and metadata.
+struct PartTarget {
+  std::string out;
+  std::string name;
+  std::string token;
+  uint32_t part = 0;
+  uint32_t num_parts = 1;
+  Schema schema;
+  std::vector<std::pair<std::string, std::string>> metadata;
+};
+
+// Writes part `target` (PartWriter): a record for each candidate of `files`
+// (paths relative to `root`), in order, starting a new shard at each of
+// shard_starts after the first (empty: options.target_shard_bytes, or
+// kDefaultShardBytes, cuts). Files that are not candidates and images that
+// are not usable go to not_written (counted as skipped and rejected);
+// strict: Corruption at the first rejected one. The report holds the
+// part's counts, name, shards, bytes, shard paths and seconds;
+// options.on_progress counts the candidates.
+Result<ConvertReport> WriteImagePart(const PartTarget& target, const std::string& root,
+                                     const std::vector<ImageFolderFile>& files,
+                                     const std::vector<size_t>& shard_starts, const ConvertOptions& options,
+                                     const ImageRecordHooks& hooks);
+
+// A converter's input read and cut once (COCO, JSON Lines, CSV): the files
+// in record order under `root`, where each of num_shards shards starts
+// (N + 1 entries; empty: target_shard_bytes cuts), how records are made
+// (hooks, indexed by position in `files`) and what the input reported
+// before any part (`head`). A distributed task prepares its own copy from
+// the same input, which cuts it the same way: only paths are shipped.
+struct PreparedConversion {
+  std::string name;
+  std::string root;
+  std::vector<ImageFolderFile> files;
+  std::vector<size_t> shard_starts;
+  Schema schema;
+  std::vector<std::pair<std::string, std::string>> metadata;
+  ImageRecordHooks hooks;
+  // Optional: adds what the hooks counted while a part was written to its
+  // report, and starts the count over (COCO's annotations).
+  std::function<void(ConvertReport* part)> finish_part;
+  ConvertReport head;
+  std::shared_ptr<void> input;  // the parsed input the hooks read
+};
+
+// The whole conversion of `c` into `out` (ConvertLocally, one part).
+Result<ConvertReport> ConvertPrepared(const PreparedConversion& c, const std::string& out, const ConvertOptions& options);
+
+// Shards [first_shard, end_shard) of `c` (cut by num_shards) written as part
+// `part` of `num_parts` of the staged write `token` in `out`.
+Result<ConvertReport> WritePreparedShards(const PreparedConversion& c, const std::string& out, const std::string& token,
+                                          uint32_t first_shard, uint32_t end_shard, uint32_t part, uint32_t num_parts,
+                                          const ConvertOptions& options);
+
+// The inputs of ConvertCoco (coco.cc) and ConvertJsonl / ConvertCsv
+// (manifest_convert.cc), read and cut; refused as those refuse them (COCO
+// also refuses an OUT inside its images folder).
+Result<PreparedConversion> PrepareCoco(const std::string& annotations, const std::string& images_dir,
+                                       const std::string& out, const ConvertOptions& options);
+Result<PreparedConversion> PrepareManifest(const std::string& manifest, const std::string& schema_path,
+                                           const ConvertOptions& options, bool csv);
 
 // Sums the parts' reports into `head` (a report holding what was reported
 // before any part), adds the rejects report to `staged` and commits it.

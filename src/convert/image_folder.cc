@@ -1,7 +1,6 @@
 // ConvertImageFolder: a torchvision ImageFolder into a unirecord dataset.
 // The files are read, checked and written as records by the converters'
 // shared machinery (convert/file_records.h), in folder order.
-#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -19,16 +18,14 @@ namespace unirecord {
 namespace {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
 using convert_internal::CheckOutputOutsideSource;
 using convert_internal::CommitParts;
 using convert_internal::ConvertLocally;
 using convert_internal::ImageRecordHooks;
-using convert_internal::kDefaultShardBytes;
 using convert_internal::ResolvePath;
-using convert_internal::SecondsSince;
 using convert_internal::ShardStarts;
-using convert_internal::WriteImageRecords;
+using convert_internal::PartTarget;
+using convert_internal::WriteImagePart;
 
 std::string SkipReason(const ImageFolderFile& file) {
   if (file.label < 0) return "skipped: not inside a class folder";
@@ -145,7 +142,6 @@ ImageFolderPart PartOfPlan(const ImageFolderPlan& plan, uint32_t first_shard, ui
 Result<ConvertReport> ConvertImageFolderPart(const std::string& src, const ImageFolderPart& part,
                                              const std::string& out, const std::string& name,
                                              const std::string& token, const ConvertOptions& options) {
-  const Clock::time_point start = Clock::now();
   UREC_RETURN_IF_ERROR(ResolveThreadCount(options.threads, "threads").status());
   for (size_t i = 0; i < part.shard_starts.size(); ++i) {
     if (part.shard_starts[i] > part.files.size() || (i > 0 && part.shard_starts[i] < part.shard_starts[i - 1]) ||
@@ -161,16 +157,10 @@ Result<ConvertReport> ConvertImageFolderPart(const std::string& src, const Image
                                      std::to_string(part.classes.size()) + " classes");
     }
   }
-  WriterOptions writer_options;
-  if (part.shard_starts.empty()) {
-    writer_options.target_shard_bytes = options.target_shard_bytes > 0 ? options.target_shard_bytes : kDefaultShardBytes;
-  }
-  writer_options.sync = options.sync;
-  UREC_ASSIGN_OR_RETURN(Schema schema, ImageFolderSchema());
-  UREC_ASSIGN_OR_RETURN(std::unique_ptr<PartWriter> writer,
-                        PartWriter::Create(out, name, token, part.part, part.num_parts, schema, writer_options));
+  PartTarget target{out, name, token, part.part, part.num_parts, {}, {}};
+  UREC_ASSIGN_OR_RETURN(target.schema, ImageFolderSchema());
   UREC_ASSIGN_OR_RETURN(std::string class_list, EncodeNameList(part.classes));
-  UREC_RETURN_IF_ERROR(writer->SetMetadata(kClassesMetadataKey, class_list));
+  target.metadata.emplace_back(kClassesMetadataKey, std::move(class_list));
 
   const size_t kLabel = 1, kPath = 2;
   ImageRecordHooks hooks;
@@ -179,16 +169,8 @@ Result<ConvertReport> ConvertImageFolderPart(const std::string& src, const Image
     return record.SetString(kPath, part.files[i].path);
   };
   hooks.skip_reason = [&](size_t i) { return SkipReason(part.files[i]); };
-  ConvertReport report;
-  UREC_RETURN_IF_ERROR(
-      WriteImageRecords(src, part.files, part.shard_starts, options, schema, hooks, *writer, &report));
-  UREC_RETURN_IF_ERROR(writer->Finish());
-  report.name = name;
+  UREC_ASSIGN_OR_RETURN(ConvertReport report, WriteImagePart(target, src, part.files, part.shard_starts, options, hooks));
   report.classes = part.classes;
-  report.shards = writer->summary().shards;
-  report.output_bytes = writer->summary().bytes;
-  report.shard_paths = writer->summary().shard_paths;
-  report.seconds = SecondsSince(start);
   return report;
 }
 

@@ -33,6 +33,12 @@ Status ReadSourceFile(const std::string& path, std::string* bytes) {
                 reason);
 }
 
+Status ReadConverterInput(const std::string& what, const std::string& path, std::string* text) {
+  Status read = ReadSourceFile(path, text);
+  if (!read.ok()) return Status(read.code(), what + " " + path + ": " + read.message());
+  return Status::OK();
+}
+
 Result<SourceImageInfo> CheckSourceImage(std::string_view bytes) {
   if (bytes.empty()) return Status::InvalidArgument("empty file");
   SourceImageInfo info;

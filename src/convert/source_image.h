@@ -21,6 +21,10 @@ inline constexpr uint64_t kMaxSourceFileBytes = uint64_t{1} << 30;
 // blocking reads), NotSupported for a file over kMaxSourceFileBytes.
 Status ReadSourceFile(const std::string& path, std::string* bytes);
 
+// ReadSourceFile for a file the converter needs whole (annotations, a
+// manifest, a schema): its error is "WHAT PATH: reason".
+Status ReadConverterInput(const std::string& what, const std::string& path, std::string* text);
+
 // The header of a source image that unirecord's decoders accept.
 struct SourceImageInfo {
   ImageFormat format = ImageFormat::kUnknown;  // kJpeg or kPng, from the magic bytes

@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 
 #include "gpu/cuda_status.h"
@@ -182,6 +183,12 @@ Result<std::unique_ptr<DeviceBatches>> DeviceBatches::Create(const CudaOptions& 
   const bool converts = !(options.dtype == DeviceDType::kUint8 && options.layout == ImageLayout::kNHWC);
   batches->slots_.resize(slots);
   for (Slot& slot : batches->slots_) {
+    for (void** event : {&slot.copied, &slot.ready, &slot.consumed}) {
+      cudaEvent_t e;
+      UREC_CUDA_RETURN(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate");
+      *event = e;
+    }
+    if (input_bytes == 0) continue;  // no image field: the batch's fields alone
     UREC_CUDA_RETURN(cudaHostAlloc(reinterpret_cast<void**>(&slot.host), input_bytes, cudaHostAllocDefault),
                      "cudaHostAlloc of a batch buffer");
     UREC_CUDA_RETURN(cudaMalloc(reinterpret_cast<void**>(&slot.input), input_bytes), "cudaMalloc");
@@ -189,11 +196,6 @@ Result<std::unique_ptr<DeviceBatches>> DeviceBatches::Create(const CudaOptions& 
       UREC_CUDA_RETURN(cudaMalloc(&slot.output, input_bytes * DTypeBytes(options.dtype)), "cudaMalloc");
     } else {
       slot.output = slot.input;
-    }
-    for (void** event : {&slot.copied, &slot.ready, &slot.consumed}) {
-      cudaEvent_t e;
-      UREC_CUDA_RETURN(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate");
-      *event = e;
     }
   }
   return Result<std::unique_ptr<DeviceBatches>>(std::move(batches));  // nvcc wants it explicit
@@ -207,6 +209,8 @@ DeviceBatches::~DeviceBatches() {
     if (slot.output != slot.input) cudaFree(slot.output);
     cudaFree(slot.input);
     cudaFreeHost(slot.host);
+    cudaFree(slot.field_device);
+    cudaFreeHost(slot.field_host);
     for (void* event : {slot.copied, slot.ready, slot.consumed}) {
       if (event != nullptr) cudaEventDestroy(AsEvent(event));
     }
@@ -214,16 +218,60 @@ DeviceBatches::~DeviceBatches() {
   cudaStreamDestroy(AsStream(stream_));
 }
 
-Status DeviceBatches::Upload(size_t index, size_t count) {
+Status DeviceBatches::ReserveFields(Slot& slot, size_t bytes) {
+  if (bytes <= slot.field_capacity) return Status::OK();
+  // Doubling: padded fields grow with the longest sample of a batch, and a
+  // pinned allocation costs milliseconds.
+  const size_t capacity = std::max({bytes, 2 * slot.field_capacity, size_t{1} << 16});
+  // The old buffers may go: Recycle waited until the slot's last upload
+  // left the pinned one, and the consumer may still read the device one
+  // until `consumed`.
+  if (slot.consumed_recorded) {
+    UREC_CUDA_RETURN(cudaEventSynchronize(AsEvent(slot.consumed)), "cudaEventSynchronize");
+  }
+  UREC_CUDA_RETURN(cudaFree(slot.field_device), "cudaFree");
+  UREC_CUDA_RETURN(cudaFreeHost(slot.field_host), "cudaFreeHost");
+  slot.field_device = nullptr;
+  slot.field_host = nullptr;
+  slot.field_capacity = 0;
+  UREC_CUDA_RETURN(cudaHostAlloc(reinterpret_cast<void**>(&slot.field_host), capacity, cudaHostAllocDefault),
+                   "cudaHostAlloc of a field buffer");
+  UREC_CUDA_RETURN(cudaMalloc(reinterpret_cast<void**>(&slot.field_device), capacity), "cudaMalloc");
+  slot.field_capacity = capacity;
+  return Status::OK();
+}
+
+Status DeviceBatches::Upload(size_t index, size_t count, std::vector<FieldUpload>* fields) {
   Slot& slot = slots_[index];
   cudaStream_t stream = AsStream(stream_);
   UREC_CUDA_RETURN(cudaSetDevice(options_.device), "cudaSetDevice");
+  // Each range at a 256-byte boundary, as cudaMalloc aligns, so that any
+  // element type is aligned on the device.
+  constexpr size_t kAlign = 256;
+  std::vector<FieldUpload> none;
+  if (fields == nullptr) fields = &none;
+  size_t field_bytes = 0;
+  for (const FieldUpload& f : *fields) field_bytes = (field_bytes + kAlign - 1) / kAlign * kAlign + f.bytes;
+  if (!fields->empty()) UREC_RETURN_IF_ERROR(ReserveFields(slot, field_bytes));
+  size_t at = 0;
+  for (FieldUpload& f : *fields) {
+    at = (at + kAlign - 1) / kAlign * kAlign;
+    if (f.bytes > 0) std::memcpy(slot.field_host + at, f.host, f.bytes);
+    f.device = slot.field_device + at;
+    at += f.bytes;
+  }
   if (slot.consumed_recorded) {
     UREC_CUDA_RETURN(cudaStreamWaitEvent(stream, AsEvent(slot.consumed), 0), "cudaStreamWaitEvent");
   }
   const size_t bytes = count * size_t(height_) * size_t(width_) * 3;
-  UREC_CUDA_RETURN(cudaMemcpyAsync(slot.input, slot.host, bytes, cudaMemcpyHostToDevice, stream),
-                   "cudaMemcpyAsync of a batch");
+  if (bytes > 0) {
+    UREC_CUDA_RETURN(cudaMemcpyAsync(slot.input, slot.host, bytes, cudaMemcpyHostToDevice, stream),
+                     "cudaMemcpyAsync of a batch");
+  }
+  if (field_bytes > 0) {
+    UREC_CUDA_RETURN(cudaMemcpyAsync(slot.field_device, slot.field_host, field_bytes, cudaMemcpyHostToDevice, stream),
+                     "cudaMemcpyAsync of a batch's fields");
+  }
   UREC_CUDA_RETURN(cudaEventRecord(AsEvent(slot.copied), stream), "cudaEventRecord");
   if (slot.output != slot.input) {
     UREC_RETURN_IF_ERROR(LaunchConvert(slot.input, slot.output, count, height_, width_, options_, stream_));

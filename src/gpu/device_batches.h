@@ -31,11 +31,23 @@ inline size_t DTypeBytes(DeviceDType dtype) {
 }
 
 // Per slot: a pinned host buffer of max_batch uint8 NHWC images, a device
-// copy of it, a device buffer of the converted images and three events:
-// `copied` (host buffer reusable), `ready` (converted images on the device)
-// and `consumed` (the consumer's stream is done with the slot).
+// copy of it, a device buffer of the converted images, a pinned staging
+// buffer and a device buffer for the batch's fields (both grown to the
+// largest batch seen: padded fields vary in size), and three events:
+// `copied` (host buffers reusable), `ready` (converted images and fields on
+// the device) and `consumed` (the consumer's stream is done with the slot).
 class DeviceBatches {
  public:
+  // A host range uploaded with the images; Upload sets `device` to its copy
+  // (in the slot's device buffer, valid until the slot is uploaded again).
+  struct FieldUpload {
+    const void* host = nullptr;
+    size_t bytes = 0;
+    const void* device = nullptr;
+  };
+
+  // height = width = 0: no images (a loader without an image field uploads
+  // its fields alone).
   static Result<std::unique_ptr<DeviceBatches>> Create(const CudaOptions& options, size_t slots,
                                                        size_t max_batch, int height, int width);
   ~DeviceBatches();  // waits for queued work, then frees everything
@@ -47,9 +59,10 @@ class DeviceBatches {
   void* ready_event(size_t slot) const { return slots_[slot].ready; }
 
   // Queues on the loader's stream: wait until the consumer is done with the
-  // slot's previous batch, copy `count` images up, convert, record `ready`.
-  // Thread-safe for distinct slots.
-  Status Upload(size_t slot, size_t count);
+  // slot's previous batch, copy `count` images and the `fields` ranges
+  // (staged in pinned memory) up, convert, record `ready`. Thread-safe for
+  // distinct slots.
+  Status Upload(size_t slot, size_t count, std::vector<FieldUpload>* fields = nullptr);
   // The consumer gave the slot back: marks `consumed` on the consumer stream
   // and waits (host) until the slot's upload has left the pinned buffer.
   Status Recycle(size_t slot);
@@ -63,7 +76,12 @@ class DeviceBatches {
     void* ready = nullptr;
     void* consumed = nullptr;
     bool consumed_recorded = false;
+    uint8_t* field_host = nullptr;    // pinned staging of the fields
+    uint8_t* field_device = nullptr;  // their device copy
+    size_t field_capacity = 0;        // bytes of each
   };
+  // Grows the slot's field buffers to hold `bytes`.
+  Status ReserveFields(Slot& slot, size_t bytes);
   DeviceBatches(const CudaOptions& options, int height, int width);
 
   CudaOptions options_;

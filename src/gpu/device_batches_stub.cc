@@ -27,7 +27,7 @@ Result<std::unique_ptr<DeviceBatches>> DeviceBatches::Create(const CudaOptions&,
 
 // Never called: Create makes no DeviceBatches here.
 DeviceBatches::~DeviceBatches() = default;
-Status DeviceBatches::Upload(size_t, size_t) { return NotBuilt("batch upload"); }
+Status DeviceBatches::Upload(size_t, size_t, std::vector<FieldUpload>*) { return NotBuilt("batch upload"); }
 Status DeviceBatches::Recycle(size_t) { return NotBuilt("batch recycle"); }
 
 Status StreamWaitEvent(void*, void*) { return NotBuilt("waiting on a CUDA event"); }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -150,6 +151,11 @@ struct Loader::Impl final : Batch::Pool {
   std::condition_variable work_cv;   // workers: work or a free slot appeared
   std::condition_variable ready_cv;  // consumer: a batch completed
   std::condition_variable idle_cv;   // SetEpoch/Restore: the last busy worker finished
+  // Batches completed so far (bumped under mu; read without it by a
+  // consumer polling for its batch, see AwaitBatchBriefly).
+  std::atomic<uint64_t> batches_completed{0};
+  // The workers leave a core idle: the consumer polls before it sleeps.
+  bool consumer_polls = false;
   // Everything below is guarded by mu. Sampler::At() is called outside the
   // lock, but the sampler changes only while no worker is busy.
   Sampler sampler;
@@ -255,18 +261,27 @@ struct Loader::Impl final : Batch::Pool {
   }
 
   // A remote dataset downloads shards ahead in this run's order (a pure
-  // function of seed and epoch, known before the first read).
+  // function of seed and epoch, known before the first read), followed by
+  // the next epoch's: the next epoch's first shards download while this one
+  // ends instead of stalling its first batch (a plan of an epoch that never
+  // comes costs prefetch_shards downloads at most).
   // A mixture plans each remote dataset's own records.
   void PlanRemoteReads() {
     bool any_remote = false;
     for (const SampleSource& source : sources) any_remote = any_remote || source.dataset().is_remote();
     if (!any_remote) return;
     std::vector<std::vector<uint64_t>> ids(sources.size());
-    for (uint64_t p = start_position; p < end_position; ++p) {
-      const uint64_t id = RecordAt(p);
-      const size_t k = SourceOf(id);
-      if (sources[k].dataset().is_remote()) ids[k].push_back(id - first_ids[k]);
-    }
+    auto add = [&](const Sampler& order, uint64_t begin, uint64_t end) {
+      for (uint64_t p = begin; p < end; ++p) {
+        const uint64_t id = RecordAt(order, p);
+        const size_t k = SourceOf(id);
+        if (sources[k].dataset().is_remote()) ids[k].push_back(id - first_ids[k]);
+      }
+    };
+    add(sampler, start_position, end_position);
+    Sampler next_epoch = sampler;
+    next_epoch.SetEpoch(sampler.epoch() + 1);
+    add(next_epoch, 0, EpochEnd());
     for (size_t k = 0; k < sources.size(); ++k) {
       if (sources[k].dataset().is_remote()) sources[k].dataset().PlanReads(ids[k]);
     }
@@ -295,8 +310,9 @@ struct Loader::Impl final : Batch::Pool {
     return offset / batch_size() < next_batch + claimed.size() && free_count > 0;
   }
 
-  uint64_t RecordAt(uint64_t position) const {
-    const uint64_t id = sampler.At(position);
+  uint64_t RecordAt(uint64_t position) const { return RecordAt(sampler, position); }
+  uint64_t RecordAt(const Sampler& order, uint64_t position) const {
+    const uint64_t id = order.At(position);
     return options.subset ? (*options.subset)[id] : id;
   }
 
@@ -447,6 +463,7 @@ struct Loader::Impl final : Batch::Pool {
         if (slot.pending == 0) {
           FinishBatch(slot_index, lock);
           slot.ready = true;
+          batches_completed.fetch_add(1, std::memory_order_release);
           ready_cv.notify_all();
         }
       }
@@ -468,11 +485,49 @@ struct Loader::Impl final : Batch::Pool {
       return;
     }
     const Clock::time_point t0 = Clock::now();
-    Status status = device->Upload(slot_index, count);
+    Status status = UploadBatch(slot_index, count, slot.fields);
     const Clock::duration took = Clock::now() - t0;
     lock.lock();
     totals.upload_s += Seconds(took);
     if (!status.ok()) slot.error = std::move(status);
+  }
+
+  // Uploads the slot's images and its numeric fields (values, lengths,
+  // offsets), and points each field's device_* members at their copies.
+  Status UploadBatch(size_t slot_index, size_t count, std::vector<BatchField>& batch_fields) {
+    enum class Part { kData, kLengths, kOffsets };
+    struct Target {
+      BatchField* field;
+      Part part;
+    };
+    std::vector<gpu::DeviceBatches::FieldUpload> uploads;
+    std::vector<Target> targets;
+    auto add = [&](BatchField& f, Part part, const void* host, const std::vector<int64_t>& shape, size_t width) {
+      if (host == nullptr) return;
+      size_t elements = 1;
+      for (int64_t extent : shape) elements *= static_cast<size_t>(extent);
+      uploads.push_back({host, elements * width, nullptr});
+      targets.push_back({&f, part});
+    };
+    for (BatchField& f : batch_fields) {
+      f.device_data = nullptr;
+      f.device_lengths = nullptr;
+      f.device_offsets = nullptr;
+      if (f.data == nullptr) continue;  // strings and bytes stay on the host
+      add(f, Part::kData, f.data, f.shape, NumericWidth(f.type));
+      add(f, Part::kLengths, f.lengths, f.lengths_shape, sizeof(int64_t));
+      add(f, Part::kOffsets, f.offsets, {static_cast<int64_t>(count) + 1}, sizeof(int64_t));
+    }
+    UREC_RETURN_IF_ERROR(device->Upload(slot_index, count, &uploads));
+    for (size_t i = 0; i < uploads.size(); ++i) {
+      BatchField& f = *targets[i].field;
+      switch (targets[i].part) {
+        case Part::kData: f.device_data = uploads[i].device; break;
+        case Part::kLengths: f.device_lengths = static_cast<const int64_t*>(uploads[i].device); break;
+        case Part::kOffsets: f.device_offsets = static_cast<const int64_t*>(uploads[i].device); break;
+      }
+    }
+    return Status::OK();
   }
 
   void Return(size_t slot_index) override {
@@ -514,11 +569,13 @@ struct Loader::Impl final : Batch::Pool {
                                         "); release one before Next()");
     }
     const Clock::time_point t0 = Clock::now();
-    // Releases (from any thread) only add free slots, so this batch gets one.
-    ready_cv.wait(lock, [&] {
+    auto batch_ready = [&] {
       const size_t claim = ClaimedSlot(run_batch);
       return claim != kNoSlot && slots[claim].ready;
-    });
+    };
+    if (consumer_polls && !batch_ready()) AwaitBatchBriefly(lock);
+    // Releases (from any thread) only add free slots, so this batch gets one.
+    ready_cv.wait(lock, batch_ready);
     const size_t slot_index = ClaimedSlot(run_batch);
     Slot& slot = slots[slot_index];
     totals.wait_s += Seconds(Clock::now() - t0);
@@ -552,6 +609,24 @@ struct Loader::Impl final : Batch::Pool {
       batch.ready_event_ = device->ready_event(slot_index);
     }
     return batch;
+  }
+
+  // Polls, with `lock` released, until some batch completes or
+  // kConsumerPoll passes. A batch of small samples completes every ~100 us;
+  // sleeping on ready_cv instead costs the worker that completes it a futex
+  // wake and the consumer a context switch (together ~10% of a token
+  // batch's time on a VM, bench/README.md). Only with a core to spare.
+  void AwaitBatchBriefly(std::unique_lock<std::mutex>& lock) {
+    constexpr std::chrono::microseconds kConsumerPoll{200};
+    const uint64_t seen = batches_completed.load(std::memory_order_acquire);
+    lock.unlock();
+    const Clock::time_point until = Clock::now() + kConsumerPoll;
+    while (batches_completed.load(std::memory_order_acquire) == seen && Clock::now() < until) {
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+    }
+    lock.lock();
   }
 
   uint64_t ConsumedPosition() const {
@@ -595,9 +670,6 @@ Status CheckOptions(const Dataset& dataset, const LoaderOptions& o) {
     }
   }
   if (o.cuda.device >= 0) {
-    if (o.image_field.empty()) {
-      return Status::InvalidArgument("loader: a CUDA device needs an image field (the device batch is the images)");
-    }
     if (!BuiltWithCuda()) {
       return Status::NotSupported("loader: CUDA device " + std::to_string(o.cuda.device) +
                                   " requested, but unirecord was built without CUDA");
@@ -719,6 +791,7 @@ Result<std::unique_ptr<Loader>> Loader::Create(std::vector<std::shared_ptr<const
   impl->image_bytes = impl->sources[0].has_image() ? sample_options.output_bytes() : 0;
   impl->samples_per_claim = impl->sources[0].has_image() ? 1 : kSamplesPerClaimWithoutImages;
   UREC_ASSIGN_OR_RETURN(impl->thread_count, ResolveThreadCount(options.threads, "loader: threads"));
+  impl->consumer_polls = impl->thread_count < UsableCores();
   for (int i = 0; i < impl->thread_count; ++i) {
     UREC_ASSIGN_OR_RETURN(std::unique_ptr<SampleDecoder> decoder, SampleDecoder::Create(sample_options));
     impl->decoders.push_back(std::move(decoder));
@@ -732,7 +805,8 @@ Result<std::unique_ptr<Loader>> Loader::Create(std::vector<std::shared_ptr<const
   if (options.cuda.device >= 0) {
     UREC_ASSIGN_OR_RETURN(impl->device,
                           gpu::DeviceBatches::Create(options.cuda, slot_count, options.batch_size,
-                                                     options.image_size, options.image_size));
+                                                     impl->image_bytes > 0 ? options.image_size : 0,
+                                                     impl->image_bytes > 0 ? options.image_size : 0));
   }
   for (size_t i = 0; i < slot_count; ++i) {
     Impl::Slot& slot = impl->slots[i];

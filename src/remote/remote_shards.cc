@@ -23,7 +23,7 @@ constexpr uint64_t kMaxIndexBytes = uint64_t{4} << 30;
 // Shards read lately kept open (and pinned) between reads, at least: a
 // shard reopened for every read would cost a pin and a map per record.
 constexpr size_t kRecentShards = 2;
-// How far ahead of the cursor a read's shard is looked for in the plan.
+// How far either way from the cursor a read's shard is looked for in the plan.
 constexpr size_t kCursorSearch = 256;
 // Verification failures of one shard before its download is reported.
 constexpr int kDownloadAttempts = 3;
@@ -91,6 +91,28 @@ Status WriteWhole(const std::string& path, const std::string& bytes) {
 }
 
 }  // namespace
+
+std::vector<uint32_t> PrefetchWindow(const std::vector<uint32_t>& visits, size_t cursor, int prefetch_shards,
+                                     const std::function<bool(uint32_t)>& is_open) {
+  std::vector<uint32_t> window;
+  int ahead = 0;  // shards in window that are not open
+  for (size_t v = cursor; v < visits.size() && ahead < prefetch_shards; ++v) {
+    if (std::find(window.begin(), window.end(), visits[v]) != window.end()) continue;
+    window.push_back(visits[v]);
+    if (!is_open(visits[v])) ++ahead;
+  }
+  return window;
+}
+
+size_t MoveCursor(const std::vector<uint32_t>& visits, size_t cursor, uint32_t s, size_t search) {
+  // distance 0 first, then ahead before behind at equal distance: the reads
+  // move forward.
+  for (size_t d = 0; d <= search; ++d) {
+    if (cursor + d < visits.size() && visits[cursor + d] == s) return cursor + d;
+    if (d != 0 && d <= cursor && cursor - d < visits.size() && visits[cursor - d] == s) return cursor;
+  }
+  return cursor;
+}
 
 RemoteShards::~RemoteShards() {
   {
@@ -311,6 +333,11 @@ shard::ShardFiles RemoteShards::DataFiles(const Shard& shard) {
 Result<std::shared_ptr<const ShardData>> RemoteShards::OpenCached(Shard& shard, io::FlockedFile pin) {
   UREC_ASSIGN_OR_RETURN(std::unique_ptr<shard::ShardReader> reader,
                         shard::ShardReader::Open(shard.data_path, false, DataFiles(shard)));
+  return Opened(shard, std::move(pin), std::move(reader));
+}
+
+std::shared_ptr<const ShardData> RemoteShards::Opened(Shard& shard, io::FlockedFile pin,
+                                                      std::unique_ptr<shard::ShardReader> reader) {
   auto data = std::make_shared<ShardData>();
   data->pin = std::move(pin);
   data->reader = std::move(reader);
@@ -338,7 +365,6 @@ Result<std::shared_ptr<const ShardData>> RemoteShards::Download(Shard& shard) {
     // index, every page, blob and padding byte is checked.
     Result<std::unique_ptr<shard::ShardReader>> reader = shard::ShardReader::Open(tmp.path, false, DataFiles(shard));
     Status verified = reader.ok() ? (*reader)->Verify() : reader.status();
-    reader = Status::Internal("unused");  // unmap before the rename
     if (!verified.ok()) {
       cache_->Discard(std::move(tmp));
       last = verified;
@@ -347,7 +373,9 @@ Result<std::shared_ptr<const ShardData>> RemoteShards::Download(Shard& shard) {
     }
     UREC_ASSIGN_OR_RETURN(io::FlockedFile pin, cache_->Commit(std::move(tmp), shard.data_path));
     shard_downloads_.fetch_add(1);
-    return OpenCached(shard, std::move(pin));
+    // The verified mapping is the one read (a mapping outlives the rename;
+    // the reader names the shard by its URL, not its path).
+    return Opened(shard, std::move(pin), std::move(reader).value());
   }
   return Status::Corruption(shard.url + ": downloaded " + std::to_string(kDownloadAttempts) +
                             " times, refused each time (" + last.message() + ")");
@@ -378,39 +406,28 @@ Result<std::shared_ptr<const ShardData>> RemoteShards::Fetch(uint32_t s) {
 Result<std::shared_ptr<const ShardData>> RemoteShards::Acquire(uint32_t s) {
   UREC_ASSIGN_OR_RETURN(std::shared_ptr<const ShardData> data, Fetch(s));
   std::lock_guard<std::mutex> lock(plan_mu_);
+  cursor_ = MoveCursor(visits_, cursor_, s, kCursorSearch);
   if (kept_[s] == data) {
     lru_.splice(lru_.end(), lru_, lru_position_[s]);
-  } else {
-    if (kept_[s] == nullptr) lru_position_[s] = lru_.insert(lru_.end(), s);
-    kept_[s] = data;
-    if (lru_.size() > keep_open_) {
-      kept_[lru_.front()].reset();
-      lru_.pop_front();
-    }
+    return data;
   }
-  // Move the cursor to this read's visit, and let go of what is behind it.
-  const size_t end = std::min(visits_.size(), cursor_ + kCursorSearch);
-  for (size_t v = cursor_; v < end; ++v) {
-    if (visits_[v] != s) continue;
-    if (v != cursor_) {
-      cursor_ = v;
-      const std::vector<uint32_t> window = WindowLocked();
-      for (auto it = held_.begin(); it != held_.end();) {
-        it = std::find(window.begin(), window.end(), it->first) == window.end() ? held_.erase(it) : std::next(it);
-      }
-      plan_cv_.notify_all();
-    }
-    break;
+  // The reads opened a shard they did not keep open: the window moves on.
+  if (kept_[s] == nullptr) lru_position_[s] = lru_.insert(lru_.end(), s);
+  kept_[s] = data;
+  if (lru_.size() > keep_open_) {
+    kept_[lru_.front()].reset();
+    lru_.pop_front();
   }
+  UpdateWindowLocked();
   return data;
 }
 
-std::vector<uint32_t> RemoteShards::WindowLocked() const {
-  std::vector<uint32_t> window;
-  for (size_t v = cursor_; v < visits_.size() && window.size() < static_cast<size_t>(options_.prefetch_shards); ++v) {
-    if (std::find(window.begin(), window.end(), visits_[v]) == window.end()) window.push_back(visits_[v]);
+void RemoteShards::UpdateWindowLocked() {
+  window_ = PrefetchWindow(visits_, cursor_, options_.prefetch_shards, [&](uint32_t s) { return kept_[s] != nullptr; });
+  for (auto it = held_.begin(); it != held_.end();) {
+    it = std::find(window_.begin(), window_.end(), it->first) == window_.end() ? held_.erase(it) : std::next(it);
   }
-  return window;
+  plan_cv_.notify_all();
 }
 
 void RemoteShards::Plan(std::vector<uint32_t> visits) {
@@ -422,12 +439,8 @@ void RemoteShards::Plan(std::vector<uint32_t> visits) {
     }
     cursor_ = 0;
     ++plan_serial_;
-    started_.clear();
-    const std::vector<uint32_t> window = WindowLocked();
-    for (auto it = held_.begin(); it != held_.end();) {
-      it = std::find(window.begin(), window.end(), it->first) == window.end() ? held_.erase(it) : std::next(it);
-    }
-    for (const auto& [s, data] : held_) started_.insert(s);
+    failed_.clear();
+    UpdateWindowLocked();
     // Started with the first plan, not at open: a dataset only read at random
     // (and perhaps forked into DataLoader workers) has no threads.
     if (prefetchers_.empty()) {
@@ -445,8 +458,8 @@ void RemoteShards::PrefetchLoop() {
     bool found = false;
     plan_cv_.wait(lock, [&] {
       if (stopping_) return true;
-      for (uint32_t s : WindowLocked()) {
-        if (started_.count(s) == 0) {
+      for (uint32_t s : window_) {
+        if (kept_[s] == nullptr && held_.count(s) == 0 && fetching_.count(s) == 0 && failed_.count(s) == 0) {
           target = s;
           found = true;
           return true;
@@ -456,15 +469,18 @@ void RemoteShards::PrefetchLoop() {
     });
     if (stopping_) return;
     if (!found) continue;
-    started_.insert(target);
+    fetching_.insert(target);
     const uint64_t serial = plan_serial_;
     lock.unlock();
     // Errors are the reader's to report, when it reads the shard itself.
     Result<std::shared_ptr<const ShardData>> data = Fetch(target);
     lock.lock();
-    if (!data.ok()) continue;  // stays started: not retried in a loop
-    const std::vector<uint32_t> window = WindowLocked();
-    if (serial == plan_serial_ && std::find(window.begin(), window.end(), target) != window.end()) {
+    fetching_.erase(target);
+    if (!data.ok()) {
+      if (serial == plan_serial_) failed_.insert(target);  // not retried in a loop
+      continue;
+    }
+    if (serial == plan_serial_ && std::find(window_.begin(), window_.end(), target) != window_.end()) {
       held_[target] = std::move(data).value();
     }
   }

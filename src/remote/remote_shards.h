@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <list>
 #include <map>
 #include <set>
@@ -33,6 +34,24 @@ struct ShardData {
   io::FlockedFile pin;
   std::unique_ptr<shard::ShardReader> reader;
 };
+
+// The shards to hold for reads at visits[cursor...]: the distinct shards
+// from the cursor on, up to and including the `prefetch_shards`-th one for
+// which is_open(s) is false. The open ones among them are being read (a
+// block shuffle reads a window of shards at once); the others are downloaded
+// ahead, so prefetch runs ahead of the whole set being read, not just of
+// the cursor's shard.
+std::vector<uint32_t> PrefetchWindow(const std::vector<uint32_t>& visits, size_t cursor, int prefetch_shards,
+                                     const std::function<bool(uint32_t)>& is_open);
+
+// Where the plan's cursor goes when a read needs shard s: to the nearest
+// visit of s within `search` visits either way, staying put when that visit
+// is behind the cursor. Reads from several threads arrive a little out of
+// the planned order; a late read of a shard the plan visits again later
+// (the next epoch's, a full shuffle's) must not move the cursor to that
+// later visit, past shards still to be prefetched. A read of a shard that is
+// nowhere near leaves the cursor where it is.
+size_t MoveCursor(const std::vector<uint32_t>& visits, size_t cursor, uint32_t s, size_t search);
 
 class RemoteShards {
  public:
@@ -79,9 +98,11 @@ class RemoteShards {
   // Shard s's data without moving the plan's cursor (the prefetchers).
   Result<std::shared_ptr<const ShardData>> Fetch(uint32_t s);
   Result<std::shared_ptr<const ShardData>> Download(Shard& shard);
-  // The next prefetch_shards distinct shards from the cursor on. Caller holds plan_mu_.
-  std::vector<uint32_t> WindowLocked() const;
+  // Recomputes window_ from the cursor and lets go of held shards outside
+  // it. Caller holds plan_mu_.
+  void UpdateWindowLocked();
   Result<std::shared_ptr<const ShardData>> OpenCached(Shard& shard, io::FlockedFile pin);
+  std::shared_ptr<const ShardData> Opened(Shard& shard, io::FlockedFile pin, std::unique_ptr<shard::ShardReader> reader);
   void PrefetchLoop();
 
   RemoteOptions options_;
@@ -97,8 +118,18 @@ class RemoteShards {
   std::vector<uint32_t> visits_;
   size_t cursor_ = 0;         // the visit the reads are at
   uint64_t plan_serial_ = 0;  // bumped by Plan: in-flight work of an old plan is dropped
-  std::set<uint32_t> started_;  // shards of this plan being or done fetching
-  std::map<uint32_t, std::shared_ptr<const ShardData>> held_;  // near the cursor: pinned
+  // Shards being fetched by a prefetcher, and those whose prefetch failed
+  // in this plan (left to the reads, which report the error). A shard of the
+  // window neither kept, held, fetching nor failed is a prefetcher's next
+  // target, so a shard the plan visits again after it was let go (the next
+  // epoch's, a full shuffle's) is prefetched again.
+  std::set<uint32_t> fetching_;
+  std::set<uint32_t> failed_;
+  // PrefetchWindow from the cursor, open meaning kept_ (at most keep_open_ +
+  // prefetch_shards shards). Recomputed when the reads open a shard or the
+  // plan changes, not at every read.
+  std::vector<uint32_t> window_;
+  std::map<uint32_t, std::shared_ptr<const ShardData>> held_;  // prefetched, in window_: pinned
   // The shards read last, kept open (and pinned): keep_open_ of them, least
   // recently read first in lru_.
   size_t keep_open_ = 0;

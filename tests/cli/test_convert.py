@@ -191,3 +191,31 @@ def test_unusual_names_survive_json_and_tsv(urec, mixed_folder, tmp_path):
     assert inspect_json(tmp_path / "out")["classes"] == ["ünï cøde"]
     path, reason = next(iter(rejects(tmp_path / "out", "odd").items()))
     assert (path + "\t" + reason).startswith("ünï cøde/tab\\there.jpg\tnot a JPEG or PNG: ")  # the tab escaped
+
+
+# --- urec convert jsonl / csv -------------------------------------------------
+
+def test_convert_jsonl_and_csv_token_manifests(urec, tmp_path):
+    (tmp_path / "schema.json").write_text(json.dumps({"fields": [
+        {"name": "tokens", "type": "int32", "shape": [-1]}, {"name": "text", "type": "string"}]}))
+    (tmp_path / "m.jsonl").write_text('{"tokens": [1, 2, 3], "text": "a"}\n{"tokens": [], "text": "b"}\n'
+                                      '{"tokens": [1], "text": 2}\n')
+    result = urec("convert", "jsonl", tmp_path / "m.jsonl", tmp_path / "out", "--schema", tmp_path / "schema.json")
+    assert "2 written, 1 rejected, 0 skipped" in result.stdout
+    assert cat_json(tmp_path / "out" / "m", 0)["tokens"] == [1, 2, 3]
+    assert cat_json(tmp_path / "out" / "m", 1)["tokens"] == []
+    assert rejects(tmp_path / "out", "m") == {"line 3": "field 'text': 2 is not a string"}
+    assert "JPEG layout" not in result.stdout  # no images, no image summary
+    strict = urec("convert", "jsonl", tmp_path / "m.jsonl", tmp_path / "strict", "--schema", tmp_path / "schema.json",
+                  "--strict", check=False)
+    assert strict.returncode == 1
+    assert f"{tmp_path / 'm.jsonl'} line 3: field 'text': 2 is not a string (strict mode stops" in strict.stderr
+    (tmp_path / "m.csv").write_text('text,tokens\n"x, y","[4, 5]"\n')
+    result = urec("convert", "csv", tmp_path / "m.csv", tmp_path / "out", "--schema", tmp_path / "schema.json",
+                  "--name", "c")
+    assert "1 written, 0 rejected" in result.stdout
+    record = cat_json(tmp_path / "out" / "c", 0)
+    assert record["tokens"] == [4, 5] and record["text"] == "x, y"
+    bad = urec("convert", "jsonl", tmp_path / "m.jsonl", tmp_path / "out", "--schema", tmp_path / "m.csv",
+               check=False)
+    assert bad.returncode == 2 and "schema file" in bad.stderr and "not valid JSON" in bad.stderr

@@ -21,6 +21,9 @@ SUBCOMMANDS = {  # the positional arguments each needs, NAME replaced per test
     "bench": ["DATASET"],
     "cat": ["DATASET", "0"],
     "convert imagefolder": ["SRC", "NEW"],
+    "convert coco": ["ANN", "SRC", "NEW"],
+    "convert jsonl": ["MANIFEST", "NEW", "--schema", "SCHEMA"],
+    "convert csv": ["CSV", "NEW", "--schema", "SCHEMA"],
     "decode": ["JPEG"],
     "inspect": ["DATASET"],
     "merge": ["NEW", "DATASET", "--name", "m"],
@@ -41,8 +44,18 @@ def inputs(urec, tmp_path_factory):
             (src / f"c{c}" / f"{i}.jpg").write_bytes(jpeg_bytes(40, 30, seed=c * 2 + i))
     urec("convert", "imagefolder", src, root / "dataset", "--name", "d")
     (root / "a.jpg").write_bytes(jpeg_bytes(40, 30))
+    files = [f"c{c}/{i}.jpg" for c in range(2) for i in range(2)]
+    (root / "ann.json").write_text(json.dumps({
+        "images": [{"id": k, "file_name": f, "width": 40, "height": 30} for k, f in enumerate(files)],
+        "annotations": [{"id": 1, "image_id": 0, "category_id": 1, "bbox": [1, 2, 3, 4], "area": 12, "iscrowd": 0}],
+        "categories": [{"id": 1, "name": "one"}]}))
+    (src / "manifest.jsonl").write_text("".join(json.dumps({"image": f, "label": k}) + "\n" for k, f in enumerate(files)))
+    (src / "manifest.csv").write_text("image,label\n" + "".join(f"{f},{k}\n" for k, f in enumerate(files)))
+    (root / "schema.json").write_text(json.dumps({"fields": [{"name": "image", "type": "image"},
+                                                             {"name": "label", "type": "int64"}]}))
     return {"DATASET": root / "dataset", "SRC": src, "JPEG": root / "a.jpg", "NEW": root / "new", "SHEET": root / "sheet.png",
-            "root": root}
+            "ANN": root / "ann.json", "MANIFEST": src / "manifest.jsonl", "CSV": src / "manifest.csv",
+            "SCHEMA": root / "schema.json", "root": root}
 
 
 def command(name, inputs, replace=None):
@@ -97,7 +110,8 @@ def test_numeric_options_are_range_checked_with_the_range_in_the_message(urec, i
 
 @pytest.mark.parametrize("name", sorted(SUBCOMMANDS))
 def test_missing_and_wrong_kind_of_paths_are_named_with_the_reason(urec, inputs, name, tmp_path):
-    first_path = next((a for a in SUBCOMMANDS[name] if a in ("DATASET", "SRC", "JPEG", "NEW")), None)
+    first_path = next((a for a in SUBCOMMANDS[name] if a in ("DATASET", "SRC", "JPEG", "NEW", "ANN", "MANIFEST", "CSV")),
+                      None)
     if first_path is None:
         pytest.skip(f"urec {name} takes no path")
     cases = [(inputs["JPEG"] / "x", r"Not a directory|not a directory")]  # a path through a regular file

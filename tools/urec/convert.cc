@@ -1,5 +1,5 @@
-// urec convert imagefolder | coco: a torchvision ImageFolder, or a COCO
-// instances file and its images, into a unirecord dataset.
+// urec convert imagefolder | coco | jsonl | csv: a torchvision ImageFolder, a
+// COCO instances file and its images, or a manifest of samples into a dataset.
 #include <unistd.h>
 
 #include <cctype>
@@ -8,6 +8,7 @@
 #include <vector>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -20,7 +21,9 @@ namespace unirecord::cli {
 namespace {
 
 struct ConvertArgs {
+  std::string kind;         // imagefolder, coco, jsonl or csv
   std::string annotations;  // coco
+  std::string schema;       // jsonl, csv: the schema file
   std::string src;
   std::string out;
   std::string shard_size;
@@ -42,11 +45,15 @@ Status RunOnScheduler(const ConvertArgs& args) {
   const char* python_env = std::getenv("UREC_PYTHON");
   const std::string python = python_env != nullptr && *python_env != '\0' ? python_env : "python3";
   const ConvertOptions& o = args.options;
-  std::vector<std::string> argv = {python, "-m", "unirecord.distributed", args.src, args.out,
+  // coco: ANNOTATIONS OUT --images IMAGES; jsonl, csv: MANIFEST OUT --schema S.
+  const std::string& input = args.kind == "coco" ? args.annotations : args.src;
+  std::vector<std::string> argv = {python, "-m", "unirecord.distributed", input, args.out, "--format", args.kind,
                                    "--scheduler", args.scheduler, "--shards", std::to_string(o.num_shards),
                                    "--shards-per-task", std::to_string(args.shards_per_task),
                                    "--threads", std::to_string(o.threads),
                                    "--max-pixels", std::to_string(o.limits.max_pixels)};
+  if (args.kind == "coco") argv.insert(argv.end(), {"--images", args.src});
+  if (!args.schema.empty()) argv.insert(argv.end(), {"--schema", args.schema});
   if (!o.name.empty()) argv.insert(argv.end(), {"--name", o.name});
   if (o.strict) argv.push_back("--strict");
   if (o.keep_original) argv.push_back("--keep-original");
@@ -94,17 +101,39 @@ void DrawProgress(const ConvertProgress& p) {
 
 void PrintReport(const ConvertArgs& args, const ConvertReport& r);
 
-Status RunConvertImageFolder(ConvertArgs& args) {
-  if (!args.scheduler.empty()) return RunOnScheduler(args);
+// Runs `convert` with --shard-size parsed and a progress bar on a terminal.
+Result<ConvertReport> RunWithProgress(ConvertArgs& args,
+                                      const std::function<Result<ConvertReport>(const ConvertOptions&)>& convert) {
   if (!args.shard_size.empty()) {
     UREC_ASSIGN_OR_RETURN(args.options.target_shard_bytes, ParseByteSize(args.shard_size));
   }
   const bool show_progress = isatty(STDERR_FILENO);
   if (show_progress) args.options.on_progress = DrawProgress;
-  Result<ConvertReport> result = ConvertImageFolder(args.src, args.out, args.options);
+  Result<ConvertReport> result = convert(args.options);
   if (show_progress) std::fprintf(stderr, "\r\033[K");  // clear the bar
-  if (!result.ok()) return result.status();
-  PrintReport(args, *result);
+  return result;
+}
+
+Status RunConvertImageFolder(ConvertArgs& args) {
+  if (!args.scheduler.empty()) return RunOnScheduler(args);
+  UREC_ASSIGN_OR_RETURN(const ConvertReport report, RunWithProgress(args, [&](const ConvertOptions& o) {
+                          return ConvertImageFolder(args.src, args.out, o);
+                        }));
+  PrintReport(args, report);
+  return Status::OK();
+}
+
+// convert jsonl / csv: `args.src` is the manifest, `args.schema` its schema.
+Status RunConvertManifest(ConvertArgs& args, bool csv) {
+  if (!args.scheduler.empty()) {
+    args.kind = csv ? "csv" : "jsonl";
+    return RunOnScheduler(args);
+  }
+  UREC_ASSIGN_OR_RETURN(const ConvertReport report, RunWithProgress(args, [&](const ConvertOptions& o) {
+                          return csv ? ConvertCsv(args.src, args.schema, args.out, o)
+                                     : ConvertJsonl(args.src, args.schema, args.out, o);
+                        }));
+  PrintReport(args, report);
   return Status::OK();
 }
 
@@ -122,6 +151,7 @@ void PrintReport(const ConvertArgs& args, const ConvertReport& r) {
     kept += (kept.empty() ? " (" : ", ") + reason + ": " + std::to_string(count);
   }
   if (!r.kept_original_reasons.empty()) kept += ")";
+  if (r.transcoded + r.kept_original + r.png == 0 && r.source_bytes == 0) return;  // no images (a token manifest)
   const double change = r.source_bytes ? 100.0 * (static_cast<double>(r.image_bytes) / r.source_bytes - 1) : 0.0;
   std::printf("JPEG layout: %llu transcoded to the fast layout, %llu kept as their source bytes%s; "
               "%llu PNG stored as they are; images %.1f MB from %.1f MB of sources (%+.1f%%)\n",
@@ -131,13 +161,9 @@ void PrintReport(const ConvertArgs& args, const ConvertReport& r) {
 }
 
 Status RunConvertCoco(ConvertArgs& args) {
-  if (!args.shard_size.empty()) {
-    UREC_ASSIGN_OR_RETURN(args.options.target_shard_bytes, ParseByteSize(args.shard_size));
-  }
-  const bool show_progress = isatty(STDERR_FILENO);
-  if (show_progress) args.options.on_progress = DrawProgress;
-  Result<ConvertReport> result = ConvertCoco(args.annotations, args.src, args.out, args.options);
-  if (show_progress) std::fprintf(stderr, "\r\033[K");  // clear the bar
+  if (!args.scheduler.empty()) return RunOnScheduler(args);
+  Result<ConvertReport> result = RunWithProgress(
+      args, [&](const ConvertOptions& o) { return ConvertCoco(args.annotations, args.src, args.out, o); });
   if (!result.ok()) return result.status();
   PrintReport(args, *result);
   std::printf("annotations: %llu written, %llu rejected (see the rejects report)\n",
@@ -166,6 +192,16 @@ void AddOutputOptions(CLI::App* cmd, ConvertArgs* args, const char* order) {
   cmd->add_option("--max-pixels", o.limits.max_pixels, "Reject JPEGs over N pixels (width x height)")
       ->capture_default_str()
       ->check(IntegerIn(1, uint64_t{1} << 40));
+  CLI::Option* scheduler =
+      cmd->add_option("--scheduler", args->scheduler,
+                      "Run the conversion on the workers of a Dask scheduler (tcp://HOST:PORT), through "
+                      "python3 -m unirecord.distributed ($UREC_PYTHON); needs --shards; the inputs and OUT must "
+                      "be the same paths on every worker")
+          ->excludes(cmd->get_option("--shard-size"));
+  cmd->add_option("--shards-per-task", args->shards_per_task, "With --scheduler: shards each task writes")
+      ->capture_default_str()
+      ->check(IntegerIn(1, kMaxDatasetShards))
+      ->needs(scheduler);
 }
 
 CommandRunner SetupConvert(CLI::App* cmd) {
@@ -178,16 +214,7 @@ CommandRunner SetupConvert(CLI::App* cmd) {
   folder->add_option("SRC", args->src, "Folder with one sub-folder per class")->required();
   folder->add_option("--name", o.name, "Dataset name (default: SRC's folder name)");
   AddOutputOptions(folder, args.get(), "folder order");
-  CLI::Option* scheduler =
-      folder->add_option("--scheduler", args->scheduler,
-                         "Run the conversion on the workers of a Dask scheduler (tcp://HOST:PORT), through "
-                         "python3 -m unirecord.distributed ($UREC_PYTHON); needs --shards; SRC and OUT must be "
-                         "the same paths on every worker")
-          ->excludes(folder->get_option("--shard-size"));
-  folder->add_option("--shards-per-task", args->shards_per_task, "With --scheduler: shards each task writes")
-      ->capture_default_str()
-      ->check(IntegerIn(1, 99999))
-      ->needs(scheduler);
+  args->kind = "imagefolder";
   CLI::App* coco = cmd->add_subcommand(
       "coco", "A COCO instances file and its images into records with fields image, path, image_id, width, "
               "height, boxes, category_id, iscrowd, area, annotation_id, segmentation (docs/cli.md)");
@@ -197,15 +224,36 @@ CommandRunner SetupConvert(CLI::App* cmd) {
   coco->add_option("IMAGES", coco_args->src, "The folder its file_name entries are in")->required();
   coco->add_option("--name", coco_args->options.name, "Dataset name (default: ANNOTATIONS' name without .json)");
   AddOutputOptions(coco, coco_args.get(), "image id order");
-  return [args, coco_args, folder, coco]() -> Status {
+  coco_args->kind = "coco";
+  // jsonl and csv: a manifest, one sample a line, typed by a schema file.
+  auto manifest_args = std::make_shared<ConvertArgs>();
+  CLI::App* manifests[2] = {};
+  for (int k = 0; k < 2; ++k) {
+    const bool csv = k == 1;
+    CLI::App* m = manifests[k] = cmd->add_subcommand(
+        csv ? "csv" : "jsonl",
+        csv ? "A CSV manifest (a header row naming the fields, one sample a row) into records typed by --schema"
+            : "A JSON Lines manifest (one object a line) into records typed by --schema");
+    m->add_option("MANIFEST", manifest_args->src, "The manifest; image paths are relative to its folder")
+        ->required();
+    m->add_option("--schema", manifest_args->schema,
+                  "JSON file {\"fields\": [{\"name\", \"type\": int32|float32|...|string|image, "
+                  "\"shape\": [-1, 4], \"indexed\": true}, ...]} (docs/cli.md)")
+        ->required();
+    m->add_option("--name", manifest_args->options.name, "Dataset name (default: MANIFEST's name without extension)");
+    AddOutputOptions(m, manifest_args.get(), "line order");
+  }
+  return [args, coco_args, manifest_args, folder, coco, manifests]() -> Status {
     if (coco->parsed()) return RunConvertCoco(*coco_args);
-    if (!folder->parsed()) return Status::InvalidArgument("unknown input kind (imagefolder or coco)");
+    if (manifests[0]->parsed()) return RunConvertManifest(*manifest_args, /*csv=*/false);
+    if (manifests[1]->parsed()) return RunConvertManifest(*manifest_args, /*csv=*/true);
+    if (!folder->parsed()) return Status::InvalidArgument("unknown input kind (imagefolder, coco, jsonl or csv)");
     return RunConvertImageFolder(*args);
   };
 }
 
 }  // namespace
 
-UREC_REGISTER_COMMAND("convert", "Convert a folder of images into a unirecord dataset", SetupConvert);
+UREC_REGISTER_COMMAND("convert", "Convert an image folder, a COCO dataset or a JSON Lines / CSV manifest into a unirecord dataset", SetupConvert);
 
 }  // namespace unirecord::cli

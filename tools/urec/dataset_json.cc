@@ -51,6 +51,9 @@ void AddRemoteOptions(CLI::App* cmd, RemoteOptions* remote) {
   cmd->add_option("--prefetch-shards", remote->prefetch_shards, "Remote PATH: shards downloaded ahead of the reads")
       ->capture_default_str()
       ->check(IntegerIn(0, 1024));
+  cmd->add_option("--max-requests", remote->max_requests, "Remote PATH: requests in flight at once")
+      ->capture_default_str()
+      ->check(IntegerIn(1, 1024));
   cmd->add_option("--s3-endpoint", remote->s3_endpoint,
                   "s3:// PATH: endpoint URL (default AWS_ENDPOINT_URL, else AWS's for the region)");
   cmd->add_option("--s3-addressing", remote->s3_addressing, "s3:// PATH: auto | path | virtual")

@@ -1,0 +1,339 @@
+#include "convert/manifest.h"
+
+#include <cfloat>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <utility>
+
+namespace unirecord::convert_internal {
+namespace {
+
+using Json = nlohmann::json;
+
+// The fields a manifest with an image adds to its records (as ConvertImageFolder's).
+const char* const kImageExtras[] = {"path", "width", "height", "jpeg_layout", "source_size", "source_xxh3"};
+
+// Deeper than any field's shape (8 dimensions) inside a line's object.
+constexpr int kMaxJsonDepth = 12;
+
+// nlohmann's parser recurses per level: refuse deeper nesting before parsing.
+bool NestsDeeperThan(std::string_view text, int limit) {
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > limit) return true;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return false;
+}
+
+// Parses `text` as JSON into *value, or says why not (without nlohmann's tag).
+std::string ParseJson(std::string_view text, Json* value) {
+  if (NestsDeeperThan(text, kMaxJsonDepth)) {
+    return "arrays and objects nest deeper than " + std::to_string(kMaxJsonDepth) + " levels";
+  }
+  try {
+    *value = Json::parse(text.begin(), text.end());
+  } catch (const Json::exception& e) {  // parse_error, or out_of_range for a number past double
+    std::string what = e.what();
+    const size_t tag = what.find("] ");
+    return "not valid JSON: " + (tag == std::string::npos ? what : what.substr(tag + 2));
+  }
+  return "";
+}
+
+std::string Quote(const Json& value) {
+  std::string text = value.dump();
+  return text.size() <= 60 ? text : text.substr(0, 57) + "...";
+}
+
+// Appends one element of numeric `type` from JSON `v`, or says why not.
+std::string AppendElement(const TypeInfo& type, const Json& v, std::vector<uint8_t>* out) {
+  uint8_t bytes[8] = {};
+  if (type.kind == 'b') {
+    if (!v.is_boolean() && !(v.is_number_integer() && (v.get<int64_t>() == 0 || v.get<int64_t>() == 1))) {
+      return Quote(v) + " is not a bool (true, false, 0 or 1)";
+    }
+    bytes[0] = v.is_boolean() ? (v.get<bool>() ? 1 : 0) : static_cast<uint8_t>(v.get<int64_t>());
+  } else if (type.kind == 'f') {
+    if (!v.is_number()) return Quote(v) + " is not a number";
+    const double d = v.get<double>();
+    if (type.width == 4) {
+      if (!(std::fabs(d) <= FLT_MAX)) return Quote(v) + " is out of float32's range";
+      const float f = static_cast<float>(d);
+      std::memcpy(bytes, &f, 4);
+    } else {
+      std::memcpy(bytes, &d, 8);
+    }
+  } else {
+    if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) {
+      return Quote(v) + " is out of " + type.name + "'s range";
+    }
+    if (!v.is_number_integer()) return Quote(v) + " is not an integer";
+    const int64_t i = v.get<int64_t>();
+    if (!FitsIntegral(type.type, i)) return Quote(v) + " is out of " + type.name + "'s range";
+    for (int k = 0; k < type.width; ++k) bytes[k] = static_cast<uint8_t>(static_cast<uint64_t>(i) >> (8 * k));
+  }
+  out->insert(out->end(), bytes, bytes + type.width);
+  return "";
+}
+
+// Flattens nested arrays `v` of rank shape->size() (row-major) into `out`,
+// filling the -1 extents of *shape from the first row at each depth and
+// checking every row against it.
+std::string AppendArray(const TypeInfo& type, const Json& v, size_t depth, std::vector<int64_t>* shape,
+                        std::vector<bool>* seen, std::vector<uint8_t>* out) {
+  if (depth == shape->size()) return AppendElement(type, v, out);
+  if (!v.is_array()) return "expected an array of rank " + std::to_string(shape->size()) + ", found " + Quote(v);
+  const int64_t n = static_cast<int64_t>(v.size());
+  if (!(*seen)[depth]) {
+    (*seen)[depth] = true;
+    if ((*shape)[depth] == kVariableDim) (*shape)[depth] = n;
+  }
+  if ((*shape)[depth] != n) {
+    return "dimension " + std::to_string(depth) + " has " + std::to_string(n) + " values where " +
+           std::to_string((*shape)[depth]) + " are expected";
+  }
+  for (const Json& item : v) {
+    std::string why = AppendArray(type, item, depth + 1, shape, seen, out);
+    if (!why.empty()) return why;
+  }
+  return "";
+}
+
+// The values of one sample from the object `sample`; "" or why not.
+std::string ReadSample(const Json& sample, const ManifestSchema& schema, ManifestLine* line) {
+  if (!sample.is_object()) return "not a JSON object: " + Quote(sample);
+  for (auto it = sample.begin(); it != sample.end(); ++it) {
+    bool known = false;
+    for (const Field& f : schema.fields) known = known || f.name == it.key();
+    if (!known) return "key '" + it.key() + "' is not a field of the schema";
+  }
+  line->values.resize(schema.fields.size());
+  for (size_t k = 0; k < schema.fields.size(); ++k) {
+    const Field& field = schema.fields[k];
+    const auto it = sample.find(field.name);
+    if (it == sample.end()) return "missing field '" + field.name + "'";
+    ManifestLine::Value& value = line->values[k];
+    const bool is_image = static_cast<int>(k) == schema.image;
+    if (is_image || field.type == FieldType::kString) {
+      if (!it->is_string()) return "field '" + field.name + "': " + Quote(*it) + " is not a string";
+      (is_image ? line->image_path : value.text) = it->get<std::string>();
+      if (is_image && (line->image_path.empty() || line->image_path[0] == '/')) {
+        return "field '" + field.name + "': the image path must be relative to the manifest's folder";
+      }
+      continue;
+    }
+    const TypeInfo& type = *FindType(field.type);
+    value.shape = field.shape;
+    std::vector<bool> seen(field.shape.size(), false);
+    std::string why = AppendArray(type, *it, 0, &value.shape, &seen, &value.data);
+    if (!why.empty()) return "field '" + field.name + "': " + why;
+    // Extents under an empty one are never seen ([] for a (-1, -1) field):
+    // the array is empty, and so are they.
+    for (int64_t& extent : value.shape) {
+      if (extent == kVariableDim) extent = 0;
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+Result<ManifestSchema> ParseManifestSchema(std::string_view text, const std::string& file) {
+  Json root;
+  const std::string bad = ParseJson(text, &root);
+  if (!bad.empty()) return Status::InvalidArgument("schema file " + file + ": " + bad);
+  const auto fields = root.is_object() ? root.find("fields") : root.end();
+  if (!root.is_object() || fields == root.end() || !fields->is_array() || fields->empty()) {
+    return Status::InvalidArgument("schema file " + file + ": expected {\"fields\": [{\"name\": ..., \"type\": ...}, ...]}");
+  }
+  ManifestSchema out;
+  std::vector<Field> record_fields;
+  for (size_t k = 0; k < fields->size(); ++k) {
+    const Json& f = (*fields)[k];
+    const std::string where = "schema file " + file + ": fields[" + std::to_string(k) + "]";
+    if (!f.is_object() || !f.contains("name") || !f["name"].is_string() || !f.contains("type") ||
+        !f["type"].is_string()) {
+      return Status::InvalidArgument(where + ": needs a string 'name' and a string 'type'");
+    }
+    Field field;
+    field.name = f["name"].get<std::string>();
+    const std::string type = f["type"].get<std::string>();
+    if (type == "image") {
+      if (out.image >= 0) return Status::InvalidArgument(where + ": a second image field (at most one)");
+      out.image = static_cast<int>(k);
+      field.type = FieldType::kBytes;
+    } else if (type == "string") {
+      field.type = FieldType::kString;
+    } else {
+      const TypeInfo* info = FindType(std::string_view(type));
+      if (info == nullptr || info->width == 0 || info->type == FieldType::kFloat16) {
+        return Status::InvalidArgument(where + ": type '" + type +
+                                       "' is not image, string or a numeric type other than float16");
+      }
+      field.type = info->type;
+    }
+    if (f.contains("shape")) {
+      const Json& shape = f["shape"];
+      if (!shape.is_array() || type == "image" || type == "string") {
+        return Status::InvalidArgument(where + ": 'shape' must be an array of dimensions, for numeric types");
+      }
+      for (const Json& d : shape) {
+        if (!d.is_number_integer()) return Status::InvalidArgument(where + ": 'shape' holds " + Quote(d));
+        field.shape.push_back(d.get<int64_t>());
+      }
+    }
+    if (f.contains("indexed")) {
+      if (!f["indexed"].is_boolean()) return Status::InvalidArgument(where + ": 'indexed' must be true or false");
+      field.indexed = f["indexed"].get<bool>();
+    }
+    out.fields.push_back(field);
+  }
+  record_fields = out.fields;
+  if (out.image >= 0) {
+    for (const char* extra : kImageExtras) {
+      for (const Field& f : out.fields) {
+        if (f.name == extra) {
+          return Status::InvalidArgument("schema file " + file + ": field '" + extra +
+                                         "' is one the image field adds (path, width, height, jpeg_layout, "
+                                         "source_size, source_xxh3)");
+        }
+      }
+    }
+    record_fields.push_back(Field::String("path"));
+    record_fields.push_back(Field::Int32("width", /*indexed=*/true));
+    record_fields.push_back(Field::Int32("height", /*indexed=*/true));
+    record_fields.push_back(Field::Int32("jpeg_layout"));
+    record_fields.push_back(Field::Int64("source_size"));
+    record_fields.push_back(Field::Int64("source_xxh3"));
+  }
+  Result<Schema> schema = Schema::Make(record_fields);
+  if (!schema.ok()) return Status::InvalidArgument("schema file " + file + ": " + schema.status().message());
+  out.schema = std::move(*schema);
+  return out;
+}
+
+std::vector<ManifestLine> ParseJsonlManifest(std::string_view text, const ManifestSchema& schema) {
+  std::vector<ManifestLine> lines;
+  uint64_t number = 0;
+  size_t start = 0;
+  while (start < text.size()) {
+    const size_t end = std::min(text.find('\n', start), text.size());
+    const std::string_view line_text = text.substr(start, end - start);
+    ++number;
+    start = end + 1;
+    if (line_text.find_first_not_of(" \t\r") == std::string_view::npos) continue;  // a blank line holds no sample
+    ManifestLine line;
+    line.line = number;
+    Json sample;
+    line.reason = ParseJson(line_text, &sample);
+    if (line.reason.empty()) line.reason = ReadSample(sample, schema, &line);
+    lines.push_back(std::move(line));
+  }
+  return lines;
+}
+
+Result<std::vector<ManifestLine>> ParseCsvManifest(std::string_view text, const ManifestSchema& schema,
+                                                   const std::string& file) {
+  // Rows of cells, each with the line it starts on.
+  std::vector<std::pair<uint64_t, std::vector<std::string>>> rows;
+  uint64_t line = 1;
+  size_t i = 0;
+  while (i < text.size()) {
+    std::vector<std::string> cells(1);
+    const uint64_t row_line = line;
+    bool row_done = false;
+    while (!row_done) {
+      std::string& cell = cells.back();
+      if (i < text.size() && text[i] == '"') {
+        const uint64_t quote_line = line;
+        ++i;
+        for (;;) {
+          if (i >= text.size()) {
+            return Status::InvalidArgument(file + ": line " + std::to_string(quote_line) +
+                                           ": a quoted cell is not closed before the end of the file");
+          }
+          if (text[i] == '"') {
+            if (i + 1 < text.size() && text[i + 1] == '"') {
+              cell += '"';
+              i += 2;
+              continue;
+            }
+            ++i;
+            break;
+          }
+          if (text[i] == '\n') ++line;
+          cell += text[i++];
+        }
+      }
+      while (i < text.size() && text[i] != ',' && text[i] != '\n') cell += text[i++];
+      if (i < text.size() && text[i] == ',') {
+        ++i;
+        cells.emplace_back();  // `cell` is not used past here: this may move it
+      } else {
+        row_done = true;
+        if (!cell.empty() && cell.back() == '\r') cell.pop_back();  // CRLF line ends
+        if (i < text.size()) ++i, ++line;  // the newline
+      }
+    }
+    if (cells.size() == 1 && cells[0].empty()) continue;  // a blank line holds no sample
+    rows.push_back({row_line, std::move(cells)});
+  }
+  if (rows.empty()) return Status::InvalidArgument(file + ": no header row");
+  const std::vector<std::string>& header = rows[0].second;
+  std::map<std::string, size_t> column;
+  for (size_t c = 0; c < header.size(); ++c) {
+    if (!column.emplace(header[c], c).second) {
+      return Status::InvalidArgument(file + ": the header names column '" + header[c] + "' twice");
+    }
+  }
+  std::set<std::string> names;
+  for (const Field& f : schema.fields) {
+    names.insert(f.name);
+    if (!column.count(f.name)) return Status::InvalidArgument(file + ": the header has no column '" + f.name + "'");
+  }
+  for (const std::string& h : header) {
+    if (!names.count(h)) return Status::InvalidArgument(file + ": column '" + h + "' is not a field of the schema");
+  }
+  std::vector<ManifestLine> lines;
+  for (size_t r = 1; r < rows.size(); ++r) {
+    ManifestLine out;
+    out.line = rows[r].first;
+    const std::vector<std::string>& cells = rows[r].second;
+    if (cells.size() != header.size()) {
+      out.reason = std::to_string(cells.size()) + " cells where the header has " + std::to_string(header.size());
+      lines.push_back(std::move(out));
+      continue;
+    }
+    // The row as the JSON object a JSON Lines manifest would hold.
+    Json sample = Json::object();
+    for (size_t k = 0; k < schema.fields.size() && out.reason.empty(); ++k) {
+      const Field& f = schema.fields[k];
+      const std::string& cell = cells[column[f.name]];
+      if (static_cast<int>(k) == schema.image || f.type == FieldType::kString) {
+        sample[f.name] = cell;
+        continue;
+      }
+      const std::string why = ParseJson(cell, &sample[f.name]);
+      if (!why.empty()) out.reason = "field '" + f.name + "': " + why;
+    }
+    if (out.reason.empty()) out.reason = ReadSample(sample, schema, &out);
+    lines.push_back(std::move(out));
+  }
+  return lines;
+}
+
+}  // namespace unirecord::convert_internal

@@ -1,0 +1,61 @@
+// Internal to the convert layer: manifests (JSON Lines or CSV, one sample a
+// line) and the schema file that types their fields, parsed into checked
+// per-line values for ConvertJsonl / ConvertCsv.
+#ifndef UNIRECORD_SRC_CONVERT_MANIFEST_H_
+#define UNIRECORD_SRC_CONVERT_MANIFEST_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "unirecord/schema.h"
+#include "unirecord/status.h"
+
+namespace unirecord::convert_internal {
+
+// The schema file: {"fields": [{"name", "type", "shape"?, "indexed"?}, ...]}.
+// "type" is a numeric type of schema.h ("int32", "float32", ...; not
+// float16), "string", or "image" (a path relative to the manifest, stored
+// as convert imagefolder stores images; at most one).
+struct ManifestSchema {
+  std::vector<Field> fields;  // the manifest's fields, image as bytes
+  int image = -1;             // index in `fields` of the image field, or -1
+  // The records' schema: `fields`, then with an image path, width, height,
+  // jpeg_layout, source_size and source_xxh3.
+  Schema schema;
+};
+Result<ManifestSchema> ParseManifestSchema(std::string_view text, const std::string& file);
+
+// One manifest line as the records need it.
+struct ManifestLine {
+  uint64_t line = 0;   // 1-based line number where the sample starts
+  std::string reason;  // why it is rejected; "" for a usable line
+  std::string image_path;  // the image field's value
+  // Per field of ManifestSchema::fields (the image's unused): the elements
+  // of numeric fields (field type, little-endian) and their shape, or the
+  // string.
+  struct Value {
+    std::vector<uint8_t> data;
+    std::vector<int64_t> shape;
+    std::string text;
+  };
+  std::vector<Value> values;
+};
+
+// Every non-blank line of a JSON Lines manifest (each an object with one
+// key per field, no other), checked against `schema`.
+std::vector<ManifestLine> ParseJsonlManifest(std::string_view text, const ManifestSchema& schema);
+
+// A CSV manifest (RFC 4180: commas, "quoted" cells with "" for a quote,
+// newlines inside quotes): a header row naming each field once, then one
+// sample a row. Cells of string and image fields are taken as they are;
+// the others are parsed as JSON (a number, true/false, an array such as
+// [1, 2, 3]). InvalidArgument naming the file for a header that does not
+// name the fields or an unterminated quote.
+Result<std::vector<ManifestLine>> ParseCsvManifest(std::string_view text, const ManifestSchema& schema,
+                                                   const std::string& file);
+
+}  // namespace unirecord::convert_internal
+
+#endif  // UNIRECORD_SRC_CONVERT_MANIFEST_H_
