@@ -123,7 +123,7 @@ struct Bits {
   const uint8_t* p;
   uint64_t acc;
   int nbits;
-  inline void Refill() {
+  __attribute__((always_inline)) inline void Refill() {
     if (nbits < 32) {
       acc |= LoadBigEndian64(p) >> nbits;
       p += (63 - nbits) >> 3;
@@ -142,7 +142,7 @@ struct Bits {
 };
 
 // One Huffman symbol (needs >= 16 bits in the buffer); -1 for a bad code.
-inline int DecodeSymbol(const DecodeTable& t, Bits* b) {
+__attribute__((always_inline)) inline int DecodeSymbol(const DecodeTable& t, Bits* b) {
   const uint16_t e = t.fast[b->acc >> (64 - kFastBits)];
   if (e != 0) {
     b->Drop(e >> 8);
@@ -168,9 +168,48 @@ struct ScanComponent {
   int16_t* coef;
 };
 
-// One block into `block`. False for a bad code, a coefficient
-// index past 63 or a DC predictor that would overflow.
-inline bool DecodeBlock(const ScanComponent& c, int* predictor, Bits* b, int16_t* block) {
+// One block of an MCU: its component and where it lies from the
+// component's first block of that MCU (in coefficients).
+struct McuBlock {
+  int comp;
+  size_t offset;
+};
+
+// The scan's layout, shared by the lanes.
+struct ScanLayout {
+  const ScanComponent* comps;
+  McuBlock blocks[D_MAX_BLOCKS_IN_MCU];
+  int blocks_in_mcu;
+  int mcus_per_row;
+};
+
+// One restart segment being decoded, block by block and, within a block,
+// symbol by symbol (Step), so that two lanes on two segments can run in
+// one loop and the core overlaps their serial chains (table look-up ->
+// code length -> shift).
+struct Lane {
+  Bits bits;
+  const uint8_t* segment;  // its un-stuffed data
+  int64_t data_bits;
+  int64_t mcu, mcu_end;    // MCU being decoded, end of the segment
+  int b;                   // block of the MCU being decoded
+  int k;                   // next coefficient (zig-zag) of that block
+  int16_t* block;
+  const DecodeTable* ac;
+  int predictors[MAX_COMPS_IN_SCAN];
+};
+
+enum StepResult { kStepMore = 0, kStepSegmentDone = 1, kStepError = 2 };
+
+// Starts block lane->b of MCU lane->mcu: clears it and decodes its DC
+// coefficient. False for a bad code or a DC predictor that would overflow.
+__attribute__((always_inline)) inline bool StartBlock(const ScanLayout& layout, Lane* lane) {
+  const McuBlock& mb = layout.blocks[lane->b];
+  const ScanComponent& c = layout.comps[mb.comp];
+  const int mx = static_cast<int>(lane->mcu % layout.mcus_per_row);
+  const int my = static_cast<int>(lane->mcu / layout.mcus_per_row);
+  int16_t* block = c.coef + (size_t(my) * c.v * c.blocks_wide + size_t(mx) * c.h) * 64 + mb.offset;
+  Bits* b = &lane->bits;
   b->Refill();
   const int s = DecodeSymbol(*c.dc, b);
   if (s < 0) return false;
@@ -179,41 +218,76 @@ inline bool DecodeBlock(const ScanComponent& c, int* predictor, Bits* b, int16_t
     b->Refill();
     diff = Extend(b->Get(s), s);
   }
+  int* predictor = &lane->predictors[mb.comp];
   const int64_t dc = int64_t{*predictor} + diff;
   if (dc > INT_MAX || dc < INT_MIN) return false;  // libjpeg: "DCT coefficient out of range"
   *predictor = static_cast<int>(dc);
   std::memset(block, 0, 64 * sizeof(int16_t));
   block[0] = static_cast<int16_t>(dc);
-  const DecodeTable& ac = *c.ac;
-  for (int k = 1; k < 64;) {
-    b->Refill();
-    const int32_t f = ac.ac_fast[b->acc >> (64 - kFastBits)];
-    if (f != 0) {
-      if (f & kEndOfBlock) {
-        b->Drop(f & 31);
-        break;
-      }
-      k += (f >> 8) & 15;
-      if (k > 63) return false;
-      block[kNaturalOrder[k]] = static_cast<int16_t>(f >> 16);
-      ++k;
-      b->Drop(f & 31);
-      continue;
-    }
-    const int symbol = DecodeSymbol(ac, b);
-    if (symbol < 0) return false;
-    const int run = symbol >> 4, size = symbol & 15;
-    if (size != 0) {
-      k += run;
-      if (k > 63) return false;
-      block[kNaturalOrder[k]] = static_cast<int16_t>(Extend(b->Get(size), size));
-      ++k;
-    } else {
-      if (run != 15) break;  // end of block (libjpeg takes any run but 15 as one)
-      k += 16;
+  lane->block = block;
+  lane->ac = c.ac;
+  lane->k = 1;
+  return true;
+}
+
+// Starts a segment of `count` MCUs from `mcu`, un-stuffed at `segment`.
+__attribute__((always_inline)) inline bool StartSegment(const ScanLayout& layout, const uint8_t* segment, size_t length, int64_t mcu,
+                         int64_t count, Lane* lane) {
+  lane->bits = Bits{segment, 0, 0};
+  lane->segment = segment;
+  lane->data_bits = int64_t(length) * 8;
+  lane->mcu = mcu;
+  lane->mcu_end = mcu + count;
+  lane->b = 0;
+  std::fill(std::begin(lane->predictors), std::end(lane->predictors), 0);
+  return StartBlock(layout, lane);
+}
+
+// The current block has ended: checks for bits read past the segment's
+// data (libjpeg decodes zeros there), then starts the next block, or at the
+// segment's end checks that no whole byte is left before its marker
+// (libjpeg reports extraneous data).
+__attribute__((always_inline)) inline StepResult EndBlock(const ScanLayout& layout, Lane* lane) {
+  const int64_t used = (lane->bits.p - lane->segment) * 8 - lane->bits.nbits;
+  if (used > lane->data_bits) return kStepError;
+  if (++lane->b == layout.blocks_in_mcu) {
+    lane->b = 0;
+    if (++lane->mcu == lane->mcu_end) {
+      return lane->data_bits - used >= 8 ? kStepError : kStepSegmentDone;
     }
   }
-  return true;
+  return StartBlock(layout, lane) ? kStepMore : kStepError;
+}
+
+// One AC symbol of the lane's block (and the next block's DC coefficient
+// when this one ends). Errors: a bad code, a coefficient index past 63,
+// and EndBlock's.
+__attribute__((always_inline)) inline StepResult Step(const ScanLayout& layout, Lane* lane) {
+  Bits* b = &lane->bits;
+  b->Refill();
+  const int32_t f = lane->ac->ac_fast[b->acc >> (64 - kFastBits)];
+  if (f != 0) {
+    b->Drop(f & 31);
+    if (f & kEndOfBlock) return EndBlock(layout, lane);
+    const int k = lane->k + ((f >> 8) & 15);
+    if (k > 63) return kStepError;
+    lane->block[kNaturalOrder[k]] = static_cast<int16_t>(f >> 16);
+    lane->k = k + 1;
+    return k == 63 ? EndBlock(layout, lane) : kStepMore;
+  }
+  const int symbol = DecodeSymbol(*lane->ac, b);
+  if (symbol < 0) return kStepError;
+  const int run = symbol >> 4, size = symbol & 15;
+  if (size != 0) {
+    const int k = lane->k + run;
+    if (k > 63) return kStepError;
+    lane->block[kNaturalOrder[k]] = static_cast<int16_t>(Extend(b->Get(size), size));
+    lane->k = k + 1;
+    return k == 63 ? EndBlock(layout, lane) : kStepMore;
+  }
+  if (run != 15) return EndBlock(layout, lane);  // end of block (libjpeg takes any run but 15 as one)
+  lane->k += 16;
+  return lane->k >= 64 ? EndBlock(layout, lane) : kStepMore;
 }
 
 // The entropy-coded bytes from data[pos] up to the next marker, un-stuffed
@@ -290,7 +364,7 @@ OwnHuffmanResult DecodeScan(const jpeg_decompress_struct& cinfo, const uint8_t* 
     o.blocks_wide = CeilDiv(static_cast<int>(c.width_in_blocks), c.h_samp_factor) * c.h_samp_factor;
     o.blocks_high = CeilDiv(static_cast<int>(c.height_in_blocks), c.v_samp_factor) * c.v_samp_factor;
     const bool single = n == 1;  // a single-component scan codes blocks one by one
-    // DecodeBlock clears every block it decodes; a single-component scan
+    // StartBlock clears every block it decodes; a single-component scan
     // leaves the rounding-up blocks alone.
     const size_t values = size_t(o.blocks_wide) * o.blocks_high * 64;
     if (single && (o.blocks_wide != int(c.width_in_blocks) || o.blocks_high != int(c.height_in_blocks))) {
@@ -314,38 +388,78 @@ OwnHuffmanResult DecodeScan(const jpeg_decompress_struct& cinfo, const uint8_t* 
   const int64_t total = int64_t{mcus_per_row} * mcu_rows;
   const int64_t interval = cinfo.restart_interval != 0 ? cinfo.restart_interval : total;
 
+  // Every segment un-stuffed first, one after another (a lane may read
+  // into the next one's bytes, or the slack, before its overrun check).
+  const int64_t segments = total == 0 ? 0 : (total + interval - 1) / interval;
   scratch->segment.resize(std::max(scratch->segment.size(), size + kSegmentSlack));
-  uint8_t* segment = scratch->segment.data();
-  size_t pos = 0;
-  int64_t mcu = 0;
-  for (int64_t index = 0; mcu < total; ++index) {
+  scratch->segment_ends.resize(size_t(segments));
+  uint8_t* unstuffed = scratch->segment.data();
+  size_t pos = 0, written = 0;
+  for (int64_t index = 0; index < segments; ++index) {
     size_t length = 0, next = 0;
-    const int marker = Unstuff(data, size, pos, segment, &length, &next);
-    const int64_t count = std::min(interval, total - mcu);
-    const int expected = mcu + count == total ? 0xD9 : 0xD0 + static_cast<int>(index % 8);
+    const int marker = Unstuff(data, size, pos, unstuffed + written, &length, &next);
+    const int expected = index + 1 == segments ? 0xD9 : 0xD0 + static_cast<int>(index % 8);
     if (marker != expected) return OwnHuffmanResult::kRejected;
-    const int64_t data_bits = int64_t(length) * 8;
-    Bits bits{segment, 0, 0};
-    int predictors[MAX_COMPS_IN_SCAN] = {};
-    for (int64_t m = mcu; m < mcu + count; ++m) {
-      const int mx = static_cast<int>(m % mcus_per_row), my = static_cast<int>(m / mcus_per_row);
-      for (int i = 0; i < n; ++i) {
-        const ScanComponent& c = comps[i];
-        for (int by = 0; by < c.v; ++by) {
-          int16_t* row = c.coef + (size_t(my * c.v + by) * c.blocks_wide + size_t(mx) * c.h) * 64;
-          for (int bx = 0; bx < c.h; ++bx) {
-            if (!DecodeBlock(c, &predictors[i], &bits, row + bx * 64)) return OwnHuffmanResult::kRejected;
-            // Bits past the segment's data: libjpeg decodes zeros there.
-            if ((bits.p - segment) * 8 - bits.nbits > data_bits) return OwnHuffmanResult::kRejected;
-          }
-        }
-      }
-    }
-    // Whole bytes left before the marker: libjpeg reports extraneous data.
-    if (data_bits - ((bits.p - segment) * 8 - bits.nbits) >= 8) return OwnHuffmanResult::kRejected;
-    mcu += count;
+    written += length;
+    scratch->segment_ends[size_t(index)] = written;
     pos = next;
   }
+  ScanLayout layout{comps, {}, 0, mcus_per_row};
+  for (int i = 0; i < n; ++i) {
+    for (int by = 0; by < comps[i].v; ++by) {
+      for (int bx = 0; bx < comps[i].h; ++bx) {
+        layout.blocks[layout.blocks_in_mcu++] = {i, (size_t(by) * comps[i].blocks_wide + bx) * 64};
+      }
+    }
+  }
+  // Two lanes take the segments in turn; once one has none left, the other
+  // finishes alone.
+  int64_t next_segment = 0;
+  auto start_next = [&](Lane* lane) {
+    const int64_t j = next_segment++;
+    const size_t begin = j == 0 ? 0 : scratch->segment_ends[size_t(j - 1)];
+    return StartSegment(layout, unstuffed + begin, scratch->segment_ends[size_t(j)] - begin, j * interval,
+                        std::min(interval, total - j * interval), lane);
+  };
+  // Lanes as locals, every step inlined, so that their state stays in
+  // registers.
+  Lane a, b;
+  if (segments >= 1 && !start_next(&a)) return OwnHuffmanResult::kRejected;
+  bool two = segments >= 2;
+  if (two && !start_next(&b)) return OwnHuffmanResult::kRejected;
+  while (two) {
+    const StepResult ra = Step(layout, &a);
+    const StepResult rb = Step(layout, &b);
+    if ((ra | rb) == kStepMore) continue;
+    if (ra == kStepError || rb == kStepError) return OwnHuffmanResult::kRejected;
+    if (rb == kStepSegmentDone) {
+      if (next_segment < segments) {
+        if (!start_next(&b)) return OwnHuffmanResult::kRejected;
+      } else {
+        two = false;
+      }
+    }
+    if (ra == kStepSegmentDone) {
+      if (next_segment < segments) {
+        if (!start_next(&a)) return OwnHuffmanResult::kRejected;
+      } else if (two) {
+        a = b;
+        two = false;
+      } else {
+        goto done;
+      }
+    }
+  }
+  if (segments >= 1) {
+    for (;;) {
+      const StepResult r = Step(layout, &a);
+      if (r == kStepMore) continue;
+      if (r == kStepError) return OwnHuffmanResult::kRejected;
+      if (next_segment == segments) break;
+      if (!start_next(&a)) return OwnHuffmanResult::kRejected;
+    }
+  }
+done:
   return OwnHuffmanResult::kDecoded;
 }
 

@@ -49,7 +49,8 @@ enum class OwnHuffmanResult {
 
 // Buffers reused from image to image.
 struct OwnHuffmanScratch {
-  std::vector<uint8_t> segment;  // one restart segment, un-stuffed
+  std::vector<uint8_t> segment;      // the restart segments, un-stuffed, one after another
+  std::vector<size_t> segment_ends;  // where each ends in `segment`
 };
 
 // Reads the header with libjpeg (jpeg_read_header), then decodes the scan
