@@ -20,6 +20,8 @@ namespace {
 // best: 10 0.85x, 11 0.81x, 12 0.83x libjpeg-turbo; bench/README.md).
 constexpr int kFastBits = 11;
 constexpr int kFastSize = 1 << kFastBits;
+// Restart segments decoded at once, one lane each.
+constexpr int kLanes = 2;
 // Bytes readable past a segment's data: one block consumes at most
 // 64 symbols of 16 + 15 bits (248 bytes) before the overrun check, and a
 // refill loads 8 bytes.
@@ -193,6 +195,7 @@ struct Lane {
   const uint8_t* segment;  // its un-stuffed data
   int64_t data_bits;
   int64_t mcu, mcu_end;    // MCU being decoded, end of the segment
+  int mx, my;              // that MCU's column and row (no division per block)
   int b;                   // block of the MCU being decoded
   int k;                   // next coefficient (zig-zag) of that block
   int16_t* block;
@@ -207,9 +210,7 @@ enum StepResult { kStepMore = 0, kStepSegmentDone = 1, kStepError = 2 };
 __attribute__((always_inline)) inline bool StartBlock(const ScanLayout& layout, Lane* lane) {
   const McuBlock& mb = layout.blocks[lane->b];
   const ScanComponent& c = layout.comps[mb.comp];
-  const int mx = static_cast<int>(lane->mcu % layout.mcus_per_row);
-  const int my = static_cast<int>(lane->mcu / layout.mcus_per_row);
-  int16_t* block = c.coef + (size_t(my) * c.v * c.blocks_wide + size_t(mx) * c.h) * 64 + mb.offset;
+  int16_t* block = c.coef + (size_t(lane->my) * c.v * c.blocks_wide + size_t(lane->mx) * c.h) * 64 + mb.offset;
   Bits* b = &lane->bits;
   b->Refill();
   const int s = DecodeSymbol(*c.dc, b);
@@ -239,6 +240,8 @@ __attribute__((always_inline)) inline bool StartSegment(const ScanLayout& layout
   lane->data_bits = int64_t(length) * 8;
   lane->mcu = mcu;
   lane->mcu_end = mcu + count;
+  lane->mx = static_cast<int>(mcu % layout.mcus_per_row);
+  lane->my = static_cast<int>(mcu / layout.mcus_per_row);
   lane->b = 0;
   std::fill(std::begin(lane->predictors), std::end(lane->predictors), 0);
   return StartBlock(layout, lane);
@@ -255,6 +258,10 @@ __attribute__((always_inline)) inline StepResult EndBlock(const ScanLayout& layo
     lane->b = 0;
     if (++lane->mcu == lane->mcu_end) {
       return lane->data_bits - used >= 8 ? kStepError : kStepSegmentDone;
+    }
+    if (++lane->mx == layout.mcus_per_row) {
+      lane->mx = 0;
+      ++lane->my;
     }
   }
   return StartBlock(layout, lane) ? kStepMore : kStepError;
@@ -413,8 +420,8 @@ OwnHuffmanResult DecodeScan(const jpeg_decompress_struct& cinfo, const uint8_t* 
       }
     }
   }
-  // Two lanes take the segments in turn; once one has none left, the other
-  // finishes alone.
+  // kLanes lanes take the segments in turn; once there are none left, each
+  // lane still busy finishes alone.
   int64_t next_segment = 0;
   auto start_next = [&](Lane* lane) {
     const int64_t j = next_segment++;
@@ -422,45 +429,42 @@ OwnHuffmanResult DecodeScan(const jpeg_decompress_struct& cinfo, const uint8_t* 
     return StartSegment(layout, unstuffed + begin, scratch->segment_ends[size_t(j)] - begin, j * interval,
                         std::min(interval, total - j * interval), lane);
   };
-  // Lanes as locals, every step inlined, so that their state stays in
-  // registers.
-  Lane a, b;
-  if (segments >= 1 && !start_next(&a)) return OwnHuffmanResult::kRejected;
-  bool two = segments >= 2;
-  if (two && !start_next(&b)) return OwnHuffmanResult::kRejected;
-  while (two) {
-    const StepResult ra = Step(layout, &a);
-    const StepResult rb = Step(layout, &b);
-    if ((ra | rb) == kStepMore) continue;
-    if (ra == kStepError || rb == kStepError) return OwnHuffmanResult::kRejected;
-    if (rb == kStepSegmentDone) {
-      if (next_segment < segments) {
-        if (!start_next(&b)) return OwnHuffmanResult::kRejected;
-      } else {
-        two = false;
-      }
+  Lane lanes[kLanes];
+  bool busy[kLanes] = {};
+  int started = 0;
+  for (; started < kLanes && next_segment < segments; ++started) {
+    if (!start_next(&lanes[started])) return OwnHuffmanResult::kRejected;
+    busy[started] = true;
+  }
+  bool all = started == kLanes;
+  while (all) {
+    StepResult r[kLanes];
+    int any = 0;
+#pragma GCC unroll 8
+    for (int l = 0; l < kLanes; ++l) {
+      r[l] = Step(layout, &lanes[l]);
+      any |= r[l];
     }
-    if (ra == kStepSegmentDone) {
+    if (__builtin_expect(any == kStepMore, 1)) continue;
+#pragma GCC unroll 8
+    for (int l = 0; l < kLanes; ++l) {
+      if (r[l] == kStepError) return OwnHuffmanResult::kRejected;
+      if (r[l] != kStepSegmentDone) continue;
       if (next_segment < segments) {
-        if (!start_next(&a)) return OwnHuffmanResult::kRejected;
-      } else if (two) {
-        a = b;
-        two = false;
+        if (!start_next(&lanes[l])) return OwnHuffmanResult::kRejected;
       } else {
-        goto done;
+        busy[l] = false;
+        all = false;
       }
     }
   }
-  if (segments >= 1) {
-    for (;;) {
-      const StepResult r = Step(layout, &a);
-      if (r == kStepMore) continue;
+  for (int l = 0; l < kLanes; ++l) {
+    while (busy[l]) {
+      const StepResult r = Step(layout, &lanes[l]);
       if (r == kStepError) return OwnHuffmanResult::kRejected;
-      if (next_segment == segments) break;
-      if (!start_next(&a)) return OwnHuffmanResult::kRejected;
+      if (r == kStepSegmentDone) busy[l] = false;
     }
   }
-done:
   return OwnHuffmanResult::kDecoded;
 }
 
