@@ -16,8 +16,8 @@
 namespace unirecord::image_internal {
 namespace {
 
-// Code bits resolved by one table look-up (with two lanes 11 measured
-// best: 10 0.85x, 11 0.81x, 12 0.83x libjpeg-turbo; bench/README.md).
+// Code bits resolved by one table look-up (with two lanes, single runs:
+// 10 0.85x, 11 0.81x, 12 0.83x libjpeg-turbo; bench/README.md).
 constexpr int kFastBits = 11;
 constexpr int kFastSize = 1 << kFastBits;
 // Restart segments decoded at once, one lane each.

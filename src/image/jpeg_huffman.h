@@ -3,11 +3,13 @@
 //
 // It decodes the single interleaved scan of a sequential Huffman JPEG (the
 // fast layout, docs/image.md) into the quantized DCT coefficients that
-// jpeg_read_coefficients would give. Each restart segment is un-stuffed at
-// once (memchr for 0xFF), then decoded from a 64-bit bit buffer refilled
-// without per-byte marker checks, with one table look-up for the short codes
-// and, for AC codes, run, size and value together when code and value bits
-// fit the look-up width.
+// jpeg_read_coefficients would give. Every restart segment is un-stuffed
+// first (memchr for 0xFF); then two segments at a time are decoded in one
+// loop, a symbol of one and a symbol of the other in turn, each from its own
+// 64-bit bit buffer refilled without per-byte marker checks, so that the
+// core overlaps the two serial chains (look-up -> code length -> shift).
+// One table look-up (11 bits) resolves short codes and, for AC codes, run,
+// size and value together when code and value bits fit the look-up width.
 //
 // It never guesses: anything it does not decode exactly as libjpeg-turbo
 // does (another coding process, a code that runs past its segment's data,
