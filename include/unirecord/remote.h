@@ -27,7 +27,9 @@ struct RemoteOptions {
   // Shards downloaded ahead of the ones the reads have open (a block
   // shuffle reads a window of shards at once: these come after all of
   // them), in the order Dataset::PlanReads was given (the Loader gives its
-  // epoch's order, then the next epoch's). 0: none.
+  // epoch's order, then the next epoch's). 0: none. Each is pinned while
+  // held: raise it (and cache_limit by as many shards) when the reads wait
+  // on downloads (docs/remote.md, "Sizing the cache with block shuffle").
   int prefetch_shards = 3;
   // Requests in flight at once per dataset (prefetch and on-demand).
   int max_requests = 4;

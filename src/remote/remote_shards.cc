@@ -105,11 +105,14 @@ std::vector<uint32_t> PrefetchWindow(const std::vector<uint32_t>& visits, size_t
 }
 
 size_t MoveCursor(const std::vector<uint32_t>& visits, size_t cursor, uint32_t s, size_t search) {
-  // distance 0 first, then ahead before behind at equal distance: the reads
+  if (cursor >= visits.size()) return cursor;  // no plan (random reads): nothing to look through
+  const size_t ahead = visits.size() - 1 - cursor;
+  const size_t reach = std::min(search, std::max(ahead, cursor));
+  // Distance 0 first, then ahead before behind at equal distance: the reads
   // move forward.
-  for (size_t d = 0; d <= search; ++d) {
-    if (cursor + d < visits.size() && visits[cursor + d] == s) return cursor + d;
-    if (d != 0 && d <= cursor && cursor - d < visits.size() && visits[cursor - d] == s) return cursor;
+  for (size_t d = 0; d <= reach; ++d) {
+    if (d <= ahead && visits[cursor + d] == s) return cursor + d;
+    if (d != 0 && d <= cursor && visits[cursor - d] == s) return cursor;
   }
   return cursor;
 }
