@@ -69,7 +69,10 @@
 extern "C" {
 #include <libswscale/swscale.h>
 }
+// jpegint.h (struct jpeg_entropy_decoder) for the entropy-time split below.
+#define JPEG_INTERNALS
 #include <jpeglib.h>
+#include <x86intrin.h>
 
 #include "image/jpeg_encoder.h"
 #include "image/jpeg_header.h"
@@ -319,7 +322,21 @@ struct RawRequest {
   size_t stride;
   unsigned int x_offset;      // out: first column libjpeg produced
   unsigned int output_width;  // out: columns it produced per row
+  // How libjpeg's decode_mcu runs: as is, replaced by one that decodes
+  // nothing (the rest of the floor's cost), or timed call by call.
+  enum class Entropy { kLibjpeg, kNone, kTimed } entropy = Entropy::kLibjpeg;
 };
+
+// kTimed: libjpeg's decode_mcu, and the time stamp counter's cycles inside it.
+boolean (*libjpeg_decode_mcu)(j_decompress_ptr, JBLOCKROW*) = nullptr;
+uint64_t decode_mcu_cycles = 0;
+boolean TimedDecodeMcu(j_decompress_ptr cinfo, JBLOCKROW* blocks) {
+  const uint64_t t0 = __rdtsc();
+  const boolean ok = libjpeg_decode_mcu(cinfo, blocks);
+  decode_mcu_cycles += __rdtsc() - t0;
+  return ok;
+}
+boolean NoDecodeMcu(j_decompress_ptr, JBLOCKROW*) { return TRUE; }
 
 bool RunRawCreate(jpeg_decompress_struct* cinfo, LibjpegErrors* err) {
   cinfo->err = image_internal::InitLibjpegErrors(err, /*strict=*/false);
@@ -341,6 +358,11 @@ bool RunRaw(jpeg_decompress_struct* cinfo, LibjpegErrors* err, RawRequest* req) 
     cinfo->do_fancy_upsampling = FALSE;
   }
   jpeg_start_decompress(cinfo);
+  if (req->entropy == RawRequest::Entropy::kNone) cinfo->entropy->decode_mcu = NoDecodeMcu;
+  if (req->entropy == RawRequest::Entropy::kTimed) {
+    libjpeg_decode_mcu = cinfo->entropy->decode_mcu;
+    cinfo->entropy->decode_mcu = TimedDecodeMcu;
+  }
   JDIMENSION x = req->crop_x;
   JDIMENSION width = req->crop_width ? req->crop_width : cinfo->output_width;
   if (x != 0 || width != cinfo->output_width) jpeg_crop_scanline(cinfo, &x, &width);
@@ -381,9 +403,11 @@ class RawDecoder {
   // marks EOI.) A progressive file entropy-decodes every scan in
   // jpeg_start_decompress.
   void EntropyOnly(const Sample& s, int bottom) { EntropyOnly(s.jpeg, s.info.width, bottom); }
-  void EntropyOnly(const std::string& jpeg, int width, int bottom) {
+  void EntropyOnly(const std::string& jpeg, int width, int bottom,
+                   RawRequest::Entropy entropy = RawRequest::Entropy::kLibjpeg) {
     rows_.resize(size_t(width) * 3);
     RawRequest req = Request(jpeg, width, false);
+    req.entropy = entropy;
     req.crop_width = 1;
     req.skip = unsigned(bottom - 1);
     req.read = 1;
@@ -393,10 +417,11 @@ class RawDecoder {
   // The fast layout's floor: entropy decoding of only the restart segments
   // JpegDecoder assembles for the window (its one-pixel margin included),
   // down to the window's bottom row.
-  void EntropyOnlySegments(const Sample& s, const CropWindow& w) {
+  void EntropyOnlySegments(const Sample& s, const CropWindow& w,
+                           RawRequest::Entropy entropy = RawRequest::Entropy::kLibjpeg) {
     image_internal::SubImage sub;
     const std::string& segments = Segments(s, w, &sub);
-    EntropyOnly(segments, sub.width, w.y + w.height - sub.y);
+    EntropyOnly(segments, sub.width, w.y + w.height - sub.y, entropy);
   }
 
   // The JPEG of those segments (the fast-layout file itself when they are
@@ -667,13 +692,28 @@ bool SameCoefficients(const std::string& jpeg, image_internal::OwnHuffmanScratch
                     });
 }
 
+// What DecodeCoefficientsOwn spends before its own decoder starts: a
+// decompressor created, the header read, the decompressor destroyed.
+bool ReadHeaderOnly(jpeg_decompress_struct* cinfo, LibjpegErrors* err, const std::string& jpeg) {
+  if (setjmp(err->jump)) return false;
+  jpeg_mem_src(cinfo, reinterpret_cast<const unsigned char*>(jpeg.data()), jpeg.size());
+  return jpeg_read_header(cinfo, TRUE) == JPEG_HEADER_OK;
+}
+void HeaderOnly(const std::string& jpeg) {
+  jpeg_decompress_struct cinfo;
+  LibjpegErrors err;
+  if (!RunRawCreate(&cinfo, &err) || !ReadHeaderOnly(&cinfo, &err, jpeg)) std::abort();
+  jpeg_destroy_decompress(&cinfo);
+}
+
 void BM_entropy_ours_fastlayout(benchmark::State& state, Subset subset) {
   const auto& set = Dataset();
   RawDecoder raw;
   image_internal::OwnHuffmanScratch scratch;
   image_internal::JpegCoefficients coefficients;
   image_internal::SubImage sub;
-  double ours = 0, libjpeg = 0;
+  double ours = 0, libjpeg = 0, libjpeg_rest = 0, ours_header = 0;
+  uint64_t all_cycles = 0, mcu_cycles = 0;
   for (size_t k : Indices(subset)) {
     const Sample& s = set[k];
     const std::string segments = raw.Segments(s, s.train, &sub);
@@ -685,6 +725,17 @@ void BM_entropy_ours_fastlayout(benchmark::State& state, Subset subset) {
       image_internal::DecodeCoefficientsOwn(raw.Segments(s, s.train, &sub), &scratch, &coefficients);
     });
     libjpeg += BestOf3([&] { raw.EntropyOnlySegments(s, s.train); });
+    // Entropy time alone, two ways: libjpeg's floor less the same floor
+    // with a decode_mcu that decodes nothing, and the share of the floor's
+    // cycles spent inside decode_mcu. Ours less its header reading.
+    libjpeg_rest += BestOf3([&] { raw.EntropyOnlySegments(s, s.train, RawRequest::Entropy::kNone); });
+    for (int r = 0; r < 3; ++r) {
+      const uint64_t before = decode_mcu_cycles, t0 = __rdtsc();
+      raw.EntropyOnlySegments(s, s.train, RawRequest::Entropy::kTimed);
+      all_cycles += __rdtsc() - t0;
+      mcu_cycles += decode_mcu_cycles - before;
+    }
+    ours_header += BestOf3([&] { HeaderOnly(raw.Segments(s, s.train, &sub)); });
   }
   Cycle cycle(subset);
   for (auto _ : state) {
@@ -694,6 +745,12 @@ void BM_entropy_ours_fastlayout(benchmark::State& state, Subset subset) {
   }
   SetRate(state, subset);
   state.counters["ours_over_libjpeg"] = ours / libjpeg;
+  const double decode_mcu_share = double(mcu_cycles) / double(all_cycles);
+  state.counters["libjpeg_entropy_share_by_none"] = (libjpeg - libjpeg_rest) / libjpeg;
+  state.counters["libjpeg_entropy_share_timed"] = decode_mcu_share;
+  state.counters["ours_header_share"] = ours_header / ours;
+  state.counters["scan_over_entropy_by_none"] = (ours - ours_header) / (libjpeg - libjpeg_rest);
+  state.counters["scan_over_entropy_timed"] = (ours - ours_header) / (libjpeg * decode_mcu_share);
 }
 
 // --------------------------------------------- approximate (fast) settings --
