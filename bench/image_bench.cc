@@ -22,6 +22,8 @@
 //   *_fastlayout                  the same on the fast-layout copies; their
 //                                 entropy_floor_fastlayout entropy-decodes
 //                                 only the restart segments under the window
+//                                 (with our entropy decoder, jpeg_huffman.h;
+//                                 *_libjpeg_entropy: with libjpeg-turbo's)
 // Where the bound is (libjpeg called directly, bench-only code):
 //   entropy_floor                 entropy decoding down to the window's
 //                                 bottom row only: no exact decoder on
@@ -571,10 +573,11 @@ double FastLayoutFloorSeconds(const Sample& s, const ImageCost& c) {
 // fast_layout: on the fast-layout copies; vs_fast_floor compares with their
 // floor (entropy_segments plus the window's IDCT share).
 void CropDecode(benchmark::State& state, Subset subset, bool dct_scaling, bool resize,
-                bool fast_layout = false) {
+                bool fast_layout = false, bool own_entropy = true) {
   const auto& set = Dataset();
   DecodeOptions options;
   options.dct_scaling = dct_scaling;
+  options.own_entropy_decoder = own_entropy;
   JpegDecoder decoder(options);
   std::vector<uint8_t> out(kOut * kOut * 3);
   const std::vector<ImageCost>& costs = Costs();
@@ -621,6 +624,9 @@ void BM_d_crop_dct_decode_resize_fastlayout(benchmark::State& state, Subset subs
 }
 void BM_crop_decode_only_fastlayout(benchmark::State& state, Subset subset) {
   CropDecode(state, subset, false, false, true);
+}
+void BM_d_crop_dct_decode_resize_fastlayout_libjpeg_entropy(benchmark::State& state, Subset subset) {
+  CropDecode(state, subset, true, true, true, false);
 }
 
 // Entropy decoding alone, down to the train window's bottom row
@@ -891,9 +897,12 @@ void BM_val_full_decode_resize_crop(benchmark::State& state, Subset subset) {
 }
 
 // exact: DecodeCenterCrop; else the planned window through DecodeCropResized.
-void CenterCrop(benchmark::State& state, Subset subset, bool exact, bool fast_layout = false) {
+void CenterCrop(benchmark::State& state, Subset subset, bool exact, bool fast_layout = false,
+                bool own_entropy = true) {
   const auto& set = Dataset();
-  JpegDecoder decoder;
+  DecodeOptions options;
+  options.own_entropy_decoder = own_entropy;
+  JpegDecoder decoder(options);
   std::vector<uint8_t> out(kOut * kOut * 3);
   Cycle cycle(subset);
   for (auto _ : state) {
@@ -915,6 +924,9 @@ void BM_val_center_window_decode(benchmark::State& state, Subset subset) {
 }
 void BM_val_center_crop_exact_fastlayout(benchmark::State& state, Subset subset) {
   CenterCrop(state, subset, true, true);
+}
+void BM_val_center_crop_exact_fastlayout_libjpeg_entropy(benchmark::State& state, Subset subset) {
+  CenterCrop(state, subset, true, true, false);
 }
 
 // ------------------------------------------------------- resize candidates --
@@ -1099,6 +1111,10 @@ void RegisterAll() {
       {"BM_entropy_floor_fastlayout", BM_entropy_floor_fastlayout},
       {"BM_entropy_ours_fastlayout", BM_entropy_ours_fastlayout},
       {"BM_val_center_crop_exact_fastlayout", BM_val_center_crop_exact_fastlayout},
+      {"BM_d_crop_dct_decode_resize_fastlayout_libjpeg_entropy",
+       BM_d_crop_dct_decode_resize_fastlayout_libjpeg_entropy},
+      {"BM_val_center_crop_exact_fastlayout_libjpeg_entropy",
+       BM_val_center_crop_exact_fastlayout_libjpeg_entropy},
   };
   for (const auto& [name, fn] : cases) {
     for (Subset subset : {Subset::kAll, Subset::kBaseline, Subset::kProgressive}) {

@@ -6,10 +6,14 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
+#include <type_traits>
 
 #include <jpeglib.h>
+// (after jpeglib.h) struct jpeg_entropy_decoder, for OwnEntropyDecoder
+#include <jpegint.h>
 
 #include "image/libjpeg_errors.h"
 
@@ -331,9 +335,11 @@ int Unstuff(const uint8_t* data, size_t size, size_t pos, uint8_t* out, size_t* 
 
 int CeilDiv(int a, int b) { return (a + b - 1) / b; }
 
-// The scan described by a decompressor that jpeg_read_header left at SOS.
+// The scan described by a decompressor that jpeg_read_header left at SOS
+// (data = its first entropy-coded byte). *eoi: where the EOI marker that
+// ends it starts in `data`.
 OwnHuffmanResult DecodeScan(const jpeg_decompress_struct& cinfo, const uint8_t* data, size_t size,
-                            OwnHuffmanScratch* scratch, JpegCoefficients* out) {
+                            OwnHuffmanScratch* scratch, JpegCoefficients* out, size_t* eoi) {
   const int n = cinfo.num_components;
   if (cinfo.progressive_mode || cinfo.arith_code || cinfo.data_precision != 8 || n < 1 ||
       n > MAX_COMPS_IN_SCAN || cinfo.comps_in_scan != n || cinfo.Ss != 0 || cinfo.Se != 63 ||
@@ -395,7 +401,8 @@ OwnHuffmanResult DecodeScan(const jpeg_decompress_struct& cinfo, const uint8_t* 
 
   // Every segment un-stuffed first, one after another (a lane may read
   // into the next one's bytes, or the slack, before its overrun check).
-  const int64_t segments = total == 0 ? 0 : (total + interval - 1) / interval;
+  if (total == 0) return OwnHuffmanResult::kRejected;  // libjpeg stops at such a header first
+  const int64_t segments = (total + interval - 1) / interval;
   scratch->segment.resize(std::max(scratch->segment.size(), size + kSegmentSlack));
   scratch->segment_ends.resize(size_t(segments));
   uint8_t* unstuffed = scratch->segment.data();
@@ -409,6 +416,7 @@ OwnHuffmanResult DecodeScan(const jpeg_decompress_struct& cinfo, const uint8_t* 
     scratch->segment_ends[size_t(index)] = written;
     pos = next;
   }
+  *eoi = pos - 2;  // the marker's 0xFF, after any fill bytes
   ScanLayout layout{comps, {}, 0, mcus_per_row};
   for (int i = 0; i < n; ++i) {
     for (int by = 0; by < comps[i].v; ++by) {
@@ -511,7 +519,8 @@ OwnHuffmanResult DecodeCoefficientsOwn(std::string_view jpeg, OwnHuffmanScratch*
   const auto* data = reinterpret_cast<const unsigned char*>(jpeg.data());
   if (ReadHeader(&cinfo, &err, data, static_cast<unsigned long>(jpeg.size()))) {
     const uint8_t* scan = cinfo.src->next_input_byte;
-    result = DecodeScan(cinfo, scan, cinfo.src->bytes_in_buffer, scratch, out);
+    size_t eoi = 0;
+    result = DecodeScan(cinfo, scan, cinfo.src->bytes_in_buffer, scratch, out, &eoi);
   }
   jpeg_destroy_decompress(&cinfo);
   return result;
@@ -543,6 +552,84 @@ bool ReadLibjpegCoefficients(std::string_view jpeg, JpegCoefficients* out, int* 
   *warnings = err.warnings;
   jpeg_destroy_decompress(&cinfo);
   return ok;
+}
+
+// What OwnEntropyDecoder relies on (jpeg_huffman.h).
+static_assert(std::is_same_v<decltype(jpeg_entropy_decoder::decode_mcu), boolean (*)(j_decompress_ptr, JBLOCKROW*)>);
+static_assert(offsetof(jpeg_entropy_decoder, decode_mcu) == sizeof(void (*)()));
+static_assert(std::is_same_v<JCOEF, int16_t> && sizeof(JBLOCK) == 64 * sizeof(int16_t));
+static_assert(D_MAX_BLOCKS_IN_MCU == 10);
+
+bool OwnEntropyDecoder::Install(jpeg_decompress_struct* cinfo, size_t max_bytes) {
+  installed_ = false;
+  if (cinfo->buffered_image || cinfo->entropy == nullptr || cinfo->entropy->decode_mcu == nullptr ||
+      cinfo->src == nullptr || cinfo->output_scanline != 0) {
+    return false;
+  }
+  // The coefficients held: the scan's blocks, each component rounded up to
+  // whole MCUs.
+  size_t bytes = 0;
+  for (int i = 0; i < cinfo->comps_in_scan; ++i) {
+    const jpeg_component_info& c = *cinfo->cur_comp_info[i];
+    bytes += size_t(CeilDiv(int(c.width_in_blocks), c.h_samp_factor) * c.h_samp_factor) *
+             size_t(CeilDiv(int(c.height_in_blocks), c.v_samp_factor) * c.v_samp_factor) * sizeof(JBLOCK);
+  }
+  if (bytes > max_bytes) return false;
+  const uint8_t* scan = cinfo->src->next_input_byte;
+  const size_t scan_bytes = cinfo->src->bytes_in_buffer;
+  size_t eoi = 0;
+  if (DecodeScan(*cinfo, scan, scan_bytes, &scratch_, &coefficients_, &eoi) != OwnHuffmanResult::kDecoded) {
+    return false;
+  }
+  // libjpeg's MCU membership: components in scan order, each one's blocks
+  // row by row (one block per MCU in a single-component scan).
+  blocks_in_mcu_ = 0;
+  const bool single = cinfo->comps_in_scan == 1;
+  for (int i = 0; i < cinfo->comps_in_scan; ++i) {
+    const jpeg_component_info& c = *cinfo->cur_comp_info[i];
+    JpegCoefficients::Component& component = coefficients_.components[c.component_index];
+    const int h = single ? 1 : c.h_samp_factor, v = single ? 1 : c.v_samp_factor;
+    const size_t row = size_t(component.blocks_wide) * 64;
+    for (int by = 0; by < v; ++by) {
+      for (int bx = 0; bx < h; ++bx) {
+        blocks_[blocks_in_mcu_++] = {component.coef.data() + by * row + size_t(bx) * 64, size_t(h) * 64,
+                                     size_t(v) * row};
+      }
+    }
+  }
+  mcus_per_row_ = single ? int64_t{cinfo->cur_comp_info[0]->width_in_blocks}
+                         : int64_t{CeilDiv(int(cinfo->image_width), 8 * cinfo->max_h_samp_factor)};
+  mcu_rows_ = single ? int64_t{cinfo->cur_comp_info[0]->height_in_blocks}
+                     : int64_t{CeilDiv(int(cinfo->image_height), 8 * cinfo->max_v_samp_factor)};
+  mcu_x_ = mcu_y_ = 0;
+  // libjpeg reads nothing more of the scan: the source moves to its EOI
+  // marker, which jpeg_finish_decompress then finds as if libjpeg had
+  // decoded the scan itself.
+  cinfo->src->next_input_byte = scan + eoi;
+  cinfo->src->bytes_in_buffer = scan_bytes - eoi;
+  cinfo->client_data = this;
+  cinfo->entropy->decode_mcu = DecodeMcu;
+  installed_ = true;
+  return true;
+}
+
+int OwnEntropyDecoder::DecodeMcu(jpeg_decompress_struct* cinfo, short (**mcu)[64]) {
+  auto* self = static_cast<OwnEntropyDecoder*>(cinfo->client_data);
+  // NULL: jpeg_skip_scanlines discards the MCU. libjpeg asks for each MCU
+  // once, in order; one past the last would be a libjpeg we do not know, so
+  // it gets the zeros libjpeg put there.
+  if (mcu != nullptr && self->mcu_y_ < self->mcu_rows_) {
+    for (int b = 0; b < self->blocks_in_mcu_; ++b) {
+      const McuBlock& block = self->blocks_[b];
+      std::memcpy(mcu[b], block.first + size_t(self->mcu_y_) * block.mcu_row + size_t(self->mcu_x_) * block.mcu_column,
+                  sizeof(JBLOCK));
+    }
+  }
+  if (++self->mcu_x_ == self->mcus_per_row_) {
+    self->mcu_x_ = 0;
+    ++self->mcu_y_;
+  }
+  return TRUE;
 }
 
 }  // namespace unirecord::image_internal
