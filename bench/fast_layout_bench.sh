@@ -18,7 +18,7 @@ OUT=${OUT:-out/fast-layout-bench}
 REPS=${REPS:-5}
 mkdir -p "$OUT"
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$OUT/load.txt"
-cases='BM_(a_full_decode|b_full_decode_crop_resize|d_crop_dct_decode_resize|crop_decode_only|entropy_floor|val_center_crop_exact)(_fastlayout)?(/baseline|/progressive)?$|BM_resize/ours|BM_(c_crop_decode_resize|val_center_window_decode|val_full_decode_resize_crop)$'
+cases='BM_(a_full_decode|b_full_decode_crop_resize|d_crop_dct_decode_resize|crop_decode_only|entropy_floor|val_center_crop_exact)(_fastlayout(_libjpeg_entropy)?)?(/baseline|/progressive)?$|BM_resize/ours|BM_(c_crop_decode_resize|val_center_window_decode|val_full_decode_resize_crop)$'
 for set in smooth entropy; do
   dir=/tmp/unirecord-imagenet-$set
   UREC_IMAGE_BENCH_SET=$set UREC_IMAGE_BENCH_DIR=$dir "$BUILD/bench/image_bench" \

@@ -22,6 +22,8 @@
 //   *_fastlayout                  the same on the fast-layout copies; their
 //                                 entropy_floor_fastlayout entropy-decodes
 //                                 only the restart segments under the window
+//                                 (with our entropy decoder, jpeg_huffman.h;
+//                                 *_libjpeg_entropy: with libjpeg-turbo's)
 // Where the bound is (libjpeg called directly, bench-only code):
 //   entropy_floor                 entropy decoding down to the window's
 //                                 bottom row only: no exact decoder on
@@ -69,10 +71,14 @@
 extern "C" {
 #include <libswscale/swscale.h>
 }
+// jpegint.h (struct jpeg_entropy_decoder) for the entropy-time split below.
+#define JPEG_INTERNALS
 #include <jpeglib.h>
+#include <x86intrin.h>
 
 #include "image/jpeg_encoder.h"
 #include "image/jpeg_header.h"
+#include "image/jpeg_huffman.h"
 #include "image/libjpeg_errors.h"
 #include "image/jpeg_restart_crop.h"
 #include "image/jpeg_transcode.h"
@@ -318,7 +324,21 @@ struct RawRequest {
   size_t stride;
   unsigned int x_offset;      // out: first column libjpeg produced
   unsigned int output_width;  // out: columns it produced per row
+  // How libjpeg's decode_mcu runs: as is, replaced by one that decodes
+  // nothing (the rest of the floor's cost), or timed call by call.
+  enum class Entropy { kLibjpeg, kNone, kTimed } entropy = Entropy::kLibjpeg;
 };
+
+// kTimed: libjpeg's decode_mcu, and the time stamp counter's cycles inside it.
+boolean (*libjpeg_decode_mcu)(j_decompress_ptr, JBLOCKROW*) = nullptr;
+uint64_t decode_mcu_cycles = 0;
+boolean TimedDecodeMcu(j_decompress_ptr cinfo, JBLOCKROW* blocks) {
+  const uint64_t t0 = __rdtsc();
+  const boolean ok = libjpeg_decode_mcu(cinfo, blocks);
+  decode_mcu_cycles += __rdtsc() - t0;
+  return ok;
+}
+boolean NoDecodeMcu(j_decompress_ptr, JBLOCKROW*) { return TRUE; }
 
 bool RunRawCreate(jpeg_decompress_struct* cinfo, LibjpegErrors* err) {
   cinfo->err = image_internal::InitLibjpegErrors(err, /*strict=*/false);
@@ -340,6 +360,11 @@ bool RunRaw(jpeg_decompress_struct* cinfo, LibjpegErrors* err, RawRequest* req) 
     cinfo->do_fancy_upsampling = FALSE;
   }
   jpeg_start_decompress(cinfo);
+  if (req->entropy == RawRequest::Entropy::kNone) cinfo->entropy->decode_mcu = NoDecodeMcu;
+  if (req->entropy == RawRequest::Entropy::kTimed) {
+    libjpeg_decode_mcu = cinfo->entropy->decode_mcu;
+    cinfo->entropy->decode_mcu = TimedDecodeMcu;
+  }
   JDIMENSION x = req->crop_x;
   JDIMENSION width = req->crop_width ? req->crop_width : cinfo->output_width;
   if (x != 0 || width != cinfo->output_width) jpeg_crop_scanline(cinfo, &x, &width);
@@ -380,9 +405,11 @@ class RawDecoder {
   // marks EOI.) A progressive file entropy-decodes every scan in
   // jpeg_start_decompress.
   void EntropyOnly(const Sample& s, int bottom) { EntropyOnly(s.jpeg, s.info.width, bottom); }
-  void EntropyOnly(const std::string& jpeg, int width, int bottom) {
+  void EntropyOnly(const std::string& jpeg, int width, int bottom,
+                   RawRequest::Entropy entropy = RawRequest::Entropy::kLibjpeg) {
     rows_.resize(size_t(width) * 3);
     RawRequest req = Request(jpeg, width, false);
+    req.entropy = entropy;
     req.crop_width = 1;
     req.skip = unsigned(bottom - 1);
     req.read = 1;
@@ -392,22 +419,30 @@ class RawDecoder {
   // The fast layout's floor: entropy decoding of only the restart segments
   // JpegDecoder assembles for the window (its one-pixel margin included),
   // down to the window's bottom row.
-  void EntropyOnlySegments(const Sample& s, const CropWindow& w) {
+  void EntropyOnlySegments(const Sample& s, const CropWindow& w,
+                           RawRequest::Entropy entropy = RawRequest::Entropy::kLibjpeg) {
+    image_internal::SubImage sub;
+    const std::string& segments = Segments(s, w, &sub);
+    EntropyOnly(segments, sub.width, w.y + w.height - sub.y, entropy);
+  }
+
+  // The JPEG of those segments (the fast-layout file itself when they are
+  // the whole image), and where it lies.
+  const std::string& Segments(const Sample& s, const CropWindow& w, image_internal::SubImage* sub) {
     image_internal::JpegHeaderLayout layout;
     image_internal::RestartGrid grid;
-    image_internal::SubImage sub;
     const JpegInfo info = image_internal::ProbeJpegHeader(s.fast, &layout).value();
     if (!image_internal::FindRestartGrid(info, layout, &grid)) std::abort();
     const int x0 = std::max(w.x - 1, 0), x1 = std::min(w.x + w.width + 1, info.width);
     const int y0 = std::max(w.y - 1, 0), y1 = std::min(w.y + w.height + 1, info.height);
-    if (!image_internal::AssembleSubImage(s.fast, layout, grid, x0, y0, x1, y1, &segments_, &sub)) {
+    if (!image_internal::AssembleSubImage(s.fast, layout, grid, x0, y0, x1, y1, &segments_, sub)) {
       std::abort();
     }
-    if (sub.whole_image) {
-      EntropyOnly(s.fast, info.width, w.y + w.height);
-    } else {
-      EntropyOnly(segments_.jpeg, sub.width, w.y + w.height - sub.y);
+    if (sub->whole_image) {
+      sub->x = sub->y = 0;
+      return s.fast;
     }
+    return segments_.jpeg;
   }
 
   // The window's rows, columns widened by the same 1 left / 2 right margin
@@ -538,10 +573,11 @@ double FastLayoutFloorSeconds(const Sample& s, const ImageCost& c) {
 // fast_layout: on the fast-layout copies; vs_fast_floor compares with their
 // floor (entropy_segments plus the window's IDCT share).
 void CropDecode(benchmark::State& state, Subset subset, bool dct_scaling, bool resize,
-                bool fast_layout = false) {
+                bool fast_layout = false, bool own_entropy = true) {
   const auto& set = Dataset();
   DecodeOptions options;
   options.dct_scaling = dct_scaling;
+  options.own_entropy_decoder = own_entropy;
   JpegDecoder decoder(options);
   std::vector<uint8_t> out(kOut * kOut * 3);
   const std::vector<ImageCost>& costs = Costs();
@@ -588,6 +624,9 @@ void BM_d_crop_dct_decode_resize_fastlayout(benchmark::State& state, Subset subs
 }
 void BM_crop_decode_only_fastlayout(benchmark::State& state, Subset subset) {
   CropDecode(state, subset, false, false, true);
+}
+void BM_d_crop_dct_decode_resize_fastlayout_libjpeg_entropy(benchmark::State& state, Subset subset) {
+  CropDecode(state, subset, true, true, true, false);
 }
 
 // Entropy decoding alone, down to the train window's bottom row
@@ -636,6 +675,88 @@ void BM_entropy_floor_fastlayout(benchmark::State& state, Subset subset) {
   double floor = 0;
   for (size_t k : Indices(subset)) floor += FastLayoutFloorSeconds(set[k], Costs()[k]);
   state.counters["floor_plus_crop_idct_us"] = floor / double(Indices(subset).size()) * 1e6;
+}
+
+// Our Huffman decoder (src/image/jpeg_huffman.h) on the segments that
+// entropy_floor_fastlayout decodes: libjpeg reads the header, ours decodes
+// the scan into coefficients. First every sample's segments and whole file
+// are checked against jpeg_read_coefficients (any difference aborts).
+// Counter ours_over_libjpeg: ours over libjpeg's floor (EntropyOnlySegments),
+// timed image by image in turn, best of 3 each, summed over the subset.
+bool SameCoefficients(const std::string& jpeg, image_internal::OwnHuffmanScratch* scratch) {
+  image_internal::JpegCoefficients ours, theirs;
+  int warnings = 0;
+  std::string error;
+  return image_internal::DecodeCoefficientsOwn(jpeg, scratch, &ours) ==
+             image_internal::OwnHuffmanResult::kDecoded &&
+         image_internal::ReadLibjpegCoefficients(jpeg, &theirs, &warnings, &error) &&
+         warnings == 0 && ours.components.size() == theirs.components.size() &&
+         std::equal(ours.components.begin(), ours.components.end(), theirs.components.begin(),
+                    [](const auto& a, const auto& b) {
+                      return a.blocks_wide == b.blocks_wide && a.blocks_high == b.blocks_high &&
+                             a.coef == b.coef;
+                    });
+}
+
+// What DecodeCoefficientsOwn spends before its own decoder starts: a
+// decompressor created, the header read, the decompressor destroyed.
+bool ReadHeaderOnly(jpeg_decompress_struct* cinfo, LibjpegErrors* err, const std::string& jpeg) {
+  if (setjmp(err->jump)) return false;
+  jpeg_mem_src(cinfo, reinterpret_cast<const unsigned char*>(jpeg.data()), jpeg.size());
+  return jpeg_read_header(cinfo, TRUE) == JPEG_HEADER_OK;
+}
+void HeaderOnly(const std::string& jpeg) {
+  jpeg_decompress_struct cinfo;
+  LibjpegErrors err;
+  if (!RunRawCreate(&cinfo, &err) || !ReadHeaderOnly(&cinfo, &err, jpeg)) std::abort();
+  jpeg_destroy_decompress(&cinfo);
+}
+
+void BM_entropy_ours_fastlayout(benchmark::State& state, Subset subset) {
+  const auto& set = Dataset();
+  RawDecoder raw;
+  image_internal::OwnHuffmanScratch scratch;
+  image_internal::JpegCoefficients coefficients;
+  image_internal::SubImage sub;
+  double ours = 0, libjpeg = 0, libjpeg_rest = 0, ours_header = 0;
+  uint64_t all_cycles = 0, mcu_cycles = 0;
+  for (size_t k : Indices(subset)) {
+    const Sample& s = set[k];
+    const std::string segments = raw.Segments(s, s.train, &sub);
+    if (!SameCoefficients(s.fast, &scratch) || !SameCoefficients(segments, &scratch)) {
+      std::fprintf(stderr, "image %zu: our coefficients differ from libjpeg's\n", k);
+      std::abort();
+    }
+    ours += BestOf3([&] {
+      image_internal::DecodeCoefficientsOwn(raw.Segments(s, s.train, &sub), &scratch, &coefficients);
+    });
+    libjpeg += BestOf3([&] { raw.EntropyOnlySegments(s, s.train); });
+    // Entropy time alone, two ways: libjpeg's floor less the same floor
+    // with a decode_mcu that decodes nothing, and the share of the floor's
+    // cycles spent inside decode_mcu. Ours less its header reading.
+    libjpeg_rest += BestOf3([&] { raw.EntropyOnlySegments(s, s.train, RawRequest::Entropy::kNone); });
+    for (int r = 0; r < 3; ++r) {
+      const uint64_t before = decode_mcu_cycles, t0 = __rdtsc();
+      raw.EntropyOnlySegments(s, s.train, RawRequest::Entropy::kTimed);
+      all_cycles += __rdtsc() - t0;
+      mcu_cycles += decode_mcu_cycles - before;
+    }
+    ours_header += BestOf3([&] { HeaderOnly(raw.Segments(s, s.train, &sub)); });
+  }
+  Cycle cycle(subset);
+  for (auto _ : state) {
+    const Sample& s = set[cycle.next()];
+    benchmark::DoNotOptimize(
+        image_internal::DecodeCoefficientsOwn(raw.Segments(s, s.train, &sub), &scratch, &coefficients));
+  }
+  SetRate(state, subset);
+  state.counters["ours_over_libjpeg"] = ours / libjpeg;
+  const double decode_mcu_share = double(mcu_cycles) / double(all_cycles);
+  state.counters["libjpeg_entropy_share_by_none"] = (libjpeg - libjpeg_rest) / libjpeg;
+  state.counters["libjpeg_entropy_share_timed"] = decode_mcu_share;
+  state.counters["ours_header_share"] = ours_header / ours;
+  state.counters["scan_over_entropy_by_none"] = (ours - ours_header) / (libjpeg - libjpeg_rest);
+  state.counters["scan_over_entropy_timed"] = (ours - ours_header) / (libjpeg * decode_mcu_share);
 }
 
 // --------------------------------------------- approximate (fast) settings --
@@ -776,9 +897,12 @@ void BM_val_full_decode_resize_crop(benchmark::State& state, Subset subset) {
 }
 
 // exact: DecodeCenterCrop; else the planned window through DecodeCropResized.
-void CenterCrop(benchmark::State& state, Subset subset, bool exact, bool fast_layout = false) {
+void CenterCrop(benchmark::State& state, Subset subset, bool exact, bool fast_layout = false,
+                bool own_entropy = true) {
   const auto& set = Dataset();
-  JpegDecoder decoder;
+  DecodeOptions options;
+  options.own_entropy_decoder = own_entropy;
+  JpegDecoder decoder(options);
   std::vector<uint8_t> out(kOut * kOut * 3);
   Cycle cycle(subset);
   for (auto _ : state) {
@@ -800,6 +924,9 @@ void BM_val_center_window_decode(benchmark::State& state, Subset subset) {
 }
 void BM_val_center_crop_exact_fastlayout(benchmark::State& state, Subset subset) {
   CenterCrop(state, subset, true, true);
+}
+void BM_val_center_crop_exact_fastlayout_libjpeg_entropy(benchmark::State& state, Subset subset) {
+  CenterCrop(state, subset, true, true, false);
 }
 
 // ------------------------------------------------------- resize candidates --
@@ -982,7 +1109,12 @@ void RegisterAll() {
       {"BM_d_crop_dct_decode_resize_fastlayout", BM_d_crop_dct_decode_resize_fastlayout},
       {"BM_crop_decode_only_fastlayout", BM_crop_decode_only_fastlayout},
       {"BM_entropy_floor_fastlayout", BM_entropy_floor_fastlayout},
+      {"BM_entropy_ours_fastlayout", BM_entropy_ours_fastlayout},
       {"BM_val_center_crop_exact_fastlayout", BM_val_center_crop_exact_fastlayout},
+      {"BM_d_crop_dct_decode_resize_fastlayout_libjpeg_entropy",
+       BM_d_crop_dct_decode_resize_fastlayout_libjpeg_entropy},
+      {"BM_val_center_crop_exact_fastlayout_libjpeg_entropy",
+       BM_val_center_crop_exact_fastlayout_libjpeg_entropy},
   };
   for (const auto& [name, fn] : cases) {
     for (Subset subset : {Subset::kAll, Subset::kBaseline, Subset::kProgressive}) {

@@ -198,6 +198,12 @@ struct DecodeOptions {
   // (HWC) or three planes (CHW), made by the resizer's last pass (no extra
   // pass over the image). Decode and DecodeCrop always return packed RGB.
   ImageLayout layout = ImageLayout::kNHWC;
+  // Entropy-decode files in the fast layout (docs/image.md) with
+  // unirecord's Huffman decoder, which gives libjpeg-turbo's coefficients
+  // exactly in about 0.7x its time at ImageNet's entropy, and leave any scan
+  // it does not decode exactly to libjpeg-turbo. Off: libjpeg-turbo's
+  // decoder everywhere (for comparison).
+  bool own_entropy_decoder = true;
   DecodeLimits limits;
 };
 
@@ -210,6 +216,9 @@ struct DecodeStats {
   // Restart segments decoded for a file in the fast layout (docs/image.md);
   // 0 when the whole scan up to the region's last row was decoded.
   int restart_segments = 0;
+  // The scan was entropy-decoded by unirecord's decoder, not libjpeg's
+  // (DecodeOptions::own_entropy_decoder).
+  bool own_entropy_decoder = false;
 };
 
 // An owned RGB image, HWC, rows packed (stride = 3 * width).

@@ -15,6 +15,7 @@
 
 #include "image/crop_resize.h"
 #include "image/jpeg_header.h"
+#include "image/jpeg_huffman.h"
 #include "image/jpeg_restart_crop.h"
 #include "image/libjpeg_errors.h"
 #include "image/resample.h"
@@ -52,6 +53,7 @@ struct RegionRequest {
   unsigned int y, height;           // rows to return
   unsigned char* rows;         // height rows of `stride` bytes
   size_t stride;
+  image_internal::OwnEntropyDecoder* own_entropy;  // our Huffman decoder, when not null
 };
 
 struct RegionResult {
@@ -90,6 +92,7 @@ bool RunLibjpegDecode(jpeg_decompress_struct* cinfo, LibjpegErrors* err, const R
     jpeg_abort_decompress(cinfo);
     return false;
   }
+  if (req->own_entropy != nullptr) req->own_entropy->Install(cinfo, req->max_memory);
   JDIMENSION x = req->crop_x, width = req->crop_width;
   if (x != 0 || width != cinfo->output_width) jpeg_crop_scanline(cinfo, &x, &width);
   result->x_offset = x;
@@ -215,6 +218,7 @@ struct JpegDecoder::State {
   std::vector<uint8_t> oriented;  // EXIF orientation applied
   image_internal::ResampleScratch resample;
   image_internal::RestartCropScratch restart_crop;
+  image_internal::OwnEntropyDecoder own_entropy;
 
   // Decodes `region` (display orientation, scaled pixels at scale_num/8) of
   // the image into a view of RGB pixels.
@@ -258,8 +262,9 @@ Status JpegDecoder::State::DecodeRegion(std::string_view bytes, const Probe& pro
   // differ from the same columns of a full decode. One on the right is not
   // enough when the crop starts at column 0 and is 2 wide (both columns are
   // then edges), hence two.
+  bool own_entropy_used = false;
   auto decode = [&](std::string_view data, int image_w, int image_h, int origin_x, int origin_y,
-                    bool strict) {
+                    bool strict, bool own_entropy_wanted) {
     const int x = stored.x - origin_x;
     const int crop_x0 = std::max(x - 1, 0);
     const int crop_x1 = std::min(x + stored.width + 2, image_w);
@@ -273,18 +278,22 @@ Status JpegDecoder::State::DecodeRegion(std::string_view bytes, const Probe& pro
     req.stride = static_cast<size_t>(image_w) * channels;
     rows.resize(req.stride * stored.height);
     req.rows = rows.data();
+    req.own_entropy = own_entropy_wanted && options.own_entropy_decoder ? &own_entropy : nullptr;
     image_internal::InitLibjpegErrors(&err, strict);
     const bool ok = RunLibjpegDecode(&cinfo, &err, &req, &result);
+    own_entropy_used = ok && req.own_entropy != nullptr && own_entropy.installed();
     result.x_offset += origin_x;  // now a column of the stored image
     return ok;
   };
 
   // The fast layout: decode only the restart segments under the region,
-  // plus one pixel around it for the chroma upsampler. Any warning there
-  // means the data is not what the grid promised: fall back to the whole scan.
+  // plus one pixel around it for the chroma upsampler, entropy-decoded by
+  // our decoder (jpeg_huffman.h). Any warning there means the data is not
+  // what the grid promised: fall back to the whole scan, all libjpeg's.
   bool ok = false;
   int segments = 0;
   image_internal::RestartGrid grid;
+  bool whole_scan_own_entropy = false;  // the region needs every segment
   if (image_internal::FindRestartGrid(info, probe.layout, &grid)) {
     const int unit = 8 / scale_num;  // full-scale pixels per decoded pixel
     const int x0 = std::max(stored.x - 1, 0), x1 = std::min(stored.x + stored.width + 1, stored_w);
@@ -292,14 +301,17 @@ Status JpegDecoder::State::DecodeRegion(std::string_view bytes, const Probe& pro
     image_internal::SubImage sub;
     if (image_internal::AssembleSubImage(bytes, probe.layout, grid, x0 * unit, y0 * unit,
                                          (x1 - 1) * unit + 1, (y1 - 1) * unit + 1, &restart_crop,
-                                         &sub) &&
-        !sub.whole_image) {
-      ok = decode(restart_crop.jpeg, ScaledSize(sub.width, scale_num),
-                  ScaledSize(sub.height, scale_num), sub.x / unit, sub.y / unit, true);
-      if (ok) segments = sub.segments;
+                                         &sub)) {
+      if (sub.whole_image) {
+        whole_scan_own_entropy = true;
+      } else {
+        ok = decode(restart_crop.jpeg, ScaledSize(sub.width, scale_num),
+                    ScaledSize(sub.height, scale_num), sub.x / unit, sub.y / unit, true, true);
+        if (ok) segments = sub.segments;
+      }
     }
   }
-  if (!ok) ok = decode(bytes, stored_w, stored_h, 0, 0, options.strict);
+  if (!ok) ok = decode(bytes, stored_w, stored_h, 0, 0, options.strict, whole_scan_own_entropy);
   if (stats != nullptr) {
     stats->warnings = err.warnings;
     stats->first_warning = err.first_warning;
@@ -307,6 +319,7 @@ Status JpegDecoder::State::DecodeRegion(std::string_view bytes, const Probe& pro
     stats->decoded_width = static_cast<int>(result.output_width);
     stats->decoded_height = stored.height;
     stats->restart_segments = segments;
+    stats->own_entropy_decoder = own_entropy_used;
   }
   if (!ok) {
     std::string message = err.message;

@@ -85,6 +85,9 @@ void ExpectSameCrop(JpegDecoder& decoder, const Coded& coded, const CropWindow& 
   ASSERT_TRUE(plain.ok() && fast.ok()) << what << ": " << plain.status().ToString() << " / "
                                        << fast.status().ToString();
   EXPECT_EQ(plain_stats.restart_segments, 0);
+  EXPECT_FALSE(plain_stats.own_entropy_decoder) << what;
+  // Every decode of a clean fast-layout file goes through our entropy decoder.
+  EXPECT_TRUE(fast_stats.own_entropy_decoder) << what;
   EXPECT_EQ(fast_stats.warnings, 0) << what;
   if (fast_stats.restart_segments > 0) ++*fast_decodes;
   EXPECT_TRUE(plain->pixels == fast->pixels)
@@ -209,13 +212,24 @@ TEST(RestartCrop, DecodesOnlyTheSegmentsUnderTheWindow) {
   // 1..2 of MCU rows 2..3.
   ASSERT_TRUE(decoder.DecodeCrop(coded.fast, {70, 40, 60, 20, false}, &stats).ok());
   EXPECT_EQ(stats.restart_segments, 4);
+  EXPECT_TRUE(stats.own_entropy_decoder);
   // A window starting on a segment boundary needs the segment to its left
   // for the upsampler's margin.
   ASSERT_TRUE(decoder.DecodeCrop(coded.fast, {64, 32, 64, 16, false}, &stats).ok());
   EXPECT_EQ(stats.restart_segments, 3 * 3);
-  // The whole image takes the ordinary path.
+  // The whole image takes the ordinary path, with our entropy decoder
+  // unless the options turn it off.
   ASSERT_TRUE(decoder.Decode(coded.fast, &stats).ok());
   EXPECT_EQ(stats.restart_segments, 0);
+  EXPECT_TRUE(stats.own_entropy_decoder);
+  DecodeOptions libjpeg_only;
+  libjpeg_only.own_entropy_decoder = false;
+  JpegDecoder libjpeg_decoder(libjpeg_only);
+  ASSERT_TRUE(libjpeg_decoder.DecodeCrop(coded.fast, {70, 40, 60, 20, false}, &stats).ok());
+  EXPECT_EQ(stats.restart_segments, 4);
+  EXPECT_FALSE(stats.own_entropy_decoder);
+  ASSERT_TRUE(libjpeg_decoder.Decode(coded.fast, &stats).ok());
+  EXPECT_FALSE(stats.own_entropy_decoder);
 }
 
 // DCT scaling, the resize and the exact center crop run on the sub-image too.
@@ -231,6 +245,7 @@ TEST(RestartCrop, ResizedAndCenterCropsEqualTheScanOrderDecode) {
       ASSERT_TRUE(decoder.DecodeCropResized(coded.plain, w, out, out, a.data(), a.size(), &sa).ok());
       ASSERT_TRUE(decoder.DecodeCropResized(coded.fast, w, out, out, b.data(), b.size(), &sb).ok());
       EXPECT_EQ(sa.scale_num, sb.scale_num);
+      EXPECT_TRUE(sb.own_entropy_decoder);
       EXPECT_TRUE(a == b) << "out " << out << " window " << id << " at scale " << sb.scale_num
                           << "/8 from " << sb.restart_segments << " segments";
     }
@@ -281,7 +296,7 @@ TEST(RestartCrop, TranscodedCorpusCropsEqualTheSourceCrops) {
     if (entry.path().extension() == ".jpg") names.push_back(name);
   }
   std::sort(names.begin(), names.end());
-  int files = 0, fast_decodes = 0;
+  int files = 0, fast_decodes = 0, own_entropy_decodes = 0;
   for (bool apply_exif : {false, true}) {
     DecodeOptions options;
     options.apply_exif = apply_exif;
@@ -313,6 +328,7 @@ TEST(RestartCrop, TranscodedCorpusCropsEqualTheSourceCrops) {
         Result<RgbImage> actual = decoder.DecodeCrop(coded.fast, window, &fast_stats);
         ASSERT_TRUE(expected.ok() && actual.ok()) << name;
         if (fast_stats.restart_segments > 0) ++fast_decodes;
+        if (fast_stats.own_entropy_decoder) ++own_entropy_decodes;
         ASSERT_TRUE(expected->pixels == actual->pixels)
             << name << (apply_exif ? " (EXIF applied)" : "") << ": crop " << window.width << "x"
             << window.height << "+" << window.x << "+" << window.y << " differs from the source's";
@@ -321,6 +337,7 @@ TEST(RestartCrop, TranscodedCorpusCropsEqualTheSourceCrops) {
   }
   EXPECT_GE(files, 40);
   EXPECT_GT(fast_decodes, files * 20);
+  EXPECT_GT(own_entropy_decodes, fast_decodes);  // every fast decode, and whole-image ones
 }
 
 // ---------------------------------------------------------------- hostile --
@@ -404,6 +421,21 @@ TEST(RestartCrop, HostileDataNeverGivesWrongPixelsFromTheFastPath) {
         decoder.DecodeCrop(c.bytes, {0, top, 500, std::min(grid.mcu_height, 375 - top), false},
                            &stats);
     EXPECT_TRUE(!over.ok() || stats.restart_segments == 0) << c.name;
+  }
+  // The whole damaged file, decoded leniently: our entropy decoder leaves
+  // what it does not decode exactly to libjpeg, so the result, pixels and
+  // warnings are libjpeg's own.
+  DecodeOptions libjpeg_only;
+  libjpeg_only.own_entropy_decoder = false;
+  JpegDecoder libjpeg_decoder(libjpeg_only);
+  for (const Hostile& c : cases) {
+    DecodeStats ours, theirs;
+    Result<RgbImage> a = decoder.Decode(c.bytes, &ours);
+    Result<RgbImage> b = libjpeg_decoder.Decode(c.bytes, &theirs);
+    ASSERT_EQ(a.ok(), b.ok()) << c.name;
+    EXPECT_EQ(ours.warnings, theirs.warnings) << c.name;
+    if (ours.warnings > 0 || !a.ok()) EXPECT_FALSE(ours.own_entropy_decoder) << c.name;
+    if (a.ok()) EXPECT_TRUE(a->pixels == b->pixels) << c.name;
   }
   // Strict mode reports the damage rather than hiding it.
   DecodeOptions strict_options;

@@ -35,6 +35,7 @@ struct BenchOptions {
   uint64_t block_size = 256;  // SamplerOptions' defaults
   uint64_t window = 1024;
   bool skip_bad = false;
+  bool libjpeg_entropy = false;
   double step_ms = 0;
   uint64_t max_batches = 0;
   std::string dtype = "float32";
@@ -80,6 +81,7 @@ Result<LoaderOptions> MakeLoaderOptions(const BenchOptions& o) {
   UREC_ASSIGN_OR_RETURN(options.layout, ParseImageLayout(o.layout));
   options.cuda.layout = options.layout;  // on a device the kernel makes the layout, as in the Python Loader
   options.on_bad_record = o.skip_bad ? OnBadRecord::kSkip : OnBadRecord::kRaise;
+  options.decode.own_entropy_decoder = !o.libjpeg_entropy;
   if (o.device.rfind("cuda", 0) == 0) {
     options.cuda.device = o.device.size() > 5 && o.device[4] == ':' ? std::atoi(o.device.c_str() + 5) : 0;
     UREC_ASSIGN_OR_RETURN(options.cuda.dtype, ParseDeviceDType(o.dtype));
@@ -212,6 +214,8 @@ CommandRunner SetupBench(CLI::App* cmd) {
       ->capture_default_str()
       ->check(IntegerIn(0, UINT64_MAX));
   cmd->add_flag("--skip-bad", o->skip_bad, "Replace bad records instead of failing (on_error=\"skip\" in Python)");
+  cmd->add_flag("--libjpeg-entropy", o->libjpeg_entropy,
+                "Entropy-decode JPEGs with libjpeg-turbo's Huffman decoder, not unirecord's (to compare)");
   cmd->add_option("--step-ms", o->step_ms, "Simulated training step per batch (ms)")->capture_default_str()
       ->check(RealIn(0, 3.6e6));
   cmd->add_option("--max-batches", o->max_batches, "Stop each epoch after this many batches (0: all)")
