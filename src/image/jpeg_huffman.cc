@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <type_traits>
@@ -335,11 +336,20 @@ int Unstuff(const uint8_t* data, size_t size, size_t pos, uint8_t* out, size_t* 
 
 int CeilDiv(int a, int b) { return (a + b - 1) / b; }
 
+// A component's blocks across or down, rounded up to whole MCUs, as
+// jpeg_read_coefficients allocates them.
+int RoundedBlocks(JDIMENSION blocks, int sampling) {
+  return CeilDiv(static_cast<int>(blocks), sampling) * sampling;
+}
+
 // The scan described by a decompressor that jpeg_read_header left at SOS
-// (data = its first entropy-coded byte). *eoi: where the EOI marker that
-// ends it starts in `data`.
+// (data = its first entropy-coded byte). kRejected, before allocating,
+// when the coefficients would take more than max_bytes. *eoi: where the EOI
+// marker that ends the scan starts in `data`; *order (when not null): where
+// each MCU's blocks lie in *out.
 OwnHuffmanResult DecodeScan(const jpeg_decompress_struct& cinfo, const uint8_t* data, size_t size,
-                            OwnHuffmanScratch* scratch, JpegCoefficients* out, size_t* eoi) {
+                            size_t max_bytes, OwnHuffmanScratch* scratch, JpegCoefficients* out,
+                            size_t* eoi, McuOrder* order) {
   const int n = cinfo.num_components;
   if (cinfo.progressive_mode || cinfo.arith_code || cinfo.data_precision != 8 || n < 1 ||
       n > MAX_COMPS_IN_SCAN || cinfo.comps_in_scan != n || cinfo.Ss != 0 || cinfo.Se != 63 ||
@@ -350,6 +360,7 @@ OwnHuffmanResult DecodeScan(const jpeg_decompress_struct& cinfo, const uint8_t* 
   bool built[2][NUM_HUFF_TBLS] = {};
   ScanComponent comps[MAX_COMPS_IN_SCAN];
   int blocks_in_mcu = 0;
+  size_t bytes = 0;
   out->components.resize(n);
   for (int i = 0; i < n; ++i) {
     const jpeg_component_info& c = *cinfo.cur_comp_info[i];
@@ -372,22 +383,28 @@ OwnHuffmanResult DecodeScan(const jpeg_decompress_struct& cinfo, const uint8_t* 
       built[1][ac] = true;
     }
     JpegCoefficients::Component& o = out->components[c.component_index];
-    o.blocks_wide = CeilDiv(static_cast<int>(c.width_in_blocks), c.h_samp_factor) * c.h_samp_factor;
-    o.blocks_high = CeilDiv(static_cast<int>(c.height_in_blocks), c.v_samp_factor) * c.v_samp_factor;
+    o.blocks_wide = RoundedBlocks(c.width_in_blocks, c.h_samp_factor);
+    o.blocks_high = RoundedBlocks(c.height_in_blocks, c.v_samp_factor);
+    bytes += size_t(o.blocks_wide) * o.blocks_high * sizeof(JBLOCK);
     const bool single = n == 1;  // a single-component scan codes blocks one by one
+    comps[i] = {&tables[0][dc], &tables[1][ac], single ? 1 : c.h_samp_factor,
+                single ? 1 : c.v_samp_factor, o.blocks_wide, nullptr};
+    blocks_in_mcu += comps[i].h * comps[i].v;
+  }
+  if (blocks_in_mcu > D_MAX_BLOCKS_IN_MCU || bytes > max_bytes) return OwnHuffmanResult::kRejected;
+  for (int i = 0; i < n; ++i) {
+    const jpeg_component_info& c = *cinfo.cur_comp_info[i];
+    JpegCoefficients::Component& o = out->components[c.component_index];
     // StartBlock clears every block it decodes; a single-component scan
     // leaves the rounding-up blocks alone.
     const size_t values = size_t(o.blocks_wide) * o.blocks_high * 64;
-    if (single && (o.blocks_wide != int(c.width_in_blocks) || o.blocks_high != int(c.height_in_blocks))) {
+    if (n == 1 && (o.blocks_wide != int(c.width_in_blocks) || o.blocks_high != int(c.height_in_blocks))) {
       o.coef.assign(values, 0);
     } else {
       o.coef.resize(values);
     }
-    comps[i] = {&tables[0][dc], &tables[1][ac], single ? 1 : c.h_samp_factor,
-                single ? 1 : c.v_samp_factor, o.blocks_wide, o.coef.data()};
-    blocks_in_mcu += comps[i].h * comps[i].v;
+    comps[i].coef = o.coef.data();
   }
-  if (blocks_in_mcu > D_MAX_BLOCKS_IN_MCU) return OwnHuffmanResult::kRejected;
   int mcus_per_row, mcu_rows;
   if (n == 1) {
     mcus_per_row = static_cast<int>(cinfo.cur_comp_info[0]->width_in_blocks);
@@ -424,6 +441,15 @@ OwnHuffmanResult DecodeScan(const jpeg_decompress_struct& cinfo, const uint8_t* 
         layout.blocks[layout.blocks_in_mcu++] = {i, (size_t(by) * comps[i].blocks_wide + bx) * 64};
       }
     }
+  }
+  if (order != nullptr) {
+    for (int b = 0; b < layout.blocks_in_mcu; ++b) {
+      const ScanComponent& c = comps[layout.blocks[b].comp];
+      order->blocks[b] = {c.coef + layout.blocks[b].offset, size_t(c.h) * 64, size_t(c.v) * c.blocks_wide * 64};
+    }
+    order->blocks_in_mcu = layout.blocks_in_mcu;
+    order->mcus_per_row = mcus_per_row;
+    order->mcu_rows = mcu_rows;
   }
   // kLanes lanes take the segments in turn; once there are none left, each
   // lane still busy finishes alone.
@@ -520,7 +546,7 @@ OwnHuffmanResult DecodeCoefficientsOwn(std::string_view jpeg, OwnHuffmanScratch*
   if (ReadHeader(&cinfo, &err, data, static_cast<unsigned long>(jpeg.size()))) {
     const uint8_t* scan = cinfo.src->next_input_byte;
     size_t eoi = 0;
-    result = DecodeScan(cinfo, scan, cinfo.src->bytes_in_buffer, scratch, out, &eoi);
+    result = DecodeScan(cinfo, scan, cinfo.src->bytes_in_buffer, SIZE_MAX, scratch, out, &eoi, nullptr);
   }
   jpeg_destroy_decompress(&cinfo);
   return result;
@@ -542,8 +568,8 @@ bool ReadLibjpegCoefficients(std::string_view jpeg, JpegCoefficients* out, int* 
     for (int ci = 0; ci < cinfo.num_components && ok; ++ci) {
       const jpeg_component_info& c = cinfo.comp_info[ci];
       JpegCoefficients::Component& o = out->components[ci];
-      o.blocks_wide = CeilDiv(static_cast<int>(c.width_in_blocks), c.h_samp_factor) * c.h_samp_factor;
-      o.blocks_high = CeilDiv(static_cast<int>(c.height_in_blocks), c.v_samp_factor) * c.v_samp_factor;
+      o.blocks_wide = RoundedBlocks(c.width_in_blocks, c.h_samp_factor);
+      o.blocks_high = RoundedBlocks(c.height_in_blocks, c.v_samp_factor);
       o.coef.assign(size_t(o.blocks_wide) * o.blocks_high * 64, 0);
       ok = CopyComponent(&cinfo, &err, arrays[ci], o.blocks_wide, o.blocks_high, o.coef.data());
     }
@@ -566,41 +592,13 @@ bool OwnEntropyDecoder::Install(jpeg_decompress_struct* cinfo, size_t max_bytes)
       cinfo->src == nullptr || cinfo->output_scanline != 0) {
     return false;
   }
-  // The coefficients held: the scan's blocks, each component rounded up to
-  // whole MCUs.
-  size_t bytes = 0;
-  for (int i = 0; i < cinfo->comps_in_scan; ++i) {
-    const jpeg_component_info& c = *cinfo->cur_comp_info[i];
-    bytes += size_t(CeilDiv(int(c.width_in_blocks), c.h_samp_factor) * c.h_samp_factor) *
-             size_t(CeilDiv(int(c.height_in_blocks), c.v_samp_factor) * c.v_samp_factor) * sizeof(JBLOCK);
-  }
-  if (bytes > max_bytes) return false;
   const uint8_t* scan = cinfo->src->next_input_byte;
   const size_t scan_bytes = cinfo->src->bytes_in_buffer;
   size_t eoi = 0;
-  if (DecodeScan(*cinfo, scan, scan_bytes, &scratch_, &coefficients_, &eoi) != OwnHuffmanResult::kDecoded) {
+  if (DecodeScan(*cinfo, scan, scan_bytes, max_bytes, &scratch_, &coefficients_, &eoi, &order_) !=
+      OwnHuffmanResult::kDecoded) {
     return false;
   }
-  // libjpeg's MCU membership: components in scan order, each one's blocks
-  // row by row (one block per MCU in a single-component scan).
-  blocks_in_mcu_ = 0;
-  const bool single = cinfo->comps_in_scan == 1;
-  for (int i = 0; i < cinfo->comps_in_scan; ++i) {
-    const jpeg_component_info& c = *cinfo->cur_comp_info[i];
-    JpegCoefficients::Component& component = coefficients_.components[c.component_index];
-    const int h = single ? 1 : c.h_samp_factor, v = single ? 1 : c.v_samp_factor;
-    const size_t row = size_t(component.blocks_wide) * 64;
-    for (int by = 0; by < v; ++by) {
-      for (int bx = 0; bx < h; ++bx) {
-        blocks_[blocks_in_mcu_++] = {component.coef.data() + by * row + size_t(bx) * 64, size_t(h) * 64,
-                                     size_t(v) * row};
-      }
-    }
-  }
-  mcus_per_row_ = single ? int64_t{cinfo->cur_comp_info[0]->width_in_blocks}
-                         : int64_t{CeilDiv(int(cinfo->image_width), 8 * cinfo->max_h_samp_factor)};
-  mcu_rows_ = single ? int64_t{cinfo->cur_comp_info[0]->height_in_blocks}
-                     : int64_t{CeilDiv(int(cinfo->image_height), 8 * cinfo->max_v_samp_factor)};
   mcu_x_ = mcu_y_ = 0;
   // libjpeg reads nothing more of the scan: the source moves to its EOI
   // marker, which jpeg_finish_decompress then finds as if libjpeg had
@@ -618,14 +616,15 @@ int OwnEntropyDecoder::DecodeMcu(jpeg_decompress_struct* cinfo, short (**mcu)[64
   // NULL: jpeg_skip_scanlines discards the MCU. libjpeg asks for each MCU
   // once, in order; one past the last would be a libjpeg we do not know, so
   // it gets the zeros libjpeg put there.
-  if (mcu != nullptr && self->mcu_y_ < self->mcu_rows_) {
-    for (int b = 0; b < self->blocks_in_mcu_; ++b) {
-      const McuBlock& block = self->blocks_[b];
+  const McuOrder& order = self->order_;
+  if (mcu != nullptr && self->mcu_y_ < order.mcu_rows) {
+    for (int b = 0; b < order.blocks_in_mcu; ++b) {
+      const McuOrder::Block& block = order.blocks[b];
       std::memcpy(mcu[b], block.first + size_t(self->mcu_y_) * block.mcu_row + size_t(self->mcu_x_) * block.mcu_column,
                   sizeof(JBLOCK));
     }
   }
-  if (++self->mcu_x_ == self->mcus_per_row_) {
+  if (++self->mcu_x_ == order.mcus_per_row) {
     self->mcu_x_ = 0;
     ++self->mcu_y_;
   }

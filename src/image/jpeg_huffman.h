@@ -58,6 +58,20 @@ struct OwnHuffmanScratch {
   std::vector<size_t> segment_ends;  // where each ends in `segment`
 };
 
+// Where each block of an MCU lies in a JpegCoefficients: at `first` for
+// MCU (0, 0), `mcu_column` and `mcu_row` coefficients further per MCU
+// across and down; blocks in libjpeg's MCU order (components in scan order,
+// each one's blocks row by row).
+struct McuOrder {
+  struct Block {
+    const int16_t* first;
+    size_t mcu_column, mcu_row;
+  };
+  Block blocks[10];  // D_MAX_BLOCKS_IN_MCU
+  int blocks_in_mcu = 0;
+  int64_t mcus_per_row = 0, mcu_rows = 0;
+};
+
 // Our decoder in libjpeg-turbo's place for the scan of a started
 // decompressor: Install, called after jpeg_start_decompress, decodes the
 // whole scan into coefficients and, only when that is exact (kDecoded),
@@ -81,18 +95,9 @@ class OwnEntropyDecoder {
  private:
   static int DecodeMcu(jpeg_decompress_struct* cinfo, short (**mcu)[64]);
 
-  // One block of an MCU: where MCU (0, 0) has it, and the steps to the next
-  // MCU column and row (in coefficients).
-  struct McuBlock {
-    const int16_t* first;
-    size_t mcu_column, mcu_row;
-  };
   OwnHuffmanScratch scratch_;
   JpegCoefficients coefficients_;
-  McuBlock blocks_[10];  // D_MAX_BLOCKS_IN_MCU
-  int blocks_in_mcu_ = 0;
-  int64_t mcus_per_row_ = 0;
-  int64_t mcu_rows_ = 0;
+  McuOrder order_;
   int64_t mcu_x_ = 0, mcu_y_ = 0;  // the next MCU libjpeg asks for
   bool installed_ = false;
 };
