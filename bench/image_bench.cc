@@ -33,7 +33,8 @@
 //   crop_decode_fast              the window as crop_decode_only, same settings
 //   c_crop_decode_resize_fast     (c) with those settings
 // Every decode case also runs per subset: NAME/baseline and NAME/progressive
-// (the file's SOF as ProbeJpeg reports it; NAME alone is the whole set).
+// (the file's SOF as ProbeJpeg reports it), NAME/444 (4:4:4 files of either
+// process; NAME alone is the whole set).
 // Validation Resize(256) + CenterCrop(224), two ways:
 //   val_full_decode_resize_crop   full decode, resize whole image, crop
 //   val_center_window_decode      planned window, crop decode + resize
@@ -201,12 +202,13 @@ const std::vector<Sample>& Dataset() {
 }
 
 // The images a case cycles through: all, or one coding process only.
-enum class Subset { kAll, kBaseline, kProgressive };
+enum class Subset { kAll, kBaseline, kProgressive, k444 };
 
 const char* SubsetSuffix(Subset subset) {
   switch (subset) {
     case Subset::kBaseline: return "/baseline";
     case Subset::kProgressive: return "/progressive";
+    case Subset::k444: return "/444";
     default: return "";
   }
 }
@@ -214,11 +216,12 @@ const char* SubsetSuffix(Subset subset) {
 // Indices into Dataset(), in dataset order.
 const std::vector<size_t>& Indices(Subset subset) {
   static const std::vector<std::vector<size_t>> lists = [] {
-    std::vector<std::vector<size_t>> l(3);
+    std::vector<std::vector<size_t>> l(4);
     const auto& set = Dataset();
     for (size_t k = 0; k < set.size(); ++k) {
       l[0].push_back(k);
       l[set[k].info.progressive ? 2 : 1].push_back(k);
+      if (set[k].info.subsampling == JpegSubsampling::k444) l[3].push_back(k);
     }
     return l;
   }();
@@ -1117,7 +1120,7 @@ void RegisterAll() {
        BM_val_center_crop_exact_fastlayout_libjpeg_entropy},
   };
   for (const auto& [name, fn] : cases) {
-    for (Subset subset : {Subset::kAll, Subset::kBaseline, Subset::kProgressive}) {
+    for (Subset subset : {Subset::kAll, Subset::kBaseline, Subset::kProgressive, Subset::k444}) {
       benchmark::RegisterBenchmark((std::string(name) + SubsetSuffix(subset)).c_str(), fn, subset)
           ->Unit(benchmark::kMicrosecond);
     }

@@ -8,8 +8,8 @@ memory (as the record loader has them):
        + RandomHorizontalFlip + PILToTensor
   val: PIL open + convert("RGB") + Resize(256) + CenterCrop(224) + PILToTensor
 Prints images/s of CPU time (median of --runs passes), like image_bench, for the whole set
-and for its baseline and progressive files apart (image_bench's manifest.tsv says which is
-which; without it, PIL's "progressive" info). With --cpp-json (image_bench's --benchmark_out
+and for its baseline, progressive and 4:4:4 files apart (image_bench's manifest.tsv says
+which is which; without it, PIL's "progressive" info). With --cpp-json (image_bench's --benchmark_out
 JSON) it also prints the ratios of the issue's goals and where the bound is: the entropy
 floor and the fast (approximate) settings against (e), overall and per subset.
 
@@ -64,22 +64,44 @@ def cpp_rates(path):
     return rates
 
 
-SUBSETS = (("all", ""), ("baseline", "/baseline"), ("progressive", "/progressive"))
+SUBSETS = (("all", ""), ("baseline", "/baseline"), ("progressive", "/progressive"),
+           ("444", "/444"))
 
 
-def progressive_flags(directory, paths):
-    """name -> True for progressive files, from image_bench's manifest or from PIL."""
+def subset_blobs(directory, paths):
+    """subset name -> the blobs of paths in it, as image_bench's subsets: the coding process
+    (its manifest.tsv; without it, PIL's "progressive" info) and 4:4:4 sampling."""
     manifest = Path(directory) / "manifest.tsv"
+    rows = {}
     if manifest.exists():
-        rows = [line.split("\t") for line in manifest.read_text().splitlines()[1:] if line]
-        flags = {row[0]: row[1] == "1" for row in rows}
-        if all(p.name in flags for p in paths):
-            return flags
-    flags = {}
+        lines = manifest.read_text().splitlines()
+        header = lines[0].split("\t")
+        for line in lines[1:]:
+            if line:
+                rows[line.split("\t")[0]] = dict(zip(header, line.split("\t")))
+    blobs = {name: [] for name, _ in SUBSETS}
     for p in paths:
-        with Image.open(p) as im:
-            flags[p.name] = bool(im.info.get("progressive") or im.info.get("progression"))
-    return flags
+        blob = p.read_bytes()
+        row = rows.get(p.name)
+        if row is None:
+            with Image.open(p) as im:
+                row = {"progressive": str(int(bool(im.info.get("progressive")
+                                                    or im.info.get("progression")))),
+                       "sampling": ""}
+        blobs["all"].append(blob)
+        blobs["progressive" if row["progressive"] == "1" else "baseline"].append(blob)
+        if row.get("sampling") == "4:4:4":
+            blobs["444"].append(blob)
+    return blobs
+
+
+def peer_transforms():
+    """torchvision's train and validation pipelines, as the loader benchmarks use them."""
+    train = transforms.Compose([transforms.RandomResizedCrop(224),
+                                transforms.RandomHorizontalFlip(), transforms.PILToTensor()])
+    val = transforms.Compose([transforms.Resize(256), transforms.CenterCrop(224),
+                              transforms.PILToTensor()])
+    return train, val
 
 
 def main():
@@ -95,14 +117,8 @@ def main():
     paths = sorted(Path(args.dir).glob("*.jpg"))
     if not paths:
         raise SystemExit(f"no *.jpg in {args.dir}: run image_bench first")
-    flags = progressive_flags(args.dir, paths)
-    blobs = {"all": [p.read_bytes() for p in paths]}
-    blobs["baseline"] = [b for p, b in zip(paths, blobs["all"]) if not flags[p.name]]
-    blobs["progressive"] = [b for p, b in zip(paths, blobs["all"]) if flags[p.name]]
-    train = transforms.Compose([transforms.RandomResizedCrop(224),
-                                transforms.RandomHorizontalFlip(), transforms.PILToTensor()])
-    val = transforms.Compose([transforms.Resize(256), transforms.CenterCrop(224),
-                              transforms.PILToTensor()])
+    blobs = subset_blobs(args.dir, paths)
+    train, val = peer_transforms()
     cases = {}
     for subset, _ in SUBSETS:
         cases[("train", subset)] = (blobs[subset], train)
@@ -111,9 +127,9 @@ def main():
     e = {subset: rates[("train", subset)] for subset, _ in SUBSETS}
     v = {subset: rates[("val", subset)] for subset, _ in SUBSETS}
     print(f"images: {len(paths)} from {args.dir} ({len(blobs['baseline'])} baseline, "
-          f"{len(blobs['progressive'])} progressive)")
+          f"{len(blobs['progressive'])} progressive, {len(blobs['444'])} 4:4:4)")
     print("images/s (us/image)                                        "
-          "all               baseline          progressive")
+          "all               baseline          progressive       4:4:4")
 
     def row(label, rates):
         cells = "".join(f"{r:8.1f} ({1e6 / r:6.0f})  " for r in rates)
@@ -175,7 +191,7 @@ def main():
         return c[name + suffix][key]
 
     print("where the bound is                                                  "
-          "   all  baseline  progressive")
+          "   all  baseline  progressive  4:4:4")
     ratio_row("(d) / (e)", lambda s, x: r("d_crop_dct_decode_resize", x) / e[s])
     ratio_row("(d) fast layout / (e)", lambda s, x: r("d_crop_dct_decode_resize_fastlayout", x) / e[s])
     ratio_row("entropy floor of the fast layout (crop's segments only) / (e)",
