@@ -8,7 +8,8 @@
 #      on each set copied 4 times into 8 class folders (1,024 files) and
 #      converted (transcoded into the fast layout);
 # Results go to $OUT (default out/fast-layout-bench). Check the load average
-# first: a figure counts only from a quiet machine.
+# first: a figure counts only from a quiet machine. PARTS=loader (or image)
+# runs one part only; image_interleaved.py is the steadier figure for part 1.
 #
 #   bench/fast_layout_bench.sh [BUILD_DIR]     (default build)
 set -euo pipefail
@@ -16,10 +17,12 @@ cd "$(dirname "$0")/.."
 BUILD=${1:-build}
 OUT=${OUT:-out/fast-layout-bench}
 REPS=${REPS:-5}
+PARTS=${PARTS:-image,loader}
 mkdir -p "$OUT"
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$OUT/load.txt"
 cases='BM_(a_full_decode|b_full_decode_crop_resize|d_crop_dct_decode_resize|crop_decode_only|entropy_floor|val_center_crop_exact)(_fastlayout(_libjpeg_entropy)?)?(/baseline|/progressive)?$|BM_resize/ours|BM_(c_crop_decode_resize|val_center_window_decode|val_full_decode_resize_crop)$'
 for set in smooth entropy; do
+  [[ ,$PARTS, == *,image,* ]] || break
   dir=/tmp/unirecord-imagenet-$set
   UREC_IMAGE_BENCH_SET=$set UREC_IMAGE_BENCH_DIR=$dir "$BUILD/bench/image_bench" \
     --benchmark_filter="$cases" --benchmark_repetitions="$REPS" \
@@ -29,6 +32,7 @@ for set in smooth entropy; do
     --cpp-json "$OUT/image_bench_$set.json" | tee "$OUT/image_peer_$set.txt"
 done
 for set in smooth entropy; do
+  [[ ,$PARTS, == *,loader,* ]] || break
   folder=$OUT/folder-$set
   if [ ! -d "$folder" ]; then
     for c in 0 1 2 3 4 5 6 7; do mkdir -p "$folder/class$c"; done

@@ -28,7 +28,8 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from image_peer import SUBSETS, one_pass, peer_transforms, subset_blobs  # noqa: E402
+from image_peer import (SUBSETS, minor_faults, one_pass, peer_transforms,  # noqa: E402
+                        steady_heap, subset_blobs)
 
 CASES = {"train": "d_crop_dct_decode_resize_fastlayout",
          "val": "val_center_crop_exact_fastlayout"}
@@ -57,10 +58,14 @@ def run_ours(image_bench, image_set, directory, min_time):
 
 
 def run_peer(blobs, transforms):
-    """One pass of each peer pipeline over each subset: (kind, subset) -> images/s."""
-    return {(kind, subset): one_pass(blobs[subset], transform)
-            for kind, transform in transforms.items() for subset, _ in SUBSETS
-            if blobs[subset]}
+    """One pass of each peer pipeline over each subset: (kind, subset) -> images/s, and the
+    minor page faults per image of those passes (0 in the steady state: see steady_heap)."""
+    faults = minor_faults()
+    rates = {(kind, subset): one_pass(blobs[subset], transform)
+             for kind, transform in transforms.items() for subset, _ in SUBSETS
+             if blobs[subset]}
+    images = sum(len(blobs[subset]) for kind, subset in rates)
+    return rates, (minor_faults() - faults) / images
 
 
 def one_set(args, image_set):
@@ -77,12 +82,13 @@ def one_set(args, image_set):
         if blobs is None:
             blobs = subset_blobs(directory, sorted(Path(directory).glob("*.jpg")))
             for transform in transforms.values():
-                one_pass(blobs["all"][:16], transform)  # untimed: torch's and PIL's first calls
-        peer = run_peer(blobs, transforms)
+                one_pass(blobs["all"], transform)  # untimed: first calls, the heap grown
+        peer, faults = run_peer(blobs, transforms)
         if not ours_first and r > 0:
             ours = run_ours(args.image_bench, image_set, directory, args.min_time)
         row = {"round": r, "order": "ours,peer" if ours_first else "peer,ours",
-               "load_start": start_load, "load_end": load(), "ratios": {}}
+               "load_start": start_load, "load_end": load(), "peer_faults_per_image": faults,
+               "ratios": {}}
         for kind, case in CASES.items():
             for subset, suffix in SUBSETS:
                 if (kind, subset) not in peer:
@@ -98,7 +104,8 @@ def one_set(args, image_set):
         rounds.append(row)
         print(f"{image_set} round {r} ({row['order']}, load {start_load:.2f} -> "
               f"{row['load_end']:.2f}): train {row['ratios']['train/all']:.2f}x, "
-              f"val {row['ratios']['val/all']:.2f}x", flush=True)
+              f"val {row['ratios']['val/all']:.2f}x; peer {faults:.1f} page faults per image",
+              flush=True)
     counts = {subset: len(blobs[subset]) for subset, _ in SUBSETS}
     return {"set": image_set, "images": counts, "bits_per_pixel": rounds[0]["bits_per_pixel"],
             "rounds": rounds}
@@ -128,6 +135,7 @@ def main():
                         help="image_bench's --benchmark_min_time per case and round")
     parser.add_argument("--json", help="write every round here")
     args = parser.parse_args()
+    steady_heap()
     torch.set_num_threads(1)
     torch.manual_seed(0)
     out = {"load_start": load(), "started": time.strftime("%Y-%m-%dT%H:%M:%S"), "sets": []}
