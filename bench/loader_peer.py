@@ -13,7 +13,9 @@ Rows (all RandomResizedCrop(224) + horizontal flip, batch 256, uint8 output):
   pairs    (--pairs T:W,...) unirecord with T threads against DataLoader(num_workers=W),
            interleaved rounds, medians: e.g. 1:0,2:2 is issue 9's goal (one thread against
            the main process, two against two workers).
-Throughput is per epoch, after the first (warm-up: worker start, page cache).
+Throughput is per epoch, after the first (warm-up: worker start, page cache). The
+torchvision side runs with glibc's malloc asking for huge pages (--peer-malloc huge, the
+default; see peer_environment), its fastest steady state here.
 bench/loader_plot.py draws the scaling rows of one or more result files.
 """
 import argparse
@@ -47,12 +49,25 @@ def urec_rate(urec, dataset, threads, epochs, batch):
     return statistics.median(rates[1:] if len(rates) > 1 else rates), result["cpu_ms_per_image"]
 
 
-def torch_rate(folder, workers, epochs, batch):
+def peer_environment(malloc):
+    """The torchvision child's environment. "huge" (the default) lets glibc's malloc ask for
+    transparent huge pages (GLIBC_TUNABLES glibc.malloc.hugetlb=1): the DataLoader allocates
+    each 38.5 MB batch afresh, and with 4 KB pages that is ~9,400 page faults per batch, ~6 us
+    each on the development VM; with huge pages the peer at num_workers=0 ran 1.18-1.25x faster
+    (bench/README.md, "Own Huffman decoder"). Workers' shared-memory batches are not malloc's
+    and keep their faults either way."""
+    env = dict(os.environ)
+    if malloc == "huge":
+        env["GLIBC_TUNABLES"] = ":".join(filter(None, [env.get("GLIBC_TUNABLES"), "glibc.malloc.hugetlb=1"]))
+    return env
+
+
+def torch_rate(folder, workers, epochs, batch, malloc):
     """The same for torchvision, in a child process so that the CPU time of
     its DataLoader workers is counted (interpreter start-up included)."""
     cpu = children_cpu_seconds()
     out = subprocess.run([sys.executable, __file__, "--torch-run", folder, str(workers), str(epochs), str(batch)],
-                         check=True, capture_output=True, text=True)
+                         check=True, capture_output=True, text=True, env=peer_environment(malloc))
     result = json.loads(out.stdout)
     rates = result["rates"]
     cpu_ms = 1e3 * (children_cpu_seconds() - cpu) / result["images"]
@@ -98,9 +113,12 @@ def main():
     parser.add_argument("--json", help="write the results here")
     parser.add_argument("--skip", default="", help="comma-separated rows to skip: compare,scaling,memory")
     parser.add_argument("--pairs", help="T:W,... unirecord threads against DataLoader workers")
+    parser.add_argument("--peer-malloc", choices=("huge", "default"), default="huge",
+                        help="torchvision's malloc: with transparent huge pages (see peer_environment) or as is")
     args = parser.parse_args()
     skip = set(filter(None, args.skip.split(",")))
-    results = {"cores": args.cores, "batch": args.batch, "epochs": args.epochs}
+    results = {"cores": args.cores, "batch": args.batch, "epochs": args.epochs,
+               "peer_malloc": args.peer_malloc}
 
     def log(*parts):
         print(*parts, file=sys.stderr, flush=True)
@@ -111,7 +129,7 @@ def main():
             rate, cpu = urec_rate(args.urec, args.dataset, args.cores, args.epochs, args.batch)
             ours.append(rate)
             our_cpu.append(cpu)
-            rate, cpu = torch_rate(args.folder, args.cores, args.epochs, args.batch)
+            rate, cpu = torch_rate(args.folder, args.cores, args.epochs, args.batch, args.peer_malloc)
             theirs.append(rate)
             their_cpu.append(cpu)
             log(f"compare round {r}: unirecord {ours[-1]:.1f} img/s ({our_cpu[-1]:.2f} CPU ms/img), "
@@ -131,7 +149,7 @@ def main():
             ours, theirs = [], []
             for _ in range(args.rounds):  # interleaved, the median kept: the machine's load varies
                 ours.append(urec_rate(args.urec, args.dataset, t, args.epochs, args.batch)[0])
-                theirs.append(torch_rate(args.folder, t, args.epochs, args.batch)[0])
+                theirs.append(torch_rate(args.folder, t, args.epochs, args.batch, args.peer_malloc)[0])
             scaling["threads"].append(t)
             scaling["unirecord"].append(statistics.median(ours))
             scaling["torchvision"].append(statistics.median(theirs))
@@ -149,7 +167,7 @@ def main():
                 rate, cpu = urec_rate(args.urec, args.dataset, threads, args.epochs, args.batch)
                 ours.append(rate)
                 our_cpu.append(cpu)
-                rate, cpu = torch_rate(args.folder, workers, args.epochs, args.batch)
+                rate, cpu = torch_rate(args.folder, workers, args.epochs, args.batch, args.peer_malloc)
                 theirs.append(rate)
                 their_cpu.append(cpu)
             row = {"threads": threads, "workers": workers, "unirecord_images_per_s": ours,
