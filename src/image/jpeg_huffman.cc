@@ -27,12 +27,18 @@ constexpr int kFastBits = 11;
 constexpr int kFastSize = 1 << kFastBits;
 // Restart segments decoded at once, one lane each.
 constexpr int kLanes = 2;
+// Look-ups of kFastBits each that a refill (>= 56 bits) provides for.
+constexpr int kStepsPerRefill = (56 - kFastBits) / kFastBits + 1;
 // Bytes readable past a segment's data: one block consumes at most
 // 64 symbols of 16 + 15 bits (248 bytes) before the overrun check, and a
 // refill loads 8 bytes.
 constexpr size_t kSegmentSlack = 512;
-// The ac_fast flag of a symbol that ends the block (size 0, run not 15).
-constexpr int32_t kEndOfBlock = 64;
+// An AcTable::fast entry: bits consumed (0-3), the block ends after it (4),
+// zero coefficients before the first value (8-11), positions from the first
+// value to the second (12-16; 0: one symbol, and the second value repeats
+// the first), the first value (32-47) and the second (48-63). 0: not
+// resolved by the look-up.
+constexpr uint64_t kEndsBlock = 1u << 4;
 
 // Zig-zag position -> natural (row-major) index.
 constexpr uint8_t kNaturalOrder[64] = {
@@ -42,11 +48,17 @@ constexpr uint8_t kNaturalOrder[64] = {
 
 struct DecodeTable {
   uint16_t fast[kFastSize];    // (code length << 8) | symbol; 0: a longer code, or none
-  // AC: value << 16 | run << 8 | kEndOfBlock | code + value bits; 0: not combined
-  int32_t ac_fast[kFastSize];
   int32_t maxcode[18];         // largest code of each length, -1 if none; [17] ends the search
   int32_t valoffset[18];       // huffval index of a code of that length = code + valoffset
   uint8_t huffval[256];
+};
+
+// An AC table also resolves, in one look-up, a symbol with its value bits
+// and, when they fit the look-up too, the next symbol (a coefficient or the
+// block's end).
+struct AcTable {
+  DecodeTable codes;
+  uint64_t fast[kFastSize];
 };
 
 // HUFF_EXTEND: `bits` (s of them, s >= 1) as a signed value.
@@ -95,25 +107,50 @@ bool BuildTable(const JHUFF_TBL& table, bool dc, DecodeTable* d) {
     }
   }
   std::memset(d->fast, 0, sizeof d->fast);
-  std::memset(d->ac_fast, 0, sizeof d->ac_fast);
   for (int i = 0; i < count; ++i) {
     const int l = size_of[i];
     if (l > kFastBits) break;
     const int first = static_cast<int>(code_of[i] << (kFastBits - l));
-    const int n = 1 << (kFastBits - l);
-    const int symbol = table.huffval[i];
-    for (int k = 0; k < n; ++k) {
-      const int index = first + k;
-      d->fast[index] = static_cast<uint16_t>((l << 8) | symbol);
-      const int run = symbol >> 4, s = symbol & 15;
-      if (!dc && s == 0 && run != 15) d->ac_fast[index] = kEndOfBlock | l;
-      if (!dc && s != 0 && l + s <= kFastBits) {
-        const uint32_t bits = static_cast<uint32_t>(index >> (kFastBits - l - s)) & ((1u << s) - 1);
-        const uint32_t value = static_cast<uint32_t>(Extend(bits, s)) << 16;
-        d->ac_fast[index] = static_cast<int32_t>(value | static_cast<uint32_t>(run << 8) |
-                                                 static_cast<uint32_t>(l + s));
+    const uint16_t entry = static_cast<uint16_t>((l << 8) | table.huffval[i]);
+    std::fill(d->fast + first, d->fast + first + (1 << (kFastBits - l)), entry);
+  }
+  return true;
+}
+
+// The `s` value bits that follow `used` bits of a look-up index, as a
+// signed value in an AcTable::fast field.
+inline uint64_t ValueField(int index, int used, int s) {
+  const uint32_t bits = static_cast<uint32_t>(index >> (kFastBits - used - s)) & ((1u << s) - 1);
+  return static_cast<uint16_t>(static_cast<int16_t>(Extend(bits, s)));
+}
+
+bool BuildAcTable(const JHUFF_TBL& table, AcTable* t) {
+  if (!BuildTable(table, false, &t->codes)) return false;
+  const uint16_t* codes = t->codes.fast;
+  for (int index = 0; index < kFastSize; ++index) {
+    uint64_t entry = 0;
+    const int l = codes[index] >> 8, run = (codes[index] >> 4) & 15, s = codes[index] & 15;
+    if (l == 0 || (s == 0 && run == 15) || l + s > kFastBits) {
+      // a longer code, none, or a run of 16 zeros: DecodeSymbol's
+    } else if (s == 0) {
+      entry = uint64_t(l) | kEndsBlock;  // libjpeg takes any run but 15 as the end of the block
+    } else {
+      const int used = l + s;
+      const uint64_t value = ValueField(index, l, s);
+      entry = uint64_t(used) | uint64_t(run) << 8 | value << 32 | value << 48;
+      // The next symbol, from the bits left (zeros shifted in below them
+      // decode nothing: its code and value must fit in what is left).
+      const int rest = (index << used) & (kFastSize - 1);
+      const int l2 = codes[rest] >> 8, run2 = (codes[rest] >> 4) & 15, s2 = codes[rest] & 15;
+      if (l2 != 0 && s2 == 0 && run2 != 15 && used + l2 <= kFastBits) {
+        entry = uint64_t(used + l2) | kEndsBlock | uint64_t(run) << 8 | uint64_t{1} << 12 | value << 32;
+      } else if (l2 != 0 && s2 != 0 && used + l2 + s2 <= kFastBits) {
+        const uint64_t value2 = ValueField(index, used + l2, s2);
+        entry = uint64_t(used + l2 + s2) | uint64_t(run) << 8 | uint64_t(run2 + 1) << 12 | value << 32 |
+                value2 << 48;
       }
     }
+    t->fast[index] = entry;
   }
   return true;
 }
@@ -171,7 +208,7 @@ __attribute__((always_inline)) inline int DecodeSymbol(const DecodeTable& t, Bit
 
 struct ScanComponent {
   const DecodeTable* dc;
-  const DecodeTable* ac;
+  const AcTable* ac;
   int h, v;               // blocks per MCU across and down
   int blocks_wide;        // the component's row of blocks
   int16_t* coef;
@@ -205,7 +242,7 @@ struct Lane {
   int b;                   // block of the MCU being decoded
   int k;                   // next coefficient (zig-zag) of that block
   int16_t* block;
-  const DecodeTable* ac;
+  const AcTable* ac;
   int predictors[MAX_COMPS_IN_SCAN];
 };
 
@@ -231,6 +268,7 @@ __attribute__((always_inline)) inline bool StartBlock(const ScanLayout& layout, 
   lane->block = block;
   lane->ac = c.ac;
   lane->k = 1;
+  b->Refill();
   return true;
 }
 
@@ -269,33 +307,42 @@ __attribute__((always_inline)) inline StepResult EndBlock(const ScanLayout& layo
   return StartBlock(layout, lane) ? kStepMore : kStepError;
 }
 
-// One AC symbol of the lane's block (and the next block's DC coefficient
-// when this one ends). Errors: a bad code, a coefficient index past 63,
-// and EndBlock's.
+// One AC symbol of the lane's block, or two (and the next block's DC
+// coefficient when this one ends). Errors: a bad code, a coefficient index
+// past 63, and EndBlock's. It needs kFastBits bits in the buffer, and
+// leaves at least 56 - kFastBits: 56 after anything but the look-up
+// (a refill follows every other path), so kStepsPerRefill steps run on one
+// refill, which takes the refill's load off the look-ups' serial chain.
 __attribute__((always_inline)) inline StepResult Step(const ScanLayout& layout, Lane* lane) {
   Bits* b = &lane->bits;
-  b->Refill();
-  const int32_t f = lane->ac->ac_fast[b->acc >> (64 - kFastBits)];
+  const uint64_t f = lane->ac->fast[b->acc >> (64 - kFastBits)];
   if (f != 0) {
-    b->Drop(f & 31);
-    if (f & kEndOfBlock) return EndBlock(layout, lane);
-    const int k = lane->k + ((f >> 8) & 15);
-    if (k > 63) return kStepError;
-    lane->block[kNaturalOrder[k]] = static_cast<int16_t>(f >> 16);
-    lane->k = k + 1;
-    return k == 63 ? EndBlock(layout, lane) : kStepMore;
+    const int k1 = lane->k + static_cast<int>((f >> 8) & 15);
+    const int k2 = k1 + static_cast<int>((f >> 12) & 31);
+    // Past 63: the second symbol is not this block's (or the data is bad);
+    // DecodeSymbol takes one symbol and decides.
+    if (__builtin_expect(k2 <= 63, 1)) {
+      b->Drop(static_cast<int>(f & 15));
+      lane->block[kNaturalOrder[k1]] = static_cast<int16_t>(f >> 32);
+      lane->block[kNaturalOrder[k2]] = static_cast<int16_t>(f >> 48);
+      lane->k = k2 + 1;
+      return ((f & kEndsBlock) != 0) | (k2 == 63) ? EndBlock(layout, lane) : kStepMore;
+    }
   }
-  const int symbol = DecodeSymbol(*lane->ac, b);
+  b->Refill();  // >= 56 bits: a code (16) and its value (15)
+  const int symbol = DecodeSymbol(lane->ac->codes, b);
   if (symbol < 0) return kStepError;
   const int run = symbol >> 4, size = symbol & 15;
   if (size != 0) {
     const int k = lane->k + run;
     if (k > 63) return kStepError;
     lane->block[kNaturalOrder[k]] = static_cast<int16_t>(Extend(b->Get(size), size));
+    b->Refill();
     lane->k = k + 1;
     return k == 63 ? EndBlock(layout, lane) : kStepMore;
   }
   if (run != 15) return EndBlock(layout, lane);  // end of block (libjpeg takes any run but 15 as one)
+  b->Refill();
   lane->k += 16;
   return lane->k >= 64 ? EndBlock(layout, lane) : kStepMore;
 }
@@ -356,7 +403,8 @@ OwnHuffmanResult DecodeScan(const jpeg_decompress_struct& cinfo, const uint8_t* 
       cinfo.Ah != 0 || cinfo.Al != 0) {
     return OwnHuffmanResult::kNotBaseline;
   }
-  DecodeTable tables[2][NUM_HUFF_TBLS];
+  DecodeTable dc_tables[NUM_HUFF_TBLS];
+  AcTable ac_tables[NUM_HUFF_TBLS];
   bool built[2][NUM_HUFF_TBLS] = {};
   ScanComponent comps[MAX_COMPS_IN_SCAN];
   int blocks_in_mcu = 0;
@@ -375,11 +423,11 @@ OwnHuffmanResult DecodeScan(const jpeg_decompress_struct& cinfo, const uint8_t* 
       return OwnHuffmanResult::kRejected;
     }
     if (!built[0][dc]) {
-      if (!BuildTable(*cinfo.dc_huff_tbl_ptrs[dc], true, &tables[0][dc])) return OwnHuffmanResult::kRejected;
+      if (!BuildTable(*cinfo.dc_huff_tbl_ptrs[dc], true, &dc_tables[dc])) return OwnHuffmanResult::kRejected;
       built[0][dc] = true;
     }
     if (!built[1][ac]) {
-      if (!BuildTable(*cinfo.ac_huff_tbl_ptrs[ac], false, &tables[1][ac])) return OwnHuffmanResult::kRejected;
+      if (!BuildAcTable(*cinfo.ac_huff_tbl_ptrs[ac], &ac_tables[ac])) return OwnHuffmanResult::kRejected;
       built[1][ac] = true;
     }
     JpegCoefficients::Component& o = out->components[c.component_index];
@@ -387,7 +435,7 @@ OwnHuffmanResult DecodeScan(const jpeg_decompress_struct& cinfo, const uint8_t* 
     o.blocks_high = RoundedBlocks(c.height_in_blocks, c.v_samp_factor);
     bytes += size_t(o.blocks_wide) * o.blocks_high * sizeof(JBLOCK);
     const bool single = n == 1;  // a single-component scan codes blocks one by one
-    comps[i] = {&tables[0][dc], &tables[1][ac], single ? 1 : c.h_samp_factor,
+    comps[i] = {&dc_tables[dc], &ac_tables[ac], single ? 1 : c.h_samp_factor,
                 single ? 1 : c.v_samp_factor, o.blocks_wide, nullptr};
     blocks_in_mcu += comps[i].h * comps[i].v;
   }
@@ -472,9 +520,14 @@ OwnHuffmanResult DecodeScan(const jpeg_decompress_struct& cinfo, const uint8_t* 
     StepResult r[kLanes];
     int any = 0;
 #pragma GCC unroll 8
-    for (int l = 0; l < kLanes; ++l) {
-      r[l] = Step(layout, &lanes[l]);
-      any |= r[l];
+    for (int l = 0; l < kLanes; ++l) lanes[l].bits.Refill();
+#pragma GCC unroll 8
+    for (int step = 0; step < kStepsPerRefill && any == kStepMore; ++step) {
+#pragma GCC unroll 8
+      for (int l = 0; l < kLanes; ++l) {
+        r[l] = Step(layout, &lanes[l]);
+        any |= r[l];
+      }
     }
     if (__builtin_expect(any == kStepMore, 1)) continue;
 #pragma GCC unroll 8
@@ -491,6 +544,7 @@ OwnHuffmanResult DecodeScan(const jpeg_decompress_struct& cinfo, const uint8_t* 
   }
   for (int l = 0; l < kLanes; ++l) {
     while (busy[l]) {
+      lanes[l].bits.Refill();
       const StepResult r = Step(layout, &lanes[l]);
       if (r == kStepError) return OwnHuffmanResult::kRejected;
       if (r == kStepSegmentDone) busy[l] = false;

@@ -5,12 +5,12 @@
 // fast layout, docs/image.md) into the quantized DCT coefficients that
 // jpeg_read_coefficients would give. Every restart segment is un-stuffed
 // first (memchr for 0xFF); then two segments at a time are decoded in one
-// loop, a symbol of one and a symbol of the other in turn, each from its own
-// 64-bit bit buffer, refilled before every symbol without a branch or
-// per-byte marker checks, so that the core overlaps the two serial chains
+// loop, a step of one and a step of the other in turn, each from its own
+// 64-bit bit buffer, refilled without a branch or per-byte marker checks
+// once per five look-ups, so that the core overlaps the two serial chains
 // (look-up -> code length -> shift). One table look-up (11 bits) resolves
-// short codes and, for AC codes, run, size and value together when code and
-// value bits fit the look-up width.
+// an AC code with its run, size and value, and the next symbol as well when
+// both fit the look-up width.
 //
 // It never guesses: anything it does not decode exactly as libjpeg-turbo
 // does (another coding process, a code that runs past its segment's data,
