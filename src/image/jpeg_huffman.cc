@@ -117,40 +117,43 @@ bool BuildTable(const JHUFF_TBL& table, bool dc, DecodeTable* d) {
   return true;
 }
 
-// The `s` value bits that follow `used` bits of a look-up index, as a
-// signed value in an AcTable::fast field.
-inline uint64_t ValueField(int index, int used, int s) {
-  const uint32_t bits = static_cast<uint32_t>(index >> (kFastBits - used - s)) & ((1u << s) - 1);
-  return static_cast<uint16_t>(static_cast<int16_t>(Extend(bits, s)));
-}
-
+// The AC look-up in two passes over whole code ranges (once per image, so
+// kept cheap): each entry with its first symbol alone, then the pairs.
 bool BuildAcTable(const JHUFF_TBL& table, AcTable* t) {
   if (!BuildTable(table, false, &t->codes)) return false;
-  const uint16_t* codes = t->codes.fast;
-  for (int index = 0; index < kFastSize; ++index) {
-    uint64_t entry = 0;
-    const int l = codes[index] >> 8, run = (codes[index] >> 4) & 15, s = codes[index] & 15;
-    if (l == 0 || (s == 0 && run == 15) || l + s > kFastBits) {
-      // a longer code, none, or a run of 16 zeros: DecodeSymbol's
-    } else if (s == 0) {
-      entry = uint64_t(l) | kEndsBlock;  // libjpeg takes any run but 15 as the end of the block
-    } else {
-      const int used = l + s;
-      const uint64_t value = ValueField(index, l, s);
-      entry = uint64_t(used) | uint64_t(run) << 8 | value << 32 | value << 48;
-      // The next symbol, from the bits left (zeros shifted in below them
-      // decode nothing: its code and value must fit in what is left).
-      const int rest = (index << used) & (kFastSize - 1);
-      const int l2 = codes[rest] >> 8, run2 = (codes[rest] >> 4) & 15, s2 = codes[rest] & 15;
-      if (l2 != 0 && s2 == 0 && run2 != 15 && used + l2 <= kFastBits) {
-        entry = uint64_t(used + l2) | kEndsBlock | uint64_t(run) << 8 | uint64_t{1} << 12 | value << 32;
-      } else if (l2 != 0 && s2 != 0 && used + l2 + s2 <= kFastBits) {
-        const uint64_t value2 = ValueField(index, used + l2, s2);
-        entry = uint64_t(used + l2 + s2) | uint64_t(run) << 8 | uint64_t(run2 + 1) << 12 | value << 32 |
-                value2 << 48;
+  uint64_t single[kFastSize] = {};
+  for (int first = 0; first < kFastSize;) {
+    const uint16_t code = t->codes.fast[first];
+    const int l = code >> 8, run = (code >> 4) & 15, s = code & 15;
+    if (l == 0) break;  // longer codes from here on
+    const int end = first + (1 << (kFastBits - l));
+    if (s == 0 && run != 15) {
+      std::fill(single + first, single + end, uint64_t(l) | kEndsBlock);  // libjpeg: any run but 15 ends the block
+    } else if (s != 0 && l + s <= kFastBits) {
+      // Each value of the s bits after the code covers a run of entries.
+      const int per_value = 1 << (kFastBits - l - s);
+      for (int bits = 0; bits < (1 << s); ++bits) {
+        const uint64_t value = static_cast<uint16_t>(static_cast<int16_t>(Extend(bits, s)));
+        const uint64_t entry = uint64_t(l + s) | uint64_t(run) << 8 | value << 32 | value << 48;
+        std::fill(single + first + bits * per_value, single + first + (bits + 1) * per_value, entry);
       }
-    }
+    }  // else a run of 16 zeros, or a value past the look-up: DecodeSymbol's
+    first = end;
+  }
+  // A coefficient's entry takes the symbol that follows it when that one's
+  // code and value fit in the bits left: its own entry, read at the bits
+  // after the first symbol, says how many bits it needs.
+  for (int index = 0; index < kFastSize; ++index) {
+    const uint64_t entry = single[index];
     t->fast[index] = entry;
+    if (entry == 0 || (entry & kEndsBlock) != 0) continue;
+    const int used = static_cast<int>(entry & 15);
+    const uint64_t next = single[(index << used) & (kFastSize - 1)];
+    const int needs = static_cast<int>(next & 15);
+    if (next == 0 || used + needs > kFastBits) continue;
+    const uint64_t step = ((next >> 8) & 15) + 1;  // the next value's position, past the first
+    t->fast[index] = (entry & 0x0000FFFF00000FFFull) + needs + (next & kEndsBlock) + (step << 12) +
+                     (next >> 32 << 48);
   }
   return true;
 }
