@@ -19,7 +19,9 @@ detection  RandomResizedCrop(224) + horizontal flip, boxes mapped onto the
            resized_crop + hflip, the boxes mapped with torch ops, a padding
            collate; 1 thread vs num_workers=0 and 2 threads vs 2 workers.
 
-Rates are samples/s of wall time over whole epochs (repeated to at least
+Both sides run with glibc's huge-page malloc unless --malloc default
+(peer_malloc.py: the DataLoader's batches fault in page by page otherwise; the
+script re-executes itself with the setting). Rates are samples/s of wall time over whole epochs (repeated to at least
 0.5 s per pass), the median of --runs passes that go round-robin over the
 cases (ours and the peer interleaved), so that a slow spell of a shared
 machine falls on all of them. Prints the
@@ -50,6 +52,8 @@ from torchvision.transforms import functional as F
 
 import unirecord
 from unirecord import Field
+
+import peer_malloc
 
 BATCH = 64
 
@@ -281,8 +285,11 @@ def main():
                         help="tokens: verify_checksums of both sides (off: no checksum, no truncation check per read)")
     parser.add_argument("--profile", type=int, default=0, metavar="N",
                         help="tokens: only unirecord's Loader (1 thread) for N epochs, for a profiler")
+    parser.add_argument("--malloc", choices=peer_malloc.CHOICES, default="huge",
+                        help="this process's malloc (peer_malloc.py): with transparent huge pages or as is")
     parser.add_argument("--json", default="")
     args = parser.parse_args()
+    peer_malloc.reexec_with(args.malloc)
     torch.set_num_threads(1)
     load_at_start = os.getloadavg()
     print("load average at start: %.2f %.2f %.2f" % load_at_start)
@@ -291,7 +298,8 @@ def main():
     load_at_end = os.getloadavg()
     print("load average at end:   %.2f %.2f %.2f" % load_at_end
           + ("" if max(load_at_start[0], load_at_end[0]) < 0.3 else "  (not a quiet-machine figure)"))
-    result.update(what=args.what, runs=args.runs, verify=args.verify, load_at_start=load_at_start, load_at_end=load_at_end)
+    result.update(what=args.what, runs=args.runs, verify=args.verify, malloc=args.malloc, load_at_start=load_at_start,
+                  load_at_end=load_at_end)
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps(result, indent=1))
 

@@ -15,7 +15,7 @@ Rows (all RandomResizedCrop(224) + horizontal flip, batch 256, uint8 output):
            the main process, two against two workers).
 Throughput is per epoch, after the first (warm-up: worker start, page cache). The
 torchvision side runs with glibc's malloc asking for huge pages (--peer-malloc huge, the
-default; see peer_environment), its fastest steady state here.
+default; see peer_malloc.py), its fastest steady state here.
 bench/loader_plot.py draws the scaling rows of one or more result files.
 """
 import argparse
@@ -26,6 +26,8 @@ import statistics
 import subprocess
 import sys
 import time
+
+import peer_malloc
 
 
 def children_cpu_seconds():
@@ -49,25 +51,12 @@ def urec_rate(urec, dataset, threads, epochs, batch):
     return statistics.median(rates[1:] if len(rates) > 1 else rates), result["cpu_ms_per_image"]
 
 
-def peer_environment(malloc):
-    """The torchvision child's environment. "huge" (the default) lets glibc's malloc ask for
-    transparent huge pages (GLIBC_TUNABLES glibc.malloc.hugetlb=1): the DataLoader allocates
-    each 38.5 MB batch afresh, and with 4 KB pages that is ~9,400 page faults per batch, ~6 us
-    each on the development VM; with huge pages the peer at num_workers=0 ran 1.18-1.25x faster
-    (bench/README.md, "Own Huffman decoder"). Workers' shared-memory batches are not malloc's
-    and keep their faults either way."""
-    env = dict(os.environ)
-    if malloc == "huge":
-        env["GLIBC_TUNABLES"] = ":".join(filter(None, [env.get("GLIBC_TUNABLES"), "glibc.malloc.hugetlb=1"]))
-    return env
-
-
 def torch_rate(folder, workers, epochs, batch, malloc):
     """The same for torchvision, in a child process so that the CPU time of
     its DataLoader workers is counted (interpreter start-up included)."""
     cpu = children_cpu_seconds()
     out = subprocess.run([sys.executable, __file__, "--torch-run", folder, str(workers), str(epochs), str(batch)],
-                         check=True, capture_output=True, text=True, env=peer_environment(malloc))
+                         check=True, capture_output=True, text=True, env=peer_malloc.environment(malloc))
     result = json.loads(out.stdout)
     rates = result["rates"]
     cpu_ms = 1e3 * (children_cpu_seconds() - cpu) / result["images"]
@@ -113,8 +102,8 @@ def main():
     parser.add_argument("--json", help="write the results here")
     parser.add_argument("--skip", default="", help="comma-separated rows to skip: compare,scaling,memory")
     parser.add_argument("--pairs", help="T:W,... unirecord threads against DataLoader workers")
-    parser.add_argument("--peer-malloc", choices=("huge", "default"), default="huge",
-                        help="torchvision's malloc: with transparent huge pages (see peer_environment) or as is")
+    parser.add_argument("--peer-malloc", choices=peer_malloc.CHOICES, default="huge",
+                        help="torchvision's malloc: with transparent huge pages (see peer_malloc.py) or as is")
     args = parser.parse_args()
     skip = set(filter(None, args.skip.split(",")))
     results = {"cores": args.cores, "batch": args.batch, "epochs": args.epochs,

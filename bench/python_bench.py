@@ -8,14 +8,17 @@
   loader        unirecord.Loader(RandomResizedCrop(224, flip=True), threads=T)
 
 All produce uint8 [B, 3, 224, 224] batches. Each measurement runs in a fresh
-process; rounds alternate the three so that they see the same machine load.
+process, with glibc's huge-page malloc unless --malloc default (peer_malloc.py:
+the DataLoader's batches fault in page by page otherwise); rounds alternate the
+three so that they see the same machine load.
 images/s is per epoch after the first (warm-up: worker start, page cache);
 memory is the peak, over the run, of the sum over the process and all its
 children (DataLoader workers) of RSS and of PSS (PSS shares shared pages out
 fairly, so it does not count torch's libraries once per worker).
 
   bench/python_bench.py [--work DIR] [--urec build/tools/urec] [--classes 10 --per-class 100]
-                        [--runs 3] [--epochs 3] [--batch 64] [--workers 2] [--threads 2] [--json out.json]
+                        [--runs 3] [--epochs 3] [--batch 64] [--workers 2] [--threads 2] [--malloc huge]
+                        [--json out.json]
 
 Method "imagedataset-peritem" is imagedataset with __getitems__ hidden, so that
 the DataLoader fetches item by item (what it did before __getitems__ existed).
@@ -44,6 +47,8 @@ import sys
 import threading
 import time
 from pathlib import Path
+
+import peer_malloc
 
 METHODS = ("torchvision", "imagedataset", "loader")
 EXTRA_METHODS = ("imagedataset-peritem",)
@@ -208,7 +213,8 @@ def inprocess(args):
             cmd = [sys.executable, __file__, "--child", m, "--inprocess", "--folder", str(args.folder), "--records",
                    str(args.records), "--epochs", str(args.epochs), "--batch", str(args.batch), "--workers",
                    str(args.workers)]
-            out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True).stdout
+            out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True,
+                                 env=peer_malloc.environment(args.malloc)).stdout
             stages = json.loads(out.strip().splitlines()[-1])["stages"]
             results[m].append(stages)
             print(f"run {run + 1} {m:13s} " + "  ".join(
@@ -281,7 +287,8 @@ def measure(method, args):
     cmd = [sys.executable, __file__, "--child", method, "--folder", str(args.folder), "--records", str(args.records),
            "--epochs", str(args.epochs), "--batch", str(args.batch), "--workers", str(args.workers),
            "--threads", str(args.threads)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=peer_malloc.environment(args.malloc))
     peak = [0, 0]
     done = threading.Event()
 
@@ -336,6 +343,8 @@ def main():
     parser.add_argument("--workers", type=int, default=2, help="DataLoader workers")
     parser.add_argument("--threads", type=int, default=2, help="unirecord.Loader threads")
     parser.add_argument("--methods", default=",".join(METHODS))
+    parser.add_argument("--malloc", choices=peer_malloc.CHOICES, default="huge",
+                        help="every child's malloc (peer_malloc.py): with transparent huge pages or as is")
     parser.add_argument("--json", default="")
     parser.add_argument("--inprocess", action="store_true",
                         help="attribute the time per image (direct / DataLoader), see above")
