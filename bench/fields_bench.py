@@ -19,9 +19,11 @@ detection  RandomResizedCrop(224) + horizontal flip, boxes mapped onto the
            resized_crop + hflip, the boxes mapped with torch ops, a padding
            collate; 1 thread vs num_workers=0 and 2 threads vs 2 workers.
 
-Both sides run with glibc's huge-page malloc unless --malloc default
-(peer_malloc.py: the DataLoader's batches fault in page by page otherwise; the
-script re-executes itself with the setting). Rates are samples/s of wall time over whole epochs (repeated to at least
+--malloc huge re-executes the script with glibc's huge-page malloc
+(peer_malloc.py), for both sides; unlike loader_peer.py's image peer, these
+peers' batches (0.5-10 MB) do not fault page by page, and huge pages made
+neither faster (bench/README.md), so the default leaves malloc as it is.
+Rates are samples/s of wall time over whole epochs (repeated to at least
 0.5 s per pass), the median of --runs passes that go round-robin over the
 cases (ours and the peer interleaved), so that a slow spell of a shared
 machine falls on all of them. Prints the
@@ -285,8 +287,8 @@ def main():
                         help="tokens: verify_checksums of both sides (off: no checksum, no truncation check per read)")
     parser.add_argument("--profile", type=int, default=0, metavar="N",
                         help="tokens: only unirecord's Loader (1 thread) for N epochs, for a profiler")
-    parser.add_argument("--malloc", choices=peer_malloc.CHOICES, default="huge",
-                        help="this process's malloc (peer_malloc.py): with transparent huge pages or as is")
+    parser.add_argument("--malloc", choices=peer_malloc.CHOICES, default="default",
+                        help="this process's malloc (peer_malloc.py): as is, or with transparent huge pages")
     parser.add_argument("--json", default="")
     args = parser.parse_args()
     peer_malloc.reexec_with(args.malloc)
