@@ -312,10 +312,10 @@ __attribute__((always_inline)) inline StepResult EndBlock(const ScanLayout& layo
 
 // One AC symbol of the lane's block, or two (and the next block's DC
 // coefficient when this one ends). Errors: a bad code, a coefficient index
-// past 63, and EndBlock's. It needs kFastBits bits in the buffer, and
-// leaves at least 56 - kFastBits: 56 after anything but the look-up
-// (a refill follows every other path), so kStepsPerRefill steps run on one
-// refill, which takes the refill's load off the look-ups' serial chain.
+// past 63, and EndBlock's. It needs kFastBits bits in the buffer: a
+// look-up takes at most that many, and every other path refills after
+// itself (>= 56 bits), so kStepsPerRefill steps run on one refill, which
+// takes the refill's load off the look-ups' serial chain.
 __attribute__((always_inline)) inline StepResult Step(const ScanLayout& layout, Lane* lane) {
   Bits* b = &lane->bits;
   const uint64_t f = lane->ac->fast[b->acc >> (64 - kFastBits)];
