@@ -27,8 +27,12 @@ constexpr int kFastBits = 11;
 constexpr int kFastSize = 1 << kFastBits;
 // Restart segments decoded at once, one lane each.
 constexpr int kLanes = 2;
-// Look-ups of kFastBits each that a refill (>= 56 bits) provides for.
-constexpr int kStepsPerRefill = (56 - kFastBits) / kFastBits + 1;
+// Bits a refill leaves at least: it loads whole bytes, so 56 + the odd bits
+// left before it (Bits::Refill sets them with an OR).
+constexpr int kRefilledBits = 56;
+static_assert(kRefilledBits == 0b111000, "the OR keeps the odd bits (0-7) and sets 56");
+// Look-ups of kFastBits each that one refill provides for.
+constexpr int kStepsPerRefill = (kRefilledBits - kFastBits) / kFastBits + 1;
 // Bytes readable past a segment's data: one block consumes at most
 // 64 symbols of 16 + 15 bits (248 bytes) before the overrun check, and a
 // refill loads 8 bytes.
@@ -151,7 +155,9 @@ bool BuildAcTable(const JHUFF_TBL& table, AcTable* t) {
     const uint64_t next = single[(index << used) & (kFastSize - 1)];
     const int needs = static_cast<int>(next & 15);
     if (next == 0 || used + needs > kFastBits) continue;
-    const uint64_t step = ((next >> 8) & 15) + 1;  // the next value's position, past the first
+    // The next value's position, past the first; an end of block has run and
+    // value 0, so it writes a zero where the block is still clear.
+    const uint64_t step = ((next >> 8) & 15) + 1;
     t->fast[index] = (entry & 0x0000FFFF00000FFFull) + needs + (next & kEndsBlock) + (step << 12) +
                      (next >> 32 << 48);
   }
@@ -171,13 +177,13 @@ struct Bits {
   const uint8_t* p;
   uint64_t acc;
   int nbits;
-  // Leaves 56-63 bits. Always, not only when few bits are left: that
+  // Leaves kRefilledBits-63 bits. Always, not only when few bits are left: that
   // data-dependent branch mispredicted often enough to cost 0.80x -> 0.70x
   // of libjpeg-turbo's time (bench/README.md).
   __attribute__((always_inline)) inline void Refill() {
     acc |= LoadBigEndian64(p) >> nbits;
     p += (63 - nbits) >> 3;
-    nbits |= 56;
+    nbits |= kRefilledBits;
   }
   inline void Drop(int n) {
     acc <<= n;
@@ -258,7 +264,7 @@ __attribute__((always_inline)) inline bool StartBlock(const ScanLayout& layout, 
   const ScanComponent& c = layout.comps[mb.comp];
   int16_t* block = c.coef + (size_t(lane->my) * c.v * c.blocks_wide + size_t(lane->mx) * c.h) * 64 + mb.offset;
   Bits* b = &lane->bits;
-  b->Refill();  // >= 56 bits: a code (16) and its value (15)
+  b->Refill();  // >= kRefilledBits: a code (16) and its value (15)
   const int s = DecodeSymbol(*c.dc, b);
   if (s < 0) return false;
   const int diff = s != 0 ? Extend(b->Get(s), s) : 0;
@@ -314,7 +320,7 @@ __attribute__((always_inline)) inline StepResult EndBlock(const ScanLayout& layo
 // coefficient when this one ends). Errors: a bad code, a coefficient index
 // past 63, and EndBlock's. It needs kFastBits bits in the buffer: a
 // look-up takes at most that many, and every other path refills after
-// itself (>= 56 bits), so kStepsPerRefill steps run on one refill, which
+// itself (>= kRefilledBits), so kStepsPerRefill steps run on one refill, which
 // takes the refill's load off the look-ups' serial chain.
 __attribute__((always_inline)) inline StepResult Step(const ScanLayout& layout, Lane* lane) {
   Bits* b = &lane->bits;
@@ -332,7 +338,7 @@ __attribute__((always_inline)) inline StepResult Step(const ScanLayout& layout, 
       return ((f & kEndsBlock) != 0) | (k2 == 63) ? EndBlock(layout, lane) : kStepMore;
     }
   }
-  b->Refill();  // >= 56 bits: a code (16) and its value (15)
+  b->Refill();  // >= kRefilledBits: a code (16) and its value (15)
   const int symbol = DecodeSymbol(lane->ac->codes, b);
   if (symbol < 0) return kStepError;
   const int run = symbol >> 4, size = symbol & 15;
