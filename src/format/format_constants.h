@@ -3,7 +3,7 @@
 // manifest's first line. What is a layout rather than a value is spelled
 // once beside the code that reads and writes it: the FlatBuffers tables in
 // format/unirecord.fbs, the file-name patterns in file_names.cc, the
-// manifest's keys in src/dataset/manifest.cc, the dataset UUID's derivation
+// manifest's keys in src/format/manifest.cc, the dataset UUID's derivation
 // in dataset_uuid.cc.
 //
 // Changing any of these changes the format: bump kFormatMajor (incompatible)
