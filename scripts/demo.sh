@@ -7,7 +7,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
-scripts/build.sh
+# Only what the demo runs: the library and urec (scripts/test.sh builds the
+# tests, benchmarks and fuzz replays).
+BUILD_TARGETS="unirecord urec" scripts/build.sh
 UREC=${BUILD_DIR:-build}/tools/urec
 DEMO=${DEMO_DIR:-out/demo}
 rm -rf "$DEMO"
