@@ -57,9 +57,6 @@ def pil_rgb(path):
         return im.convert("RGB")
 
 
-pytestmark = pytest.mark.skipif(not UREC or not os.path.exists(UREC),
-                                reason="UREC does not name a built urec binary")
-
 DECODES = [e["file"] for e in manifest() if e["expected_behaviour"] == "decodes"]
 
 
