@@ -1,22 +1,18 @@
 """Python's defaults are C++'s: the same records written with default options
 give byte-identical files from `urec` (C++) and from the Python Writer, and
 the Python signatures take their defaults from the C++ options structs."""
+import ast
 import inspect
-import os
+import math
+import re
 import subprocess
-
-import pytest
+from pathlib import Path
 
 import unirecord
 from unirecord import _core
-from urec_fixtures import image_folder  # noqa: F401 (pytest fixture)
+from urec_fixtures import image_folder, urec_binary  # noqa: F401 (pytest fixture)
 
-
-def urec_binary():
-    urec = os.environ.get("UREC")
-    if not urec or not os.path.exists(urec):
-        pytest.skip("UREC (the urec binary) is not set")
-    return urec
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def dataset_files(folder):
@@ -60,6 +56,153 @@ def test_convert_imagefolder_defaults_are_urecs(image_folder, tmp_path):
             assert (tmp_path / "cpp" / name).read_bytes() == (tmp_path / "py" / name).read_bytes(), name
 
 
+# --- The C++ defaults, read from the public headers --------------------------
+# unirecord.Loader's signature takes its defaults from _core._loader_defaults
+# (DEFAULTS[...]), so comparing the two proves nothing about C++. These read
+# the default member initializers of LoaderOptions and the option structs it
+# holds straight from include/unirecord/*.h, and the option -> member map from
+# the binding's UREC_LOADER_OPTION table, so that a wrong value anywhere on the
+# way (a header, the table, its conversion to Python, a Python signature) fails.
+
+class CppEnum:
+    """An enumerator, e.g. ImageLayout::kNHWC: equal to the Python name that
+    spells it ("NHWC", "random_resized_crop" for kRandomResizedCrop)."""
+
+    def __init__(self, text):
+        self.text = text
+
+    def __eq__(self, other):
+        norm = self.text.rsplit("::", 1)[-1][1:].lower()
+        return isinstance(other, str) and other.replace("_", "").lower() == norm
+
+    def __repr__(self):
+        return self.text
+
+
+def _strip_comments(text):
+    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+    return re.sub(r"//[^\n]*", " ", text)
+
+
+def _member_statements(body):
+    """The statements at the top level of a struct body; function bodies dropped."""
+    statements, depth, current = [], 0, ""
+    for ch in body:
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth == 0 and "(" in current and "=" not in current.split("(")[0]:
+                current = ""  # an inline function: `T f() const { ... }`
+                continue
+        if ch == ";" and depth == 0:
+            statements.append(" ".join(current.split()))
+            current = ""
+        else:
+            current += ch
+    return statements
+
+
+def header_structs():
+    """{struct: {member: (type, initializer or None)}} of include/unirecord/*.h."""
+    structs = {}
+    for header in sorted((ROOT / "include" / "unirecord").glob("*.h")):
+        text = _strip_comments(header.read_text())
+        for m in re.finditer(r"\bstruct (\w+) \{", text):
+            depth, i = 1, m.end()
+            while depth:
+                depth += {"{": 1, "}": -1}.get(text[i], 0)
+                i += 1
+            members = {}
+            for statement in _member_statements(text[m.end():i - 1]):
+                if not statement or statement.startswith(("static", "friend", "using")):
+                    continue
+                declaration, _, initializer = statement.partition("=")
+                if "(" in declaration:
+                    continue  # a function
+                declaration = declaration.strip()
+                mm = re.match(r"(.*\S)\s+(\w+)$", declaration)
+                if mm:
+                    members[mm.group(2)] = (mm.group(1), initializer.strip() or None)
+            structs[m.group(1)] = members
+    return structs
+
+
+def _evaluate(member_type, initializer):
+    """A default member initializer as the Python value the binding would give."""
+    if initializer is None:  # value-initialized
+        if "optional" in member_type or member_type.endswith("*"):
+            return None
+        if "vector" in member_type:
+            return []
+        if member_type == "std::string":
+            return ""
+        raise AssertionError(f"no initializer for a {member_type}")
+    if re.fullmatch(r"\w+::\w+", initializer):
+        return CppEnum(initializer)
+    if initializer == "nullptr":
+        return 0  # a pointer, as an int
+    python = re.sub(r"(\d)[fF]\b", r"\1", initializer)          # 0.5f -> 0.5
+    python = re.sub(r"\b\w+_t\{([^}]*)\}", r"(\1)", python)      # int64_t{1} -> (1)
+    python = python.replace("{", "[").replace("}", "]").replace("true", "True").replace("false", "False")
+    tree = ast.parse(python, mode="eval")
+    allowed = (ast.Expression, ast.Constant, ast.List, ast.BinOp, ast.UnaryOp, ast.Load, ast.Div, ast.Mult,
+               ast.Add, ast.Sub, ast.LShift, ast.USub)
+    assert all(isinstance(node, allowed) for node in ast.walk(tree)), initializer
+    return eval(compile(tree, "<header>", "eval"))
+
+
+def binding_members():
+    """{option name: member path in LoaderOptions} from the UREC_LOADER_OPTION table."""
+    table = {}
+    for source in (ROOT / "python" / "src").glob("*.cc"):
+        for name, member in re.findall(r'UREC_LOADER_OPTION\("(\w+)",\s*([\w.]+)\s*,', source.read_text()):
+            table[name] = member
+    return table
+
+
+def cpp_loader_defaults():
+    """{option name: default} read from the headers, as LoaderOptions{} holds them."""
+    structs = header_structs()
+    out = {}
+    for name, path in binding_members().items():
+        struct = "LoaderOptions"
+        *outer, last = path.split(".")
+        for member in outer:
+            struct = structs[struct][member][0].split("::")[-1]
+        member_type, initializer = structs[struct][last]
+        out[name] = _evaluate(member_type, initializer)
+    return out
+
+
+def differences(python, cpp):
+    """The names whose Python value is not the C++ default (floats to float32's precision)."""
+    def same(a, b):
+        if isinstance(b, CppEnum):
+            return b == a
+        if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+            return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+        if isinstance(a, float) or isinstance(b, float):
+            return isinstance(a, (int, float)) and isinstance(b, (int, float)) and math.isclose(a, b, rel_tol=1e-6)
+        return type(a) == type(b) and a == b
+    return sorted(name for name in python if not same(python[name], cpp[name]))
+
+
+def test_the_header_reader_reads_every_option_and_can_tell_a_difference():
+    cpp = cpp_loader_defaults()
+    assert set(cpp) == set(_core._loader_defaults)  # every option found in a header
+    assert cpp["batch_size"] == 256 and cpp["max_pixels"] == 1 << 27 and cpp["ratio_min"] == 0.75
+    assert cpp["transform"] == "random_resized_crop" and cpp["layout"] == "NHWC" and cpp["on_error"] == "raise"
+    assert cpp["cuda_mean"] == [123.675, 116.28, 103.53] and cpp["subset"] is None and cpp["boxes"] == ""
+    assert differences({"seed": 1, "layout": "NCHW", "ratio_min": 0.7501, "drop_last": 0},
+                       cpp) == ["drop_last", "layout", "ratio_min", "seed"]
+    assert differences({"seed": 0, "layout": "NHWC", "ratio_min": 3 / 4, "drop_last": False}, cpp) == []
+
+
+def test_the_bindings_table_is_the_headers_defaults():
+    assert differences(dict(_core._loader_defaults), cpp_loader_defaults()) == []
+
+
 def python_defaults(function):
     return {name: p.default for name, p in inspect.signature(function).parameters.items()
             if p.default is not inspect.Parameter.empty}
@@ -84,7 +227,7 @@ def test_one_table_of_loader_options_is_what_python_passes():
 
 
 def test_loader_and_image_dataset_defaults_are_loader_options():
-    cpp = _core._loader_defaults
+    cpp = cpp_loader_defaults()  # not _core._loader_defaults, where DEFAULTS[...] comes from
     loader = python_defaults(unirecord.Loader)
     # transform: a crop object on the Python side, a name in the table; subset: None (all records) in both;
     # weights: None in Python, [] in C++ (both: proportional to the sizes).
@@ -102,13 +245,11 @@ def test_loader_and_image_dataset_defaults_are_loader_options():
     # None for "none of them": LoaderOptions' empty list / empty name.
     none_is_empty = {"fields", "boxes", "box_aligned", "masks"}
     assert all(loader[name] is None and not cpp[name] for name in none_is_empty)
-    for name in shared - resolved - none_is_empty - {"layout"}:
-        assert loader[name] == cpp[name], name
+    assert differences({name: loader[name] for name in shared - resolved - none_is_empty - {"layout"}}, cpp) == []
     # The one deliberate difference: torch's NCHW (C++'s default is NHWC, urec bench's NCHW).
     assert (loader["layout"], cpp["layout"]) == ("NCHW", "NHWC")
     images = python_defaults(unirecord.ImageDataset)
-    for name in set(images) & set(cpp) - {"transform", "subset"}:
-        assert images[name] == cpp[name], name
+    assert differences({name: images[name] for name in set(images) & set(cpp) - {"transform", "subset"}}, cpp) == []
     crop = python_defaults(unirecord.RandomResizedCrop)
     assert crop["scale"] == (cpp["scale_min"], cpp["scale_max"])
     assert crop["ratio"] == (cpp["ratio_min"], cpp["ratio_max"])

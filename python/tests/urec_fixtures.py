@@ -4,12 +4,26 @@ with PIL, and their unirecord conversions (through the binding).
 Not a conftest.py: tests/cli has one, and its tests import from it by the
 module name "conftest", which a second conftest.py in the same pytest run
 would shadow. Test modules import the fixtures they use from here."""
+import os
+
 import numpy as np
 import pytest
 
 import unirecord
 
 CLASSES = ["cat", "dog", "emu"]
+
+
+def urec_binary():
+    """$UREC, the urec binary; without one the calling test fails (as the CLI
+    suite's do: tests/cli/conftest.py), or skips when UREC_MAY_SKIP=1."""
+    urec = os.environ.get("UREC", "")
+    if urec and os.path.isfile(urec) and os.access(urec, os.X_OK):
+        return urec
+    why = "UREC is not set" if not urec else f"UREC={urec} is not an executable file"
+    if os.environ.get("UREC_MAY_SKIP") == "1":
+        pytest.skip(f"{why} (UREC_MAY_SKIP=1)")
+    pytest.fail(f"{why}: this test runs the built urec binary (UREC_MAY_SKIP=1 skips it instead)", pytrace=False)
 
 
 def write_jpeg(path, width, height, seed, mode="RGB", quality=90):
