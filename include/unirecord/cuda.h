@@ -36,11 +36,17 @@ struct CudaOptions {
   // default stream). A released batch's device buffer is rewritten only after
   // the work queued on this stream before the release.
   void* consumer_stream = nullptr;
+  // Testing only: the device path runs against the host device, an
+  // emulation of CUDA in ordinary memory (src/gpu/device_batches.h) that
+  // every build has, instead of a GPU; device must be 0. The "device"
+  // buffers are then host memory, Batch::WaitOn blocks, and released
+  // buffers are poisoned. CI tests the device path with it.
+  bool host_emulation = false;
 };
 
 // Whether this build of unirecord has the CUDA path (CMake found nvcc and
 // UNIRECORD_ENABLE_CUDA was on). Without it, CudaOptions::device >= 0 makes
-// Loader::Create fail with NotSupported.
+// Loader::Create fail with NotSupported (but with host_emulation).
 bool BuiltWithCuda();
 
 }  // namespace unirecord

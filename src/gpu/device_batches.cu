@@ -140,16 +140,6 @@ int DeviceCount() {
   return count;
 }
 
-Status StreamWaitEvent(void* stream, void* event) {
-  UREC_CUDA_RETURN(cudaStreamWaitEvent(AsStream(stream), AsEvent(event), 0), "cudaStreamWaitEvent");
-  return Status::OK();
-}
-
-Status EventSynchronize(void* event) {
-  UREC_CUDA_RETURN(cudaEventSynchronize(AsEvent(event)), "cudaEventSynchronize");
-  return Status::OK();
-}
-
 Status LaunchConvert(const uint8_t* input, void* output, size_t count, int height, int width,
                      const CudaOptions& options, void* stream) {
   const uint64_t plane = uint64_t(height) * uint64_t(width);
@@ -164,130 +154,170 @@ Status LaunchConvert(const uint8_t* input, void* output, size_t count, int heigh
   return Status::OK();
 }
 
-DeviceBatches::DeviceBatches(const CudaOptions& options, int height, int width)
-    : options_(options), height_(height), width_(width) {}
+Status CudaCopyToHost(int device, const void* source, void* host, size_t bytes) {
+  UREC_CUDA_RETURN(cudaSetDevice(device), "cudaSetDevice");
+  UREC_CUDA_RETURN(cudaMemcpy(host, source, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy to the host");
+  return Status::OK();
+}
 
-Result<std::unique_ptr<DeviceBatches>> DeviceBatches::Create(const CudaOptions& options, size_t slots,
-                                                             size_t max_batch, int height, int width) {
+namespace {
+
+class CudaDeviceBatches final : public DeviceBatches {
+ public:
+  CudaDeviceBatches(const CudaOptions& options, int height, int width)
+      : options_(options), height_(height), width_(width) {}
+
+  ~CudaDeviceBatches() override {
+    if (stream_ == nullptr) return;  // cudaSetDevice failed: nothing was allocated
+    cudaSetDevice(options_.device);
+    cudaStreamSynchronize(AsStream(stream_));
+    for (Slot& slot : slots_) {
+      if (slot.output != slot.input) cudaFree(slot.output);
+      cudaFree(slot.input);
+      cudaFreeHost(slot.host);
+      cudaFree(slot.field_device);
+      cudaFreeHost(slot.field_host);
+      for (void* event : {slot.copied, slot.ready, slot.consumed}) {
+        if (event != nullptr) cudaEventDestroy(AsEvent(event));
+      }
+    }
+    cudaStreamDestroy(AsStream(stream_));
+  }
+
+  Status Allocate(size_t slots, size_t max_batch) {
+    UREC_CUDA_RETURN(cudaSetDevice(options_.device), "cudaSetDevice");
+    cudaStream_t stream;
+    UREC_CUDA_RETURN(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+    stream_ = stream;
+    const size_t input_bytes = max_batch * size_t(height_) * size_t(width_) * 3;
+    slots_.resize(slots);
+    for (Slot& slot : slots_) {
+      for (void** event : {&slot.copied, &slot.ready, &slot.consumed}) {
+        cudaEvent_t e;
+        UREC_CUDA_RETURN(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate");
+        *event = e;
+      }
+      if (input_bytes == 0) continue;  // no image field: the batch's fields alone
+      UREC_CUDA_RETURN(cudaHostAlloc(reinterpret_cast<void**>(&slot.host), input_bytes, cudaHostAllocDefault),
+                       "cudaHostAlloc of a batch buffer");
+      UREC_CUDA_RETURN(cudaMalloc(reinterpret_cast<void**>(&slot.input), input_bytes), "cudaMalloc");
+      if (ConvertsImages(options_)) {
+        UREC_CUDA_RETURN(cudaMalloc(&slot.output, input_bytes * DTypeBytes(options_.dtype)), "cudaMalloc");
+      } else {
+        slot.output = slot.input;
+      }
+    }
+    return Status::OK();
+  }
+
+  uint8_t* host(size_t slot) const override { return slots_[slot].host; }
+  const void* device_output(size_t slot) const override { return slots_[slot].output; }
+  void* ready_event(size_t slot) const override { return slots_[slot].ready; }
+
+  Status Upload(size_t index, size_t count, std::vector<FieldUpload>* fields) override {
+    Slot& slot = slots_[index];
+    cudaStream_t stream = AsStream(stream_);
+    UREC_CUDA_RETURN(cudaSetDevice(options_.device), "cudaSetDevice");
+    std::vector<FieldUpload> none;
+    if (fields == nullptr) fields = &none;
+    const FieldStaging staging(*fields);
+    if (staging.bytes() > slot.field_capacity) UREC_RETURN_IF_ERROR(ReserveFields(slot, staging.bytes()));
+    staging.Stage(fields, slot.field_host, slot.field_device);
+    if (slot.consumed_recorded) {
+      UREC_CUDA_RETURN(cudaStreamWaitEvent(stream, AsEvent(slot.consumed), 0), "cudaStreamWaitEvent");
+    }
+    const size_t bytes = count * size_t(height_) * size_t(width_) * 3;
+    if (bytes > 0) {
+      UREC_CUDA_RETURN(cudaMemcpyAsync(slot.input, slot.host, bytes, cudaMemcpyHostToDevice, stream),
+                       "cudaMemcpyAsync of a batch");
+    }
+    if (staging.bytes() > 0) {
+      UREC_CUDA_RETURN(
+          cudaMemcpyAsync(slot.field_device, slot.field_host, staging.bytes(), cudaMemcpyHostToDevice, stream),
+          "cudaMemcpyAsync of a batch's fields");
+    }
+    UREC_CUDA_RETURN(cudaEventRecord(AsEvent(slot.copied), stream), "cudaEventRecord");
+    if (slot.output != slot.input) {
+      UREC_RETURN_IF_ERROR(LaunchConvert(slot.input, slot.output, count, height_, width_, options_, stream_));
+    }
+    UREC_CUDA_RETURN(cudaEventRecord(AsEvent(slot.ready), stream), "cudaEventRecord");
+    return Status::OK();
+  }
+
+  Status Recycle(size_t index) override {
+    Slot& slot = slots_[index];
+    UREC_CUDA_RETURN(cudaSetDevice(options_.device), "cudaSetDevice");
+    UREC_CUDA_RETURN(cudaEventRecord(AsEvent(slot.consumed), AsStream(options_.consumer_stream)),
+                     "cudaEventRecord on the consumer stream");
+    slot.consumed_recorded = true;
+    UREC_CUDA_RETURN(cudaEventSynchronize(AsEvent(slot.copied)), "cudaEventSynchronize");
+    return Status::OK();
+  }
+
+  Status WaitOn(size_t slot, void* stream) const override {
+    UREC_CUDA_RETURN(cudaStreamWaitEvent(AsStream(stream), AsEvent(slots_[slot].ready), 0), "cudaStreamWaitEvent");
+    return Status::OK();
+  }
+
+  Status Synchronize(size_t slot) const override {
+    UREC_CUDA_RETURN(cudaEventSynchronize(AsEvent(slots_[slot].ready)), "cudaEventSynchronize");
+    return Status::OK();
+  }
+
+ private:
+  struct Slot {
+    uint8_t* host = nullptr;    // pinned
+    uint8_t* input = nullptr;   // device copy of `host`
+    void* output = nullptr;     // converted; == input for uint8 NHWC
+    void* copied = nullptr;     // cudaEvent_t
+    void* ready = nullptr;
+    void* consumed = nullptr;
+    bool consumed_recorded = false;
+    uint8_t* field_host = nullptr;    // pinned staging of the fields
+    uint8_t* field_device = nullptr;  // their device copy
+    size_t field_capacity = 0;        // bytes of each
+  };
+
+  // Grows the slot's field buffers to hold `bytes`.
+  Status ReserveFields(Slot& slot, size_t bytes) {
+    const size_t capacity = FieldStaging::GrownCapacity(slot.field_capacity, bytes);
+    // The old buffers may go: Recycle waited until the slot's last upload
+    // left the pinned one, and the consumer may still read the device one
+    // until `consumed`.
+    if (slot.consumed_recorded) {
+      UREC_CUDA_RETURN(cudaEventSynchronize(AsEvent(slot.consumed)), "cudaEventSynchronize");
+    }
+    UREC_CUDA_RETURN(cudaFree(slot.field_device), "cudaFree");
+    UREC_CUDA_RETURN(cudaFreeHost(slot.field_host), "cudaFreeHost");
+    slot.field_device = nullptr;
+    slot.field_host = nullptr;
+    slot.field_capacity = 0;
+    UREC_CUDA_RETURN(cudaHostAlloc(reinterpret_cast<void**>(&slot.field_host), capacity, cudaHostAllocDefault),
+                     "cudaHostAlloc of a field buffer");
+    UREC_CUDA_RETURN(cudaMalloc(reinterpret_cast<void**>(&slot.field_device), capacity), "cudaMalloc");
+    slot.field_capacity = capacity;
+    return Status::OK();
+  }
+
+  CudaOptions options_;
+  int height_;
+  int width_;
+  void* stream_ = nullptr;  // cudaStream_t, the loader's own
+  std::vector<Slot> slots_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<DeviceBatches>> CreateCudaBatches(const CudaOptions& options, size_t slots, size_t max_batch,
+                                                         int height, int width) {
   const int devices = DeviceCount();
   if (options.device < 0 || options.device >= devices) {
     return Status::InvalidArgument("CUDA device " + std::to_string(options.device) + " does not exist (" +
                                    std::to_string(devices) + " device(s) visible)");
   }
-  std::unique_ptr<DeviceBatches> batches(new DeviceBatches(options, height, width));
-  UREC_CUDA_RETURN(cudaSetDevice(options.device), "cudaSetDevice");
-  cudaStream_t stream;
-  UREC_CUDA_RETURN(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
-  batches->stream_ = stream;
-  const size_t input_bytes = max_batch * size_t(height) * size_t(width) * 3;
-  const bool converts = !(options.dtype == DeviceDType::kUint8 && options.layout == ImageLayout::kNHWC);
-  batches->slots_.resize(slots);
-  for (Slot& slot : batches->slots_) {
-    for (void** event : {&slot.copied, &slot.ready, &slot.consumed}) {
-      cudaEvent_t e;
-      UREC_CUDA_RETURN(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate");
-      *event = e;
-    }
-    if (input_bytes == 0) continue;  // no image field: the batch's fields alone
-    UREC_CUDA_RETURN(cudaHostAlloc(reinterpret_cast<void**>(&slot.host), input_bytes, cudaHostAllocDefault),
-                     "cudaHostAlloc of a batch buffer");
-    UREC_CUDA_RETURN(cudaMalloc(reinterpret_cast<void**>(&slot.input), input_bytes), "cudaMalloc");
-    if (converts) {
-      UREC_CUDA_RETURN(cudaMalloc(&slot.output, input_bytes * DTypeBytes(options.dtype)), "cudaMalloc");
-    } else {
-      slot.output = slot.input;
-    }
-  }
-  return Result<std::unique_ptr<DeviceBatches>>(std::move(batches));  // nvcc wants it explicit
-}
-
-DeviceBatches::~DeviceBatches() {
-  if (stream_ == nullptr) return;  // cudaSetDevice failed: nothing was allocated
-  cudaSetDevice(options_.device);
-  cudaStreamSynchronize(AsStream(stream_));
-  for (Slot& slot : slots_) {
-    if (slot.output != slot.input) cudaFree(slot.output);
-    cudaFree(slot.input);
-    cudaFreeHost(slot.host);
-    cudaFree(slot.field_device);
-    cudaFreeHost(slot.field_host);
-    for (void* event : {slot.copied, slot.ready, slot.consumed}) {
-      if (event != nullptr) cudaEventDestroy(AsEvent(event));
-    }
-  }
-  cudaStreamDestroy(AsStream(stream_));
-}
-
-Status DeviceBatches::ReserveFields(Slot& slot, size_t bytes) {
-  if (bytes <= slot.field_capacity) return Status::OK();
-  // Doubling: padded fields grow with the longest sample of a batch, and a
-  // pinned allocation costs milliseconds.
-  const size_t capacity = std::max({bytes, 2 * slot.field_capacity, size_t{1} << 16});
-  // The old buffers may go: Recycle waited until the slot's last upload
-  // left the pinned one, and the consumer may still read the device one
-  // until `consumed`.
-  if (slot.consumed_recorded) {
-    UREC_CUDA_RETURN(cudaEventSynchronize(AsEvent(slot.consumed)), "cudaEventSynchronize");
-  }
-  UREC_CUDA_RETURN(cudaFree(slot.field_device), "cudaFree");
-  UREC_CUDA_RETURN(cudaFreeHost(slot.field_host), "cudaFreeHost");
-  slot.field_device = nullptr;
-  slot.field_host = nullptr;
-  slot.field_capacity = 0;
-  UREC_CUDA_RETURN(cudaHostAlloc(reinterpret_cast<void**>(&slot.field_host), capacity, cudaHostAllocDefault),
-                   "cudaHostAlloc of a field buffer");
-  UREC_CUDA_RETURN(cudaMalloc(reinterpret_cast<void**>(&slot.field_device), capacity), "cudaMalloc");
-  slot.field_capacity = capacity;
-  return Status::OK();
-}
-
-Status DeviceBatches::Upload(size_t index, size_t count, std::vector<FieldUpload>* fields) {
-  Slot& slot = slots_[index];
-  cudaStream_t stream = AsStream(stream_);
-  UREC_CUDA_RETURN(cudaSetDevice(options_.device), "cudaSetDevice");
-  // Each range at a 256-byte boundary, as cudaMalloc aligns, so that any
-  // element type is aligned on the device.
-  constexpr size_t kAlign = 256;
-  std::vector<FieldUpload> none;
-  if (fields == nullptr) fields = &none;
-  size_t field_bytes = 0;
-  for (const FieldUpload& f : *fields) field_bytes = (field_bytes + kAlign - 1) / kAlign * kAlign + f.bytes;
-  if (!fields->empty()) UREC_RETURN_IF_ERROR(ReserveFields(slot, field_bytes));
-  size_t at = 0;
-  for (FieldUpload& f : *fields) {
-    at = (at + kAlign - 1) / kAlign * kAlign;
-    if (f.bytes > 0) std::memcpy(slot.field_host + at, f.host, f.bytes);
-    f.device = slot.field_device + at;
-    at += f.bytes;
-  }
-  if (slot.consumed_recorded) {
-    UREC_CUDA_RETURN(cudaStreamWaitEvent(stream, AsEvent(slot.consumed), 0), "cudaStreamWaitEvent");
-  }
-  const size_t bytes = count * size_t(height_) * size_t(width_) * 3;
-  if (bytes > 0) {
-    UREC_CUDA_RETURN(cudaMemcpyAsync(slot.input, slot.host, bytes, cudaMemcpyHostToDevice, stream),
-                     "cudaMemcpyAsync of a batch");
-  }
-  if (field_bytes > 0) {
-    UREC_CUDA_RETURN(cudaMemcpyAsync(slot.field_device, slot.field_host, field_bytes, cudaMemcpyHostToDevice, stream),
-                     "cudaMemcpyAsync of a batch's fields");
-  }
-  UREC_CUDA_RETURN(cudaEventRecord(AsEvent(slot.copied), stream), "cudaEventRecord");
-  if (slot.output != slot.input) {
-    UREC_RETURN_IF_ERROR(LaunchConvert(slot.input, slot.output, count, height_, width_, options_, stream_));
-  }
-  UREC_CUDA_RETURN(cudaEventRecord(AsEvent(slot.ready), stream), "cudaEventRecord");
-  return Status::OK();
-}
-
-Status DeviceBatches::Recycle(size_t index) {
-  Slot& slot = slots_[index];
-  UREC_CUDA_RETURN(cudaSetDevice(options_.device), "cudaSetDevice");
-  UREC_CUDA_RETURN(cudaEventRecord(AsEvent(slot.consumed), AsStream(options_.consumer_stream)),
-                   "cudaEventRecord on the consumer stream");
-  slot.consumed_recorded = true;
-  UREC_CUDA_RETURN(cudaEventSynchronize(AsEvent(slot.copied)), "cudaEventSynchronize");
-  return Status::OK();
+  auto batches = std::make_unique<CudaDeviceBatches>(options, height, width);
+  UREC_RETURN_IF_ERROR(batches->Allocate(slots, max_batch));
+  return Result<std::unique_ptr<DeviceBatches>>(std::unique_ptr<DeviceBatches>(std::move(batches)));  // nvcc wants it explicit
 }
 
 }  // namespace gpu

@@ -1,8 +1,15 @@
-// The CUDA side of the Loader: pinned host batch buffers, their device
-// copies, the conversion kernel and the events that order it all. Always
-// compiled: device_batches.cu implements it when CMake finds nvcc, and
-// device_batches_stub.cc otherwise, where there are no devices and every call
-// fails with NotSupported (BuiltWithCuda() tells which). Not public API.
+// The Loader's device stage: the one interface through which it reaches a
+// device (batch buffers, upload, ready/consumed ordering, release), with two
+// implementations chosen at Create:
+//  - CUDA (device_batches.cu when CMake finds nvcc; device_batches_stub.cc,
+//    which refuses with NotSupported, otherwise);
+//  - the host device (host_device_batches.cc, every build), which emulates
+//    CUDA in ordinary memory so that every machine, CI's included, runs the
+//    device path: separate "device" buffers per slot, the conversion
+//    kernel's CPU reference (host_convert.h), uploads completed in order on a
+//    thread of its own, and released buffers poisoned. Tests select it with
+//    CudaOptions::host_emulation; it is no user feature.
+// Not public API.
 #ifndef UNIRECORD_SRC_GPU_DEVICE_BATCHES_H_
 #define UNIRECORD_SRC_GPU_DEVICE_BATCHES_H_
 
@@ -30,12 +37,18 @@ inline size_t DTypeBytes(DeviceDType dtype) {
   return 4;
 }
 
-// Per slot: a pinned host buffer of max_batch uint8 NHWC images, a device
-// copy of it, a device buffer of the converted images, a pinned staging
-// buffer and a device buffer for the batch's fields (both grown to the
-// largest batch seen: padded fields vary in size), and three events:
+// Whether the conversion kernel runs: any other dtype or layout than the
+// uint8 NHWC the host batch holds (else the converted images are the copy).
+inline bool ConvertsImages(const CudaOptions& options) {
+  return !(options.dtype == DeviceDType::kUint8 && options.layout == ImageLayout::kNHWC);
+}
+
+// Per slot: a host buffer of max_batch uint8 NHWC images (pinned on CUDA),
+// a device copy of it, a device buffer of the converted images, a host
+// staging buffer and a device buffer for the batch's fields (both grown to
+// the largest batch seen: padded fields vary in size), and three events:
 // `copied` (host buffers reusable), `ready` (converted images and fields on
-// the device) and `consumed` (the consumer's stream is done with the slot).
+// the device) and `consumed` (the consumer is done with the slot).
 class DeviceBatches {
  public:
   // A host range uploaded with the images; Upload sets `device` to its copy
@@ -46,57 +59,70 @@ class DeviceBatches {
     const void* device = nullptr;
   };
 
+  // The host device when options.host_emulation, else CUDA's.
   // height = width = 0: no images (a loader without an image field uploads
   // its fields alone).
   static Result<std::unique_ptr<DeviceBatches>> Create(const CudaOptions& options, size_t slots,
                                                        size_t max_batch, int height, int width);
-  ~DeviceBatches();  // waits for queued work, then frees everything
-  DeviceBatches(const DeviceBatches&) = delete;
-  DeviceBatches& operator=(const DeviceBatches&) = delete;
+  virtual ~DeviceBatches() = default;  // implementations wait for queued work, then free everything
 
-  uint8_t* host(size_t slot) const { return slots_[slot].host; }
-  const void* device_output(size_t slot) const { return slots_[slot].output; }
-  void* ready_event(size_t slot) const { return slots_[slot].ready; }
+  virtual uint8_t* host(size_t slot) const = 0;
+  virtual const void* device_output(size_t slot) const = 0;
+  // The slot's `ready` event: a cudaEvent_t on CUDA, an opaque handle on the
+  // host device.
+  virtual void* ready_event(size_t slot) const = 0;
 
   // Queues on the loader's stream: wait until the consumer is done with the
   // slot's previous batch, copy `count` images and the `fields` ranges
-  // (staged in pinned memory) up, convert, record `ready`. Thread-safe for
-  // distinct slots.
-  Status Upload(size_t slot, size_t count, std::vector<FieldUpload>* fields = nullptr);
+  // (staged in the slot's host buffer, FieldStaging) up, convert, record
+  // `ready`. Thread-safe for distinct slots.
+  virtual Status Upload(size_t slot, size_t count, std::vector<FieldUpload>* fields = nullptr) = 0;
   // The consumer gave the slot back: marks `consumed` on the consumer stream
-  // and waits (host) until the slot's upload has left the pinned buffer.
-  Status Recycle(size_t slot);
-
- private:
-  struct Slot {
-    uint8_t* host = nullptr;    // pinned
-    uint8_t* input = nullptr;   // device copy of `host`
-    void* output = nullptr;     // converted; == input for uint8 NHWC
-    void* copied = nullptr;     // cudaEvent_t
-    void* ready = nullptr;
-    void* consumed = nullptr;
-    bool consumed_recorded = false;
-    uint8_t* field_host = nullptr;    // pinned staging of the fields
-    uint8_t* field_device = nullptr;  // their device copy
-    size_t field_capacity = 0;        // bytes of each
-  };
-  // Grows the slot's field buffers to hold `bytes`.
-  Status ReserveFields(Slot& slot, size_t bytes);
-  DeviceBatches(const CudaOptions& options, int height, int width);
-
-  CudaOptions options_;
-  int height_;
-  int width_;
-  void* stream_ = nullptr;  // cudaStream_t, the loader's own
-  std::vector<Slot> slots_;
+  // and waits (host) until the slot's upload has left the host buffer.
+  virtual Status Recycle(size_t slot) = 0;
+  // Makes `stream` (the consumer's; nullptr: the default stream) wait for
+  // the slot's `ready` without blocking the host (the host device has no
+  // streams: it blocks).
+  virtual Status WaitOn(size_t slot, void* stream) const = 0;
+  // Blocks the host until the slot's `ready`.
+  virtual Status Synchronize(size_t slot) const = 0;
 };
 
-// Makes `stream` wait for `event` on the device (cudaStreamWaitEvent).
-Status StreamWaitEvent(void* stream, void* event);
-// Blocks the host until `event` has happened (cudaEventSynchronize).
-Status EventSynchronize(void* event);
+// Copies `bytes` of the device memory of DeviceBatches made with `options`
+// to the host (tests and tools that check what arrived; the batch must be
+// ready: Batch::Synchronize).
+Status CopyDeviceToHost(const CudaOptions& options, const void* device, void* host, size_t bytes);
 
-// Converts `count` uint8 NHWC images on the device as DeviceBatches does
+// The byte layout of a batch's field ranges in the slot's field buffers,
+// shared by both devices: each range at a 256-byte boundary, as cudaMalloc
+// aligns, so that any element type is aligned on the device.
+class FieldStaging {
+ public:
+  explicit FieldStaging(const std::vector<DeviceBatches::FieldUpload>& fields);
+  size_t bytes() const { return bytes_; }
+  // Copies each range to its place in `staging` (bytes() long) and points its
+  // `device` at the same place in `device_buffer`.
+  void Stage(std::vector<DeviceBatches::FieldUpload>* fields, uint8_t* staging, const uint8_t* device_buffer) const;
+  // The capacity a slot's field buffers grow to for `needed` bytes (doubling:
+  // padded fields grow with a batch's longest sample, and each growth costs
+  // an allocation of pinned memory).
+  static size_t GrownCapacity(size_t capacity, size_t needed);
+
+ private:
+  std::vector<size_t> offsets_;
+  size_t bytes_ = 0;
+};
+
+// The two implementations (Create chooses).
+Result<std::unique_ptr<DeviceBatches>> CreateCudaBatches(const CudaOptions& options, size_t slots, size_t max_batch,
+                                                         int height, int width);
+Result<std::unique_ptr<DeviceBatches>> CreateHostBatches(const CudaOptions& options, size_t slots, size_t max_batch,
+                                                         int height, int width);
+
+// cudaMemcpy to the host (CopyDeviceToHost on CUDA).
+Status CudaCopyToHost(int device, const void* source, void* host, size_t bytes);
+
+// Converts `count` uint8 NHWC images on the CUDA device as DeviceBatches does
 // (exposed for tests and benchmarks); queued on `stream`.
 Status LaunchConvert(const uint8_t* input, void* output, size_t count, int height, int width,
                      const CudaOptions& options, void* stream);

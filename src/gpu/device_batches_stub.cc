@@ -1,7 +1,7 @@
-// device_batches.h in a build without CUDA (no nvcc, or
+// device_batches.h's CUDA half in a build without CUDA (no nvcc, or
 // -DUNIRECORD_ENABLE_CUDA=OFF): no devices, and every call that would need
 // one fails with NotSupported. The Loader refuses CudaOptions::device >= 0
-// before it gets here (BuiltWithCuda()).
+// (but for the host device) before it gets here (BuiltWithCuda()).
 #include "gpu/device_batches.h"
 
 #include <string>
@@ -21,17 +21,11 @@ Status NotBuilt(const char* what) {
 
 int DeviceCount() { return 0; }
 
-Result<std::unique_ptr<DeviceBatches>> DeviceBatches::Create(const CudaOptions&, size_t, size_t, int, int) {
+Result<std::unique_ptr<DeviceBatches>> CreateCudaBatches(const CudaOptions&, size_t, size_t, int, int) {
   return NotBuilt("device batch buffers");
 }
 
-// Never called: Create makes no DeviceBatches here.
-DeviceBatches::~DeviceBatches() = default;
-Status DeviceBatches::Upload(size_t, size_t, std::vector<FieldUpload>*) { return NotBuilt("batch upload"); }
-Status DeviceBatches::Recycle(size_t) { return NotBuilt("batch recycle"); }
-
-Status StreamWaitEvent(void*, void*) { return NotBuilt("waiting on a CUDA event"); }
-Status EventSynchronize(void*) { return NotBuilt("waiting on a CUDA event"); }
+Status CudaCopyToHost(int, const void*, void*, size_t) { return NotBuilt("copying from a CUDA device"); }
 
 Status LaunchConvert(const uint8_t*, void*, size_t, int, int, const CudaOptions&, void*) {
   return NotBuilt("the conversion kernel");

@@ -90,7 +90,7 @@ Result<GpuBandwidth> MeasureGpuBandwidth(const CudaOptions& options, size_t coun
   UREC_ASSIGN_OR_RETURN(double upload, best_of([&]() -> Result<double> {
     const auto t0 = std::chrono::steady_clock::now();
     UREC_RETURN_IF_ERROR(batches->Upload(0, count));
-    UREC_RETURN_IF_ERROR(EventSynchronize(batches->ready_event(0)));
+    UREC_RETURN_IF_ERROR(batches->Synchronize(0));
     return HostSecondsSince(t0);
   }));
   result.upload = double(bytes) / upload * 1e-9;

@@ -1,5 +1,7 @@
 #include "image/test_images.h"
 
+#include "util/test_files.h"
+
 #include <algorithm>
 #include <cstring>
 #include <fstream>
@@ -24,8 +26,7 @@ std::vector<uint8_t> SyntheticRgb(int width, int height) {
 }
 
 std::string ReadCorpusFile(const std::string& name) {
-  std::ifstream in(std::string(UNIRECORD_TEST_DATA_DIR) + "/jpeg-conformance/" + name,
-                   std::ios::binary);
+  std::ifstream in(testing::TestDataDir() + "/jpeg-conformance/" + name, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 

@@ -24,6 +24,9 @@ namespace unirecord {
 struct Batch::Pool {
   virtual ~Pool() = default;
   virtual void Return(size_t slot) = 0;
+  // The slot's device batch (a device is set): Batch::WaitOn, Synchronize.
+  virtual Status WaitOn(size_t slot, void* cuda_stream) const = 0;
+  virtual Status Synchronize(size_t slot) const = 0;
 };
 
 Batch::Batch(Batch&& other) noexcept { *this = std::move(other); }
@@ -77,12 +80,12 @@ const BatchField* Batch::field(std::string_view name) const {
 }
 
 Status Batch::WaitOn(void* cuda_stream) const {
-  if (ready_event_ != nullptr) return gpu::StreamWaitEvent(cuda_stream, ready_event_);
+  if (ready_event_ != nullptr) return pool_->WaitOn(slot_, cuda_stream);
   return Status::FailedPrecondition("batch is not on a CUDA device (CudaOptions::device < 0)");
 }
 
 Status Batch::Synchronize() const {
-  if (ready_event_ != nullptr) return gpu::EventSynchronize(ready_event_);
+  if (ready_event_ != nullptr) return pool_->Synchronize(slot_);
   return Status::FailedPrecondition("batch is not on a CUDA device (CudaOptions::device < 0)");
 }
 
@@ -479,7 +482,9 @@ struct Loader::Impl final : Batch::Pool {
     const size_t count = slot.count;
     lock.unlock();
     fields.Assemble(count, slot.field_buffers, slot.fields);
-    for (size_t i = 0; i < count; ++i) slot.records[i].reset();  // the shards' pages may go
+    // The shards' pages may go. Only samples read as a Record have one
+    // (read_records); the image-only path fills none.
+    for (std::optional<Record>& record : slot.records) record.reset();
     if (device == nullptr) {
       lock.lock();
       return;
@@ -529,6 +534,9 @@ struct Loader::Impl final : Batch::Pool {
     }
     return Status::OK();
   }
+
+  Status WaitOn(size_t slot_index, void* cuda_stream) const override { return device->WaitOn(slot_index, cuda_stream); }
+  Status Synchronize(size_t slot_index) const override { return device->Synchronize(slot_index); }
 
   void Return(size_t slot_index) override {
     Status recycled;
@@ -670,7 +678,7 @@ Status CheckOptions(const Dataset& dataset, const LoaderOptions& o) {
     }
   }
   if (o.cuda.device >= 0) {
-    if (!BuiltWithCuda()) {
+    if (!BuiltWithCuda() && !o.cuda.host_emulation) {
       return Status::NotSupported("loader: CUDA device " + std::to_string(o.cuda.device) +
                                   " requested, but unirecord was built without CUDA");
     }

@@ -16,6 +16,14 @@
 
 namespace unirecord::testing {
 
+// tests/data: $UNIRECORD_TEST_DATA_DIR when set (a test program run away
+// from its source tree, e.g. from bench/gpu_bundle.sh's bundle), else the
+// source tree's, compiled in.
+inline std::string TestDataDir() {
+  const char* dir = std::getenv("UNIRECORD_TEST_DATA_DIR");
+  return dir != nullptr && *dir != '\0' ? std::string(dir) : std::string(UNIRECORD_TEST_DATA_DIR);
+}
+
 inline std::string ReadBytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());

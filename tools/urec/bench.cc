@@ -82,11 +82,12 @@ Result<LoaderOptions> MakeLoaderOptions(const BenchOptions& o) {
   options.cuda.layout = options.layout;  // on a device the kernel makes the layout, as in the Python Loader
   options.on_bad_record = o.skip_bad ? OnBadRecord::kSkip : OnBadRecord::kRaise;
   options.decode.own_entropy_decoder = !o.libjpeg_entropy;
-  if (o.device.rfind("cuda", 0) == 0) {
+  if (o.device.rfind("cuda", 0) == 0 || o.device == "emulated") {
     options.cuda.device = o.device.size() > 5 && o.device[4] == ':' ? std::atoi(o.device.c_str() + 5) : 0;
+    options.cuda.host_emulation = o.device == "emulated";
     UREC_ASSIGN_OR_RETURN(options.cuda.dtype, ParseDeviceDType(o.dtype));
   } else if (o.device != "cpu") {
-    return Status::InvalidArgument("--device must be cpu, cuda or cuda:N, not '" + o.device + "'");
+    return Status::InvalidArgument("--device must be cpu, cuda, cuda:N or emulated, not '" + o.device + "'");
   }
   return options;
 }
@@ -103,6 +104,13 @@ Status RunBench(const BenchOptions& o) {
   const auto step = std::chrono::duration<double, std::milli>(o.step_ms);
   Json epochs = Json::array();
   uint64_t batches = 0;
+  // The consumer's time outside Next(), per part: waiting for the device
+  // batch, and giving the batch back (on a device: recording `consumed`,
+  // waiting for the copy).
+  double sync_s = 0, release_s = 0;
+  auto since = [](std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
   for (uint64_t epoch = 0; epoch < o.epochs; ++epoch) {
     loader->SetEpoch(epoch);
     const LoaderStats before = loader->stats();
@@ -113,8 +121,15 @@ Status RunBench(const BenchOptions& o) {
       if (o.max_batches != 0 && epoch_batches == o.max_batches) break;
       UREC_ASSIGN_OR_RETURN(Batch batch, loader->Next());
       if (batch.empty()) break;
-      if (options.cuda.device >= 0) UREC_RETURN_IF_ERROR(batch.Synchronize());
+      if (options.cuda.device >= 0) {
+        const auto t0 = std::chrono::steady_clock::now();
+        UREC_RETURN_IF_ERROR(batch.Synchronize());
+        sync_s += since(t0);
+      }
       if (o.step_ms > 0) std::this_thread::sleep_for(step);  // a simulated training step
+      const auto t0 = std::chrono::steady_clock::now();
+      batch.Release();
+      release_s += since(t0);
       ++epoch_batches;
     }
     batches += epoch_batches;
@@ -154,6 +169,7 @@ Status RunBench(const BenchOptions& o) {
              {"layout", o.layout},
              {"wall_s", stats.wall_s},
              {"wait_share", wait_share},
+             {"consumer", Json{{"sync_s", sync_s}, {"release_s", release_s}}},
              {"skipped", stats.skipped},
              {"stages", StatsToJson(stats)},
              {"epochs", epochs}};
@@ -173,6 +189,7 @@ Status RunBench(const BenchOptions& o) {
       std::printf("    %-14s %8.3f s  (%.3f ms)\n", name, s, 1e3 * s / n);
     }
     std::printf("  consumer wait  %8.3f s  (%.1f%% of wall)\n", stats.wait_s, 100 * wait_share);
+    std::printf("  consumer sync  %8.3f s, release %.3f s\n", sync_s, release_s);
     std::printf("  skipped        %8llu\n", static_cast<unsigned long long>(stats.skipped));
     for (const Json& e : epochs) {
       std::printf("  epoch %llu: %.1f images/s, RSS %.1f MiB, %d open fds",
@@ -201,7 +218,8 @@ CommandRunner SetupBench(CLI::App* cmd) {
   cmd->add_option("--transform", o->transform, "train (RandomResizedCrop+flip) | val (Resize+CenterCrop); also random_resized_crop | center_crop")
       ->capture_default_str();
   cmd->add_option("--epochs", o->epochs, "Epochs to run")->capture_default_str()->check(IntegerIn(0, UINT64_MAX));
-  cmd->add_option("--device", o->device, "cpu | cuda | cuda:N")->capture_default_str();
+  cmd->add_option("--device", o->device, "cpu | cuda | cuda:N | emulated (testing: the device path on the host device)")
+      ->capture_default_str();
   cmd->add_flag("--json", o->json, "Print one JSON object");
   cmd->add_option("--size", o->size, "Output height and width")->capture_default_str()->check(IntegerIn(1, 16384));
   cmd->add_option("--prefetch", o->prefetch, "Batches filled ahead")->capture_default_str()->check(IntegerIn(1, 1024));

@@ -1,0 +1,92 @@
+#include "gpu/host_convert.h"
+
+#include <array>
+#include <cmath>
+#include <cstring>
+
+namespace unirecord::gpu {
+
+uint16_t FloatToHalf(float value) {
+  uint32_t x;
+  std::memcpy(&x, &value, sizeof x);
+  const uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
+  const uint32_t magnitude = x & 0x7fffffffu;
+  if (magnitude > 0x7f800000u) return sign | 0x7e00u;   // NaN
+  if (magnitude >= 0x47800000u) return sign | 0x7c00u;  // >= 2^16 (and inf): inf
+  if (magnitude < 0x38800000u) {
+    // Below 2^-14: a subnormal half, in units of 2^-24. The scaling is exact
+    // and nearbyint rounds to nearest even; 0x400 is the smallest normal.
+    float scaled;
+    std::memcpy(&scaled, &magnitude, sizeof scaled);
+    return sign | static_cast<uint16_t>(std::nearbyint(scaled * 16777216.0f));
+  }
+  // Rebias the exponent (127 -> 15) and drop 13 mantissa bits, rounding to
+  // nearest even; a carry out of the mantissa moves into the exponent, up to
+  // inf, as it should.
+  uint32_t half = (magnitude - 0x38000000u) >> 13;
+  const uint32_t rest = magnitude & 0x1fffu;
+  if (rest > 0x1000u || (rest == 0x1000u && (half & 1u))) ++half;
+  return sign | static_cast<uint16_t>(half);
+}
+
+float HalfToFloat(uint16_t bits) {
+  const float sign = (bits & 0x8000u) ? -1.0f : 1.0f;
+  const int exponent = (bits >> 10) & 0x1f;
+  const int mantissa = bits & 0x3ff;
+  if (exponent == 0) return sign * std::ldexp(static_cast<float>(mantissa), -24);
+  if (exponent == 31) return mantissa == 0 ? sign * INFINITY : NAN;
+  return sign * std::ldexp(static_cast<float>(mantissa | 0x400), exponent - 25);
+}
+
+namespace {
+
+// One table per channel, by byte: the kernel's value, already stored as T.
+template <typename T>
+void ConvertWith(const uint8_t* input, T* output, size_t count, size_t plane, const CudaOptions& o) {
+  const bool normalize = o.normalize && o.dtype != DeviceDType::kUint8;
+  std::array<std::array<T, 256>, 3> table;
+  for (int c = 0; c < 3; ++c) {
+    const float inv_std = 1.0f / o.std[c];
+    for (int b = 0; b < 256; ++b) {
+      const float v = normalize ? (static_cast<float>(b) - o.mean[c]) * inv_std : static_cast<float>(b);
+      if constexpr (sizeof(T) == 2) {
+        table[c][b] = FloatToHalf(v);
+      } else {
+        table[c][b] = static_cast<T>(v);
+      }
+    }
+  }
+  if (o.layout == ImageLayout::kNHWC) {
+    for (size_t i = 0; i < count * plane * 3; i += 3) {
+      output[i] = table[0][input[i]];
+      output[i + 1] = table[1][input[i + 1]];
+      output[i + 2] = table[2][input[i + 2]];
+    }
+    return;
+  }
+  for (size_t n = 0; n < count; ++n) {
+    const uint8_t* in = input + n * plane * 3;
+    T* r = output + n * plane * 3;
+    T* g = r + plane;
+    T* b = g + plane;
+    for (size_t p = 0; p < plane; ++p) {
+      r[p] = table[0][in[3 * p]];
+      g[p] = table[1][in[3 * p + 1]];
+      b[p] = table[2][in[3 * p + 2]];
+    }
+  }
+}
+
+}  // namespace
+
+void ConvertOnHost(const uint8_t* input, void* output, size_t count, int height, int width,
+                   const CudaOptions& options) {
+  const size_t plane = size_t(height) * size_t(width);
+  switch (options.dtype) {
+    case DeviceDType::kUint8: ConvertWith(input, static_cast<uint8_t*>(output), count, plane, options); break;
+    case DeviceDType::kFloat16: ConvertWith(input, static_cast<uint16_t*>(output), count, plane, options); break;
+    case DeviceDType::kFloat32: ConvertWith(input, static_cast<float*>(output), count, plane, options); break;
+  }
+}
+
+}  // namespace unirecord::gpu
