@@ -3,10 +3,16 @@
 //
 // ParseCocoAnnotations must return Corruption (naming the file) or a parse
 // whose images are in ascending id order with their annotations in
-// ascending id order, each box finite and of non-negative size, and every
-// left-out entry counted; it must never crash, hang or trip a sanitizer.
+// ascending id order, each box and area finite as float32 and the box of
+// non-negative size, every file_name a path the converters' path policy
+// accepts (convert/source_path.h), every segmentation JSON that the
+// converters' JSON policy (convert/json_policy.h: nesting, duplicate keys)
+// parses again, and every left-out entry counted; it must never crash, hang
+// or trip a sanitizer.
 //
-// Seeds: fuzz/corpus/coco/ (small instances files).
+// Seeds: fuzz/corpus/coco/ (small instances files; one per case of issue
+// 36: deep nesting, a key twice, numbers past float32, paths that leave the
+// folder or hold control characters, a byte-order mark).
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -14,6 +20,8 @@
 #include <string_view>
 
 #include "convert/coco_annotations.h"
+#include "convert/json_policy.h"
+#include "convert/source_path.h"
 #include "fuzz_dir.h"
 
 using namespace unirecord;
@@ -32,11 +40,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const convert_internal::CocoImage& image = coco->images[i];
     fuzz::Require(i == 0 || coco->images[i - 1].id < image.id, "images not in ascending id order");
     fuzz::Require(!image.file_name.empty() && image.file_name[0] != '/', "a file_name outside the images folder");
+    fuzz::Require(convert_internal::CheckSourcePathText(image.file_name, "f", "d").empty(),
+                  "a file_name the path policy refuses");
     for (size_t k = 0; k < image.annotations.size(); ++k) {
       const convert_internal::CocoAnnotation& a = image.annotations[k];
       fuzz::Require(k == 0 || image.annotations[k - 1].id < a.id, "annotations not in ascending id order");
       fuzz::Require(std::all_of(a.box, a.box + 4, [](float v) { return std::isfinite(v); }), "a non-finite box");
       fuzz::Require(a.box[2] >= 0 && a.box[3] >= 0, "a box of negative size");
+      fuzz::Require(std::isfinite(a.area), "a non-finite area");
+      convert_internal::Json segmentation;
+      fuzz::Require(convert_internal::ParseConverterJson(a.segmentation, &segmentation).empty(),
+                    "a segmentation the JSON policy refuses");
       fuzz::Require(a.iscrowd <= 1, "iscrowd other than 0 or 1");
     }
     annotations += image.annotations.size();

@@ -7,17 +7,24 @@
 // A schema is refused with InvalidArgument naming the file. A manifest gives
 // one ManifestLine per sample, in ascending line order; a usable line (no
 // reason) holds, for every field, a value of its declared rank, fixed
-// extents and type width, and a non-empty image path; CSV errors name the
-// file. Never a crash, a hang or a sanitizer report.
+// extents and type width, and an image path the converters' path policy
+// accepts (convert/source_path.h: relative, inside the manifest's folder, no
+// control character); CSV errors name the file. Lines are parsed under the
+// converters' JSON policy (convert/json_policy.h: nesting, duplicate keys,
+// numbers range-checked for their field). Never a crash, a hang or a
+// sanitizer report.
 //
 // Seeds: fuzz/corpus/manifest/.
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "convert/manifest.h"
+#include "convert/source_path.h"
 #include "fuzz_dir.h"
 
 using namespace unirecord;
@@ -42,6 +49,8 @@ void CheckLines(const std::vector<convert_internal::ManifestLine>& lines,
       const convert_internal::ManifestLine::Value& value = line.values[k];
       if (static_cast<int>(k) == schema.image) {
         fuzz::Require(!line.image_path.empty(), "a usable line with an empty image path");
+        fuzz::Require(convert_internal::CheckSourcePathText(line.image_path, "p", "d").empty(),
+                      "a usable line with an image path the path policy refuses");
         continue;
       }
       if (field.type == FieldType::kString) continue;
@@ -53,6 +62,13 @@ void CheckLines(const std::vector<convert_internal::ManifestLine>& lines,
         elements *= static_cast<uint64_t>(value.shape[d]);
       }
       fuzz::Require(value.data.size() == elements * NumericWidth(field.type), "values of another size than shape");
+      if (field.type == FieldType::kFloat32) {  // numbers range-checked: never an infinity from a finite number
+        for (size_t e = 0; e < elements; ++e) {
+          float f;
+          std::memcpy(&f, value.data.data() + 4 * e, 4);
+          fuzz::Require(std::isfinite(f), "a float32 value that is not finite");
+        }
+      }
     }
   }
 }

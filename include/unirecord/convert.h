@@ -64,6 +64,21 @@ struct ConvertOptions {
   // fsync the output at the end (tests may turn it off for speed).
   bool sync = true;
 
+  // Source paths (a file of the image folder, a COCO file_name, a manifest's
+  // image path) are resolved, symbolic links included, and a file that
+  // resolves outside its root (the image folder, COCO's images folder, the
+  // manifest's folder) is rejected with the reason ("leaves the source
+  // folder: resolves to ..."). True: symbolic links may lead anywhere (a
+  // class folder linked from another disk); a ".." that climbs above the
+  // root in a path given as text is refused either way.
+  bool follow_links_outside = false;
+
+  // A conversion that writes no record (every input rejected) fails with
+  // InvalidArgument naming the count, the first reasons and the rejects
+  // report, OUT/NAME.rejected.tsv, and commits nothing (an earlier dataset
+  // NAME stays). True: commit the empty dataset, as any other.
+  bool allow_empty = false;
+
   // Add the folder's records to dataset NAME in OUT instead of replacing it:
   // the new generation holds a copy of the committed shards (ids 0..n-1
   // unchanged), then the folder's (ids from n on); the class lists must be

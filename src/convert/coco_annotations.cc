@@ -7,12 +7,11 @@
 #include <map>
 #include <utility>
 
-#include <nlohmann/json.hpp>
+#include "convert/json_policy.h"
+#include "convert/source_path.h"
 
 namespace unirecord::convert_internal {
 namespace {
-
-using Json = nlohmann::json;
 
 // Python's json.dump writes NaN, Infinity and -Infinity, which JSON has not:
 // outside strings they become null, so that the value is reported where it is.
@@ -60,69 +59,55 @@ const Json* Member(const Json& obj, const char* key) {
 std::string IntegerMember(const Json& obj, const char* key, bool required, int64_t* out) {
   const Json* value = Member(obj, key);
   if (value == nullptr) return required ? std::string("missing key '") + key + "'" : "";
-  if (!value->is_number_integer() || (value->is_number_unsigned() && value->get<uint64_t>() > INT64_MAX)) {
-    return std::string("'") + key + "' must be an integer, not " + value->dump();
-  }
-  *out = value->get<int64_t>();
-  return "";
+  if (!value->is_number_integer()) return std::string("'") + key + "' must be an integer, not " + QuoteJson(*value);
+  const std::string why = JsonToInt64(*value, out);
+  return why.empty() ? "" : std::string("'") + key + "': " + why;
 }
 
-// A finite number member.
-std::string NumberMember(const Json& obj, const char* key, double* out) {
+// A number member as the float32 the record stores (as a manifest's float32
+// field: finite, within float32's range).
+std::string Float32Member(const Json& obj, const char* key, float* out) {
   const Json* value = Member(obj, key);
   if (value == nullptr) return std::string("missing key '") + key + "'";
-  if (!value->is_number() || !std::isfinite(value->get<double>())) {
-    return std::string("'") + key + "' must be a finite number, not " + value->dump();
-  }
-  *out = value->get<double>();
-  return "";
-}
-
-// "" when `name` is a relative path that stays inside the images folder.
-std::string CheckFileName(const std::string& name) {
-  if (name.empty()) return "'file_name' is empty";
-  if (name.front() == '/') return "'file_name' " + name + " is absolute: it must be relative to the images folder";
-  size_t begin = 0;
-  while (begin <= name.size()) {
-    const size_t end = std::min(name.find('/', begin), name.size());
-    if (name.compare(begin, end - begin, "..") == 0) {
-      return "'file_name' " + name + " leaves the images folder ('..')";
-    }
-    begin = end + 1;
-  }
-  if (name.find('\0') != std::string::npos) return "'file_name' holds a NUL byte";
-  return "";
+  if (!value->is_number()) return std::string("'") + key + "' must be a finite number, not " + QuoteJson(*value);
+  const std::string why = JsonToFloat32(*value, out);
+  return why.empty() ? "" : std::string("'") + key + "': " + why;
 }
 
 // The annotation at annotations[index], or why it cannot be used (the image
 // and category it names are checked by the caller).
 std::string ReadAnnotation(const Json& a, CocoAnnotation* out, int64_t* image_id) {
-  if (!a.is_object()) return "not an object: " + a.dump();
+  if (!a.is_object()) return "not an object: " + QuoteJson(a);
   std::string why = IntegerMember(a, "image_id", true, image_id);
   if (why.empty()) why = IntegerMember(a, "category_id", true, &out->category_id);
   if (!why.empty()) return why;
   const Json* box = Member(a, "bbox");
   if (box == nullptr) return "missing key 'bbox'";
-  if (!box->is_array() || box->size() != 4) return "'bbox' must be 4 numbers [x, y, width, height], not " + box->dump();
+  if (!box->is_array() || box->size() != 4) return "'bbox' must be 4 numbers [x, y, width, height], not " + QuoteJson(*box);
   for (size_t k = 0; k < 4; ++k) {
     const Json& v = (*box)[k];
-    if (!v.is_number() || !std::isfinite(v.get<double>())) {
-      return "'bbox' holds " + v.dump() + " (NaN, infinite or not a number): " + box->dump();
+    if (!v.is_number()) {
+      return "'bbox' holds " + QuoteJson(v) + " (NaN, infinite or not a number): " + QuoteJson(*box);
     }
-    out->box[k] = v.get<float>();
+    why = JsonToFloat32(v, &out->box[k]);
+    if (!why.empty()) return "'bbox': " + why + " (in " + QuoteJson(*box) + ")";
   }
-  if (out->box[2] < 0 || out->box[3] < 0) return "'bbox' has a negative width or height: " + box->dump();
-  double area = double(out->box[2]) * double(out->box[3]);
-  if (Member(a, "area") != nullptr) why = NumberMember(a, "area", &area);
-  if (!why.empty()) return why;
-  out->area = static_cast<float>(area);
+  if (out->box[2] < 0 || out->box[3] < 0) return "'bbox' has a negative width or height: " + QuoteJson(*box);
+  if (Member(a, "area") != nullptr) {
+    why = Float32Member(a, "area", &out->area);
+    if (!why.empty()) return why;
+  } else {
+    // width * height, which float32 may not hold although each does.
+    why = JsonToFloat32(Json(double(out->box[2]) * double(out->box[3])), &out->area);
+    if (!why.empty()) return "'area' (not given: the box's width * height): " + why;
+  }
   int64_t crowd = 0;
   why = IntegerMember(a, "iscrowd", false, &crowd);
   if (!why.empty()) return why;
   if (crowd != 0 && crowd != 1) return "'iscrowd' must be 0 or 1, not " + std::to_string(crowd);
   out->iscrowd = static_cast<uint8_t>(crowd);
   const Json* segmentation = Member(a, "segmentation");
-  out->segmentation = segmentation == nullptr ? "null" : segmentation->dump();
+  out->segmentation = segmentation == nullptr ? "null" : segmentation->dump();  // depth-limited: dump cannot overflow
   return "";
 }
 
@@ -130,12 +115,10 @@ std::string ReadAnnotation(const Json& a, CocoAnnotation* out, int64_t* image_id
 
 Result<CocoAnnotations> ParseCocoAnnotations(std::string_view json, const std::string& path) {
   Json doc;
-  try {
-    doc = Json::parse(NonFiniteAsNull(json));
-  } catch (const Json::exception& e) {
-    return Status::Corruption(path + ": not valid JSON: " + e.what());
-  } catch (const std::bad_alloc&) {
-    return Status::InvalidArgument(path + ": too large to parse in memory");
+  const std::string bad = ParseConverterJson(NonFiniteAsNull(json), &doc);
+  if (!bad.empty()) {
+    if (bad.rfind("too large", 0) == 0) return Status::InvalidArgument(path + ": " + bad);
+    return Status::Corruption(path + ": " + bad);
   }
   const Json* images = Member(doc, "images");
   if (images == nullptr || !images->is_array()) {
@@ -178,13 +161,18 @@ Result<CocoAnnotations> ParseCocoAnnotations(std::string_view json, const std::s
   for (size_t i = 0; i < images->size(); ++i) {
     const Json& m = (*images)[i];
     const Json* file = Member(m, "file_name");
-    const std::string where = file != nullptr && file->is_string() ? file->get<std::string>()
-                                                                    : "images[" + std::to_string(i) + "]";
+    // Named by its file_name when that is a usable path, else by position
+    // (a NUL or newline would not survive the rejects report's row).
+    const bool named = file != nullptr && file->is_string() && !file->get_ref<const std::string&>().empty() &&
+                       std::none_of(file->get_ref<const std::string&>().begin(),
+                                    file->get_ref<const std::string&>().end(),
+                                    [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7F; });
+    const std::string where = named ? file->get<std::string>() : "images[" + std::to_string(i) + "]";
     CocoImage image;
-    std::string why = m.is_object() ? IntegerMember(m, "id", true, &image.id) : "not an object: " + m.dump();
+    std::string why = m.is_object() ? IntegerMember(m, "id", true, &image.id) : "not an object: " + QuoteJson(m);
     if (why.empty() && file == nullptr) why = "missing key 'file_name'";
-    if (why.empty() && !file->is_string()) why = "'file_name' must be a string, not " + file->dump();
-    if (why.empty()) why = CheckFileName(file->get<std::string>());
+    if (why.empty() && !file->is_string()) why = "'file_name' must be a string, not " + QuoteJson(*file);
+    if (why.empty()) why = CheckSourcePathText(file->get<std::string>(), "'file_name'", "the images folder");
     if (why.empty()) why = IntegerMember(m, "width", false, &image.width);
     if (why.empty()) why = IntegerMember(m, "height", false, &image.height);
     if (why.empty() && image_of.count(image.id) > 0) {
@@ -204,7 +192,7 @@ Result<CocoAnnotations> ParseCocoAnnotations(std::string_view json, const std::s
   for (size_t i = 0; annotations != nullptr && i < annotations->size(); ++i) {
     const Json& a = (*annotations)[i];
     int64_t id = 0;
-    std::string why = a.is_object() ? IntegerMember(a, "id", true, &id) : "not an object: " + a.dump();
+    std::string why = a.is_object() ? IntegerMember(a, "id", true, &id) : "not an object: " + QuoteJson(a);
     const std::string where = why.empty() ? "annotation " + std::to_string(id) : "annotations[" + std::to_string(i) + "]";
     CocoAnnotation annotation;
     annotation.id = id;

@@ -8,6 +8,11 @@
 #include <thread>
 #include <utility>
 
+#include <unistd.h>
+
+#include "convert/source_path.h"
+#include "format/file_names.h"
+#include "io/file.h"
 #include "unirecord/dataset.h"
 #include "util/threads.h"
 
@@ -31,8 +36,9 @@ struct Slot {
 class OrderedFileReader {
  public:
   OrderedFileReader(const std::string& root, const std::vector<ImageFolderFile>& files, int threads,
-                    bool keep_original, bool read_files)
-      : root_(root), files_(files), keep_original_(keep_original), read_files_(read_files), slots_(static_cast<size_t>(std::clamp(threads * 4, 8, 256))) {
+                    bool keep_original, bool read_files, bool follow_links_outside)
+      : root_(root, follow_links_outside), files_(files), keep_original_(keep_original), read_files_(read_files),
+        slots_(static_cast<size_t>(std::clamp(threads * 4, 8, 256))) {
     for (int t = 0; t < threads; ++t) workers_.emplace_back([this] { Work(); });
   }
 
@@ -90,7 +96,9 @@ class OrderedFileReader {
       Slot& slot = slots_[i % slots_.size()];
       const ImageFolderFile& file = files_[i];
       if (file.is_candidate && read_files_) {
-        Status read = ReadSourceFile(root_ + "/" + file.path, &slot.bytes);
+        // The path policy (convert/source_path.h): links resolved, inside the root.
+        const Result<std::string> path = root_.Resolve(file.path);
+        const Status read = path.ok() ? ReadSourceFile(*path, &slot.bytes) : path.status();
         slot.info = read.ok() ? CheckSourceImage(slot.bytes) : Result<SourceImageInfo>(read);
         if (slot.info.ok()) slot.stored = PrepareStoredImage(&slot.bytes, slot.info->format, keep_original_);
       }
@@ -104,7 +112,7 @@ class OrderedFileReader {
     }
   }
 
-  const std::string& root_;
+  const SourceRoot root_;
   const std::vector<ImageFolderFile>& files_;
   const bool keep_original_;
   const bool read_files_;  // false: records without an image, nothing to read
@@ -228,7 +236,7 @@ Status WriteImageRecords(const std::string& root, const std::vector<ImageFolderF
     options.on_progress(progress);
   };
 
-  OrderedFileReader reader(root, files, threads, options.keep_original, with_image);
+  OrderedFileReader reader(root, files, threads, options.keep_original, with_image, options.follow_links_outside);
   size_t next_shard = 1;
   for (size_t i = 0; i < files.size(); ++i) {
     const ImageFolderFile& file = files[i];
@@ -412,6 +420,35 @@ Result<ConvertReport> WritePreparedShards(const PreparedConversion& c, const std
   return WritePreparedRange(c, out, token, begin, end, std::move(starts), part, num_parts, options);
 }
 
+namespace {
+
+// The error of a conversion that wrote no record: the rejects report goes to
+// OUT/NAME.rejected.tsv (a name no dataset file has: never removed by a
+// writer), and the message names it with the count and the first reasons.
+Status NothingWritten(const std::string& out, const std::string& name, const std::vector<ConvertRejection>& rows) {
+  const std::string report = io::JoinPath(out, name + ".rejected.tsv");
+  const std::string temporary = io::JoinPath(out, format::TemporaryReportFileName(name, ::getpid(), "rejected"));
+  Status saved = [&]() -> Status {
+    UREC_ASSIGN_OR_RETURN(io::WritableFile file, io::WritableFile::Create(temporary));
+    UREC_RETURN_IF_ERROR(file.Append(RejectsTsv(rows)));
+    UREC_RETURN_IF_ERROR(file.Close());
+    return io::RenameFile(temporary, report);
+  }();
+  if (!saved.ok()) io::RemoveFileIfExists(temporary);
+  std::string first;
+  for (size_t i = 0; i < rows.size() && i < 3; ++i) {
+    first += (i ? "; " : "") + rows[i].path + ": " + rows[i].reason;
+  }
+  if (first.size() > 400) first = first.substr(0, 397) + "...";
+  return Status::InvalidArgument(
+      "dataset " + name + " in " + out + ": no record written, every input was rejected (" +
+      std::to_string(rows.size()) + " rows" + (first.empty() ? "" : ", first: " + first) + "); nothing committed; " +
+      (saved.ok() ? "the rejects report is " + report : "the rejects report could not be saved: " + saved.message()) +
+      " (allow_empty / --allow-empty commits an empty dataset)");
+}
+
+}  // namespace
+
 Result<ConvertReport> ConvertLocally(const std::string& out, const std::string& name, const ConvertOptions& options,
                                      uint64_t files_total, ConvertReport head, const PartFunction& write_part) {
   const Clock::time_point start = Clock::now();
@@ -437,6 +474,11 @@ Result<ConvertReport> ConvertLocally(const std::string& out, const std::string& 
     };
   }
   UREC_ASSIGN_OR_RETURN(ConvertReport part, write_part(staged->token(), parts - 1, parts, part_options));
+  if (part.written == 0 && !options.allow_empty) {
+    std::vector<ConvertRejection> rows = std::move(head.not_written);
+    rows.insert(rows.end(), part.not_written.begin(), part.not_written.end());
+    return NothingWritten(out, name, rows);  // `staged` goes: nothing is committed
+  }
   UREC_ASSIGN_OR_RETURN(ConvertReport report, CommitParts(*staged, std::move(head), {std::move(part)}));
   report.seconds = SecondsSince(start);
   if (options.on_progress) {

@@ -1,93 +1,24 @@
 #include "convert/manifest.h"
 
-#include <cfloat>
-#include <cmath>
-#include <cstring>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <set>
 #include <utility>
+
+#include "convert/json_policy.h"
+#include "convert/source_path.h"
 
 namespace unirecord::convert_internal {
 namespace {
 
-using Json = nlohmann::json;
-
 // The fields a manifest with an image adds to its records (as ConvertImageFolder's).
 const char* const kImageExtras[] = {"path", "width", "height", "jpeg_layout", "source_size", "source_xxh3"};
 
-// Deeper than any field's shape (8 dimensions) inside a line's object.
-constexpr int kMaxJsonDepth = 12;
-
-// nlohmann's parser recurses per level: refuse deeper nesting before parsing.
-bool NestsDeeperThan(std::string_view text, int limit) {
-  int depth = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > limit) return true;
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return false;
-}
-
-// Parses `text` as JSON into *value, or says why not (without nlohmann's tag).
-std::string ParseJson(std::string_view text, Json* value) {
-  if (NestsDeeperThan(text, kMaxJsonDepth)) {
-    return "arrays and objects nest deeper than " + std::to_string(kMaxJsonDepth) + " levels";
-  }
-  try {
-    *value = Json::parse(text.begin(), text.end());
-  } catch (const Json::exception& e) {  // parse_error, or out_of_range for a number past double
-    std::string what = e.what();
-    const size_t tag = what.find("] ");
-    return "not valid JSON: " + (tag == std::string::npos ? what : what.substr(tag + 2));
-  }
-  return "";
-}
-
-std::string Quote(const Json& value) {
-  std::string text = value.dump();
-  return text.size() <= 60 ? text : text.substr(0, 57) + "...";
-}
-
 // Appends one element of numeric `type` from JSON `v`, or says why not.
 std::string AppendElement(const TypeInfo& type, const Json& v, std::vector<uint8_t>* out) {
-  uint8_t bytes[8] = {};
-  if (type.kind == 'b') {
-    if (!v.is_boolean() && !(v.is_number_integer() && (v.get<int64_t>() == 0 || v.get<int64_t>() == 1))) {
-      return Quote(v) + " is not a bool (true, false, 0 or 1)";
-    }
-    bytes[0] = v.is_boolean() ? (v.get<bool>() ? 1 : 0) : static_cast<uint8_t>(v.get<int64_t>());
-  } else if (type.kind == 'f') {
-    if (!v.is_number()) return Quote(v) + " is not a number";
-    const double d = v.get<double>();
-    if (type.width == 4) {
-      if (!(std::fabs(d) <= FLT_MAX)) return Quote(v) + " is out of float32's range";
-      const float f = static_cast<float>(d);
-      std::memcpy(bytes, &f, 4);
-    } else {
-      std::memcpy(bytes, &d, 8);
-    }
-  } else {
-    if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) {
-      return Quote(v) + " is out of " + type.name + "'s range";
-    }
-    if (!v.is_number_integer()) return Quote(v) + " is not an integer";
-    const int64_t i = v.get<int64_t>();
-    if (!FitsIntegral(type.type, i)) return Quote(v) + " is out of " + type.name + "'s range";
-    for (int k = 0; k < type.width; ++k) bytes[k] = static_cast<uint8_t>(static_cast<uint64_t>(i) >> (8 * k));
-  }
-  out->insert(out->end(), bytes, bytes + type.width);
-  return "";
+  uint8_t bytes[8];
+  std::string why = JsonToElement(type, v, bytes);
+  if (why.empty()) out->insert(out->end(), bytes, bytes + type.width);
+  return why;
 }
 
 // Flattens nested arrays `v` of rank shape->size() (row-major) into `out`,
@@ -96,7 +27,7 @@ std::string AppendElement(const TypeInfo& type, const Json& v, std::vector<uint8
 std::string AppendArray(const TypeInfo& type, const Json& v, size_t depth, std::vector<int64_t>* shape,
                         std::vector<bool>* seen, std::vector<uint8_t>* out) {
   if (depth == shape->size()) return AppendElement(type, v, out);
-  if (!v.is_array()) return "expected an array of rank " + std::to_string(shape->size()) + ", found " + Quote(v);
+  if (!v.is_array()) return "expected an array of rank " + std::to_string(shape->size()) + ", found " + QuoteJson(v);
   const int64_t n = static_cast<int64_t>(v.size());
   if (!(*seen)[depth]) {
     (*seen)[depth] = true;
@@ -115,7 +46,7 @@ std::string AppendArray(const TypeInfo& type, const Json& v, size_t depth, std::
 
 // The values of one sample from the object `sample`; "" or why not.
 std::string ReadSample(const Json& sample, const ManifestSchema& schema, ManifestLine* line) {
-  if (!sample.is_object()) return "not a JSON object: " + Quote(sample);
+  if (!sample.is_object()) return "not a JSON object: " + QuoteJson(sample);
   for (auto it = sample.begin(); it != sample.end(); ++it) {
     bool known = false;
     for (const Field& f : schema.fields) known = known || f.name == it.key();
@@ -129,10 +60,11 @@ std::string ReadSample(const Json& sample, const ManifestSchema& schema, Manifes
     ManifestLine::Value& value = line->values[k];
     const bool is_image = static_cast<int>(k) == schema.image;
     if (is_image || field.type == FieldType::kString) {
-      if (!it->is_string()) return "field '" + field.name + "': " + Quote(*it) + " is not a string";
+      if (!it->is_string()) return "field '" + field.name + "': " + QuoteJson(*it) + " is not a string";
       (is_image ? line->image_path : value.text) = it->get<std::string>();
-      if (is_image && (line->image_path.empty() || line->image_path[0] == '/')) {
-        return "field '" + field.name + "': the image path must be relative to the manifest's folder";
+      if (is_image) {
+        const std::string why = CheckSourcePathText(line->image_path, "the image path", "the manifest's folder");
+        if (!why.empty()) return "field '" + field.name + "': " + why;
       }
       continue;
     }
@@ -154,7 +86,7 @@ std::string ReadSample(const Json& sample, const ManifestSchema& schema, Manifes
 
 Result<ManifestSchema> ParseManifestSchema(std::string_view text, const std::string& file) {
   Json root;
-  const std::string bad = ParseJson(text, &root);
+  const std::string bad = ParseConverterJson(text, &root);
   if (!bad.empty()) return Status::InvalidArgument("schema file " + file + ": " + bad);
   const auto fields = root.is_object() ? root.find("fields") : root.end();
   if (!root.is_object() || fields == root.end() || !fields->is_array() || fields->empty()) {
@@ -192,8 +124,10 @@ Result<ManifestSchema> ParseManifestSchema(std::string_view text, const std::str
         return Status::InvalidArgument(where + ": 'shape' must be an array of dimensions, for numeric types");
       }
       for (const Json& d : shape) {
-        if (!d.is_number_integer()) return Status::InvalidArgument(where + ": 'shape' holds " + Quote(d));
-        field.shape.push_back(d.get<int64_t>());
+        int64_t extent = 0;
+        const std::string why = JsonToInt64(d, &extent);
+        if (!why.empty()) return Status::InvalidArgument(where + ": 'shape' holds " + why);
+        field.shape.push_back(extent);
       }
     }
     if (f.contains("indexed")) {
@@ -239,7 +173,7 @@ std::vector<ManifestLine> ParseJsonlManifest(std::string_view text, const Manife
     ManifestLine line;
     line.line = number;
     Json sample;
-    line.reason = ParseJson(line_text, &sample);
+    line.reason = ParseConverterJson(line_text, &sample);
     if (line.reason.empty()) line.reason = ReadSample(sample, schema, &line);
     lines.push_back(std::move(line));
   }
@@ -248,6 +182,9 @@ std::vector<ManifestLine> ParseJsonlManifest(std::string_view text, const Manife
 
 Result<std::vector<ManifestLine>> ParseCsvManifest(std::string_view text, const ManifestSchema& schema,
                                                    const std::string& file) {
+  // A UTF-8 byte-order mark (Excel writes one) is not part of the first
+  // column's name; JSON Lines and COCO skip it too (ParseConverterJson).
+  if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
   // Rows of cells, each with the line it starts on.
   std::vector<std::pair<uint64_t, std::vector<std::string>>> rows;
   uint64_t line = 1;
@@ -327,7 +264,7 @@ Result<std::vector<ManifestLine>> ParseCsvManifest(std::string_view text, const 
         sample[f.name] = cell;
         continue;
       }
-      const std::string why = ParseJson(cell, &sample[f.name]);
+      const std::string why = ParseConverterJson(cell, &sample[f.name]);
       if (!why.empty()) out.reason = "field '" + f.name + "': " + why;
     }
     if (out.reason.empty()) out.reason = ReadSample(sample, schema, &out);

@@ -87,7 +87,8 @@ TEST(JsonlManifest, EachBadLineSaysWhy) {
       {"{\"tokens\": [], \"extra\": 1, " + good + "}", "key 'extra' is not a field of the schema"},
       {"[1, 2]", "not a JSON object: [1,2]"},
       {"{\"tokens\": [1,, 2]}", "not valid JSON: parse error at line 1, column 15"},
-      {std::string(50, '['), "nest deeper than 12 levels"},
+      {std::string(50, '['), "nest deeper than 32 levels"},
+      {"{\"tokens\": [1], \"tokens\": [2], " + good + "}", "key 'tokens' appears twice in one object"},
   };
   for (const auto& [line, why] : cases) {
     auto lines = ParseJsonlManifest(line, s);
@@ -155,6 +156,45 @@ TEST(CsvManifest, ManyCellsAndCrlfLineEnds) {
   EXPECT_EQ(line.values[2].text, "");
   EXPECT_EQ(line.values[4].text, "w\r");  // a CR inside the row is the cell's
   EXPECT_EQ(Elements<int32_t>(line.values[5]), (std::vector<int32_t>{7}));
+}
+
+// Before: "../secret.jpg" and "imgs/../../secret.jpg" were read and stored,
+// a NUL read one file and recorded another name, and with two "image" keys
+// the last won (issue 36).
+TEST(JsonlManifest, ImagePathsFollowThePathPolicyAndAKeyTwiceIsRefused) {
+  const ManifestSchema s = MakeSchema(R"({"fields": [{"name": "image", "type": "image"}, {"name": "n", "type": "int32"}]})");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"({"image": "../secret.jpg", "n": 1})",
+       "field 'image': the image path '../secret.jpg' leaves the manifest's folder ('..')"},
+      {R"({"image": "imgs/../../secret.jpg", "n": 1})",
+       "field 'image': the image path 'imgs/../../secret.jpg' leaves the manifest's folder ('..')"},
+      {R"({"image": "a\u0000.jpg", "n": 1})",
+       "field 'image': the image path 'a\\x00.jpg' holds the control character 0x00 at byte 1 (a NUL: the file read "
+       "would not be the one named)"},
+      {R"({"image": "a\tb.jpg", "n": 1})", "field 'image': the image path 'a\\x09b.jpg' holds the control character 0x09 at byte 1"},
+      {R"({"image": "/etc/passwd", "n": 1})",
+       "field 'image': the image path '/etc/passwd' is absolute: it must be relative to the manifest's folder"},
+      {R"({"image": "a.jpg", "n": 1, "image": "b.jpg"})", "key 'image' appears twice in one object (at the top level)"},
+      {R"({"image": "a.jpg", "n": 1e39})", "field 'n': 1e+39 is not an integer"},
+      {R"({"image": "imgs/../a.jpg", "n": 1})", ""},
+  };
+  for (const auto& [line, why] : cases) {
+    auto lines = ParseJsonlManifest(line, s);
+    ASSERT_EQ(lines.size(), 1u);
+    EXPECT_EQ(lines[0].reason, why) << line;
+  }
+}
+
+// Before: a CSV starting with a byte-order mark had no column 'image'.
+TEST(CsvManifest, AByteOrderMarkIsSkippedAndPathsFollowThePolicy) {
+  const ManifestSchema s = MakeSchema(R"({"fields": [{"name": "image", "type": "image"}, {"name": "n", "type": "int32"}]})");
+  auto lines = ParseCsvManifest("\xEF\xBB\xBFimage,n\na.jpg,1\n../b.jpg,2\n\"c\nd.jpg\",3\n", s, "m.csv");
+  ASSERT_TRUE(lines.ok()) << lines.status().ToString();
+  ASSERT_EQ(lines->size(), 3u);
+  EXPECT_EQ((*lines)[0].reason, "");
+  EXPECT_EQ((*lines)[0].image_path, "a.jpg");
+  EXPECT_EQ((*lines)[1].reason, "field 'image': the image path '../b.jpg' leaves the manifest's folder ('..')");
+  EXPECT_EQ((*lines)[2].reason, "field 'image': the image path 'c\\x0Ad.jpg' holds the control character 0x0A at byte 1");
 }
 
 }  // namespace

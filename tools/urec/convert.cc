@@ -38,6 +38,9 @@ struct ConvertArgs {
 // distributed (docs/cli.md).
 Status RunOnScheduler(const ConvertArgs& args) {
   if (args.options.append) return Status::InvalidArgument("--append runs locally only (not with --scheduler)");
+  if (args.options.allow_empty || args.options.follow_links_outside) {
+    return Status::InvalidArgument("--allow-empty and --follow-links-outside run locally only (not with --scheduler)");
+  }
   if (args.options.num_shards == 0) {
     return Status::InvalidArgument("--scheduler needs --shards N: the tasks write whole shards, and the shard count "
                                    "fixes the bytes (the same as a local convert with --shards N)");
@@ -189,6 +192,12 @@ void AddOutputOptions(CLI::App* cmd, ConvertArgs* args, const char* order) {
   cmd->add_flag("--keep-original", o.keep_original,
                 "Store each JPEG's source bytes untouched instead of its lossless rewrite into the fast "
                 "layout (baseline, optimized tables, restart markers)");
+  cmd->add_flag("--follow-links-outside", o.follow_links_outside,
+                "Read source files whose symbolic links lead outside their folder (the image folder, the images "
+                "folder, the manifest's folder); without it they are rejected");
+  cmd->add_flag("--allow-empty", o.allow_empty,
+                "Commit an empty dataset when every input is rejected (without it that fails, exit 2, and "
+                "OUT/NAME.rejected.tsv lists why)");
   cmd->add_option("--max-pixels", o.limits.max_pixels, "Reject JPEGs over N pixels (width x height)")
       ->capture_default_str()
       ->check(IntegerIn(1, uint64_t{1} << 40));

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <vector>
@@ -13,7 +14,7 @@ namespace {
 // One element as JSON, by its type's kind (schema.h's TypeInfo table).
 Json ElementToJson(FieldType type, const void* element) {
   switch (FindType(type)->kind) {
-    case 'f': return Json(ElementToDouble(type, element));
+    case 'f': return FloatToJson(ElementToDouble(type, element));
     case 'b': return Json(ElementToInt64(type, element) != 0);
     default: return Json(ElementToInt64(type, element));
   }
@@ -92,7 +93,13 @@ Result<Json> FieldToJson(const Record& record, size_t field) {
     return f.type == FieldType::kBool ? Json(v != 0) : Json(v);
   }
   UREC_ASSIGN_OR_RETURN(double v, record.GetFloat64(field));
-  return Json(v);
+  return FloatToJson(v);
+}
+
+Json FloatToJson(double value) {
+  if (std::isnan(value)) return Json("nan");
+  if (std::isinf(value)) return Json(value < 0 ? "-inf" : "inf");
+  return Json(value);
 }
 
 Result<Json> RecordToJson(const Record& record, const std::vector<size_t>& fields) {

@@ -35,6 +35,12 @@ Result<size_t> FindDatasetField(const std::string& path, const Dataset& dataset,
 // 16 hex digits (IsHashField).
 Result<Json> FieldToJson(const Record& record, size_t field);
 
+// A floating-point value as every JSON printer of urec writes it (cat, get,
+// query --json and --group-by --json, inspect --json): a number when finite,
+// else the string "inf", "-inf" or "nan" (JSON has no such numbers;
+// docs/cli.md, "JSON output"). The sign of a NaN is not kept.
+Json FloatToJson(double value);
+
 // {"id": ID, field: value, ...} for `fields` (schema indexes, in that order);
 // what `urec cat` and `urec query --json` print for a record.
 Result<Json> RecordToJson(const Record& record, const std::vector<size_t>& fields);

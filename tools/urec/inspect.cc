@@ -134,7 +134,11 @@ void PrintJson(const InspectArgs& args, const Dataset& ds, const Totals& t, cons
   if (classes != ds.metadata().end()) out["classes"] = DecodeNameList(classes->second);
   out["index_fields"] = index_fields;
   Json index_stats = Json::object();
-  for (const IndexedStats& s : stats) index_stats[s.name] = Json{{"min", s.min}, {"max", s.max}, {"mean", s.mean}};
+  for (const IndexedStats& s : stats) {
+    // No record: no min, max or mean (null); else as `urec cat` prints floats.
+    const auto value = [&](double v) { return ds.size() == 0 ? Json(nullptr) : FloatToJson(v); };
+    index_stats[s.name] = Json{{"min", value(s.min)}, {"max", value(s.max)}, {"mean", value(s.mean)}};
+  }
   out["index_stats"] = index_stats;
   if (!label_counts.empty()) out["label_counts"] = label_counts;
   out["sizes"] = Json{{"shard_bytes", t.shard_bytes},

@@ -73,7 +73,7 @@ Status PrintGroups(const Dataset& dataset, const Query& query, const QueryArgs& 
       } else if (v.type == FieldType::kString) {
         line[args.group_by] = v.string_value;
       } else {
-        line[args.group_by] = text;  // JSON has no nan or inf: the literal, as a string
+        line[args.group_by] = FloatToJson(v.float_value);  // as `urec cat` prints it
       }
       if (named) line["class"] = classes[static_cast<size_t>(v.int_value)];
       line["count"] = g.count;

@@ -1,0 +1,79 @@
+#include "convert/json_policy.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace unirecord::convert_internal {
+namespace {
+
+std::string Why(const std::string& text) {
+  Json value;
+  return ParseConverterJson(text, &value);
+}
+
+TEST(ConverterJson, ParsesWhatJsonIsAndSkipsAByteOrderMark) {
+  Json value;
+  EXPECT_EQ(ParseConverterJson(R"({"a": [1, 2.5, "x", null, true], "b": {"c": {}}})", &value), "");
+  EXPECT_EQ(value["a"][1].get<double>(), 2.5);
+  EXPECT_TRUE(value["b"]["c"].is_object());
+  EXPECT_EQ(ParseConverterJson("\xEF\xBB\xBF{\"a\": 1}", &value), "");
+  EXPECT_EQ(value["a"].get<int>(), 1);
+  EXPECT_EQ(Why("{\"a\": [1,, 2]}").rfind("not valid JSON: parse error at line 1, column 10", 0), 0u) << Why("{\"a\": [1,, 2]}");
+  EXPECT_EQ(Why("1e400").rfind("not valid JSON: number overflow", 0), 0u) << Why("1e400");
+  EXPECT_EQ(Why("{} x").rfind("not valid JSON: ", 0), 0u);
+}
+
+// Before: nothing stopped a COCO file nested 10^5 deep, and dumping it
+// overflowed the stack (issue 36); nesting up to the limit still parses.
+TEST(ConverterJson, NestingPastTheLimitIsRefusedWithWhere) {
+  Json value;
+  EXPECT_EQ(ParseConverterJson(std::string(kMaxJsonDepth, '[') + std::string(kMaxJsonDepth, ']'), &value), "");
+  EXPECT_EQ(value.dump().size(), 2u * kMaxJsonDepth);
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  EXPECT_EQ(Why(deep), "arrays and objects nest deeper than 32 levels (at " + [] {
+              std::string p;
+              for (int i = 0; i < kMaxJsonDepth; ++i) p += "[0]";
+              return p;
+            }() + ")");
+  const std::string coco = R"({"images": [{"id": 1, "file_name": )" + std::string(100000, '[');
+  EXPECT_EQ(Why(coco).rfind("arrays and objects nest deeper than 32 levels (at images[0].file_name[0][0]", 0), 0u)
+      << Why(coco);
+  EXPECT_TRUE(value.is_null() || value.is_array());
+}
+
+// Before: nlohmann kept the last of two equal keys, so a manifest line could
+// show one image path and store another (issue 36).
+TEST(ConverterJson, AKeyTwiceInOneObjectIsRefusedWithItsName) {
+  EXPECT_EQ(Why(R"({"image": "a.jpg", "label": 1, "image": "b.jpg"})"),
+            "key 'image' appears twice in one object (at the top level)");
+  EXPECT_EQ(Why(R"({"annotations": [{"id": 1}, {"id": 2, "bbox": [1], "bbox": [2]}]})"),
+            "key 'bbox' appears twice in one object (at annotations[1])");
+  // The same key in two objects is no duplicate.
+  EXPECT_EQ(Why(R"([{"id": 1}, {"id": 1, "x": {"id": 2}}])"), "");
+}
+
+TEST(ConverterJson, NumbersAreCheckedAgainstTheTypeTheyAreStoredAs) {
+  float f = 0;
+  int64_t i = 0;
+  // Finite as a double, infinite as float32: refused, never rounded to inf.
+  EXPECT_EQ(JsonToFloat32(Json(1e39), &f), "1e+39 is out of float32's range");
+  EXPECT_EQ(JsonToFloat32(Json(-3.5e38), &f), "-3.5e+38 is out of float32's range");
+  EXPECT_EQ(JsonToFloat32(Json(3.4e38), &f), "");
+  EXPECT_EQ(f, 3.4e38f);
+  EXPECT_EQ(JsonToFloat32(Json(nullptr), &f), "null is not a number");
+  EXPECT_EQ(JsonToFloat32(Json("1"), &f), "\"1\" is not a number");
+  EXPECT_EQ(JsonToInt64(Json(uint64_t{1} << 63), &i), "9223372036854775808 is out of int64's range");
+  EXPECT_EQ(JsonToInt64(Json(2.5), &i), "2.5 is not an integer");
+  EXPECT_EQ(JsonToInt64(Json(-7), &i), "");
+  EXPECT_EQ(i, -7);
+  uint8_t bytes[8];
+  EXPECT_EQ(JsonToElement(*FindType(FieldType::kUint8), Json(256), bytes), "256 is out of uint8's range");
+  EXPECT_EQ(JsonToElement(*FindType(FieldType::kInt16), Json(-32768), bytes), "");
+  EXPECT_EQ(bytes[0], 0x00);
+  EXPECT_EQ(bytes[1], 0x80);
+  EXPECT_EQ(JsonToElement(*FindType(FieldType::kBool), Json(2), bytes), "2 is not a bool (true, false, 0 or 1)");
+}
+
+}  // namespace
+}  // namespace unirecord::convert_internal
