@@ -17,7 +17,7 @@ import pytest
 
 import unirecord
 
-from urec_fixtures import make_image_folder
+from urec_fixtures import make_image_folder, urec_binary
 
 distributed = pytest.importorskip("distributed")
 import unirecord.distributed  # noqa: E402  (needs distributed)
@@ -59,10 +59,20 @@ class Cluster:
     def alive(self):
         return sum(1 for w in self.workers if w.poll() is None)
 
+    def running(self):
+        """Keys of the tasks running anywhere: those the scheduler is
+        processing, and those a worker thread still runs. A task whose
+        client went away is forgotten by the scheduler and by its worker's
+        state at once, but Dask cannot stop the thread that runs it: it runs
+        to its end, writing into OUT, while processing() is empty."""
+        keys = [key for tasks in self.client.processing().values() for key in tasks]
+        threads = self.client.run(lambda dask_worker: list(dask_worker.active_threads.values()))
+        return keys + [key for running in threads.values() for key in running]
+
     def wait_idle(self, timeout=60):
         deadline = time.monotonic() + timeout
-        while any(self.client.processing().values()):
-            assert time.monotonic() < deadline, "tasks still running"
+        while self.running():
+            assert time.monotonic() < deadline, "tasks still running: %s" % self.running()
             time.sleep(0.1)
 
     def stop(self):
@@ -316,9 +326,7 @@ def test_a_failing_task_commits_nothing(cluster, folder, tmp_path):
 
 
 def test_urec_convert_with_a_scheduler(cluster, folder, reference, tmp_path):
-    urec = os.environ.get("UREC")
-    if not urec or not os.path.exists(urec):
-        pytest.skip("UREC (the urec binary) is not set")
+    urec = urec_binary()
     while cluster.alive() < 2:  # also when run alone
         cluster.add_worker()
     env = dict(os.environ, UREC_PYTHON=sys.executable)
@@ -335,9 +343,7 @@ def test_urec_convert_with_a_scheduler(cluster, folder, reference, tmp_path):
 
 
 def test_urec_convert_coco_and_jsonl_with_a_scheduler(cluster, inputs, tmp_path):
-    urec = os.environ.get("UREC")
-    if not urec or not os.path.exists(urec):
-        pytest.skip("UREC (the urec binary) is not set")
+    urec = urec_binary()
     while cluster.alive() < 2:  # also when run alone
         cluster.add_worker()
     sources, references = inputs

@@ -14,6 +14,13 @@ and options, for any number of workers, whatever the order tasks finish in
 and however often Dask reruns one (a worker that dies mid-task: its
 replacement's files replace the first attempt's whole).
 
+A task whose driver went away (a killed client) or gave up (a failed task
+cancels the others) still runs to its end on its worker: Dask forgets it at
+once, scheduler and worker state alike, but cannot stop the thread running
+it. Until then it may write into OUT, hidden files under its run's token that
+are never committed; the next writer of the dataset removes them when it
+begins and again when it ends.
+
 SRC and OUT must be the same paths on every worker and on the client (a
 shared file system: NFS, Lustre, or one machine's disk). ``python -m
 unirecord.distributed`` is the command line behind ``urec convert imagefolder
