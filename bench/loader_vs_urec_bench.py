@@ -5,6 +5,15 @@ layout, prefetch 2, seed 0, shuffle), at each thread count.
 
   bench/loader_vs_urec_bench.py --urec build/tools/urec [--work DIR] [--classes 10 --per-class 100]
                                 [--rounds 5] [--epochs 3] [--threads 1,2] [--layout NCHW] [--json out.json]
+                                [--device cpu|cuda|emulated [--cpu-baseline]]
+
+--device puts both sides' batches on a device (cuda: float32 NCHW normalised;
+each side waits for every batch on the host: urec bench with
+Batch::Synchronize, the Python side with the current stream's synchronize;
+emulated: the host device, the same path in ordinary memory, for machines
+without a GPU). --cpu-baseline adds a third side, `urec bench --device cpu`,
+and the ratio of the device run to it (the GPU issue's goals: cuda >= 0.95x
+cpu on a GPU host; emulated >= 0.95x cpu at 2 threads).
 
 The dataset is made once under --work with `urec synth-imagefolder` and
 `urec convert imagefolder` (the fast JPEG layout, convert's default). Every
@@ -42,13 +51,20 @@ def child(args):
     import unirecord
 
     loader = unirecord.Loader(args.records, batch_size=args.batch, shuffle=True, seed=0, threads=args.threads,
-                              prefetch=args.prefetch, layout=args.layout,
+                              prefetch=args.prefetch, layout=args.layout, device=args.device,
                               transform=unirecord.RandomResizedCrop(224, flip=True))
+    synchronize = None
+    if args.device == "cuda":
+        import torch
+
+        synchronize = torch.cuda.current_stream().synchronize
     epochs = []
     for epoch in range(args.epochs):
         loader.set_epoch(epoch)
         cpu0, t0, images = cpu_seconds(), time.perf_counter(), 0
         for batch, _labels in loader:
+            if synchronize is not None:
+                synchronize()
             images += batch.shape[0]
         wall, cpu = time.perf_counter() - t0, cpu_seconds() - cpu0
         epochs.append({"epoch": epoch, "images": images, "images_per_s": images / wall, "cpu_s": cpu})
@@ -57,15 +73,18 @@ def child(args):
     print(json.dumps({"threads": loader.threads, "samples": stats["samples"], "stages": stages, "epochs": epochs}))
 
 
+SIDE_NAMES = {"urec": "urec bench", "python": "Loader (py)", "urec-cpu": "urec on cpu"}
+
+
 def run_side(side, args, threads):
-    if side == "urec":
+    if side in ("urec", "urec-cpu"):
         cmd = [args.urec, "bench", str(args.records), "--threads", str(threads), "--batch", str(args.batch),
                "--epochs", str(args.epochs), "--prefetch", str(args.prefetch), "--seed", "0",
-               "--layout", args.layout, "--json"]
+               "--layout", args.layout, "--device", "cpu" if side == "urec-cpu" else args.device, "--json"]
     else:
         cmd = [sys.executable, __file__, "--child", "--records", str(args.records), "--threads", str(threads),
                "--batch", str(args.batch), "--epochs", str(args.epochs), "--prefetch", str(args.prefetch),
-               "--layout", args.layout]
+               "--layout", args.layout, "--device", args.device]
     out = json.loads(subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True).stdout)
     if out["threads"] != threads:
         sys.exit(f"{side}: asked for {threads} threads, ran {out['threads']}")
@@ -102,6 +121,8 @@ def main():
     parser.add_argument("--batch", type=int, default=256)
     parser.add_argument("--prefetch", type=int, default=2)
     parser.add_argument("--layout", default="NCHW", choices=("NCHW", "NHWC"))
+    parser.add_argument("--device", default="cpu", choices=("cpu", "cuda", "emulated"))
+    parser.add_argument("--cpu-baseline", action="store_true", help="also urec bench --device cpu, and the ratio to it")
     parser.add_argument("--json", default="")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--records", help=argparse.SUPPRESS)
@@ -112,33 +133,41 @@ def main():
     args.records = prepare(args)
     thread_counts = [int(t) for t in args.threads.split(",")]
     load_before = os.getloadavg()
-    results = {t: {"urec": [], "python": []} for t in thread_counts}
+    sides = ["urec", "python"] + (["urec-cpu"] if args.cpu_baseline and args.device != "cpu" else [])
+    results = {t: {side: [] for side in sides} for t in thread_counts}
     for r in range(args.rounds):
         for t in thread_counts:
-            for side in (("urec", "python") if r % 2 == 0 else ("python", "urec")):
+            # Which side goes first rotates by round: all see the same load.
+            for side in sides[r % len(sides):] + sides[:r % len(sides)]:
                 res = run_side(side, args, t)
                 results[t][side].append(res)
-                print(f"round {r + 1} threads {t} {side:6s} {res['images_per_s']:8.1f} images/s "
+                print(f"round {r + 1} threads {t} {side:8s} {res['images_per_s']:8.1f} images/s "
                       f"{res['cpu_us']:7.0f} CPU us/image (decode {res['decode_us']:.0f}, "
                       f"read {res['read_us']:.0f})", file=sys.stderr)
     load_after = os.getloadavg()
     keys = ("images_per_s", "cpu_us", "read_us", "decode_us")
     summary = {}
-    print(f"\nbatch {args.batch}, {args.layout}, prefetch {args.prefetch}, {args.rounds} rounds x "
+    print(f"\ndevice {args.device}, batch {args.batch}, {args.layout}, prefetch {args.prefetch}, {args.rounds} rounds x "
           f"{args.epochs - 1} timed epochs, medians; load average {load_before[0]:.2f} before, "
           f"{load_after[0]:.2f} after ({os.cpu_count()} cores)")
     print(f"{'threads':>7s} {'side':11s} {'images/s':>9s} {'CPU us/img':>10s} {'read':>6s} {'decode':>7s}")
     for t in thread_counts:
         summary[t] = {}
-        for side in ("urec", "python"):
+        for side in sides:
             summary[t][side] = {k: statistics.median(x[k] for x in results[t][side]) for k in keys}
             m = summary[t][side]
-            print(f"{t:7d} {'urec bench' if side == 'urec' else 'Loader (py)':11s} {m['images_per_s']:9.1f} "
+            print(f"{t:7d} {SIDE_NAMES[side]:11s} {m['images_per_s']:9.1f} "
                   f"{m['cpu_us']:10.0f} {m['read_us']:6.0f} {m['decode_us']:7.0f}")
         u, p = summary[t]["urec"], summary[t]["python"]
         summary[t]["ratio_images_per_s"] = p["images_per_s"] / u["images_per_s"]
         summary[t]["ratio_cpu_us"] = p["cpu_us"] / u["cpu_us"]
         print(f"{t:7d} {'py / urec':11s} {summary[t]['ratio_images_per_s']:9.3f} {summary[t]['ratio_cpu_us']:10.3f}")
+        if "urec-cpu" in sides:
+            # Medians of per-round ratios: each round's sides ran back to back.
+            per_round = [d["images_per_s"] / c["images_per_s"] for d, c in zip(results[t]["urec"], results[t]["urec-cpu"])]
+            summary[t]["device_over_cpu"] = statistics.median(per_round)
+            print(f"{t:7d} {args.device + ' / cpu':11s} {summary[t]['device_over_cpu']:9.3f}   (urec bench; per round: "
+                  f"{', '.join(f'{x:.3f}' for x in per_round)})")
     if args.json:
         meta = {"cpus": os.cpu_count(), "load_before": load_before, "load_after": load_after,
                 "args": {k: str(v) for k, v in vars(args).items() if k != "child"}}

@@ -245,6 +245,7 @@ const std::vector<LoaderOption>& LoaderOptionTable() {
       UREC_LOADER_OPTION("cuda_mean", cuda.mean, 0),
       UREC_LOADER_OPTION("cuda_std", cuda.std, 0),
       UREC_LOADER_OPTION("cuda_stream", cuda.consumer_stream, 0),
+      UREC_LOADER_OPTION("cuda_host_emulation", cuda.host_emulation, 0),
   };
   return table;
 }
@@ -324,7 +325,10 @@ class PyLoader {
     std::vector<int64_t> shape = b.layout() == ImageLayout::kNCHW ? std::vector<int64_t>{n, 3, h, w}
                                                                    : std::vector<int64_t>{n, h, w, 3};
     DLDevice cpu{kDLCPU, 0};
-    // The consumer's stream waits for the upload (images and fields).
+    // Where device memory is: the host device's is ordinary memory.
+    const DLDevice device = o.cuda.host_emulation ? cpu : DLDevice{kDLCUDA, o.cuda.device};
+    // The consumer's stream waits for the upload (images and fields; the
+    // host device blocks until it has run).
     if (o.cuda.device >= 0 && (wait_stream != 0 || o.cuda.consumer_stream == nullptr)) {
       Check(b.WaitOn(reinterpret_cast<void*>(wait_stream)));
     }
@@ -337,7 +341,7 @@ class PyLoader {
       if (o.cuda.dtype == DeviceDType::kUint8) dt = DLDataType{kDLUInt, 8, 1};
       std::vector<int64_t> dshape = o.cuda.layout == ImageLayout::kNCHW ? std::vector<int64_t>{n, 3, h, w}
                                                                          : std::vector<int64_t>{n, h, w, 3};
-      images = MakeCapsule(batch, b.device_images(), dt, dshape, DLDevice{kDLCUDA, o.cuda.device});
+      images = MakeCapsule(batch, b.device_images(), dt, dshape, device);
     } else {
       images = MakeCapsule(batch, b.images(), DLDataType{kDLUInt, 8, 1}, shape, cpu);
     }
@@ -361,7 +365,7 @@ class PyLoader {
       // On a CUDA device the numeric fields were uploaded with the images
       // (the wait above covers them too).
       const bool on_device = f.device_data != nullptr;
-      const DLDevice where = on_device ? DLDevice{kDLCUDA, o.cuda.device} : cpu;
+      const DLDevice where = on_device ? device : cpu;
       fields[py::str(f.name)] = MakeCapsule(batch, on_device ? f.device_data : f.data, DLTypeOf(f.type), f.shape, where);
       if (f.lengths != nullptr) {
         fields[py::str(f.name + "_lengths")] = MakeCapsule(

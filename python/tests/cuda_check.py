@@ -1,13 +1,13 @@
-"""Checks of unirecord.Loader(device="cuda"); test_loader.py::test_cuda_loader runs
-them, and they run without pytest on a GPU machine:
+"""Checks of unirecord.Loader(device="cuda"), on a CUDA device or on the host
+device (device="emulated": the same path in ordinary memory, which every
+machine runs). test_loader.py::test_device_loader runs them on both, and they
+run without pytest on a GPU machine (bench/run_gpu.sh does):
 
     python python/tests/cuda_check.py RECORDS   # RECORDS: any JPEG dataset, e.g. 90 small images
 
-(run_fields: test_loader_fields.py::test_cuda_fields, with its detection records.)
-
-Run on an H100 with torch 2.11 (cu130, Python 3.12) against the binding built
-with CUDA: everything passed (docs/python.md)."""
+(run_fields: test_loader_fields.py::test_device_fields, with its detection records.)"""
 import gc
+import os
 import sys
 
 import torch
@@ -15,23 +15,53 @@ import torch
 import unirecord
 
 
-def run(records):
-    assert unirecord.cuda_available()
+# The devices a test runs the loader's device path on: the host device always,
+# CUDA where there is one.
+DEVICES = ("emulated", "cuda")
+
+
+def require(device):
+    """In a pytest test: skips the CUDA case without a CUDA device, or fails it
+    when UNIRECORD_REQUIRE_GPU=1 (bench/run_gpu.sh sets it: there a skip would
+    hide a broken GPU path)."""
+    import pytest
+
+    if device == "cuda" and not unirecord.cuda_available():
+        if os.environ.get("UNIRECORD_REQUIRE_GPU") == "1":
+            pytest.fail("UNIRECORD_REQUIRE_GPU=1 but no CUDA device is usable (unirecord built without CUDA, or torch sees none)")
+        pytest.skip("no CUDA device, or unirecord built without CUDA")
+
+
+def _on_device(tensor, device):
+    """Whether `tensor` is where the loader's device puts batches (the host
+    device's memory is the CPU's)."""
+    return tensor.is_cuda if device == "cuda" else tensor.device.type == "cpu"
+
+
+def _synchronize(device):
+    if device == "cuda":
+        torch.cuda.synchronize()
+
+
+def run(records, device="cuda"):
+    if device == "cuda":
+        assert unirecord.cuda_available()
     kw = dict(batch_size=8, shuffle=True, seed=3, threads=2, transform=unirecord.CenterCrop(32, resize=40), return_ids=True)
     n_records = len(unirecord.Dataset(records))
     m = torch.tensor(unirecord.IMAGENET_MEAN).view(1, 3, 1, 1) * 255
     s = torch.tensor(unirecord.IMAGENET_STD).view(1, 3, 1, 1) * 255
     # Default: float32 NCHW normalised on the device == the CPU batch normalised.
     n = 0
-    for (gi, gl, gid), (ci, cl, cid) in zip(unirecord.Loader(records, device="cuda", **kw), unirecord.Loader(records, **kw)):
-        assert gi.is_cuda and gl.is_cuda and gi.dtype == torch.float32 and gi.shape == ci.shape
+    for (gi, gl, gid), (ci, cl, cid) in zip(unirecord.Loader(records, device=device, **kw), unirecord.Loader(records, **kw)):
+        assert _on_device(gi, device) and _on_device(gl, device) and gi.dtype == torch.float32 and gi.shape == ci.shape
+        assert gi.data_ptr() != ci.data_ptr()
         assert torch.equal(gid, cid) and torch.equal(gl.cpu(), cl)
         assert (gi.cpu() - (ci.float() - m) / s).abs().max().item() < 1e-4
         n += len(gid)
     assert n == n_records
     # uint8 NHWC is the raw pixels; float16 NCHW normalised.
     for dtype, layout in ((torch.uint8, "NHWC"), (torch.float16, "NCHW")):
-        pairs = zip(unirecord.Loader(records, device="cuda", dtype=dtype, layout=layout, **kw),
+        pairs = zip(unirecord.Loader(records, device=device, dtype=dtype, layout=layout, **kw),
                     unirecord.Loader(records, layout=layout, **kw))
         for (gi, _, gid), (ci, _, cid) in pairs:
             assert gi.dtype == dtype and torch.equal(gid, cid)
@@ -41,33 +71,51 @@ def run(records):
                 assert (gi.float().cpu() - (ci.float() - m) / s).abs().max().item() < 2e-2
     # Lifetime: a batch kept through the whole next epoch (its host and device
     # buffers are not refilled meanwhile) stays unchanged; plain loops work.
-    loader = unirecord.Loader(records, device="cuda", **dict(kw, batch_size=9))
+    loader = unirecord.Loader(records, device=device, **dict(kw, batch_size=9))
     prev = None
     for epoch in range(4):
         loader.set_epoch(epoch)
         for images, _labels, _ids in loader:
             pass
-        torch.cuda.synchronize()
+        _synchronize(device)
         if prev is not None:
             assert torch.equal(prev[0], prev[1])
         prev = (images, images.clone())
     del prev, images
     gc.collect()
+    # A batch held across load_state_dict: unchanged, and the batches after the
+    # restore are those that followed the saved state.
+    loader = unirecord.Loader(records, device=device, **dict(kw, batch_size=4))
+    it = iter(loader)
+    held = next(it)
+    held_copy = held[0].clone()
+    next(it)
+    state = loader.state_dict()
+    want = [ids.clone() for _, _, ids in it]
+    loader.load_state_dict(state)
+    got = [ids.clone() for _, _, ids in loader]
+    _synchronize(device)
+    assert len(got) == len(want) > 0 and all(torch.equal(a, b) for a, b in zip(got, want))
+    assert torch.equal(held[0], held_copy)
+    del held, held_copy, it
+    gc.collect()
+    if device != "cuda":
+        return
     # A side stream as the consumer (the loader makes the current stream wait).
     side = torch.cuda.Stream()
     with torch.cuda.stream(side):
-        total = sum(images.sum().item() for images, _, _ in unirecord.Loader(records, device="cuda", **kw))
+        total = sum(images.sum().item() for images, _, _ in unirecord.Loader(records, device=device, **kw))
     assert total != 0
 
 
-def run_fields(records, **loader_kw):
+def run_fields(records, device="cuda", **loader_kw):
     """Dict batches on the device: every numeric field (padded and jagged,
     with its _lengths/_offsets) arrives on the device with the images and
     equals the CPU loader's; strings, id and crop stay on the CPU."""
     for ragged in ("pad", "jagged"):
         kw = dict(loader_kw, ragged=ragged)
         batches = 0
-        for g, c in zip(unirecord.Loader(records, device="cuda", dtype=torch.uint8, layout="NHWC", **kw),
+        for g, c in zip(unirecord.Loader(records, device=device, dtype=torch.uint8, layout="NHWC", **kw),
                         unirecord.Loader(records, layout="NHWC", **kw)):
             assert g.keys() == c.keys(), (g.keys(), c.keys())
             for key, want in c.items():
@@ -77,11 +125,12 @@ def run_fields(records, **loader_kw):
                 elif key in ("id", "crop"):
                     assert not got.is_cuda and torch.equal(got, want), key
                 else:
-                    assert got.is_cuda and got.dtype == want.dtype and torch.equal(got.cpu(), want), key
+                    assert _on_device(got, device) and got.dtype == want.dtype and torch.equal(got.cpu(), want), key
+                    assert got.data_ptr() != want.data_ptr(), key
             batches += 1
         assert batches > 0
 
 
 if __name__ == "__main__":
-    run(sys.argv[1])
+    run(sys.argv[1], *sys.argv[2:3])
     print("cuda_check: all passed")

@@ -2,11 +2,15 @@
 epochs, exact resume, RSS over epochs and the CUDA path."""
 import gc
 import os
+import pathlib
+import shutil
+import sys
 
 import numpy as np
 import pytest
 
 import unirecord
+import cuda_check
 from urec_fixtures import loader_records  # noqa: F401 (pytest fixtures)
 
 torch = pytest.importorskip("torch")
@@ -242,12 +246,41 @@ def test_bad_records_raise_or_skip(tmp_path, loader_records):
     assert skipping.stats()["skipped"] == 1 and "img13.jpg" in skipping.stats()["last_bad_record"]
 
 
-def test_cuda_loader(loader_records):
-    if not unirecord.cuda_available():
-        pytest.skip("no CUDA device, or unirecord built without CUDA")
-    import cuda_check
+@pytest.mark.parametrize("device", cuda_check.DEVICES)
+def test_device_loader(loader_records, device):
+    cuda_check.require(device)
+    cuda_check.run(loader_records, device)
 
-    cuda_check.run(loader_records)
+
+@pytest.mark.parametrize("device", cuda_check.DEVICES)
+def test_device_loader_over_http(loader_records, tmp_path, device):
+    """A remote dataset (nginx on 127.0.0.1) to the device: the batches of
+    the local CPU loader, normalised."""
+    cuda_check.require(device)
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "tests"))
+    from remote_servers import Nginx
+
+    for name in ("http_proxy", "HTTP_PROXY", "ALL_PROXY", "all_proxy"):
+        os.environ.pop(name, None)  # 127.0.0.1 must not go through a proxy
+    shutil.copytree(loader_records, tmp_path / "www" / "ds")
+    nginx = Nginx(tmp_path / "www")
+    try:
+        kw = dict(batch_size=8, shuffle=True, seed=3, threads=2, transform=unirecord.CenterCrop(32, resize=40),
+                  return_ids=True)
+        url = f"http://127.0.0.1:{nginx.port}/ds/train.uset"
+        m = torch.tensor(unirecord.IMAGENET_MEAN).view(1, 3, 1, 1) * 255
+        s = torch.tensor(unirecord.IMAGENET_STD).view(1, 3, 1, 1) * 255
+        n = 0
+        pairs = zip(unirecord.Loader(url, device=device, cache_dir=tmp_path / "cache", **kw),
+                    unirecord.Loader(loader_records, **kw))
+        for (gi, gl, gid), (ci, cl, cid) in pairs:
+            assert gi.device.type == ("cuda" if device == "cuda" else "cpu") and gi.dtype == torch.float32
+            assert torch.equal(gid, cid) and torch.equal(gl.cpu(), cl)
+            assert (gi.cpu() - (ci.float() - m) / s).abs().max().item() < 1e-4
+            n += len(gid)
+        assert n == 90
+    finally:
+        nginx.stop()
 
 
 def test_shuffle_has_no_default_and_order_must_agree(loader_records):

@@ -14,6 +14,7 @@ from unirecord import Field
 
 torch = pytest.importorskip("torch")
 PIL = pytest.importorskip("PIL.Image")
+import cuda_check  # noqa: E402 (needs torch)
 
 SIZE = 48
 RECORDS = 41  # not a multiple of 4 ranks x batch 6
@@ -216,12 +217,10 @@ def test_jagged_offsets(detection):
             assert cats.tolist() == ds[int(batch["id"][i])]["category_id"][kept].tolist()
 
 
-def test_cuda_fields(detection):
-    if not unirecord.cuda_available():
-        pytest.skip("no CUDA device, or unirecord built without CUDA")
-    import cuda_check
-
-    cuda_check.run_fields(detection, batch_size=6, shuffle=True, seed=5, threads=2,
+@pytest.mark.parametrize("device", cuda_check.DEVICES)
+def test_device_fields(detection, device):
+    cuda_check.require(device)
+    cuda_check.run_fields(detection, device, batch_size=6, shuffle=True, seed=5, threads=2,
                           transform=unirecord.RandomResizedCrop(SIZE, flip=True), fields=["tokens", "caption"],
                           boxes="boxes", box_aligned=["category_id"])
 
@@ -249,11 +248,11 @@ def test_token_dataset_without_images(tmp_path):
     converted = unirecord.Loader(tmp_path, batch_size=8, shuffle=False, image_field=None, label_field=None,
                                  fields=["score"], dtype=torch.float32, num_shards=1, shard_id=0)
     assert torch.equal(next(iter(converted))["score"], want[0]["score"])
-    if unirecord.cuda_available():  # the fields alone go up to the device
-        import cuda_check
-
-        cuda_check.run_fields(tmp_path, batch_size=8, shuffle=True, seed=1, image_field=None, label_field=None,
-                              fields=["tokens", "mask", "score"])
+    # The fields alone go up to the device.
+    for device in cuda_check.DEVICES:
+        if device == "emulated" or unirecord.cuda_available():
+            cuda_check.run_fields(tmp_path, device, batch_size=8, shuffle=True, seed=1, image_field=None,
+                                  label_field=None, fields=["tokens", "mask", "score"])
 
 
 def test_threads_determinism_and_exact_resume(detection):

@@ -16,6 +16,12 @@ if TYPE_CHECKING:
 
 __all__ = ["IMAGENET_MEAN", "IMAGENET_STD", "Loader", "cuda_available"]
 
+# Loader(device=EMULATED_DEVICE), for tests only: the device path runs against
+# the host device, an emulation of CUDA in ordinary memory (CudaOptions::
+# host_emulation; batches come back as CPU tensors), so that machines
+# without a GPU test it.
+EMULATED_DEVICE = "emulated"
+
 # ImageNet statistics on the 0..1 scale, as torchvision's Normalize uses them
 # (LoaderOptions' CUDA defaults are these times 255).
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
@@ -312,20 +318,25 @@ class Loader:
             )
         self.transform: NativeCrop = crop or default_crop()
         opts.update(native_options(self.transform))
-        self.device = t.device(device)
+        # The host device (testing only): the device path in ordinary memory.
+        emulated = isinstance(device, str) and device == EMULATED_DEVICE
+        self.device = t.device("cpu" if emulated else device)
         self.return_ids = bool_arg("return_ids", return_ids)
         if mean is not None:
             mean = channel_values("mean", mean, positive=False)
         if std is not None:
             std = channel_values("std", std, positive=True)
         self._cpu_convert = None
-        if self.device.type == "cuda":
-            if not _core.built_with_cuda:
-                raise NotSupportedError("unirecord was built without CUDA: Loader(device='cuda') is unavailable")
-            if not t.cuda.is_available():
-                raise NotSupportedError("torch sees no CUDA device: Loader(device='cuda') is unavailable")
-            index = self.device.index if self.device.index is not None else t.cuda.current_device()
-            self.device = t.device("cuda", index)
+        if self.device.type == "cuda" or emulated:
+            index, stream = 0, 0
+            if not emulated:
+                if not _core.built_with_cuda:
+                    raise NotSupportedError("unirecord was built without CUDA: Loader(device='cuda') is unavailable")
+                if not t.cuda.is_available():
+                    raise NotSupportedError("torch sees no CUDA device: Loader(device='cuda') is unavailable")
+                index = self.device.index if self.device.index is not None else t.cuda.current_device()
+                self.device = t.device("cuda", index)
+                stream = t.cuda.current_stream(self.device).cuda_stream
             dtype = t.float32 if dtype is None else dtype
             names = {getattr(t, name): name for name in _DEVICE_DTYPES}
             if dtype not in names:
@@ -336,7 +347,8 @@ class Loader:
                 cuda_normalize=dtype != t.uint8,
                 cuda_mean=[255.0 * v for v in (IMAGENET_MEAN if mean is None else mean)],
                 cuda_std=[255.0 * v for v in (IMAGENET_STD if std is None else std)],
-                cuda_stream=t.cuda.current_stream(self.device).cuda_stream,
+                cuda_stream=stream,
+                cuda_host_emulation=emulated,
             )
         elif self.device.type != "cpu":
             raise ValueError(f"device must be 'cpu' or 'cuda', not {device!r}")
