@@ -343,6 +343,14 @@ unirecord::ConvertOptions ConvertOptionsArgs(const py::object& name, const py::o
   return o;
 }
 
+// The keywords of the local converters only (convert_*): not shipped to
+// unirecord.distributed's tasks.
+void SourceOptionsArgs(const py::object& follow_links_outside, const py::object& allow_empty,
+                       unirecord::ConvertOptions* o) {
+  o->follow_links_outside = BoolArg("follow_links_outside", follow_links_outside);
+  o->allow_empty = BoolArg("allow_empty", allow_empty);
+}
+
 py::dict ReportDict(const unirecord::ConvertReport& rep) {
   py::dict d;
   // Names and paths as the file system gave them (os.listdir's decoding).
@@ -406,9 +414,11 @@ py::dict RunConversion(unirecord::ConvertOptions o, const py::object& progress,
 py::dict ConvertImageFolder(const py::object& src, const py::object& out, const py::object& name,
                             const py::object& num_shards, const py::object& target_shard_bytes,
                             const py::object& threads, const py::object& strict, const py::object& keep_original,
-                            const py::object& sync, const py::object& progress, const py::object& max_pixels) {
+                            const py::object& sync, const py::object& progress, const py::object& max_pixels,
+                  const py::object& follow_links_outside, const py::object& allow_empty) {
   unirecord::ConvertOptions o =
       ConvertOptionsArgs(name, num_shards, target_shard_bytes, threads, strict, keep_original, sync, max_pixels);
+  SourceOptionsArgs(follow_links_outside, allow_empty, &o);
   const std::string src_path = PathArg("src", src), out_path = PathArg("out", out);
   return RunConversion(o, progress, [&](const unirecord::ConvertOptions& options) {
     return unirecord::ConvertImageFolder(src_path, out_path, options);
@@ -418,9 +428,11 @@ py::dict ConvertImageFolder(const py::object& src, const py::object& out, const 
 py::dict ConvertCoco(const py::object& annotations, const py::object& images, const py::object& out,
                      const py::object& name, const py::object& num_shards, const py::object& target_shard_bytes,
                      const py::object& threads, const py::object& strict, const py::object& keep_original,
-                     const py::object& sync, const py::object& progress, const py::object& max_pixels) {
+                     const py::object& sync, const py::object& progress, const py::object& max_pixels,
+                  const py::object& follow_links_outside, const py::object& allow_empty) {
   unirecord::ConvertOptions o =
       ConvertOptionsArgs(name, num_shards, target_shard_bytes, threads, strict, keep_original, sync, max_pixels);
+  SourceOptionsArgs(follow_links_outside, allow_empty, &o);
   const std::string annotations_path = PathArg("annotations", annotations), images_path = PathArg("images", images),
                     out_path = PathArg("out", out);
   return RunConversion(o, progress, [&](const unirecord::ConvertOptions& options) {
@@ -434,9 +446,11 @@ template <unirecord::Result<unirecord::ConvertReport> (*Convert)(const std::stri
 py::dict ConvertManifest(const py::object& manifest, const py::object& out, const py::object& schema,
                          const py::object& name, const py::object& num_shards, const py::object& target_shard_bytes,
                          const py::object& threads, const py::object& strict, const py::object& keep_original,
-                         const py::object& sync, const py::object& progress, const py::object& max_pixels) {
+                         const py::object& sync, const py::object& progress, const py::object& max_pixels,
+                  const py::object& follow_links_outside, const py::object& allow_empty) {
   unirecord::ConvertOptions o =
       ConvertOptionsArgs(name, num_shards, target_shard_bytes, threads, strict, keep_original, sync, max_pixels);
+  SourceOptionsArgs(follow_links_outside, allow_empty, &o);
   const std::string manifest_path = PathArg("manifest", manifest), schema_path = PathArg("schema", schema),
                     out_path = PathArg("out", out);
   return RunConversion(o, progress, [&](const unirecord::ConvertOptions& options) {
@@ -880,6 +894,7 @@ dropping it) removes what the run staged and releases the lock.
         py::arg("target_shard_bytes") = c.target_shard_bytes, py::arg("threads") = c.threads,
         py::arg("strict") = c.strict, py::arg("keep_original") = c.keep_original, py::arg("sync") = c.sync,
         py::arg("progress") = py::none(), py::arg("max_pixels") = c.limits.max_pixels,
+        py::arg("follow_links_outside") = c.follow_links_outside, py::arg("allow_empty") = c.allow_empty,
         R"doc(
 Converts a torchvision-style ImageFolder SRC/<class>/**/<image> into a dataset
 in OUT (the code behind `urec convert imagefolder`).
@@ -898,7 +913,12 @@ name defaults to SRC's last component; num_shards / target_shard_bytes as
 for Writer (default: shards of about 1 GiB). progress: called with a dict
 (files_done, files_total, written, rejected, bytes, seconds) about every
 100 ms. max_pixels: JPEGs over this many pixels are rejected (default: the
-decoder's limit). The defaults are C++'s ConvertOptions (as urec's). Returns the report dict (name, classes, written, rejected, skipped,
+decoder's limit). follow_links_outside: read files whose symbolic links
+lead outside SRC (else they are rejected: "leaves the source folder: resolves
+to ..."; the same for every converter's folder). allow_empty: commit an
+empty dataset when every file is rejected; else that raises ValueError
+naming the rejects report OUT/NAME.rejected.tsv and commits nothing.
+The defaults are C++'s ConvertOptions (as urec's). Returns the report dict (name, classes, written, rejected, skipped,
 image_bytes, source_bytes, transcoded, kept_original, png, kept_original_reasons
 ({reason: count}), output_bytes, shards, seconds, uuid, shard_paths,
 not_written, rejects_path).
@@ -908,6 +928,7 @@ not_written, rejects_path).
         py::arg("target_shard_bytes") = c.target_shard_bytes, py::arg("threads") = c.threads,
         py::arg("strict") = c.strict, py::arg("keep_original") = c.keep_original, py::arg("sync") = c.sync,
         py::arg("progress") = py::none(), py::arg("max_pixels") = c.limits.max_pixels,
+        py::arg("follow_links_outside") = c.follow_links_outside, py::arg("allow_empty") = c.allow_empty,
         R"doc(
 Converts a manifest, one sample a line, into a dataset in OUT (the code
 behind `urec convert jsonl`): JSON Lines, one object a line with a key per field. SCHEMA is a JSON file
@@ -929,6 +950,7 @@ report are convert_imagefolder's.
         py::arg("target_shard_bytes") = c.target_shard_bytes, py::arg("threads") = c.threads,
         py::arg("strict") = c.strict, py::arg("keep_original") = c.keep_original, py::arg("sync") = c.sync,
         py::arg("progress") = py::none(), py::arg("max_pixels") = c.limits.max_pixels,
+        py::arg("follow_links_outside") = c.follow_links_outside, py::arg("allow_empty") = c.allow_empty,
         R"doc(
 Converts a manifest, one sample a line, into a dataset in OUT (the code
 behind `urec convert csv`): CSV with a header row naming each field once; string and image cells are taken as they are, the others parsed as JSON (3, 0.5, true, [1, 2, 3]); quoted cells may hold commas, quotes as "" and newlines. SCHEMA is a JSON file
@@ -950,6 +972,7 @@ report are convert_imagefolder's.
         py::arg("target_shard_bytes") = c.target_shard_bytes, py::arg("threads") = c.threads,
         py::arg("strict") = c.strict, py::arg("keep_original") = c.keep_original, py::arg("sync") = c.sync,
         py::arg("progress") = py::none(), py::arg("max_pixels") = c.limits.max_pixels,
+        py::arg("follow_links_outside") = c.follow_links_outside, py::arg("allow_empty") = c.allow_empty,
         R"doc(
 Converts a COCO instances file (ANNOTATIONS) and the folder of its images
 (IMAGES) into a dataset in OUT (the code behind `urec convert coco`).

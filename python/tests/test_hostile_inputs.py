@@ -8,8 +8,10 @@ silently truncated or ignored, or a signal.
 
 Each case here misbehaved before issue 22 (a dump, a RuntimeError from a
 failed cast, an error naming nothing, or no error at all)."""
+import json
 import os
 import pathlib
+import sys
 
 import numpy as np
 import pytest
@@ -237,3 +239,167 @@ def test_a_dataset_in_a_folder_whose_name_is_not_utf8_gives_its_paths_as_str(tmp
     assert again.path == ds.path and again[0] == {"label": 1}
     by_list = unirecord.Dataset([s["path"] for s in ds.shards])
     assert pickle.loads(pickle.dumps(by_list)).path == by_list.path == [s["path"] for s in ds.shards]
+
+
+# ---------------------------------------------------------------------------
+# Issue 36: the converters' inputs as an attacker writes them. Each case below
+# misbehaved before: a crash of the interpreter on deep nesting (COCO), a
+# float32 infinity stored from a finite number, paths and symbolic links that
+# leave their folder read silently, a duplicate key whose last value won, an
+# empty dataset reported as success, a CSV byte-order mark refused.
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "tests"))
+from hostile_inputs import deep_coco, write_input  # noqa: E402 (tests/hostile_inputs.py, shared with tests/cli)
+
+
+@pytest.fixture
+def hostile_root(tmp_path):
+    """root/imgs/ok.jpg; outside/secret.jpg and outside/folder/secret.jpg;
+    root/imgs/link.jpg -> outside/secret.jpg; root/linked -> outside/folder."""
+    root = tmp_path / "root"
+    write_jpeg(root / "imgs" / "ok.jpg", 32, 24, 0)
+    write_jpeg(tmp_path / "outside" / "secret.jpg", 32, 24, 1)
+    write_jpeg(tmp_path / "outside" / "folder" / "secret.jpg", 32, 24, 2)
+    os.symlink(tmp_path / "outside" / "secret.jpg", root / "imgs" / "link.jpg")
+    os.symlink(tmp_path / "outside" / "folder", root / "linked")
+    write_input("jsonl", root, [])  # and the schema
+    return root
+
+
+def convert_paths(kind, root, paths, scores=None, **kwargs):
+    """Converts `paths` (relative to root) with `kind`; returns the report."""
+    source, out = write_input(kind, root, paths, scores), root.parent / f"out-{kind}"
+    if kind == "coco":
+        return unirecord.convert_coco(source, root, out, sync=False, threads=1, **kwargs)
+    convert = unirecord.convert_jsonl if kind == "jsonl" else unirecord.convert_csv
+    return convert(source, out, schema=root.parent / "schema.json", sync=False, threads=1, **kwargs)
+
+
+def rows(report):
+    return dict(report["not_written"])
+
+
+@pytest.mark.parametrize("kind", ["coco", "jsonl", "csv"])
+def test_paths_that_leave_their_folder_are_rejects_rows_in_every_converter(kind, hostile_root):
+    paths = ["imgs/ok.jpg", "../outside/secret.jpg", "imgs/../../outside/secret.jpg", "imgs/link.jpg",
+             "linked/secret.jpg", "imgs/ok.jpg\x00.png", "imgs/../imgs/ok.jpg"]
+    report = convert_paths(kind, hostile_root, paths)
+    assert report["written"] == 2  # imgs/ok.jpg and imgs/../imgs/ok.jpg
+    got = rows(report)
+    named = (lambda i, p: p) if kind == "coco" else (lambda i, p: f"line {i + (2 if kind == 'csv' else 1)}")
+    folder = "images folder" if kind == "coco" else "manifest's folder"
+    assert f"leaves the {folder} ('..')" in got[named(1, paths[1])]
+    assert f"leaves the {folder} ('..')" in got[named(2, paths[2])]
+    secret = os.path.realpath(hostile_root.parent / "outside" / "secret.jpg")
+    assert got["imgs/link.jpg"].startswith(f"leaves the source folder: resolves to {secret}, outside ")
+    assert "follow_links_outside" in got["imgs/link.jpg"]
+    assert got["linked/secret.jpg"].startswith("leaves the source folder: resolves to ")
+    nul = [reason for reason in got.values() if "control character 0x00" in reason]
+    assert len(nul) == 1, got
+    assert "imgs/ok.jpg\x00.png" not in got  # a NUL never names a row
+    followed = convert_paths(kind, hostile_root, paths, follow_links_outside=True)
+    assert followed["written"] == 4  # the links read; '..' and NUL refused either way
+
+
+def test_image_folder_links_out_of_the_folder_are_rejected_unless_followed(hostile_root, tmp_path):
+    report = unirecord.convert_imagefolder(hostile_root, tmp_path / "out", sync=False, threads=1)
+    got = rows(report)
+    assert report["written"] == 1
+    assert got["imgs/link.jpg"].startswith("leaves the source folder: resolves to ")
+    assert got["linked/secret.jpg"].startswith("leaves the source folder: resolves to ")
+    followed = unirecord.convert_imagefolder(hostile_root, tmp_path / "out", sync=False, threads=1,
+                                             follow_links_outside=True)
+    assert followed["written"] == 3 and followed["rejected"] == 0
+
+
+@pytest.mark.parametrize("kind", ["coco", "jsonl", "csv"])
+def test_numbers_past_float32_are_rejects_rows_naming_field_and_value(kind, hostile_root):
+    report = convert_paths(kind, hostile_root, ["imgs/ok.jpg"] * 3, scores=[1e39, 3.4e38, -1e39])
+    # COCO leaves out the annotations (its images are kept), a manifest the lines.
+    assert report["written"] == (3 if kind == "coco" else 1)
+    assert report["annotations_rejected"] == (2 if kind == "coco" else 0)
+    reasons = sorted(rows(report).values())
+    field = "'bbox'" if kind == "coco" else "field 'score'"
+    assert len(reasons) == 2 and all(field in r and "out of float32's range" in r for r in reasons), reasons
+    assert any("1e+39" in r for r in reasons) and any("-1e+39" in r for r in reasons)
+    records = unirecord.Dataset(hostile_root.parent / f"out-{kind}")
+    value = records[1]["boxes"][0][3] if kind == "coco" else records[0]["score"]
+    assert np.isfinite(value) and value == np.float32(3.4e38)
+
+
+@pytest.mark.parametrize("kind", ["imagefolder", "coco", "jsonl", "csv"])
+def test_a_conversion_that_writes_nothing_raises_naming_the_rejects_report(kind, hostile_root, tmp_path):
+    (hostile_root / "imgs" / "ok.jpg").write_bytes(b"not a jpeg")
+    if kind == "imagefolder":
+        def convert(**kw):
+            return unirecord.convert_imagefolder(hostile_root, tmp_path / "out-imagefolder", sync=False, threads=1, **kw)
+    else:
+        def convert(**kw):
+            return convert_paths(kind, hostile_root, ["imgs/ok.jpg", "imgs/link.jpg"], **kw)
+    report_path = tmp_path / f"out-{kind}" / f"{'root' if kind == 'imagefolder' else ('ann' if kind == 'coco' else 'm')}.rejected.tsv"
+    with pytest.raises(ValueError, match="no record written, every input was rejected") as error:
+        convert()
+    assert str(report_path) in str(error.value) and "allow_empty" in str(error.value)
+    text = report_path.read_text()
+    assert text.startswith("path\treason\n") and "not a JPEG or PNG" in text
+    assert not list((tmp_path / f"out-{kind}").glob("*.uset"))  # nothing committed
+    report = convert(allow_empty=True)
+    assert report["written"] == 0
+    assert len(unirecord.Dataset(tmp_path / f"out-{kind}")) == 0
+
+
+def test_duplicate_keys_are_refused_naming_the_key(hostile_root, tmp_path):
+    (hostile_root / "m.jsonl").write_text('{"image": "imgs/ok.jpg", "score": 1}\n'
+                                          '{"image": "imgs/ok.jpg", "score": 1, "image": "imgs/link.jpg"}\n')
+    report = unirecord.convert_jsonl(hostile_root / "m.jsonl", tmp_path / "o", schema=tmp_path / "schema.json",
+                                     sync=False, follow_links_outside=True)
+    assert report["written"] == 1
+    assert rows(report) == {"line 2": "key 'image' appears twice in one object (at the top level)"}
+    (hostile_root / "ann.json").write_text('{"images": [{"id": 1, "file_name": "imgs/ok.jpg", "id": 2}]}')
+    with pytest.raises(unirecord.CorruptRecordError,
+                       match=r"ann\.json: key 'id' appears twice in one object \(at images\[0\]\)"):
+        unirecord.convert_coco(hostile_root / "ann.json", hostile_root, tmp_path / "o", sync=False)
+
+
+def test_a_csv_byte_order_mark_is_accepted_as_in_json_lines(hostile_root, tmp_path):
+    (hostile_root / "bom.csv").write_bytes(b"\xef\xbb\xbfimage,score\nimgs/ok.jpg,0.5\n")
+    report = unirecord.convert_csv(hostile_root / "bom.csv", tmp_path / "o", schema=tmp_path / "schema.json",
+                                   sync=False)
+    assert report["written"] == 1
+
+
+DEEP_NESTING = r"""
+import sys, unirecord
+try:
+    unirecord.convert_coco(sys.argv[1] + "/ann.json", sys.argv[1], sys.argv[1] + "/../out", sync=False)
+except unirecord.CorruptRecordError as e:
+    print("ERROR", e)
+"""
+
+
+@pytest.mark.parametrize("place", ["images", "annotations", "bbox", "file_name", "segmentation"])
+def test_deep_nesting_in_coco_is_an_error_not_a_crash_of_the_interpreter(place, hostile_root):
+    import subprocess
+    import sys
+
+    (hostile_root / "ann.json").write_text(deep_coco(place))
+    # In a child: before, the interpreter died with SIGSEGV.
+    child = subprocess.run([sys.executable, "-c", DEEP_NESTING, str(hostile_root)], capture_output=True,
+                           text=True, timeout=120)
+    assert child.returncode == 0, f"exit {child.returncode}: {child.stderr[-2000:]}"
+    assert child.stdout.startswith(f"ERROR {hostile_root}/ann.json: arrays and objects nest deeper than 32 levels (at ")
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "csv"])
+def test_deep_nesting_in_a_manifest_is_a_rejects_row(kind, hostile_root, tmp_path):
+    deep = "[" * 100000 + "]" * 100000
+    if kind == "jsonl":
+        (hostile_root / "m.jsonl").write_text('{"image": "imgs/ok.jpg", "score": 1}\n'
+                                              '{"image": "imgs/ok.jpg", "score": ' + deep + '}\n')
+    else:
+        (hostile_root / "m.csv").write_text("image,score\nimgs/ok.jpg,1\nimgs/ok.jpg," + deep + "\n")
+    convert = unirecord.convert_jsonl if kind == "jsonl" else unirecord.convert_csv
+    report = convert(hostile_root / f"m.{kind}", tmp_path / "o", schema=tmp_path / "schema.json", sync=False)
+    assert report["written"] == 1
+    (reason,) = rows(report).values()
+    assert "arrays and objects nest deeper than 32 levels" in reason

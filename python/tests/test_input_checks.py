@@ -154,7 +154,11 @@ print(len(errors), len(ds), errors[0] if errors else "")
 
 def test_convert_rejects_jpegs_over_max_pixels_with_the_reason(tmp_path):
     src = small_folder(tmp_path / "src", 2)  # 48x40 = 1920 pixels each
-    report = unirecord.convert_imagefolder(src, tmp_path / "out", sync=False, threads=1, max_pixels=1919)
+    # Every file rejected: a ValueError unless allow_empty (issue 36).
+    with pytest.raises(ValueError, match="no record written"):
+        unirecord.convert_imagefolder(src, tmp_path / "out", sync=False, threads=1, max_pixels=1919)
+    report = unirecord.convert_imagefolder(src, tmp_path / "out", sync=False, threads=1, max_pixels=1919,
+                                           allow_empty=True)
     assert report["written"] == 0 and report["rejected"] == 4
     assert {r for _, r in report["not_written"]} == {"unsupported: JPEG is 48x40, over the limit of 1919 pixels"}
     report = unirecord.convert_imagefolder(src, tmp_path / "out", sync=False, threads=1, max_pixels=1920)

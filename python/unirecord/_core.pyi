@@ -169,6 +169,8 @@ def convert_imagefolder(
     sync: bool = True,
     progress: Optional[Callable[[Dict[str, Any]], None]] = None,
     max_pixels: int = 134217728,
+    follow_links_outside: bool = False,
+    allow_empty: bool = False,
 ) -> Dict[str, Any]: ...
 def convert_jsonl(
     manifest: _Path,
@@ -184,6 +186,8 @@ def convert_jsonl(
     sync: bool = True,
     progress: Optional[Callable[[Dict[str, Any]], None]] = None,
     max_pixels: int = 134217728,
+    follow_links_outside: bool = False,
+    allow_empty: bool = False,
 ) -> Dict[str, Any]: ...
 
 def convert_csv(
@@ -200,6 +204,8 @@ def convert_csv(
     sync: bool = True,
     progress: Optional[Callable[[Dict[str, Any]], None]] = None,
     max_pixels: int = 134217728,
+    follow_links_outside: bool = False,
+    allow_empty: bool = False,
 ) -> Dict[str, Any]: ...
 
 def convert_coco(
@@ -216,6 +222,8 @@ def convert_coco(
     sync: bool = True,
     progress: Optional[Callable[[Dict[str, Any]], None]] = None,
     max_pixels: int = 134217728,
+    follow_links_outside: bool = False,
+    allow_empty: bool = False,
 ) -> Dict[str, Any]: ...
 
 class PartWriter:

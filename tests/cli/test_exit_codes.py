@@ -174,8 +174,10 @@ def test_convert_rejects_a_header_that_claims_more_than_the_file_holds(urec, tmp
     rows = dict(line.split("\t") for line in next((tmp_path / "out").glob("d.rejects.g*.tsv")).read_text().splitlines()[1:])
     assert rows == {"a/bomb.jpg": f"corrupt: JPEG header claims 11584x11584 pixels (2096704 blocks of 8x8), "
                                   f"more than a {len(bomb)}-byte file can code"}
-    # A limit the user sets rejects the honest file too, with the limit as the reason.
-    result = urec("convert", "imagefolder", src, tmp_path / "out2", "--name", "d", "--max-pixels", "10000")
+    # A limit the user sets rejects the honest file too, with the limit as the reason
+    # (every file rejected: a failure unless --allow-empty, issue 36).
+    result = urec("convert", "imagefolder", src, tmp_path / "out2", "--name", "d", "--max-pixels", "10000",
+                  "--allow-empty")
     assert "0 written, 2 rejected" in result.stdout
     rows = dict(line.split("\t") for line in next((tmp_path / "out2").glob("d.rejects.g*.tsv")).read_text().splitlines()[1:])
     assert rows["a/honest.jpg"] == "unsupported: JPEG is 160x120, over the limit of 10000 pixels"
