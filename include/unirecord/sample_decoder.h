@@ -45,6 +45,34 @@ enum class SampleTransform : uint8_t {
 const char* SampleTransformName(SampleTransform transform);
 Result<SampleTransform> ParseSampleTransform(std::string_view name);
 
+// Every name of a transform, in one table: "none" (no transform: the whole
+// image, as `urec show` draws it by default), then each transform's name
+// (the first one of a transform is the name SampleTransformName gives) and
+// urec's short name. `urec show --transform` parses with it; a command or
+// option that needs a transform refuses "none" (ParseSampleTransform).
+struct TransformName {
+  const char* name;
+  bool none;                  // "none": no transform
+  SampleTransform transform;  // unless `none`
+};
+inline constexpr TransformName kTransformNames[] = {
+    {"none", true, SampleTransform::kRandomResizedCrop},
+    {"random_resized_crop", false, SampleTransform::kRandomResizedCrop},
+    {"center_crop", false, SampleTransform::kCenterCrop},
+    {"train", false, SampleTransform::kRandomResizedCrop},
+    {"val", false, SampleTransform::kCenterCrop},
+};
+
+// A name of kTransformNames (its entry), or InvalidArgument listing them.
+inline Result<TransformName> ParseTransformName(std::string_view name) {
+  std::string names;
+  for (const TransformName& entry : kTransformNames) {
+    if (name == entry.name) return entry;
+    names += std::string(names.empty() ? "" : ", ") + entry.name;
+  }
+  return Status::InvalidArgument("unknown transform '" + std::string(name) + "' (expected one of " + names + ")");
+}
+
 struct SampleDecoderOptions {
   SampleTransform transform = SampleTransform::kRandomResizedCrop;
   int image_size = 224;  // output height and width

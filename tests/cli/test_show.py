@@ -91,6 +91,17 @@ def test_val_tiles_are_resize_then_center_crop(records, tmp_path):
         assert row["label"] == "1"
 
 
+def test_the_library_names_of_the_transforms_are_urec_bench_names_too(records, tmp_path):
+    """One table of transform names (sample_decoder.h's kTransformNames): what
+    `urec bench --transform` and the Python transforms call center_crop and
+    random_resized_crop is val and train here."""
+    for long_name, short_name, extra in (("center_crop", "val", ["--resize", 64]),
+                                         ("random_resized_crop", "train", ["--seed", 4, "--epoch", 1])):
+        named, named_legend = show(records, tmp_path, "--count", 6, "--size", 56, "--transform", long_name, *extra)
+        short, short_legend = show(records, tmp_path, "--count", 6, "--size", 56, "--transform", short_name, *extra)
+        assert named_legend == short_legend and np.array_equal(named, short), long_name
+
+
 def test_none_tiles_are_the_whole_image_fitted_and_the_legend_names_each(records, mixed_folder, tmp_path):
     sheet, legend = show(records, tmp_path, "--count", 30, "--size", 80, "--columns", 5)
     assert len(legend) == 26  # every record: 24 photos, the CMYK JPEG, the PNG
@@ -115,7 +126,8 @@ def test_bad_requests_are_clear_errors(records, tmp_path):
         (["--ids", "1", "--where", "label == 0"], 2, "exclude each other"),
         (["--ids", "9999"], 1, "record 9999 does not exist"),
         (["--where", "label == 99"], 2, "no records to show"),
-        (["--transform", "sideways"], 2, "--transform must be none, train or val"),
+        (["--transform", "sideways"], 2,
+         "unknown transform 'sideways' (expected one of none, random_resized_crop, center_crop, train, val)"),
         (["--where", "nope == 1"], 2, "nope"),
     ]:
         result = run_urec("show", records, *args, "-o", sheet, check=False)

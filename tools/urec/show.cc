@@ -202,6 +202,9 @@ Status DrawBoxes(const Dataset& dataset, uint64_t id, int field, BoxFormat forma
 Status RunShow(const ShowArgs& args) {
   if (args.output.empty()) return Status::InvalidArgument("-o SHEET.png is required");
   if (!args.where.empty() && !args.ids.empty()) return Status::InvalidArgument("--where and --ids exclude each other");
+  const Result<TransformName> parsed = ParseTransformName(args.transform);
+  if (!parsed.ok()) return parsed.status().WithContext("--transform");
+  const TransformName transform = *parsed;
   UREC_ASSIGN_OR_RETURN(std::shared_ptr<Dataset> dataset, OpenForReading(args.path));
   UREC_ASSIGN_OR_RETURN(std::vector<uint64_t> ids, ChooseIds(*dataset, args));
 
@@ -209,12 +212,8 @@ Status RunShow(const ShowArgs& args) {
   // decode for --transform none.
   SampleDecoderOptions options;
   options.image_size = args.size;
-  if (args.transform == "val") {
-    options.transform = SampleTransform::kCenterCrop;
-    options.resize_shorter = args.resize;
-  } else if (args.transform != "train" && args.transform != "none") {
-    return Status::InvalidArgument("--transform must be none, train or val, not '" + args.transform + "'");
-  }
+  options.transform = transform.transform;
+  if (options.transform == SampleTransform::kCenterCrop) options.resize_shorter = args.resize;
   UREC_ASSIGN_OR_RETURN(std::unique_ptr<SampleDecoder> sample_decoder, SampleDecoder::Create(options));
   SampleFields fields;
   if (dataset->schema().FieldIndex(fields.label) < 0) fields.label = "";  // e.g. a detection dataset
@@ -241,7 +240,7 @@ Status RunShow(const ShowArgs& args) {
     const uint64_t id = ids[t];
     int64_t label = -1;
     Placement placement{CropWindow{}, 0, 0, args.size, args.size};
-    if (args.transform == "none") {
+    if (transform.none) {
       Blob image;
       UREC_RETURN_IF_ERROR(source.Read(id, &image, &label).WithContext(source.Describe(id)));
       UREC_RETURN_IF_ERROR(
@@ -293,7 +292,7 @@ CommandRunner SetupShow(CLI::App* cmd) {
   cmd->add_option("--ids", args->ids, "Show these record ids")->delimiter(',')->check(IntegerIn(0, UINT64_MAX));
   cmd->add_option("--transform", args->transform,
                   "none (the whole image, fitted), train (RandomResizedCrop + flip, as the Loader) or val "
-                  "(Resize + CenterCrop)")
+                  "(Resize + CenterCrop); also random_resized_crop | center_crop")
       ->capture_default_str();
   cmd->add_option("--epoch", args->epoch, "Epoch of the train crops")->capture_default_str()->check(IntegerIn(0, UINT64_MAX));
   cmd->add_option("--seed", args->seed, "Seed of the train crops (the Loader's seed)")->capture_default_str()->check(IntegerIn(0, UINT64_MAX));
