@@ -61,7 +61,9 @@ build_python() {
   rm -rf "$py" && mkdir -p "$py" && cp -r python/unirecord "$py/" || return 1
   local suffix includes
   suffix=$("$PYTHON" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))') || return 1
-  includes=$("$PYTHON" -m pybind11 --includes) || return 1
+  # pip's pybind11 says where its headers are; Debian's pybind11-dev has them in /usr/include.
+  includes=$("$PYTHON" -m pybind11 --includes 2>/dev/null) ||
+    includes="-I$("$PYTHON" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')" || return 1
   # shellcheck disable=SC2086  # the include flags are words
   ${CXX:-c++} -O2 -std=c++17 -shared -fPIC -fvisibility=hidden $includes -I"$BUNDLE/include" -Ipython/src \
     python/src/*.cc -o "$py/unirecord/_core$suffix" "$BUNDLE/lib/libunirecord.a" "$BUNDLE"/lib/*.so* \

@@ -106,7 +106,9 @@ struct LoaderOptions {
   ImageLayout layout = ImageLayout::kNHWC;
 
   std::string image_field = "image";  // a bytes field holding JPEGs or PNGs; "" for no image
-  std::string label_field = "label";  // an int32/int64 field; "" for no labels
+  // An int32/int64 field; "" for no labels. The default, "label", is used
+  // when the dataset has it (no labels otherwise); a name given must exist.
+  std::string label_field = "label";
   std::string path_field = "path";    // named in error messages when present
 
   // More fields batched beside the image and label (Batch::fields(),

@@ -410,3 +410,26 @@ def test_png_masks_that_are_not_labels_or_are_damaged_are_named(tmp_path):
         with pytest.raises(error, match=rf"record 0.*mask field 'mask'.*{message}"):
             next(iter(unirecord.Loader(tmp_path / name, batch_size=1, shuffle=False, label_field=None,
                                        masks=["mask"], num_shards=1, shard_id=0)))
+
+
+def test_no_label_field_means_no_labels_and_the_image_may_be_named(tmp_path):
+    """A dataset without a label field (as `urec convert coco` writes) loads
+    with the defaults, and `fields` may name the image field; a label field
+    named explicitly must exist."""
+    schema = [f for f in SCHEMA if f.name != "label"]
+    with unirecord.Writer(tmp_path, {f.name: f for f in schema}, "nolabel", sync=False) as w:
+        for i in range(10):
+            record = detection_record(i)
+            del record["label"]
+            w.write(record)
+    loader = unirecord.Loader(tmp_path, batch_size=4, shuffle=False, fields=["image", "boxes"],
+                              transform=unirecord.CenterCrop(SIZE, resize=SIZE), num_shards=1, shard_id=0)
+    batches = list(loader)
+    assert [len(b["id"]) for b in batches] == [4, 4, 2]
+    for batch in batches:
+        assert "label" not in batch and batch["image"].shape[1:] == (3, SIZE, SIZE)
+        assert batch["boxes"].shape[0] == len(batch["id"])
+    images, labels = next(iter(unirecord.Loader(tmp_path, batch_size=4, shuffle=False, num_shards=1, shard_id=0)))
+    assert labels is None and images.shape[0] == 4
+    with pytest.raises(KeyError, match="labels"):
+        unirecord.Loader(tmp_path, batch_size=4, shuffle=False, label_field="labels")

@@ -321,9 +321,9 @@ Result<BatchFields> BatchFields::Create(const Schema& schema, const LoaderOption
     if (std::find(names.begin(), names.begin() + i, name) != names.begin() + i) {
       return Status::InvalidArgument("loader: field '" + name + "' is named twice in fields");
     }
-    if (!options.image_field.empty() && name == options.image_field) {
-      return Status::InvalidArgument("loader: '" + name + "' is the image field: it is always batched (decoded)");
-    }
+    // The image field is batched as the images (decoded): naming it in
+    // `fields` asks for nothing more.
+    if (!options.image_field.empty() && name == options.image_field) continue;
     Result<size_t> index = schema.FindField(name);
     if (!index.ok()) return index.status().WithContext("loader: fields");
     FieldSpec spec;

@@ -393,8 +393,17 @@ TEST(BatchFieldsTest, RefusesBadFieldOptions) {
   refused(options, StatusCode::kKeyNotFound, "nope");
   options.fields = {"tokens", "tokens"};
   refused(options, StatusCode::kInvalidArgument, "named twice");
-  options.fields = {"image"};
-  refused(options, StatusCode::kInvalidArgument, "image field");
+  {  // naming the image field in `fields` is harmless: it is batched as the images
+    LoaderOptions with_image = options;
+    with_image.fields = {"image", "tokens"};
+    Result<std::unique_ptr<Loader>> loader = Loader::Create(ds, with_image);
+    ASSERT_TRUE(loader.ok()) << loader.status().ToString();
+    Result<Batch> batch = (*loader)->Next();
+    ASSERT_TRUE(batch.ok()) << batch.status().ToString();
+    ASSERT_EQ(batch->fields().size(), 1u);
+    EXPECT_EQ(batch->fields()[0].name, "tokens");
+    EXPECT_NE(batch->images(), nullptr);
+  }
   options.fields = {"tokens"};
   options.pad_value = 0.5;
   refused(options, StatusCode::kInvalidArgument, "pad_value");
@@ -449,8 +458,14 @@ TEST(BatchFieldsTest, MisalignedBoxesAreBadRecords) {
   LoaderOptions options;
   options.image_size = 16;
   options.batch_size = 4;
-  options.label_field = "";
+  // A label field named but missing is an error; the default one, missing,
+  // means no labels (this dataset has none, as a COCO conversion's).
+  options.label_field = "labels";
   options.boxes_field = "boxes";
+  Result<std::unique_ptr<Loader>> misnamed = Loader::Create(OpenDataset(dir), options);
+  ASSERT_FALSE(misnamed.ok());
+  EXPECT_NE(misnamed.status().message().find("labels"), std::string::npos) << misnamed.status().ToString();
+  options.label_field = LoaderOptions().label_field;
   options.box_aligned = {"category_id"};
   options.sampler.order = SampleOrder::kSequential;
   auto loader = Loader::Create(OpenDataset(dir), options);
@@ -464,6 +479,7 @@ TEST(BatchFieldsTest, MisalignedBoxesAreBadRecords) {
   ASSERT_TRUE(loader.ok());
   batch = (*loader)->Next();
   ASSERT_TRUE(batch.ok()) << batch.status().ToString();
+  EXPECT_EQ(batch->labels(), nullptr);
   EXPECT_EQ(std::vector<uint64_t>(batch->record_ids(), batch->record_ids() + 4), (std::vector<uint64_t>{0, 1, 3, 3}));
   EXPECT_EQ((*loader)->stats().skipped, 1u);
 }

@@ -278,10 +278,16 @@ Status CheckSameFields(const std::vector<std::shared_ptr<const Dataset>>& datase
 }  // namespace
 
 Result<std::unique_ptr<Loader>> Loader::Create(std::vector<std::shared_ptr<const Dataset>> datasets,
-                                               const LoaderOptions& options) {
+                                               const LoaderOptions& given) {
   if (datasets.empty()) return Status::InvalidArgument("loader: no dataset");
   for (const auto& dataset : datasets) {
     if (dataset == nullptr) return Status::InvalidArgument("loader: no dataset");
+  }
+  // The default label field is optional: a dataset without it (COCO's,
+  // token datasets) has no labels. A label field the user named must exist.
+  LoaderOptions options = given;
+  if (options.label_field == LoaderOptions().label_field && datasets[0]->schema().FieldIndex(options.label_field) < 0) {
+    options.label_field.clear();
   }
   if (datasets.size() > 1 && options.subset) {
     return Status::InvalidArgument("loader: subset selects records of one dataset; it cannot be given with " +
