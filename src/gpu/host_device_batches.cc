@@ -23,6 +23,7 @@
 #include <mutex>
 #include <new>
 #include <string>
+#include <system_error>
 #include <thread>
 
 #include "gpu/device_batches.h"
@@ -218,7 +219,12 @@ Result<std::unique_ptr<DeviceBatches>> CreateHostBatches(const CudaOptions& opti
     return Status::InvalidArgument("host device: device " + std::to_string(options.device) +
                                    " does not exist (the host device is device 0)");
   }
-  auto batches = std::make_unique<HostDeviceBatches>(options, height, width);
+  std::unique_ptr<HostDeviceBatches> batches;
+  try {  // the stream's thread
+    batches = std::make_unique<HostDeviceBatches>(options, height, width);
+  } catch (const std::system_error& e) {
+    return Status::IOError(std::string("host device: cannot start its stream thread: ") + e.what());
+  }
   UREC_RETURN_IF_ERROR(batches->Allocate(slots, max_batch));
   return std::unique_ptr<DeviceBatches>(std::move(batches));
 }
