@@ -55,3 +55,18 @@ def test_bad_options_are_usage_errors(urec, dataset):
     for args in (["--transform", "crop"], ["--device", "tpu"], ["--order", "random"], ["--layout", "CHW"]):
         result = urec("bench", dataset, *args, check=False)
         assert result.returncode == 2, args
+
+
+@pytest.mark.parametrize("dtype", ["float32", "uint8"])
+def test_device_path_on_the_host_device(urec, dataset, dtype):
+    """`--device emulated` runs urec bench's device path (upload, conversion,
+    Synchronize per batch, release) on the host device, as `--device cuda`
+    would on a GPU: the same samples, and the consumer's time outside Next()
+    reported per part."""
+    report = bench(urec, dataset, "--epochs", 2, "--threads", 2, "--device", "emulated", "--dtype", dtype)
+    cpu = bench(urec, dataset, "--epochs", 2, "--threads", 2)
+    assert report["device"] == "emulated"
+    assert report["samples"] == cpu["samples"] == 2 * 26 and report["batches"] == cpu["batches"]
+    assert set(report["consumer"]) == {"sync_s", "release_s"}
+    assert report["stages"]["upload_s"] > 0 and cpu["stages"]["upload_s"] == 0
+    assert cpu["consumer"]["sync_s"] == 0  # no device: nothing to wait for
