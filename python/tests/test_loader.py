@@ -394,3 +394,15 @@ def test_a_loader_freed_in_a_forked_child_does_not_wait_for_threads_it_lacks(loa
         os.waitpid(pid, 0)
         pytest.fail("the forked child hung freeing its copy of the Loader")
     assert sum(1 for _ in loader) == len(loader) - 1  # the parent's loader is untouched
+
+
+def test_every_parameter_has_an_args_entry():
+    """Loader's docstring documents each parameter in its Args: block, one
+    entry per parameter, in the signature's order."""
+    import inspect
+    import re
+
+    params = [p for p in inspect.signature(unirecord.Loader.__init__).parameters if p != "self"]
+    args = unirecord.Loader.__doc__.split("\n    Args:\n", 1)[1]
+    documented = re.findall(r"^        (\w+):", args, flags=re.M)
+    assert documented == params

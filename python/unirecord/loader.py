@@ -122,103 +122,135 @@ def _prefetch(prefetch: Optional[int], prefetch_factor: Optional[int], threads: 
 
 
 class Loader:
-    """The native loader: batches of decoded, cropped images as torch tensors.
+    """The native loader: batches of decoded, cropped images (and any other
+    field) as torch tensors, decoded by native threads with no worker processes.
 
     ``for images, labels in loader`` yields ``images`` uint8 ``[B, 3, H, W]``
-    (``layout="NHWC"``: ``[B, H, W, 3]``) and ``labels`` int64 ``[B]``, in the
-    order of a ``DistributedSampler``-style sampler (``shuffle``/``seed``,
-    ``num_shards``/``shard_id``, padding by wrap-around). Decoding runs on
-    ``threads`` native threads; the GIL is released while waiting.
-
-    ``shuffle`` has no default: a training loop says ``shuffle=True``, an
-    evaluation pass ``shuffle=False`` (every record once, in id order, when
-    ``num_shards`` is 1). ``order="block"`` (with ``shuffle=True``) shuffles runs
-    of ``block_size`` consecutive records, then positions within ``window``:
-    mostly sequential reads for slow storage.
-
-    Distributed: ``num_shards``/``shard_id`` (the data-parallel ranks) default
-    to ``torch.distributed``'s world size and rank when it is initialised, else
-    1 and 0. As ``DistributedSampler``, the epoch is padded by wrap-around to a
-    multiple of ``num_shards`` (``sampler_drop_last=True``: cut to one instead);
-    ``return_ids=True`` shows which records a batch holds. ``drop_last`` drops
-    the epoch's last, partial batch (DataLoader's).
-
-    Parameters after ``shuffle`` are keyword-only. DataLoader's spellings are
-    accepted: ``num_workers`` for ``threads`` (``num_workers=0``, DataLoader's
-    "no workers", is one thread; both with different values is a ValueError)
-    and ``prefetch_factor``, batches filled ahead per worker thread as in
-    DataLoader: ``prefetch = prefetch_factor * threads`` (``prefetch`` is the
-    number in all; give one of the two). ``threads=0``: every usable core.
+    (``layout="NHWC"``: ``[B, H, W, 3]``) and ``labels`` int64 ``[B]`` (None
+    when the dataset has no label field), in the order of a
+    ``DistributedSampler``-style sampler; with ``fields``, ``boxes``, ``masks``
+    or no image field each batch is a dict instead (below). The GIL is
+    released while waiting.
 
     Zero copy and lifetime: the tensors are views of the loader's batch
-    buffers (DLPack); a buffer returns to the loader's pool of ``prefetch + 1``
-    buffers when every tensor made from it has been freed, and the buffer
-    stays valid while any such tensor does, even after the loader is gone
-    (its decode threads stop with it). Rule: a
-    batch's tensors keep their buffer until freed - the loader fills only
-    free buffers, so a kept batch stays unchanged however many batches
-    follow, across :meth:`set_epoch` / :meth:`load_state_dict` too - and
-    requesting a batch while tensors of all ``prefetch + 1`` buffers are
-    still referenced raises RuntimeError (data is never overwritten under a
-    live tensor). A plain ``for images, labels in loader`` loop never trips
-    the rule; ``.clone()`` batches you keep in quantity.
+    buffers (DLPack). A buffer returns to the pool of ``prefetch + 1`` when
+    every tensor made from it has been freed, and stays valid while any does,
+    even after the loader is gone; a kept batch stays unchanged however many
+    batches follow, across :meth:`set_epoch` / :meth:`load_state_dict` too.
+    Asking for a batch while tensors of all ``prefetch + 1`` buffers are still
+    referenced raises RuntimeError (data is never overwritten under a live
+    tensor): ``.clone()`` batches you keep in quantity.
 
-    Epochs: iterating runs the current epoch to its end; call
-    :meth:`set_epoch` before each epoch (iterating again without it repeats
-    the same epoch, as ``DistributedSampler`` does). :meth:`state_dict` /
-    :meth:`load_state_dict` resume mid-epoch exactly.
-
-    ``transform``: a unirecord crop, or a torchvision ``RandomResizedCrop``
-    [+ ``RandomHorizontalFlip``] / ``Resize(int)`` + ``CenterCrop`` (run
-    natively, as in :class:`ImageDataset`); nothing else runs inside the loader.
-
-    ``device="cuda"`` uploads each batch on the loader's stream and converts it
-    to ``dtype`` (default float32), normalised with ``mean``/``std`` (0..1 scale,
-    as torchvision's ``Normalize``; default ImageNet's); the current stream
-    waits for it. The batched numeric fields go up with the images (strings,
-    bytes, ``id`` and ``crop`` stay on the CPU). On the CPU, ``dtype``/``mean``/``std`` convert the uint8
-    batch with torch ops (a copy; default: uint8, no normalisation).
-
-    ``on_error="skip"`` replaces an undecodable record by the next id of the
-    sequence; ``max_consecutive_bad`` such records in a row is an error.
-
-    ``subset=ids`` loads only those records; ``where=expression`` only the
-    records matching it (``Dataset.query``, docs/query.md), e.g.
-    ``where='label in [3, 7] and width >= 400'``. Order, padding and resume
-    work over the subset as over the whole dataset.
-
-    Mixing: ``Loader([dataset_a, dataset_b], batch_size, shuffle, weights=[0.7, 0.3])``
-    draws each epoch's samples from the datasets in those proportions
-    (``weights`` None: proportional to their sizes), ``epoch_size`` samples per
-    epoch (default: the datasets' total), in one deterministic interleaving per
-    (seed, epoch), partitioned across ranks as one dataset (docs/loader.md,
-    "Mixing"). ``return_ids`` numbers the datasets' records one after another
-    (dataset k's record r: the sizes before k, plus r). The image and label
-    fields must have one type in every dataset (with ``fields``, one schema);
-    ``subset``/``where`` select in
-    one dataset only. ``epoch_size`` alone resamples one dataset.
-
-    Resume on another number of ranks: the state of any rank restores into
-    every rank of a run with another number of ranks (or batch size): the
-    rest of the epoch is partitioned among them, nothing read twice or
+    Epochs: iterating runs the current epoch to its end; call :meth:`set_epoch`
+    before each (iterating again without it repeats the epoch, as
+    ``DistributedSampler`` does). :meth:`state_dict` / :meth:`load_state_dict`
+    resume mid-epoch exactly, also on another number of ranks or batch size:
+    the rest of the epoch is partitioned among them, nothing read twice or
     skipped beyond the padding (docs/loader.md, "Elastic resume").
 
-    ``fields=[...]`` (or ``boxes=``, or ``image_field=None`` for a dataset
-    without images) makes each batch a dict ``name -> tensor``: the image and
-    label under their field names, each listed field (scalars ``[B]``, arrays
-    ``[B, ...]``, variable-shape ones padded with ``pad_value`` plus
-    ``NAME_lengths``, or with ``ragged="jagged"`` flat plus ``NAME_offsets``;
-    strings and bytes as lists), ``id`` and ``crop`` (x, y, w, h, flip of each
-    sample's window). ``boxes="boxes"`` maps the boxes (``box_format``
-    ``"xywh"`` or ``"xyxy"``) onto the output image and drops the empty ones
-    with their ``box_aligned`` values (docs/loader.md, "Boxes"). ``masks=[...]``
-    (uint8 (height, width) fields, or palette / 8-bit gray PNGs in bytes
-    fields, the size of the image) are cropped, resized
-    nearest-neighbour and flipped with the image: uint8 ``[B, H, W]``.
+    Dict batches (``fields``, ``boxes``, ``masks``, or ``image_field=None``):
+    ``name -> tensor``: the image and label under their field names, each
+    listed field (scalars ``[B]``, arrays ``[B, ...]``, variable-shape ones
+    padded with ``pad_value`` plus ``NAME_lengths``, or with
+    ``ragged="jagged"`` flat plus ``NAME_offsets``; strings and bytes as
+    lists), ``id`` and ``crop`` (x, y, w, h, flip of each sample's window).
 
     The defaults are those of C++'s ``LoaderOptions``, except ``layout``
-    (``NCHW``, torch's convention; C++: ``NHWC``) and ``batch_size`` and
-    ``shuffle``, which have none.
+    (``NCHW``, torch's convention; C++: ``NHWC``, docs/loader.md says why) and
+    ``batch_size`` and ``shuffle``, which have none.
+
+    Args:
+        path: a dataset (a folder, ``OUT/NAME``, a shard, a glob, an
+            ``http(s)://`` or ``s3://`` location, or a :class:`Dataset`), or a
+            list of them to mix (see ``weights``).
+        batch_size: samples per batch.
+        shuffle: True for a training loop, False for an evaluation pass (every
+            record once, in id order, when ``num_shards`` is 1). No default.
+        seed: the seed of the order and of the random crops; each epoch
+            reseeds from it (:meth:`set_epoch`).
+        num_shards: data-parallel ranks (default: ``torch.distributed``'s
+            world size when it is initialised, else 1). As
+            ``DistributedSampler``, the epoch is padded by wrap-around to a
+            multiple of it.
+        shard_id: this rank (default: ``torch.distributed``'s rank, else 0).
+        transform: a unirecord crop (:class:`RandomResizedCrop`,
+            :class:`CenterCrop`), or a torchvision ``RandomResizedCrop``
+            [+ ``RandomHorizontalFlip``] / ``Resize(int)`` + ``CenterCrop``,
+            run natively; nothing else runs inside the loader. Default:
+            ``RandomResizedCrop(224, flip=True)``.
+        device: ``"cpu"`` or ``"cuda"``/``"cuda:N"``: each batch is uploaded
+            on the loader's stream and converted to ``dtype`` there; the
+            current stream waits for it. The batched numeric fields go up
+            with the images (strings, bytes, ``id`` and ``crop`` stay on the
+            CPU). ``"emulated"`` is for tests: the same device path on the
+            host device (docs/loader.md), batches as CPU tensors.
+        dtype: on a device, ``torch.float32`` (default), ``float16`` or
+            ``uint8`` (raw pixels); on the CPU, a torch conversion of the
+            uint8 batch (a copy; default: none).
+        mean: per channel, on the 0..1 scale as torchvision's ``Normalize``
+            (default on a device: ImageNet's; on the CPU: none).
+        std: as ``mean`` (default on a device: ImageNet's).
+        threads: native decode threads; 0: every usable core.
+        num_workers: DataLoader's spelling of ``threads`` (0, "no workers",
+            is one thread); give one of the two.
+        prefetch: batches filled ahead, in all.
+        prefetch_factor: DataLoader's spelling: ``prefetch = prefetch_factor
+            * threads``; give one of ``prefetch`` and ``prefetch_factor``.
+        drop_last: drop the epoch's last, partial batch (DataLoader's).
+        on_error: ``"raise"`` (default) or ``"skip"``: replace an
+            undecodable record by the next id of the sequence.
+        order: with ``shuffle=True``, ``"block"`` shuffles runs of
+            ``block_size`` consecutive records, then positions within
+            ``window``: mostly sequential reads for slow storage.
+        block_size: the block order's run of consecutive records.
+        window: the block order's positions shuffled together (0: none).
+        sampler_drop_last: cut the epoch to a multiple of ``num_shards``
+            instead of padding it (DistributedSampler's ``drop_last``).
+        max_consecutive_bad: with ``on_error="skip"``, that many bad records
+            in a row is an error.
+        layout: ``"NCHW"`` (default) or ``"NHWC"``.
+        image_field: the bytes field of JPEGs or PNGs; None for a dataset
+            without images (dict batches).
+        label_field: the int32/int64 label field. The default, ``"label"``,
+            is used when the dataset has it (no labels otherwise); a name
+            given must exist. None: no labels.
+        path_field: the string field errors name a record by.
+        fields: more fields to batch (any type and shape; naming the image
+            field is harmless); makes batches dicts.
+        ragged: variable-shape fields ``"pad"`` (default, with
+            ``NAME_lengths``) or ``"jagged"`` (flat, with ``NAME_offsets``).
+        pad_value: what pads variable-shape fields.
+        boxes: a float32 ``(-1, 4)`` field of boxes, mapped onto the output
+            image; the empty ones are dropped with their ``box_aligned``
+            values (docs/loader.md, "Boxes").
+        box_format: ``"xywh"`` (default) or ``"xyxy"``.
+        box_aligned: fields with one row per box, dropped with their boxes.
+        masks: uint8 ``(height, width)`` fields, or palette / 8-bit gray PNGs
+            in bytes fields, the size of the image: cropped, resized
+            nearest-neighbour and flipped with it, uint8 ``[B, H, W]``.
+        strict: refuse JPEGs with recoverable damage instead of decoding them.
+        apply_exif: rotate and flip by the EXIF orientation.
+        dct_scaling: let libjpeg-turbo decode at 1/2, 1/4, 1/8 scale where
+            the output allows.
+        max_pixels: the largest image decoded.
+        subset: load only these record ids (order, padding and resume work
+            over them as over the whole dataset).
+        return_ids: also yield each batch's record ids (tuples).
+        verify_checksums: verify the checksums of what is read.
+        where: load only the records matching a query (``Dataset.query``,
+            docs/query.md), e.g. ``'label in [3, 7] and width >= 400'``.
+        weights: with several datasets, the proportions each epoch draws from
+            them (None: their sizes), in one deterministic interleaving per
+            (seed, epoch), partitioned across ranks as one dataset
+            (docs/loader.md, "Mixing"). Record ids number the datasets'
+            records one after another. The image and label fields must have
+            one type in every dataset (with ``fields``, one schema);
+            ``subset``/``where`` select in one dataset only.
+        epoch_size: samples per epoch (0: the datasets' total); alone, it
+            resamples one dataset.
+        cache_dir: where a remote dataset's files are cached (docs/remote.md).
+        cache_limit: the cache's size limit in bytes (0: none).
+        remote_options: the remote reader's options (docs/remote.md).
     """
 
     def __init__(
