@@ -52,7 +52,8 @@ def child(args):
 
     loader = unirecord.Loader(args.records, batch_size=args.batch, shuffle=True, seed=0, threads=args.threads,
                               prefetch=args.prefetch, layout=args.layout, device=args.device,
-                              transform=unirecord.RandomResizedCrop(224, flip=True))
+                              transform=unirecord.RandomResizedCrop(224, flip=True),
+                              **device_dtype(args))
     synchronize = None
     if args.device == "cuda":
         import torch
@@ -73,6 +74,15 @@ def child(args):
     print(json.dumps({"threads": loader.threads, "samples": stats["samples"], "stages": stages, "epochs": epochs}))
 
 
+def device_dtype(args):
+    """Loader's dtype= for --dtype on a device (urec bench's --dtype names)."""
+    if args.device == "cpu":
+        return {}
+    import torch
+
+    return {"dtype": getattr(torch, args.dtype)}
+
+
 SIDE_NAMES = {"urec": "urec bench", "python": "Loader (py)", "urec-cpu": "urec on cpu"}
 
 
@@ -80,11 +90,12 @@ def run_side(side, args, threads):
     if side in ("urec", "urec-cpu"):
         cmd = [args.urec, "bench", str(args.records), "--threads", str(threads), "--batch", str(args.batch),
                "--epochs", str(args.epochs), "--prefetch", str(args.prefetch), "--seed", "0",
-               "--layout", args.layout, "--device", "cpu" if side == "urec-cpu" else args.device, "--json"]
+               "--layout", args.layout, "--device", "cpu" if side == "urec-cpu" else args.device,
+               "--dtype", args.dtype, "--json"]
     else:
         cmd = [sys.executable, __file__, "--child", "--records", str(args.records), "--threads", str(threads),
                "--batch", str(args.batch), "--epochs", str(args.epochs), "--prefetch", str(args.prefetch),
-               "--layout", args.layout, "--device", args.device]
+               "--layout", args.layout, "--device", args.device, "--dtype", args.dtype]
     out = json.loads(subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True).stdout)
     if out["threads"] != threads:
         sys.exit(f"{side}: asked for {threads} threads, ran {out['threads']}")
@@ -122,6 +133,8 @@ def main():
     parser.add_argument("--prefetch", type=int, default=2)
     parser.add_argument("--layout", default="NCHW", choices=("NCHW", "NHWC"))
     parser.add_argument("--device", default="cpu", choices=("cpu", "cuda", "emulated"))
+    parser.add_argument("--dtype", default="float32", choices=("float32", "float16", "uint8"),
+                        help="on a device: the converted images' type (uint8 with NHWC: the copy alone)")
     parser.add_argument("--cpu-baseline", action="store_true", help="also urec bench --device cpu, and the ratio to it")
     parser.add_argument("--json", default="")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
@@ -147,7 +160,7 @@ def main():
     load_after = os.getloadavg()
     keys = ("images_per_s", "cpu_us", "read_us", "decode_us")
     summary = {}
-    print(f"\ndevice {args.device}, batch {args.batch}, {args.layout}, prefetch {args.prefetch}, {args.rounds} rounds x "
+    print(f"\ndevice {args.device} ({args.dtype}), batch {args.batch}, {args.layout}, prefetch {args.prefetch}, {args.rounds} rounds x "
           f"{args.epochs - 1} timed epochs, medians; load average {load_before[0]:.2f} before, "
           f"{load_after[0]:.2f} after ({os.cpu_count()} cores)")
     print(f"{'threads':>7s} {'side':11s} {'images/s':>9s} {'CPU us/img':>10s} {'read':>6s} {'decode':>7s}")
