@@ -75,8 +75,8 @@ struct ConvertOptions {
 
   // A conversion that writes no record (every input rejected) fails with
   // InvalidArgument naming the count, the first reasons and the rejects
-  // report, OUT/NAME.rejected.tsv, and commits nothing (an earlier dataset
-  // NAME stays). True: commit the empty dataset, as any other. Checked by
+  // report, OUT/NAME.rejected.tsv (removed by the next conversion of NAME
+  // that commits), and commits nothing (an earlier dataset NAME stays). True: commit the empty dataset, as any other. Checked by
   // the local conversions (ConvertImageFolder, ConvertCoco, ConvertJsonl,
   // ConvertCsv); a conversion in parts (CommitImageFolder, CommitSource)
   // commits what its parts wrote.

@@ -422,11 +422,18 @@ Result<ConvertReport> WritePreparedShards(const PreparedConversion& c, const std
 
 namespace {
 
+// Where a conversion that wrote no record leaves its rejects report: a name
+// no dataset file has (never removed by a writer); the next conversion of
+// NAME into OUT that commits removes it.
+std::string NothingWrittenReportPath(const std::string& out, const std::string& name) {
+  return io::JoinPath(out, name + ".rejected.tsv");
+}
+
 // The error of a conversion that wrote no record: the rejects report goes to
-// OUT/NAME.rejected.tsv (a name no dataset file has: never removed by a
-// writer), and the message names it with the count and the first reasons.
+// NothingWrittenReportPath, and the message names it with the count and the
+// first reasons.
 Status NothingWritten(const std::string& out, const std::string& name, const std::vector<ConvertRejection>& rows) {
-  const std::string report = io::JoinPath(out, name + ".rejected.tsv");
+  const std::string report = NothingWrittenReportPath(out, name);
   const std::string temporary = io::JoinPath(out, format::TemporaryReportFileName(name, ::getpid(), "rejected"));
   Status saved = [&]() -> Status {
     UREC_ASSIGN_OR_RETURN(io::WritableFile file, io::WritableFile::Create(temporary));
@@ -480,6 +487,7 @@ Result<ConvertReport> ConvertLocally(const std::string& out, const std::string& 
     return NothingWritten(out, name, rows);  // `staged` goes: nothing is committed
   }
   UREC_ASSIGN_OR_RETURN(ConvertReport report, CommitParts(*staged, std::move(head), {std::move(part)}));
+  io::RemoveFileIfExists(NothingWrittenReportPath(out, name));  // it described an earlier, failed run
   report.seconds = SecondsSince(start);
   if (options.on_progress) {
     ConvertProgress done;

@@ -131,6 +131,7 @@ TEST_F(SourcePolicyTest, AConversionThatWritesNothingFailsUnlessAllowed) {
     Result<ConvertReport> empty = convert(allow);
     ASSERT_TRUE(empty.ok()) << kind << ": " << empty.status().ToString();
     EXPECT_EQ(empty->written, 0u);
+    EXPECT_FALSE(fs::exists(out + "/d.rejected.tsv")) << kind << ": a committing run removes the failed run's report";
     Result<std::shared_ptr<Dataset>> opened = Dataset::Open(out + "/d");
     ASSERT_TRUE(opened.ok()) << opened.status().ToString();
     EXPECT_EQ((*opened)->size(), 0u);
