@@ -285,7 +285,11 @@ class Writer {
 // that fails verification, a schema that differs between parts) commits
 // nothing and names the part and file. A driver killed at any point leaves
 // the old dataset; what the run staged is removed by the next writer of
-// NAME, under the lock.
+// NAME, under the lock. A part stages only while its StagedWrite is under
+// way (the lock file names its token while the run holds the lock): a task
+// that outlives its run (Dask does not stop a running task whose driver
+// failed or died) stages nothing once the run has released the lock or the
+// next writer has taken it.
 
 struct StagedWriteOptions {
   // Threads that verify and stamp shards at Commit; 0 = every core; at most
@@ -374,7 +378,9 @@ class PartWriter {
   // and starts the next.
   Status NextShard();
   uint64_t records_written() const;
-  // Completes the part's shards and stages them (see StagedWrite).
+  // Completes the part's shards and stages them (see StagedWrite);
+  // FailedPrecondition, staging nothing, when the StagedWrite of `token` is
+  // over (committed, abandoned, or replaced by the next writer).
   Status Finish();
   // Valid after a successful Finish(): records, shards, bytes and the
   // staged paths (uuid and generation stay empty: Commit decides them).

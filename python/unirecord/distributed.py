@@ -17,9 +17,11 @@ replacement's files replace the first attempt's whole).
 A task whose driver went away (a killed client) or gave up (a failed task
 cancels the others) still runs to its end on its worker: Dask forgets it at
 once, scheduler and worker state alike, but cannot stop the thread running
-it. Until then it may write into OUT, hidden files under its run's token that
-are never committed; the next writer of the dataset removes them when it
-begins and again when it ends.
+it. Until then it writes hidden files of its run into OUT, never committed;
+it stages its part only while the run is under way (once the driver has
+cleaned up or the next writer of the dataset has begun, the part is refused
+and its files removed), and what a killed driver's tasks staged before that
+the next writer removes.
 
 SRC and OUT must be the same paths on every worker and on the client (a
 shared file system: NFS, Lustre, or one machine's disk). ``python -m

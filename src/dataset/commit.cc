@@ -57,10 +57,26 @@ Result<uint64_t> RemoveUnusedFiles(const std::string& dir, const std::string& na
   return highest;
 }
 
-Result<DatasetLock> LockDataset(const std::string& out_dir, const std::string& name, const std::string& who) {
+namespace {
+
+// What the lock file's line ends with while staged write `token` holds it.
+std::string StagedWriteNote(const std::string& token) { return "staged-write " + token; }
+
+}  // namespace
+
+bool StagedWriteUnderWay(const std::string& out_dir, const std::string& name, const std::string& token) {
+  std::string line;
+  if (!io::ReadFile(io::JoinPath(out_dir, format::LockFileName(name)), 4096, &line).ok()) return false;
+  const std::string end = " " + StagedWriteNote(token) + "\n";
+  return line.size() >= end.size() && line.compare(line.size() - end.size(), end.size(), end) == 0;
+}
+
+Result<DatasetLock> LockDataset(const std::string& out_dir, const std::string& name, const std::string& who,
+                                const std::string& staged_token) {
   UREC_RETURN_IF_ERROR(io::CreateDirectory(out_dir));
   DatasetLock locked;
-  Result<io::FileLock> lock = io::FileLock::Acquire(io::JoinPath(out_dir, format::LockFileName(name)));
+  Result<io::FileLock> lock = io::FileLock::Acquire(io::JoinPath(out_dir, format::LockFileName(name)),
+                                                    staged_token.empty() ? "" : StagedWriteNote(staged_token));
   if (!lock.ok()) {
     if (lock.status().code() != StatusCode::kFailedPrecondition) return lock.status();
     return Status::FailedPrecondition(who + ": dataset '" + name + "' in " + out_dir +

@@ -34,12 +34,20 @@ Result<uint64_t> RemoveUnusedFiles(const std::string& dir, const std::string& na
 
 // Steps 1 and 2: creates `out_dir` (one level), takes the writers' lock of
 // `name` (FailedPrecondition naming the holder when another writer has it)
-// and cleans up. `generation` is the one the holder commits.
+// and cleans up. `generation` is the one the holder commits. A staged write
+// passes its token: the lock file names it while the run holds the lock.
 struct DatasetLock {
   io::FileLock lock;
   uint64_t generation = 0;
 };
-Result<DatasetLock> LockDataset(const std::string& out_dir, const std::string& name, const std::string& who);
+Result<DatasetLock> LockDataset(const std::string& out_dir, const std::string& name, const std::string& who,
+                                const std::string& staged_token = "");
+
+// Whether staged write `token` of `name` still holds the lock: its lock
+// file names it. False once the run released the lock (committed or
+// abandoned) or the next writer took it; true after a killed driver until
+// then.
+bool StagedWriteUnderWay(const std::string& out_dir, const std::string& name, const std::string& token);
 
 // Step 5 (and the end of a failed write): removes what the committed
 // generation does not use, then releases the lock.

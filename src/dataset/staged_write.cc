@@ -317,12 +317,15 @@ Result<std::unique_ptr<StagedWrite>> StagedWrite::Begin(const std::string& out_d
                                    std::to_string(format::kMaxShards));
   }
   UREC_RETURN_IF_ERROR(ResolveThreadCount(options.threads, "staged write: threads").status());
-  UREC_ASSIGN_OR_RETURN(dataset::DatasetLock locked, dataset::LockDataset(out_dir, name, "staged write"));
+  // The lock file names the token while this run holds it: parts stage
+  // only then (dataset::StagedWriteUnderWay).
+  std::string token = NewToken();
+  UREC_ASSIGN_OR_RETURN(dataset::DatasetLock locked, dataset::LockDataset(out_dir, name, "staged write", token));
   auto impl = std::make_unique<Impl>();
   impl->out_dir = out_dir;
   impl->name = name;
   impl->num_parts = num_parts;
-  impl->token = NewToken();
+  impl->token = std::move(token);
   impl->options = options;
   impl->lock = std::move(locked.lock);
   impl->generation = locked.generation;

@@ -7,6 +7,11 @@
 #include <fstream>
 #include <map>
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "dataset/commit.h"
 #include "dataset/test_util.h"
 #include "format/file_names.h"
 #include "io/file.h"
@@ -169,13 +174,81 @@ TEST(StagedWriteTest, ASecondRunIsRefusedWhileTheFirstHoldsTheLockAndStaleStaged
   auto staged = StagedWrite::Begin(dir.path(), "train", 1, NoSync());
   ASSERT_TRUE(staged.ok());
   EXPECT_NE((*staged)->token(), stale_token);
-  // A late task of the abandoned run stages its part now: not this run's.
-  ASSERT_TRUE(WritePart(dir.path(), stale_token, 0, 1, 0, 10, {}).ok());
+  // A late task of the abandoned run (a Dask task runs on after its driver
+  // is gone) finishes its part now: refused, and it leaves nothing behind.
+  const Status late = WritePart(dir.path(), stale_token, 0, 1, 0, 10, {});
+  EXPECT_EQ(late.code(), StatusCode::kFailedPrecondition) << late.ToString();
+  EXPECT_NE(late.message().find("staged write " + stale_token + " of dataset 'train'"), std::string::npos) << late.ToString();
+  EXPECT_NE(late.message().find("is over"), std::string::npos) << late.ToString();
+  for (const auto& [name, bytes] : Files(dir.path())) EXPECT_EQ(name.find(stale_token), std::string::npos) << name;
   Status committed = (*staged)->Commit();
   EXPECT_EQ(committed.code(), StatusCode::kFailedPrecondition) << committed.ToString();
-  // The next writer removes the stale run's files.
+  // A killed driver leaves its run's files, this one included: the next
+  // writer removes them.
   ASSERT_TRUE(testing::WriteSample(dir.path(), "train", 5, testing::SmallPages(1)).ok());
   for (const auto& [name, bytes] : Files(dir.path())) EXPECT_EQ(name.find(stale_token), std::string::npos) << name;
+}
+
+TEST(StagedWriteTest, APartStagesOnlyWhileItsStagedWriteIsUnderWay) {
+  testing::ScratchDir dir;
+  auto staged = StagedWrite::Begin(dir.path(), "train", 2, NoSync());
+  ASSERT_TRUE(staged.ok());
+  const std::string token = (*staged)->token();
+  EXPECT_TRUE(dataset::StagedWriteUnderWay(dir.path(), "train", token));
+  EXPECT_FALSE(dataset::StagedWriteUnderWay(dir.path(), "train", token + "1"));
+  // Part 0 in time; then the run fails (its driver gives up: the
+  // StagedWrite goes without a Commit, removing what was staged) and part 1
+  // writes all its files after that cleanup (a task that ran on).
+  ASSERT_TRUE(WritePart(dir.path(), token, 0, 2, 0, 30, {}).ok());
+  staged->reset();
+  EXPECT_FALSE(dataset::StagedWriteUnderWay(dir.path(), "train", token));
+  auto late = PartWriter::Create(dir.path(), "train", token, 1, 2, testing::SampleSchema(), PartOptions());
+  ASSERT_TRUE(late.ok());
+  RecordBuilder record((*late)->schema());
+  const testing::SampleValues values = testing::SampleRecord(30);
+  ASSERT_TRUE(testing::FillSample(record, values).ok());
+  ASSERT_TRUE((*late)->Write(record).ok());
+  const Status finished = (*late)->Finish();
+  EXPECT_EQ(finished.code(), StatusCode::kFailedPrecondition) << finished.ToString();
+  late->reset();
+  EXPECT_EQ(Files(dir.path()).size(), 0u);  // the lock file goes with its holder
+  // A committed run is over too.
+  auto again = StagedWrite::Begin(dir.path(), "train", 1, NoSync());
+  ASSERT_TRUE(again.ok());
+  ASSERT_TRUE(WritePart(dir.path(), (*again)->token(), 0, 1, 0, 10, {}).ok());
+  ASSERT_TRUE((*again)->Commit().ok());
+  EXPECT_EQ(WritePart(dir.path(), (*again)->token(), 0, 1, 0, 10, {}).code(), StatusCode::kFailedPrecondition);
+}
+
+TEST(StagedWriteTest, AKilledDriversRunIsUnderWayUntilTheNextWriterTakesTheLock) {
+  testing::ScratchDir dir;
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe(pipe_fds), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {  // a driver killed right after Begin: no destructor runs
+    auto staged = StagedWrite::Begin(dir.path(), "train", 1, NoSync());
+    const std::string token = staged.ok() ? (*staged)->token() : "";
+    (void)!::write(pipe_fds[1], token.data(), token.size());
+    ::raise(SIGKILL);
+  }
+  ::close(pipe_fds[1]);
+  char buffer[64] = {};
+  const ssize_t n = ::read(pipe_fds[0], buffer, sizeof(buffer));
+  ::close(pipe_fds[0]);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_GT(n, 0);
+  const std::string token(buffer, static_cast<size_t>(n));
+  // Its tasks still stage (their files are the next writer's to remove) ...
+  EXPECT_TRUE(dataset::StagedWriteUnderWay(dir.path(), "train", token));
+  ASSERT_TRUE(WritePart(dir.path(), token, 0, 1, 0, 10, {}).ok());
+  // ... until the next writer takes the lock and cleans up.
+  auto next = StagedWrite::Begin(dir.path(), "train", 1, NoSync());
+  ASSERT_TRUE(next.ok());
+  EXPECT_FALSE(dataset::StagedWriteUnderWay(dir.path(), "train", token));
+  EXPECT_EQ(WritePart(dir.path(), token, 0, 1, 10, 20, {}).code(), StatusCode::kFailedPrecondition);
+  for (const auto& [name, bytes] : Files(dir.path())) EXPECT_EQ(name.find(token), std::string::npos) << name;
 }
 
 TEST(StagedWriteTest, PartWriterRefusesBadArguments) {

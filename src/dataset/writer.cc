@@ -425,6 +425,14 @@ Status Writer::Impl::Commit() {
 // again replaces each file whole (format/file_names.h).
 Status Writer::Impl::StagePart() {
   UREC_RETURN_IF_ERROR(CloseAndFinalize().status());
+  // A task that outlived its run (its driver killed, failed or done) must
+  // not stage files that no commit will take and that the next writer,
+  // already past its cleanup, would leave behind.
+  if (!dataset::StagedWriteUnderWay(out_dir, name, part->token)) {
+    return Status::FailedPrecondition("part writer: staged write " + part->token + " of dataset '" + name + "' in " +
+                                      out_dir + " is over (committed or abandoned, or another writer holds the dataset): part " +
+                                      std::to_string(part->number) + " not staged");
+  }
   const uint32_t count = static_cast<uint32_t>(shards.size());
   for (uint32_t s = 0; s < count; ++s) {
     const std::string shard_path = InDir(format::StagedShardFileName(name, part->token, part->number, s));

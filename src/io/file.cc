@@ -307,7 +307,7 @@ void FileLock::Release() {
   fd_ = -1;
 }
 
-Result<FileLock> FileLock::Acquire(const std::string& path) {
+Result<FileLock> FileLock::Acquire(const std::string& path, const std::string& note) {
   UREC_RETURN_IF_ERROR(AskHook(FileOp::kLock, path));
   FileLock lock;
   lock.path_ = path;
@@ -333,7 +333,7 @@ Result<FileLock> FileLock::Acquire(const std::string& path) {
   }
   char host[256] = {};
   if (::gethostname(host, sizeof(host) - 1) != 0) std::strcpy(host, "?");
-  const std::string line = "pid " + std::to_string(::getpid()) + " host " + host + "\n";
+  const std::string line = "pid " + std::to_string(::getpid()) + " host " + host + (note.empty() ? "" : " " + note) + "\n";
   if (::ftruncate(lock.fd_, 0) != 0) return ErrnoStatus(path, "truncate lock file", errno);
   UREC_RETURN_IF_ERROR(WriteFully(lock.fd_, path, reinterpret_cast<const uint8_t*>(line.data()), line.size()));
   return lock;

@@ -122,9 +122,10 @@ class FileLock {
   FileLock& operator=(const FileLock&) = delete;
 
   // Creates `path` if missing and locks it without waiting, then writes
-  // "pid PID host HOST" into it. FailedPrecondition when another holder has
-  // it, with that holder's line from the file in the message.
-  static Result<FileLock> Acquire(const std::string& path);
+  // "pid PID host HOST" (and " NOTE" when `note` is not empty) into it.
+  // FailedPrecondition when another holder has it, with that holder's line
+  // from the file in the message.
+  static Result<FileLock> Acquire(const std::string& path, const std::string& note = "");
   bool held() const { return fd_ >= 0; }
   void Release();
 
