@@ -6,7 +6,8 @@ python/tests), started and stopped by the tests:
   a temporary directory.
 - FaultProxy: a small HTTP proxy between the client and nginx that injects
   faults per request (added latency, connections dropped mid-body, 500/503
-  answers, bodies cut short, one object served in place of another) and
+  answers, bodies cut short, one object served in place of another, a
+  connection that stalls mid-body, a body trickled a few bytes a second) and
   records each request (method, target, headers) for the S3 tests. It also
   serves as an HTTP forward proxy (absolute request targets), so that S3
   virtual-hosted URLs (http://BUCKET.s3.test/...) reach it through
@@ -15,6 +16,7 @@ python/tests), started and stopped by the tests:
 import http.client
 import os
 import pwd
+import select
 import shutil
 import socket
 import subprocess
@@ -124,7 +126,10 @@ class Fault:
     code answered), "drop" (forward, send the headers and half the body,
     then reset the connection), "truncate" (headers with the full length,
     half the body, then close), "swap" (value: another path on the upstream,
-    served instead)."""
+    served instead), "stall" (headers with the full length and half the
+    body, then nothing more, the connection held open until the client
+    hangs up), "trickle" (value: bytes per second; the whole body at that
+    rate, in 4 writes a second)."""
 
     def __init__(self, kind, match="", times=None, value=None):
         self.kind, self.match, self.times, self.value = kind, match, times, value
@@ -142,6 +147,7 @@ class FaultProxy:
         self.in_flight = 0
         self.max_in_flight = 0  # requests being answered at once, at most (since clear())
         self.lock = threading.Lock()
+        self.stopping = threading.Event()
         proxy = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -242,7 +248,7 @@ class FaultProxy:
         resp = conn.getresponse()
         body = resp.read()
         conn.close()
-        cut = next((f for f in faults if f.kind in ("drop", "truncate")), None)
+        cut = next((f for f in faults if f.kind in ("drop", "truncate", "stall", "trickle")), None)
         h.send_response(resp.status)
         for name, value in resp.getheaders():
             if name.lower() in ("content-range", "content-type", "accept-ranges", "etag", "last-modified"):
@@ -254,6 +260,9 @@ class FaultProxy:
         if cut is None:
             h.wfile.write(body)
             return
+        if cut.kind in ("stall", "trickle"):
+            self._slow_body(h, body, cut)
+            return
         h.wfile.write(body[: len(body) // 2])
         h.wfile.flush()
         h.close_connection = True
@@ -261,6 +270,30 @@ class FaultProxy:
             h.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
         h.connection.close()
 
+    def _slow_body(self, h, body, fault):
+        """A stall or a trickle, until the body ends, the client hangs up
+        or stop()."""
+        h.close_connection = True
+        try:
+            if fault.kind == "stall":
+                h.wfile.write(body[: len(body) // 2])
+                h.wfile.flush()
+                # Readable again only when the client closes (nothing more is sent).
+                while not self.stopping.is_set():
+                    ready, _, _ = select.select([h.connection], [], [], 0.1)
+                    if ready and not h.connection.recv(4096, socket.MSG_PEEK):
+                        return
+                return
+            step = max(1, int(fault.value) // 4)
+            for pos in range(0, len(body), step):
+                if self.stopping.wait(0.25):
+                    return
+                h.wfile.write(body[pos:pos + step])
+                h.wfile.flush()
+        except OSError:
+            pass  # the client hung up
+
     def stop(self):
+        self.stopping.set()
         self.server.shutdown()
         self.server.server_close()

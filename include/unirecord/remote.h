@@ -38,8 +38,22 @@ struct RemoteOptions {
   // bodies cut short; backoff doubles from retry_backoff_ms (with jitter).
   int attempts = 5;
   int retry_backoff_ms = 200;
-  // A request making no progress for this long is a timeout (retried).
+  // An attempt that receives no byte for this long (from its start:
+  // connecting and waiting for the answer count) ends within a second of it
+  // and is retried.
   int timeout_s = 30;
+  // An attempt that has run min_rate_window_s seconds and received fewer than
+  // min_rate_bytes_per_s x min_rate_window_s bytes in the last
+  // min_rate_window_s seconds ends and is retried: a server trickling a few
+  // bytes a second cannot hold a reader for hours. 0: no minimum rate.
+  int min_rate_bytes_per_s = 1024;
+  int min_rate_window_s = 30;
+  // Seconds one request may take in all: its attempts, the backoff between
+  // them and waits for a free slot (max_requests). Past it the request fails
+  // with Unavailable, naming the deadline, without another attempt. A whole
+  // shard is one request: allow for the largest at your slowest rate.
+  // 0: no deadline.
+  int request_deadline_s = 0;
 
   // S3 (s3://BUCKET/KEY...). Credentials: AWS_ACCESS_KEY_ID,
   // AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, else the AWS_PROFILE (default

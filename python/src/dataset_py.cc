@@ -241,7 +241,8 @@ void OpenInto(PyDataset& d) {
 const std::pair<const char*, int RemoteOptions::*> kRemoteIntOptions[] = {
     {"prefetch_shards", &RemoteOptions::prefetch_shards}, {"max_requests", &RemoteOptions::max_requests},
     {"attempts", &RemoteOptions::attempts},               {"retry_backoff_ms", &RemoteOptions::retry_backoff_ms},
-    {"timeout_s", &RemoteOptions::timeout_s}};
+    {"timeout_s", &RemoteOptions::timeout_s},             {"min_rate_bytes_per_s", &RemoteOptions::min_rate_bytes_per_s},
+    {"min_rate_window_s", &RemoteOptions::min_rate_window_s}, {"request_deadline_s", &RemoteOptions::request_deadline_s}};
 const std::pair<const char*, std::string RemoteOptions::*> kRemoteStringOptions[] = {
     {"s3_endpoint", &RemoteOptions::s3_endpoint}, {"s3_addressing", &RemoteOptions::s3_addressing}};
 
@@ -500,7 +501,8 @@ dataset's shards are cached (default $XDG_CACHE_HOME/unirecord or
 ~/.cache/unirecord); cache_limit: their byte budget (0: none).
 remote_options: a dict of the other remote options (docs/remote.md):
 prefetch_shards (3), max_requests (4), attempts (5), retry_backoff_ms
-(200), timeout_s (30), s3_endpoint (""), s3_addressing ("auto").
+(200), timeout_s (30), min_rate_bytes_per_s (1024), min_rate_window_s (30),
+request_deadline_s (0: none), s3_endpoint (""), s3_addressing ("auto").
 
 Opening maps the files and reads only their fixed-size parts: no per-record
 work and no per-record Python objects, so it is cheap in every DataLoader

@@ -169,6 +169,86 @@ def test_persistent_errors_name_the_url_and_status(served, proxy, tmp_path):
     assert check_cache_consistent(cache, served["local"]) >= 1
 
 
+def _timed_read(ds, record_id, match):
+    """Reads a record that must fail with ConnectionError matching `match`; the seconds it took."""
+    t0 = time.monotonic()
+    with pytest.raises(ConnectionError, match=match):
+        ds[record_id]
+    return time.monotonic() - t0
+
+
+def test_stalled_attempt_ends_timeout_s_after_the_last_byte(served, proxy, tmp_path):
+    """A server that stops sending mid-body: each attempt ends within a second
+    of timeout_s after the last byte (libcurl's low speed check took
+    timeout_s + ~6 s: 14 s here), and is retried; a stall on the first
+    attempt only ends in the right bytes."""
+    url = proxy.url + "/ds/"
+    cache = tmp_path / "cache"
+    _warm_meta(url, cache)
+    shard = shard_files(served["local"])[0]
+    options = {"timeout_s": 1, "attempts": 2, "retry_backoff_ms": 0}
+    proxy.add("stall", shard)
+    ds = unirecord.Dataset(url, cache_dir=cache, remote_options=options)
+    elapsed = _timed_read(ds, 0, f"{shard}: no byte received for 1 s \\(timeout_s\\) \\(after 2 attempts\\)")
+    assert 2 <= elapsed < 2 * (1 + 1) + 0.5, elapsed
+    proxy.clear()
+    proxy.add("stall", shard, times=1)
+    ds = unirecord.Dataset(url, cache_dir=cache, remote_options=options)
+    assert as_comparable(ds[0]) == as_comparable(unirecord.Dataset(served["local"])[0])
+    assert ds.remote_stats()["retries"] == 1
+    assert check_cache_consistent(cache, served["local"]) == 1
+
+
+def test_trickling_attempt_ends_below_the_minimum_rate(served, proxy, tmp_path):
+    """A server sending 128 bytes a second (never idle, so never timed out
+    before): an attempt below min_rate_bytes_per_s over min_rate_window_s
+    ends and is retried like any other failure."""
+    url = proxy.url + "/ds/"
+    cache = tmp_path / "cache"
+    _warm_meta(url, cache)
+    shard = shard_files(served["local"])[0]
+    options = {"min_rate_bytes_per_s": 1024, "min_rate_window_s": 1, "attempts": 2, "retry_backoff_ms": 0}
+    proxy.add("trickle", shard, value=128)
+    ds = unirecord.Dataset(url, cache_dir=cache, remote_options=options)
+    elapsed = _timed_read(ds, 0, f"{shard}: fewer than 1024 bytes received in 1 s "
+                                 "\\(min_rate_bytes_per_s 1024 over min_rate_window_s\\) \\(after 2 attempts\\)")
+    assert 2 <= elapsed < 2 * (1 + 1) + 0.5, elapsed
+    proxy.clear()
+    proxy.add("trickle", shard, times=1, value=128)
+    ds = unirecord.Dataset(url, cache_dir=cache, remote_options=options)
+    assert as_comparable(ds[0]) == as_comparable(unirecord.Dataset(served["local"])[0])
+    assert ds.remote_stats()["retries"] == 1
+
+
+def test_request_deadline_bounds_retries_and_slow_bodies(served, proxy, tmp_path):
+    """request_deadline_s bounds a whole request: no attempt starts that the
+    backoff would start past it, and an attempt still running at it ends,
+    without another; a request well within it is served."""
+    url = proxy.url + "/ds/"
+    cache = tmp_path / "cache"
+    _warm_meta(url, cache)
+    shard = shard_files(served["local"])[0]
+    # Every answer 503, 10 attempts with backoff from 500 ms: ~4 min without a deadline.
+    proxy.add("status", shard, value=503)
+    ds = unirecord.Dataset(url, cache_dir=cache, remote_options={"request_deadline_s": 2, "attempts": 10,
+                                                                  "retry_backoff_ms": 500})
+    elapsed = _timed_read(ds, 0, f"{shard}: out of time: request_deadline_s 2 \\([2-4] attempts in [0-9.]+ s; "
+                                 "the last: HTTP 503 \\(Service Unavailable\\)\\)$")
+    assert elapsed < 2.5, elapsed
+    # A body at 4 kB/s, above any minimum rate, for a shard of tens of kB.
+    proxy.clear()
+    proxy.add("trickle", shard, value=4096)
+    ds = unirecord.Dataset(url, cache_dir=cache, remote_options={"request_deadline_s": 2})
+    elapsed = _timed_read(ds, 0, f"{shard}: out of time: request_deadline_s 2 \\(1 attempt in 2(\\.[0-9])? s\\)$")
+    assert 2 <= elapsed < 3.1, elapsed
+    proxy.clear()
+    proxy.add("latency", value=0.2)
+    ds = unirecord.Dataset(url, cache_dir=cache, remote_options={"request_deadline_s": 5})
+    assert [as_comparable(r) for r in records_of(ds)] == [as_comparable(r) for r in records_of(
+        unirecord.Dataset(served["local"]))]
+    assert check_cache_consistent(cache, served["local"]) == SHARDS
+
+
 def test_swapped_shard_is_refused_or_refetched(served, proxy, tmp_path):
     url = proxy.url + "/ds/"
     cache = tmp_path / "cache"
@@ -242,6 +322,9 @@ def test_remote_options_are_checked(served, tmp_path):
         unirecord.Dataset(url, cache_dir=tmp_path, remote_options=[("max_requests", 2)])
     with pytest.raises(TypeError, match="timeout_s"):
         unirecord.Dataset(url, cache_dir=tmp_path, remote_options={"timeout_s": "30"})
+    for name, value in (("min_rate_bytes_per_s", -1), ("min_rate_window_s", 0), ("request_deadline_s", -1)):
+        with pytest.raises(ValueError, match="remote options out of range"):
+            unirecord.Dataset(url, cache_dir=tmp_path, remote_options={name: value})
     with pytest.raises(ValueError, match="s3_addressing|addressing"):
         unirecord.Dataset("s3://bucket/ds/", cache_dir=tmp_path, remote_options={"s3_addressing": "sideways"})
 

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <random>
 #include <thread>
@@ -61,9 +62,48 @@ std::string DescribeStatus(long status) {
   return "HTTP " + std::to_string(status) + (text.empty() ? "" : " (" + text + ")");
 }
 
+std::string Seconds(double s) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g s", s);
+  return text;
+}
+
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
 }  // namespace
 
-// One attempt's state, seen by the write callback.
+TransferWatch::TransferWatch(const RemoteOptions& options)
+    : timeout_s_(options.timeout_s),
+      min_rate_(static_cast<uint64_t>(std::max(0, options.min_rate_bytes_per_s))),
+      window_s_(options.min_rate_window_s) {
+  samples_.emplace_back(0.0, 0);
+}
+
+TransferWatch::Verdict TransferWatch::Observe(double now, uint64_t received) {
+  if (received != last_received_) {
+    last_received_ = received;
+    last_progress_ = now;
+  }
+  if (now - last_progress_ >= timeout_s_) return Verdict::kIdle;
+  if (min_rate_ == 0) return Verdict::kGoOn;
+  if (now - samples_.back().first >= 0.25) samples_.emplace_back(now, received);  // a few a second suffice
+  while (samples_.size() >= 2 && samples_[1].first <= now - window_s_) samples_.pop_front();
+  if (now < window_s_) return Verdict::kGoOn;  // not a whole window yet
+  // Bytes since the first sample: at least the window's (the sample may be a little older).
+  const uint64_t in_window = received - samples_.front().second;
+  return static_cast<double>(in_window) < static_cast<double>(min_rate_) * window_s_ ? Verdict::kSlow
+                                                                                     : Verdict::kGoOn;
+}
+
+std::string TransferWatch::Describe(Verdict verdict) const {
+  if (verdict == Verdict::kIdle) return "no byte received for " + Seconds(timeout_s_) + " (timeout_s)";
+  return "fewer than " + std::to_string(static_cast<uint64_t>(min_rate_ * window_s_)) + " bytes received in " +
+         Seconds(window_s_) + " (min_rate_bytes_per_s " + std::to_string(min_rate_) + " over min_rate_window_s)";
+}
+
+// One attempt's state, seen by the write, header and progress callbacks.
 struct HttpClient::Attempt {
   CURL* handle = nullptr;
   BodySink* sink = nullptr;
@@ -75,12 +115,33 @@ struct HttpClient::Attempt {
   Status error;  // why the callback stopped the transfer
   std::atomic<uint64_t>* bytes = nullptr;
   std::optional<uint64_t> object_size;  // a 206's Content-Range: bytes B-E/SIZE
+  // Progress: every byte received (headers, bodies, error pages), watched.
+  uint64_t progress = 0;
+  Clock::time_point began = Clock::now();
+  TransferWatch* watch = nullptr;
+  std::optional<Clock::time_point> deadline;  // the request's
+  TransferWatch::Verdict verdict = TransferWatch::Verdict::kGoOn;
+  bool past_deadline = false;
 
   static size_t OnBody(char* data, size_t size, size_t count, void* self) {
+    static_cast<Attempt*>(self)->progress += size * count;
     return static_cast<Attempt*>(self)->Body(data, size * count);
   }
 
+  // libcurl calls it about once a second, and more often while bytes arrive;
+  // non-zero ends the transfer (CURLE_ABORTED_BY_CALLBACK).
+  static int OnProgress(void* self, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+    Attempt& a = *static_cast<Attempt*>(self);
+    if (a.deadline && Clock::now() >= *a.deadline) {
+      a.past_deadline = true;
+      return 1;
+    }
+    a.verdict = a.watch->Observe(SecondsSince(a.began), a.progress);
+    return a.verdict == TransferWatch::Verdict::kGoOn ? 0 : 1;
+  }
+
   static size_t OnHeader(char* data, size_t size, size_t count, void* self) {
+    static_cast<Attempt*>(self)->progress += size * count;
     const std::string line(data, size * count);
     static const std::string kName = "content-range:";
     if (line.size() > kName.size()) {
@@ -140,10 +201,16 @@ HttpClient::~HttpClient() {
   for (void* handle : idle_handles_) curl_easy_cleanup(static_cast<CURL*>(handle));
 }
 
-void HttpClient::AcquireSlot() {
+bool HttpClient::AcquireSlot(std::optional<Clock::time_point> deadline) {
   std::unique_lock<std::mutex> lock(mu_);
-  slot_cv_.wait(lock, [&] { return in_flight_ < std::max(1, options_.max_requests); });
+  const auto free = [&] { return in_flight_ < std::max(1, options_.max_requests); };
+  if (deadline) {
+    if (!slot_cv_.wait_until(lock, *deadline, free)) return false;
+  } else {
+    slot_cv_.wait(lock, free);
+  }
   ++in_flight_;
+  return true;
 }
 
 void HttpClient::ReleaseSlot() {
@@ -159,14 +226,31 @@ Status HttpClient::Get(const std::string& url, std::optional<ByteRange> range, s
   const int attempts = std::max(1, options_.attempts);
   std::string last_problem;
   thread_local std::mt19937 jitter(std::random_device{}());
+  const Clock::time_point began = Clock::now();
+  std::optional<Clock::time_point> deadline;
+  if (options_.request_deadline_s > 0) deadline = began + std::chrono::seconds(options_.request_deadline_s);
+  int attempts_made = 0;
+  // The deadline passed, or passes before another attempt could start: the
+  // request ends here, whatever the attempts left.
+  const auto past_deadline = [&] {
+    return Status::Unavailable(url + ": out of time: request_deadline_s " +
+                               std::to_string(options_.request_deadline_s) + " (" + std::to_string(attempts_made) +
+                               " attempt" + (attempts_made == 1 ? "" : "s") + " in " +
+                               Seconds(std::round(SecondsSince(began) * 10) / 10) +
+                               (last_problem.empty() ? "" : "; the last: " + last_problem) + ")");
+  };
   for (int attempt = 1; attempt <= attempts; ++attempt) {
     if (attempt > 1) {
-      retries_.fetch_add(1);
       const double base = options_.retry_backoff_ms * std::pow(2.0, attempt - 2);
       const double wait_ms = std::min(10000.0, base * std::uniform_real_distribution<double>(0.5, 1.5)(jitter));
-      std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(wait_ms));
+      const auto wake = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                           std::chrono::duration<double, std::milli>(wait_ms));
+      if (deadline && wake >= *deadline) return past_deadline();  // no time left for another attempt
+      retries_.fetch_add(1);
+      std::this_thread::sleep_until(wake);
     }
-    AcquireSlot();
+    if (!AcquireSlot(deadline)) return past_deadline();
+    ++attempts_made;
     CURL* handle = nullptr;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -187,6 +271,9 @@ Status HttpClient::Get(const std::string& url, std::optional<ByteRange> range, s
     a.ranged = range.has_value();
     a.expected = expected_size;
     a.bytes = &bytes_;
+    TransferWatch watch(options_);
+    a.watch = &watch;
+    a.deadline = deadline;
     char curl_error[CURL_ERROR_SIZE] = {};
     curl_easy_setopt(handle, CURLOPT_URL, url.c_str());
     curl_easy_setopt(handle, CURLOPT_NOSIGNAL, 1L);
@@ -194,9 +281,10 @@ Status HttpClient::Get(const std::string& url, std::optional<ByteRange> range, s
     curl_easy_setopt(handle, CURLOPT_MAXREDIRS, 5L);
     curl_easy_setopt(handle, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(handle, CURLOPT_CONNECTTIMEOUT, static_cast<long>(options_.timeout_s));
-    // No byte for timeout_s seconds: a stalled transfer (retried).
-    curl_easy_setopt(handle, CURLOPT_LOW_SPEED_LIMIT, 1L);
-    curl_easy_setopt(handle, CURLOPT_LOW_SPEED_TIME, static_cast<long>(options_.timeout_s));
+    // Stalled or trickling attempts (retried) and the deadline: TransferWatch.
+    curl_easy_setopt(handle, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, &Attempt::OnProgress);
+    curl_easy_setopt(handle, CURLOPT_XFERINFODATA, &a);
     curl_easy_setopt(handle, CURLOPT_ERRORBUFFER, curl_error);
     curl_easy_setopt(handle, CURLOPT_WRITEFUNCTION, &Attempt::OnBody);
     curl_easy_setopt(handle, CURLOPT_WRITEDATA, &a);
@@ -231,6 +319,12 @@ Status HttpClient::Get(const std::string& url, std::optional<ByteRange> range, s
     ReleaseSlot();
 
     if (!a.error.ok()) return a.error.WithContext(url);  // the body is wrong: not retried here
+    if (a.past_deadline) return past_deadline();
+    if (code == CURLE_ABORTED_BY_CALLBACK && a.verdict != TransferWatch::Verdict::kGoOn) {
+      last_problem = watch.Describe(a.verdict);
+      if (status != 0 && status / 100 != 2) last_problem = DescribeStatus(status) + ", then " + last_problem;
+      continue;
+    }
     if (code != CURLE_OK) {
       last_problem = std::string(curl_error[0] != '\0' ? curl_error : curl_easy_strerror(code));
       if (status != 0 && status / 100 != 2) last_problem = DescribeStatus(status) + ", then " + last_problem;

@@ -1,12 +1,15 @@
 // GETs over libcurl (HTTP/1.1, TLS, S3 SigV4 signing by CURLOPT_AWS_SIGV4):
-// bounded concurrency, retries with backoff, and errors naming the URL and
-// the HTTP status or network error.
+// bounded concurrency, retries with backoff, an end to attempts that stall
+// or trickle and to requests past their deadline, and errors naming the URL
+// and the HTTP status or network error.
 #ifndef UNIRECORD_REMOTE_HTTP_CLIENT_H_
 #define UNIRECORD_REMOTE_HTTP_CLIENT_H_
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <mutex>
 #include <optional>
@@ -35,6 +38,33 @@ class BodySink {
   virtual Status Write(const char* data, size_t size) = 0;
 };
 
+// Decides when one attempt has made too little progress (RemoteOptions'
+// timeout_s, min_rate_bytes_per_s, min_rate_window_s). libcurl's own low
+// speed check (CURLOPT_LOW_SPEED_*) judges a speed averaged over its last
+// 5 s or so, so a transfer that stalls after some bytes was seen stalled
+// only ~6 s late (measured: timeout_s 30 ended an attempt after 36 s); this
+// counts the bytes themselves.
+class TransferWatch {
+ public:
+  enum class Verdict { kGoOn, kIdle, kSlow };
+  explicit TransferWatch(const RemoteOptions& options);
+  // `now`: seconds since the attempt began; `received`: bytes received so far
+  // (headers included), never decreasing. Called about once a second or more
+  // often.
+  Verdict Observe(double now, uint64_t received);
+  // Why a verdict ended the attempt, for the error message.
+  std::string Describe(Verdict verdict) const;
+
+ private:
+  double timeout_s_;
+  uint64_t min_rate_;
+  double window_s_;
+  double last_progress_ = 0;
+  uint64_t last_received_ = 0;
+  // (time, received) samples; the first is the latest at or before now - window.
+  std::deque<std::pair<double, uint64_t>> samples_;
+};
+
 class HttpClient {
  public:
   // `location` decides signing (s3 with credentials) for every request.
@@ -47,9 +77,10 @@ class HttpClient {
   // answers 200 is an error) into `sink`. `expected_size`: the object's size
   // when known; an object of another size (Content-Length, or a 206's
   // Content-Range) is Corruption (changed, or another object), a body cut
-  // short is retried. Errors: NotFound (404, 410), Unavailable (other statuses,
-  // network errors, after the last attempt where retrying makes sense), or
-  // the sink's status.
+  // short is retried, so is an attempt TransferWatch ends. Errors: NotFound
+  // (404, 410), Unavailable (other statuses, network errors, after the last
+  // attempt where retrying makes sense; the request deadline passed), or the
+  // sink's status.
   Status Get(const std::string& url, std::optional<ByteRange> range, std::optional<uint64_t> expected_size,
              BodySink& sink);
   // The body in memory, refused (Corruption) over `max_bytes`.
@@ -62,7 +93,8 @@ class HttpClient {
 
  private:
   struct Attempt;
-  void AcquireSlot();
+  // False when `deadline` passed first (steady_clock; none: wait for ever).
+  bool AcquireSlot(std::optional<std::chrono::steady_clock::time_point> deadline);
   void ReleaseSlot();
 
   Location location_;

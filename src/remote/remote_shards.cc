@@ -146,10 +146,12 @@ RemoteStats RemoteShards::stats() const {
 
 Result<std::shared_ptr<RemoteShards>> RemoteShards::Open(const std::string& location, const RemoteOptions& options) {
   if (options.max_requests < 1 || options.attempts < 1 || options.prefetch_shards < 0 || options.timeout_s < 1 ||
-      options.retry_backoff_ms < 0) {
+      options.retry_backoff_ms < 0 || options.min_rate_bytes_per_s < 0 || options.min_rate_window_s < 1 ||
+      options.request_deadline_s < 0) {
     return Status::InvalidArgument(location +
-                                   ": remote options out of range (max_requests, attempts and timeout_s must be "
-                                   ">= 1, prefetch_shards and retry_backoff_ms >= 0)");
+                                   ": remote options out of range (max_requests, attempts, timeout_s and "
+                                   "min_rate_window_s must be >= 1, prefetch_shards, retry_backoff_ms, "
+                                   "min_rate_bytes_per_s and request_deadline_s >= 0)");
   }
   std::shared_ptr<RemoteShards> r(new RemoteShards());
   r->options_ = options;

@@ -9,6 +9,7 @@ import json
 import os
 import pathlib
 import sys
+import time
 import urllib.parse
 
 import pytest
@@ -82,6 +83,33 @@ def test_unavailable_exit_code_names_url_and_status(urec, served, tmp_path):
     assert f"{proxy.url}/ds/train.uset: HTTP 503 (Service Unavailable) (after 5 attempts)" in result.stderr
     missing = urec("inspect", served["nginx"].url + "/nope/train.uset", "--cache-dir", tmp_path, check=False)
     assert missing.returncode == 1 and "/nope/train.uset: HTTP 404" in missing.stderr
+
+
+@pytest.mark.parametrize("fault,value,options,message", [
+    # A stall mid-body: each attempt ends within a second of --timeout-s
+    # (libcurl's low speed check: --timeout-s + ~6 s, 186 s in all with the
+    # defaults).
+    ("stall", None, ["--timeout-s", 1], "no byte received for 1 s (timeout_s) (after 2 attempts)"),
+    # 16 bytes a second: never idle, too slow.
+    ("trickle", 16, ["--min-rate-bytes-per-s", 100, "--min-rate-window-s", 1],
+     "fewer than 100 bytes received in 1 s (min_rate_bytes_per_s 100 over min_rate_window_s) (after 2 attempts)"),
+    # 64 bytes a second with no minimum rate: the deadline ends the request.
+    ("trickle", 64, ["--min-rate-bytes-per-s", 0, "--request-deadline-s", 2],
+     "out of time: request_deadline_s 2 (1 attempt in 2"),  # 2 s, or 2.1 on a busy machine
+])
+def test_slow_servers_end_in_exit_code_3_on_time(urec, served, tmp_path, fault, value, options, message):
+    proxy = served["proxy"]
+    proxy.clear()
+    index = sorted(p.name for p in served["local"].glob("*.uidx"))[0]  # about 1 kB
+    proxy.add(fault, index, value=value)
+    t0 = time.monotonic()
+    result = urec("inspect", proxy.url + "/ds/train.uset", "--cache-dir", tmp_path, "--attempts", 2,
+                  "--retry-backoff-ms", 0, *options, check=False)
+    elapsed = time.monotonic() - t0
+    proxy.clear()
+    assert result.returncode == 3, result.stderr
+    assert f"{proxy.url}/ds/{index}: {message}" in result.stderr
+    assert elapsed < 4.5, elapsed
 
 
 def sigv4_signature(secret, region, method, path, query, headers, signed):

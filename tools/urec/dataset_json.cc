@@ -55,6 +55,26 @@ void AddRemoteOptions(CLI::App* cmd, RemoteOptions* remote) {
   cmd->add_option("--max-requests", remote->max_requests, "Remote PATH: requests in flight at once")
       ->capture_default_str()
       ->check(IntegerIn(1, 1024));
+  cmd->add_option("--attempts", remote->attempts, "Remote PATH: attempts per request")
+      ->capture_default_str()
+      ->check(IntegerIn(1, 1000));
+  cmd->add_option("--retry-backoff-ms", remote->retry_backoff_ms, "Remote PATH: the first retry's backoff, doubling")
+      ->capture_default_str()
+      ->check(IntegerIn(0, 600000));
+  cmd->add_option("--timeout-s", remote->timeout_s, "Remote PATH: an attempt receiving no byte this long is retried")
+      ->capture_default_str()
+      ->check(IntegerIn(1, 86400));
+  cmd->add_option("--min-rate-bytes-per-s", remote->min_rate_bytes_per_s,
+                  "Remote PATH: an attempt slower than this over --min-rate-window-s is retried (0: no minimum)")
+      ->capture_default_str()
+      ->check(IntegerIn(0, INT32_MAX));
+  cmd->add_option("--min-rate-window-s", remote->min_rate_window_s, "Remote PATH: the window of the minimum rate")
+      ->capture_default_str()
+      ->check(IntegerIn(1, 86400));
+  cmd->add_option("--request-deadline-s", remote->request_deadline_s,
+                  "Remote PATH: seconds a request may take in all, retries included (0: none)")
+      ->capture_default_str()
+      ->check(IntegerIn(0, INT32_MAX));
   cmd->add_option("--s3-endpoint", remote->s3_endpoint,
                   "s3:// PATH: endpoint URL (default AWS_ENDPOINT_URL, else AWS's for the region)");
   cmd->add_option("--s3-addressing", remote->s3_addressing, "s3:// PATH: auto | path | virtual")

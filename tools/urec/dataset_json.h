@@ -22,8 +22,10 @@ using Json = nlohmann::ordered_json;
 // remote location (http://, https://, s3://) with `remote`'s cache settings.
 Result<std::shared_ptr<Dataset>> OpenForReading(const std::string& path, const RemoteOptions& remote = {});
 
-// --cache-dir, --cache-limit, --s3-endpoint, --s3-addressing: the settings of
-// a remote PATH (docs/remote.md).
+// --cache-dir, --cache-limit, --prefetch-shards, --max-requests, --attempts,
+// the time limits (--timeout-s, --min-rate-*, --request-deadline-s),
+// --s3-endpoint, --s3-addressing: the settings of a remote PATH
+// (docs/remote.md).
 void AddRemoteOptions(CLI::App* cmd, RemoteOptions* remote);
 
 // The field called `name` of the dataset opened from `path`; the error names
