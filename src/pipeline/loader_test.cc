@@ -123,6 +123,11 @@ TEST(OptionNames, EveryEnumParsesItsOwnNamesAndRejectsOthers) {
   // urec's names of the two transforms.
   EXPECT_EQ(*ParseSampleTransform("train"), SampleTransform::kRandomResizedCrop);
   EXPECT_EQ(*ParseSampleTransform("val"), SampleTransform::kCenterCrop);
+  // "none" is in the table of names (urec show), but no transform the loader runs.
+  Result<SampleTransform> none = ParseSampleTransform("none");
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.status().message().find("random_resized_crop, center_crop, train, val"), std::string::npos)
+      << none.status().ToString();
   ExpectNamesRoundTrip({SampleOrder::kSequential, SampleOrder::kShuffle, SampleOrder::kBlockShuffle},
                        SampleOrderName, ParseSampleOrder, "random");
   ExpectNamesRoundTrip({FieldType::kInt32, FieldType::kInt64, FieldType::kFloat32, FieldType::kFloat64,

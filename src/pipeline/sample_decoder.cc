@@ -7,15 +7,23 @@
 
 namespace unirecord {
 
+// Both from kTransformNames (sample_decoder.h), the one table of the names.
 const char* SampleTransformName(SampleTransform transform) {
-  return transform == SampleTransform::kCenterCrop ? "center_crop" : "random_resized_crop";
+  for (const TransformName& entry : kTransformNames) {
+    if (!entry.none && entry.transform == transform) return entry.name;  // a transform's first name
+  }
+  return "unknown";
 }
 
 Result<SampleTransform> ParseSampleTransform(std::string_view name) {
-  if (name == "random_resized_crop" || name == "train") return SampleTransform::kRandomResizedCrop;
-  if (name == "center_crop" || name == "val") return SampleTransform::kCenterCrop;
-  return Status::InvalidArgument("unknown transform '" + std::string(name) +
-                                 "' (expected 'random_resized_crop' or 'train', 'center_crop' or 'val')");
+  UREC_ASSIGN_OR_RETURN(TransformName entry, ParseTransformName(name));
+  if (!entry.none) return entry.transform;
+  std::string transforms;
+  for (const TransformName& other : kTransformNames) {
+    if (!other.none) transforms += std::string(transforms.empty() ? "" : ", ") + other.name;
+  }
+  return Status::InvalidArgument("transform '" + std::string(name) + "' is not one the loader runs (expected one of " +
+                                 transforms + ")");
 }
 
 const char* BoxFormatName(BoxFormat format) { return format == BoxFormat::kXYXY ? "xyxy" : "xywh"; }
