@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <ostream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -35,6 +36,9 @@ struct DeviceCase {
   const char* name;
   bool host_emulation;
 };
+
+// How gtest (and so CTest's test names) shows a case.
+void PrintTo(const DeviceCase& device, std::ostream* out) { *out << device.name; }
 
 class LoaderDeviceTest : public ::testing::TestWithParam<DeviceCase> {
  protected:
