@@ -178,10 +178,10 @@ def _timed_read(ds, record_id, match):
 
 
 def test_stalled_attempt_ends_timeout_s_after_the_last_byte(served, proxy, tmp_path):
-    """A server that stops sending mid-body: each attempt ends within a second
-    of timeout_s after the last byte (libcurl's low speed check took
-    timeout_s + ~6 s: 14 s here), and is retried; a stall on the first
-    attempt only ends in the right bytes."""
+    """A server that stops sending mid-body: each attempt ends timeout_s after
+    the last byte, give or take the 100 ms between checks (libcurl's low
+    speed check took timeout_s + ~6 s: 14 s here), and is retried; a stall on
+    the first attempt only ends in the right bytes."""
     url = proxy.url + "/ds/"
     cache = tmp_path / "cache"
     _warm_meta(url, cache)
@@ -190,7 +190,7 @@ def test_stalled_attempt_ends_timeout_s_after_the_last_byte(served, proxy, tmp_p
     proxy.add("stall", shard)
     ds = unirecord.Dataset(url, cache_dir=cache, remote_options=options)
     elapsed = _timed_read(ds, 0, f"{shard}: no byte received for 1 s \\(timeout_s\\) \\(after 2 attempts\\)")
-    assert 2 <= elapsed < 2 * (1 + 1) + 0.5, elapsed
+    assert 2 <= elapsed < 2 * (1 + 0.5), elapsed
     proxy.clear()
     proxy.add("stall", shard, times=1)
     ds = unirecord.Dataset(url, cache_dir=cache, remote_options=options)
@@ -210,7 +210,7 @@ def test_trickling_attempt_ends_below_the_minimum_rate(served, proxy, tmp_path):
     options = {"min_rate_bytes_per_s": 1024, "min_rate_window_s": 1, "attempts": 2, "retry_backoff_ms": 0}
     proxy.add("trickle", shard, value=128)
     ds = unirecord.Dataset(url, cache_dir=cache, remote_options=options)
-    elapsed = _timed_read(ds, 0, f"{shard}: fewer than 1024 bytes received in 1 s "
+    elapsed = _timed_read(ds, 0, f"{shard}: [0-9]+ bytes received in 1 s, fewer than 1024 "
                                  "\\(min_rate_bytes_per_s 1024 over min_rate_window_s\\) \\(after 2 attempts\\)")
     assert 2 <= elapsed < 2 * (1 + 1) + 0.5, elapsed
     proxy.clear()

@@ -92,15 +92,16 @@ TransferWatch::Verdict TransferWatch::Observe(double now, uint64_t received) {
   while (samples_.size() >= 2 && samples_[1].first <= now - window_s_) samples_.pop_front();
   if (now < window_s_) return Verdict::kGoOn;  // not a whole window yet
   // Bytes since the first sample: at least the window's (the sample may be a little older).
-  const uint64_t in_window = received - samples_.front().second;
-  return static_cast<double>(in_window) < static_cast<double>(min_rate_) * window_s_ ? Verdict::kSlow
-                                                                                     : Verdict::kGoOn;
+  in_window_ = received - samples_.front().second;
+  return static_cast<double>(in_window_) < static_cast<double>(min_rate_) * window_s_ ? Verdict::kSlow
+                                                                                      : Verdict::kGoOn;
 }
 
 std::string TransferWatch::Describe(Verdict verdict) const {
   if (verdict == Verdict::kIdle) return "no byte received for " + Seconds(timeout_s_) + " (timeout_s)";
-  return "fewer than " + std::to_string(static_cast<uint64_t>(min_rate_ * window_s_)) + " bytes received in " +
-         Seconds(window_s_) + " (min_rate_bytes_per_s " + std::to_string(min_rate_) + " over min_rate_window_s)";
+  return std::to_string(in_window_) + " bytes received in " + Seconds(window_s_) + ", fewer than " +
+         std::to_string(static_cast<uint64_t>(min_rate_ * window_s_)) + " (min_rate_bytes_per_s " +
+         std::to_string(min_rate_) + " over min_rate_window_s)";
 }
 
 // One attempt's state, seen by the write, header and progress callbacks.
@@ -128,16 +129,41 @@ struct HttpClient::Attempt {
     return static_cast<Attempt*>(self)->Body(data, size * count);
   }
 
-  // libcurl calls it about once a second, and more often while bytes arrive;
-  // non-zero ends the transfer (CURLE_ABORTED_BY_CALLBACK).
-  static int OnProgress(void* self, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
-    Attempt& a = *static_cast<Attempt*>(self);
-    if (a.deadline && Clock::now() >= *a.deadline) {
-      a.past_deadline = true;
-      return 1;
+  // False when the attempt must end: past the deadline, or TransferWatch's verdict.
+  bool GoOn() {
+    if (deadline && Clock::now() >= *deadline) {
+      past_deadline = true;
+      return false;
     }
-    a.verdict = a.watch->Observe(SecondsSince(a.began), a.progress);
-    return a.verdict == TransferWatch::Verdict::kGoOn ? 0 : 1;
+    verdict = watch->Observe(SecondsSince(began), progress);
+    return verdict == TransferWatch::Verdict::kGoOn;
+  }
+
+  // The transfer, on `multi`, checked every kCheckMs and after every chunk;
+  // CURLE_ABORTED_BY_CALLBACK when GoOn ended it. (curl_easy_perform would
+  // let a progress callback check only once a second while nothing arrives.)
+  CURLcode Perform(CURLM* multi) {
+    static constexpr int kCheckMs = 100;
+    if (curl_multi_add_handle(multi, handle) != CURLM_OK) return CURLE_FAILED_INIT;
+    CURLcode code = CURLE_FAILED_INIT;
+    for (;;) {
+      int running = 0;
+      if (curl_multi_perform(multi, &running) != CURLM_OK) break;
+      if (running == 0) {
+        int left = 0;
+        while (CURLMsg* msg = curl_multi_info_read(multi, &left)) {
+          if (msg->msg == CURLMSG_DONE) code = msg->data.result;
+        }
+        break;
+      }
+      if (!GoOn()) {
+        code = CURLE_ABORTED_BY_CALLBACK;
+        break;
+      }
+      if (curl_multi_poll(multi, nullptr, 0, kCheckMs, nullptr) != CURLM_OK) break;
+    }
+    curl_multi_remove_handle(multi, handle);  // mid-transfer: closes its connection
+    return code;
   }
 
   static size_t OnHeader(char* data, size_t size, size_t count, void* self) {
@@ -198,7 +224,10 @@ HttpClient::HttpClient(const Location& location, const RemoteOptions& options)
 }
 
 HttpClient::~HttpClient() {
-  for (void* handle : idle_handles_) curl_easy_cleanup(static_cast<CURL*>(handle));
+  for (const auto& [easy, multi] : idle_handles_) {
+    curl_easy_cleanup(static_cast<CURL*>(easy));
+    curl_multi_cleanup(static_cast<CURLM*>(multi));  // its connections
+  }
 }
 
 bool HttpClient::AcquireSlot(std::optional<Clock::time_point> deadline) {
@@ -252,17 +281,24 @@ Status HttpClient::Get(const std::string& url, std::optional<ByteRange> range, s
     if (!AcquireSlot(deadline)) return past_deadline();
     ++attempts_made;
     CURL* handle = nullptr;
+    CURLM* multi = nullptr;
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (!idle_handles_.empty()) {
-        handle = static_cast<CURL*>(idle_handles_.back());
+        handle = static_cast<CURL*>(idle_handles_.back().first);
+        multi = static_cast<CURLM*>(idle_handles_.back().second);
         idle_handles_.pop_back();
       }
     }
-    if (handle == nullptr) handle = curl_easy_init();
     if (handle == nullptr) {
-      ReleaseSlot();
-      return Status::Internal(url + ": curl_easy_init failed");
+      handle = curl_easy_init();
+      multi = curl_multi_init();
+      if (handle == nullptr || multi == nullptr) {
+        if (handle != nullptr) curl_easy_cleanup(handle);
+        if (multi != nullptr) curl_multi_cleanup(multi);
+        ReleaseSlot();
+        return Status::Internal(url + ": curl_easy_init or curl_multi_init failed");
+      }
     }
     curl_easy_reset(handle);
     Attempt a;
@@ -281,10 +317,6 @@ Status HttpClient::Get(const std::string& url, std::optional<ByteRange> range, s
     curl_easy_setopt(handle, CURLOPT_MAXREDIRS, 5L);
     curl_easy_setopt(handle, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(handle, CURLOPT_CONNECTTIMEOUT, static_cast<long>(options_.timeout_s));
-    // Stalled or trickling attempts (retried) and the deadline: TransferWatch.
-    curl_easy_setopt(handle, CURLOPT_NOPROGRESS, 0L);
-    curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, &Attempt::OnProgress);
-    curl_easy_setopt(handle, CURLOPT_XFERINFODATA, &a);
     curl_easy_setopt(handle, CURLOPT_ERRORBUFFER, curl_error);
     curl_easy_setopt(handle, CURLOPT_WRITEFUNCTION, &Attempt::OnBody);
     curl_easy_setopt(handle, CURLOPT_WRITEDATA, &a);
@@ -308,13 +340,14 @@ Status HttpClient::Get(const std::string& url, std::optional<ByteRange> range, s
       curl_easy_setopt(handle, CURLOPT_HTTPHEADER, headers);
     }
     requests_.fetch_add(1);
-    const CURLcode code = curl_easy_perform(handle);
+    // Stalled or trickling attempts (retried) and the deadline: Attempt::GoOn.
+    const CURLcode code = a.Perform(multi);
     long status = a.status;
     if (code == CURLE_OK || status == 0) curl_easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &status);
     curl_slist_free_all(headers);
     {
       std::lock_guard<std::mutex> lock(mu_);
-      idle_handles_.push_back(handle);
+      idle_handles_.emplace_back(handle, multi);
     }
     ReleaseSlot();
 

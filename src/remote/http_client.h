@@ -43,14 +43,13 @@ class BodySink {
 // speed check (CURLOPT_LOW_SPEED_*) judges a speed averaged over its last
 // 5 s or so, so a transfer that stalls after some bytes was seen stalled
 // only ~6 s late (measured: timeout_s 30 ended an attempt after 36 s); this
-// counts the bytes themselves.
+// counts the bytes themselves, and HttpClient asks it every 100 ms.
 class TransferWatch {
  public:
   enum class Verdict { kGoOn, kIdle, kSlow };
   explicit TransferWatch(const RemoteOptions& options);
   // `now`: seconds since the attempt began; `received`: bytes received so far
-  // (headers included), never decreasing. Called about once a second or more
-  // often.
+  // (headers included), never decreasing. Called every 100 ms or so.
   Verdict Observe(double now, uint64_t received);
   // Why a verdict ended the attempt, for the error message.
   std::string Describe(Verdict verdict) const;
@@ -61,6 +60,7 @@ class TransferWatch {
   double window_s_;
   double last_progress_ = 0;
   uint64_t last_received_ = 0;
+  uint64_t in_window_ = 0;  // at the last rate check
   // (time, received) samples; the first is the latest at or before now - window.
   std::deque<std::pair<double, uint64_t>> samples_;
 };
@@ -102,7 +102,9 @@ class HttpClient {
   std::mutex mu_;
   std::condition_variable slot_cv_;
   int in_flight_ = 0;
-  std::vector<void*> idle_handles_;  // CURL* kept for connection reuse
+  // (CURL*, its CURLM*) kept for connection reuse: the connections of a
+  // transfer run on a multi handle stay in that handle's cache.
+  std::vector<std::pair<void*, void*>> idle_handles_;
   std::atomic<uint64_t> requests_{0};
   std::atomic<uint64_t> retries_{0};
   std::atomic<uint64_t> bytes_{0};

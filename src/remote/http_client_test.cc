@@ -44,7 +44,7 @@ TEST(TransferWatchTest, TrickleEndsOnceAWholeWindowIsTooSlow) {
     EXPECT_EQ(watch.Observe(quarter / 4.0, 32 * quarter), Verdict::kGoOn) << quarter;
   }
   EXPECT_EQ(watch.Observe(4.0, 512), Verdict::kSlow);
-  EXPECT_NE(watch.Describe(Verdict::kSlow).find("fewer than 4096 bytes received in 4 s"), std::string::npos);
+  EXPECT_NE(watch.Describe(Verdict::kSlow).find("512 bytes received in 4 s, fewer than 4096 (min_rate_bytes_per_s 1024"), std::string::npos);
 }
 
 TEST(TransferWatchTest, FastThenSlowIsJudgedOnTheLastWindowOnly) {

@@ -8,6 +8,7 @@ import hmac
 import json
 import os
 import pathlib
+import re
 import sys
 import time
 import urllib.parse
@@ -89,13 +90,14 @@ def test_unavailable_exit_code_names_url_and_status(urec, served, tmp_path):
     # A stall mid-body: each attempt ends within a second of --timeout-s
     # (libcurl's low speed check: --timeout-s + ~6 s, 186 s in all with the
     # defaults).
-    ("stall", None, ["--timeout-s", 1], "no byte received for 1 s (timeout_s) (after 2 attempts)"),
+    ("stall", None, ["--timeout-s", 1], r"no byte received for 1 s \(timeout_s\) \(after 2 attempts\)"),
     # 16 bytes a second: never idle, too slow.
     ("trickle", 16, ["--min-rate-bytes-per-s", 100, "--min-rate-window-s", 1],
-     "fewer than 100 bytes received in 1 s (min_rate_bytes_per_s 100 over min_rate_window_s) (after 2 attempts)"),
+     r"[0-9]+ bytes received in 1 s, fewer than 100 \(min_rate_bytes_per_s 100 over min_rate_window_s\) "
+     r"\(after 2 attempts\)"),
     # 64 bytes a second with no minimum rate: the deadline ends the request.
     ("trickle", 64, ["--min-rate-bytes-per-s", 0, "--request-deadline-s", 2],
-     "out of time: request_deadline_s 2 (1 attempt in 2"),  # 2 s, or 2.1 on a busy machine
+     r"out of time: request_deadline_s 2 \(1 attempt in 2(\.[0-9])? s\)"),
 ])
 def test_slow_servers_end_in_exit_code_3_on_time(urec, served, tmp_path, fault, value, options, message):
     proxy = served["proxy"]
@@ -108,7 +110,7 @@ def test_slow_servers_end_in_exit_code_3_on_time(urec, served, tmp_path, fault, 
     elapsed = time.monotonic() - t0
     proxy.clear()
     assert result.returncode == 3, result.stderr
-    assert f"{proxy.url}/ds/{index}: {message}" in result.stderr
+    assert re.search(re.escape(f"{proxy.url}/ds/{index}: ") + message, result.stderr), result.stderr
     assert elapsed < 4.5, elapsed
 
 
