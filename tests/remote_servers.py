@@ -12,7 +12,16 @@ python/tests), started and stopped by the tests:
   serves as an HTTP forward proxy (absolute request targets), so that S3
   virtual-hosted URLs (http://BUCKET.s3.test/...) reach it through
   `http_proxy` without DNS.
+- S3rver: s3rver (npm; pinned in tests/s3rver/package-lock.json, installed
+  by scripts/install-deps.sh), an S3 implementation written elsewhere, on
+  127.0.0.1 with one bucket and its data in a temporary directory.
+- sigv4_signature: AWS Signature Version 4 from a request's parts, written
+  here from AWS's documentation (hashlib/hmac): the S3 tests check libcurl's
+  signatures with it and S3rver.put signs its uploads with it.
 """
+import datetime
+import hashlib
+import hmac
 import http.client
 import os
 import pwd
@@ -27,6 +36,8 @@ import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
+S3RVER = os.environ.get("UREC_S3RVER") or os.path.join(os.path.dirname(os.path.abspath(__file__)), "s3rver",
+                                                       "node_modules", ".bin", "s3rver")
 
 
 def free_port():
@@ -48,7 +59,32 @@ def _wait_for_port(port, proc=None, timeout=10.0):
     raise RuntimeError(f"nothing listens on 127.0.0.1:{port} after {timeout} s")
 
 
-class Nginx:
+class _ServerProcess:
+    """A server process listening on 127.0.0.1:self.port, its files in self.prefix."""
+
+    def _wait_until_listening(self, timeout=10.0):
+        try:
+            _wait_for_port(self.port, self.proc, timeout)
+        except Exception:
+            self.stop()
+            raise
+
+    @property
+    def url(self):
+        return f"http://127.0.0.1:{self.port}"
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        shutil.rmtree(self.prefix, ignore_errors=True)
+
+
+class Nginx(_ServerProcess):
     """nginx serving `root` on 127.0.0.1:port until stop()."""
 
     def __init__(self, root):
@@ -89,15 +125,7 @@ http {{
         self.proc = subprocess.Popen(
             [NGINX, "-p", self.prefix, "-c", conf, "-e", os.path.join(self.prefix, "error.log")],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        try:
-            _wait_for_port(self.port, self.proc)
-        except Exception:
-            self.stop()
-            raise
-
-    @property
-    def url(self):
-        return f"http://127.0.0.1:{self.port}"
+        self._wait_until_listening()
 
     def requests(self):
         """Lines of the access log so far."""
@@ -107,15 +135,6 @@ http {{
         except FileNotFoundError:
             return []
 
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        shutil.rmtree(self.prefix, ignore_errors=True)
 
 
 class Fault:
@@ -297,3 +316,88 @@ class FaultProxy:
         self.stopping.set()
         self.server.shutdown()
         self.server.server_close()
+
+
+def sigv4_signature(secret, region, method, path, query, headers, signed):
+    """The AWS Signature Version 4 of a request, computed from its parts as received."""
+    canonical_query = "&".join(
+        f"{urllib.parse.quote(k, safe='-_.~')}={urllib.parse.quote(v, safe='-_.~')}"
+        for k, v in sorted(urllib.parse.parse_qsl(query, keep_blank_values=True)))
+    lower = {k.lower(): v.strip() for k, v in headers.items()}
+    canonical_headers = "".join(f"{name}:{lower[name]}\n" for name in signed)
+    payload = lower.get("x-amz-content-sha256", hashlib.sha256(b"").hexdigest())
+    canonical = "\n".join([method, path, canonical_query, canonical_headers, ";".join(signed), payload])
+    amz_date = lower["x-amz-date"]
+    scope = f"{amz_date[:8]}/{region}/s3/aws4_request"
+    to_sign = "\n".join(["AWS4-HMAC-SHA256", amz_date, scope, hashlib.sha256(canonical.encode()).hexdigest()])
+    key = ("AWS4" + secret).encode()
+    for part in (amz_date[:8], region, "s3", "aws4_request"):
+        key = hmac.new(key, part.encode(), hashlib.sha256).digest()
+    return hmac.new(key, to_sign.encode(), hashlib.sha256).hexdigest()
+
+
+class S3rver(_ServerProcess):
+    """s3rver on 127.0.0.1:port serving `bucket` until stop(), its log in
+    self.log_path.
+
+    Its one account's credentials are KEY / SECRET. With --service-endpoint
+    localhost it takes BUCKET.s3.localhost as virtual-hosted addressing of
+    BUCKET (and s3.localhost, or 127.0.0.1, as path-style); libcurl resolves
+    every *.localhost name to the loopback address itself, without DNS or
+    /etc/hosts. s3rver 3.7.1 checks of a SigV4 request the form of its
+    Authorization header, that the access key id exists (403
+    InvalidAccessKeyId), x-amz-content-sha256 (400 without it) and the
+    clock (RequestTimeTooSkewed), but not the signature itself
+    (lib/middleware/authentication.js: "Signature version 4 calculation is
+    unimplemented"; only V2 signatures are checked)."""
+
+    KEY = SECRET = "S3RVER"
+    REGION = "us-east-1"
+
+    def __init__(self, bucket="bucket"):
+        if not os.access(S3RVER, os.X_OK):
+            raise RuntimeError(f"{S3RVER} is missing: run scripts/install-deps.sh (npm ci in tests/s3rver)")
+        self.bucket = bucket
+        self.prefix = tempfile.mkdtemp(prefix="urec_s3rver_")
+        self.port = free_port()
+        self.log_path = os.path.join(self.prefix, "s3rver.log")
+        data = os.path.join(self.prefix, "data")
+        os.makedirs(data)
+        with open(self.log_path, "w") as log:
+            self.proc = subprocess.Popen(
+                [S3RVER, "-d", data, "-a", "127.0.0.1", "-p", str(self.port), "--service-endpoint", "localhost",
+                 "--configure-bucket", bucket], stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        self._wait_until_listening(timeout=30)
+
+    def put(self, key, data):
+        """PUT bytes `data` at `key` of the bucket, signed (SigV4)."""
+        path = f"/{self.bucket}/{urllib.parse.quote(key)}"
+        headers = {"host": f"127.0.0.1:{self.port}",
+                   "x-amz-date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ"),
+                   "x-amz-content-sha256": hashlib.sha256(data).hexdigest()}
+        signed = sorted(headers)
+        signature = sigv4_signature(self.SECRET, self.REGION, "PUT", path, "", headers, signed)
+        headers["Authorization"] = (f"AWS4-HMAC-SHA256 Credential={self.KEY}/{headers['x-amz-date'][:8]}/"
+                                    f"{self.REGION}/s3/aws4_request, SignedHeaders={';'.join(signed)}, "
+                                    f"Signature={signature}")
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        try:
+            conn.request("PUT", path, body=data, headers=headers)
+            resp = conn.getresponse()
+            body = resp.read()
+            if resp.status != 200:
+                raise RuntimeError(f"PUT {path}: {resp.status} {body[:300]!r}")
+        finally:
+            conn.close()
+
+    def put_folder(self, folder, prefix):
+        """Every file of `folder` under KEY prefix/NAME."""
+        for name in sorted(os.listdir(folder)):
+            with open(os.path.join(folder, name), "rb") as f:
+                self.put(f"{prefix}/{name}", f.read())
+
+    def answers(self, status):
+        """How many requests it answered with HTTP `status` (its log)."""
+        with open(self.log_path, errors="replace") as f:
+            return sum(1 for line in f if f" {status} " in line and "ms" in line)
+

@@ -62,6 +62,26 @@ std::string DescribeStatus(long status) {
   return "HTTP " + std::to_string(status) + (text.empty() ? "" : " (" + text + ")");
 }
 
+constexpr char kEmptyPayloadSha256Header[] =
+    "x-amz-content-sha256: e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+
+// What an S3 error document says: " (CODE: MESSAGE)", or "" for any other
+// body. <Error><Code>InvalidAccessKeyId</Code><Message>...</Message>...
+std::string S3ErrorDetail(const std::string& body) {
+  const auto element = [&](const std::string& name) {
+    const size_t open = body.find("<" + name + ">");
+    if (open == std::string::npos) return std::string();
+    const size_t begin = open + name.size() + 2;
+    const size_t end = body.find("</" + name + ">", begin);
+    if (end == std::string::npos || end - begin > 512) return std::string();
+    return body.substr(begin, end - begin);
+  };
+  if (body.find("<Error>") == std::string::npos) return "";
+  const std::string code = element("Code"), message = element("Message");
+  if (code.empty()) return "";
+  return " (" + code + (message.empty() ? "" : ": " + message) + ")";
+}
+
 std::string Seconds(double s) {
   char text[32];
   std::snprintf(text, sizeof text, "%g s", s);
@@ -181,11 +201,19 @@ struct HttpClient::Attempt {
     return size * count;
   }
 
+  // An error page: its first kMaxErrorPage bytes kept (S3ErrorDetail), the rest discarded.
+  static constexpr size_t kMaxErrorPage = 4096;
+  std::string error_page;
+  size_t ErrorPage(const char* data, size_t n) {
+    error_page.append(data, std::min(n, kMaxErrorPage - std::min(kMaxErrorPage, error_page.size())));
+    return n;
+  }
+
   size_t Body(const char* data, size_t n) {
     if (!started) {
       started = true;
       curl_easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &status);
-      if (status / 100 != 2) return n;  // an error page: discarded
+      if (status / 100 != 2) return ErrorPage(data, n);
       if (ranged && status != 206) {
         error = Status::NotSupported("server answered a ranged GET with " + DescribeStatus(status) +
                                      " (the whole object): it must support Range requests");
@@ -206,7 +234,7 @@ struct HttpClient::Attempt {
       error = sink->Start();
       if (!error.ok()) return CURL_WRITEFUNC_ERROR;
     }
-    if (status / 100 != 2) return n;
+    if (status / 100 != 2) return ErrorPage(data, n);
     received += n;
     bytes->fetch_add(n);
     if (expected && !ranged && received > *expected) {
@@ -334,6 +362,10 @@ Status HttpClient::Get(const std::string& url, std::optional<ByteRange> range, s
       userpwd = location_.credentials.access_key + ":" + location_.credentials.secret_key;
       curl_easy_setopt(handle, CURLOPT_AWS_SIGV4, sigv4.c_str());
       curl_easy_setopt(handle, CURLOPT_USERPWD, userpwd.c_str());
+      // Required by S3 for every SigV4 request (400 without it, from AWS and
+      // s3rver alike); libcurl 7.88 does not add it. Every request is a GET:
+      // the SHA-256 of an empty body, which is also what libcurl signs.
+      headers = curl_slist_append(headers, kEmptyPayloadSha256Header);
       if (!location_.credentials.session_token.empty()) {
         headers = curl_slist_append(headers, ("x-amz-security-token: " + location_.credentials.session_token).c_str());
       }
@@ -364,9 +396,11 @@ Status HttpClient::Get(const std::string& url, std::optional<ByteRange> range, s
       if (RetryableCurl(code)) continue;
       return Status::Unavailable(url + ": " + last_problem);
     }
-    if (status == 404 || status == 410) return Status::NotFound(url + ": " + DescribeStatus(status));
+    if (status == 404 || status == 410) {
+      return Status::NotFound(url + ": " + DescribeStatus(status) + S3ErrorDetail(a.error_page));
+    }
     if (status / 100 != 2) {
-      last_problem = DescribeStatus(status);
+      last_problem = DescribeStatus(status) + S3ErrorDetail(a.error_page);
       if (RetryableStatus(status)) continue;
       return Status::Unavailable(url + ": " + last_problem);
     }

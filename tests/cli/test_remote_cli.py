@@ -1,10 +1,11 @@
 """urec inspect/cat/query/bench on remote datasets: nginx on 127.0.0.1 (with
 the fault proxy of tests/remote_servers.py in front where a test needs it)
-against the same dataset on disk; the Unavailable exit code; S3 URLs signed
-by libcurl's SigV4, path-style and virtual-hosted, checked against an
-independent SigV4 computation (hashlib/hmac)."""
-import hashlib
-import hmac
+against the same dataset on disk; the Unavailable exit code, also for
+servers that stall, trickle or outlast a deadline; S3 URLs signed by
+libcurl's SigV4, path-style and virtual-hosted, checked against an
+independent SigV4 computation (hashlib/hmac); and the same against s3rver,
+an S3 implementation written elsewhere (listing, ranged GETs, both
+addressings, wrong credentials)."""
 import json
 import os
 import pathlib
@@ -18,7 +19,7 @@ import pytest
 from conftest import run_urec
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-from remote_servers import FaultProxy, Nginx  # noqa: E402
+from remote_servers import FaultProxy, Nginx, S3rver, sigv4_signature  # noqa: E402
 
 PROXY_VARS = ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "all_proxy", "no_proxy",
               "NO_PROXY")
@@ -114,24 +115,6 @@ def test_slow_servers_end_in_exit_code_3_on_time(urec, served, tmp_path, fault, 
     assert elapsed < 4.5, elapsed
 
 
-def sigv4_signature(secret, region, method, path, query, headers, signed):
-    """The AWS Signature Version 4 of a request, computed from its parts as received."""
-    canonical_query = "&".join(
-        f"{urllib.parse.quote(k, safe='-_.~')}={urllib.parse.quote(v, safe='-_.~')}"
-        for k, v in sorted(urllib.parse.parse_qsl(query, keep_blank_values=True)))
-    lower = {k.lower(): v.strip() for k, v in headers.items()}
-    canonical_headers = "".join(f"{name}:{lower[name]}\n" for name in signed)
-    payload = lower.get("x-amz-content-sha256", hashlib.sha256(b"").hexdigest())
-    canonical = "\n".join([method, path, canonical_query, canonical_headers, ";".join(signed), payload])
-    amz_date = lower["x-amz-date"]
-    scope = f"{amz_date[:8]}/{region}/s3/aws4_request"
-    to_sign = "\n".join(["AWS4-HMAC-SHA256", amz_date, scope, hashlib.sha256(canonical.encode()).hexdigest()])
-    key = ("AWS4" + secret).encode()
-    for part in (amz_date[:8], region, "s3", "aws4_request"):
-        key = hmac.new(key, part.encode(), hashlib.sha256).digest()
-    return hmac.new(key, to_sign.encode(), hashlib.sha256).hexdigest()
-
-
 def check_signed(entry, key_id, secret, region):
     method, target, host, headers = entry
     headers = {k.title(): v for k, v in headers.items()}
@@ -141,7 +124,7 @@ def check_signed(entry, key_id, secret, region):
     date = headers["X-Amz-Date"]
     assert fields["Credential"] == f"{key_id}/{date[:8]}/{region}/s3/aws4_request"
     signed = fields["SignedHeaders"].split(";")
-    assert "host" in signed and "x-amz-date" in signed
+    assert "host" in signed and "x-amz-date" in signed and "x-amz-content-sha256" in signed
     assert len(fields["Signature"]) == 64
     parts = urllib.parse.urlsplit(target)
     assert fields["Signature"] == sigv4_signature(secret, region, method, parts.path, parts.query, headers, signed)
@@ -189,3 +172,91 @@ def test_s3_virtual_hosted_from_aws_files(urec, served, tmp_path, monkeypatch):
         assert lower["x-amz-security-token"] == "tok123"
         assert "x-amz-security-token" in lower["authorization"].split("SignedHeaders=")[1].split(",")[0].split(";")
         check_signed(entry, "AKIDFILE", "filesecret", "ap-south-1")
+
+
+@pytest.fixture(scope="module")
+def s3(urec, tmp_path_factory):
+    """s3rver holding a dataset under bucket/big/ whose 2 shards are larger
+    than 128 KiB, so that opening fetches their frames by ranged GETs."""
+    src = tmp_path_factory.mktemp("synth") / "train"
+    urec("synth-imagefolder", src, "--classes", 2, "--per-class", 4, "--width", 640, "--height", 480)
+    local = tmp_path_factory.mktemp("s3") / "big"
+    urec("convert", "imagefolder", src, local, "--name", "train", "--shards", 2)
+    server = S3rver()
+    server.put_folder(local, "big")
+    yield {"server": server, "local": local}
+    server.stop()
+
+
+def s3rver_credentials(monkeypatch, key_id=S3rver.KEY):
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", key_id)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", S3rver.SECRET)
+    monkeypatch.setenv("AWS_REGION", S3rver.REGION)
+
+
+def equal_to_local(urec, location, local, options):
+    """inspect --json and every record of `location` equal the local dataset's; the shards' URLs."""
+    expected = json.loads(urec("inspect", local, "--json").stdout)
+    remote = json.loads(urec("inspect", location, "--json", *options).stdout)
+    urls = [shard["path"] for shard in remote["shard_files"]]
+    assert without_paths(remote) == without_paths(expected)
+    for record_id in range(expected["records"]):
+        assert urec("cat", location, record_id, "--json", *options).stdout == urec("cat", local, record_id,
+                                                                                    "--json").stdout
+    assert (urec("cat", location, 5, "--field", "image", *options, text=False).stdout ==
+            urec("cat", local, 5, "--field", "image", text=False).stdout)
+    assert urec("inspect", location, "--verify", *options).returncode == 0
+    return urls
+
+
+def test_s3rver_path_style_listing_and_ranged_gets(urec, s3, tmp_path, monkeypatch):
+    """Path-style against s3rver: the folder listed by ListObjectsV2, the
+    shards' frames by ranged GETs (206), every record equal to the local
+    one. Before the requests carried x-amz-content-sha256, which S3 requires
+    of every SigV4 request, each was refused: HTTP 400 (InvalidRequest)."""
+    server = s3["server"]
+    s3rver_credentials(monkeypatch)
+    ranged_before = server.answers(206)
+    urls = equal_to_local(urec, "s3://bucket/big/", s3["local"], ["--s3-endpoint", server.url, "--cache-dir", tmp_path])
+    assert len(urls) == 2 and all(url.startswith(f"{server.url}/bucket/big/train-") for url in urls)
+    assert server.answers(206) - ranged_before >= 2 * len(urls)  # both ends of each shard
+    # The manifest named, no listing; the cache already holds the rest.
+    assert urec("cat", "s3://bucket/big/train.uset", 0, "--json", "--s3-endpoint", server.url, "--cache-dir",
+                tmp_path).stdout == urec("cat", s3["local"], 0, "--json").stdout
+
+
+def test_s3rver_virtual_hosted(urec, s3, tmp_path, monkeypatch):
+    """BUCKET.s3.localhost: s3rver takes the bucket from the host name
+    (libcurl resolves *.localhost to 127.0.0.1 itself). The same endpoint
+    path-style names the bucket in the path: both read the same records."""
+    server = s3["server"]
+    s3rver_credentials(monkeypatch)
+    endpoint = f"http://s3.localhost:{server.port}"
+    urls = equal_to_local(urec, "s3://bucket/big/", s3["local"], ["--s3-endpoint", endpoint, "--s3-addressing",
+                                                                    "virtual", "--cache-dir", tmp_path / "v"])
+    assert all(url.startswith(f"http://bucket.s3.localhost:{server.port}/big/train-") for url in urls)
+    path_style = json.loads(urec("inspect", "s3://bucket/big/", "--json", "--s3-endpoint", endpoint,
+                                 "--s3-addressing", "path", "--cache-dir", tmp_path / "p").stdout)
+    assert path_style["shard_files"][0]["path"].startswith(f"{endpoint}/bucket/big/train-")
+
+
+def test_s3rver_wrong_credentials_name_the_403_once(urec, s3, tmp_path, monkeypatch):
+    """An access key s3rver does not know: exit 3 at the first answer, naming
+    the 403 and S3's error code, with no retry (a retry would first wait 1-3
+    s here, and s3rver would log a second 403). s3rver 3.7.1 does not check
+    SigV4 signatures themselves (tests/remote_servers.py, S3rver), so a
+    wrong secret key cannot be tested against it."""
+    server = s3["server"]
+    s3rver_credentials(monkeypatch, key_id="AKIDWRONG")
+    for location in ("s3://bucket/big/", "s3://bucket/big/train"):
+        refused_before = server.answers(403)
+        t0 = time.monotonic()
+        result = urec("inspect", location, "--s3-endpoint", server.url, "--cache-dir", tmp_path,
+                      "--retry-backoff-ms", 2000, check=False)
+        elapsed = time.monotonic() - t0
+        assert result.returncode == 3, result.stderr
+        assert ("HTTP 403 (Forbidden) (InvalidAccessKeyId: The AWS Access Key Id you provided does not exist "
+                "in our records.)") in result.stderr
+        assert "attempt" not in result.stderr
+        assert server.answers(403) == refused_before + 1
+        assert elapsed < 1.0, elapsed
