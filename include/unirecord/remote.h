@@ -39,8 +39,8 @@ struct RemoteOptions {
   int attempts = 5;
   int retry_backoff_ms = 200;
   // An attempt that receives no byte for this long (from its start:
-  // connecting and waiting for the answer count) ends within a second of it
-  // and is retried.
+  // connecting and waiting for the answer count) ends then (checked every
+  // 100 ms) and is retried.
   int timeout_s = 30;
   // An attempt that has run min_rate_window_s seconds and received fewer than
   // min_rate_bytes_per_s x min_rate_window_s bytes in the last
