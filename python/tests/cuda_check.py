@@ -43,22 +43,34 @@ def _synchronize(device):
         torch.cuda.synchronize()
 
 
-def run(records, device="cuda"):
-    if device == "cuda":
-        assert unirecord.cuda_available()
-    kw = dict(batch_size=8, shuffle=True, seed=3, threads=2, transform=unirecord.CenterCrop(32, resize=40), return_ids=True)
-    n_records = len(unirecord.Dataset(records))
-    m = torch.tensor(unirecord.IMAGENET_MEAN).view(1, 3, 1, 1) * 255
-    s = torch.tensor(unirecord.IMAGENET_STD).view(1, 3, 1, 1) * 255
-    # Default: float32 NCHW normalised on the device == the CPU batch normalised.
+def _imagenet_scale():
+    """The default mean and std on the 0..255 scale, shaped for NCHW batches."""
+    return (torch.tensor(unirecord.IMAGENET_MEAN).view(1, 3, 1, 1) * 255,
+            torch.tensor(unirecord.IMAGENET_STD).view(1, 3, 1, 1) * 255)
+
+
+def compare_normalised(device_loader, cpu_loader, device):
+    """Default batches (float32 NCHW normalised) of a device loader against the
+    CPU loader's uint8 batches normalised, pair by pair (both return_ids=True);
+    returns the samples compared."""
+    m, s = _imagenet_scale()
     n = 0
-    for (gi, gl, gid), (ci, cl, cid) in zip(unirecord.Loader(records, device=device, **kw), unirecord.Loader(records, **kw)):
+    for (gi, gl, gid), (ci, cl, cid) in zip(device_loader, cpu_loader):
         assert _on_device(gi, device) and _on_device(gl, device) and gi.dtype == torch.float32 and gi.shape == ci.shape
         assert gi.data_ptr() != ci.data_ptr()
         assert torch.equal(gid, cid) and torch.equal(gl.cpu(), cl)
         assert (gi.cpu() - (ci.float() - m) / s).abs().max().item() < 1e-4
         n += len(gid)
-    assert n == n_records
+    return n
+
+
+def run(records, device="cuda"):
+    if device == "cuda":
+        assert unirecord.cuda_available()
+    kw = dict(batch_size=8, shuffle=True, seed=3, threads=2, transform=unirecord.CenterCrop(32, resize=40), return_ids=True)
+    assert compare_normalised(unirecord.Loader(records, device=device, **kw), unirecord.Loader(records, **kw),
+                              device) == len(unirecord.Dataset(records))
+    m, s = _imagenet_scale()
     # uint8 NHWC is the raw pixels; float16 NCHW normalised.
     for dtype, layout in ((torch.uint8, "NHWC"), (torch.float16, "NCHW")):
         pairs = zip(unirecord.Loader(records, device=device, dtype=dtype, layout=layout, **kw),
