@@ -52,17 +52,7 @@ std::vector<float> Reference(const std::vector<uint8_t>& nhwc, size_t count, int
   std::vector<uint8_t> converted(nhwc.size() * DTypeBytes(o.dtype));
   ConvertOnHost(nhwc.data(), converted.data(), count, h, w, o);
   std::vector<float> out(nhwc.size());
-  for (size_t i = 0; i < out.size(); ++i) {
-    if (o.dtype == DeviceDType::kFloat32) {
-      std::memcpy(&out[i], converted.data() + 4 * i, 4);
-    } else if (o.dtype == DeviceDType::kFloat16) {
-      uint16_t half;
-      std::memcpy(&half, converted.data() + 2 * i, 2);
-      out[i] = HalfToFloat(half);
-    } else {
-      out[i] = converted[i];
-    }
-  }
+  for (size_t i = 0; i < out.size(); ++i) out[i] = ConvertedValue(converted.data(), i, o.dtype);
   return out;
 }
 

@@ -38,6 +38,24 @@ float HalfToFloat(uint16_t bits) {
   return sign * std::ldexp(static_cast<float>(mantissa | 0x400), exponent - 25);
 }
 
+float ConvertedValue(const void* converted, size_t index, DeviceDType dtype) {
+  const uint8_t* bytes = static_cast<const uint8_t*>(converted);
+  switch (dtype) {
+    case DeviceDType::kUint8: return bytes[index];
+    case DeviceDType::kFloat16: {
+      uint16_t half;
+      std::memcpy(&half, bytes + 2 * index, sizeof half);
+      return HalfToFloat(half);
+    }
+    case DeviceDType::kFloat32: {
+      float value;
+      std::memcpy(&value, bytes + 4 * index, sizeof value);
+      return value;
+    }
+  }
+  return NAN;
+}
+
 namespace {
 
 // One table per channel, by byte: the kernel's value, already stored as T.

@@ -22,6 +22,10 @@ uint16_t FloatToHalf(float value);
 // The float that binary16 `bits` stands for (exact).
 float HalfToFloat(uint16_t bits);
 
+// Value `index` of converted images of `dtype` (as ConvertOnHost or the
+// kernel wrote them), as a float: for tests that compare conversions.
+float ConvertedValue(const void* converted, size_t index, DeviceDType dtype);
+
 }  // namespace unirecord::gpu
 
 #endif  // UNIRECORD_SRC_GPU_HOST_CONVERT_H_

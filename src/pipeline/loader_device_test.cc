@@ -79,23 +79,6 @@ std::vector<uint8_t> Converted(const Batch& host, const CudaOptions& cuda) {
   return out;
 }
 
-float ValueAt(const std::vector<uint8_t>& bytes, size_t i, DeviceDType dtype) {
-  switch (dtype) {
-    case DeviceDType::kUint8: return bytes[i];
-    case DeviceDType::kFloat16: {
-      uint16_t h;
-      std::memcpy(&h, bytes.data() + 2 * i, 2);
-      return gpu::HalfToFloat(h);
-    }
-    case DeviceDType::kFloat32: {
-      float f;
-      std::memcpy(&f, bytes.data() + 4 * i, 4);
-      return f;
-    }
-  }
-  return NAN;
-}
-
 // The host device runs the reference itself: equal bytes. The CUDA kernel
 // may round differently in the last place.
 void ExpectImagesEqual(const std::vector<uint8_t>& got, const std::vector<uint8_t>& want, DeviceDType dtype,
@@ -106,7 +89,7 @@ void ExpectImagesEqual(const std::vector<uint8_t>& got, const std::vector<uint8_
     return;
   }
   for (size_t i = 0; i < got.size() / gpu::DTypeBytes(dtype); ++i) {
-    const float a = ValueAt(got, i, dtype), b = ValueAt(want, i, dtype);
+    const float a = gpu::ConvertedValue(got.data(), i, dtype), b = gpu::ConvertedValue(want.data(), i, dtype);
     const float tolerance = dtype == DeviceDType::kFloat16 ? 2e-3f * std::fabs(b) + 2e-3f : 1e-5f * std::fabs(b) + 1e-5f;
     ASSERT_NEAR(a, b, tolerance) << "value " << i;
   }
