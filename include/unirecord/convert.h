@@ -263,7 +263,9 @@ Result<ConvertReport> ConvertCsv(const std::string& manifest, const std::string&
 // ConvertImageFolder refuses before writing (bad SRC, OUT inside SRC, no
 // candidates, num_shards over the candidates).
 struct ImageFolderPlan {
+  std::string out;                   // where the dataset goes (OUT)
   std::string name;                  // the dataset name (ConvertOptions::name or SRC's)
+  bool allow_empty = false;          // ConvertOptions::allow_empty: the commit's
   std::vector<std::string> classes;  // label i is classes[i]
   std::vector<ImageFolderFile> files;  // every file left to convert, in folder order
   uint64_t candidates = 0;
@@ -325,7 +327,9 @@ struct ConvertSource {
 };
 
 struct SourcePlan {
-  std::string name;  // the dataset name (ConvertOptions::name or the input's)
+  std::string out;           // where the dataset goes (OUT)
+  std::string name;          // the dataset name (ConvertOptions::name or the input's)
+  bool allow_empty = false;  // ConvertOptions::allow_empty: the commit's
   // num_shards + 1 entries: shard s holds samples [shard_starts[s], shard_starts[s + 1]).
   std::vector<size_t> shard_starts;
   ConvertReport head;  // what the input reported before any part (left-out entries)

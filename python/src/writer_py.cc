@@ -330,7 +330,8 @@ py::dict ProgressDict(const unirecord::ConvertProgress& p) {
 unirecord::ConvertOptions ConvertOptionsArgs(const py::object& name, const py::object& num_shards,
                                              const py::object& target_shard_bytes, const py::object& threads,
                                              const py::object& strict, const py::object& keep_original,
-                                             const py::object& sync, const py::object& max_pixels) {
+                                             const py::object& sync, const py::object& max_pixels,
+                                             const py::object& follow_links_outside, const py::object& allow_empty) {
   unirecord::ConvertOptions o;
   o.limits.max_pixels = IntArgAs<int64_t>("max_pixels", max_pixels, 1);
   if (!name.is_none()) o.name = StrArg("name", name);
@@ -340,15 +341,9 @@ unirecord::ConvertOptions ConvertOptionsArgs(const py::object& name, const py::o
   o.strict = BoolArg("strict", strict);
   o.keep_original = BoolArg("keep_original", keep_original);
   o.sync = BoolArg("sync", sync);
+  o.follow_links_outside = BoolArg("follow_links_outside", follow_links_outside);
+  o.allow_empty = BoolArg("allow_empty", allow_empty);
   return o;
-}
-
-// The keywords of the local converters only (convert_*): not shipped to
-// unirecord.distributed's tasks.
-void SourceOptionsArgs(const py::object& follow_links_outside, const py::object& allow_empty,
-                       unirecord::ConvertOptions* o) {
-  o->follow_links_outside = BoolArg("follow_links_outside", follow_links_outside);
-  o->allow_empty = BoolArg("allow_empty", allow_empty);
 }
 
 py::dict ReportDict(const unirecord::ConvertReport& rep) {
@@ -415,10 +410,10 @@ py::dict ConvertImageFolder(const py::object& src, const py::object& out, const 
                             const py::object& num_shards, const py::object& target_shard_bytes,
                             const py::object& threads, const py::object& strict, const py::object& keep_original,
                             const py::object& sync, const py::object& progress, const py::object& max_pixels,
-                  const py::object& follow_links_outside, const py::object& allow_empty) {
-  unirecord::ConvertOptions o =
-      ConvertOptionsArgs(name, num_shards, target_shard_bytes, threads, strict, keep_original, sync, max_pixels);
-  SourceOptionsArgs(follow_links_outside, allow_empty, &o);
+                            const py::object& follow_links_outside, const py::object& allow_empty) {
+  const unirecord::ConvertOptions o = ConvertOptionsArgs(name, num_shards, target_shard_bytes, threads, strict,
+                                                         keep_original, sync, max_pixels, follow_links_outside,
+                                                         allow_empty);
   const std::string src_path = PathArg("src", src), out_path = PathArg("out", out);
   return RunConversion(o, progress, [&](const unirecord::ConvertOptions& options) {
     return unirecord::ConvertImageFolder(src_path, out_path, options);
@@ -429,10 +424,10 @@ py::dict ConvertCoco(const py::object& annotations, const py::object& images, co
                      const py::object& name, const py::object& num_shards, const py::object& target_shard_bytes,
                      const py::object& threads, const py::object& strict, const py::object& keep_original,
                      const py::object& sync, const py::object& progress, const py::object& max_pixels,
-                  const py::object& follow_links_outside, const py::object& allow_empty) {
-  unirecord::ConvertOptions o =
-      ConvertOptionsArgs(name, num_shards, target_shard_bytes, threads, strict, keep_original, sync, max_pixels);
-  SourceOptionsArgs(follow_links_outside, allow_empty, &o);
+                            const py::object& follow_links_outside, const py::object& allow_empty) {
+  const unirecord::ConvertOptions o = ConvertOptionsArgs(name, num_shards, target_shard_bytes, threads, strict,
+                                                         keep_original, sync, max_pixels, follow_links_outside,
+                                                         allow_empty);
   const std::string annotations_path = PathArg("annotations", annotations), images_path = PathArg("images", images),
                     out_path = PathArg("out", out);
   return RunConversion(o, progress, [&](const unirecord::ConvertOptions& options) {
@@ -447,10 +442,10 @@ py::dict ConvertManifest(const py::object& manifest, const py::object& out, cons
                          const py::object& name, const py::object& num_shards, const py::object& target_shard_bytes,
                          const py::object& threads, const py::object& strict, const py::object& keep_original,
                          const py::object& sync, const py::object& progress, const py::object& max_pixels,
-                  const py::object& follow_links_outside, const py::object& allow_empty) {
-  unirecord::ConvertOptions o =
-      ConvertOptionsArgs(name, num_shards, target_shard_bytes, threads, strict, keep_original, sync, max_pixels);
-  SourceOptionsArgs(follow_links_outside, allow_empty, &o);
+                            const py::object& follow_links_outside, const py::object& allow_empty) {
+  const unirecord::ConvertOptions o = ConvertOptionsArgs(name, num_shards, target_shard_bytes, threads, strict,
+                                                         keep_original, sync, max_pixels, follow_links_outside,
+                                                         allow_empty);
   const std::string manifest_path = PathArg("manifest", manifest), schema_path = PathArg("schema", schema),
                     out_path = PathArg("out", out);
   return RunConversion(o, progress, [&](const unirecord::ConvertOptions& options) {
@@ -795,12 +790,13 @@ dropping it) removes what the run staged and releases the lock.
   m.attr("_DEFAULT_MAX_PIXELS") = c.limits.max_pixels;
   m.def("_plan_imagefolder", [](const py::object& src, const py::object& out, const py::object& name,
                                 const py::object& num_shards, const py::object& strict, const py::object& keep_original,
-                                const py::object& sync, const py::object& max_pixels) {
+                                const py::object& sync, const py::object& max_pixels,
+                                const py::object& follow_links_outside, const py::object& allow_empty) {
           auto p = std::make_unique<PyImageFolderPlan>();
           p->src = PathArg("src", src);
           const std::string out_dir = PathArg("out", out);
           p->options = ConvertOptionsArgs(name, num_shards, py::int_(0), py::int_(1), strict, keep_original, sync,
-                                          max_pixels);
+                                          max_pixels, follow_links_outside, allow_empty);
           unirecord::Result<unirecord::ImageFolderPlan> r = Status::Internal("not planned");
           {
             py::gil_scoped_release nogil;
@@ -809,14 +805,17 @@ dropping it) removes what the run staged and releases the lock.
           p->plan = Unwrap(std::move(r));
           return p;
         }, py::arg("src"), py::arg("out"), py::kw_only(), py::arg("name"), py::arg("num_shards"), py::arg("strict"),
-        py::arg("keep_original"), py::arg("sync"), py::arg("max_pixels"));
+        py::arg("keep_original"), py::arg("sync"), py::arg("max_pixels"), py::arg("follow_links_outside"),
+        py::arg("allow_empty"));
   m.def("_convert_imagefolder_part", [](const py::object& src, const py::object& out, const py::object& name,
                                         const py::object& token, const py::object& spec, uint32_t part,
                                         uint32_t num_parts, const py::object& threads, const py::object& strict,
                                         const py::object& keep_original, const py::object& sync,
-                                        const py::object& max_pixels) {
+                                        const py::object& max_pixels, const py::object& follow_links_outside,
+                                        const py::object& allow_empty) {
           unirecord::ConvertOptions o = ConvertOptionsArgs(py::none(), py::int_(0), py::int_(0), threads, strict,
-                                                           keep_original, sync, max_pixels);
+                                                           keep_original, sync, max_pixels, follow_links_outside,
+                                                           allow_empty);
           unirecord::ImageFolderPart p = PartFromTuple(spec, part, num_parts);
           const std::string src_path = PathArg("src", src), out_path = PathArg("out", out);
           const std::string dataset = StrArg("name", name), token_text = StrArg("token", token);
@@ -828,7 +827,7 @@ dropping it) removes what the run staged and releases the lock.
           return ReportDict(Unwrap(std::move(r)));
         }, py::arg("src"), py::arg("out"), py::arg("name"), py::arg("token"), py::arg("part_spec"), py::arg("part"),
         py::arg("num_parts"), py::kw_only(), py::arg("threads"), py::arg("strict"), py::arg("keep_original"),
-        py::arg("sync"), py::arg("max_pixels"));
+        py::arg("sync"), py::arg("max_pixels"), py::arg("follow_links_outside"), py::arg("allow_empty"));
   m.def("_commit_imagefolder", [](PyStagedWrite& staged, const PyImageFolderPlan& plan, const py::list& reports) {
           return CommitParts(staged, reports, [&](unirecord::StagedWrite& w, const auto& parts) {
             return unirecord::CommitImageFolder(w, plan.plan, parts);
@@ -845,11 +844,13 @@ dropping it) removes what the run staged and releases the lock.
   m.def("_plan_source", [](const py::object& kind, const py::object& input, const py::object& images,
                            const py::object& schema, const py::object& out, const py::object& name,
                            const py::object& num_shards, const py::object& strict, const py::object& keep_original,
-                           const py::object& sync, const py::object& max_pixels) {
+                           const py::object& sync, const py::object& max_pixels,
+                           const py::object& follow_links_outside, const py::object& allow_empty) {
           const unirecord::ConvertSource source = SourceArgs(kind, input, images, schema);
           const std::string out_dir = PathArg("out", out);
           const unirecord::ConvertOptions o = ConvertOptionsArgs(name, num_shards, py::int_(0), py::int_(1), strict,
-                                                                 keep_original, sync, max_pixels);
+                                                                 keep_original, sync, max_pixels,
+                                                                 follow_links_outside, allow_empty);
           auto p = std::make_unique<PySourcePlan>();
           unirecord::Result<unirecord::SourcePlan> r = Status::Internal("not planned");
           {
@@ -860,18 +861,20 @@ dropping it) removes what the run staged and releases the lock.
           return p;
         }, py::arg("kind"), py::arg("input"), py::arg("images"), py::arg("schema"), py::arg("out"), py::kw_only(),
         py::arg("name"), py::arg("num_shards"), py::arg("strict"), py::arg("keep_original"), py::arg("sync"),
-        py::arg("max_pixels"));
+        py::arg("max_pixels"), py::arg("follow_links_outside"), py::arg("allow_empty"));
   m.def("_convert_source_part", [](const py::object& kind, const py::object& input, const py::object& images,
                                    const py::object& schema, const py::object& out, const py::object& name,
                                    const py::object& token, uint32_t first_shard, uint32_t end_shard, uint32_t part,
                                    uint32_t num_parts, const py::object& num_shards, const py::object& threads,
                                    const py::object& strict, const py::object& keep_original, const py::object& sync,
-                                   const py::object& max_pixels) {
+                                   const py::object& max_pixels, const py::object& follow_links_outside,
+                                   const py::object& allow_empty) {
           const unirecord::ConvertSource source = SourceArgs(kind, input, images, schema);
           const std::string out_dir = PathArg("out", out), dataset = StrArg("name", name);
           const std::string token_text = StrArg("token", token);
           const unirecord::ConvertOptions o =
-              ConvertOptionsArgs(name, num_shards, py::int_(0), threads, strict, keep_original, sync, max_pixels);
+              ConvertOptionsArgs(name, num_shards, py::int_(0), threads, strict, keep_original, sync, max_pixels,
+                                 follow_links_outside, allow_empty);
           unirecord::Result<unirecord::ConvertReport> r = Status::Internal("not run");
           {
             py::gil_scoped_release nogil;
@@ -882,7 +885,7 @@ dropping it) removes what the run staged and releases the lock.
         }, py::arg("kind"), py::arg("input"), py::arg("images"), py::arg("schema"), py::arg("out"), py::arg("name"),
         py::arg("token"), py::arg("first_shard"), py::arg("end_shard"), py::arg("part"), py::arg("num_parts"),
         py::kw_only(), py::arg("num_shards"), py::arg("threads"), py::arg("strict"), py::arg("keep_original"),
-        py::arg("sync"), py::arg("max_pixels"));
+        py::arg("sync"), py::arg("max_pixels"), py::arg("follow_links_outside"), py::arg("allow_empty"));
   m.def("_commit_source", [](PyStagedWrite& staged, const PySourcePlan& plan, const py::list& reports) {
           return CommitParts(staged, reports, [&](unirecord::StagedWrite& w, const auto& parts) {
             return unirecord::CommitSource(w, plan.plan, parts);

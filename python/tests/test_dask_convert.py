@@ -359,3 +359,76 @@ def test_urec_convert_coco_and_jsonl_with_a_scheduler(cluster, inputs, tmp_path)
         assert "%d written, 2 rejected" % references[kind][1]["written"] in done.stdout, done.stdout
         assert files(out) == files(references[kind][0])
         assert ("annotations: " in done.stdout) == (kind == "coco")
+
+
+# --- The source policy and an empty result, as locally (issue 36) ----------------
+
+@pytest.fixture
+def rejected_inputs(folder, tmp_path):
+    """An image folder and a JSON Lines manifest whose every file is rejected
+    (not a JPEG, or a link out of the folder), and a good JPEG outside."""
+    root = tmp_path / "bad"
+    outside = tmp_path / "outside.jpg"
+    outside.write_bytes(next(folder.rglob("*.jpg")).read_bytes())
+    for c in ("a", "b"):
+        (root / c).mkdir(parents=True)
+        (root / c / "x.jpg").write_bytes(b"not a jpeg")
+    (root / "a" / "link.jpg").symlink_to(outside)
+    (root / "m.jsonl").write_text("".join(json.dumps({"image": p, "label": 1}) + "\n"
+                                          for p in ("a/x.jpg", "b/x.jpg", "a/link.jpg")))
+    (tmp_path / "schema.json").write_text(json.dumps({"fields": [{"name": "image", "type": "image"},
+                                                                 {"name": "label", "type": "int64"}]}))
+    return root
+
+
+def convert_rejected(kind, root, out, client=None, **kwargs):
+    """The local converter without a client, else unirecord.distributed's."""
+    kwargs = dict(name="d", num_shards=2, sync=False, **kwargs)
+    module = unirecord if client is None else unirecord.distributed
+    extra = {} if client is None else dict(client=client, progress=False)
+    if kind == "imagefolder":
+        return module.convert_imagefolder(root, out, **extra, **kwargs)
+    return module.convert_jsonl(root / "m.jsonl", out, schema=root.parent / "schema.json", **extra, **kwargs)
+
+
+@pytest.mark.parametrize("kind", ["imagefolder", "jsonl"])
+def test_every_input_rejected_commits_nothing_on_dask_unless_allowed(cluster, rejected_inputs, tmp_path, kind):
+    while cluster.alive() < 2:
+        cluster.add_worker()
+    local, dask = tmp_path / "local", tmp_path / "dask"
+    with pytest.raises(ValueError, match="no record written, every input was rejected") as local_error:
+        convert_rejected(kind, rejected_inputs, local)
+    with pytest.raises(ValueError, match="no record written, every input was rejected") as dask_error:
+        convert_rejected(kind, rejected_inputs, dask, cluster.client)
+    assert str(dask_error.value) == str(local_error.value).replace(str(local), str(dask))
+    # The same rejects report, and nothing committed.
+    assert (dask / "d.rejected.tsv").read_bytes() == (local / "d.rejected.tsv").read_bytes()
+    assert b"leaves the source folder" in (dask / "d.rejected.tsv").read_bytes()
+    assert not list(dask.glob("*.uset"))
+    with pytest.raises(FileNotFoundError):
+        unirecord.Dataset(dask / "d")
+    # allow_empty commits the empty dataset; the committing run removes the old report.
+    report = convert_rejected(kind, rejected_inputs, dask, cluster.client, allow_empty=True)
+    assert report["written"] == 0 and len(unirecord.Dataset(dask / "d")) == 0
+    assert not (dask / "d.rejected.tsv").exists()
+    # follow_links_outside reads the link, as locally: the same bytes.
+    followed = convert_rejected(kind, rejected_inputs, dask, cluster.client, follow_links_outside=True)
+    convert_rejected(kind, rejected_inputs, local, follow_links_outside=True)
+    assert followed["written"] == 1
+    assert generation_free(dask) == generation_free(local)
+
+
+def test_urec_convert_with_a_scheduler_passes_allow_empty_and_follow_links_outside(cluster, rejected_inputs,
+                                                                                    tmp_path):
+    urec = urec_binary()
+    while cluster.alive() < 2:
+        cluster.add_worker()
+    env = dict(os.environ, UREC_PYTHON=sys.executable)
+    base = [urec, "convert", "imagefolder", str(rejected_inputs), str(tmp_path / "out"), "--name", "d", "--shards",
+            "2", "--scheduler", cluster.address]
+    refused = subprocess.run(base, capture_output=True, text=True, env=env, timeout=120)
+    assert refused.returncode == 2 and "no record written, every input was rejected" in refused.stderr
+    empty = subprocess.run(base + ["--allow-empty"], capture_output=True, text=True, env=env, timeout=120)
+    assert empty.returncode == 0 and "0 written, 3 rejected" in empty.stdout, empty.stdout + empty.stderr
+    followed = subprocess.run(base + ["--follow-links-outside"], capture_output=True, text=True, env=env, timeout=120)
+    assert followed.returncode == 0 and "1 written, 2 rejected" in followed.stdout, followed.stdout + followed.stderr

@@ -130,8 +130,8 @@ def _run(client, out, plan, submit, commit, *, num_shards, shards_per_task, prog
 
 
 def convert_imagefolder(src, out, client=None, *, num_shards, name=None, shards_per_task=1, threads=1,
-                        strict=False, keep_original=False, sync=True, max_pixels=None, progress=None,
-                        retries=1, commit_threads=1):
+                        strict=False, keep_original=False, sync=True, max_pixels=None, follow_links_outside=False,
+                        allow_empty=False, progress=None, retries=1, commit_threads=1):
     """Converts the ImageFolder SRC into OUT on the workers of ``client``.
 
     Returns the report dict of :func:`unirecord.convert_imagefolder` (plus
@@ -163,7 +163,8 @@ def convert_imagefolder(src, out, client=None, *, num_shards, name=None, shards_
     src = os.path.abspath(os.fspath(src))
     out = os.path.abspath(os.fspath(out))
     options = dict(strict=strict, keep_original=keep_original, sync=sync,
-                   max_pixels=_core._DEFAULT_MAX_PIXELS if max_pixels is None else max_pixels)
+                   max_pixels=_core._DEFAULT_MAX_PIXELS if max_pixels is None else max_pixels,
+                   follow_links_outside=follow_links_outside, allow_empty=allow_empty)
     plan = _core._plan_imagefolder(src, out, name=name, num_shards=num_shards, **options)
     options["threads"] = threads
 
@@ -177,7 +178,8 @@ def convert_imagefolder(src, out, client=None, *, num_shards, name=None, shards_
 
 
 def _convert_source(kind, input, images, schema, out, client, *, num_shards, name, shards_per_task, threads, strict,
-                    keep_original, sync, max_pixels, progress, retries, commit_threads):
+                    keep_original, sync, max_pixels, follow_links_outside, allow_empty, progress, retries,
+                    commit_threads):
     import distributed
 
     if client is None:
@@ -187,7 +189,8 @@ def _convert_source(kind, input, images, schema, out, client, *, num_shards, nam
               None if schema is None else os.path.abspath(os.fspath(schema)))
     out = os.path.abspath(os.fspath(out))
     options = dict(strict=strict, keep_original=keep_original, sync=sync,
-                   max_pixels=_core._DEFAULT_MAX_PIXELS if max_pixels is None else max_pixels)
+                   max_pixels=_core._DEFAULT_MAX_PIXELS if max_pixels is None else max_pixels,
+                   follow_links_outside=follow_links_outside, allow_empty=allow_empty)
     plan = _core._plan_source(*source, out, name=name, num_shards=num_shards, **options)
     # Each task reads the input again with the plan's options (its name included).
     options.update(num_shards=num_shards, threads=threads)
@@ -202,8 +205,8 @@ def _convert_source(kind, input, images, schema, out, client, *, num_shards, nam
 
 
 def convert_coco(annotations, images, out, client=None, *, num_shards, name=None, shards_per_task=1, threads=1,
-                 strict=False, keep_original=False, sync=True, max_pixels=None, progress=None, retries=1,
-                 commit_threads=1):
+                 strict=False, keep_original=False, sync=True, max_pixels=None, follow_links_outside=False,
+                 allow_empty=False, progress=None, retries=1, commit_threads=1):
     """:func:`unirecord.convert_coco` on the workers of ``client``: the same
     bytes for the same ``num_shards`` and options, whatever the workers.
     ANNOTATIONS, IMAGES and OUT must be the same paths on every worker. The
@@ -211,19 +214,21 @@ def convert_coco(annotations, images, out, client=None, *, num_shards, name=None
     the report's ``annotations`` and ``annotations_rejected``)."""
     return _convert_source("coco", annotations, images, None, out, client, num_shards=num_shards, name=name,
                            shards_per_task=shards_per_task, threads=threads, strict=strict,
-                           keep_original=keep_original, sync=sync, max_pixels=max_pixels, progress=progress,
+                           keep_original=keep_original, sync=sync, max_pixels=max_pixels,
+                           follow_links_outside=follow_links_outside, allow_empty=allow_empty, progress=progress,
                            retries=retries, commit_threads=commit_threads)
 
 
 def _manifest_converter(kind, doc):
     """convert_jsonl / convert_csv: a manifest ``kind`` on the workers of ``client``."""
     def convert(manifest, out, client=None, *, schema, num_shards, name=None, shards_per_task=1, threads=1,
-                strict=False, keep_original=False, sync=True, max_pixels=None, progress=None, retries=1,
-                commit_threads=1):
+                strict=False, keep_original=False, sync=True, max_pixels=None, follow_links_outside=False,
+                allow_empty=False, progress=None, retries=1, commit_threads=1):
         return _convert_source(kind, manifest, None, schema, out, client, num_shards=num_shards, name=name,
                                shards_per_task=shards_per_task, threads=threads, strict=strict,
-                               keep_original=keep_original, sync=sync, max_pixels=max_pixels, progress=progress,
-                               retries=retries, commit_threads=commit_threads)
+                               keep_original=keep_original, sync=sync, max_pixels=max_pixels,
+                               follow_links_outside=follow_links_outside, allow_empty=allow_empty,
+                               progress=progress, retries=retries, commit_threads=commit_threads)
 
     convert.__name__ = convert.__qualname__ = "convert_" + kind
     convert.__doc__ = doc
@@ -262,6 +267,8 @@ def main(argv=None):
     parser.add_argument("--strict", action="store_true")
     parser.add_argument("--keep-original", action="store_true")
     parser.add_argument("--max-pixels", type=int)
+    parser.add_argument("--follow-links-outside", action="store_true")
+    parser.add_argument("--allow-empty", action="store_true")
     args = parser.parse_args(argv)
     if (args.format == "coco") != (args.images is not None):
         parser.error("--images goes with --format coco, and only with it")
@@ -269,7 +276,8 @@ def main(argv=None):
         parser.error("--schema goes with --format jsonl or csv, and only with them")
     options = dict(num_shards=args.shards, name=args.name, shards_per_task=args.shards_per_task,
                    threads=args.threads, strict=args.strict, keep_original=args.keep_original,
-                   max_pixels=args.max_pixels)
+                   max_pixels=args.max_pixels, follow_links_outside=args.follow_links_outside,
+                   allow_empty=args.allow_empty)
     try:
         with distributed.Client(args.scheduler, timeout="30s") as client:
             if args.format == "imagefolder":
@@ -279,7 +287,10 @@ def main(argv=None):
             else:
                 convert = convert_jsonl if args.format == "jsonl" else convert_csv
                 r = convert(args.src, args.out, client, schema=args.schema, **options)
-    except (OSError, ValueError, RuntimeError, _core.CorruptRecordError) as e:
+    except ValueError as e:  # a refused input or option: urec's exit code 2, as locally
+        sys.stderr.write("urec: error: %s\n" % (e,))
+        return 2
+    except (OSError, RuntimeError, _core.CorruptRecordError) as e:
         sys.stderr.write("urec: error: %s\n" % (e,))
         return 1
     print("%s: %d written, %d rejected, %d skipped, %.1f MB, %.2f s (commit %.2f s, %d tasks) -> %s/%s (%d shard%s); "

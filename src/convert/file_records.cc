@@ -336,7 +336,44 @@ Result<ConvertReport> WriteImagePart(const PartTarget& target, const std::string
   return report;
 }
 
-Result<ConvertReport> CommitParts(StagedWrite& staged, ConvertReport report, const std::vector<ConvertReport>& parts) {
+namespace {
+
+// Where a conversion that wrote no record leaves its rejects report: a name
+// no dataset file has (never removed by a writer); the next conversion of
+// NAME into OUT that commits removes it.
+std::string NothingWrittenReportPath(const std::string& out, const std::string& name) {
+  return io::JoinPath(out, name + ".rejected.tsv");
+}
+
+// The error of a conversion that wrote no record: the rejects report goes to
+// NothingWrittenReportPath, and the message names it with the count and the
+// first reasons.
+Status NothingWritten(const std::string& out, const std::string& name, const std::vector<ConvertRejection>& rows) {
+  const std::string report = NothingWrittenReportPath(out, name);
+  const std::string temporary = io::JoinPath(out, format::TemporaryReportFileName(name, ::getpid(), "rejected"));
+  Status saved = [&]() -> Status {
+    UREC_ASSIGN_OR_RETURN(io::WritableFile file, io::WritableFile::Create(temporary));
+    UREC_RETURN_IF_ERROR(file.Append(RejectsTsv(rows)));
+    UREC_RETURN_IF_ERROR(file.Close());
+    return io::RenameFile(temporary, report);
+  }();
+  if (!saved.ok()) io::RemoveFileIfExists(temporary);
+  std::string first;
+  for (size_t i = 0; i < rows.size() && i < 3; ++i) {
+    first += (i ? "; " : "") + rows[i].path + ": " + rows[i].reason;
+  }
+  if (first.size() > 400) first = first.substr(0, 397) + "...";
+  return Status::InvalidArgument(
+      "dataset " + name + " in " + out + ": no record written, every input was rejected (" +
+      std::to_string(rows.size()) + " rows" + (first.empty() ? "" : ", first: " + first) + "); nothing committed; " +
+      (saved.ok() ? "the rejects report is " + report : "the rejects report could not be saved: " + saved.message()) +
+      " (allow_empty / --allow-empty commits an empty dataset)");
+}
+
+}  // namespace
+
+Result<ConvertReport> CommitParts(StagedWrite& staged, const CommitTarget& target, ConvertReport report,
+                                  const std::vector<ConvertReport>& parts) {
   for (const ConvertReport& part : parts) {
     report.written += part.written;
     report.rejected += part.rejected;
@@ -351,9 +388,13 @@ Result<ConvertReport> CommitParts(StagedWrite& staged, ConvertReport report, con
     report.not_written.insert(report.not_written.end(), part.not_written.begin(), part.not_written.end());
     report.seconds = std::max(report.seconds, part.seconds);
   }
+  if (report.written == 0 && !target.allow_empty) {
+    return NothingWritten(target.out, target.name, report.not_written);  // `staged` goes: nothing is committed
+  }
   // Committed with the shards, by the same rename.
   UREC_RETURN_IF_ERROR(staged.AddReport("rejects", RejectsTsv(report.not_written)));
   UREC_RETURN_IF_ERROR(staged.Commit());
+  io::RemoveFileIfExists(NothingWrittenReportPath(target.out, target.name));  // it described an earlier, failed run
   const WriterSummary& summary = staged.summary();
   report.shards = summary.shards;
   report.output_bytes = summary.bytes;
@@ -420,41 +461,6 @@ Result<ConvertReport> WritePreparedShards(const PreparedConversion& c, const std
   return WritePreparedRange(c, out, token, begin, end, std::move(starts), part, num_parts, options);
 }
 
-namespace {
-
-// Where a conversion that wrote no record leaves its rejects report: a name
-// no dataset file has (never removed by a writer); the next conversion of
-// NAME into OUT that commits removes it.
-std::string NothingWrittenReportPath(const std::string& out, const std::string& name) {
-  return io::JoinPath(out, name + ".rejected.tsv");
-}
-
-// The error of a conversion that wrote no record: the rejects report goes to
-// NothingWrittenReportPath, and the message names it with the count and the
-// first reasons.
-Status NothingWritten(const std::string& out, const std::string& name, const std::vector<ConvertRejection>& rows) {
-  const std::string report = NothingWrittenReportPath(out, name);
-  const std::string temporary = io::JoinPath(out, format::TemporaryReportFileName(name, ::getpid(), "rejected"));
-  Status saved = [&]() -> Status {
-    UREC_ASSIGN_OR_RETURN(io::WritableFile file, io::WritableFile::Create(temporary));
-    UREC_RETURN_IF_ERROR(file.Append(RejectsTsv(rows)));
-    UREC_RETURN_IF_ERROR(file.Close());
-    return io::RenameFile(temporary, report);
-  }();
-  if (!saved.ok()) io::RemoveFileIfExists(temporary);
-  std::string first;
-  for (size_t i = 0; i < rows.size() && i < 3; ++i) {
-    first += (i ? "; " : "") + rows[i].path + ": " + rows[i].reason;
-  }
-  if (first.size() > 400) first = first.substr(0, 397) + "...";
-  return Status::InvalidArgument(
-      "dataset " + name + " in " + out + ": no record written, every input was rejected (" +
-      std::to_string(rows.size()) + " rows" + (first.empty() ? "" : ", first: " + first) + "); nothing committed; " +
-      (saved.ok() ? "the rejects report is " + report : "the rejects report could not be saved: " + saved.message()) +
-      " (allow_empty / --allow-empty commits an empty dataset)");
-}
-
-}  // namespace
 
 Result<ConvertReport> ConvertLocally(const std::string& out, const std::string& name, const ConvertOptions& options,
                                      uint64_t files_total, ConvertReport head, const PartFunction& write_part) {
@@ -481,13 +487,8 @@ Result<ConvertReport> ConvertLocally(const std::string& out, const std::string& 
     };
   }
   UREC_ASSIGN_OR_RETURN(ConvertReport part, write_part(staged->token(), parts - 1, parts, part_options));
-  if (part.written == 0 && !options.allow_empty) {
-    std::vector<ConvertRejection> rows = std::move(head.not_written);
-    rows.insert(rows.end(), part.not_written.begin(), part.not_written.end());
-    return NothingWritten(out, name, rows);  // `staged` goes: nothing is committed
-  }
-  UREC_ASSIGN_OR_RETURN(ConvertReport report, CommitParts(*staged, std::move(head), {std::move(part)}));
-  io::RemoveFileIfExists(NothingWrittenReportPath(out, name));  // it described an earlier, failed run
+  UREC_ASSIGN_OR_RETURN(ConvertReport report, CommitParts(*staged, CommitTarget{out, name, options.allow_empty},
+                                                          std::move(head), {std::move(part)}));
   report.seconds = SecondsSince(start);
   if (options.on_progress) {
     ConvertProgress done;

@@ -122,9 +122,21 @@ Result<PreparedConversion> PrepareCoco(const std::string& annotations, const std
 Result<PreparedConversion> PrepareManifest(const std::string& manifest, const std::string& schema_path,
                                            const ConvertOptions& options, bool csv);
 
+// Where a staged write commits: dataset `name` in `out`, and whether a
+// conversion that wrote no record may commit (ConvertOptions::allow_empty).
+struct CommitTarget {
+  std::string out;
+  std::string name;
+  bool allow_empty = false;
+};
+
 // Sums the parts' reports into `head` (a report holding what was reported
 // before any part), adds the rejects report to `staged` and commits it.
-Result<ConvertReport> CommitParts(StagedWrite& staged, ConvertReport head, const std::vector<ConvertReport>& parts);
+// When the parts wrote no record and !target.allow_empty, nothing is
+// committed: InvalidArgument naming the rejects report, saved as
+// OUT/NAME.rejected.tsv (removed by the next commit of NAME).
+Result<ConvertReport> CommitParts(StagedWrite& staged, const CommitTarget& target, ConvertReport head,
+                                  const std::vector<ConvertReport>& parts);
 
 // Writes part `part` of `num_parts` of a staged write `token` (the records,
 // not the commit) with these options.

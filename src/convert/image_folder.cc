@@ -20,6 +20,7 @@ namespace {
 namespace fs = std::filesystem;
 using convert_internal::CheckOutputOutsideSource;
 using convert_internal::CommitParts;
+using convert_internal::CommitTarget;
 using convert_internal::ConvertLocally;
 using convert_internal::ImageRecordHooks;
 using convert_internal::ResolvePath;
@@ -115,7 +116,9 @@ Result<ImageFolderPlan> PlanImageFolder(const std::string& src, const std::strin
     return Status::InvalidArgument("num_shards " + std::to_string(options.num_shards) + " is more than the " +
                                    std::to_string(listing.candidates) + " image files found: some shards would be empty");
   }
+  plan.out = out;
   plan.name = options.name.empty() ? DefaultName(src) : options.name;
+  plan.allow_empty = options.allow_empty;
   plan.classes = std::move(listing.classes);
   plan.candidates = listing.candidates;
   if (options.num_shards > 0) plan.shard_starts = ShardStarts(listing.files, listing.candidates, options.num_shards);
@@ -191,7 +194,7 @@ ConvertReport PlanReport(const ImageFolderPlan& plan) {
 
 Result<ConvertReport> CommitImageFolder(StagedWrite& staged, const ImageFolderPlan& plan,
                                         const std::vector<ConvertReport>& parts) {
-  return CommitParts(staged, PlanReport(plan), parts);
+  return CommitParts(staged, CommitTarget{plan.out, plan.name, plan.allow_empty}, PlanReport(plan), parts);
 }
 
 Result<ConvertReport> ConvertImageFolder(const std::string& src, const std::string& out,

@@ -31,7 +31,9 @@ Result<SourcePlan> PlanSource(const ConvertSource& source, const std::string& ou
   }
   UREC_ASSIGN_OR_RETURN(convert_internal::PreparedConversion c, Prepare(source, out, options));
   SourcePlan plan;
+  plan.out = out;
   plan.name = c.name;
+  plan.allow_empty = options.allow_empty;
   plan.shard_starts = std::move(c.shard_starts);
   plan.head = std::move(c.head);
   return plan;
@@ -50,7 +52,7 @@ Result<ConvertReport> ConvertSourcePart(const ConvertSource& source, const std::
 }
 
 Result<ConvertReport> CommitSource(StagedWrite& staged, const SourcePlan& plan, const std::vector<ConvertReport>& parts) {
-  return convert_internal::CommitParts(staged, plan.head, parts);
+  return convert_internal::CommitParts(staged, {plan.out, plan.name, plan.allow_empty}, plan.head, parts);
 }
 
 }  // namespace unirecord
