@@ -30,6 +30,10 @@ def test_json_report(urec, dataset):
     assert [e["images"] for e in report["epochs"]] == [26, 26]
     assert all(e["cpu_s"] > 0 for e in report["epochs"])  # a time: no exact value to expect
     assert report["images_per_s"] == pytest.approx(report["samples"] / report["wall_s"], rel=1e-9)
+    # The wall is the setup plus the epochs' walls (each epoch's rate is its images over its wall).
+    epochs_wall = sum(e["images"] / e["images_per_s"] for e in report["epochs"])
+    assert report["setup_s"] >= 0
+    assert report["setup_s"] + epochs_wall == pytest.approx(report["wall_s"], rel=1e-6)
 
 
 def test_val_transform_sequential_and_max_batches(urec, dataset):
