@@ -88,7 +88,8 @@ def check_cache_consistent(cache, local):
 def test_dataset_equals_local_by_folder_name_and_manifest(served, tmp_path):
     local = unirecord.Dataset(served["local"])
     expected = [as_comparable(r) for r in records_of(local)]
-    for url in (served["nginx"].url + "/ds/", served["nginx"].url + "/ds/train",
+    # The folder with and without its trailing '/' (as a local folder opens), the dataset, its manifest.
+    for url in (served["nginx"].url + "/ds/", served["nginx"].url + "/ds", served["nginx"].url + "/ds/train",
                 served["nginx"].url + "/ds/train.uset"):
         ds = unirecord.Dataset(url, cache_dir=tmp_path / "cache")
         assert len(ds) == len(local) and ds.uuid == local.uuid and ds.schema == local.schema
@@ -98,6 +99,14 @@ def test_dataset_equals_local_by_folder_name_and_manifest(served, tmp_path):
     assert check_cache_consistent(tmp_path / "cache", served["local"]) == SHARDS
     stats = unirecord.Dataset(served["nginx"].url + "/ds/", cache_dir=tmp_path / "cache").remote_stats()
     assert stats["remote"] and stats["shard_downloads"] == 0
+
+
+def test_a_location_that_is_neither_dataset_nor_folder_names_both_tries(served, tmp_path):
+    url = served["nginx"].url + "/nothere"
+    with pytest.raises(FileNotFoundError) as error:
+        unirecord.Dataset(url, cache_dir=tmp_path / "cache")
+    message = str(error.value)
+    assert url + ".uset: HTTP 404" in message and "nor is " + url + "/ a folder holding a dataset" in message
 
 
 def test_image_dataset_and_loader_equal_local(served, proxy, tmp_path):

@@ -144,6 +144,31 @@ RemoteStats RemoteShards::stats() const {
   return st;
 }
 
+Result<std::string> RemoteShards::ListedDataset(const std::string& location) const {
+  std::string listing_url = location_.folder_url;
+  if (location_.s3) {
+    listing_url = location_.folder_url.substr(0, location_.folder_url.size() - location_.key_prefix.size()) +
+                  "?delimiter=%2F&list-type=2&prefix=" + PercentEncode(location_.key_prefix);  // sorted and
+    // encoded already: libcurl 7.88 signs the query as given, SigV4 wants it canonical
+  }
+  UREC_ASSIGN_OR_RETURN(std::string listing, http_->GetString(listing_url, std::nullopt, kMaxListingBytes));
+  std::vector<std::string> names = ListedDatasets(listing);
+  if (names.empty()) {
+    return Status::NotFound(location + ": its listing names no manifest (.uset); give the dataset's location as " +
+                            "FOLDER/NAME or FOLDER/NAME.uset");
+  }
+  if (names.size() > 1) {
+    std::string all;
+    for (const std::string& n : names) all += (all.empty() ? "" : ", ") + n;
+    return Status::InvalidArgument(location + ": holds more than one dataset (" + all + "); open one as FOLDER/NAME");
+  }
+  return names.front();
+}
+
+Result<std::string> RemoteShards::FetchManifest(const std::string& name) const {
+  return http_->GetString(location_.FileUrl(format::ManifestFileName(name)), std::nullopt, format::kMaxManifestBytes);
+}
+
 Result<std::shared_ptr<RemoteShards>> RemoteShards::Open(const std::string& location, const RemoteOptions& options) {
   if (options.max_requests < 1 || options.attempts < 1 || options.prefetch_shards < 0 || options.timeout_s < 1 ||
       options.retry_backoff_ms < 0 || options.min_rate_bytes_per_s < 0 || options.min_rate_window_s < 1 ||
@@ -161,34 +186,29 @@ Result<std::shared_ptr<RemoteShards>> RemoteShards::Open(const std::string& loca
                                          options.cache_limit));
   UREC_RETURN_IF_ERROR(r->cache_->MakeRoom(0));  // temporaries of killed processes
   r->http_ = std::make_unique<HttpClient>(r->location_, options);
-  const Location& loc = r->location_;
-
-  std::string name = loc.dataset_name;
+  std::string name = r->location_.dataset_name;
   if (name.empty()) {
-    std::string listing_url = loc.folder_url;
-    if (loc.s3) {
-      listing_url = loc.folder_url.substr(0, loc.folder_url.size() - loc.key_prefix.size()) +
-                    "?delimiter=%2F&list-type=2&prefix=" + PercentEncode(loc.key_prefix);  // sorted and
-      // encoded already: libcurl 7.88 signs the query as given, SigV4 wants it canonical
-    }
-    UREC_ASSIGN_OR_RETURN(std::string listing, r->http_->GetString(listing_url, std::nullopt, kMaxListingBytes));
-    std::vector<std::string> names = ListedDatasets(listing);
-    if (names.empty()) {
-      return Status::NotFound(location + ": its listing names no manifest (.uset); give the dataset's location as " +
-                              "FOLDER/NAME or FOLDER/NAME.uset");
-    }
-    if (names.size() > 1) {
-      std::string all;
-      for (const std::string& n : names) all += (all.empty() ? "" : ", ") + n;
-      return Status::InvalidArgument(location + ": holds more than one dataset (" + all +
-                                     "); open one as FOLDER/NAME");
-    }
-    name = names.front();
+    UREC_ASSIGN_OR_RETURN(name, r->ListedDataset(location));
   }
+  Result<std::string> manifest_text = r->FetchManifest(name);
+  if (manifest_text.status().code() == StatusCode::kNotFound && !r->location_.dataset_name.empty() &&
+      !format::ManifestDatasetName(location.substr(location.rfind('/') + 1))) {
+    // As a local path may name a folder, a remote one given without its
+    // trailing '/' may too: LOCATION/ holding one dataset.
+    UREC_ASSIGN_OR_RETURN(Location folder, ParseLocation(location + "/", options));
+    std::swap(r->location_, folder);
+    Result<std::string> listed = r->ListedDataset(location + "/");
+    if (!listed.ok()) {
+      return Status::NotFound(manifest_text.status().message() + "; nor is " + location +
+                              "/ a folder holding a dataset (" + listed.status().message() + ")");
+    }
+    name = *listed;
+    manifest_text = r->FetchManifest(name);
+  }
+  UREC_RETURN_IF_ERROR(manifest_text.status());
+  const Location& loc = r->location_;
   const std::string manifest_url = loc.FileUrl(format::ManifestFileName(name));
-  UREC_ASSIGN_OR_RETURN(std::string manifest_text,
-                        r->http_->GetString(manifest_url, std::nullopt, format::kMaxManifestBytes));
-  UREC_ASSIGN_OR_RETURN(format::Manifest manifest, format::DecodeManifest(manifest_text, manifest_url));
+  UREC_ASSIGN_OR_RETURN(format::Manifest manifest, format::DecodeManifest(*manifest_text, manifest_url));
   r->uuid_ = manifest.uuid;
   UREC_ASSIGN_OR_RETURN(std::string meta_dir, r->cache_->MetaDir(manifest.uuid));
   UREC_ASSIGN_OR_RETURN(std::string data_dir, r->cache_->DataDir(manifest.uuid));

@@ -92,6 +92,11 @@ class RemoteShards {
   };
 
   RemoteShards() = default;
+  // The one dataset that location_'s folder listing names (`location` for
+  // messages); NotFound when it names none, InvalidArgument for several.
+  Result<std::string> ListedDataset(const std::string& location) const;
+  // The text of dataset `name`'s manifest in location_'s folder.
+  Result<std::string> FetchManifest(const std::string& name) const;
   // How a shard's data file opens: its cached index, named by their URLs.
   static shard::ShardFiles DataFiles(const Shard& shard);
   Status FetchIndexAndFrame(uint32_t s);
