@@ -68,8 +68,8 @@ enum class OnBadRecord : uint8_t {
            // (which then appears twice this epoch) and counted in the stats
 };
 
-// "raise" | "skip" (Python's Loader(on_error=...); urec bench --skip-bad is
-// kSkip); parse returns InvalidArgument for another name.
+// "raise" | "skip": the names of Python's Loader(on_bad_record=...) and of
+// urec bench --on-bad-record; parse returns InvalidArgument for another name.
 const char* OnBadRecordName(OnBadRecord on_bad_record);
 Result<OnBadRecord> ParseOnBadRecord(std::string_view name);
 

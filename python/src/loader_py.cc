@@ -236,7 +236,7 @@ const std::vector<LoaderOption>& LoaderOptionTable() {
       UREC_LOADER_OPTION("masks", masks, 0),
       UREC_LOADER_OPTION("threads", threads, 0),
       UREC_LOADER_OPTION("prefetch", prefetch, 1),
-      UREC_LOADER_OPTION("on_error", on_bad_record, 0),
+      UREC_LOADER_OPTION("on_bad_record", on_bad_record, 0),
       UREC_LOADER_OPTION("max_consecutive_bad", max_consecutive_bad, 1),
       // From device, dtype, mean and std.
       UREC_LOADER_OPTION("cuda_device", cuda.device, -1),

@@ -192,7 +192,7 @@ def test_the_header_reader_reads_every_option_and_can_tell_a_difference():
     cpp = cpp_loader_defaults()
     assert set(cpp) == set(_core._loader_defaults)  # every option found in a header
     assert cpp["batch_size"] == 256 and cpp["max_pixels"] == 1 << 27 and cpp["ratio_min"] == 0.75
-    assert cpp["transform"] == "random_resized_crop" and cpp["layout"] == "NHWC" and cpp["on_error"] == "raise"
+    assert cpp["transform"] == "random_resized_crop" and cpp["layout"] == "NHWC" and cpp["on_bad_record"] == "raise"
     assert cpp["cuda_mean"] == [123.675, 116.28, 103.53] and cpp["subset"] is None and cpp["boxes"] == ""
     assert differences({"seed": 1, "layout": "NCHW", "ratio_min": 0.7501, "drop_last": 0},
                        cpp) == ["drop_last", "layout", "ratio_min", "seed"]
@@ -222,7 +222,7 @@ def test_one_table_of_loader_options_is_what_python_passes():
     assert images == {"transform", "seed", "image_field", "label_field", "path_field", "strict", "apply_exif",
                       "dct_scaling", "max_pixels", "subset"}
     # The library's enum names, as LoaderOptions' defaults show them.
-    assert (_core._loader_defaults["layout"], _core._loader_defaults["on_error"]) == ("NHWC", "raise")
+    assert (_core._loader_defaults["layout"], _core._loader_defaults["on_bad_record"]) == ("NHWC", "raise")
     assert (_core._loader_defaults["transform"], _core._loader_defaults["cuda_dtype"]) == ("random_resized_crop", "float32")
 
 
@@ -237,7 +237,7 @@ def test_loader_and_image_dataset_defaults_are_loader_options():
     # prefetch unless num_workers/prefetch_factor say otherwise; the ranks from
     # torch.distributed; the order from the required shuffle).
     resolved = {"threads", "prefetch", "num_shards", "shard_id", "order"}
-    assert shared == resolved | {"seed", "drop_last", "on_error", "block_size", "window", "sampler_drop_last",
+    assert shared == resolved | {"seed", "drop_last", "on_bad_record", "block_size", "window", "sampler_drop_last",
                                  "max_consecutive_bad", "image_field", "label_field", "path_field", "strict", "epoch_size",
                                  "apply_exif", "dct_scaling", "max_pixels", "layout", "fields", "ragged",
                                  "pad_value", "boxes", "box_format", "box_aligned", "masks"}

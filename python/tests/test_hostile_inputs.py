@@ -135,7 +135,7 @@ CASES = [
     ("Loader(dtype='float32')", lambda c: c.loader(dtype="float32"), TypeError, "dtype must be a torch.dtype, not 'float32'"),
     ("Loader(drop_last='no')", lambda c: c.loader(drop_last="no"), TypeError, "drop_last must be True or False, not str"),
     ("Loader(return_ids=1)", lambda c: c.loader(return_ids=1), TypeError, "return_ids must be True or False, not int"),
-    ("Loader(on_error=5)", lambda c: c.loader(on_error=5), TypeError, "on_error must be a str, not int"),
+    ("Loader(on_bad_record=5)", lambda c: c.loader(on_bad_record=5), TypeError, "on_bad_record must be a str, not int"),
     ("Loader(layout=5)", lambda c: c.loader(layout=5), TypeError, "layout must be a str, not int"),
     ("Loader(image_field=5)", lambda c: c.loader(image_field=5), TypeError, "image_field must be a str, not int"),
     ("Loader(subset=[-3])", lambda c: c.loader(subset=[1, -3]), IndexError, "subset id -3 is out of range for a dataset of 90"),

@@ -1,6 +1,7 @@
 """unirecord.Loader: batches through DLPack, lifetime of the shared buffers,
 epochs, exact resume, RSS over epochs and the CUDA path."""
 import gc
+import json
 import os
 import pathlib
 import shutil
@@ -240,7 +241,7 @@ def test_bad_records_raise_or_skip(tmp_path, loader_records):
     with pytest.raises(ValueError, match="img13.jpg"):
         for _ in unirecord.Loader(tmp_path, **kwargs):
             pass
-    skipping = unirecord.Loader(tmp_path, on_error="skip", return_ids=True, **kwargs)
+    skipping = unirecord.Loader(tmp_path, on_bad_record="skip", return_ids=True, **kwargs)
     ids = [i for _, _, rid in skipping for i in rid.tolist()]
     assert len(ids) == 20 and 13 not in ids
     assert skipping.stats()["skipped"] == 1 and "img13.jpg" in skipping.stats()["last_bad_record"]
@@ -333,10 +334,34 @@ def test_max_consecutive_bad_is_the_skip_limit(tmp_path, loader_records):
         for i in range(8):
             image = b"GIF89a not a jpeg" if i in (3, 4) else bytes(good[i]["image"])
             w.write({"image": image, "label": 0, "path": f"img{i}.jpg"})
-    kwargs = dict(batch_size=4, shuffle=False, threads=1, on_error="skip", transform=unirecord.CenterCrop(16, resize=16))
+    kwargs = dict(batch_size=4, shuffle=False, threads=1, on_bad_record="skip", transform=unirecord.CenterCrop(16, resize=16))
     assert sum(len(rid) for _, _, rid in unirecord.Loader(tmp_path, return_ids=True, max_consecutive_bad=3, **kwargs)) == 8
     with pytest.raises(ValueError, match=r"2 bad records in a row \(on_bad_record=skip\), the last: .*img4.jpg"):
         list(unirecord.Loader(tmp_path, max_consecutive_bad=2, **kwargs))
+
+
+def test_urec_bench_on_bad_record_is_the_loaders_option(tmp_path, loader_records):
+    """One name for the bad-record policy: urec bench --on-bad-record raise|skip
+    does what Loader(on_bad_record=...) does on the same records."""
+    import subprocess
+
+    urec = os.environ.get("UREC")
+    if not urec:
+        pytest.skip("UREC (the urec binary) is not set")
+    good = unirecord.Dataset(loader_records, fields=["image"])
+    with unirecord.Writer(tmp_path, {"image": "bytes", "label": "int64", "path": "string"}, sync=False) as w:
+        for i in range(8):
+            image = b"GIF89a not a jpeg" if i == 3 else bytes(good[i]["image"])
+            w.write({"image": image, "label": 0, "path": f"img{i}.jpg"})
+    bench = [urec, "bench", str(tmp_path), "--batch", "4", "--threads", "1", "--size", "16", "--json"]
+    raised = subprocess.run(bench, capture_output=True, text=True)
+    assert raised.returncode != 0 and "img3.jpg" in raised.stderr
+    skipped = subprocess.run(bench + ["--on-bad-record", "skip"], capture_output=True, text=True, check=True)
+    loader = unirecord.Loader(tmp_path, batch_size=4, shuffle=True, threads=1, on_bad_record="skip",
+                              transform=unirecord.RandomResizedCrop(16))
+    samples = sum(len(labels) for _, labels in loader)
+    assert json.loads(skipped.stdout)["skipped"] == loader.stats()["skipped"] == 1
+    assert json.loads(skipped.stdout)["samples"] == samples == 8
 
 
 def test_a_state_with_or_without_its_descriptive_keys_resumes(loader_records):

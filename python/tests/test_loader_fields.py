@@ -3,7 +3,7 @@ DataLoader over the same records read with unirecord.Dataset, the images
 decoded per sample by unirecord.ImageDataset (the same crops, from its
 crop_window), the boxes mapped by the plain-Python reference below and a
 padding collate; jagged offsets; datasets without images; determinism,
-resume, ranks, where= and on_error with the extra fields."""
+resume, ranks, where= and on_bad_record with the extra fields."""
 import io
 
 import numpy as np
@@ -283,14 +283,14 @@ def test_bad_records_with_fields_raise_or_skip(tmp_path):
             w.write(rec)
     with pytest.raises(ValueError, match=r"record 3 \(img_003.jpg\)"):
         list(loader(tmp_path, batch_size=4))
-    batches = list(loader(tmp_path, batch_size=4, on_error="skip"))
+    batches = list(loader(tmp_path, batch_size=4, on_bad_record="skip"))
     ids = torch.cat([b["id"] for b in batches]).tolist()
     assert ids == [0, 1, 2, 4, 4, 5, 6, 7]
     ds = unirecord.Dataset(tmp_path)
     assert batches[0]["caption"][3] == ds[4]["caption"]  # the fields follow the replacement
 
 
-def test_field_option_errors(detection):
+def test_field_option_bad_records(detection):
     with pytest.raises(KeyError, match="nope"):
         loader(detection, fields=["nope"])
     with pytest.raises(ValueError, match="'id'"):

@@ -294,11 +294,12 @@ class _ImageFolderPlan:
 
 def _plan_imagefolder(
     src: _Path, out: _Path, *, name: Optional[str], num_shards: int, strict: bool, keep_original: bool, sync: bool,
-    max_pixels: int
+    max_pixels: int, follow_links_outside: bool, allow_empty: bool
 ) -> _ImageFolderPlan: ...
 def _convert_imagefolder_part(
     src: _Path, out: _Path, name: str, token: str, part_spec: Tuple[Any, Any, Any], part: int, num_parts: int, *,
-    threads: int, strict: bool, keep_original: bool, sync: bool, max_pixels: int
+    threads: int, strict: bool, keep_original: bool, sync: bool, max_pixels: int, follow_links_outside: bool,
+    allow_empty: bool
 ) -> Dict[str, Any]: ...
 def _commit_imagefolder(staged: StagedWrite, plan: _ImageFolderPlan, reports: List[Dict[str, Any]]) -> Dict[str, Any]: ...
 
@@ -313,12 +314,13 @@ class _SourcePlan:
 
 def _plan_source(
     kind: str, input: _Path, images: Optional[_Path], schema: Optional[_Path], out: _Path, *, name: Optional[str],
-    num_shards: int, strict: bool, keep_original: bool, sync: bool, max_pixels: int
+    num_shards: int, strict: bool, keep_original: bool, sync: bool, max_pixels: int, follow_links_outside: bool,
+    allow_empty: bool
 ) -> _SourcePlan: ...
 def _convert_source_part(
     kind: str, input: _Path, images: Optional[_Path], schema: Optional[_Path], out: _Path, name: str, token: str,
     first_shard: int, end_shard: int, part: int, num_parts: int, *, num_shards: int, threads: int, strict: bool,
-    keep_original: bool, sync: bool, max_pixels: int
+    keep_original: bool, sync: bool, max_pixels: int, follow_links_outside: bool, allow_empty: bool
 ) -> Dict[str, Any]: ...
 def _commit_source(staged: StagedWrite, plan: _SourcePlan, reports: List[Dict[str, Any]]) -> Dict[str, Any]: ...
 

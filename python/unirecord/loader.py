@@ -197,7 +197,7 @@ class Loader:
         prefetch_factor: DataLoader's spelling: ``prefetch = prefetch_factor
             * threads``; give one of ``prefetch`` and ``prefetch_factor``.
         drop_last: drop the epoch's last, partial batch (DataLoader's).
-        on_error: ``"raise"`` (default) or ``"skip"``: replace an
+        on_bad_record: ``"raise"`` (default) or ``"skip"``: replace an
             undecodable record by the next id of the sequence.
         order: with ``shuffle=True``, ``"block"`` shuffles runs of
             ``block_size`` consecutive records, then positions within
@@ -206,7 +206,7 @@ class Loader:
         window: the block order's positions shuffled together (0: none).
         sampler_drop_last: cut the epoch to a multiple of ``num_shards``
             instead of padding it (DistributedSampler's ``drop_last``).
-        max_consecutive_bad: with ``on_error="skip"``, that many bad records
+        max_consecutive_bad: with ``on_bad_record="skip"``, that many bad records
             in a row is an error.
         layout: ``"NCHW"`` (default) or ``"NHWC"``.
         image_field: the bytes field of JPEGs or PNGs; None for a dataset
@@ -272,7 +272,7 @@ class Loader:
         prefetch: Optional[int] = None,
         prefetch_factor: Optional[int] = None,
         drop_last: bool = DEFAULTS["drop_last"],
-        on_error: str = DEFAULTS["on_error"],
+        on_bad_record: str = DEFAULTS["on_bad_record"],
         order: Optional[str] = None,
         block_size: int = DEFAULTS["block_size"],
         window: int = DEFAULTS["window"],

@@ -1,6 +1,6 @@
 """`urec bench`: the native loader from the command line, on a small converted
-folder; the JSON report has the keys tools read, and bad records follow
---skip-bad."""
+folder; the JSON report has the keys tools read, and the options are
+parsed by the library's tables (--on-bad-record as Python's on_bad_record)."""
 import json
 
 import pytest
@@ -56,9 +56,12 @@ def test_text_report_names_the_stages(urec, dataset):
 
 
 def test_bad_options_are_usage_errors(urec, dataset):
-    for args in (["--transform", "crop"], ["--device", "tpu"], ["--order", "random"], ["--layout", "CHW"]):
+    for args in (["--transform", "crop"], ["--device", "tpu"], ["--order", "random"], ["--layout", "CHW"],
+                 ["--on-bad-record", "ignore"]):
         result = urec("bench", dataset, *args, check=False)
         assert result.returncode == 2, args
+    refused = urec("bench", dataset, "--on-bad-record", "ignore", check=False)
+    assert "'ignore'" in refused.stderr and "raise" in refused.stderr and "skip" in refused.stderr
 
 
 @pytest.mark.parametrize("dtype", ["float32", "uint8"])

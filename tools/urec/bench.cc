@@ -35,7 +35,7 @@ struct BenchOptions {
   std::string order = "shuffle";
   uint64_t block_size = 256;  // SamplerOptions' defaults
   uint64_t window = 1024;
-  bool skip_bad = false;
+  std::string on_bad_record = "raise";
   bool libjpeg_entropy = false;
   double step_ms = 0;
   uint64_t max_batches = 0;
@@ -81,7 +81,7 @@ Result<LoaderOptions> MakeLoaderOptions(const BenchOptions& o) {
   UREC_ASSIGN_OR_RETURN(options.transform, ParseSampleTransform(o.transform));
   UREC_ASSIGN_OR_RETURN(options.layout, ParseImageLayout(o.layout));
   options.cuda.layout = options.layout;  // on a device the kernel makes the layout, as in the Python Loader
-  options.on_bad_record = o.skip_bad ? OnBadRecord::kSkip : OnBadRecord::kRaise;
+  UREC_ASSIGN_OR_RETURN(options.on_bad_record, ParseOnBadRecord(o.on_bad_record));
   options.decode.own_entropy_decoder = !o.libjpeg_entropy;
   if (o.device.rfind("cuda", 0) == 0 || o.device == "emulated") {
     options.cuda.device = o.device.size() > 5 && o.device[4] == ':' ? std::atoi(o.device.c_str() + 5) : 0;
@@ -238,7 +238,8 @@ CommandRunner SetupBench(CLI::App* cmd) {
   cmd->add_option("--window", o->window, "block: positions shuffled together (0: none)")
       ->capture_default_str()
       ->check(IntegerIn(0, UINT64_MAX));
-  cmd->add_flag("--skip-bad", o->skip_bad, "Replace bad records instead of failing (on_error=\"skip\" in Python)");
+  cmd->add_option("--on-bad-record", o->on_bad_record, "raise | skip (replace a bad record by the next id)")
+      ->capture_default_str();
   cmd->add_flag("--libjpeg-entropy", o->libjpeg_entropy,
                 "Entropy-decode JPEGs with libjpeg-turbo's Huffman decoder, not unirecord's (to compare)");
   cmd->add_option("--step-ms", o->step_ms, "Simulated training step per batch (ms)")->capture_default_str()
