@@ -16,6 +16,8 @@
   :class:`StagedWrite` + :class:`PartWriter` - one dataset written as parts
   by any processes (Dask, Spark, Ray), committed by one;
   ``unirecord.distributed.convert_imagefolder`` - the conversion on Dask.
+* :func:`write_dataset` (``unirecord.write``) - any source converted by a
+  function of the user's, in this process, local processes or on Dask.
 
 Everything is a thin layer over the C++ library (``unirecord._core``).
 See docs/python.md for the full guide.
@@ -38,6 +40,7 @@ from ._core import (
 from .image_dataset import ImageDataset
 from .loader import IMAGENET_MEAN, IMAGENET_STD, Loader, cuda_available
 from .transforms import CenterCrop, RandomResizedCrop
+from .write import write_dataset
 
 __version__ = "0.1.0"
 
@@ -61,4 +64,5 @@ __all__ = [
     "convert_imagefolder",
     "convert_jsonl",
     "cuda_available",
+    "write_dataset",
 ]

@@ -80,14 +80,18 @@ def _check_counts(num_shards, shards_per_task):
         raise ValueError("shards_per_task must be a positive int, not %r" % (shards_per_task,))
 
 
-def _run(client, out, plan, submit, commit, *, num_shards, shards_per_task, progress, retries, commit_threads, sync):
+def _run(client, out, plan, submit, commit, *, num_shards, shards_per_task, progress, retries, commit_threads, sync,
+         as_completed=None):
     """The driver: one task per run of ``shards_per_task`` shards of ``plan``
     (``submit(client, token, first, end, part, num_parts, key, retries)``
     returns its future), the progress bar as tasks finish, then
     ``commit(staged, plan, reports)``; a failed task cancels the others and
-    nothing is committed."""
-    import distributed
+    nothing is committed. ``as_completed`` yields the futures as they finish
+    (default: Dask's; ``unirecord.write_dataset``'s local runs pass theirs)."""
+    if as_completed is None:
+        import distributed
 
+        as_completed = distributed.as_completed
     ranges = [(first, min(first + shards_per_task, num_shards)) for first in range(0, num_shards, shards_per_task)]
     if progress is None:
         progress = sys.stderr.isatty()
@@ -102,7 +106,7 @@ def _run(client, out, plan, submit, commit, *, num_shards, shards_per_task, prog
         done = dict(files_done=0, files_total=plan.candidates, written=0, rejected=0, bytes=0, seconds=0.0,
                     tasks_done=0, tasks_total=len(ranges))
         try:
-            for future in distributed.as_completed(list(futures)):
+            for future in as_completed(list(futures)):
                 part = futures[future]
                 report = future.result()  # raises the task's error
                 reports[part] = report
