@@ -43,6 +43,7 @@ PUBLIC_HEADERS = {
     "cuda.h": "gpu",
     "sample_decoder.h": "pipeline",
     "loader.h": "pipeline",
+    "packing.h": "pipeline",
 }
 
 # Roots above the library that see only include/unirecord/ (plus their own

@@ -54,6 +54,7 @@
 #include "unirecord/image.h"
 #include "unirecord/sample_decoder.h"
 #include "unirecord/sampler.h"
+#include "unirecord/packing.h"
 #include "unirecord/status.h"
 
 namespace unirecord {
@@ -140,6 +141,18 @@ struct LoaderOptions {
   int max_consecutive_bad = 64;
 
   CudaOptions cuda;  // cuda.h
+
+  // Set: documents are packed into rows (packing.h; docs/loader.md,
+  // "Packing sequences"): each batch is batch_size rows of pack->seq_len
+  // tokens, its fields the packed fields [rows, seq_len] and segment_ids
+  // [rows, seq_len] (int32: 1, 2, ... per segment of a row, 0 in padding),
+  // positions [rows, seq_len] (int32, from 0 in each segment), cu_seqlens
+  // [segments + 1] (int32: the segments' cumulative lengths over the batch,
+  // padding left out: flash-attention's varlen layout), max_seqlen (int32
+  // scalar) and id [segments] (int64: each segment's record). Only the
+  // packed fields are read (no image, label, boxes or masks), on the host.
+  // Unset (default): no packing.
+  std::optional<PackOptions> pack;
 };
 
 // The per-sample part of `options` (transform, size, crop, decode), with the
@@ -163,6 +176,14 @@ struct LoaderStats {
   double images_per_s = 0;
   double batches_per_s = 0;
   std::string last_bad_record;  // the last skipped record's error message
+  // A packing loader (LoaderOptions::pack): `samples` counts rows, and
+  uint64_t documents = 0;   // documents read
+  uint64_t tokens = 0;      // tokens in the rows handed out (EOS included)
+  uint64_t padding = 0;     // padding in those rows
+  uint64_t overlong = 0;    // documents longer than seq_len (first_fit, best_fit)
+  uint64_t cut_tokens = 0;  // tokens left out (overlong kTruncate, kDrop)
+  uint64_t dropped = 0;     // documents left out (overlong kDrop)
+  uint64_t empty = 0;       // documents without a token
 };
 
 class Loader;
@@ -297,7 +318,8 @@ class Loader {
 
   const LoaderOptions& options() const;
   int threads() const;  // worker threads actually running
-  // Batches in one epoch (equal on every rank). After Restore: the batches
+  // Batches in one epoch (equal on every rank; 0 when packing: the rows
+  // depend on the documents' lengths). After Restore: the batches
   // all ranks needed for the part of the epoch consumed before the state,
   // rounded up (exact with the ranks and batch size that took it), plus
   // those of the rest; Batch::index() counts on from there.
@@ -333,15 +355,26 @@ class Loader {
   // are exactly those that followed when the state was taken. A version-1
   // state (older builds) restores only into the same ranks and options. Held
   // batches stay valid, as with SetEpoch.
+  // A packing loader refuses a SamplerState (its state() is the current
+  // window's start): it takes the PackState of pack_state().
   Status Restore(const SamplerState& state);
+
+  // A packing loader's position (FailedPrecondition without packing): taken
+  // between batches on one rank, Restore(PackState) on that rank of a loader
+  // with the same options continues with exactly the rows that followed.
+  Result<PackState> pack_state() const;
+  Status Restore(const PackState& state);
 
   LoaderStats stats() const;
   void ResetStats();
 
  private:
   struct Impl;
+  struct Packed;  // LoaderOptions::pack (src/pipeline/packed_loader.h)
   explicit Loader(std::shared_ptr<Impl> impl);
-  std::shared_ptr<Impl> impl_;  // shared with the batches handed out
+  explicit Loader(std::shared_ptr<Packed> packed);
+  std::shared_ptr<Impl> impl_;      // shared with the batches handed out; null when packing
+  std::shared_ptr<Packed> packed_;  // when packing
 };
 
 }  // namespace unirecord

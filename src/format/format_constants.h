@@ -140,6 +140,19 @@ inline constexpr size_t kSamplerStateEpochOffset = 16;        // u64
 inline constexpr size_t kSamplerStatePositionOffset = 24;     // u64
 inline constexpr size_t kSamplerStateFingerprintOffset = 32;  // u64
 
+// The pack state (SPEC.md section 13.1): a packing loader's position.
+inline constexpr char kPackStateMagic[4] = {'U', 'R', 'P', 'S'};
+inline constexpr uint32_t kPackStateVersion = 1;
+inline constexpr size_t kPackStateSize = 88;
+inline constexpr size_t kPackStateVersionOffset = 4;      // u32
+inline constexpr size_t kPackStateWindowOffset = 8;       // 40 bytes: a sampler state
+inline constexpr size_t kPackStateNumShardsOffset = 48;   // u32
+inline constexpr size_t kPackStateShardIdOffset = 52;     // u32
+inline constexpr size_t kPackStateRowsOffset = 56;        // u64
+inline constexpr size_t kPackStateDocumentOffset = 64;    // u64
+inline constexpr size_t kPackStateTokenOffset = 72;       // u64
+inline constexpr size_t kPackStateFingerprintOffset = 80;  // u64
+
 }  // namespace unirecord::format
 
 #endif  // UNIRECORD_FORMAT_FORMAT_CONSTANTS_H_

@@ -58,17 +58,6 @@ size_t ElementCount(const ArrayShape& shape) {
   return count;
 }
 
-// Writes `count` copies of the element `value` (`width` bytes) at `out`.
-void FillElements(uint8_t* out, size_t count, const uint8_t* value, size_t width) {
-  if (count == 0) return;
-  std::memcpy(out, value, width);
-  size_t done = 1;  // doubling copies: O(log count) calls
-  while (done < count) {
-    const size_t step = std::min(done, count - done);
-    std::memcpy(out + done * width, out, step * width);
-    done += step;
-  }
-}
 
 Status ReadString(const FieldSpec& spec, const Record& record, size_t offset, FieldBuffer& buffer) {
   UREC_ASSIGN_OR_RETURN(std::string_view value, record.GetString(spec.index));
@@ -265,21 +254,34 @@ const BatchKind& BatchKindOf(const FieldSpec& spec) {
   return kBatchKinds[0];  // unreachable: every FieldKind has a row
 }
 
-// pad_value as one element of `type`, exactly, or InvalidArgument.
-Status PadElement(const Field& field, double pad_value, uint8_t* out) {
+
+}  // namespace
+
+void FillElements(uint8_t* out, size_t count, const uint8_t* value, size_t width) {
+  if (count == 0) return;
+  std::memcpy(out, value, width);
+  size_t done = 1;  // doubling copies: O(log count) calls
+  while (done < count) {
+    const size_t step = std::min(done, count - done);
+    std::memcpy(out + done * width, out, step * width);
+    done += step;
+  }
+}
+
+Status EncodeElement(const Field& field, double value, std::string_view option, uint8_t* out) {
   const TypeInfo& type = *FindType(field.type);
-  const std::string what = "loader: pad_value " + std::to_string(pad_value) + " for field '" + field.name + "' (" +
+  const std::string what = "loader: " + std::string(option) + " " + std::to_string(value) + " for field '" + field.name + "' (" +
                            type.name + ")";
   if (type.kind == 'f') {
     if (type.width == 8) {
-      std::memcpy(out, &pad_value, 8);
+      std::memcpy(out, &value, 8);
     } else if (type.width == 4) {
-      const float narrow = static_cast<float>(pad_value);
+      const float narrow = static_cast<float>(value);
       std::memcpy(out, &narrow, 4);
     } else {
-      // float16: the half whose value is pad_value (HalfToFloat is exact).
+      // float16: the half whose value is value (HalfToFloat is exact).
       for (uint32_t bits = 0; bits <= 0xFFFF; ++bits) {
-        if (HalfToFloat(static_cast<uint16_t>(bits)) == pad_value) {
+        if (HalfToFloat(static_cast<uint16_t>(bits)) == value) {
           const uint16_t half = static_cast<uint16_t>(bits);
           std::memcpy(out, &half, 2);
           return Status::OK();
@@ -289,16 +291,14 @@ Status PadElement(const Field& field, double pad_value, uint8_t* out) {
     }
     return Status::OK();
   }
-  if (!(std::trunc(pad_value) == pad_value) || std::fabs(pad_value) > 9.0e18 ||
-      !FitsIntegral(field.type, static_cast<int64_t>(pad_value))) {
+  if (!(std::trunc(value) == value) || std::fabs(value) > 9.0e18 ||
+      !FitsIntegral(field.type, static_cast<int64_t>(value))) {
     return Status::InvalidArgument(what + " is not a value of the type");
   }
-  const int64_t value = static_cast<int64_t>(pad_value);
-  std::memcpy(out, &value, type.width);
+  const int64_t integer = static_cast<int64_t>(value);
+  std::memcpy(out, &integer, type.width);
   return Status::OK();
 }
-
-}  // namespace
 
 Result<BatchFields> BatchFields::Create(const Schema& schema, const LoaderOptions& options) {
   BatchFields fields;
@@ -355,7 +355,7 @@ Result<BatchFields> BatchFields::Create(const Schema& schema, const LoaderOption
       spec.sample_shape = {options.image_size, options.image_size};
       fields.has_masks_ = true;
     }
-    if (kind == FieldKind::kVarArray) UREC_RETURN_IF_ERROR(PadElement(spec.field, options.pad_value, spec.pad));
+    if (kind == FieldKind::kVarArray) UREC_RETURN_IF_ERROR(EncodeElement(spec.field, options.pad_value, "pad_value", spec.pad));
     spec.boxes = name == options.boxes_field;
     spec.box_aligned = std::find(options.box_aligned.begin(), options.box_aligned.end(), name) !=
                        options.box_aligned.end();

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "unirecord/dataset.h"
@@ -57,6 +58,13 @@ struct FieldBuffer {
   std::vector<int64_t> offsets;
   std::vector<std::string> strings;          // string and bytes: sample i's value
 };
+
+// Writes `count` copies of the element `value` (`width` bytes) at `out`.
+void FillElements(uint8_t* out, size_t count, const uint8_t* value, size_t width);
+
+// `value` as one element of the numeric field's type at `out`, exactly, or
+// InvalidArgument naming `option` (pad_value, eos), the value and the field.
+Status EncodeElement(const Field& field, double value, std::string_view option, uint8_t* out);
 
 class BatchFields {
  public:

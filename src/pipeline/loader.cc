@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "pipeline/loader_impl.h"
+#include "pipeline/packed_loader.h"
 #include "util/threads.h"
 
 namespace unirecord {
@@ -173,7 +174,10 @@ uint64_t Loader::Impl::ConsumedPosition() const {
 }
 
 Loader::Loader(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
-Loader::~Loader() { impl_->StopWorkers(); }
+Loader::Loader(std::shared_ptr<Packed> packed) : packed_(std::move(packed)) {}
+Loader::~Loader() {
+  if (impl_ != nullptr) impl_->StopWorkers();
+}
 
 SampleDecoderOptions SampleOptionsOf(const LoaderOptions& o) {
   SampleDecoderOptions sample;
@@ -283,6 +287,10 @@ Result<std::unique_ptr<Loader>> Loader::Create(std::vector<std::shared_ptr<const
   for (const auto& dataset : datasets) {
     if (dataset == nullptr) return Status::InvalidArgument("loader: no dataset");
   }
+  if (given.pack) {
+    UREC_ASSIGN_OR_RETURN(std::shared_ptr<Packed> packed, Packed::Create(std::move(datasets), given));
+    return std::unique_ptr<Loader>(new Loader(std::move(packed)));
+  }
   // The default label field is optional: a dataset without it (COCO's,
   // token datasets) has no labels. A label field the user named must exist.
   LoaderOptions options = given;
@@ -363,17 +371,32 @@ Result<std::unique_ptr<Loader>> Loader::Create(std::vector<std::shared_ptr<const
   return std::unique_ptr<Loader>(new Loader(std::move(impl)));
 }
 
-const LoaderOptions& Loader::options() const { return impl_->options; }
-int Loader::threads() const { return impl_->thread_count; }
+const LoaderOptions& Loader::options() const { return packed_ ? packed_->options : impl_->options; }
+int Loader::threads() const { return packed_ ? packed_->inner->threads() : impl_->thread_count; }
 
 uint64_t Loader::batches_per_epoch() const {
+  if (packed_) return 0;
   std::lock_guard<std::mutex> lock(impl_->mu);
   return impl_->base_batches + impl_->run_batches;
 }
 
-Result<Batch> Loader::Next() { return impl_->Next(impl_); }
+Result<Batch> Loader::Next() {
+  if (!packed_) return impl_->Next(impl_);
+  size_t rows = 0;
+  UREC_ASSIGN_OR_RETURN(const size_t slot, packed_->Next(&rows));
+  Batch batch;
+  batch.epoch_ = packed_->inner->epoch();
+  if (rows == 0) return batch;  // end of the epoch
+  batch.pool_ = packed_;
+  batch.slot_ = slot;
+  batch.size_ = rows;
+  batch.index_ = packed_->totals.batches - 1;
+  batch.fields_ = &packed_->slots[slot]->fields;
+  return batch;
+}
 
 void Loader::SetEpoch(uint64_t epoch) {
+  if (packed_) return packed_->SetEpoch(epoch);
   std::unique_lock<std::mutex> lock(impl_->mu);
   // Already at the start of this epoch: keep what is being prefetched.
   if (epoch == impl_->sampler.epoch() && impl_->sampler.base() == 0 && impl_->start_position == 0 &&
@@ -386,11 +409,13 @@ void Loader::SetEpoch(uint64_t epoch) {
 }
 
 uint64_t Loader::epoch() const {
+  if (packed_) return packed_->inner->epoch();
   std::lock_guard<std::mutex> lock(impl_->mu);
   return impl_->sampler.epoch();
 }
 
 SamplerState Loader::state() const {
+  if (packed_) return packed_->state().window;
   std::lock_guard<std::mutex> lock(impl_->mu);
   Sampler consumed = impl_->sampler;  // at the consumer's position, not the workers'
   Status at = consumed.Seek(impl_->ConsumedPosition());
@@ -399,6 +424,10 @@ SamplerState Loader::state() const {
 }
 
 Status Loader::Restore(const SamplerState& state) {
+  if (packed_) {
+    return Status::InvalidArgument("loader: a packing loader restores a PackState (pack_state()), not a "
+                                   "SamplerState");
+  }
   std::unique_lock<std::mutex> lock(impl_->mu);
   Sampler restored = impl_->sampler;
   UREC_RETURN_IF_ERROR(restored.Restore(state));
@@ -408,7 +437,18 @@ Status Loader::Restore(const SamplerState& state) {
   return Status::OK();
 }
 
+Result<PackState> Loader::pack_state() const {
+  if (!packed_) return Status::FailedPrecondition("loader: pack_state() of a loader that does not pack");
+  return packed_->state();
+}
+
+Status Loader::Restore(const PackState& state) {
+  if (!packed_) return Status::FailedPrecondition("loader: a PackState restores only a packing loader");
+  return packed_->Restore(state);
+}
+
 LoaderStats Loader::stats() const {
+  if (packed_) return packed_->stats();
   std::lock_guard<std::mutex> lock(impl_->mu);
   LoaderStats stats = impl_->totals;
   stats.wall_s = pipeline::Seconds(pipeline::Clock::now() - impl_->stats_since);
@@ -420,6 +460,7 @@ LoaderStats Loader::stats() const {
 }
 
 void Loader::ResetStats() {
+  if (packed_) return packed_->ResetStats();
   std::lock_guard<std::mutex> lock(impl_->mu);
   impl_->totals = LoaderStats{};
   impl_->stats_since = pipeline::Clock::now();

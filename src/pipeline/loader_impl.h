@@ -7,6 +7,8 @@
 //   loader.cc            the consumer gets it (Next), runs and epochs, Create
 //   batch.cc             the consumer releases it: the slot is free again
 //   read_plan.cc         remote datasets download ahead in the run's order
+// and, when packing, packed_loader.{h,cc} (with packer.{h,cc}) cuts the
+// batches of an inner Loader (windows of documents) into rows.
 // Not public API.
 #ifndef UNIRECORD_SRC_PIPELINE_LOADER_IMPL_H_
 #define UNIRECORD_SRC_PIPELINE_LOADER_IMPL_H_

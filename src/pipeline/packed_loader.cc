@@ -1,0 +1,509 @@
+// The packing loader (packed_loader.h): windows of documents from an inner
+// Loader, cut into rows in the consumer's Next().
+#include "pipeline/packed_loader.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "format/endian.h"
+#include "format/format_constants.h"
+#include "pipeline/batch_fields.h"
+#include "util/splitmix64.h"
+
+namespace unirecord {
+
+using pipeline::Clock;
+using pipeline::Seconds;
+
+const char* PackStrategyName(PackStrategy strategy) {
+  switch (strategy) {
+    case PackStrategy::kConcat: return "concat";
+    case PackStrategy::kFirstFit: return "first_fit";
+    case PackStrategy::kBestFit: return "best_fit";
+  }
+  return "unknown";
+}
+
+Result<PackStrategy> ParsePackStrategy(std::string_view name) {
+  for (PackStrategy s : {PackStrategy::kConcat, PackStrategy::kFirstFit, PackStrategy::kBestFit}) {
+    if (name == PackStrategyName(s)) return s;
+  }
+  return Status::InvalidArgument("unknown packing strategy '" + std::string(name) +
+                                 "' (expected 'concat', 'first_fit' or 'best_fit')");
+}
+
+const char* PackOverlongName(PackOverlong overlong) {
+  switch (overlong) {
+    case PackOverlong::kSplit: return "split";
+    case PackOverlong::kTruncate: return "truncate";
+    case PackOverlong::kDrop: return "drop";
+  }
+  return "unknown";
+}
+
+Result<PackOverlong> ParsePackOverlong(std::string_view name) {
+  for (PackOverlong o : {PackOverlong::kSplit, PackOverlong::kTruncate, PackOverlong::kDrop}) {
+    if (name == PackOverlongName(o)) return o;
+  }
+  return Status::InvalidArgument("unknown overlong policy '" + std::string(name) +
+                                 "' (expected 'split', 'truncate' or 'drop')");
+}
+
+std::string PackState::Serialize() const {
+  uint8_t bytes[format::kPackStateSize];
+  std::memcpy(bytes, format::kPackStateMagic, sizeof(format::kPackStateMagic));
+  format::StoreLE<uint32_t>(bytes + format::kPackStateVersionOffset, format::kPackStateVersion);
+  const std::string sampler = window.Serialize();
+  std::memcpy(bytes + format::kPackStateWindowOffset, sampler.data(), format::kSamplerStateSize);
+  format::StoreLE<uint32_t>(bytes + format::kPackStateNumShardsOffset, num_shards);
+  format::StoreLE<uint32_t>(bytes + format::kPackStateShardIdOffset, shard_id);
+  format::StoreLE<uint64_t>(bytes + format::kPackStateRowsOffset, rows);
+  format::StoreLE<uint64_t>(bytes + format::kPackStateDocumentOffset, document);
+  format::StoreLE<uint64_t>(bytes + format::kPackStateTokenOffset, token);
+  format::StoreLE<uint64_t>(bytes + format::kPackStateFingerprintOffset, options_fingerprint);
+  return std::string(reinterpret_cast<const char*>(bytes), sizeof(bytes));
+}
+
+Result<PackState> PackState::Parse(std::string_view bytes) {
+  if (bytes.size() != format::kPackStateSize ||
+      std::memcmp(bytes.data(), format::kPackStateMagic, sizeof(format::kPackStateMagic)) != 0) {
+    return Status::InvalidArgument("pack state: expected " + std::to_string(format::kPackStateSize) +
+                                   " bytes starting with 'URPS', got " + std::to_string(bytes.size()) + " bytes");
+  }
+  const auto* data = reinterpret_cast<const uint8_t*>(bytes.data());
+  const uint32_t version = format::LoadLE<uint32_t>(data + format::kPackStateVersionOffset);
+  if (version != format::kPackStateVersion) {
+    return Status::NotSupported("pack state: version " + std::to_string(version) + " (this build reads version " +
+                                std::to_string(format::kPackStateVersion) + ")");
+  }
+  PackState s;
+  UREC_ASSIGN_OR_RETURN(s.window, SamplerState::Parse(bytes.substr(format::kPackStateWindowOffset,
+                                                                    format::kSamplerStateSize)));
+  s.num_shards = format::LoadLE<uint32_t>(data + format::kPackStateNumShardsOffset);
+  s.shard_id = format::LoadLE<uint32_t>(data + format::kPackStateShardIdOffset);
+  s.rows = format::LoadLE<uint64_t>(data + format::kPackStateRowsOffset);
+  s.document = format::LoadLE<uint64_t>(data + format::kPackStateDocumentOffset);
+  s.token = format::LoadLE<uint64_t>(data + format::kPackStateTokenOffset);
+  s.options_fingerprint = format::LoadLE<uint64_t>(data + format::kPackStateFingerprintOffset);
+  return s;
+}
+
+namespace {
+
+// The batch outputs beside the packed fields.
+constexpr const char* kPackOutputs[] = {"segment_ids", "positions", "cu_seqlens", "max_seqlen", "id"};
+
+uint64_t PackFingerprint(const PackOptions& pack) {
+  uint64_t h = kSplitMix64Gamma;
+  for (uint64_t f : {uint64_t{static_cast<uint8_t>(pack.strategy)}, uint64_t{pack.seq_len}, uint64_t{pack.window},
+                     uint64_t{static_cast<uint8_t>(pack.overlong)}, uint64_t{pack.eos.has_value()},
+                     static_cast<uint64_t>(pack.eos.value_or(0))}) {
+    h = Mix64(h + f);
+  }
+  return h;
+}
+
+Status CheckPackOptions(const std::vector<std::shared_ptr<const Dataset>>& datasets, const LoaderOptions& o,
+                        const PackOptions& pack) {
+  if (pack.seq_len < 1 || pack.seq_len > (uint64_t{1} << 30)) {
+    return Status::InvalidArgument("pack: seq_len " + std::to_string(pack.seq_len) + " is out of range 1..2^30");
+  }
+  if (pack.window < 1 || pack.window > (uint64_t{1} << 24)) {
+    return Status::InvalidArgument("pack: window " + std::to_string(pack.window) + " is out of range 1..2^24");
+  }
+  if (pack.fields.empty()) return Status::InvalidArgument("pack: no packed field (name them in fields)");
+  const LoaderOptions defaults;
+  if (!o.image_field.empty() && o.image_field != defaults.image_field) {
+    return Status::InvalidArgument("pack: a packing loader batches no image (image_field '" + o.image_field +
+                                   "' given)");
+  }
+  if (!o.label_field.empty() && o.label_field != defaults.label_field) {
+    return Status::InvalidArgument("pack: a packing loader batches no label (label_field '" + o.label_field +
+                                   "' given)");
+  }
+  if (!o.boxes_field.empty() || !o.box_aligned.empty() || !o.masks.empty()) {
+    return Status::InvalidArgument("pack: boxes and masks are not packed");
+  }
+  if (o.cuda.device >= 0) {
+    return Status::NotSupported("pack: packed batches stay on the host in C++ (the Python Loader moves them to its "
+                                "device)");
+  }
+  for (const std::string& name : o.fields) {
+    if (std::find(pack.fields.begin(), pack.fields.end(), name) == pack.fields.end()) {
+      return Status::InvalidArgument("pack: field '" + name + "' is not packed; a packing loader batches only "
+                                     "the packed fields");
+    }
+  }
+  const Schema& schema = datasets[0]->schema();
+  for (const std::string& name : pack.fields) {
+    for (const char* output : kPackOutputs) {
+      if (name == output) return Status::InvalidArgument("pack: field '" + name + "' has the name of an output");
+    }
+    const int index = schema.FieldIndex(name);
+    if (index < 0) return Status::InvalidArgument("pack: the dataset has no field '" + name + "'");
+    const Field& field = schema.field(index);
+    if (!IsNumeric(field.type) || field.shape != std::vector<int64_t>{kVariableDim}) {
+      return Status::InvalidArgument("pack: field '" + name + "' is " + Schema::Make({field}).value().ToString() +
+                                     "; packed fields are 1-D numeric arrays of any length (shape [-1])");
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<std::shared_ptr<Loader::Packed>> Loader::Packed::Create(std::vector<std::shared_ptr<const Dataset>> datasets,
+                                                               const LoaderOptions& given) {
+  auto p = std::make_shared<Packed>();
+  p->options = given;
+  p->pack = *given.pack;
+  if (p->pack.fields.empty()) p->pack.fields = given.fields;
+  if (datasets.empty() || datasets[0] == nullptr) return Status::InvalidArgument("loader: no dataset");
+  UREC_RETURN_IF_ERROR(CheckPackOptions(datasets, given, p->pack));
+  const Schema& schema = datasets[0]->schema();
+  for (size_t f = 0; f < p->pack.fields.size(); ++f) {
+    const Field& field = schema.field(schema.FieldIndex(p->pack.fields[f]));
+    PackedField out;
+    out.name = field.name;
+    out.type = field.type;
+    out.width = NumericWidth(field.type);
+    out.pad.resize(out.width);
+    UREC_RETURN_IF_ERROR(pipeline::EncodeElement(field, p->pack.pad_value, "pad_value", out.pad.data()));
+    if (f == 0 && p->pack.eos) {
+      out.eos.resize(out.width);
+      UREC_RETURN_IF_ERROR(
+          pipeline::EncodeElement(field, static_cast<double>(*p->pack.eos), "eos", out.eos.data()));
+    }
+    p->packed.push_back(std::move(out));
+  }
+  p->fingerprint = PackFingerprint(p->pack);
+  // The inner loader reads windows: `window` documents in the rank's order,
+  // the packed fields one after another (jagged).
+  LoaderOptions inner = given;
+  inner.pack.reset();
+  inner.batch_size = p->pack.window;
+  inner.drop_last = false;
+  inner.fields = p->pack.fields;
+  inner.ragged = RaggedLayout::kJagged;
+  inner.image_field.clear();
+  inner.label_field.clear();
+  UREC_ASSIGN_OR_RETURN(p->inner, Loader::Create(std::move(datasets), inner));
+  return p;
+}
+
+void Loader::Packed::DropWindow() {
+  window.Release();
+  window_fields.clear();
+  lengths.clear();
+  plan = {};
+  next_row = 0;
+  document = 0;
+  token = 0;
+}
+
+Status Loader::Packed::LoadWindow() {
+  DropWindow();
+  window_state = inner->state();
+  UREC_ASSIGN_OR_RETURN(window, inner->Next());
+  if (window.empty()) {
+    epoch_done = true;
+    return Status::OK();
+  }
+  for (const PackedField& f : packed) window_fields.push_back(window.field(f.name));
+  const size_t n = window.size();
+  const int64_t* offsets = window_fields[0]->offsets;
+  lengths.resize(n);
+  const uint64_t eos = packed[0].eos.empty() ? 0 : 1;
+  for (size_t d = 0; d < n; ++d) {
+    const auto length = static_cast<uint64_t>(offsets[d + 1] - offsets[d]);
+    for (size_t f = 1; f < packed.size(); ++f) {
+      const int64_t* other = window_fields[f]->offsets;
+      if (other[d + 1] - other[d] != offsets[d + 1] - offsets[d]) {
+        return Status::InvalidArgument("pack: record " + std::to_string(window.record_ids()[d]) + ": field '" +
+                                       packed[f].name + "' has " + std::to_string(other[d + 1] - other[d]) +
+                                       " values, '" + packed[0].name + "' " + std::to_string(length) +
+                                       ": packed fields hold one value per token");
+      }
+    }
+    if (length == 0) ++totals.empty;
+    lengths[d] = length + eos;
+  }
+  totals.documents += n;
+  if (pack.strategy != PackStrategy::kConcat) {
+    plan = pipeline::PackWindow(lengths, pack);
+    totals.overlong += plan.overlong;
+    totals.cut_tokens += plan.cut_tokens;
+    totals.dropped += plan.dropped;
+  }
+  return Status::OK();
+}
+
+// Rows being written into one slot: appends pieces to the current row, ends
+// rows (padding them) and counts segments.
+struct Loader::Packed::RowWriter {
+  Packed& p;
+  OutSlot& slot;
+  size_t row = 0;     // rows done
+  size_t filled = 0;  // tokens in the current row
+  uint64_t tokens = 0;
+
+  // Tokens [offset, offset + length) of the window's document d: its values
+  // (the EOS or pad value past the stored ones) as a new segment.
+  void Append(size_t d, uint64_t offset, uint64_t length) {
+    const size_t L = p.pack.seq_len;
+    const size_t at = row * L + filled;
+    for (size_t f = 0; f < p.packed.size(); ++f) {
+      const PackedField& field = p.packed[f];
+      const BatchField& source = *p.window_fields[f];
+      const auto stored = static_cast<uint64_t>(source.offsets[d + 1] - source.offsets[d]);
+      const uint64_t copied = offset < stored ? std::min(length, stored - offset) : 0;
+      uint8_t* out = slot.values[f].data() + at * field.width;
+      if (copied > 0) {
+        const auto* in = static_cast<const uint8_t*>(source.data) +
+                         (static_cast<uint64_t>(source.offsets[d]) + offset) * field.width;
+        std::memcpy(out, in, copied * field.width);
+      }
+      if (copied < length) {  // the EOS position: the only one past the stored values
+        std::memcpy(out + copied * field.width, field.eos.empty() ? field.pad.data() : field.eos.data(), field.width);
+      }
+    }
+    const auto segment = static_cast<int32_t>(slot.ids.size() - first_segment_of_row + 1);
+    std::fill_n(slot.segment_ids.data() + at, length, segment);
+    int32_t* positions = slot.positions.data() + at;
+    for (uint64_t i = 0; i < length; ++i) positions[i] = static_cast<int32_t>(i);
+    slot.ids.push_back(static_cast<int64_t>(p.window.record_ids()[d]));
+    slot.cu_seqlens.push_back(slot.cu_seqlens.back() + static_cast<int32_t>(length));
+    slot.max_seqlen = std::max(slot.max_seqlen, static_cast<int32_t>(length));
+    filled += length;
+    tokens += length;
+  }
+
+  // Pads the current row and starts the next.
+  void EndRow() {
+    const size_t L = p.pack.seq_len;
+    const size_t at = row * L + filled;
+    for (size_t f = 0; f < p.packed.size(); ++f) {
+      const PackedField& field = p.packed[f];
+      pipeline::FillElements(slot.values[f].data() + at * field.width, L - filled, field.pad.data(), field.width);
+    }
+    std::fill_n(slot.segment_ids.data() + at, L - filled, 0);
+    std::fill_n(slot.positions.data() + at, L - filled, 0);
+    ++row;
+    filled = 0;
+    first_segment_of_row = slot.ids.size();
+  }
+
+  size_t first_segment_of_row = 0;
+};
+
+Status Loader::Packed::CutRows(RowWriter& w) {
+  const size_t B = options.batch_size;
+  const uint64_t L = pack.seq_len;
+  while (w.row < B) {
+    if (window.empty()) {
+      if (epoch_done) break;
+      UREC_RETURN_IF_ERROR(LoadWindow());
+      continue;
+    }
+    if (pack.strategy != PackStrategy::kConcat) {
+      if (next_row == plan.rows()) {
+        DropWindow();
+        continue;
+      }
+      for (size_t i = plan.row_starts[next_row]; i < plan.row_starts[next_row + 1]; ++i) {
+        const pipeline::PackPiece& piece = plan.pieces[i];
+        w.Append(piece.document, piece.offset, piece.length);
+      }
+      ++next_row;
+      w.EndRow();
+      continue;
+    }
+    // concat: the documents stream; a row may take pieces of two windows.
+    while (w.filled < L && document < lengths.size()) {
+      const uint64_t take = std::min<uint64_t>(L - w.filled, lengths[document] - token);
+      if (take > 0) w.Append(document, token, take);
+      token += take;
+      if (token == lengths[document]) {
+        ++document;
+        token = 0;
+      }
+    }
+    if (w.filled == L) {
+      w.EndRow();
+    } else {
+      DropWindow();  // the row continues in the next window
+    }
+  }
+  if (w.filled > 0) w.EndRow();  // concat: the epoch's last row
+  return Status::OK();
+}
+
+Result<size_t> Loader::Packed::Next(size_t* rows) {
+  *rows = 0;
+  if (!sticky_error.ok()) return sticky_error;
+  const Clock::time_point t0 = Clock::now();
+  const size_t B = options.batch_size;
+  const size_t L = pack.seq_len;
+  size_t index;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (free_slots.empty()) {
+      auto slot = std::make_unique<OutSlot>();
+      slot->values.resize(packed.size());
+      for (size_t f = 0; f < packed.size(); ++f) slot->values[f].resize(B * L * packed[f].width);
+      slot->segment_ids.resize(B * L);
+      slot->positions.resize(B * L);
+      slots.push_back(std::move(slot));
+      free_slots.push_back(slots.size() - 1);
+    }
+    index = free_slots.back();
+    free_slots.pop_back();
+  }
+  OutSlot& slot = *slots[index];
+  slot.cu_seqlens.assign(1, 0);
+  slot.ids.clear();
+  slot.max_seqlen = 0;
+  RowWriter writer{*this, slot};
+  Status cut = CutRows(writer);
+  const bool keep = cut.ok() && writer.row > 0 && !(writer.row < B && options.drop_last);
+  if (!keep) {
+    std::lock_guard<std::mutex> lock(mu);
+    free_slots.push_back(index);
+    if (!cut.ok()) {
+      sticky_error = cut;
+      return cut;
+    }
+    totals.wait_s += Seconds(Clock::now() - t0);
+    return index;  // *rows == 0: the end of the epoch
+  }
+  const size_t n = writer.row;
+  const auto segments = static_cast<int64_t>(slot.ids.size());
+  slot.fields.clear();
+  for (size_t f = 0; f < packed.size(); ++f) {
+    BatchField field;
+    field.name = packed[f].name;
+    field.type = packed[f].type;
+    field.kind = FieldKind::kFixedArray;
+    field.data = slot.values[f].data();
+    field.shape = {static_cast<int64_t>(n), static_cast<int64_t>(L)};
+    slot.fields.push_back(std::move(field));
+  }
+  auto add = [&](const char* name, FieldType type, const void* data, std::vector<int64_t> shape) {
+    BatchField field;
+    field.name = name;
+    field.type = type;
+    field.kind = shape.empty() ? FieldKind::kScalar : FieldKind::kFixedArray;
+    field.data = data;
+    field.shape = std::move(shape);
+    slot.fields.push_back(std::move(field));
+  };
+  add("segment_ids", FieldType::kInt32, slot.segment_ids.data(), {static_cast<int64_t>(n), static_cast<int64_t>(L)});
+  add("positions", FieldType::kInt32, slot.positions.data(), {static_cast<int64_t>(n), static_cast<int64_t>(L)});
+  add("cu_seqlens", FieldType::kInt32, slot.cu_seqlens.data(), {segments + 1});
+  add("max_seqlen", FieldType::kInt32, &slot.max_seqlen, {});
+  add("id", FieldType::kInt64, slot.ids.data(), {segments});
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    slot.held = true;
+  }
+  ++totals.batches;
+  totals.samples += n;
+  totals.tokens += writer.tokens;
+  totals.padding += n * L - writer.tokens;
+  totals.wait_s += Seconds(Clock::now() - t0);
+  *rows = n;
+  return index;
+}
+
+void Loader::Packed::SetEpoch(uint64_t epoch) {
+  DropWindow();
+  inner->SetEpoch(epoch);
+  epoch_done = false;
+  sticky_error = Status::OK();
+}
+
+PackState Loader::Packed::state() const {
+  PackState s;
+  s.window = window.empty() ? inner->state() : window_state;
+  s.num_shards = options.sampler.num_shards;
+  s.shard_id = options.sampler.shard_id;
+  if (!window.empty()) {
+    if (pack.strategy == PackStrategy::kConcat) {
+      s.document = document;
+      s.token = token;
+    } else {
+      s.rows = next_row;
+    }
+  }
+  s.options_fingerprint = fingerprint;
+  return s;
+}
+
+Status Loader::Packed::Restore(const PackState& s) {
+  if (s.num_shards != options.sampler.num_shards || s.shard_id != options.sampler.shard_id) {
+    return Status::InvalidArgument("pack state: taken on rank " + std::to_string(s.shard_id) + " of " +
+                                   std::to_string(s.num_shards) + ", restored on rank " +
+                                   std::to_string(options.sampler.shard_id) + " of " +
+                                   std::to_string(options.sampler.num_shards) +
+                                   "; a packing loader resumes on the rank that took the state");
+  }
+  if (s.options_fingerprint != fingerprint) {
+    return Status::InvalidArgument("pack state: taken with other packing options (strategy, seq_len, window, "
+                                   "overlong or eos)");
+  }
+  DropWindow();
+  UREC_RETURN_IF_ERROR(inner->Restore(s.window));
+  epoch_done = false;
+  sticky_error = Status::OK();
+  UREC_RETURN_IF_ERROR(LoadWindow());
+  const bool fits = pack.strategy == PackStrategy::kConcat
+                        ? s.rows == 0 && (s.document < lengths.size() ? s.token == 0 || s.token < lengths[s.document]
+                                                                      : s.document == lengths.size() && s.token == 0)
+                        : s.rows <= plan.rows() && s.document == 0 && s.token == 0;
+  if (!fits) {
+    DropWindow();
+    return Status::OutOfRange("pack state: row " + std::to_string(s.rows) + ", document " +
+                              std::to_string(s.document) + ", token " + std::to_string(s.token) +
+                              " is past its window");
+  }
+  next_row = s.rows;
+  document = s.document;
+  token = s.token;
+  return Status::OK();
+}
+
+LoaderStats Loader::Packed::stats() const {
+  LoaderStats s = totals;
+  const LoaderStats in = inner->stats();
+  s.read_s = in.read_s;
+  s.skipped = in.skipped;
+  s.last_bad_record = in.last_bad_record;
+  s.wall_s = Seconds(Clock::now() - stats_since);
+  if (s.wall_s > 0) {
+    s.images_per_s = double(s.samples) / s.wall_s;
+    s.batches_per_s = double(s.batches) / s.wall_s;
+  }
+  return s;
+}
+
+void Loader::Packed::ResetStats() {
+  inner->ResetStats();
+  totals = LoaderStats{};
+  stats_since = Clock::now();
+}
+
+void Loader::Packed::Return(size_t slot) {
+  std::lock_guard<std::mutex> lock(mu);
+  slots[slot]->held = false;
+  free_slots.push_back(slot);
+}
+
+Status Loader::Packed::WaitOn(size_t, void*) const {
+  return Status::FailedPrecondition("a packed batch is on the host");
+}
+
+Status Loader::Packed::Synchronize(size_t) const {
+  return Status::FailedPrecondition("a packed batch is on the host");
+}
+
+}  // namespace unirecord

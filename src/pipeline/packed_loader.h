@@ -1,0 +1,95 @@
+// A Loader that packs documents into rows (LoaderOptions::pack): an inner
+// Loader reads windows of `window` documents (the packed fields, jagged),
+// and the consumer's Next() cuts them into rows of seq_len (packer.h for
+// first_fit and best_fit, streaming for concat) in buffers of its own.
+// Not public API.
+#ifndef UNIRECORD_SRC_PIPELINE_PACKED_LOADER_H_
+#define UNIRECORD_SRC_PIPELINE_PACKED_LOADER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "pipeline/loader_impl.h"
+#include "pipeline/packer.h"
+#include "unirecord/loader.h"
+#include "unirecord/packing.h"
+
+namespace unirecord {
+
+struct Loader::Packed final : Batch::Pool {
+  // One packed field: its place among the window's fields and its element.
+  struct PackedField {
+    std::string name;
+    FieldType type = FieldType::kInt32;
+    size_t width = 0;
+    std::vector<uint8_t> pad;  // pad_value as one element
+    std::vector<uint8_t> eos;  // the EOS element (first field only; empty: none)
+  };
+  // A batch buffer: rows x seq_len values of each packed field and of the
+  // segment ids and positions, the segments' cumulative lengths and ids.
+  struct OutSlot {
+    std::vector<std::vector<uint8_t>> values;  // per packed field
+    std::vector<int32_t> segment_ids;
+    std::vector<int32_t> positions;
+    std::vector<int32_t> cu_seqlens;
+    std::vector<int64_t> ids;
+    int32_t max_seqlen = 0;
+    std::vector<BatchField> fields;
+    bool held = false;
+  };
+  // Where a batch's rows go: the slot and how far it is filled.
+  struct RowWriter;
+
+  static Result<std::shared_ptr<Packed>> Create(std::vector<std::shared_ptr<const Dataset>> datasets,
+                                                const LoaderOptions& options);
+
+  // The next batch's slot and rows (0 at the end of the epoch).
+  Result<size_t> Next(size_t* rows);
+  void SetEpoch(uint64_t epoch);
+  PackState state() const;
+  Status Restore(const PackState& state);
+  LoaderStats stats() const;
+  void ResetStats();
+
+  void Return(size_t slot) override;
+  Status WaitOn(size_t slot, void* cuda_stream) const override;
+  Status Synchronize(size_t slot) const override;
+
+  LoaderOptions options;  // as given
+  PackOptions pack;       // its fields resolved
+  std::unique_ptr<Loader> inner;
+  std::vector<PackedField> packed;
+  uint64_t fingerprint = 0;
+
+  // --- the consumer's (Next, SetEpoch, state, Restore) ---
+  Batch window;             // the window being cut (empty: none)
+  SamplerState window_state;  // the inner loader's state at the window's first document
+  std::vector<const BatchField*> window_fields;  // per packed field, in `window`
+  std::vector<uint64_t> lengths;  // the window's documents, EOS included
+  pipeline::WindowRows plan;      // first_fit, best_fit
+  size_t next_row = 0;            // of `plan`
+  size_t document = 0;            // concat: where the next row starts
+  uint64_t token = 0;
+  bool epoch_done = false;
+  Status sticky_error;
+  LoaderStats totals;
+  pipeline::Clock::time_point stats_since = pipeline::Clock::now();
+
+  // --- slots, guarded by mu (batches come back from any thread) ---
+  mutable std::mutex mu;
+  std::vector<std::unique_ptr<OutSlot>> slots;
+  std::vector<size_t> free_slots;
+
+ private:
+  Status LoadWindow();
+  void DropWindow();
+  Status CutRows(RowWriter& writer);
+};
+
+}  // namespace unirecord
+
+#endif  // UNIRECORD_SRC_PIPELINE_PACKED_LOADER_H_
