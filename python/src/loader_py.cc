@@ -115,6 +115,61 @@ py::object ToPython(void* v) { return py::int_(reinterpret_cast<uintptr_t>(v)); 
 py::object ToPython(const std::optional<std::vector<uint64_t>>& v) { return v ? py::cast(*v) : py::none(); }
 py::object ToPython(unirecord::RaggedLayout v) { return py::str(unirecord::RaggedLayoutName(v)); }
 py::object ToPython(unirecord::BoxFormat v) { return py::str(unirecord::BoxFormatName(v)); }
+py::object ToPython(const std::optional<unirecord::PackOptions>& v) {
+  if (!v) return py::none();
+  py::dict d;
+  d["seq_len"] = v->seq_len;
+  d["strategy"] = unirecord::PackStrategyName(v->strategy);
+  d["window"] = v->window;
+  d["overlong"] = unirecord::PackOverlongName(v->overlong);
+  d["fields"] = v->fields;
+  d["pad_value"] = v->pad_value;
+  d["eos"] = v->eos ? py::cast(*v->eos) : py::none();
+  return d;
+}
+
+// unirecord.Pack's options as a dict (Pack._native()), or None.
+void PackFromPython(const char* name, const py::handle& value, std::optional<unirecord::PackOptions>* out) {
+  out->reset();
+  if (value.is_none()) return;
+  if (!PyDict_Check(value.ptr())) {
+    throw py::type_error(std::string(name) + " must be a unirecord.Pack, not " + py::repr(value).cast<std::string>());
+  }
+  unirecord::PackOptions pack;
+  for (auto item : py::reinterpret_borrow<py::dict>(value)) {
+    const std::string key = py::str(item.first).cast<std::string>();
+    const std::string what = "Pack " + key;
+    if (key == "seq_len") {
+      pack.seq_len = IntArgAs<size_t>(what, item.second, 1);
+    } else if (key == "window") {
+      pack.window = IntArgAs<size_t>(what, item.second, 1);
+    } else if (key == "strategy") {
+      pack.strategy = Unwrap(unirecord::ParsePackStrategy(StrArg(what, item.second)));
+    } else if (key == "overlong") {
+      pack.overlong = Unwrap(unirecord::ParsePackOverlong(StrArg(what, item.second)));
+    } else if (key == "fields") {
+      if (!item.second.is_none()) {
+        if (PyUnicode_Check(item.second.ptr()) || !PySequence_Check(item.second.ptr())) {
+          throw py::type_error(what + " must be a list of field names, not " +
+                               py::repr(item.second).cast<std::string>());
+        }
+        for (const py::handle f : item.second) pack.fields.push_back(StrArg(what, f));
+      }
+    } else if (key == "pad_value") {
+      if (PyBool_Check(item.second.ptr()) || !PyNumber_Check(item.second.ptr())) {
+        throw py::type_error(what + " must be a number, not " + py::repr(item.second).cast<std::string>());
+      }
+      pack.pad_value = item.second.cast<double>();
+    } else if (key == "eos") {
+      if (!item.second.is_none()) {
+        pack.eos = IntArgAs<int64_t>(what, item.second, std::numeric_limits<int64_t>::min());
+      }
+    } else {
+      RaiseStatus(Status::InvalidArgument("unknown packing option '" + key + "'"));
+    }
+  }
+  *out = pack;
+}
 
 template <typename T>
 void FromPython(const char* name, const py::handle& value, int64_t minimum, T* out) {
@@ -151,6 +206,8 @@ void FromPython(const char* name, const py::handle& value, int64_t minimum, T* o
       FromPython(name, item, 0, &v);
       out->push_back(v);
     }
+  } else if constexpr (std::is_same_v<T, std::optional<unirecord::PackOptions>>) {
+    PackFromPython(name, value, out);
   } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
     out->clear();
     if (value.is_none()) return;
@@ -238,6 +295,7 @@ const std::vector<LoaderOption>& LoaderOptionTable() {
       UREC_LOADER_OPTION("prefetch", prefetch, 1),
       UREC_LOADER_OPTION("on_bad_record", on_bad_record, 0),
       UREC_LOADER_OPTION("max_consecutive_bad", max_consecutive_bad, 1),
+      UREC_LOADER_OPTION("pack", pack, 0),
       // From device, dtype, mean and std.
       UREC_LOADER_OPTION("cuda_device", cuda.device, -1),
       UREC_LOADER_OPTION("cuda_dtype", cuda.dtype, 0),
@@ -348,7 +406,8 @@ class PyLoader {
     py::object labels = py::none();
     if (b.labels() != nullptr) labels = MakeCapsule(batch, b.labels(), DLDataType{kDLInt, 64, 1}, {n}, cpu);
     // Record ids are uint64; exposed as int64 (torch has no uint64; ids < 2^63).
-    py::object ids = MakeCapsule(batch, b.record_ids(), DLDataType{kDLInt, 64, 1}, {n}, cpu);
+    py::object ids = py::none();  // a packing loader's are per segment, among its fields
+    if (b.record_ids() != nullptr) ids = MakeCapsule(batch, b.record_ids(), DLDataType{kDLInt, 64, 1}, {n}, cpu);
     py::object crops = py::none();
     if (b.crops() != nullptr) crops = MakeCapsule(batch, b.crops(), DLDataType{kDLInt, 32, 1}, {n, 5}, cpu);
     py::dict fields;
@@ -390,11 +449,19 @@ class PyLoader {
   }
   py::dict State() {
     SamplerState s;
+    std::optional<unirecord::PackState> pack;
     {
       std::lock_guard<std::mutex> lock(box_->mu);
       s = box_->loader->state();
+      if (box_->loader->options().pack) pack = Unwrap(box_->loader->pack_state());
     }
     py::dict d;
+    if (pack) {  // a packing loader: its window's sampler state travels inside
+      d["pack_state"] = py::bytes(pack->Serialize());
+      d["seed"] = pack->window.seed;
+      d["epoch"] = pack->window.epoch;
+      return d;
+    }
     d["seed"] = s.seed;
     d["epoch"] = s.epoch;
     d["position"] = s.position;
@@ -410,6 +477,7 @@ class PyLoader {
                            std::string(Py_TYPE(state.ptr())->tp_name));
     }
     const py::dict d = py::reinterpret_borrow<py::dict>(state);
+    if (box_->loader->options().pack) return RestorePacked(d);
     if (!d.contains("sampler_state")) {
       RaiseStatus(Status::InvalidArgument("the state has no 'sampler_state' (keys of Loader.state_dict(): "
                                           "sampler_state, seed, epoch, position)"));
@@ -445,6 +513,39 @@ class PyLoader {
     }
     Check(st);
   }
+  // A packing loader's state() dict: "pack_state", and "seed" and "epoch"
+  // beside it, which must agree with it.
+  void RestorePacked(const py::dict& d) {
+    const char* keys = " (keys of a packing Loader.state_dict(): pack_state, seed, epoch)";
+    if (!d.contains("pack_state")) {
+      RaiseStatus(Status::InvalidArgument(std::string("the state has no 'pack_state'") + keys));
+    }
+    py::object serialized = d["pack_state"];
+    if (!PyBytes_Check(serialized.ptr())) {
+      throw py::type_error("state['pack_state'] must be bytes (from Loader.state_dict()), not " +
+                           std::string(Py_TYPE(serialized.ptr())->tp_name));
+    }
+    unirecord::PackState s = Unwrap(unirecord::PackState::Parse(serialized.cast<std::string>()));
+    for (auto item : d) {
+      const std::string key = py::str(item.first).cast<std::string>();
+      if (key == "pack_state") continue;
+      const uint64_t* held = key == "seed" ? &s.window.seed : key == "epoch" ? &s.window.epoch : nullptr;
+      if (held == nullptr) RaiseStatus(Status::InvalidArgument("the state has an unknown key '" + key + "'" + keys));
+      const uint64_t given = IntArgAs<uint64_t>("state['" + key + "']", item.second);
+      if (given != *held) {
+        RaiseStatus(Status::InvalidArgument("state['" + key + "'] is " + std::to_string(given) +
+                                            " but its pack_state holds " + key + " " + std::to_string(*held)));
+      }
+    }
+    Status st;
+    {
+      py::gil_scoped_release nogil;
+      std::lock_guard<std::mutex> lock(box_->mu);
+      st = box_->loader->Restore(s);
+    }
+    Check(st);
+  }
+
   py::dict Stats() {
     unirecord::LoaderStats s = box_->loader->stats();
     py::dict d;
@@ -460,6 +561,15 @@ class PyLoader {
     d["batches_per_s"] = s.batches_per_s;
     d["last_bad_record"] = s.last_bad_record;
     d["threads"] = box_->loader->threads();
+    if (box_->loader->options().pack) {
+      d["documents"] = s.documents;
+      d["tokens"] = s.tokens;
+      d["padding"] = s.padding;
+      d["overlong"] = s.overlong;
+      d["cut_tokens"] = s.cut_tokens;
+      d["dropped"] = s.dropped;
+      d["empty"] = s.empty;
+    }
     return d;
   }
   void ResetStats() { box_->loader->ResetStats(); }

@@ -16,6 +16,8 @@
   :class:`StagedWrite` + :class:`PartWriter` - one dataset written as parts
   by any processes (Dask, Spark, Ray), committed by one;
   ``unirecord.distributed.convert_imagefolder`` - the conversion on Dask.
+* :class:`Pack` (``unirecord.packing``) - ``Loader(pack=Pack(seq_len))``
+  packs documents into rows for language models, natively.
 * :func:`write_dataset` (``unirecord.write``) - any source converted by a
   function of the user's, in this process, local processes or on Dask.
 
@@ -39,6 +41,7 @@ from ._core import (
 )
 from .image_dataset import ImageDataset
 from .loader import IMAGENET_MEAN, IMAGENET_STD, Loader, cuda_available
+from .packing import Pack
 from .transforms import CenterCrop, RandomResizedCrop
 from .write import write_dataset
 
@@ -54,6 +57,7 @@ __all__ = [
     "ImageDataset",
     "Loader",
     "NotSupportedError",
+    "Pack",
     "RandomResizedCrop",
     "PartWriter",
     "Schema",

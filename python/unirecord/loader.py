@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, Optional, Seque
 from . import _core
 from ._args import DEFAULTS, PathLike, bool_arg, channel_values, int_arg, open_dataset, record_ids, import_torch
 from ._core import Dataset, NotSupportedError
+from .packing import Pack
 from .transforms import NativeCrop, default_crop, native_options, split_transform
 
 if TYPE_CHECKING:
@@ -251,6 +252,16 @@ class Loader:
         cache_dir: where a remote dataset's files are cached (docs/remote.md).
         cache_limit: the cache's size limit in bytes (0: none).
         remote_options: the remote reader's options (docs/remote.md).
+        pack: a :class:`unirecord.Pack`: documents (records of 1-D token
+            fields) packed into rows of ``pack.seq_len`` natively; each batch
+            is a dict of ``batch_size`` rows (the packed fields,
+            ``segment_ids``, ``positions``, ``cu_seqlens``, ``max_seqlen`` and
+            ``id``; :class:`unirecord.Pack` says what each holds). Only the
+            packed fields are read (give ``image_field=None``); on a
+            ``device`` the tensors are copied there. ``len()`` is unknown (the
+            rows depend on the documents' lengths); ``state_dict()`` holds a
+            ``pack_state`` that resumes exactly on the same rank of as many
+            ranks (docs/loader.md, "Packing sequences").
     """
 
     def __init__(
@@ -302,11 +313,16 @@ class Loader:
         cache_dir: Optional[PathLike] = None,
         cache_limit: int = 0,
         remote_options: Optional[Dict[str, Any]] = None,
+        pack: Optional[Pack] = None,
     ) -> None:
         # The native loader's options: this signature's names that are loader
         # options (python/src/loader_py.cc has the one table; it checks each
         # value and names it). The others are resolved below.
-        opts: Dict[str, Any] = {k: v for k, v in locals().items() if k in DEFAULTS and k != "transform"}
+        opts: Dict[str, Any] = {k: v for k, v in locals().items() if k in DEFAULTS and k not in ("transform", "pack")}
+        if pack is not None and not isinstance(pack, Pack):
+            raise TypeError(f"pack must be a unirecord.Pack, not {pack!r}")
+        opts["pack"] = None if pack is None else pack._native()
+        self.pack = pack
         t = import_torch()
         opts["order"] = _sample_order(shuffle, order)
         if num_workers is not None:
@@ -333,7 +349,8 @@ class Loader:
         opts["image_field"] = image_field or ""
         opts["boxes"] = boxes or ""
         # A dict per batch with fields (or boxes), and for a dataset without images.
-        self._dict_batches = fields is not None or boxes is not None or masks is not None or not image_field
+        self._dict_batches = (fields is not None or boxes is not None or masks is not None or not image_field
+                              or pack is not None)
         self._names = (image_field or None, label_field or None)
         for option, names in (("fields", fields), ("box_aligned", box_aligned), ("masks", masks)):
             if names is not None and (isinstance(names, str) or not isinstance(names, Sequence)):
@@ -359,7 +376,11 @@ class Loader:
         if std is not None:
             std = channel_values("std", std, positive=True)
         self._cpu_convert = None
-        if self.device.type == "cuda" or emulated:
+        if pack is not None:
+            # Packed batches are made on the host; next_batch copies them to the device.
+            if self.device.type == "cuda" and not t.cuda.is_available():
+                raise NotSupportedError("torch sees no CUDA device: Loader(device='cuda') is unavailable")
+        elif self.device.type == "cuda" or emulated:
             index, stream = 0, 0
             if not emulated:
                 if not _core.built_with_cuda:
@@ -394,7 +415,10 @@ class Loader:
 
     # -- iteration --
     def __len__(self) -> int:
-        """Batches per epoch on this rank (equal on every rank)."""
+        """Batches per epoch on this rank (equal on every rank); a packing
+        loader's is unknown (TypeError): its rows depend on the documents."""
+        if self.pack is not None:
+            raise TypeError("a packing Loader has no len(): its rows depend on the documents' lengths")
         return self._core.batches_per_epoch
 
     def __iter__(self) -> Iterator[Any]:
@@ -436,6 +460,8 @@ class Loader:
                 images = images.sub_(m).div_(s)
         if self.device.type == "cuda" and labels is not None:
             labels = labels.to(self.device, non_blocking=False)
+        if self.pack is not None:
+            return self._packed_batch(fields_c)
         if self._dict_batches:
             return self._dict_batch(images, labels, from_dlpack(ids_c), crops_c, fields_c)
         if self.return_ids:
@@ -465,6 +491,23 @@ class Loader:
             batch["crop"] = from_dlpack(crops_c)
         return batch
 
+    def _packed_batch(self, fields_c: Dict[str, Any]) -> Dict[str, Any]:
+        """A packing loader's batch: the packed fields and the segment
+        outputs as tensors (on the loader's device), ``max_seqlen`` an int."""
+        torch = import_torch()
+        batch: Dict[str, Any] = {}
+        for name, value in fields_c.items():
+            tensor = torch.utils.dlpack.from_dlpack(value)
+            if name == "max_seqlen":
+                batch[name] = int(tensor)
+                continue
+            if name in self._bool_fields:
+                tensor = tensor.view(torch.bool)
+            if self.device.type != "cpu":
+                tensor = tensor.to(self.device, non_blocking=False)
+            batch[name] = tensor
+        return batch
+
     # -- epochs, resume, stats --
     def set_epoch(self, epoch: int) -> None:
         """Starts ``epoch`` from its first batch (new order and new random crops)."""
@@ -480,7 +523,9 @@ class Loader:
         """Where this loader is: ``{"sampler_state": bytes, "seed", "epoch", "position"}``
         (take it between batches; position counts the positions of the epoch's
         order all ranks have consumed together, so every rank returns the same
-        state). ``sampler_state`` is the state; the other three show what it holds."""
+        state). ``sampler_state`` is the state; the other three show what it holds.
+        A packing loader's (``pack=``) is ``{"pack_state": bytes, "seed", "epoch"}``:
+        one rank's, restored on that rank of as many ranks."""
         return self._core.state()
 
     def load_state_dict(self, state: Dict[str, Any]) -> None:

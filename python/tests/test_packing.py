@@ -1,0 +1,267 @@
+"""Loader(pack=unirecord.Pack(...)): documents packed into rows natively,
+checked against a packer written plainly here (the rows, segment ids,
+positions, cu_seqlens and ids of every batch, for every strategy), for every
+token of the epoch once, exact resume from any batch, ranks that partition
+documents, and hostile documents and options."""
+import numpy as np
+import pytest
+
+import unirecord
+
+torch = pytest.importorskip("torch")
+
+SEQ_LEN = 64
+DOCS = 600
+
+
+def lengths(seed=1, n=DOCS):
+    """Log-normal lengths around a fifth of a row, a tail past several rows,
+    and empty documents."""
+    rng = np.random.default_rng(seed)
+    out = np.minimum(rng.lognormal(np.log(SEQ_LEN / 5), 1.0, n).astype(int), 10 * SEQ_LEN)
+    out[::97] = 0
+    out[5] = 9 * SEQ_LEN + 3  # longer than many rows
+    return out
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    """(path, documents): tokens int32 in 1..4999 and a uint8 loss mask per document."""
+    path = tmp_path_factory.mktemp("packing")
+    rng = np.random.default_rng(2)
+    schema = unirecord.Schema({"tokens": unirecord.Field("tokens", "int32", shape=(-1,)),
+                               "mask": unirecord.Field("mask", "uint8", shape=(-1,)),
+                               "text": "string"})
+    with unirecord.Writer(path, schema, "docs", num_shards=3, sync=False) as w:
+        for i, n in enumerate(lengths()):
+            tokens = rng.integers(1, 5000, n).astype(np.int32)
+            mask = rng.integers(0, 2, n).astype(np.uint8)
+            w.write({"tokens": tokens, "mask": mask, "text": f"doc {i}"})
+    # By record id (the writer spreads the records over its shards).
+    dataset = unirecord.Dataset(path)
+    docs = [(np.array(r["tokens"]), np.array(r["mask"])) for r in (dataset[i] for i in range(len(dataset)))]
+    assert sorted(len(t) for t, _ in docs) == sorted(lengths())
+    return path, docs
+
+
+def document_order(path, window, **sampler):
+    """The rank's documents in loader order, window by window (a plain
+    Loader over the same sampler options: the order packing reads)."""
+    loader = unirecord.Loader(path, window, True, image_field=None, label_field=None, fields=["text"],
+                              threads=1, **sampler)
+    return [batch["id"].tolist() for batch in loader]
+
+
+def reference_rows(windows, lengths_of, strategy, overlong="split"):
+    """Rows of (id, first token, length) pieces, packed plainly."""
+    rows = []
+    if strategy == "concat":
+        row, used = [], 0
+        for window in windows:
+            for doc in window:
+                start, left = 0, lengths_of(doc)
+                while left > 0:
+                    take = min(SEQ_LEN - used, left)
+                    row.append((doc, start, take))
+                    used, start, left = used + take, start + take, left - take
+                    if used == SEQ_LEN:
+                        rows.append(row)
+                        row, used = [], 0
+        if row:
+            rows.append(row)
+        return rows
+    for window in windows:
+        items = []
+        for doc in window:
+            n = lengths_of(doc)
+            if n <= SEQ_LEN:
+                if n:
+                    items.append((doc, 0, n))
+            elif overlong == "split":
+                items += [(doc, s, min(SEQ_LEN, n - s)) for s in range(0, n, SEQ_LEN)]
+            elif overlong == "truncate":
+                items.append((doc, 0, SEQ_LEN))
+        if strategy == "best_fit":
+            items.sort(key=lambda item: -item[2])  # stable: equal lengths keep their order
+        window_rows, room = [], []
+        for item in items:
+            fits = [r for r in range(len(window_rows)) if room[r] >= item[2]]
+            if not fits:
+                window_rows.append([])
+                room.append(SEQ_LEN)
+                fits = [len(window_rows) - 1]
+            r = fits[0] if strategy == "first_fit" else min(fits, key=lambda r: (room[r], r))
+            window_rows[r].append(item)
+            room[r] -= item[2]
+        rows += window_rows
+    return rows
+
+
+def reference_batches(rows, docs, batch_size, eos=None, pad=0):
+    """The batches those rows make: what the Loader must return."""
+    out = []
+    for b in range(0, len(rows), batch_size):
+        chunk = rows[b:b + batch_size]
+        tokens = np.full((len(chunk), SEQ_LEN), pad, np.int32)
+        mask = np.full((len(chunk), SEQ_LEN), pad, np.uint8)
+        segments = np.zeros((len(chunk), SEQ_LEN), np.int32)
+        positions = np.zeros((len(chunk), SEQ_LEN), np.int32)
+        cu, ids = [0], []
+        for r, row in enumerate(chunk):
+            at = 0
+            for s, (doc, first, n) in enumerate(row):
+                t, m = docs[doc]
+                if eos is not None:
+                    t, m = np.append(t, np.int32(eos)), np.append(m, np.uint8(pad))
+                tokens[r, at:at + n] = t[first:first + n]
+                mask[r, at:at + n] = m[first:first + n]
+                segments[r, at:at + n] = s + 1
+                positions[r, at:at + n] = np.arange(n)
+                cu.append(cu[-1] + n)
+                ids.append(doc)
+                at += n
+        out.append(dict(tokens=tokens, mask=mask, segment_ids=segments, positions=positions,
+                        cu_seqlens=np.array(cu, np.int32), id=np.array(ids, np.int64),
+                        max_seqlen=max(np.diff(cu)) if ids else 0))
+    return out
+
+
+def packing_loader(path, strategy, batch_size=4, window=32, **kwargs):
+    pack = unirecord.Pack(SEQ_LEN, strategy=strategy, window=window,
+                          **{k: kwargs.pop(k) for k in ("overlong", "eos", "pad_value") if k in kwargs})
+    return unirecord.Loader(path, batch_size, True, image_field=None, label_field=None, fields=["tokens", "mask"],
+                            pack=pack, threads=2, seed=11, **kwargs)
+
+
+def as_numpy(batch):
+    return {k: (v if isinstance(v, int) else v.numpy()) for k, v in batch.items()}
+
+
+def assert_batches_equal(got, want):
+    assert len(got) == len(want)
+    for k, (g, w) in enumerate(zip(got, want)):
+        assert set(g) == set(w), k
+        for name in w:
+            np.testing.assert_array_equal(g[name], w[name], err_msg=f"batch {k}, {name}")
+
+
+@pytest.mark.parametrize("strategy", ["concat", "first_fit", "best_fit"])
+def test_batches_equal_a_plain_python_packer(corpus, strategy):
+    path, docs = corpus
+    loader = packing_loader(path, strategy)
+    got = [as_numpy(b) for b in loader]
+    windows = document_order(path, 32, seed=11)
+    want = reference_batches(reference_rows(windows, lambda d: len(docs[d][0]), strategy), docs, 4)
+    assert_batches_equal(got, want)
+    stats = loader.stats()
+    assert stats["documents"] == DOCS and stats["empty"] == sum(len(t) == 0 for t, _ in docs)
+    assert stats["tokens"] == sum(len(t) for t, _ in docs)
+    assert stats["tokens"] + stats["padding"] == stats["samples"] * SEQ_LEN
+
+
+@pytest.mark.parametrize("strategy,overlong", [("first_fit", "truncate"), ("best_fit", "drop")])
+def test_overlong_documents_truncated_or_dropped_as_the_plain_packer(corpus, strategy, overlong):
+    path, docs = corpus
+    loader = packing_loader(path, strategy, overlong=overlong)
+    got = [as_numpy(b) for b in loader]
+    windows = document_order(path, 32, seed=11)
+    want = reference_batches(reference_rows(windows, lambda d: len(docs[d][0]), strategy, overlong), docs, 4)
+    assert_batches_equal(got, want)
+    overlong_docs = [t for t, _ in docs if len(t) > SEQ_LEN]
+    assert loader.stats()["overlong"] == len(overlong_docs)
+    cut = sum(len(t) - SEQ_LEN for t in overlong_docs) if overlong == "truncate" else sum(map(len, overlong_docs))
+    assert loader.stats()["cut_tokens"] == cut
+    assert loader.stats()["dropped"] == (len(overlong_docs) if overlong == "drop" else 0)
+
+
+def test_eos_and_pad_value(corpus):
+    path, docs = corpus
+    got = [as_numpy(b) for b in packing_loader(path, "concat", eos=-1, pad_value=0)]
+    windows = document_order(path, 32, seed=11)
+    want = reference_batches(reference_rows(windows, lambda d: len(docs[d][0]) + 1, "concat"), docs, 4, eos=-1)
+    assert_batches_equal(got, want)
+    assert sum(int((b["tokens"] == -1).sum()) for b in got) == DOCS
+
+
+@pytest.mark.parametrize("strategy", ["concat", "best_fit"])
+@pytest.mark.parametrize("world", [1, 3])
+def test_every_token_once_per_epoch_over_the_ranks(corpus, strategy, world):
+    path, docs = corpus
+    seen = {}
+    for rank in range(world):
+        for batch in packing_loader(path, strategy, num_shards=world, shard_id=rank, sampler_drop_last=True):
+            flat = batch["tokens"][batch["segment_ids"] != 0].numpy()
+            cu = batch["cu_seqlens"].numpy()
+            for s, doc in enumerate(batch["id"].tolist()):
+                seen.setdefault(doc, []).append(flat[cu[s]:cu[s + 1]])
+    kept = (DOCS // world) * world  # sampler_drop_last: the order's last DOCS % world positions are not read
+    assert len([d for d in range(DOCS) if len(docs[d][0])]) - len(seen) <= DOCS - kept
+    for doc, pieces in seen.items():
+        assert sorted(np.concatenate(pieces).tolist()) == sorted(docs[doc][0].tolist()), doc
+
+
+@pytest.mark.parametrize("strategy", ["concat", "first_fit", "best_fit"])
+def test_resume_from_any_batch_gives_the_uninterrupted_rows(corpus, strategy):
+    path, _ = corpus
+    loader = packing_loader(path, strategy)
+    states, whole = [], []
+    while True:
+        states.append(loader.state_dict())
+        batch = loader.next_batch()
+        if batch is None:
+            break
+        whole.append(as_numpy(batch))
+    assert set(states[0]) == {"pack_state", "seed", "epoch"} and len(states[0]["pack_state"]) == 88
+    for k in (1, 2, len(whole) // 2, len(whole) - 1):
+        resumed = packing_loader(path, strategy)
+        resumed.load_state_dict(states[k])
+        assert_batches_equal([as_numpy(b) for b in resumed], whole[k:])
+
+
+def test_a_state_restores_only_on_its_rank_and_options(corpus):
+    path, _ = corpus
+    loader = packing_loader(path, "best_fit")
+    next(iter(loader))
+    state = loader.state_dict()
+    with pytest.raises(ValueError, match="taken on rank 0 of 1, restored on rank 1 of 2"):
+        packing_loader(path, "best_fit", num_shards=2, shard_id=1).load_state_dict(state)
+    with pytest.raises(ValueError, match="other packing options"):
+        packing_loader(path, "first_fit").load_state_dict(state)
+    with pytest.raises(ValueError, match="pack_state"):
+        packing_loader(path, "best_fit").load_state_dict({"sampler_state": b"x"})
+
+
+def test_hostile_options_and_documents(corpus, tmp_path):
+    path, _ = corpus
+    with pytest.raises(TypeError, match="has no len"):
+        len(packing_loader(path, "concat"))
+    with pytest.raises(TypeError, match="pack must be a unirecord.Pack"):
+        unirecord.Loader(path, 4, True, image_field=None, fields=["tokens"], pack={"seq_len": 8})
+    with pytest.raises(ValueError, match="unknown packing strategy 'greedy'"):
+        unirecord.Loader(path, 4, True, image_field=None, fields=["tokens"], pack=unirecord.Pack(8, strategy="greedy"))
+    with pytest.raises(ValueError, match="seq_len"):
+        unirecord.Loader(path, 4, True, image_field=None, fields=["tokens"], pack=unirecord.Pack(0))
+    with pytest.raises(ValueError, match="field 'text' is"):
+        unirecord.Loader(path, 4, True, image_field=None, fields=["text"], pack=unirecord.Pack(8))
+    # A 2-D token field; fields of unequal lengths in one record.
+    schema = unirecord.Schema({"tokens": unirecord.Field("tokens", "int64", shape=(-1, 2)),
+                               "flat": unirecord.Field("flat", "int64", shape=(-1,)),
+                               "mask": unirecord.Field("mask", "uint8", shape=(-1,))})
+    with unirecord.Writer(tmp_path / "bad", schema, "bad", sync=False) as w:
+        w.write({"tokens": np.zeros((3, 2), np.int64), "flat": [1, 2, 3], "mask": [1, 1, 1]})
+        w.write({"tokens": np.zeros((1, 2), np.int64), "flat": [4, 5], "mask": [1]})
+    with pytest.raises(ValueError, match=r"field 'tokens' is .*shape \[-1\]"):
+        unirecord.Loader(tmp_path / "bad", 2, False, image_field=None, fields=["tokens"], pack=unirecord.Pack(4))
+    loader = unirecord.Loader(tmp_path / "bad", 2, False, image_field=None, fields=["flat", "mask"],
+                              pack=unirecord.Pack(4))
+    with pytest.raises(ValueError, match="pack: record 1: field 'mask' has 1 values, 'flat' 2"):
+        list(loader)
+    # Only empty documents: no rows, every one counted.
+    schema = unirecord.Schema({"tokens": unirecord.Field("tokens", "int32", shape=(-1,))})
+    with unirecord.Writer(tmp_path / "empty", schema, "empty", sync=False) as w:
+        for _ in range(10):
+            w.write({"tokens": np.zeros(0, np.int32)})
+    loader = unirecord.Loader(tmp_path / "empty", 2, True, image_field=None, fields=["tokens"],
+                              pack=unirecord.Pack(4, window=3))
+    assert list(loader) == []
+    assert loader.stats()["empty"] == 10 and loader.stats()["documents"] == 10

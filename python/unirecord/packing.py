@@ -1,0 +1,78 @@
+"""Sequence packing for language models: :class:`Pack`, given to
+:class:`unirecord.Loader` as ``pack=``, packs documents (records of 1-D token
+fields) into rows of ``seq_len`` in the native loader (docs/loader.md,
+"Packing sequences")."""
+from __future__ import annotations
+
+from typing import Any, Dict, Literal, Optional, Sequence
+
+Strategy = Literal["concat", "first_fit", "best_fit"]
+Overlong = Literal["split", "truncate", "drop"]
+
+
+class Pack:
+    """How a :class:`unirecord.Loader` packs documents into rows.
+
+    Each batch is a dict of ``batch_size`` rows: the packed fields
+    ``[B, seq_len]``, ``segment_ids`` ``[B, seq_len]`` (int32: 1, 2, ... per
+    segment of a row, 0 for padding), ``positions`` ``[B, seq_len]`` (int32,
+    from 0 in each segment), ``cu_seqlens`` (int32, the segments' cumulative
+    lengths over the batch, padding left out: flash-attention's varlen
+    layout), ``max_seqlen`` (int) and ``id`` (int64, each segment's record, in
+    ``cu_seqlens`` order).
+
+    Args:
+        seq_len: tokens per row.
+        strategy: ``"concat"`` (documents one after another, cut every
+            ``seq_len`` tokens; a document may continue into the next row as a
+            new segment; no padding but the epoch's last row), ``"first_fit"``
+            (within each window, in order: a document goes into the first row
+            with room) or ``"best_fit"`` (default; within each window, longest
+            first: into the row it fills most). No document is cut by the fit
+            strategies unless it is longer than ``seq_len``.
+        window: documents packed together (and read at once); the rows are a
+            pure function of the window's documents, so resuming re-reads one
+            window.
+        overlong: a document longer than ``seq_len`` (fit strategies):
+            ``"split"`` into pieces of ``seq_len`` (default), ``"truncate"`` to
+            its first ``seq_len`` tokens, or ``"drop"``; counted in
+            :meth:`Loader.stats` either way (``overlong``, ``cut_tokens``,
+            ``dropped``).
+        fields: the packed fields, 1-D numeric arrays of any length with one
+            value per token, equally long in each record (tokens first, then
+            e.g. a loss mask); None: the Loader's ``fields``.
+        pad_value: every packed field's value in padding.
+        eos: a token appended to each document's first packed field (the
+            others get ``pad_value`` there); None: nothing appended.
+    """
+
+    def __init__(
+        self,
+        seq_len: int,
+        *,
+        strategy: Strategy = "best_fit",
+        window: int = 1024,
+        overlong: Overlong = "split",
+        fields: Optional[Sequence[str]] = None,
+        pad_value: float = 0,
+        eos: Optional[int] = None,
+    ) -> None:
+        if fields is not None and (isinstance(fields, str) or not isinstance(fields, Sequence)):
+            raise TypeError(f"Pack fields must be a list of field names, not {fields!r}")
+        self.seq_len = seq_len
+        self.strategy = strategy
+        self.window = window
+        self.overlong = overlong
+        self.fields = None if fields is None else list(fields)
+        self.pad_value = pad_value
+        self.eos = eos
+
+    def _native(self) -> Dict[str, Any]:
+        """The options as the native loader takes them (it checks each)."""
+        return dict(seq_len=self.seq_len, strategy=self.strategy, window=self.window, overlong=self.overlong,
+                    fields=self.fields, pad_value=self.pad_value, eos=self.eos)
+
+    def __repr__(self) -> str:
+        return (f"Pack(seq_len={self.seq_len!r}, strategy={self.strategy!r}, window={self.window!r}, "
+                f"overlong={self.overlong!r}, fields={self.fields!r}, pad_value={self.pad_value!r}, "
+                f"eos={self.eos!r})")
