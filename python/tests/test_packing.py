@@ -3,6 +3,11 @@ checked against a packer written plainly here (the rows, segment ids,
 positions, cu_seqlens and ids of every batch, for every strategy), for every
 token of the epoch once, exact resume from any batch, ranks that partition
 documents, and hostile documents and options."""
+import os
+import pathlib
+import shutil
+import sys
+
 import numpy as np
 import pytest
 
@@ -265,3 +270,24 @@ def test_hostile_options_and_documents(corpus, tmp_path):
                               pack=unirecord.Pack(4, window=3))
     assert list(loader) == []
     assert loader.stats()["empty"] == 10 and loader.stats()["documents"] == 10
+
+
+def test_a_remote_dataset_packs_as_the_local_one(corpus, tmp_path):
+    """Over HTTP (nginx on 127.0.0.1, stopped by the test): the same batches."""
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "tests"))
+    from remote_servers import Nginx
+
+    for name in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "all_proxy"):
+        os.environ.pop(name, None)  # requests to 127.0.0.1 must not leave through a proxy
+    path, _ = corpus
+    www = tmp_path / "www"
+    shutil.copytree(path, www / "ds")
+    nginx = Nginx(www)
+    try:
+        remote = unirecord.Loader(f"http://127.0.0.1:{nginx.port}/ds/", 4, True, image_field=None,
+                                  label_field=None, fields=["tokens", "mask"], threads=2, seed=11,
+                                  cache_dir=tmp_path / "cache",
+                                  pack=unirecord.Pack(SEQ_LEN, strategy="best_fit", window=32))
+        assert_batches_equal([as_numpy(b) for b in remote], [as_numpy(b) for b in packing_loader(path, "best_fit")])
+    finally:
+        nginx.stop()
