@@ -10,7 +10,9 @@ from pathlib import Path
 
 import unirecord
 from unirecord import _core
-from urec_fixtures import image_folder, urec_binary  # noqa: F401 (pytest fixture)
+import pytest
+
+from urec_fixtures import image_folder, loader_records, urec_binary  # noqa: F401 (pytest fixtures)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -255,3 +257,22 @@ def test_loader_and_image_dataset_defaults_are_loader_options():
     assert crop["ratio"] == (cpp["ratio_min"], cpp["ratio_max"])
     default = unirecord.transforms.default_crop()
     assert (default.size, default.flip_probability) == (cpp["size"], cpp["flip_probability"])
+
+
+def test_the_literal_types_are_the_names_the_loader_parses(loader_records):
+    """Each Literal of loader.py's signature is exactly the set of names the
+    native parser accepts: every value makes a loader, a value outside is refused."""
+    import typing
+
+    from unirecord import loader as loader_module
+
+    options = dict(on_bad_record=loader_module.OnBadRecord, order=loader_module.SampleOrder,
+                   layout=loader_module.Layout, ragged=loader_module.Ragged, box_format=loader_module.BoxFormat)
+    for option, literal in options.items():
+        values = typing.get_args(literal)
+        default = inspect.signature(unirecord.Loader).parameters[option].default
+        assert values and (default is None or default in values), option
+        for value in values:
+            unirecord.Loader(loader_records, 4, value != "sequential", threads=1, **{option: value})
+        with pytest.raises(ValueError):
+            unirecord.Loader(loader_records, 4, True, threads=1, **{option: values[-1] + "x"})

@@ -186,7 +186,8 @@ def test_all_is_what_the_package_exports():
     exported = {n for n, v in vars(unirecord).items() if not n.startswith("_") and not inspect.ismodule(v)}
     assert set(unirecord.__all__) == exported
     # Split as torchvision is: each module's __all__ is re-exported.
-    for module in (unirecord.transforms, unirecord.image_dataset, unirecord.loader, unirecord.write):
+    for module in (unirecord.transforms, unirecord.image_dataset, unirecord.loader, unirecord.packing,
+                   unirecord.write):
         assert set(module.__all__) <= set(unirecord.__all__), module.__name__
         for name in module.__all__:
             assert getattr(unirecord, name) is getattr(module, name)

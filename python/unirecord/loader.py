@@ -4,7 +4,7 @@ whole batches of decoded, cropped images as torch tensors from native threads.""
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, Literal, Optional, Sequence, Tuple, Union
 
 from . import _core
 from ._args import DEFAULTS, PathLike, bool_arg, channel_values, int_arg, open_dataset, record_ids, import_torch
@@ -15,7 +15,20 @@ from .transforms import NativeCrop, default_crop, native_options, split_transfor
 if TYPE_CHECKING:
     import torch
 
+# What the iteration yields: (images, labels), + record ids with
+# return_ids, or a dict (fields, boxes, masks, no image, pack).
+Batch = Union[Tuple["torch.Tensor", Optional["torch.Tensor"]],
+              Tuple["torch.Tensor", Optional["torch.Tensor"], "torch.Tensor"],
+              Dict[str, Any]]
+
 __all__ = ["IMAGENET_MEAN", "IMAGENET_STD", "Loader", "cuda_available"]
+
+# The names the native loader parses (loader.h's ...Name/Parse... pairs).
+OnBadRecord = Literal["raise", "skip"]
+SampleOrder = Literal["sequential", "shuffle", "block"]
+Layout = Literal["NCHW", "NHWC"]
+Ragged = Literal["pad", "jagged"]
+BoxFormat = Literal["xywh", "xyxy"]
 
 # Loader(device=EMULATED_DEVICE), for tests only: the device path runs against
 # the host device, an emulation of CUDA in ordinary memory (CudaOptions::
@@ -283,21 +296,21 @@ class Loader:
         prefetch: Optional[int] = None,
         prefetch_factor: Optional[int] = None,
         drop_last: bool = DEFAULTS["drop_last"],
-        on_bad_record: str = DEFAULTS["on_bad_record"],
-        order: Optional[str] = None,
+        on_bad_record: OnBadRecord = DEFAULTS["on_bad_record"],
+        order: Optional[SampleOrder] = None,
         block_size: int = DEFAULTS["block_size"],
         window: int = DEFAULTS["window"],
         sampler_drop_last: bool = DEFAULTS["sampler_drop_last"],
         max_consecutive_bad: int = DEFAULTS["max_consecutive_bad"],
-        layout: str = "NCHW",
+        layout: Layout = "NCHW",
         image_field: Optional[str] = DEFAULTS["image_field"],
         label_field: Optional[str] = DEFAULTS["label_field"],
         path_field: str = DEFAULTS["path_field"],
         fields: Optional[Sequence[str]] = None,
-        ragged: str = DEFAULTS["ragged"],
+        ragged: Ragged = DEFAULTS["ragged"],
         pad_value: float = DEFAULTS["pad_value"],
         boxes: Optional[str] = None,
-        box_format: str = DEFAULTS["box_format"],
+        box_format: BoxFormat = DEFAULTS["box_format"],
         box_aligned: Optional[Sequence[str]] = None,
         masks: Optional[Sequence[str]] = None,
         strict: bool = DEFAULTS["strict"],
@@ -421,7 +434,7 @@ class Loader:
             raise TypeError("a packing Loader has no len(): its rows depend on the documents' lengths")
         return self._core.batches_per_epoch
 
-    def __iter__(self) -> Iterator[Any]:
+    def __iter__(self) -> Iterator[Batch]:
         """The batches of the current epoch from where the loader is: ``(images, labels)``
         (``labels`` None without a label field), ``+ (record_ids,)`` with ``return_ids``;
         a dict with ``fields`` (see the class)."""
@@ -435,7 +448,7 @@ class Loader:
             yield item
             del item
 
-    def next_batch(self) -> Any:
+    def next_batch(self) -> Optional[Batch]:
         """The next batch of the epoch (as :meth:`__iter__` yields them), or None at its end."""
         torch = import_torch()
         stream = 0

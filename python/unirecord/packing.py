@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, Literal, Optional, Sequence
 
+__all__ = ["Pack"]
+
 Strategy = Literal["concat", "first_fit", "best_fit"]
 Overlong = Literal["split", "truncate", "drop"]
 
