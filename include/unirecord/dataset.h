@@ -50,6 +50,10 @@
 
 namespace unirecord {
 
+namespace dataset_internal {
+class ShardAccess;  // src/dataset/shard_access.h
+}  // namespace dataset_internal
+
 struct DatasetOptions {
   // Verify checksums on every read: each index record-table entry, each blob
   // read, each scalar page inflated, and each sorted index the first time a
@@ -258,12 +262,12 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
   // Reads everything; returns the first problem found, naming the file.
   Status Verify() const;
 
-  struct Impl;
-  // The opened shards, for the library's own layers (src/query reads the
-  // sorted indexes through it). Impl is defined only inside the library.
-  const Impl& impl() const { return *impl_; }
+  struct Impl;  // defined inside the library (src/dataset)
 
  private:
+  // The library's layers above the dataset read its shards through this
+  // (src/dataset/shard_access.h).
+  friend class dataset_internal::ShardAccess;
   explicit Dataset(std::unique_ptr<Impl> impl);
   static Result<std::shared_ptr<Dataset>> OpenRemote(const std::string& location, const DatasetOptions& options);
   // The checks across shards (one dataset, no repeats, every shard unless

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "dataset/dataset_impl.h"
+#include "dataset/shard_access.h"
 #include "format/manifest.h"
 #include "format/array_values.h"
 #include "format/endian.h"
@@ -192,7 +193,6 @@ Result<std::shared_ptr<Dataset>> Dataset::FromShards(std::vector<std::unique_ptr
                                                      std::shared_ptr<remote::RemoteShards> remote) {
   auto impl = std::make_unique<Impl>();
   impl->options = options;
-  impl->remote = std::move(remote);
   std::sort(opened.begin(), opened.end(), [](const auto& a, const auto& b) {
     return a->header().values.shard_number < b->header().values.shard_number;
   });
@@ -270,6 +270,7 @@ Result<std::shared_ptr<Dataset>> Dataset::FromShards(std::vector<std::unique_ptr
   impl->uuid = format::UuidToString(reference.uuid);
   impl->layout = first.layout();
   impl->shards = std::move(opened);
+  impl->pages = remote != nullptr ? RemoteShardPages(std::move(remote)) : LocalShardPages(impl->shards);
   return std::shared_ptr<Dataset>(new Dataset(std::move(impl)));
 }
 
@@ -285,7 +286,7 @@ Result<Record> Dataset::Get(uint64_t id) const {
   const bool verify = impl_->options.verify_checksums;
   io::TruncationCheckScope check_the_shard_once;  // not once per blob of the record
   UREC_ASSIGN_OR_RETURN(auto located, impl_->Locate(id));
-  UREC_ASSIGN_OR_RETURN(Impl::PageReader pages, impl_->Pages(impl_->ShardOf(id)));
+  UREC_ASSIGN_OR_RETURN(ShardPages::Reader pages, impl_->pages->Pages(impl_->ShardOf(id)));
   const ShardReader* shard = pages.reader;
   const uint64_t row = located.second;
   Record record;
@@ -316,7 +317,7 @@ Result<Blob> Dataset::GetBlob(uint64_t id, size_t field) const {
   }
   const bool verify = impl_->options.verify_checksums;
   UREC_ASSIGN_OR_RETURN(auto located, impl_->Locate(id));
-  UREC_ASSIGN_OR_RETURN(Impl::PageReader pages, impl_->Pages(impl_->ShardOf(id)));
+  UREC_ASSIGN_OR_RETURN(ShardPages::Reader pages, impl_->pages->Pages(impl_->ShardOf(id)));
   UREC_ASSIGN_OR_RETURN(const uint8_t* entry, pages.reader->Entry(located.second, verify));
   UREC_ASSIGN_OR_RETURN(shard::BlobBytes bytes,
                         pages.reader->ReadBlob(entry, located.second, static_cast<size_t>(slot), verify));
@@ -375,28 +376,38 @@ Result<double> Dataset::GetIndexedFloat64(uint64_t id, size_t field) const {
 
 Status Dataset::Verify() const {
   for (size_t s = 0; s < impl_->shards.size(); ++s) {
-    UREC_ASSIGN_OR_RETURN(Impl::PageReader pages, impl_->Pages(s));
+    UREC_ASSIGN_OR_RETURN(ShardPages::Reader pages, impl_->pages->Pages(s));
     UREC_RETURN_IF_ERROR(pages.reader->Verify());
   }
   return Status::OK();
 }
 
 void Dataset::PlanReads(const std::vector<uint64_t>& ids) const {
-  if (impl_->remote == nullptr) return;
+  if (!impl_->pages->remote()) return;
   std::vector<uint32_t> visits;
   for (uint64_t id : ids) {
     if (id >= impl_->size) continue;
     const auto s = static_cast<uint32_t>(impl_->ShardOf(id));
     if (visits.empty() || visits.back() != s) visits.push_back(s);
   }
-  impl_->remote->Plan(std::move(visits));
+  impl_->pages->Plan(std::move(visits));
 }
 
-bool Dataset::is_remote() const { return impl_->remote != nullptr; }
+bool Dataset::is_remote() const { return impl_->pages->remote(); }
 
-RemoteStats Dataset::remote_stats() const {
-  return impl_->remote == nullptr ? RemoteStats{} : impl_->remote->stats();
+RemoteStats Dataset::remote_stats() const { return impl_->pages->stats(); }
+
+namespace dataset_internal {
+
+size_t ShardAccess::ShardCount(const Dataset& d) { return d.impl_->shards.size(); }
+uint64_t ShardAccess::FirstId(const Dataset& d, size_t s) { return d.impl_->first_ids[s]; }
+const shard::ShardReader& ShardAccess::Frame(const Dataset& d, size_t s) { return *d.impl_->shards[s]; }
+Result<ShardPages::Reader> ShardAccess::Pages(const Dataset& d, size_t s) { return d.impl_->pages->Pages(s); }
+void ShardAccess::Prefetch(const Dataset& d, uint64_t id, ShardPages::PrefetchStage stage) {
+  d.impl_->Prefetch(id, stage);
 }
+
+}  // namespace dataset_internal
 
 // --- Record -----------------------------------------------------------------
 

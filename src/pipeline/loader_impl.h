@@ -24,7 +24,7 @@
 #include <thread>
 #include <vector>
 
-#include "dataset/dataset_impl.h"
+#include "dataset/shard_access.h"
 #include "pipeline/batch_fields.h"
 #include "pipeline/batch_slots.h"
 #include "pipeline/device_stage.h"
@@ -132,7 +132,7 @@ struct Loader::Impl final : Batch::Pool {
                     SampleDecoder& decoder, SampleTimes& times, uint64_t* skipped, std::string* last_bad);
   Status ReadRecord(const SampleSource& source, uint64_t id, Slot& slot, size_t offset, uint64_t epoch,
                     uint64_t seed, SampleDecoder& decoder, SampleTimes& times, CropWindow* window);
-  void Prefetch(uint64_t id, Dataset::Impl::PrefetchStage stage) const;
+  void Prefetch(uint64_t id, ShardPages::PrefetchStage stage) const;
   void FinishBatch(size_t slot_index, std::unique_lock<std::mutex>& lock);
 
   // batch.cc: the consumer gives a batch back, or waits for its device copy.

@@ -25,10 +25,10 @@ bool Loader::Impl::WorkAvailable() const {
   return offset / batch_size() < next_batch + options.prefetch && slots.free_count() > 0;
 }
 
-// Dataset::Impl::Prefetch of mixture id `id`.
-void Loader::Impl::Prefetch(uint64_t id, Dataset::Impl::PrefetchStage stage) const {
+// ShardPages::Prefetch of mixture id `id`.
+void Loader::Impl::Prefetch(uint64_t id, ShardPages::PrefetchStage stage) const {
   const size_t k = SourceOf(id);
-  sources[k].dataset().impl().Prefetch(id - first_ids[k], stage);
+  dataset_internal::ShardAccess::Prefetch(sources[k].dataset(), id - first_ids[k], stage);
 }
 
 // Fills sample `offset` of `slot` from sampler position `position` (whose
@@ -141,8 +141,8 @@ void Loader::Impl::WorkerLoop(SampleDecoder& decoder) {
       for (size_t k = 0; k < take && status.ok(); ++k) {
         // Samples of microseconds wait mostly on memory: start loading
         // the next ones' entries and values while this one is read.
-        if (k + 2 < take) Prefetch(ids[k + 2], Dataset::Impl::PrefetchStage::kEntry);
-        if (k + 1 < take) Prefetch(ids[k + 1], Dataset::Impl::PrefetchStage::kBlobs);
+        if (k + 2 < take) Prefetch(ids[k + 2], ShardPages::PrefetchStage::kEntry);
+        if (k + 1 < take) Prefetch(ids[k + 1], ShardPages::PrefetchStage::kBlobs);
         status = LoadSample(position + k, ids[k], slot, offset + k, epoch, seed, decoder, times, &skipped, &last_bad);
         error_offset = offset + k;
       }

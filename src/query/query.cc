@@ -9,7 +9,7 @@
 #include <cstring>
 #include <iterator>
 
-#include "dataset/dataset_impl.h"
+#include "dataset/shard_access.h"
 #include "format/array_values.h"
 #include "format/endian.h"
 #include "format/format_constants.h"
@@ -355,15 +355,15 @@ bool ReadsPages(const Node& node) {
 template <typename Visit>
 Status ForEachShard(const ParsedQuery& q, const Dataset& dataset, bool reads_pages, Visit visit) {
   UREC_RETURN_IF_ERROR(CheckSchema(q, dataset));
-  const Dataset::Impl& d = dataset.impl();
-  for (size_t s = 0; s < d.shards.size(); ++s) {
-    Dataset::Impl::PageReader pages{d.shards[s].get(), nullptr};
+  using dataset_internal::ShardAccess;
+  for (size_t s = 0; s < ShardAccess::ShardCount(dataset); ++s) {
+    ShardPages::Reader pages{&ShardAccess::Frame(dataset, s), nullptr};
     if (reads_pages) {
-      UREC_ASSIGN_OR_RETURN(pages, d.Pages(s));
+      UREC_ASSIGN_OR_RETURN(pages, ShardAccess::Pages(dataset, s));
     }
-    const ShardScan shard(*pages.reader, d.options.verify_checksums);
+    const ShardScan shard(*pages.reader, dataset.options().verify_checksums);
     UREC_ASSIGN_OR_RETURN(Rows rows, Evaluate(shard, q.root, nullptr));
-    UREC_RETURN_IF_ERROR(visit(d.first_ids[s], shard, rows));
+    UREC_RETURN_IF_ERROR(visit(ShardAccess::FirstId(dataset, s), shard, rows));
   }
   return Status::OK();
 }
@@ -458,10 +458,10 @@ Result<uint64_t> Query::Count(const Dataset& dataset) const {
   if (root.kind == Node::Kind::kComparison && root.comparison.indexed) {
     // One indexed comparison: the sizes of its index spans, no row is listed.
     UREC_RETURN_IF_ERROR(CheckSchema(*impl_, dataset));
-    const Dataset::Impl& d = dataset.impl();
+    using dataset_internal::ShardAccess;
     uint64_t count = 0;
-    for (const auto& reader : d.shards) {
-      const ShardScan shard(*reader, d.options.verify_checksums);
+    for (size_t s = 0; s < ShardAccess::ShardCount(dataset); ++s) {
+      const ShardScan shard(ShardAccess::Frame(dataset, s), dataset.options().verify_checksums);
       uint64_t total = 0;
       UREC_RETURN_IF_ERROR(IndexSpans(shard, root.comparison, &total).status());
       count += total;

@@ -1,0 +1,32 @@
+// What the library's own layers above the dataset (the query layer, the
+// loader) read of a Dataset: its shards, where each starts, their pages and
+// prefetches. The narrow door to Dataset's insides (dataset_impl.h stays
+// inside src/dataset). Not public API.
+#ifndef UNIRECORD_DATASET_SHARD_ACCESS_H_
+#define UNIRECORD_DATASET_SHARD_ACCESS_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "dataset/shard_pages.h"
+#include "shard/shard_reader.h"
+#include "unirecord/dataset.h"
+
+namespace unirecord::dataset_internal {
+
+class ShardAccess {
+ public:
+  static size_t ShardCount(const Dataset& dataset);
+  // The id of shard s's first record.
+  static uint64_t FirstId(const Dataset& dataset, size_t s);
+  // Shard s's frame: header, footer and index (remote: the cached frame,
+  // whose pages are not readable; Pages() gives those).
+  static const shard::ShardReader& Frame(const Dataset& dataset, size_t s);
+  static Result<ShardPages::Reader> Pages(const Dataset& dataset, size_t s);
+  // ShardPages::Prefetch of record `id` (ids past the end are ignored).
+  static void Prefetch(const Dataset& dataset, uint64_t id, ShardPages::PrefetchStage stage);
+};
+
+}  // namespace unirecord::dataset_internal
+
+#endif  // UNIRECORD_DATASET_SHARD_ACCESS_H_
