@@ -20,8 +20,9 @@ seq_len=4096, capped at 8 * 4096), written once under --work.
 Rates: rows/s (tokens / 4096 for flattening, whose rows have no fixed
 length) and tokens/s of wall time over one epoch, medians of --runs passes
 that go round-robin over the cases. Padding fraction per strategy over the
-epoch. Peak RSS of the process after each case (ru_maxrss grows only: the
-cases run unirecord first). The load average at the start and the end
+epoch. Resident memory at the end of each case's epoch, anonymous (what the
+loader or the collate holds) and file-backed (the mapped dataset's pages,
+which the kernel may drop), the largest over the runs. The load average at the start and the end
 says whether the machine was quiet (above ~0.3 the figures are not a
 quiet-machine measurement).
 
@@ -31,7 +32,6 @@ import argparse
 import json
 import os
 import pathlib
-import resource
 import statistics
 import tempfile
 import time
@@ -57,6 +57,19 @@ def write_corpus(path, docs, seed=0):
     return lengths
 
 
+def resident_mib():
+    """(anonymous, file-backed) resident MiB of this process now: the mapped
+    dataset's pages are file-backed and the kernel may drop them; what a
+    loader holds itself is anonymous."""
+    fields = {}
+    with open("/proc/self/status") as status:
+        for line in status:
+            key, _, value = line.partition(":")
+            if key in ("RssAnon", "RssFile"):
+                fields[key] = int(value.split()[0]) / 1024
+    return fields["RssAnon"], fields["RssFile"]
+
+
 def run_unirecord(path, strategy):
     loader = unirecord.Loader(path, 8, True, image_field=None, label_field=None, fields=["tokens"], threads=1,
                               pack=unirecord.Pack(SEQ_LEN, strategy=strategy, window=WINDOW))
@@ -65,7 +78,7 @@ def run_unirecord(path, strategy):
         rows += batch["tokens"].shape[0]
     stats = loader.stats()
     tokens = stats["tokens"]
-    return rows, tokens, stats["padding"] / (stats["padding"] + stats["tokens"])
+    return rows, tokens, stats["padding"] / (stats["padding"] + stats["tokens"]), resident_mib()
 
 
 def first_fit_collate(samples):
@@ -124,7 +137,7 @@ def run_python(path, collate):
     for batch in loader:
         tokens += batch["used"]
         rows += batch["tokens"].shape[0] if "tokens" in batch else 0
-    return rows or tokens / SEQ_LEN, tokens, None
+    return rows or tokens / SEQ_LEN, tokens, None, resident_mib()
 
 
 def main():
@@ -152,14 +165,15 @@ def main():
     for run in range(args.runs):
         for name, case in cases.items():
             t0 = time.monotonic()
-            rows, tokens, padding = case()
+            rows, tokens, padding, (anon, file) = case()
             wall = time.monotonic() - t0
             r = results[name]
             r["rows_per_s"].append(rows / wall)
             r["tokens_per_s"].append(tokens / wall)
             if padding is not None:
                 r["padding"] = padding
-            r["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+            r["rss_anon_mib"] = max(r.get("rss_anon_mib", 0), anon)
+            r["rss_file_mib"] = max(r.get("rss_file_mib", 0), file)
             print(f"run {run + 1} {name:28s} {rows / wall:10.1f} rows/s {tokens / wall / 1e6:8.2f} M tokens/s"
                   + (f"  padding {padding:.4f}" if padding is not None else ""), flush=True)
     load_after = os.getloadavg()[0]
@@ -174,9 +188,11 @@ def main():
         line = f"{name:28s} {rows:10.1f} rows/s {tokens / 1e6:8.2f} M tokens/s"
         if name.startswith("unirecord"):
             line += f"  {rows / peer:6.1f}x first-fit collate  {rows / flat:6.1f}x flattening  padding {r['padding']:.4f}"
+        line += f"  RSS anon {r['rss_anon_mib']:.0f} MiB, file {r['rss_file_mib']:.0f} MiB"
         print(line)
         summary["cases"][name] = dict(rows_per_s=rows, tokens_per_s=tokens, padding=r.get("padding"),
-                                      peak_rss_mib=r["peak_rss_mib"], runs=r["rows_per_s"])
+                                      rss_anon_mib=r["rss_anon_mib"], rss_file_mib=r["rss_file_mib"],
+                                      runs=r["rows_per_s"])
     if args.json:
         args.json.write_text(json.dumps(summary, indent=1))
 
