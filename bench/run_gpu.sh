@@ -85,7 +85,7 @@ if ! command -v nginx >/dev/null && [ ! -x /usr/sbin/nginx ]; then
   echo "== no nginx here: test_device_loader_over_http left out"
 fi
 check python_device_tests "$PYTHON" -m pytest -q -p no:cacheprovider python/tests/test_loader.py \
-  python/tests/test_loader_fields.py -k "$device_tests"
+  python/tests/test_loader_fields.py python/tests/test_packing.py -k "$device_tests"
 echo "$passed passed, $failed failed${failures[*]:+ (${failures[*]})}" | tee "$OUT/summary.txt"
 status=$((failed > 0))
 [ "${BENCH:-1}" = 0 ] && exit $status

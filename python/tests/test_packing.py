@@ -14,6 +14,7 @@ import pytest
 import unirecord
 
 torch = pytest.importorskip("torch")
+import cuda_check  # noqa: E402  (python/tests)
 
 SEQ_LEN = 64
 DOCS = 600
@@ -291,3 +292,18 @@ def test_a_remote_dataset_packs_as_the_local_one(corpus, tmp_path):
         assert_batches_equal([as_numpy(b) for b in remote], [as_numpy(b) for b in packing_loader(path, "best_fit")])
     finally:
         nginx.stop()
+
+
+@pytest.mark.parametrize("device", cuda_check.DEVICES)
+def test_packed_batches_on_the_device_equal_the_host_batches(corpus, device):
+    """device= moves each packed batch there (bench/run_gpu.sh runs the cuda
+    case on a GPU; the emulated device keeps them on the host)."""
+    cuda_check.require(device)
+    path, _ = corpus
+    on_device = packing_loader(path, "best_fit", device=device)
+    expected = "cpu" if device == "emulated" else "cuda"
+    got = []
+    for batch in on_device:
+        assert all(v.device.type == expected for k, v in batch.items() if k != "max_seqlen")
+        got.append({k: (v if isinstance(v, int) else v.cpu().numpy()) for k, v in batch.items()})
+    assert_batches_equal(got, [as_numpy(b) for b in packing_loader(path, "best_fit")])
