@@ -41,6 +41,9 @@ T Unwrap(unirecord::Result<T>&& result) {
 void RegisterErrors(py::module_& m);
 void RegisterDataset(py::module_& m);
 void RegisterWriter(py::module_& m);
+void RegisterStagedWrite(py::module_& m);
+void RegisterConvert(py::module_& m);
+void RegisterConvertParts(py::module_& m);
 void RegisterImage(py::module_& m);
 void RegisterLoader(py::module_& m);
 // Dataset.query and Dataset.count (after RegisterDataset).

@@ -35,6 +35,9 @@ PYBIND11_MODULE(_core, m) {
   unirecord_py::RegisterDataset(m);
   unirecord_py::RegisterQuery(m);
   unirecord_py::RegisterWriter(m);
+  unirecord_py::RegisterStagedWrite(m);
+  unirecord_py::RegisterConvert(m);
+  unirecord_py::RegisterConvertParts(m);
   unirecord_py::RegisterImage(m);
   unirecord_py::RegisterLoader(m);
   m.attr("built_with_cuda") = unirecord::BuiltWithCuda();
