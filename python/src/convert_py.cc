@@ -105,7 +105,7 @@ py::dict ConvertImageFolder(const py::object& src, const py::object& out, const 
                             const py::object& num_shards, const py::object& target_shard_bytes,
                             const py::object& threads, const py::object& strict, const py::object& keep_original,
                             const py::object& sync, const py::object& progress, const py::object& max_pixels,
-                     const py::object& follow_links_outside, const py::object& allow_empty) {
+                            const py::object& follow_links_outside, const py::object& allow_empty) {
   const unirecord::ConvertOptions o = ConvertOptionsArgs(name, num_shards, target_shard_bytes, threads, strict,
                                                          keep_original, sync, max_pixels, follow_links_outside,
                                                          allow_empty);
@@ -137,7 +137,7 @@ py::dict ConvertManifest(const py::object& manifest, const py::object& out, cons
                          const py::object& name, const py::object& num_shards, const py::object& target_shard_bytes,
                          const py::object& threads, const py::object& strict, const py::object& keep_original,
                          const py::object& sync, const py::object& progress, const py::object& max_pixels,
-                     const py::object& follow_links_outside, const py::object& allow_empty) {
+                         const py::object& follow_links_outside, const py::object& allow_empty) {
   const unirecord::ConvertOptions o = ConvertOptionsArgs(name, num_shards, target_shard_bytes, threads, strict,
                                                          keep_original, sync, max_pixels, follow_links_outside,
                                                          allow_empty);
