@@ -236,7 +236,7 @@ class Batch {
   bool empty() const { return size_ == 0; }
   size_t size() const { return size_; }  // samples; < batch_size only for the last batch
   uint64_t epoch() const { return epoch_; }
-  uint64_t index() const { return index_; }  // batch number within the epoch
+  uint64_t index() const { return index_; }  // batch number within the epoch (packing: since SetEpoch or Restore)
 
   int height() const { return height_; }
   int width() const { return width_; }

@@ -390,7 +390,7 @@ Result<Batch> Loader::Next() {
   batch.pool_ = packed_;
   batch.slot_ = slot;
   batch.size_ = rows;
-  batch.index_ = packed_->totals.batches - 1;
+  batch.index_ = packed_->run_batches - 1;
   batch.fields_ = &packed_->slots[slot]->fields;
   return batch;
 }

@@ -407,6 +407,7 @@ Result<size_t> Loader::Packed::Next(size_t* rows) {
     slot.held = true;
   }
   ++totals.batches;
+  ++run_batches;
   totals.samples += n;
   totals.tokens += writer.tokens;
   totals.padding += n * L - writer.tokens;
@@ -419,6 +420,7 @@ void Loader::Packed::SetEpoch(uint64_t epoch) {
   DropWindow();
   inner->SetEpoch(epoch);
   epoch_done = false;
+  run_batches = 0;
   sticky_error = Status::OK();
 }
 
@@ -454,6 +456,7 @@ Status Loader::Packed::Restore(const PackState& s) {
   DropWindow();
   UREC_RETURN_IF_ERROR(inner->Restore(s.window));
   epoch_done = false;
+  run_batches = 0;
   sticky_error = Status::OK();
   UREC_RETURN_IF_ERROR(LoadWindow());
   const bool fits = pack.strategy == PackStrategy::kConcat

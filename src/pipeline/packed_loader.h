@@ -75,6 +75,9 @@ struct Loader::Packed final : Batch::Pool {
   size_t document = 0;            // concat: where the next row starts
   uint64_t token = 0;
   bool epoch_done = false;
+  // Batches handed out since SetEpoch or Restore (Batch::index(): a packing
+  // loader does not know how many batches came before a state).
+  uint64_t run_batches = 0;
   Status sticky_error;
   LoaderStats totals;
   pipeline::Clock::time_point stats_since = pipeline::Clock::now();

@@ -231,6 +231,22 @@ TEST(PackedLoaderTest, EveryStrategyDeliversEveryTokenOnceWithConsistentSegments
   }
 }
 
+TEST(PackedLoaderTest, BatchIndicesCountFromEachEpochsStart) {
+  std::unique_ptr<Loader> loader = Open(PackOptionsFor(PackStrategy::kFirstFit));
+  for (uint64_t epoch : {0, 1}) {
+    loader->SetEpoch(epoch);
+    uint64_t expected = 0;
+    for (;;) {
+      Result<Batch> b = loader->Next();
+      ASSERT_TRUE(b.ok());
+      if (b->empty()) break;
+      EXPECT_EQ(b->index(), expected++);
+      EXPECT_EQ(b->epoch(), epoch);
+    }
+    EXPECT_GT(expected, 10u);
+  }
+}
+
 TEST(PackedLoaderTest, RowsDoNotDependOnThreads) {
   for (PackStrategy strategy : {PackStrategy::kConcat, PackStrategy::kBestFit}) {
     LoaderOptions one = PackOptionsFor(strategy);
