@@ -357,7 +357,11 @@ def test_next_epoch_shards_let_go_are_downloaded_before_set_epoch(served, proxy,
         return [ids.tolist() for images, labels, ids in loader]
 
     def kw(seed):
-        return dict(seed=seed, threads=2, return_ids=True, order="block", block_size=per_shard,
+        # One thread: with two, the other worker may still be reading the
+        # evicted shard when the plan asks for it again, and the prefetcher
+        # then takes the open copy instead of downloading it (no download to
+        # see; seen once in CI under load).
+        return dict(seed=seed, threads=1, return_ids=True, order="block", block_size=per_shard,
                     window=2 * per_shard)
 
     # A seed whose epoch 1 starts with a shard of epoch 0's first batch (read
