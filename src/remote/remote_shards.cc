@@ -198,10 +198,11 @@ Result<std::shared_ptr<RemoteShards>> RemoteShards::Open(const std::string& loca
     UREC_ASSIGN_OR_RETURN(Location folder, ParseLocation(location + "/", options));
     std::swap(r->location_, folder);
     Result<std::string> listed = r->ListedDataset(location + "/");
-    if (!listed.ok()) {
+    if (listed.status().code() == StatusCode::kNotFound) {
       return Status::NotFound(manifest_text.status().message() + "; nor is " + location +
                               "/ a folder holding a dataset (" + listed.status().message() + ")");
     }
+    UREC_RETURN_IF_ERROR(listed.status());  // a server error keeps its code (urec's exit 3)
     name = *listed;
     manifest_text = r->FetchManifest(name);
   }
