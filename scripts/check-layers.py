@@ -35,6 +35,7 @@ PUBLIC_HEADERS = {
     "schema.h": "format",
     "writer.h": "dataset",
     "dataset.h": "dataset",
+    "versions.h": "dataset",
     "remote.h": "remote",
     "query.h": "query",
     "sampler.h": "sample",

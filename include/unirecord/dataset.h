@@ -73,6 +73,17 @@ struct DatasetOptions {
   // NotFound error naming it).
   bool allow_partial = false;
 
+  // Which version of a dataset with a manifest to open (format/SPEC.md
+  // section 1.3; unirecord/versions.h lists them): `version`, a committed
+  // generation kept by the writer, or the one `tag` names. Default: 0 and
+  // "", the latest. NotFound when that version is not kept (urec gc removed
+  // it) or the tag does not exist; InvalidArgument for a path without a
+  // manifest (a glob, a .urec file) or a tag naming another version than
+  // `version`. A Dataset opened at a version keeps reading it, byte for
+  // byte, while writers commit newer ones.
+  uint64_t version = 0;
+  std::string tag;
+
   // Remote datasets (http://, https://, s3://): the cache directory and its
   // budget, prefetch, retries, S3 settings (unirecord/remote.h).
   RemoteOptions remote;
@@ -183,7 +194,8 @@ class Record {
 struct ShardInfo {
   std::string path;        // the .urec file as opened
   std::string index_path;  // its .uidx
-  uint32_t number = 0;     // shard number within the dataset
+  uint32_t number = 0;     // shard number within the dataset (over all segments)
+  uint32_t segment = 0;    // its segment (SegmentInfo)
   uint64_t first_id = 0;   // global id of its first record
   uint64_t records = 0;
   uint64_t file_bytes = 0;
@@ -198,6 +210,18 @@ struct ShardInfo {
   uint32_t index_entry_bytes = 0;  // stride of the index record table
   uint32_t format_major = 0;       // version the file was written with
   uint32_t format_minor = 0;
+};
+
+// A run of shards written together (format/SPEC.md section 1.2): a dataset
+// written once is one segment; each append without a copy adds one, and a
+// merge keeps its inputs' segments.
+struct SegmentInfo {
+  uint64_t generation = 0;  // in its files' names; 0 without a manifest
+  std::string uuid;         // its shards' UUID
+  uint32_t first_shard = 0;
+  uint32_t shards = 0;
+  uint64_t first_id = 0;
+  uint64_t records = 0;
 };
 
 // Always held by a shared_ptr (Open returns one): the Records and Blobs it
@@ -234,6 +258,12 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
   const DatasetOptions& options() const;
   // Opened shards, by shard number.
   const std::vector<ShardInfo>& shards() const;
+  // Its segments, in id order (one for a dataset written at once).
+  const std::vector<SegmentInfo>& segments() const;
+  // The generation opened (DatasetOptions::version, or the latest); 0 when
+  // opened without a manifest (a glob, .urec files, a folder written before
+  // manifests).
+  uint64_t version() const;
 
   // The whole record. OutOfRange for id >= size(); Corruption (naming file
   // and record) on a checksum or bounds failure.
@@ -270,11 +300,6 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
   friend class dataset_internal::ShardAccess;
   explicit Dataset(std::unique_ptr<Impl> impl);
   static Result<std::shared_ptr<Dataset>> OpenRemote(const std::string& location, const DatasetOptions& options);
-  // The checks across shards (one dataset, no repeats, every shard unless
-  // allow_partial, consecutive ids) and the Dataset made of them.
-  static Result<std::shared_ptr<Dataset>> FromShards(std::vector<std::unique_ptr<shard::ShardReader>> opened,
-                                                     const DatasetOptions& options,
-                                                     std::shared_ptr<remote::RemoteShards> remote);
   std::unique_ptr<Impl> impl_;
 };
 

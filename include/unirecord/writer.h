@@ -194,6 +194,10 @@ struct WriterSummary {
   std::vector<std::string> report_paths;  // AddReport files, in the order added
   std::string manifest_path;             // OUT/NAME.uset
   uint64_t generation = 0;               // the generation committed
+  // Bytes of shard and index files this commit wrote (`bytes` counts the
+  // whole dataset's): an append writes only its new segment, a merge only
+  // the copies it could not link.
+  uint64_t bytes_written = 0;
 };
 
 class Writer {
@@ -319,6 +323,13 @@ class StagedWrite {
   // As Writer::AddReport: a text report committed with the dataset.
   Status AddReport(const std::string& label, std::string text);
 
+  // Appends instead of replacing: the committed dataset's segments stay as
+  // they are (format/SPEC.md section 1.2; no byte of them is copied) and the
+  // parts become one new segment after them. Commit refuses parts whose
+  // schema or metadata differ from the dataset's. Without a committed
+  // dataset, the parts are the dataset.
+  Status KeepCommitted();
+
   // Verifies every part and commits (see above); then releases the lock.
   // After Commit (successful or not) the StagedWrite is done.
   Status Commit();
@@ -338,25 +349,15 @@ class StagedWrite {
 // cuts, and target_shard_bytes (when set) cuts as Writer does; num_shards
 // and expected_records must stay 0. A part with no records holds one empty
 // shard. Takes no lock: parts of one run write in parallel.
-// Stages a copy of the committed dataset at `source` (any path Dataset::Open
-// takes: a folder, OUT/NAME, a .urec) as part `part` of `num_parts` of the
-// staged write `token` of dataset `name` in `out_dir`: the part holds the
-// source's shards, in order, as they are (a copy: StagedWrite::Commit
-// rewrites their headers, so the source's files are never shared). What
-// `urec merge` and appending are made of. Errors: the source's (NotFound,
-// Corruption); a file that changes while it is copied is caught by Commit's
-// checks.
-Status StageDatasetCopy(const std::string& out_dir, const std::string& name, const std::string& token, uint32_t part,
-                        uint32_t num_parts, const std::string& source, bool sync = true);
-
 // Merges datasets with the same schema and metadata (class list included)
 // into dataset `name` in `out_dir`: the inputs' records in argument order
-// (ids concatenated), their shards copied in order, committed as a new
-// generation (a dataset `name` already in `out_dir` is replaced; it may be
-// one of the inputs). Shards are copied, never hard-linked: every shard's
-// header names its dataset's UUID and shard count (format/SPEC.md section
-// 5), which the merged dataset changes. A mismatch is refused naming what
-// differs (the schemas, or the metadata keys) and the input's part number.
+// (ids concatenated), committed as a new generation (a dataset `name`
+// already in `out_dir` is replaced, and kept as a version; it may be one of
+// the inputs). No shard is rewritten: each input's segments become segments
+// of the merged dataset (format/SPEC.md section 1.2), by hard link, in
+// place when they are already `name`'s files, or copied byte for byte where
+// the file system makes no link (another device). A mismatch is refused
+// naming what differs (the schemas, or the metadata keys) and the input.
 Result<WriterSummary> MergeDatasets(const std::string& out_dir, const std::string& name,
                                     const std::vector<std::string>& inputs, const StagedWriteOptions& options = {});
 

@@ -474,11 +474,9 @@ Result<ConvertReport> ConvertLocally(const std::string& out, const std::string& 
     if (!old.ok() && old.status().code() != StatusCode::kNotFound) return old.status();
     append = old.ok();
   }
-  const uint32_t parts = append ? 2 : 1;
+  const uint32_t parts = 1;
   UREC_ASSIGN_OR_RETURN(std::unique_ptr<StagedWrite> staged, StagedWrite::Begin(out, name, parts, staged_options));
-  if (append) {
-    UREC_RETURN_IF_ERROR(StageDatasetCopy(out, name, staged->token(), 0, parts, existing, options.sync));
-  }
+  if (append) UREC_RETURN_IF_ERROR(staged->KeepCommitted());
   ConvertOptions part_options = options;
   part_options.on_progress = nullptr;  // the last report comes after the commit
   if (options.on_progress) {

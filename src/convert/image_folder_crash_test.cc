@@ -1,6 +1,8 @@
 // A re-conversion killed at any step (issue 12): the folder must then open as
 // exactly the old dataset or exactly the new one, with the rejects report of
-// the same conversion, and the next run must leave nothing else behind.
+// the same conversion, every earlier version must still open as it was
+// (format/SPEC.md section 1.3), and the next run must leave nothing else
+// behind.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -36,8 +38,11 @@ struct Snapshot {
   bool operator==(const Snapshot& o) const { return uuid == o.uuid && records == o.records && rejects == o.rejects; }
 };
 
-Result<Snapshot> Read(const std::string& dir) {
-  UREC_ASSIGN_OR_RETURN(auto dataset, Dataset::Open(dir));
+// `version` 0: the latest.
+Result<Snapshot> Read(const std::string& dir, uint64_t version = 0) {
+  DatasetOptions options;
+  options.version = version;
+  UREC_ASSIGN_OR_RETURN(auto dataset, Dataset::Open(dir, options));
   Snapshot snapshot;
   snapshot.uuid = dataset->uuid();
   for (uint64_t id = 0; id < dataset->size(); ++id) {
@@ -46,8 +51,7 @@ Result<Snapshot> Read(const std::string& dir) {
                                std::string(*r.GetString("path")) + "|" + std::to_string(*r.GetInt32("width")) + "x" +
                                std::to_string(*r.GetInt32("height")));
   }
-  Result<format::Manifest> manifest = format::ReadManifest(dir, kName);
-  const uint64_t generation = manifest.ok() ? manifest->generation : 0;
+  const uint64_t generation = dataset->version();
   snapshot.rejects = testing::ReadBytes(io::JoinPath(dir, format::ReportFileName(kName, generation, "rejects")));
   if (snapshot.rejects.empty()) return Status::NotFound("no rejects report for generation " + std::to_string(generation));
   return snapshot;
@@ -59,16 +63,30 @@ std::set<std::string> Listing(const std::string& dir) {
   return names;
 }
 
-// After a successful run: the manifest, the committed generation's shards,
-// indexes and report, nothing else.
-void ExpectOnlyTheCommittedGeneration(const std::string& dir, uint32_t shards) {
+// After a successful run: the manifest and the files of the kept versions
+// (each one's kept manifest, its segments' shards and indexes, its report),
+// nothing else.
+void ExpectOnlyTheKeptVersions(const std::string& dir) {
   auto manifest = format::ReadManifest(dir, kName);
   ASSERT_TRUE(manifest.ok()) << manifest.status().ToString();
-  std::set<std::string> expected = {format::ManifestFileName(kName),
-                                    format::ReportFileName(kName, manifest->generation, "rejects")};
-  for (uint32_t s = 0; s < shards; ++s) {
-    expected.insert(format::ShardFileName(kName, manifest->generation, s, shards));
-    expected.insert(format::IndexPathFor(format::ShardFileName(kName, manifest->generation, s, shards)));
+  std::vector<format::Manifest> versions = {*manifest};
+  for (const std::string& file : Listing(dir)) {
+    const format::FileOfDataset of = format::ClassifyFile(file, kName);
+    if (of.role != format::FileRole::kVersion) continue;
+    auto kept = format::ReadVersionManifest(dir, kName, of.generation);
+    ASSERT_TRUE(kept.ok()) << kept.status().ToString();
+    versions.push_back(*kept);
+  }
+  std::set<std::string> expected = {format::ManifestFileName(kName)};
+  for (const format::Manifest& version : versions) {
+    expected.insert(format::VersionFileName(kName, version.generation));
+    expected.insert(format::ReportFileName(kName, version.generation, "rejects"));
+    for (const format::Segment& segment : version.segments) {
+      for (uint32_t s = 0; s < segment.shard_count; ++s) {
+        expected.insert(format::ShardFileName(kName, segment.generation, s, segment.shard_count));
+        expected.insert(format::IndexPathFor(format::ShardFileName(kName, segment.generation, s, segment.shard_count)));
+      }
+    }
   }
   EXPECT_EQ(Listing(dir), expected);
 }
@@ -87,6 +105,7 @@ void MakePreManifestLayout(const std::string& dir, uint32_t shards) {
   fs::rename(io::JoinPath(dir, format::ReportFileName(kName, manifest->generation, "rejects")),
              io::JoinPath(dir, format::ReportFileName(kName, 0, "rejects")));
   fs::remove(io::JoinPath(dir, format::ManifestFileName(kName)));
+  fs::remove(io::JoinPath(dir, format::VersionFileName(kName, manifest->generation)));
 }
 
 enum class Layout { kManifest, kPreManifest };
@@ -135,6 +154,7 @@ class ReconvertCrashTest : public ::testing::Test {
     fs::remove_all(base_);
     ASSERT_TRUE(ConvertImageFolder(old_src_, base_, Options(2, false)).ok());
     if (layout == Layout::kPreManifest) MakePreManifestLayout(base_, 2);
+    old_version_ = layout == Layout::kPreManifest ? 0 : 1;
     auto old_snapshot = Read(base_);
     ASSERT_TRUE(old_snapshot.ok()) << old_snapshot.status().ToString();
     old_ = *old_snapshot;
@@ -191,6 +211,7 @@ class ReconvertCrashTest : public ::testing::Test {
     auto seen = Read(work_);
     ASSERT_TRUE(seen.ok()) << seen.status().ToString();
     EXPECT_TRUE(*seen == old_ || *seen == new_) << "a mix of the old and new dataset";
+    ExpectTheOldVersionIntact();
     if (!append_ || *seen == old_) {
       auto rerun = ConvertNew(false);
       ASSERT_TRUE(rerun.ok()) << rerun.status().ToString();
@@ -201,7 +222,16 @@ class ReconvertCrashTest : public ::testing::Test {
     seen = Read(work_);
     ASSERT_TRUE(seen.ok()) << seen.status().ToString();
     EXPECT_TRUE(*seen == new_);
-    ExpectOnlyTheCommittedGeneration(work_, append_ ? 2 + new_shards_ : new_shards_);
+    ExpectTheOldVersionIntact();
+    ExpectOnlyTheKeptVersions(work_);
+  }
+
+  // The version before the run (a layout before manifests keeps none).
+  void ExpectTheOldVersionIntact() {
+    if (old_version_ == 0) return;
+    auto kept = Read(work_, old_version_);
+    ASSERT_TRUE(kept.ok()) << kept.status().ToString();
+    EXPECT_TRUE(*kept == old_) << "version " << old_version_ << " changed";
   }
 
   void CrashAtEveryStep(Layout layout, uint32_t new_shards, CrashAtStep::Mode mode) {
@@ -224,6 +254,7 @@ class ReconvertCrashTest : public ::testing::Test {
   const std::string base_ = scratch_ / "base";
   const std::string work_ = scratch_ / "work";
   uint32_t new_shards_ = 0;
+  uint64_t old_version_ = 0;
   Snapshot old_, new_;
 };
 
@@ -248,9 +279,10 @@ TEST_F(ReconvertCrashTest, PreManifestDatasetsStoppedAtEveryStep) {
 
 // The in-process model checked against real kills: a forked child SIGKILLed
 // at each step (no destructor, no error path runs).
-// Appending (the old shards copied into a new generation, then the folder's):
+// Appending (a new segment after the old one's, which stays in place):
 // stopped or killed at every step, the folder holds the old dataset or the
-// appended one, and the next writer leaves only the committed generation.
+// appended one, the old version is intact, and the next writer leaves only
+// the kept versions' files.
 TEST_F(ReconvertCrashTest, AppendStoppedOrKilledAtEveryStep) {
   append_ = true;
   CrashAtEveryStep(Layout::kManifest, 1, CrashAtStep::Mode::kFailFromStep);
@@ -294,7 +326,7 @@ TEST_F(ReconvertCrashTest, ThreeKilledRunsAndOneRerunLeaveNothingBehind) {
     EXPECT_TRUE(*seen == old_);
   }
   ASSERT_TRUE(ConvertImageFolder(new_src_, work_, Options(2, false)).ok());
-  ExpectOnlyTheCommittedGeneration(work_, 2);
+  ExpectOnlyTheKeptVersions(work_);
 }
 
 }  // namespace

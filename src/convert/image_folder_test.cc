@@ -11,6 +11,7 @@
 #include "convert/synthetic_images.h"
 #include "unirecord/convert.h"
 #include "unirecord/dataset.h"
+#include "unirecord/versions.h"
 #include "unirecord/image.h"
 
 namespace unirecord {
@@ -263,7 +264,7 @@ TEST_F(ConvertImageFolderTest, ShardCountKeepsFolderOrder) {
   }
 }
 
-TEST_F(ConvertImageFolderTest, ConvertingAgainReplacesTheOldShards) {
+TEST_F(ConvertImageFolderTest, ConvertingAgainCommitsANewVersionAndKeepsTheOld) {
   ConvertOptions options = Options();
   options.num_shards = 3;
   ASSERT_TRUE(ConvertImageFolder(src_, scratch_ / "out", options).ok());
@@ -272,9 +273,26 @@ TEST_F(ConvertImageFolderTest, ConvertingAgainReplacesTheOldShards) {
   ASSERT_TRUE(ConvertImageFolder(src_, scratch_ / "out", options).ok());
   std::vector<std::string> names;
   for (const auto& [name, bytes] : Output(scratch_ / "out")) names.push_back(name);
-  EXPECT_EQ(names, (std::vector<std::string>{"other-00000-of-00001.urec",
-                                             "train-00000-of-00002.g000002.uidx", "train-00000-of-00002.g000002.urec",
-                                             "train-00001-of-00002.g000002.uidx", "train-00001-of-00002.g000002.urec",
+  EXPECT_EQ(names, (std::vector<std::string>{
+                       "other-00000-of-00001.urec", "train-00000-of-00002.g000002.uidx",
+                       "train-00000-of-00002.g000002.urec", "train-00000-of-00003.g000001.uidx",
+                       "train-00000-of-00003.g000001.urec", "train-00001-of-00002.g000002.uidx",
+                       "train-00001-of-00002.g000002.urec", "train-00001-of-00003.g000001.uidx",
+                       "train-00001-of-00003.g000001.urec", "train-00002-of-00003.g000001.uidx",
+                       "train-00002-of-00003.g000001.urec", "train.g000001.uver", "train.g000002.uver",
+                       "train.rejects.g000001.tsv", "train.rejects.g000002.tsv", "train.uset"}));
+  // Until `urec gc` drops version 1 and with it the files only it uses.
+  GcOptions gc;
+  gc.keep_last = 1;
+  auto collected = CollectGarbage(scratch_ / "out/train", gc);
+  ASSERT_TRUE(collected.ok()) << collected.status().ToString();
+  EXPECT_EQ(collected->removed, std::vector<uint64_t>{1});
+  EXPECT_EQ(collected->files_removed, 8u);  // 3 shards, 3 indexes, the kept manifest, the report
+  names.clear();
+  for (const auto& [name, bytes] : Output(scratch_ / "out")) names.push_back(name);
+  EXPECT_EQ(names, (std::vector<std::string>{"other-00000-of-00001.urec", "train-00000-of-00002.g000002.uidx",
+                                             "train-00000-of-00002.g000002.urec", "train-00001-of-00002.g000002.uidx",
+                                             "train-00001-of-00002.g000002.urec", "train.g000002.uver",
                                              "train.rejects.g000002.tsv", "train.uset"}));
 }
 

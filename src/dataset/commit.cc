@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <set>
 
+#include "format/dataset_uuid.h"
 #include "format/file_names.h"
 #include "format/format_constants.h"
 #include "format/manifest.h"
@@ -37,21 +39,42 @@ Status WriteWholeFile(const std::string& path, const std::string& bytes, bool sy
   return file.Close();
 }
 
-// The committed generation is the one DIR/NAME.uset names, or the
-// pre-manifest layout (generation 0) when there is none; with a damaged
-// manifest only temporaries go. Removal failures are left for the next run.
+// The files in use are those of the committed manifest (DIR/NAME.uset) and
+// of every kept version up to it; without a manifest, the pre-manifest layout
+// (generation 0). With a damaged manifest or kept version only temporaries
+// go. Removal failures are left for the next run.
 Result<uint64_t> RemoveUnusedFiles(const std::string& dir, const std::string& name) {
   const Result<format::Manifest> manifest = format::ReadManifest(dir, name);
-  const bool known = manifest.ok() || manifest.status().code() == StatusCode::kNotFound;
+  bool known = manifest.ok() || manifest.status().code() == StatusCode::kNotFound;
   const uint64_t committed = manifest.ok() ? manifest->generation : 0;
   UREC_ASSIGN_OR_RETURN(std::vector<std::string> files, io::ListDirectory(dir));
+  std::set<uint64_t> shard_generations;   // whose shard and index files are used
+  std::set<uint64_t> report_generations;  // whose reports are
+  auto use = [&](const format::Manifest& m) {
+    for (const format::Segment& s : m.segments) shard_generations.insert(s.generation);
+    report_generations.insert(m.generation);
+  };
+  if (manifest.ok()) use(*manifest);
+  if (!manifest.ok()) shard_generations.insert(0), report_generations.insert(0);
   uint64_t highest = committed;
   for (const std::string& file : files) {
     const format::FileOfDataset of = format::ClassifyFile(file, name);
     highest = std::max(highest, of.generation);
-    const bool unused = of.role == format::FileRole::kTemporary ||
-                        (known && (of.role == format::FileRole::kShard || of.role == format::FileRole::kReport) &&
-                         of.generation != committed);
+    if (of.role != format::FileRole::kVersion) continue;
+    if (manifest.ok() && of.generation > committed) {
+      io::RemoveFileIfExists(io::JoinPath(dir, file));  // kept before a commit that never happened
+      continue;
+    }
+    Result<format::Manifest> kept = format::ReadVersionManifest(dir, name, of.generation);
+    if (kept.ok()) use(*kept);
+    known = known && kept.ok();
+  }
+  for (const std::string& file : files) {
+    const format::FileOfDataset of = format::ClassifyFile(file, name);
+    const bool unused =
+        of.role == format::FileRole::kTemporary ||
+        (known && of.role == format::FileRole::kShard && shard_generations.count(of.generation) == 0) ||
+        (known && of.role == format::FileRole::kReport && report_generations.count(of.generation) == 0);
     if (unused) io::RemoveFileIfExists(io::JoinPath(dir, file));
   }
   return highest;
@@ -103,10 +126,7 @@ Status CommitGeneration(const std::string& out_dir, const std::string& name, con
                         WriterSummary* summary) {
   const bool sync = pending.sync;
   std::vector<std::pair<std::string, std::string>> moves = pending.moves;
-  format::Manifest manifest;
-  manifest.generation = pending.generation;
-  manifest.shard_count = pending.shard_count;
-  manifest.uuid = pending.uuid;
+  format::Manifest manifest = ManifestOf(pending.generation, pending.segments);
   for (const auto& [label, text] : pending.reports) {
     const std::string temporary = io::JoinPath(out_dir, format::TemporaryReportFileName(name, ::getpid(), label));
     UREC_RETURN_IF_ERROR(WriteWholeFile(temporary, text, sync));
@@ -115,16 +135,46 @@ Status CommitGeneration(const std::string& out_dir, const std::string& name, con
     manifest.reports.push_back(label);
   }
   for (const auto& [from, to] : moves) UREC_RETURN_IF_ERROR(io::RenameFile(from, to));
+  // The version committed before this one is kept too: a dataset written
+  // before format 1.2 has no kept manifest of it yet.
+  const std::string temporary = io::JoinPath(out_dir, format::TemporaryVersionFileName(name, ::getpid()));
+  summary->manifest_path = io::JoinPath(out_dir, format::ManifestFileName(name));
+  if (Result<format::Manifest> current = format::ReadManifest(out_dir, name); current.ok()) {
+    const std::string kept = io::JoinPath(out_dir, format::VersionFileName(name, current->generation));
+    if (!io::PathExists(kept)) {
+      UREC_RETURN_IF_ERROR(WriteWholeFile(temporary, format::EncodeManifest(*current), sync));
+      UREC_RETURN_IF_ERROR(io::RenameFile(temporary, kept));
+    }
+  }
+  const std::string text = format::EncodeManifest(manifest);
+  UREC_RETURN_IF_ERROR(WriteWholeFile(temporary, text, sync));
+  UREC_RETURN_IF_ERROR(io::RenameFile(temporary, io::JoinPath(out_dir, format::VersionFileName(name, manifest.generation))));
   if (sync) UREC_RETURN_IF_ERROR(io::SyncDirectory(out_dir));
   const std::string manifest_temporary = io::JoinPath(out_dir, format::TemporaryManifestFileName(name, ::getpid()));
-  summary->manifest_path = io::JoinPath(out_dir, format::ManifestFileName(name));
-  UREC_RETURN_IF_ERROR(WriteWholeFile(manifest_temporary, format::EncodeManifest(manifest), sync));
+  UREC_RETURN_IF_ERROR(WriteWholeFile(manifest_temporary, text, sync));
   UREC_RETURN_IF_ERROR(io::RenameFile(manifest_temporary, summary->manifest_path));
-  summary->shards = pending.shard_count;
-  summary->uuid = pending.uuid;
+  summary->shards = manifest.shard_count;
+  summary->uuid = manifest.uuid;
   summary->generation = pending.generation;
   if (sync) UREC_RETURN_IF_ERROR(io::SyncDirectory(out_dir));
   return Status::OK();
+}
+
+format::Manifest ManifestOf(uint64_t generation, std::vector<format::Segment> segments) {
+  format::Manifest manifest;
+  manifest.generation = generation;
+  std::vector<format::SegmentDigest> digests;
+  for (const format::Segment& s : segments) {
+    manifest.shard_count += s.shard_count;
+    format::SegmentDigest digest;
+    format::UuidFromString(s.uuid, &digest.uuid);  // written by UuidToString
+    digest.shard_count = s.shard_count;
+    digest.first_id = s.first_id;
+    digests.push_back(digest);
+  }
+  manifest.uuid = segments.size() == 1 ? segments[0].uuid : format::UuidToString(format::DeriveSegmentsUuid(digests));
+  manifest.segments = std::move(segments);
+  return manifest;
 }
 
 std::string EncodePartFile(const PartFile& part) {

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "format/manifest.h"
 #include "io/file.h"
 #include "unirecord/status.h"
 #include "unirecord/writer.h"
@@ -27,9 +28,10 @@ Status CheckReportLabel(const std::string& label, const std::vector<std::pair<st
 Status WriteWholeFile(const std::string& path, const std::string& bytes, bool sync);
 
 // Under the dataset's lock: removes every file of dataset `name` in `dir`
-// that the committed generation does not use (earlier and uncommitted
-// generations, pre-manifest files a manifest replaced, dead writers'
-// temporaries and staged parts). Returns the highest generation number seen.
+// that no kept version uses (format/SPEC.md section 1.3: uncommitted
+// generations and their kept manifests, versions `urec gc` dropped,
+// pre-manifest files a manifest replaced, dead writers' temporaries and
+// staged parts). Returns the highest generation number seen.
 Result<uint64_t> RemoveUnusedFiles(const std::string& dir, const std::string& name);
 
 // Steps 1 and 2: creates `out_dir` (one level), takes the writers' lock of
@@ -55,18 +57,25 @@ void ReleaseDataset(const std::string& out_dir, const std::string& name, io::Fil
 
 // Steps 3 and 4 for files already written: renames `moves` (temporary ->
 // generation name), writes the reports (label, text) under their generation
-// names, fsyncs the directory, and commits the manifest. Fills `summary`'s
-// report_paths, manifest_path, shards, uuid and generation.
+// names, fsyncs the directory, keeps the manifest (NAME.gGGGGGG.uver) and
+// commits it (NAME.uset). Fills `summary`'s report_paths, manifest_path,
+// shards, uuid and generation.
 struct PendingGeneration {
   uint64_t generation = 0;
-  uint32_t shard_count = 0;
-  std::string uuid;
+  // The dataset's segments in id order: those kept from earlier generations,
+  // then (usually) one of files named for `generation`.
+  std::vector<format::Segment> segments;
   std::vector<std::pair<std::string, std::string>> moves;
   std::vector<std::pair<std::string, std::string>> reports;
   bool sync = true;
 };
 Status CommitGeneration(const std::string& out_dir, const std::string& name, const PendingGeneration& pending,
                         WriterSummary* summary);
+
+// The manifest committing `segments` as generation `generation`: its shard
+// count and dataset UUID (one segment's own, else their digest).
+format::Manifest ManifestOf(uint64_t generation, std::vector<format::Segment> segments);
+
 
 // The file that says a staged part is complete (format/file_names.h,
 // StagedPartFileName): text lines "unirecord-part 1", "part K", "parts N",

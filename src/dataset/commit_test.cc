@@ -50,8 +50,9 @@ TEST(CommitTest, ASecondWriterOfTheSameDatasetFailsAtOnceNamingTheHolder) {
   EXPECT_NE(second.status().message().find(".train.lock"), std::string::npos) << second.status().message();
   EXPECT_TRUE(StartWriter(dir.path(), "val").ok());  // another dataset in the same folder
   ASSERT_TRUE((*first)->Finish().ok());
-  EXPECT_EQ(Listing(dir.path()), (std::vector<std::string>{"train-00000-of-00001.g000001.uidx",
-                                                           "train-00000-of-00001.g000001.urec", "train.uset"}));
+  EXPECT_EQ(Listing(dir.path()),
+            (std::vector<std::string>{"train-00000-of-00001.g000001.uidx", "train-00000-of-00001.g000001.urec",
+                                      "train.g000001.uver", "train.uset"}));
   EXPECT_TRUE(StartWriter(dir.path(), "train").ok());
 }
 
@@ -96,7 +97,7 @@ TEST(CommitTest, APreManifestDatasetOpensAndIsReplacedWhole) {
   auto summary = testing::WriteSample(dir.path(), "golden", 10, testing::SmallPages(3));
   ASSERT_TRUE(summary.ok()) << summary.status().ToString();
   EXPECT_EQ(summary->generation, 2u);  // past the stray generation 1
-  std::vector<std::string> expected = {"golden.uset"};
+  std::vector<std::string> expected = {"golden.uset", "golden.g000002.uver"};
   for (uint32_t s = 0; s < 3; ++s) {
     expected.push_back(format::ShardFileName("golden", 2, s, 3));
     expected.push_back(format::IndexPathFor(expected.back()));
@@ -165,7 +166,14 @@ TEST(CommitTest, TheManifestBindsItsGeneration) {
   auto reopened = Dataset::Open(dir.path());
   ASSERT_TRUE(reopened.ok()) << reopened.status().ToString();
   EXPECT_EQ((*reopened)->size(), 5u);
-  EXPECT_EQ(Listing(dir.path()).size(), 3u);  // manifest, shard, index
+  // Version 1 stays: its kept manifest is whole (2 shards, 2 indexes, kept
+  // manifest), beside version 2 (shard, index, kept manifest) and NAME.uset.
+  EXPECT_EQ(Listing(dir.path()).size(), 9u);
+  DatasetOptions first;
+  first.version = 1;
+  auto version1 = Dataset::Open(dir / "train", first);
+  ASSERT_TRUE(version1.ok()) << version1.status().ToString();
+  EXPECT_EQ((*version1)->uuid(), summary->uuid);
 }
 
 // `body` (every line before the checksum) with its checksum line.
@@ -216,7 +224,9 @@ TEST(CommitTest, AManifestLargerThanTheCapIsRefusedBeforeDecoding) {
   testing::WriteBytes(dir / "train.uset", Signed(padded));
   auto refused = format::ReadManifest(dir.path(), "train");
   EXPECT_EQ(refused.status().code(), StatusCode::kCorruption);
-  EXPECT_NE(refused.status().message().find("train.uset: manifest larger than 65536 bytes"), std::string::npos)
+  EXPECT_NE(refused.status().message().find("train.uset: manifest larger than " +
+                                            std::to_string(format::kMaxManifestBytes) + " bytes"),
+            std::string::npos)
       << refused.status().message();
   testing::WriteBytes(dir / "train.uset", text);
   EXPECT_TRUE(format::ReadManifest(dir.path(), "train").ok());

@@ -8,6 +8,7 @@
 #include "dataset/shard_access.h"
 #include "format/manifest.h"
 #include "format/array_values.h"
+#include "format/dataset_uuid.h"
 #include "format/endian.h"
 #include "format/file_names.h"
 #include "format/format_constants.h"
@@ -54,30 +55,72 @@ std::string MissingShardName(const std::string& sibling, uint32_t shard, uint32_
   return sibling.find('/') == std::string::npos ? name : io::JoinPath(io::DirName(sibling), name);
 }
 
-// The dataset DIR/NAME.uset commits: exactly the shards of its generation.
+// The shard paths of each of `manifest`'s segments; `missing` gets the
+// first that does not exist.
+std::vector<std::vector<std::string>> SegmentPaths(const std::string& dir, const std::string& name,
+                                                   const format::Manifest& manifest, std::string* missing) {
+  std::vector<std::vector<std::string>> paths;
+  for (const format::Segment& segment : manifest.segments) {
+    paths.emplace_back();
+    for (uint32_t s = 0; s < segment.shard_count; ++s) {
+      paths.back().push_back(io::JoinPath(dir, format::ShardFileName(name, segment.generation, s, segment.shard_count)));
+      if (missing->empty() && !io::PathExists(paths.back().back())) *missing = paths.back().back();
+    }
+  }
+  return paths;
+}
+
+// The generation DatasetOptions::version or ::tag asks for; 0 for the latest.
+Result<uint64_t> WantedVersion(const std::string& dir, const std::string& name, const DatasetOptions& options) {
+  if (options.tag.empty()) return options.version;
+  UREC_ASSIGN_OR_RETURN(const format::Tags tags, format::ReadTags(dir, name));
+  const auto tag = tags.find(options.tag);
+  if (tag == tags.end()) {
+    std::string known;
+    for (const auto& [t, g] : tags) known += (known.empty() ? "" : ", ") + t;
+    return Status::NotFound(io::JoinPath(dir, name) + ": no tag '" + options.tag + "' (" +
+                            (known.empty() ? "the dataset has no tags" : "tags: " + known) + ")");
+  }
+  if (options.version != 0 && options.version != tag->second) {
+    return Status::InvalidArgument(io::JoinPath(dir, name) + ": tag '" + options.tag + "' names version " +
+                                   std::to_string(tag->second) + ", not the version " +
+                                   std::to_string(options.version) + " also asked for");
+  }
+  return tag->second;
+}
+
+// The manifest of kept version `generation` (the current manifest when it
+// is that one: a dataset written before format 1.2 keeps no copy of it).
+Result<format::Manifest> ReadVersion(const std::string& dir, const std::string& name, uint64_t generation) {
+  Result<format::Manifest> kept = format::ReadVersionManifest(dir, name, generation);
+  if (kept.ok() || kept.status().code() != StatusCode::kNotFound) return kept;
+  Result<format::Manifest> current = format::ReadManifest(dir, name);
+  if (current.ok() && current->generation == generation) return current;
+  return Status::NotFound(io::JoinPath(dir, name) + ": version " + std::to_string(generation) +
+                          " is not kept (never committed, or removed by urec gc; urec versions lists the kept ones)");
+}
+
+// The dataset DIR/NAME.uset commits (or a kept version of it): exactly the
+// shards of its segments.
 Result<std::shared_ptr<Dataset>> OpenCommitted(const std::string& dir, const std::string& name,
                                                const DatasetOptions& options) {
-  // A writer may commit a newer generation and remove this one between our
-  // reading the manifest and opening its shards: then read it again.
-  const std::string manifest_path = io::JoinPath(dir, format::ManifestFileName(name));
+  UREC_ASSIGN_OR_RETURN(const uint64_t wanted, WantedVersion(dir, name, options));
+  // A writer may commit a newer generation and `urec gc` remove this one
+  // between our reading the manifest and opening its shards: then read the
+  // latest again.
+  const std::string manifest_path =
+      io::JoinPath(dir, wanted != 0 ? format::VersionFileName(name, wanted) : format::ManifestFileName(name));
   for (int attempt = 1;; ++attempt) {
-    UREC_ASSIGN_OR_RETURN(const format::Manifest manifest, format::ReadManifest(dir, name));
-    std::vector<std::string> paths;
+    UREC_ASSIGN_OR_RETURN(const format::Manifest manifest,
+                          wanted != 0 ? ReadVersion(dir, name, wanted) : format::ReadManifest(dir, name));
     std::string missing;
-    for (uint32_t s = 0; s < manifest.shard_count; ++s) {
-      paths.push_back(io::JoinPath(dir, format::ShardFileName(name, manifest.generation, s, manifest.shard_count)));
-      if (missing.empty() && !io::PathExists(paths.back())) missing = paths.back();
-    }
+    const std::vector<std::vector<std::string>> paths = SegmentPaths(dir, name, manifest, &missing);
     Result<std::shared_ptr<Dataset>> dataset =
-        missing.empty() ? Dataset::Open(paths, options)
+        missing.empty() ? Dataset::Impl::OpenSegments(paths, manifest, manifest_path, options)
                         : Status::NotFound(missing + ": shard missing (" + manifest_path + " names generation " +
                                            std::to_string(manifest.generation) + " of dataset " + manifest.uuid +
                                            ", " + std::to_string(manifest.shard_count) + " shards)");
-    if (dataset.ok() && (*dataset)->uuid() != manifest.uuid) {
-      return Status::Corruption(manifest_path + ": names dataset " + manifest.uuid + ", but its shards hold dataset " +
-                                (*dataset)->uuid());
-    }
-    if (dataset.ok() || dataset.status().code() != StatusCode::kNotFound || attempt == 3) return dataset;
+    if (dataset.ok() || dataset.status().code() != StatusCode::kNotFound || attempt == 3 || wanted != 0) return dataset;
     Result<format::Manifest> now = format::ReadManifest(dir, name);
     if (!now.ok() || now->generation == manifest.generation) return dataset;
   }
@@ -156,6 +199,10 @@ Result<std::shared_ptr<Dataset>> Dataset::Open(const std::string& path, const Da
 Result<std::shared_ptr<Dataset>> Dataset::Open(const std::vector<std::string>& shard_paths,
                                                const DatasetOptions& options) {
   if (shard_paths.empty()) return Status::InvalidArgument("Dataset::Open: no shard paths given");
+  if (options.version != 0 || !options.tag.empty()) {
+    return Status::InvalidArgument(shard_paths.front() + ": a version or tag is asked for, but versions are kept "
+                                   "only by a dataset with a manifest (open its folder or DIR/NAME)");
+  }
   std::vector<std::unique_ptr<ShardReader>> opened;
   for (const std::string& path : shard_paths) {
     if (!EndsWith(path, format::kShardExtension)) {
@@ -164,112 +211,172 @@ Result<std::shared_ptr<Dataset>> Dataset::Open(const std::vector<std::string>& s
     UREC_ASSIGN_OR_RETURN(auto shard, ShardReader::Open(path, options.verify_index_at_open));
     opened.push_back(std::move(shard));
   }
-  return FromShards(std::move(opened), options, nullptr);
+  std::vector<std::vector<std::unique_ptr<ShardReader>>> segments;
+  segments.push_back(std::move(opened));
+  return Impl::FromSegments(std::move(segments), options, nullptr);
+}
+
+Result<std::shared_ptr<Dataset>> Dataset::Impl::OpenSegments(const std::vector<std::vector<std::string>>& paths,
+                                                             const format::Manifest& manifest,
+                                                             const std::string& manifest_path,
+                                                             const DatasetOptions& options) {
+  std::vector<std::vector<std::unique_ptr<ShardReader>>> segments;
+  for (const std::vector<std::string>& segment : paths) {
+    segments.emplace_back();
+    for (const std::string& path : segment) {
+      UREC_ASSIGN_OR_RETURN(auto shard, ShardReader::Open(path, options.verify_index_at_open));
+      segments.back().push_back(std::move(shard));
+    }
+  }
+  DatasetOptions whole = options;
+  whole.allow_partial = false;  // the manifest names every shard
+  UREC_ASSIGN_OR_RETURN(std::shared_ptr<Dataset> dataset, FromSegments(std::move(segments), whole, nullptr));
+  UREC_RETURN_IF_ERROR(dataset->impl_->CheckAgainst(manifest, manifest_path));
+  return dataset;
 }
 
 // The manifest, indexes and shard frames come from the server (or the
 // cache); the shards' pages are downloaded when first read (Impl::Pages).
 Result<std::shared_ptr<Dataset>> Dataset::OpenRemote(const std::string& location, const DatasetOptions& options) {
   UREC_ASSIGN_OR_RETURN(std::shared_ptr<remote::RemoteShards> remote,
-                        remote::RemoteShards::Open(location, options.remote));
-  std::vector<std::unique_ptr<ShardReader>> frames;
-  for (uint32_t s = 0; s < remote->shard_count(); ++s) {
-    UREC_ASSIGN_OR_RETURN(auto frame,
-                          ShardReader::Open(remote->frame_path(s), options.verify_index_at_open, remote->FrameFiles(s)));
-    frames.push_back(std::move(frame));
+                        remote::RemoteShards::Open(location, options.remote, options.version, options.tag));
+  std::vector<std::vector<std::unique_ptr<ShardReader>>> segments;
+  const format::Manifest& manifest = remote->manifest();
+  uint32_t s = 0;
+  for (const format::Segment& segment : manifest.segments) {
+    segments.emplace_back();
+    for (uint32_t j = 0; j < segment.shard_count; ++j, ++s) {
+      UREC_ASSIGN_OR_RETURN(auto frame,
+                            ShardReader::Open(remote->frame_path(s), options.verify_index_at_open, remote->FrameFiles(s)));
+      segments.back().push_back(std::move(frame));
+    }
   }
   DatasetOptions whole = options;
   whole.allow_partial = false;  // the manifest names every shard
-  UREC_ASSIGN_OR_RETURN(std::shared_ptr<Dataset> dataset, FromShards(std::move(frames), whole, remote));
-  if (dataset->uuid() != remote->uuid()) {
-    return Status::Corruption(location + ": the manifest names dataset " + remote->uuid() + ", but its shards hold " +
-                              dataset->uuid());
-  }
+  UREC_ASSIGN_OR_RETURN(std::shared_ptr<Dataset> dataset, Impl::FromSegments(std::move(segments), whole, remote));
+  UREC_RETURN_IF_ERROR(dataset->impl_->CheckAgainst(manifest, location + ": the manifest"));
   return dataset;
 }
 
-Result<std::shared_ptr<Dataset>> Dataset::FromShards(std::vector<std::unique_ptr<shard::ShardReader>> opened,
-                                                     const DatasetOptions& options,
-                                                     std::shared_ptr<remote::RemoteShards> remote) {
+Status Dataset::Impl::CheckAgainst(const format::Manifest& manifest, const std::string& where) {
+  const std::string& manifest_path = where;
+  for (size_t k = 0; k < segments.size(); ++k) {
+    if (segments[k].uuid != manifest.segments[k].uuid || segments[k].first_id != manifest.segments[k].first_id) {
+      return Status::Corruption(manifest_path + ": names segment " + std::to_string(k) + " of dataset " +
+                                manifest.segments[k].uuid + " from id " + std::to_string(manifest.segments[k].first_id) +
+                                ", but its shards hold dataset " + segments[k].uuid + " from id " +
+                                std::to_string(segments[k].first_id));
+    }
+    segments[k].generation = manifest.segments[k].generation;
+  }
+  if (uuid != manifest.uuid) {
+    return Status::Corruption(manifest_path + ": names dataset " + manifest.uuid + ", but its shards hold dataset " + uuid);
+  }
+  version = manifest.generation;
+  return Status::OK();
+}
+
+Result<std::shared_ptr<Dataset>> Dataset::Impl::FromSegments(
+    std::vector<std::vector<std::unique_ptr<shard::ShardReader>>> segments, const DatasetOptions& options,
+    std::shared_ptr<remote::RemoteShards> remote) {
   auto impl = std::make_unique<Impl>();
   impl->options = options;
-  std::sort(opened.begin(), opened.end(), [](const auto& a, const auto& b) {
-    return a->header().values.shard_number < b->header().values.shard_number;
-  });
-
-  const ShardReader& first = *opened.front();
-  const format::ShardHeaderValues& reference = first.header().values;
-  for (size_t i = 0; i < opened.size(); ++i) {
-    const ShardReader& shard = *opened[i];
-    const format::ShardHeaderValues& v = shard.header().values;
-    if (v.uuid != reference.uuid || v.shard_count != reference.shard_count) {
-      return Status::Corruption(shard.path() + ": belongs to dataset " + format::UuidToString(v.uuid) + " (" +
-                                std::to_string(v.shard_count) + " shards), not to dataset " +
-                                format::UuidToString(reference.uuid) + " (" + std::to_string(reference.shard_count) +
-                                " shards) of " + first.path() +
-                                "; to open one of several datasets in a directory, use a glob like DIR/NAME-*.urec");
-    }
-    if (i > 0 && v.shard_number == opened[i - 1]->header().values.shard_number) {
-      return Status::InvalidArgument(shard.path() + ": shard " + std::to_string(v.shard_number) +
-                                     " given twice (also " + opened[i - 1]->path() + ")");
-    }
-    if (shard.header().schema != first.header().schema || shard.header().metadata != first.header().metadata) {
-      return Status::Corruption(shard.path() + ": schema or metadata differ from " + first.path());
-    }
-  }
-  const bool complete = opened.size() == reference.shard_count;
-  if (!complete && !options.allow_partial) {
-    uint32_t expected = 0;
-    for (const auto& shard : opened) {
-      if (shard->header().values.shard_number != expected) break;
-      ++expected;
-    }
-    return Status::NotFound(MissingShardName(first.path(), expected, reference.shard_count) +
-                            ": shard missing (dataset " + format::UuidToString(reference.uuid) + " has " +
-                            std::to_string(reference.shard_count) + " shards, " + std::to_string(opened.size()) +
-                            " found)");
-  }
+  const ShardReader* dataset_first = nullptr;  // the dataset's schema and metadata
+  std::vector<format::SegmentDigest> digests;
   uint64_t next_id = 0;
-  for (const auto& shard : opened) {
-    const fb::IndexHeader& ih = shard->index().header();
-    if (complete && ih.first_id() != next_id) {
-      return Status::Corruption(shard->index_path() + ": first id " + std::to_string(ih.first_id()) +
-                                " but the shards before it hold " + std::to_string(next_id) + " records");
+  for (size_t k = 0; k < segments.size(); ++k) {
+    std::vector<std::unique_ptr<ShardReader>>& opened = segments[k];
+    if (opened.empty()) return Status::Corruption("segment " + std::to_string(k) + " has no shards");
+    std::sort(opened.begin(), opened.end(), [](const auto& a, const auto& b) {
+      return a->header().values.shard_number < b->header().values.shard_number;
+    });
+    const ShardReader& first = *opened.front();
+    if (dataset_first == nullptr) dataset_first = &first;
+    const format::ShardHeaderValues& reference = first.header().values;
+    for (size_t i = 0; i < opened.size(); ++i) {
+      const ShardReader& shard = *opened[i];
+      const format::ShardHeaderValues& v = shard.header().values;
+      if (v.uuid != reference.uuid || v.shard_count != reference.shard_count) {
+        return Status::Corruption(shard.path() + ": belongs to dataset " + format::UuidToString(v.uuid) + " (" +
+                                  std::to_string(v.shard_count) + " shards), not to dataset " +
+                                  format::UuidToString(reference.uuid) + " (" + std::to_string(reference.shard_count) +
+                                  " shards) of " + first.path() +
+                                  "; to open one of several datasets in a directory, use a glob like DIR/NAME-*.urec");
+      }
+      if (i > 0 && v.shard_number == opened[i - 1]->header().values.shard_number) {
+        return Status::InvalidArgument(shard.path() + ": shard " + std::to_string(v.shard_number) +
+                                       " given twice (also " + opened[i - 1]->path() + ")");
+      }
+      if (shard.header().schema != dataset_first->header().schema ||
+          shard.header().metadata != dataset_first->header().metadata) {
+        return Status::Corruption(shard.path() + ": schema or metadata differ from " + dataset_first->path());
+      }
     }
-    ShardInfo info;
-    info.path = shard->path();
-    info.index_path = shard->index_path();
-    info.number = shard->header().values.shard_number;
-    info.first_id = next_id;
-    info.records = shard->records();
-    info.file_bytes = shard->file_size();
-    info.index_bytes = shard->index().file_size();
-    info.blob_pages = shard->footer().blob_page_count();
-    info.scalar_pages = shard->footer().scalar_page_count();
-    info.blob_bytes = shard->footer().blob_bytes();
-    info.scalar_raw_bytes = shard->footer().scalar_raw_bytes();
-    info.scalar_stored_bytes = shard->footer().scalar_stored_bytes();
-    info.blob_page_bytes = shard->header().values.blob_page_bytes;
-    info.scalar_page_bytes = shard->header().values.scalar_page_bytes;
-    info.index_entry_bytes = shard->layout().entry_stride;
-    info.format_major = shard->major();
-    info.format_minor = shard->minor();
-    impl->infos.push_back(std::move(info));
-    impl->first_ids.push_back(next_id);
-    if (shard->records() > UINT64_MAX - next_id) return Status::Corruption(shard->path() + ": record count overflows");
-    next_id += shard->records();
-  }
-  if (complete && first.index().header().dataset_record_count() != next_id) {
-    return Status::Corruption(first.index_path() + ": dataset has " +
-                              std::to_string(first.index().header().dataset_record_count()) +
-                              " records by its index, but the shards hold " + std::to_string(next_id));
+    const bool complete = opened.size() == reference.shard_count;
+    if (!complete && !options.allow_partial) {
+      uint32_t expected = 0;
+      for (const auto& shard : opened) {
+        if (shard->header().values.shard_number != expected) break;
+        ++expected;
+      }
+      return Status::NotFound(MissingShardName(first.path(), expected, reference.shard_count) +
+                              ": shard missing (dataset " + format::UuidToString(reference.uuid) + " has " +
+                              std::to_string(reference.shard_count) + " shards, " + std::to_string(opened.size()) +
+                              " found)");
+    }
+    SegmentInfo segment;
+    segment.uuid = format::UuidToString(reference.uuid);
+    segment.first_shard = static_cast<uint32_t>(impl->shards.size());
+    segment.shards = static_cast<uint32_t>(opened.size());
+    segment.first_id = next_id;
+    uint64_t in_segment = 0;  // ids within the segment, as its indexes count them
+    for (auto& shard : opened) {
+      const fb::IndexHeader& ih = shard->index().header();
+      if (complete && ih.first_id() != in_segment) {
+        return Status::Corruption(shard->index_path() + ": first id " + std::to_string(ih.first_id()) +
+                                  " but the shards before it hold " + std::to_string(in_segment) + " records");
+      }
+      ShardInfo info;
+      info.path = shard->path();
+      info.index_path = shard->index_path();
+      info.number = static_cast<uint32_t>(impl->shards.size());
+      info.segment = static_cast<uint32_t>(k);
+      info.first_id = next_id;
+      info.records = shard->records();
+      info.file_bytes = shard->file_size();
+      info.index_bytes = shard->index().file_size();
+      info.blob_pages = shard->footer().blob_page_count();
+      info.scalar_pages = shard->footer().scalar_page_count();
+      info.blob_bytes = shard->footer().blob_bytes();
+      info.scalar_raw_bytes = shard->footer().scalar_raw_bytes();
+      info.scalar_stored_bytes = shard->footer().scalar_stored_bytes();
+      info.blob_page_bytes = shard->header().values.blob_page_bytes;
+      info.scalar_page_bytes = shard->header().values.scalar_page_bytes;
+      info.index_entry_bytes = shard->layout().entry_stride;
+      info.format_major = shard->major();
+      info.format_minor = shard->minor();
+      impl->infos.push_back(std::move(info));
+      impl->first_ids.push_back(next_id);
+      if (shard->records() > UINT64_MAX - next_id) return Status::Corruption(shard->path() + ": record count overflows");
+      next_id += shard->records();
+      in_segment += shard->records();
+      impl->shards.push_back(std::move(shard));
+    }
+    if (complete && first.index().header().dataset_record_count() != in_segment) {
+      return Status::Corruption(first.index_path() + ": dataset has " +
+                                std::to_string(first.index().header().dataset_record_count()) +
+                                " records by its index, but the shards hold " + std::to_string(in_segment));
+    }
+    segment.records = in_segment;
+    digests.push_back({reference.uuid, reference.shard_count, segment.first_id});
+    impl->segments.push_back(std::move(segment));
   }
   impl->size = next_id;
-  impl->schema = first.header().schema;
-  impl->metadata = first.header().metadata;
-  impl->uuid = format::UuidToString(reference.uuid);
-  impl->layout = first.layout();
-  impl->shards = std::move(opened);
+  impl->schema = dataset_first->header().schema;
+  impl->metadata = dataset_first->header().metadata;
+  impl->uuid = impl->segments.size() == 1 ? impl->segments[0].uuid
+                                          : format::UuidToString(format::DeriveSegmentsUuid(digests));
+  impl->layout = dataset_first->layout();
   impl->pages = remote != nullptr ? RemoteShardPages(std::move(remote)) : LocalShardPages(impl->shards);
   return std::shared_ptr<Dataset>(new Dataset(std::move(impl)));
 }
@@ -281,6 +388,8 @@ const std::map<std::string, std::string>& Dataset::metadata() const { return imp
 const std::string& Dataset::uuid() const { return impl_->uuid; }
 const DatasetOptions& Dataset::options() const { return impl_->options; }
 const std::vector<ShardInfo>& Dataset::shards() const { return impl_->infos; }
+const std::vector<SegmentInfo>& Dataset::segments() const { return impl_->segments; }
+uint64_t Dataset::version() const { return impl_->version; }
 
 Result<Record> Dataset::Get(uint64_t id) const {
   const bool verify = impl_->options.verify_checksums;

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "format/manifest.h"
 #include "index/record_table.h"
 #include "dataset/shard_pages.h"
 #include "remote/remote_shards.h"
@@ -26,11 +27,31 @@ struct Dataset::Impl {
   std::unique_ptr<ShardPages> pages;  // local or remote: chosen at open
   std::vector<uint64_t> first_ids;                           // parallel to shards
   std::vector<ShardInfo> infos;
+  std::vector<SegmentInfo> segments;
+  uint64_t version = 0;  // generation opened through a manifest
   uint64_t size = 0;
   Schema schema;
   std::map<std::string, std::string> metadata;
   std::string uuid;
   index::FieldLayout layout;
+
+  // The checks across the shards of each segment (one dataset, no repeats,
+  // every shard unless allow_partial, consecutive ids), across segments (one
+  // schema and metadata) and the Dataset made of them. `segments[k]` holds
+  // segment k's shards.
+  static Result<std::shared_ptr<Dataset>> FromSegments(
+      std::vector<std::vector<std::unique_ptr<shard::ShardReader>>> segments, const DatasetOptions& options,
+      std::shared_ptr<remote::RemoteShards> remote);
+  // Opens `paths[k]`, the shards of `manifest`'s segment k, and checks them
+  // against it (each segment's UUID, the dataset's).
+  static Result<std::shared_ptr<Dataset>> OpenSegments(const std::vector<std::vector<std::string>>& paths,
+                                                       const format::Manifest& manifest,
+                                                       const std::string& manifest_path, const DatasetOptions& options);
+
+  // Corruption unless the opened segments are those `manifest` names (the
+  // dataset's UUID too); then sets the segments' generations and `version`.
+  // `where` (the manifest's path) starts the messages.
+  Status CheckAgainst(const format::Manifest& manifest, const std::string& where);
 
   // The position in `shards` of the shard holding `id` (< size).
   size_t ShardOf(uint64_t id) const {

@@ -226,7 +226,7 @@ TEST(RoundTripTest, DeterministicBytes) {
   ASSERT_TRUE(WriteSample(b, "det", 60, options).ok());
   auto names = io::ListDirectory(a);
   ASSERT_TRUE(names.ok());
-  EXPECT_EQ(names->size(), 7u);  // 3 shards, 3 indexes, the manifest
+  EXPECT_EQ(names->size(), 8u);  // 3 shards, 3 indexes, the manifest and its kept copy
   for (const std::string& name : *names) {
     EXPECT_EQ(testing::ReadBytes(a + "/" + name), testing::ReadBytes(b + "/" + name)) << name;
   }

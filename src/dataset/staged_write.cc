@@ -53,6 +53,64 @@ bool SamePageSettings(const format::ShardHeaderValues& a, const format::ShardHea
          a.zstd_level == b.zstd_level;
 }
 
+// "" when `schema` and `metadata` equal `reference_*`; else what differs:
+// "schema S (REFERENCE: R)" or "metadata 'classes', 'x' (values differ or
+// are missing)" ("classes" is the class list: what merge and append users
+// most often get wrong).
+std::string SchemaOrMetadataDifference(const Schema& schema, const format::Metadata& metadata,
+                                       const Schema& reference_schema, const format::Metadata& reference_metadata,
+                                       const std::string& reference) {
+  if (schema != reference_schema) {
+    return "schema " + schema.ToString() + " (" + reference + ": " + reference_schema.ToString() + ")";
+  }
+  std::string differs;
+  if (metadata != reference_metadata) {
+    format::Metadata all = metadata;
+    all.insert(reference_metadata.begin(), reference_metadata.end());
+    for (const auto& entry : all) {
+      const auto mine = metadata.find(entry.first);
+      const auto theirs = reference_metadata.find(entry.first);
+      if (mine == metadata.end() || theirs == reference_metadata.end() || mine->second != theirs->second) {
+        differs += (differs.empty() ? "metadata '" : ", '") + entry.first + "'";
+      }
+    }
+    differs += " (values differ or are missing)";
+  }
+  return differs;
+}
+
+// Gives segment `segment` of `dataset` generation-`generation` names in
+// `out_dir` without writing its bytes: hard links, or a copy where the file
+// system makes none (another device). Adds the bytes copied to `*copied`.
+Status LinkSegment(const Dataset& dataset, const SegmentInfo& segment, const std::string& out_dir,
+                   const std::string& name, uint64_t generation, bool sync, uint64_t* copied) {
+  for (uint32_t j = 0; j < segment.shards; ++j) {
+    const ShardInfo& shard = dataset.shards()[segment.first_shard + j];
+    const std::string to = io::JoinPath(out_dir, format::ShardFileName(name, generation, j, segment.shards));
+    for (const auto& [from, target] : {std::make_pair(shard.index_path, format::IndexPathFor(to)),
+                                       std::make_pair(shard.path, to)}) {
+      if (io::LinkFile(from, target).ok()) continue;
+      UREC_RETURN_IF_ERROR(CopyWholeFile(from, target, sync));
+      *copied += from == shard.path ? shard.file_bytes : shard.index_bytes;
+    }
+  }
+  return Status::OK();
+}
+
+// The segment as a manifest names it, at `generation` from id `first_id`.
+format::Segment AsSegment(const SegmentInfo& segment, uint64_t generation, uint64_t first_id) {
+  return format::Segment{generation, segment.shards, first_id, segment.uuid};
+}
+
+// Whether the files of `segment` already have generation-`generation` names of dataset `name` in
+// `out_dir` (a dataset appended to or merged into itself): kept in place.
+bool NamedInPlace(const Dataset& dataset, const SegmentInfo& segment, const std::string& out_dir,
+                  const std::string& name) {
+  if (segment.generation == 0) return false;
+  const ShardInfo& first = dataset.shards()[segment.first_shard];
+  return first.path == io::JoinPath(out_dir, format::ShardFileName(name, segment.generation, 0, segment.shards));
+}
+
 }  // namespace
 
 struct StagedWrite::Impl {
@@ -65,7 +123,31 @@ struct StagedWrite::Impl {
   uint64_t generation = 0;
   std::vector<std::pair<std::string, std::string>> reports;
   bool done = false;
+  bool keep_committed = false;
   WriterSummary summary;
+
+  // KeepCommitted(): the committed dataset's segments, in place (those of
+  // the layout before manifests linked to generation names from
+  // `*next_generation` on); NotFound-free: none when there is no dataset.
+  Result<std::shared_ptr<Dataset>> KeptSegments(std::vector<format::Segment>* segments, uint64_t* next_generation) {
+    Result<std::shared_ptr<Dataset>> committed = Dataset::Open(InDir(name));
+    if (!committed.ok()) {
+      if (committed.status().code() == StatusCode::kNotFound && !io::PathExists(InDir(format::ManifestFileName(name)))) {
+        return std::shared_ptr<Dataset>();
+      }
+      return committed.status();
+    }
+    const Dataset& d = **committed;
+    for (const SegmentInfo& segment : d.segments()) {
+      uint64_t g = segment.generation;
+      if (!NamedInPlace(d, segment, out_dir, name)) {
+        g = (*next_generation)++;
+        UREC_RETURN_IF_ERROR(LinkSegment(d, segment, out_dir, name, g, options.sync, &summary.bytes_written));
+      }
+      segments->push_back(AsSegment(segment, g, segment.first_id));
+    }
+    return committed;
+  }
 
   std::string InDir(const std::string& file) const { return io::JoinPath(out_dir, file); }
 
@@ -137,11 +219,17 @@ struct StagedWrite::Impl {
       }
     }
     const uint32_t count = static_cast<uint32_t>(shards.size());
+    std::vector<format::Segment> segments;  // kept before the new one
+    uint64_t new_generation = generation;
+    std::shared_ptr<Dataset> committed;
+    if (keep_committed) {
+      UREC_ASSIGN_OR_RETURN(committed, KeptSegments(&segments, &new_generation));
+    }
     // Step 3 first renames: once a staged file has its generation name, no
     // late attempt of its part can replace it.
     for (uint32_t n = 0; n < count; ++n) {
       StagedShard& s = shards[n];
-      s.path = InDir(format::ShardFileName(name, generation, n, count));
+      s.path = InDir(format::ShardFileName(name, new_generation, n, count));
       const std::string staged_index = InDir(format::StagedIndexFileName(name, token, s.part, s.shard_in_part));
       for (const auto& [from, to] : {std::make_pair(staged_index, format::IndexPathFor(s.path)),
                                      std::make_pair(s.staged_path, s.path)}) {
@@ -156,27 +244,14 @@ struct StagedWrite::Impl {
       UREC_ASSIGN_OR_RETURN(std::unique_ptr<shard::ShardReader> first, Verify(&shards[0], parts[0]));
       dataset_header = first->header();
     }
-    // "classes" is the class list: what merge and append users most often get wrong.
-    const std::string entry_names_note = " (values differ or are missing)";
     UREC_RETURN_IF_ERROR(ParallelFor(count, options.threads, "staged write: threads", [&](size_t n) -> Status {
       if (n == 0) return Status::OK();
       StagedShard& s = shards[n];
       UREC_ASSIGN_OR_RETURN(std::unique_ptr<shard::ShardReader> reader, Verify(&s, parts[s.part]));
       const format::ShardHeaderContents& h = reader->header();
-      std::string differs;
-      if (h.schema != dataset_header.schema) {
-        differs = "schema " + h.schema.ToString() + " (part 0: " + dataset_header.schema.ToString() + ")";
-      } else if (h.metadata != dataset_header.metadata) {
-        std::map<std::string, std::string> all = h.metadata;
-        all.insert(dataset_header.metadata.begin(), dataset_header.metadata.end());
-        for (const auto& entry : all) {
-          const auto mine = h.metadata.find(entry.first);
-          const auto first = dataset_header.metadata.find(entry.first);
-          if (mine == h.metadata.end() || first == dataset_header.metadata.end() || mine->second != first->second) {
-            differs += (differs.empty() ? "metadata '" : ", '") + entry.first + "'";
-          }
-        }
-        differs += entry_names_note;
+      std::string differs = SchemaOrMetadataDifference(h.schema, h.metadata, dataset_header.schema,
+                                                       dataset_header.metadata, "part 0");
+      if (!differs.empty()) {
       } else if (!SamePageSettings(h.values, dataset_header.values)) {
         differs = "page settings (blob_page_bytes, scalar_page_bytes, zstd_level)";
       }
@@ -186,6 +261,14 @@ struct StagedWrite::Impl {
       }
       return Status::OK();
     }));
+    if (committed != nullptr) {
+      const std::string differs = SchemaOrMetadataDifference(dataset_header.schema, dataset_header.metadata,
+                                                             committed->schema(), committed->metadata(),
+                                                             "the dataset's");
+      if (!differs.empty()) {
+        return Status::InvalidArgument("append to " + InDir(name) + ": the new records have another " + differs);
+      }
+    }
     std::vector<uint64_t> part_records(parts.size(), 0);
     for (const StagedShard& s : shards) part_records[s.part] += s.header.record_count;
     for (const dataset::PartFile& part : parts) {
@@ -230,79 +313,95 @@ struct StagedWrite::Impl {
       }
       return Status::OK();
     }));
+    const uint64_t kept_records = committed != nullptr ? committed->size() : 0;
+    if (committed != nullptr) {
+      for (const ShardInfo& shard : committed->shards()) {
+        summary.bytes += shard.file_bytes + shard.index_bytes;
+      }
+    }
+    // An append of nothing adds no segment (its empty shard is removed at cleanup).
+    const bool new_segment = segments.empty() || first_ids[count] > 0;
+    for (size_t k = 0; k < segments.size(); ++k) {
+      for (uint32_t j = 0; j < segments[k].shard_count; ++j) {
+        const std::string path = InDir(format::ShardFileName(name, segments[k].generation, j, segments[k].shard_count));
+        summary.shard_paths.push_back(path);
+        summary.index_paths.push_back(format::IndexPathFor(path));
+      }
+    }
     for (const StagedShard& s : shards) {
+      if (!new_segment) break;
       summary.shard_paths.push_back(s.path);
       summary.index_paths.push_back(format::IndexPathFor(s.path));
       summary.bytes += s.index.shard_file_length + s.index_file_length;
+      summary.bytes_written += s.index.shard_file_length + s.index_file_length;
     }
+    if (new_segment) segments.push_back(format::Segment{new_generation, count, kept_records, format::UuidToString(uuid)});
     dataset::PendingGeneration pending;
-    pending.generation = generation;
-    pending.shard_count = count;
-    pending.uuid = format::UuidToString(uuid);
+    pending.generation = new_generation;
+    pending.segments = std::move(segments);
     pending.reports = reports;
     pending.sync = options.sync;
     UREC_RETURN_IF_ERROR(dataset::CommitGeneration(out_dir, name, pending, &summary));
-    summary.records = first_ids[count];
+    summary.records = kept_records + (new_segment ? first_ids[count] : 0);
     return Status::OK();
   }
 };
 
-Status StageDatasetCopy(const std::string& out_dir, const std::string& name, const std::string& token, uint32_t part,
-                        uint32_t num_parts, const std::string& source, bool sync) {
-  UREC_RETURN_IF_ERROR(dataset::CheckDatasetName(name, "staged copy"));
-  if (!format::IsStagingToken(token) || num_parts == 0 || num_parts > format::kMaxShards || part >= num_parts) {
-    return Status::InvalidArgument("staged copy: token '" + token + "', part " + std::to_string(part) + " of " +
-                                   std::to_string(num_parts));
-  }
-  UREC_ASSIGN_OR_RETURN(std::shared_ptr<Dataset> dataset, Dataset::Open(source));
-  const std::string attempt = std::to_string(static_cast<unsigned long>(std::random_device()())) + "c";
-  auto in_dir = [&](const std::string& file) { return io::JoinPath(out_dir, file); };
-  std::vector<std::pair<std::string, std::string>> moves;  // attempt name -> staged name
-  Status status;
-  const std::vector<ShardInfo>& shards = dataset->shards();
-  for (uint32_t s = 0; s < shards.size() && status.ok(); ++s) {
-    for (const bool index : {true, false}) {
-      const std::string from = index ? shards[s].index_path : shards[s].path;
-      const std::string to = in_dir(index ? format::PartAttemptIndexFileName(name, token, part, attempt, s)
-                                          : format::PartAttemptShardFileName(name, token, part, attempt, s));
-      moves.emplace_back(to, in_dir(index ? format::StagedIndexFileName(name, token, part, s)
-                                          : format::StagedShardFileName(name, token, part, s)));
-      status = CopyWholeFile(from, to, sync);
-      if (!status.ok()) break;
-    }
-  }
-  if (status.ok()) {
-    for (const auto& [from, to] : moves) {
-      status = io::RenameFile(from, to);
-      if (!status.ok()) break;
-    }
-  }
-  const std::string part_file = in_dir(format::PartAttemptPartFileName(name, token, part, attempt));
-  if (status.ok()) {
-    status = dataset::WriteWholeFile(
-        part_file,
-        dataset::EncodePartFile({part, num_parts, static_cast<uint32_t>(shards.size()), dataset->size()}), sync);
-  }
-  if (status.ok()) status = io::RenameFile(part_file, in_dir(format::StagedPartFileName(name, token, part)));
-  if (!status.ok()) {
-    for (const auto& move : moves) io::RemoveFileIfExists(move.first);
-    io::RemoveFileIfExists(part_file);
-    return Status(status.code(), "staged copy of " + source + ": " + status.message());
-  }
-  return sync ? io::SyncDirectory(out_dir) : Status::OK();
-}
-
 Result<WriterSummary> MergeDatasets(const std::string& out_dir, const std::string& name,
                                     const std::vector<std::string>& inputs, const StagedWriteOptions& options) {
   if (inputs.empty()) return Status::InvalidArgument("merge: no input datasets");
-  UREC_ASSIGN_OR_RETURN(std::unique_ptr<StagedWrite> staged,
-                        StagedWrite::Begin(out_dir, name, static_cast<uint32_t>(inputs.size()), options));
-  for (uint32_t k = 0; k < inputs.size(); ++k) {
-    UREC_RETURN_IF_ERROR(StageDatasetCopy(out_dir, name, staged->token(), k, static_cast<uint32_t>(inputs.size()),
-                                          inputs[k], options.sync));
+  UREC_RETURN_IF_ERROR(dataset::CheckDatasetName(name, "merge"));
+  std::vector<std::shared_ptr<Dataset>> opened;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    Result<std::shared_ptr<Dataset>> input = Dataset::Open(inputs[k]);
+    if (!input.ok()) return Status(input.status().code(), "merge: input " + std::to_string(k) + ": " + input.status().message());
+    const std::string differs = SchemaOrMetadataDifference((*input)->schema(), (*input)->metadata(), opened.empty() ? (*input)->schema() : opened[0]->schema(),
+                                                           opened.empty() ? (*input)->metadata() : opened[0]->metadata(), inputs[0]);
+    if (!differs.empty()) {
+      return Status::InvalidArgument("merge: input " + std::to_string(k) + " (" + inputs[k] + ") has another " + differs +
+                                     "; datasets merge only with the same fields and metadata");
+    }
+    opened.push_back(std::move(*input));
   }
-  UREC_RETURN_IF_ERROR(staged->Commit());
-  return staged->summary();
+  UREC_ASSIGN_OR_RETURN(dataset::DatasetLock locked, dataset::LockDataset(out_dir, name, "merge"));
+  WriterSummary summary;
+  Status status = [&]() -> Status {
+    // Every input's segments, kept in place when they are this dataset's
+    // own files, else linked under new generations.
+    uint64_t next_generation = locked.generation;
+    std::vector<format::Segment> segments;
+    uint64_t first_id = 0;
+    for (const std::shared_ptr<Dataset>& input : opened) {
+      for (const SegmentInfo& segment : input->segments()) {
+        uint64_t g = segment.generation;
+        if (!NamedInPlace(*input, segment, out_dir, name)) {
+          g = next_generation++;
+          UREC_RETURN_IF_ERROR(LinkSegment(*input, segment, out_dir, name, g, options.sync, &summary.bytes_written));
+        }
+        for (uint32_t j = 0; j < segment.shards; ++j) {
+          const ShardInfo& shard = input->shards()[segment.first_shard + j];
+          const std::string path = io::JoinPath(out_dir, format::ShardFileName(name, g, j, segment.shards));
+          summary.shard_paths.push_back(path);
+          summary.index_paths.push_back(format::IndexPathFor(path));
+          summary.bytes += shard.file_bytes + shard.index_bytes;
+        }
+        segments.push_back(AsSegment(segment, g, first_id));
+        first_id += segment.records;
+      }
+    }
+    if (segments.size() > format::kMaxShards) return Status::InvalidArgument("merge: more than " + std::to_string(format::kMaxShards) + " segments");
+    if (options.sync) UREC_RETURN_IF_ERROR(io::SyncDirectory(out_dir));
+    dataset::PendingGeneration pending;
+    pending.generation = std::max(locked.generation, next_generation - 1);
+    pending.segments = std::move(segments);
+    pending.sync = options.sync;
+    UREC_RETURN_IF_ERROR(dataset::CommitGeneration(out_dir, name, pending, &summary));
+    summary.records = first_id;
+    return Status::OK();
+  }();
+  dataset::ReleaseDataset(out_dir, name, &locked.lock);
+  if (!status.ok()) return status;
+  return summary;
 }
 
 StagedWrite::StagedWrite(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -333,6 +432,12 @@ Result<std::unique_ptr<StagedWrite>> StagedWrite::Begin(const std::string& out_d
 }
 
 const std::string& StagedWrite::token() const { return impl_->token; }
+
+Status StagedWrite::KeepCommitted() {
+  if (impl_->done) return Status::FailedPrecondition("staged write: KeepCommitted after Commit");
+  impl_->keep_committed = true;
+  return Status::OK();
+}
 uint32_t StagedWrite::num_parts() const { return impl_->num_parts; }
 
 Status StagedWrite::AddReport(const std::string& label, std::string text) {

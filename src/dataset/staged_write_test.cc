@@ -2,6 +2,7 @@
 // attempt, commit to the bytes a Writer gives the same records; anything
 // missing, damaged or mismatched commits nothing.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
@@ -279,25 +280,51 @@ void WriteDataset(const std::string& dir, uint64_t begin, uint64_t end, const st
   ASSERT_TRUE((*staged)->Commit().ok());
 }
 
-TEST(MergeTest, MergedDatasetsEqualOneWrittenWholeAndMismatchesAreRefused) {
-  testing::ScratchDir a, b, whole, merged, other;
+// Every record of `dataset` is SampleRecord(first + id): its image, path and big value.
+void ExpectSampleRecords(const Dataset& dataset, uint64_t first, uint64_t count) {
+  ASSERT_EQ(dataset.size(), count);
+  for (uint64_t id = 0; id < count; ++id) {
+    auto record = dataset.Get(id);
+    ASSERT_TRUE(record.ok()) << record.status().ToString();
+    const testing::SampleValues values = testing::SampleRecord(first + id);
+    EXPECT_EQ(*record->GetBytes("image"), values.image) << id;
+    EXPECT_EQ(*record->GetString("path"), values.path) << id;
+    EXPECT_EQ(*record->GetInt64("big"), values.big) << id;
+  }
+}
+
+// The inode of `path`: a hard link shares it.
+ino_t Inode(const std::string& path) {
+  struct stat st {};
+  EXPECT_EQ(::stat(path.c_str(), &st), 0) << path;
+  return st.st_ino;
+}
+
+TEST(MergeTest, MergedDatasetsKeepTheirInputsShardsAndMismatchesAreRefused) {
+  testing::ScratchDir a, b, merged, other;
   WriteDataset(a.path(), 0, 40, {20});
   WriteDataset(b.path(), 40, 60, {});
-  {
-    auto staged = StagedWrite::Begin(whole.path(), "train", 2, NoSync());
-    ASSERT_TRUE(staged.ok());
-    ASSERT_TRUE(WritePart(whole.path(), (*staged)->token(), 0, 2, 0, 40, {20}).ok());
-    ASSERT_TRUE(WritePart(whole.path(), (*staged)->token(), 1, 2, 40, 60, {}).ok());
-    ASSERT_TRUE((*staged)->Commit().ok());
-  }
   auto summary = MergeDatasets(merged.path(), "train", {a.path(), b.path()}, NoSync());
   ASSERT_TRUE(summary.ok()) << summary.status().ToString();
   EXPECT_EQ(summary->records, 60u);
   EXPECT_EQ(summary->shards, 3u);
-  EXPECT_TRUE(Files(merged.path()) == Files(whole.path()));
+  EXPECT_EQ(summary->bytes_written, 0u);  // hard links: nothing rewritten
+  auto dataset = Dataset::Open(merged.path());
+  ASSERT_TRUE(dataset.ok()) << dataset.status().ToString();
+  ExpectSampleRecords(**dataset, 0, 60);
+  ASSERT_EQ((*dataset)->segments().size(), 2u);
+  EXPECT_EQ((*dataset)->segments()[1].first_id, 40u);
+  auto input_a = Dataset::Open(a.path());
+  ASSERT_TRUE(input_a.ok());
+  EXPECT_EQ((*dataset)->segments()[0].uuid, (*input_a)->uuid());
+  for (uint32_t s = 0; s < 2; ++s) {
+    EXPECT_EQ(Inode((*dataset)->shards()[s].path), Inode((*input_a)->shards()[s].path));
+    EXPECT_EQ(Inode((*dataset)->shards()[s].index_path), Inode((*input_a)->shards()[s].index_path));
+  }
+  EXPECT_TRUE((*dataset)->Verify().ok());
   const auto inputs = Files(a.path());
 
-  // Another class list: refused, naming the key; nothing committed.
+  // Another class list: refused, naming the input and the key; nothing committed.
   auto writer = Writer::Create(other.path(), "train", testing::SampleSchema(), PartOptions());
   ASSERT_TRUE(writer.ok());
   ASSERT_TRUE((*writer)->SetMetadata("classes", "x\ny").ok());
@@ -306,10 +333,20 @@ TEST(MergeTest, MergedDatasetsEqualOneWrittenWholeAndMismatchesAreRefused) {
   const auto before = Files(merged.path());
   auto refused = MergeDatasets(merged.path(), "train", {a.path(), other.path()}, NoSync());
   ASSERT_FALSE(refused.ok());
-  EXPECT_NE(refused.status().message().find("part 1 shard 0"), std::string::npos) << refused.status().message();
+  EXPECT_NE(refused.status().message().find("input 1 (" + other.path() + ")"), std::string::npos)
+      << refused.status().message();
   EXPECT_NE(refused.status().message().find("metadata 'classes'"), std::string::npos) << refused.status().message();
   EXPECT_TRUE(Files(merged.path()) == before);
-  EXPECT_TRUE(Files(a.path()) == inputs);  // inputs are copied, never changed
+  EXPECT_TRUE(Files(a.path()) == inputs);  // inputs are linked, never changed
+
+  // Merged into itself (its own files stay in place) and then with b again.
+  auto again = MergeDatasets(merged.path(), "train", {merged.path(), b.path()}, NoSync());
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  auto twice = Dataset::Open(merged.path());
+  ASSERT_TRUE(twice.ok()) << twice.status().ToString();
+  EXPECT_EQ((*twice)->size(), 80u);
+  EXPECT_EQ((*twice)->segments().size(), 3u);
+  for (uint32_t s = 0; s < 3; ++s) EXPECT_EQ((*twice)->shards()[s].path, (*dataset)->shards()[s].path);
 }
 
 }  // namespace
@@ -318,22 +355,16 @@ TEST(MergeTest, MergedDatasetsEqualOneWrittenWholeAndMismatchesAreRefused) {
 namespace unirecord {
 namespace {
 
-// The shard and index files' bytes, in name order (generations aside).
-std::vector<std::string> ShardBytes(const std::string& dir) {
-  std::vector<std::string> bytes;
-  for (const auto& [name, data] : Files(dir)) {
-    if (name.find(".urec") != std::string::npos || name.find(".uidx") != std::string::npos) bytes.push_back(data);
-  }
-  return bytes;
-}
-
-TEST(AppendTest, AWriterAppendsANewGenerationWhoseIdsContinue) {
-  testing::ScratchDir dir, reference;
+TEST(AppendTest, AWriterAppendsASegmentWithoutCopyingTheOldShards) {
+  testing::ScratchDir dir;
   WriterOptions first = testing::SmallPages(2);
   first.expected_records = 30;
   ASSERT_TRUE(testing::WriteSample(dir.path(), "train", 30, first).ok());
   auto old = Dataset::Open(dir.path());
   ASSERT_TRUE(old.ok());
+  const auto old_files = Files(dir.path());
+  std::vector<ino_t> old_inodes;
+  for (const ShardInfo& shard : (*old)->shards()) old_inodes.push_back(Inode(shard.path));
 
   WriterOptions options = PartOptions();
   options.append = true;
@@ -351,18 +382,32 @@ TEST(AppendTest, AWriterAppendsANewGenerationWhoseIdsContinue) {
   }
   Status finished = (*writer)->Finish();
   ASSERT_TRUE(finished.ok()) << finished.ToString();
-  EXPECT_EQ((*writer)->summary().records, 60u);
-  EXPECT_EQ((*writer)->summary().generation, 2u);
+  const WriterSummary& summary = (*writer)->summary();
+  EXPECT_EQ(summary.records, 60u);
+  EXPECT_EQ(summary.generation, 2u);
+  EXPECT_EQ(summary.shards, 3u);
+  EXPECT_LT(summary.bytes_written, summary.bytes);  // only the new segment
 
-  // The same as the 60 records written as two parts, cut where they were.
-  auto staged = StagedWrite::Begin(reference.path(), "train", 2, NoSync());
-  ASSERT_TRUE(staged.ok());
-  ASSERT_TRUE(WritePart(reference.path(), (*staged)->token(), 0, 2, 0, 30, {15}).ok());
-  ASSERT_TRUE(WritePart(reference.path(), (*staged)->token(), 1, 2, 30, 60, {}).ok());
-  ASSERT_TRUE((*staged)->Commit().ok());
-  EXPECT_TRUE(ShardBytes(dir.path()) == ShardBytes(reference.path()));
-  EXPECT_TRUE((*old)->Verify().ok());  // the old generation, open before, still reads
+  auto appended = Dataset::Open(dir.path());
+  ASSERT_TRUE(appended.ok()) << appended.status().ToString();
+  ExpectSampleRecords(**appended, 0, 60);
+  ASSERT_EQ((*appended)->segments().size(), 2u);
+  EXPECT_EQ((*appended)->segments()[0].uuid, (*old)->uuid());
+  EXPECT_EQ((*appended)->segments()[1].first_id, 30u);
+  for (size_t s = 0; s < old_inodes.size(); ++s) EXPECT_EQ(Inode((*appended)->shards()[s].path), old_inodes[s]);
+  const auto new_files = Files(dir.path());
+  for (const auto& [name, bytes] : old_files) {  // no old shard or index changed
+    if (name.find(".urec") != std::string::npos || name.find(".uidx") != std::string::npos) {
+      EXPECT_TRUE(new_files.at(name) == bytes) << name;
+    }
+  }
+  EXPECT_TRUE((*old)->Verify().ok());  // the old version, open before, still reads
   EXPECT_EQ((*old)->size(), 30u);
+  DatasetOptions version1;
+  version1.version = 1;
+  auto kept = Dataset::Open(dir.path(), version1);
+  ASSERT_TRUE(kept.ok()) << kept.status().ToString();
+  ExpectSampleRecords(**kept, 0, 30);
 
   // Another class list: nothing committed.
   auto odd = Writer::Create(dir.path(), "train", testing::SampleSchema(), options);
@@ -371,6 +416,7 @@ TEST(AppendTest, AWriterAppendsANewGenerationWhoseIdsContinue) {
   Status refused = (*odd)->Finish();
   EXPECT_EQ(refused.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(refused.message().find("metadata 'classes'"), std::string::npos) << refused.message();
+  EXPECT_NE(refused.message().find("append to " + dir.path() + "/train"), std::string::npos) << refused.message();
   auto now = Dataset::Open(dir.path());
   ASSERT_TRUE(now.ok());
   EXPECT_EQ((*now)->size(), 60u);

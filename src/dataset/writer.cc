@@ -52,10 +52,9 @@ struct Writer::Impl {
     std::string attempt;  // lowercase hex, random: this attempt's file names
   };
   std::optional<Part> part;
-  // Appending (WriterOptions::append): the staged write this writer's
-  // records are part 1 of, after a copy of `append_source` as part 0.
+  // Appending (WriterOptions::append): the staged write whose one part
+  // holds this writer's records, committed after the dataset's segments.
   std::unique_ptr<StagedWrite> staged;
-  std::string append_source;
 
   Result<shard::ShardWriter*> StartShard() {
     const uint32_t number = static_cast<uint32_t>(shards.size());
@@ -133,10 +132,9 @@ struct Writer::Impl {
     staged.reset();  // an append's: removes what it staged, releases the lock
   }
 
-  // Stages this writer's records, copies the committed dataset, commits both.
+  // Stages this writer's records and commits them as a new segment.
   Status CommitAppend() {
     UREC_RETURN_IF_ERROR(StagePart());
-    UREC_RETURN_IF_ERROR(StageDatasetCopy(out_dir, name, part->token, 0, 2, append_source, options.sync));
     UREC_RETURN_IF_ERROR(staged->Commit());
     summary = staged->summary();
     return Status::OK();
@@ -238,9 +236,9 @@ Result<std::unique_ptr<Writer>> Writer::Create(const std::string& out_dir, const
       staged_options.threads = options.threads;
       staged_options.sync = options.sync;
       auto impl = std::make_unique<Impl>();
-      UREC_ASSIGN_OR_RETURN(impl->staged, StagedWrite::Begin(out_dir, name, 2, staged_options));
-      impl->part = Impl::Part{impl->staged->token(), 1, 2, RandomHex()};
-      impl->append_source = existing;
+      UREC_ASSIGN_OR_RETURN(impl->staged, StagedWrite::Begin(out_dir, name, 1, staged_options));
+      UREC_RETURN_IF_ERROR(impl->staged->KeepCommitted());
+      impl->part = Impl::Part{impl->staged->token(), 0, 1, RandomHex()};
       UREC_RETURN_IF_ERROR(impl->Init(out_dir, name, schema, options));
       return std::unique_ptr<Writer>(new Writer(std::move(impl)));
     }
@@ -392,6 +390,7 @@ Result<format::Uuid> Writer::Impl::CloseAndFinalize() {
     return shard.Finalize(header, index, options.sync);
   }));
   for (const auto& shard : shards) summary.bytes += shard->shard_file_length() + shard->index_file_length();
+  summary.bytes_written = summary.bytes;
   summary.records = written;
   summary.shards = count;
   return uuid;
@@ -412,8 +411,7 @@ Status Writer::Impl::Commit() {
   }
   dataset::PendingGeneration pending;
   pending.generation = generation;
-  pending.shard_count = count;
-  pending.uuid = format::UuidToString(uuid);
+  pending.segments = {format::Segment{generation, count, 0, format::UuidToString(uuid)}};
   pending.moves = std::move(moves);
   pending.reports = reports;
   pending.sync = options.sync;

@@ -24,6 +24,16 @@ struct ShardDigest {
 Uuid DeriveDatasetUuid(const std::vector<ShardDigest>& shards, const Schema& schema, const Metadata& metadata,
                        const ShardHeaderValues& page_settings);
 
+// The UUID of a dataset of several segments (SPEC section 1.2): of their
+// UUIDs, shard counts and first ids, in order. A dataset of one segment has
+// that segment's UUID.
+struct SegmentDigest {
+  Uuid uuid{};
+  uint32_t shard_count = 0;
+  uint64_t first_id = 0;
+};
+Uuid DeriveSegmentsUuid(const std::vector<SegmentDigest>& segments);
+
 }  // namespace unirecord::format
 
 #endif  // UNIRECORD_FORMAT_DATASET_UUID_H_

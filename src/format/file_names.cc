@@ -106,6 +106,15 @@ std::optional<uint64_t> ReportGeneration(const std::string& file, const std::str
   return generation;
 }
 
+// G of "NAME.gGGGGGG.uver" (G >= 1).
+std::optional<uint64_t> VersionGeneration(const std::string& file, const std::string& name) {
+  std::optional<std::string> middle = StripSuffix(file, kVersionExtension);
+  if (!middle || !StartsWith(*middle, name + ".")) return std::nullopt;
+  std::optional<uint64_t> generation = ParseGenerationTag(middle->substr(name.size() + 1));
+  if (!generation || *generation == 0 || VersionFileName(name, *generation) != file) return std::nullopt;
+  return generation;
+}
+
 }  // namespace
 
 std::string ShardFileName(const std::string& name, uint64_t generation, uint32_t shard, uint32_t count) {
@@ -128,6 +137,12 @@ std::optional<std::string> ManifestDatasetName(const std::string& file) {
   return name;
 }
 
+std::string VersionFileName(const std::string& name, uint64_t generation) {
+  return name + GenerationTag(generation) + kVersionExtension;
+}
+
+std::string TagsFileName(const std::string& name) { return name + kTagsExtension; }
+
 std::string LockFileName(const std::string& name) { return "." + name + ".lock"; }
 
 std::string TemporaryShardFileName(const std::string& name, long pid, uint32_t shard) {
@@ -144,6 +159,14 @@ std::string TemporaryReportFileName(const std::string& name, long pid, const std
 
 std::string TemporaryManifestFileName(const std::string& name, long pid) {
   return TemporaryFileName(name, pid, std::string(kManifestExtension).substr(1));
+}
+
+std::string TemporaryVersionFileName(const std::string& name, long pid) {
+  return TemporaryFileName(name, pid, std::string(kVersionExtension).substr(1));
+}
+
+std::string TemporaryTagsFileName(const std::string& name, long pid) {
+  return TemporaryFileName(name, pid, std::string(kTagsExtension).substr(1));
 }
 
 namespace {
@@ -220,6 +243,11 @@ FileOfDataset ClassifyFile(const std::string& file, const std::string& name) {
   FileOfDataset result;
   if (file == ManifestFileName(name)) {
     result.role = FileRole::kManifest;
+  } else if (file == TagsFileName(name)) {
+    result.role = FileRole::kTags;
+  } else if (std::optional<uint64_t> version = VersionGeneration(file, name)) {
+    result.role = FileRole::kVersion;
+    result.generation = *version;
   } else if (file == LockFileName(name)) {
     result.role = FileRole::kLock;
   } else if (std::optional<ShardFileParts> parts = ParseShardFileName(file); parts && parts->name == name) {

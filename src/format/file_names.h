@@ -24,6 +24,10 @@ std::string ReportFileName(const std::string& name, uint64_t generation, const s
 std::string ManifestFileName(const std::string& name);
 // The dataset name of a manifest file name ("train.uset" -> "train").
 std::optional<std::string> ManifestDatasetName(const std::string& file);
+// NAME.gGGGGGG.uver: the kept manifest of generation G (a version).
+std::string VersionFileName(const std::string& name, uint64_t generation);
+// NAME.utag: the tags naming versions.
+std::string TagsFileName(const std::string& name);
 // .NAME.lock: the writers' lock.
 std::string LockFileName(const std::string& name);
 // .NAME.tmp-PID-TAG.partial: a file being written by process PID, where TAG
@@ -33,6 +37,8 @@ std::string TemporaryShardFileName(const std::string& name, long pid, uint32_t s
 std::string TemporaryIndexFileName(const std::string& name, long pid, uint32_t shard);
 std::string TemporaryReportFileName(const std::string& name, long pid, const std::string& label);
 std::string TemporaryManifestFileName(const std::string& name, long pid);
+std::string TemporaryVersionFileName(const std::string& name, long pid);
+std::string TemporaryTagsFileName(const std::string& name, long pid);
 
 // The files of a staged write (StagedWrite and PartWriter, writer.h), all of
 // them temporaries of the form above with the write's TOKEN (decimal digits)
@@ -72,12 +78,14 @@ enum class FileRole {
   kShard,      // .urec or .uidx of `generation`
   kReport,     // report of `generation` ("rejects" at generation 0)
   kManifest,
+  kVersion,    // kept manifest of `generation`
+  kTags,
   kLock,
   kTemporary,  // a writer's temporary, today's or an older version's
 };
 struct FileOfDataset {
   FileRole role = FileRole::kOther;
-  uint64_t generation = 0;  // kShard, kReport
+  uint64_t generation = 0;  // kShard, kReport, kVersion
 };
 FileOfDataset ClassifyFile(const std::string& file, const std::string& name);
 

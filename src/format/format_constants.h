@@ -113,16 +113,29 @@ inline constexpr const char* kPartialSuffix = ".partial";
 inline constexpr uint64_t kMaxGeneration = 999999999999999999ull;
 
 // SPEC.md "Generations and the manifest": NAME.uset, a text file whose first
-// line is kManifestFirstLine, at most kMaxManifestBytes long.
+// line is kManifestFirstLine (one segment whose files carry the manifest's
+// generation: every dataset before format 1.2) or kSegmentedManifestFirstLine
+// (section 1.2: segment lines), at most kMaxManifestBytes long.
 inline constexpr const char* kManifestExtension = ".uset";
 inline constexpr const char* kManifestFirstLine = "unirecord-manifest 1";
+inline constexpr const char* kSegmentedManifestFirstLine = "unirecord-manifest 2";
+// SPEC.md "Versions and tags" (section 1.3): the kept manifest of each committed
+// generation, NAME.gGGGGGG.uver (the bytes NAME.uset had when it committed),
+// and the tags, NAME.utag (first line kTagsFirstLine).
+inline constexpr const char* kVersionExtension = ".uver";
+inline constexpr const char* kTagsExtension = ".utag";
+inline constexpr const char* kTagsFirstLine = "unirecord-tags 1";
+inline constexpr size_t kMaxTagBytes = 64;
 // First line of a staged part's completion file (a temporary, never
 // committed; format/file_names.h StagedPartFileName).
 inline constexpr const char* kPartFileFirstLine = "unirecord-part 1";
-inline constexpr uint64_t kMaxManifestBytes = 64 << 10;
+inline constexpr uint64_t kMaxManifestBytes = 1 << 20;  // 64 KiB before format 1.2
+inline constexpr uint64_t kMaxTagsBytes = 1 << 20;
 
 // SPEC.md "Dataset UUID": domain separator of the content digest.
 inline constexpr const char* kUuidDomain = "unirecord-dataset-uuid-v1";
+// ... and of a dataset of several segments (section 1.2): a digest of theirs.
+inline constexpr const char* kSegmentsUuidDomain = "unirecord-segments-uuid-v1";
 
 // SPEC.md section 13: the sampler state, 40 bytes a training job saves to
 // resume its sample order.

@@ -47,6 +47,24 @@ std::string UuidToString(const Uuid& uuid) {
   return out;
 }
 
+bool UuidFromString(const std::string& text, Uuid* uuid) {
+  if (text.size() != 36) return false;
+  size_t at = 0;
+  for (size_t i = 0; i < uuid->size(); ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) {
+      if (text[at++] != '-') return false;
+    }
+    int digits[2];
+    for (int& d : digits) {
+      const char c = text[at++];
+      d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+      if (d < 0) return false;
+    }
+    (*uuid)[i] = static_cast<uint8_t>(digits[0] << 4 | digits[1]);
+  }
+  return true;
+}
+
 std::string BuildShardHeader(const Schema& schema, const Metadata& metadata,
                              const ShardHeaderValues& v) {
   flatbuffers::FlatBufferBuilder builder(kInitialBuilderBytes);

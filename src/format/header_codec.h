@@ -21,6 +21,8 @@ using Metadata = std::map<std::string, std::string>;
 
 // "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx".
 std::string UuidToString(const Uuid& uuid);
+// The inverse of UuidToString (lowercase hex only); false otherwise.
+bool UuidFromString(const std::string& text, Uuid* uuid);
 
 struct ShardHeaderValues {
   Uuid uuid{};

@@ -11,8 +11,6 @@
 namespace unirecord::format {
 namespace {
 
-using format::kManifestFirstLine;
-
 bool ParseDecimal(const std::string& s, uint64_t max, uint64_t* value) {
   if (s.empty() || s.size() > 18 || s.find_first_not_of("0123456789") != std::string::npos) return false;
   *value = std::stoull(s);
@@ -25,38 +23,125 @@ std::string Hex64(uint64_t v) {
   return hex;
 }
 
-}  // namespace
+bool IsUuidText(const std::string& s) {
+  if (s.size() != 36) return false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+    if (dash ? s[i] != '-' : std::string("0123456789abcdef").find(s[i]) == std::string::npos) return false;
+  }
+  return true;
+}
 
-std::string EncodeManifest(const Manifest& manifest) {
-  std::string text = std::string(kManifestFirstLine) + "\n";
-  text += "generation " + std::to_string(manifest.generation) + "\n";
-  text += "shards " + std::to_string(manifest.shard_count) + "\n";
-  text += "uuid " + manifest.uuid + "\n";
-  for (const std::string& label : manifest.reports) text += "report " + label + "\n";
+std::string WithChecksum(std::string text) {
   text += "checksum " + Hex64(format::Checksum(text.data(), text.size())) + "\n";
   return text;
 }
 
-Result<Manifest> DecodeManifest(const std::string& text, const std::string& path) {
-  auto corrupt = [&](const std::string& what) { return Status::Corruption(path + ": manifest " + what); };
-  const size_t checksum_at = text.rfind("checksum ");
-  if (text.compare(0, std::string(kManifestFirstLine).size() + 1, std::string(kManifestFirstLine) + "\n") != 0) {
-    return corrupt("does not start with '" + std::string(kManifestFirstLine) + "'");
+// The lines between the first line (one of `first_lines`) and the checksum
+// line, which must match; sets `*version` to the index of the first line.
+Result<std::vector<std::string>> CheckedLines(const std::string& text, const std::vector<std::string>& first_lines,
+                                              const std::string& what, const std::string& path, size_t* version) {
+  auto corrupt = [&](const std::string& problem) { return Status::Corruption(path + ": " + what + " " + problem); };
+  size_t start = std::string::npos;
+  for (size_t v = 0; v < first_lines.size(); ++v) {
+    if (text.compare(0, first_lines[v].size() + 1, first_lines[v] + "\n") == 0) {
+      *version = v;
+      start = first_lines[v].size() + 1;
+    }
   }
-  if (checksum_at == std::string::npos || (checksum_at > 0 && text[checksum_at - 1] != '\n') ||
+  if (start == std::string::npos) {
+    std::string known;
+    for (const std::string& line : first_lines) known += (known.empty() ? "'" : "' or '") + line;
+    return corrupt("does not start with " + known + "' (a newer version, or not a " + what + ")");
+  }
+  const size_t checksum_at = text.rfind("checksum ");
+  if (checksum_at == std::string::npos || checksum_at < start || text[checksum_at - 1] != '\n' ||
       text.compare(checksum_at, std::string::npos, "checksum " + Hex64(format::Checksum(text.data(), checksum_at)) + "\n") != 0) {
     return corrupt("checksum mismatch (truncated or damaged)");
   }
+  std::vector<std::string> lines;
+  while (start < checksum_at) {
+    const size_t end = text.find('\n', start);  // found: the text before checksum_at ends in '\n'
+    lines.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return lines;
+}
+
+void SplitKey(const std::string& line, std::string* key, std::string* value) {
+  const size_t space = line.find(' ');
+  *key = line.substr(0, space);
+  *value = space == std::string::npos ? "" : line.substr(space + 1);
+}
+
+// "GENERATION SHARDS FIRST_ID UUID".
+bool ParseSegment(const std::string& value, Segment* segment) {
+  char generation[32], shards[32], first_id[32], uuid[64];
+  int consumed = 0;
+  if (value.size() > 120 ||
+      std::sscanf(value.c_str(), "%31s %31s %31s %63s%n", generation, shards, first_id, uuid, &consumed) != 4 ||
+      static_cast<size_t>(consumed) != value.size()) {
+    return false;
+  }
+  uint64_t g = 0, s = 0, f = 0;
+  if (!ParseDecimal(generation, kMaxGeneration, &g) || g == 0 || !ParseDecimal(shards, kMaxShards, &s) || s == 0 ||
+      !ParseDecimal(first_id, UINT64_MAX, &f) || !IsUuidText(uuid)) {
+    return false;
+  }
+  *segment = Segment{g, static_cast<uint32_t>(s), f, uuid};
+  return value == std::to_string(g) + " " + std::to_string(s) + " " + std::to_string(f) + " " + uuid;
+}
+
+Result<std::string> ReadSmallFile(const std::string& path, uint64_t limit, const std::string& what) {
+  UREC_ASSIGN_OR_RETURN(io::MappedFile file, io::MappedFile::Open(path));
+  if (file.size() > limit) {
+    return Status::Corruption(path + ": " + what + " larger than " + std::to_string(limit) + " bytes");
+  }
+  const auto* bytes = reinterpret_cast<const char*>(file.data());
+  return bytes == nullptr ? std::string() : std::string(bytes, file.size());
+}
+
+}  // namespace
+
+Manifest Manifest::OneSegment(uint64_t generation, uint32_t shard_count, const std::string& uuid) {
+  Manifest manifest;
+  manifest.generation = generation;
+  manifest.shard_count = shard_count;
+  manifest.uuid = uuid;
+  manifest.segments.push_back(Segment{generation, shard_count, 0, uuid});
+  return manifest;
+}
+
+std::string EncodeManifest(const Manifest& manifest) {
+  // No segments listed: the one segment a manifest 1 implies.
+  const bool one_segment = manifest.segments.empty() ||
+                           (manifest.segments.size() == 1 &&
+                            manifest.segments[0] == Segment{manifest.generation, manifest.shard_count, 0, manifest.uuid});
+  std::string text = std::string(one_segment ? kManifestFirstLine : kSegmentedManifestFirstLine) + "\n";
+  text += "generation " + std::to_string(manifest.generation) + "\n";
+  text += "shards " + std::to_string(manifest.shard_count) + "\n";
+  text += "uuid " + manifest.uuid + "\n";
+  if (!one_segment) {
+    for (const Segment& s : manifest.segments) {
+      text += "segment " + std::to_string(s.generation) + " " + std::to_string(s.shard_count) + " " +
+              std::to_string(s.first_id) + " " + s.uuid + "\n";
+    }
+  }
+  for (const std::string& label : manifest.reports) text += "report " + label + "\n";
+  return WithChecksum(std::move(text));
+}
+
+Result<Manifest> DecodeManifest(const std::string& text, const std::string& path) {
+  auto corrupt = [&](const std::string& what) { return Status::Corruption(path + ": manifest " + what); };
+  size_t version = 0;
+  UREC_ASSIGN_OR_RETURN(std::vector<std::string> lines,
+                        CheckedLines(text, {kManifestFirstLine, kSegmentedManifestFirstLine}, "manifest", path, &version));
+  const bool segmented = version == 1;
   Manifest manifest;
   bool has_generation = false, has_shards = false, has_uuid = false;
-  size_t line_start = std::string(kManifestFirstLine).size() + 1;
-  while (line_start < checksum_at) {
-    const size_t end = text.find('\n', line_start);  // found: the text before checksum_at ends in '\n'
-    const std::string line = text.substr(line_start, end - line_start);
-    line_start = end + 1;
-    const size_t space = line.find(' ');
-    const std::string key = line.substr(0, space);
-    const std::string value = space == std::string::npos ? "" : line.substr(space + 1);
+  for (const std::string& line : lines) {
+    std::string key, value;
+    SplitKey(line, &key, &value);
     uint64_t number = 0;
     if (key == "generation") {
       if (has_generation || !ParseDecimal(value, format::kMaxGeneration, &number) || number == 0) return corrupt("bad generation '" + value + "'");
@@ -70,6 +155,10 @@ Result<Manifest> DecodeManifest(const std::string& text, const std::string& path
       if (has_uuid || value.size() != 36) return corrupt("bad uuid '" + value + "'");
       manifest.uuid = value;
       has_uuid = true;
+    } else if (key == "segment" && segmented) {
+      Segment segment;
+      if (!ParseSegment(value, &segment)) return corrupt("bad segment '" + value + "'");
+      manifest.segments.push_back(segment);
     } else if (key == "report") {
       if (value.empty() || value.find_first_not_of("abcdefghijklmnopqrstuvwxyz") != std::string::npos) {
         return corrupt("bad report label '" + value + "'");
@@ -78,17 +167,92 @@ Result<Manifest> DecodeManifest(const std::string& text, const std::string& path
     }  // other keys: added by a later minor version, ignored
   }
   if (!has_generation || !has_shards || !has_uuid) return corrupt("lacks generation, shards or uuid");
+  if (!segmented) {
+    manifest.segments.push_back(Segment{manifest.generation, manifest.shard_count, 0, manifest.uuid});
+    return manifest;
+  }
+  // Segments: at least one, ids from 0 upwards, generations distinct and
+  // not after the manifest's, shard counts summing to `shards`.
+  if (manifest.segments.empty()) return corrupt("(version 2) lists no segment");
+  uint64_t shards = 0;
+  for (size_t i = 0; i < manifest.segments.size(); ++i) {
+    const Segment& s = manifest.segments[i];
+    const std::string which = "segment " + std::to_string(i) + " ";
+    if (s.generation > manifest.generation) return corrupt(which + "has generation " + std::to_string(s.generation) + ", after the manifest's");
+    if (i == 0 ? s.first_id != 0 : s.first_id < manifest.segments[i - 1].first_id) {
+      return corrupt(which + "starts at id " + std::to_string(s.first_id) + " (ids must start at 0 and not decrease)");
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (manifest.segments[j].generation == s.generation) return corrupt(which + "repeats generation " + std::to_string(s.generation));
+    }
+    shards += s.shard_count;
+  }
+  if (shards != manifest.shard_count) {
+    return corrupt("segments hold " + std::to_string(shards) + " shards, 'shards' says " +
+                   std::to_string(manifest.shard_count));
+  }
   return manifest;
 }
 
 Result<Manifest> ReadManifest(const std::string& dir, const std::string& name) {
   const std::string path = io::JoinPath(dir, format::ManifestFileName(name));
-  UREC_ASSIGN_OR_RETURN(io::MappedFile file, io::MappedFile::Open(path));
-  if (file.size() > format::kMaxManifestBytes) {
-    return Status::Corruption(path + ": manifest larger than " + std::to_string(format::kMaxManifestBytes) + " bytes");
+  UREC_ASSIGN_OR_RETURN(std::string text, ReadSmallFile(path, kMaxManifestBytes, "manifest"));
+  return DecodeManifest(text, path);
+}
+
+Result<Manifest> ReadVersionManifest(const std::string& dir, const std::string& name, uint64_t generation) {
+  const std::string path = io::JoinPath(dir, format::VersionFileName(name, generation));
+  UREC_ASSIGN_OR_RETURN(std::string text, ReadSmallFile(path, kMaxManifestBytes, "manifest"));
+  UREC_ASSIGN_OR_RETURN(Manifest manifest, DecodeManifest(text, path));
+  if (manifest.generation != generation) {
+    return Status::Corruption(path + ": manifest of generation " + std::to_string(manifest.generation) +
+                              " kept under the name of generation " + std::to_string(generation));
   }
-  const auto* bytes = reinterpret_cast<const char*>(file.data());
-  return DecodeManifest(bytes == nullptr ? std::string() : std::string(bytes, file.size()), path);
+  return manifest;
+}
+
+Status CheckTagName(const std::string& tag) {
+  if (tag.empty() || tag.size() > kMaxTagBytes || tag[0] < 'a' || tag[0] > 'z' ||
+      tag.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789._-") != std::string::npos) {
+    return Status::InvalidArgument("tag '" + tag + "': a tag is 1 to " + std::to_string(kMaxTagBytes) +
+                                   " of a-z 0-9 . _ -, starting with a letter");
+  }
+  return Status::OK();
+}
+
+std::string EncodeTags(const Tags& tags) {
+  std::string text = std::string(kTagsFirstLine) + "\n";
+  for (const auto& [tag, generation] : tags) text += "tag " + tag + " " + std::to_string(generation) + "\n";
+  return WithChecksum(std::move(text));
+}
+
+Result<Tags> DecodeTags(const std::string& text, const std::string& path) {
+  size_t version = 0;
+  UREC_ASSIGN_OR_RETURN(std::vector<std::string> lines, CheckedLines(text, {kTagsFirstLine}, "tags file", path, &version));
+  Tags tags;
+  for (const std::string& line : lines) {
+    std::string key, value;
+    SplitKey(line, &key, &value);
+    if (key != "tag") continue;  // added by a later version
+    std::string tag, number;
+    SplitKey(value, &tag, &number);
+    uint64_t generation = 0;
+    if (!CheckTagName(tag).ok() || !ParseDecimal(number, kMaxGeneration, &generation) || generation == 0 ||
+        !tags.emplace(tag, generation).second) {
+      return Status::Corruption(path + ": tags file has a bad line '" + line + "'");
+    }
+  }
+  return tags;
+}
+
+Result<Tags> ReadTags(const std::string& dir, const std::string& name) {
+  const std::string path = io::JoinPath(dir, format::TagsFileName(name));
+  Result<std::string> text = ReadSmallFile(path, kMaxTagsBytes, "tags file");
+  if (!text.ok()) {
+    if (text.status().code() == StatusCode::kNotFound) return Tags();
+    return text.status();
+  }
+  return DecodeTags(*text, path);
 }
 
 }  // namespace unirecord::format

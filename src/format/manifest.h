@@ -1,9 +1,11 @@
 // The manifest NAME.uset (format/SPEC.md section 1.1): the one small file
-// whose rename commits a generation of a dataset.
+// whose rename commits a generation of a dataset; its segments (1.2); the
+// kept manifests of earlier versions and the tags naming them (1.3).
 #ifndef UNIRECORD_FORMAT_MANIFEST_H_
 #define UNIRECORD_FORMAT_MANIFEST_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -11,18 +13,52 @@
 
 namespace unirecord::format {
 
-struct Manifest {
-  uint64_t generation = 0;           // >= 1
-  uint32_t shard_count = 0;          // 1 .. kMaxShards
-  std::string uuid;                  // the dataset UUID, text form
-  std::vector<std::string> reports;  // labels of the reports committed with it
+// A run of shards written together: files
+// NAME-SSSSS-of-NNNNN.gGGGGGG.urec for s < shard_count, G = generation,
+// whose headers hold `uuid`, shard numbers within the segment and ids from 0.
+struct Segment {
+  uint64_t generation = 0;  // >= 1, <= the manifest's; distinct per segment
+  uint32_t shard_count = 0;
+  uint64_t first_id = 0;  // global id of its first record
+  std::string uuid;       // its shards' UUID, text form
+
+  bool operator==(const Segment& o) const {
+    return generation == o.generation && shard_count == o.shard_count && first_id == o.first_id && uuid == o.uuid;
+  }
 };
 
+struct Manifest {
+  uint64_t generation = 0;           // >= 1
+  uint32_t shard_count = 0;          // 1 .. kMaxShards, over all segments
+  std::string uuid;                  // the dataset UUID, text form
+  std::vector<Segment> segments;     // >= 1, by first id
+  std::vector<std::string> reports;  // labels of the reports committed with it
+
+  // A dataset of one segment whose files carry this generation: what every
+  // manifest before format 1.2 commits.
+  static Manifest OneSegment(uint64_t generation, uint32_t shard_count, const std::string& uuid);
+};
+
+// Manifest 1 when the manifest is one segment of its own generation (the
+// bytes of format 1.1), else manifest 2 with segment lines.
 std::string EncodeManifest(const Manifest& manifest);
 // `path` names the file in errors (Corruption).
 Result<Manifest> DecodeManifest(const std::string& text, const std::string& path);
 // Reads and decodes DIR/NAME.uset; NotFound when there is none.
 Result<Manifest> ReadManifest(const std::string& dir, const std::string& name);
+// Reads and decodes the kept manifest of `generation`, DIR/NAME.gGGGGGG.uver;
+// Corruption when it names another generation.
+Result<Manifest> ReadVersionManifest(const std::string& dir, const std::string& name, uint64_t generation);
+
+// NAME.utag: tag -> generation.
+using Tags = std::map<std::string, uint64_t>;
+// InvalidArgument unless `tag` is 1..64 of [a-z0-9._-], starts with a
+// letter (so no tag reads as a version number).
+Status CheckTagName(const std::string& tag);
+std::string EncodeTags(const Tags& tags);
+Result<Tags> DecodeTags(const std::string& text, const std::string& path);
+// An empty map when DIR/NAME.utag does not exist.
+Result<Tags> ReadTags(const std::string& dir, const std::string& name);
 
 }  // namespace unirecord::format
 

@@ -393,6 +393,7 @@ Result<FileFacts> StatFile(const std::string& path) {
   facts.size = static_cast<uint64_t>(st.st_size);
   facts.modified_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
   facts.regular = S_ISREG(st.st_mode);
+  facts.links = static_cast<uint64_t>(st.st_nlink);
   return facts;
 }
 
@@ -405,6 +406,7 @@ const char* FileOpName(FileOp op) {
     case FileOp::kRemove: return "unlink";
     case FileOp::kMakeDirectory: return "mkdir";
     case FileOp::kLock: return "lock";
+    case FileOp::kLink: return "link";
   }
   return "?";
 }
@@ -490,6 +492,12 @@ Status RenameFile(const std::string& from, const std::string& to) {
   if (::rename(from.c_str(), to.c_str()) != 0) {
     return ErrnoStatus(from, ("rename to " + to).c_str(), errno);
   }
+  return Status::OK();
+}
+
+Status LinkFile(const std::string& from, const std::string& to) {
+  UREC_RETURN_IF_ERROR(AskHook(FileOp::kLink, to));
+  if (::link(from.c_str(), to.c_str()) != 0) return ErrnoStatus(from, ("link to " + to).c_str(), errno);
   return Status::OK();
 }
 

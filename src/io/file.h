@@ -171,6 +171,7 @@ struct FileFacts {
   uint64_t size = 0;
   int64_t modified_ns = 0;  // st_mtim
   bool regular = false;
+  uint64_t links = 1;  // hard links (st_nlink)
 };
 // stat() of `path`; NotFound when missing.
 Result<FileFacts> StatFile(const std::string& path);
@@ -181,7 +182,7 @@ Result<FileFacts> StatFile(const std::string& path);
 // before it happens. A hook that fails every call from the Nth on leaves the
 // disk exactly as a process killed before step N would. Set it only while no
 // other thread is in this layer; an empty function removes it.
-enum class FileOp { kCreate, kWrite, kSync, kRename, kRemove, kMakeDirectory, kLock };
+enum class FileOp { kCreate, kWrite, kSync, kRename, kRemove, kMakeDirectory, kLock, kLink };
 const char* FileOpName(FileOp op);
 using FaultHook = std::function<Status(FileOp op, const std::string& path)>;
 void SetFaultHook(FaultHook hook);
@@ -205,6 +206,10 @@ bool IsDirectory(const std::string& path);
 // directory").
 Status CreateDirectory(const std::string& path);
 Status RenameFile(const std::string& from, const std::string& to);
+// A hard link `to` of the file `from` (`to` must not exist). Its errno in
+// the message; callers fall back to a copy where links cannot be made
+// (another file system: EXDEV; one without links: EPERM).
+Status LinkFile(const std::string& from, const std::string& to);
 // Removes a file; a missing file is not an error, nor is any other failure.
 void RemoveFileIfExists(const std::string& path);
 Status SyncDirectory(const std::string& path);

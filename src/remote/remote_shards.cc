@@ -165,11 +165,31 @@ Result<std::string> RemoteShards::ListedDataset(const std::string& location) con
   return names.front();
 }
 
+Result<uint64_t> RemoteShards::WantedVersion(const std::string& name, uint64_t version, const std::string& tag) const {
+  if (tag.empty()) return version;
+  const std::string url = location_.FileUrl(format::TagsFileName(name));
+  Result<std::string> text = http_->GetString(url, std::nullopt, format::kMaxTagsBytes);
+  format::Tags tags;
+  if (text.ok()) {
+    UREC_ASSIGN_OR_RETURN(tags, format::DecodeTags(*text, url));
+  } else if (text.status().code() != StatusCode::kNotFound) {
+    return text.status();
+  }
+  const auto found = tags.find(tag);
+  if (found == tags.end()) return Status::NotFound(url + ": no tag '" + tag + "'");
+  if (version != 0 && version != found->second) {
+    return Status::InvalidArgument(url + ": tag '" + tag + "' names version " + std::to_string(found->second) +
+                                   ", not the version " + std::to_string(version) + " also asked for");
+  }
+  return found->second;
+}
+
 Result<std::string> RemoteShards::FetchManifest(const std::string& name) const {
   return http_->GetString(location_.FileUrl(format::ManifestFileName(name)), std::nullopt, format::kMaxManifestBytes);
 }
 
-Result<std::shared_ptr<RemoteShards>> RemoteShards::Open(const std::string& location, const RemoteOptions& options) {
+Result<std::shared_ptr<RemoteShards>> RemoteShards::Open(const std::string& location, const RemoteOptions& options,
+                                                        uint64_t version, const std::string& tag) {
   if (options.max_requests < 1 || options.attempts < 1 || options.prefetch_shards < 0 || options.timeout_s < 1 ||
       options.retry_backoff_ms < 0 || options.min_rate_bytes_per_s < 0 || options.min_rate_window_s < 1 ||
       options.request_deadline_s < 0) {
@@ -208,14 +228,29 @@ Result<std::shared_ptr<RemoteShards>> RemoteShards::Open(const std::string& loca
   }
   UREC_RETURN_IF_ERROR(manifest_text.status());
   const Location& loc = r->location_;
-  const std::string manifest_url = loc.FileUrl(format::ManifestFileName(name));
-  UREC_ASSIGN_OR_RETURN(format::Manifest manifest, format::DecodeManifest(*manifest_text, manifest_url));
-  r->uuid_ = manifest.uuid;
+  std::string manifest_url = loc.FileUrl(format::ManifestFileName(name));
+  UREC_ASSIGN_OR_RETURN(r->manifest_, format::DecodeManifest(*manifest_text, manifest_url));
+  UREC_ASSIGN_OR_RETURN(const uint64_t wanted, r->WantedVersion(name, version, tag));
+  if (wanted != 0 && wanted != r->manifest_.generation) {
+    manifest_url = loc.FileUrl(format::VersionFileName(name, wanted));
+    Result<std::string> kept = r->http_->GetString(manifest_url, std::nullopt, format::kMaxManifestBytes);
+    if (kept.status().code() == StatusCode::kNotFound) {
+      return Status::NotFound(location + ": version " + std::to_string(wanted) +
+                              " is not kept (never committed, or removed by urec gc)");
+    }
+    UREC_RETURN_IF_ERROR(kept.status());
+    UREC_ASSIGN_OR_RETURN(r->manifest_, format::DecodeManifest(*kept, manifest_url));
+    if (r->manifest_.generation != wanted) {
+      return Status::Corruption(manifest_url + ": manifest of generation " + std::to_string(r->manifest_.generation));
+    }
+  }
+  const format::Manifest& manifest = r->manifest_;
   UREC_ASSIGN_OR_RETURN(std::string meta_dir, r->cache_->MetaDir(manifest.uuid));
   UREC_ASSIGN_OR_RETURN(std::string data_dir, r->cache_->DataDir(manifest.uuid));
-  for (uint32_t s = 0; s < manifest.shard_count; ++s) {
+  for (const format::Segment& segment : manifest.segments) for (uint32_t s = 0; s < segment.shard_count; ++s) {
     Shard& shard = r->shards_.emplace_back();
-    shard.name = format::ShardFileName(name, manifest.generation, s, manifest.shard_count);
+    shard.name = format::ShardFileName(name, segment.generation, s, segment.shard_count);
+    shard.uuid = segment.uuid;
     shard.url = loc.FileUrl(shard.name);
     shard.index_url = format::IndexPathFor(shard.url);
     shard.frame_path = io::JoinPath(meta_dir, shard.name);
@@ -333,10 +368,10 @@ Status RemoteShards::FetchIndexAndFrame(uint32_t s) {
   files.index_path = index_tmp.path;
   Result<std::unique_ptr<shard::ShardReader>> checked = shard::ShardReader::Open(frame_tmp.path, false, files);
   if (!checked.ok()) return fail(checked.status());
-  if (format::UuidToString((*checked)->header().values.uuid) != uuid_) {
+  if (format::UuidToString((*checked)->header().values.uuid) != shard.uuid) {
     return fail(Status::Corruption(shard.url + ": belongs to dataset " +
                                    format::UuidToString((*checked)->header().values.uuid) + ", but the manifest names " +
-                                   uuid_));
+                                   shard.uuid));
   }
   Result<io::FlockedFile> index_done = cache_->Commit(std::move(index_tmp), shard.index_path);
   if (!index_done.ok()) {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "io/file.h"
+#include "format/manifest.h"
 #include "remote/http_client.h"
 #include "remote/location.h"
 #include "remote/shard_cache.h"
@@ -58,10 +59,15 @@ class RemoteShards {
   // Downloads (or finds in the cache) the manifest, indexes and frames of the
   // dataset at `location`. frame_paths() then opens with
   // ShardReader::Open(path, verify, FrameFiles(s)).
-  static Result<std::shared_ptr<RemoteShards>> Open(const std::string& location, const RemoteOptions& options);
+  // `version` / `tag` pick a kept version as DatasetOptions' do (0 and "":
+  // the latest).
+  static Result<std::shared_ptr<RemoteShards>> Open(const std::string& location, const RemoteOptions& options,
+                                                    uint64_t version = 0, const std::string& tag = "");
   ~RemoteShards();
 
-  const std::string& uuid() const { return uuid_; }
+  const std::string& uuid() const { return manifest_.uuid; }
+  // The manifest opened: its segments hold the shards in order.
+  const format::Manifest& manifest() const { return manifest_; }
   uint32_t shard_count() const { return static_cast<uint32_t>(shards_.size()); }
   // The cached frame of shard s and how to open it.
   const std::string& frame_path(uint32_t s) const { return shards_[s].frame_path; }
@@ -81,6 +87,7 @@ class RemoteShards {
  private:
   struct Shard {
     std::string name;        // file name (the remote's)
+    std::string uuid;        // its segment's: what its header must hold
     std::string url;
     std::string index_url;
     std::string frame_path;  // DIR/v1/UUID/meta/NAME
@@ -97,6 +104,8 @@ class RemoteShards {
   Result<std::string> ListedDataset(const std::string& location) const;
   // The text of dataset `name`'s manifest in location_'s folder.
   Result<std::string> FetchManifest(const std::string& name) const;
+  // The generation `tag` names (its tags file), else `version`.
+  Result<uint64_t> WantedVersion(const std::string& name, uint64_t version, const std::string& tag) const;
   // How a shard's data file opens: its cached index, named by their URLs.
   static shard::ShardFiles DataFiles(const Shard& shard);
   Status FetchIndexAndFrame(uint32_t s);
@@ -114,7 +123,7 @@ class RemoteShards {
   Location location_;
   std::shared_ptr<ShardCache> cache_;
   std::unique_ptr<HttpClient> http_;
-  std::string uuid_;
+  format::Manifest manifest_;
   std::deque<Shard> shards_;  // deque: Shard holds a mutex
 
   // Prefetch state, guarded by plan_mu_.

@@ -16,6 +16,7 @@ namespace unirecord::cli {
 namespace {
 
 struct CatArgs {
+  VersionChoice version;
   std::string path;
   RemoteOptions remote;
   uint64_t id = 0;
@@ -24,7 +25,7 @@ struct CatArgs {
 };
 
 Status RunCat(const CatArgs& args) {
-  UREC_ASSIGN_OR_RETURN(std::shared_ptr<Dataset> dataset, OpenForReading(args.path, args.remote));
+  UREC_ASSIGN_OR_RETURN(std::shared_ptr<Dataset> dataset, OpenForReading(args.path, args.remote, args.version));
   if (args.id >= dataset->size()) {
     return Status::OutOfRange("record " + std::to_string(args.id) + " does not exist: " + args.path + " has " +
                               std::to_string(dataset->size()) + " records (ids 0.." +
@@ -58,6 +59,7 @@ CommandRunner SetupCat(CLI::App* cmd) {
   auto args = std::make_shared<CatArgs>();
   cmd->add_option("PATH", args->path, "Dataset folder, one .urec shard, a glob, or an http(s):// or s3:// location")->required();
   AddRemoteOptions(cmd, &args->remote);
+  AddVersionOptions(cmd, &args->version);
   cmd->add_option("ID", args->id, "Global record id (0-based)")->required()->check(IntegerIn(0, UINT64_MAX));
   cmd->add_option("--field", args->field, "Print only this field: a bytes field raw, other fields as text");
   cmd->add_flag("--json", args->json, "JSON output (the default without --field); bytes fields show their size");

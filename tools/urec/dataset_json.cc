@@ -35,12 +35,21 @@ Json NestedArray(const ArrayView& array, size_t dim, size_t* pos) {
 
 }  // namespace
 
-Result<std::shared_ptr<Dataset>> OpenForReading(const std::string& path, const RemoteOptions& remote) {
+Result<std::shared_ptr<Dataset>> OpenForReading(const std::string& path, const RemoteOptions& remote,
+                                                const VersionChoice& version) {
   DatasetOptions options;
   options.remote = remote;
+  options.version = version.version;
+  options.tag = version.tag;
   struct stat st;
   options.allow_partial = stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
   return Dataset::Open(path, options);
+}
+
+void AddVersionOptions(CLI::App* cmd, VersionChoice* version) {
+  cmd->add_option("--version", version->version, "Open this kept version (generation; urec versions lists them)")
+      ->check(IntegerIn(1, UINT64_MAX));
+  cmd->add_option("--tag", version->tag, "Open the version this tag names (urec tag)");
 }
 
 void AddRemoteOptions(CLI::App* cmd, RemoteOptions* remote) {

@@ -17,10 +17,18 @@ namespace unirecord::cli {
 
 using Json = nlohmann::ordered_json;
 
+// --version G / --tag T: which kept version to open (DatasetOptions).
+struct VersionChoice {
+  uint64_t version = 0;
+  std::string tag;
+};
+void AddVersionOptions(CLI::App* cmd, VersionChoice* version);
+
 // Opens a directory, glob or shard list as a whole dataset; a single .urec
 // file opens on its own (ids then number that shard's records from 0); a
 // remote location (http://, https://, s3://) with `remote`'s cache settings.
-Result<std::shared_ptr<Dataset>> OpenForReading(const std::string& path, const RemoteOptions& remote = {});
+Result<std::shared_ptr<Dataset>> OpenForReading(const std::string& path, const RemoteOptions& remote = {},
+                                                const VersionChoice& version = {});
 
 // --cache-dir, --cache-limit, --prefetch-shards, --max-requests, --attempts,
 // the time limits (--timeout-s, --min-rate-*, --request-deadline-s),

@@ -14,6 +14,7 @@ namespace unirecord::cli {
 namespace {
 
 struct InspectArgs {
+  VersionChoice version;
   std::string path;
   RemoteOptions remote;
   bool json = false;
@@ -101,6 +102,7 @@ std::string Num(double v) {
 
 Json ShardToJson(const ShardInfo& s) {
   return Json{{"number", s.number},
+              {"segment", s.segment},
               {"path", s.path},
               {"index_path", s.index_path},
               {"first_id", s.first_id},
@@ -133,6 +135,13 @@ void PrintJson(const InspectArgs& args, const Dataset& ds, const Totals& t, cons
   const auto classes = ds.metadata().find(kClassesMetadataKey);
   if (classes != ds.metadata().end()) out["classes"] = DecodeNameList(classes->second);
   out["index_fields"] = index_fields;
+  out["version"] = ds.version();
+  Json segments = Json::array();
+  for (const SegmentInfo& g : ds.segments()) {
+    segments.push_back(Json{{"generation", g.generation}, {"uuid", g.uuid}, {"first_shard", g.first_shard},
+                            {"shards", g.shards}, {"first_id", g.first_id}, {"records", g.records}});
+  }
+  out["segments"] = segments;
   Json index_stats = Json::object();
   for (const IndexedStats& s : stats) {
     // No record: no min, max or mean (null); else as `urec cat` prints floats.
@@ -194,6 +203,18 @@ void PrintText(const InspectArgs& args, const Dataset& ds, const Totals& t, cons
     std::printf("labels    %zu labels, %llu..%llu records each\n", label_counts.size(),
                 static_cast<unsigned long long>(*fewest), static_cast<unsigned long long>(*most));
   }
+  if (ds.version() > 0) {
+    std::printf("version   %llu (urec versions lists the kept ones)\n", static_cast<unsigned long long>(ds.version()));
+  }
+  if (ds.segments().size() > 1) {
+    for (size_t k = 0; k < ds.segments().size(); ++k) {
+      const SegmentInfo& g = ds.segments()[k];
+      std::printf("segment %zu ids %llu.. (%llu), shards %u..%u, generation %llu, dataset %s\n", k,
+                  static_cast<unsigned long long>(g.first_id), static_cast<unsigned long long>(g.records),
+                  g.first_shard, g.first_shard + g.shards - 1, static_cast<unsigned long long>(g.generation),
+                  g.uuid.c_str());
+    }
+  }
   for (const ShardInfo& s : ds.shards()) {
     std::printf("shard %u   %s: ids %llu..%llu (%llu), %s, index %s, pages %llu blob + %llu scalar, format %u.%u\n",
                 s.number, s.path.c_str(), static_cast<unsigned long long>(s.first_id),
@@ -206,7 +227,7 @@ void PrintText(const InspectArgs& args, const Dataset& ds, const Totals& t, cons
 }
 
 Status RunInspect(const InspectArgs& args) {
-  UREC_ASSIGN_OR_RETURN(std::shared_ptr<Dataset> dataset, OpenForReading(args.path, args.remote));
+  UREC_ASSIGN_OR_RETURN(std::shared_ptr<Dataset> dataset, OpenForReading(args.path, args.remote, args.version));
   if (args.verify) UREC_RETURN_IF_ERROR(dataset->Verify());
   std::vector<uint64_t> label_counts;
   UREC_ASSIGN_OR_RETURN(std::vector<IndexedStats> stats, ScanIndexedFields(*dataset, &label_counts));
@@ -223,6 +244,7 @@ CommandRunner SetupInspect(CLI::App* cmd) {
   auto args = std::make_shared<InspectArgs>();
   cmd->add_option("PATH", args->path, "Dataset folder, one .urec shard, a glob, or an http(s):// or s3:// location")->required();
   AddRemoteOptions(cmd, &args->remote);
+  AddVersionOptions(cmd, &args->version);
   cmd->add_flag("--json", args->json, "Machine-readable output");
   cmd->add_flag("--verify", args->verify, "Also check every checksum (reads everything)");
   return [args] { return RunInspect(*args); };

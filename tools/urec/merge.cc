@@ -35,7 +35,7 @@ CommandRunner SetupMerge(CLI::App* cmd) {
 }
 
 UREC_REGISTER_COMMAND("merge",
-                      "Merge datasets of one schema and class list into one (ids in argument order; shards copied)",
+                      "Merge datasets of one schema and class list into one (ids in argument order; shards linked, not rewritten)",
                       SetupMerge);
 
 }  // namespace

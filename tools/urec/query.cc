@@ -18,6 +18,7 @@ namespace unirecord::cli {
 namespace {
 
 struct QueryArgs {
+  VersionChoice version;
   std::string path;
   RemoteOptions remote;
   std::string expression;
@@ -94,7 +95,7 @@ Status RunQuery(const QueryArgs& args) {
   if (!args.group_by.empty() && (args.count || args.ids || !args.fields.empty())) {
     return Status::InvalidArgument("--group-by prints value and count lines (or --json objects); it takes no --count, --ids or --fields");
   }
-  UREC_ASSIGN_OR_RETURN(std::shared_ptr<Dataset> dataset, OpenForReading(args.path, args.remote));
+  UREC_ASSIGN_OR_RETURN(std::shared_ptr<Dataset> dataset, OpenForReading(args.path, args.remote, args.version));
   UREC_ASSIGN_OR_RETURN(Query query, Query::Parse(args.expression, *dataset));
   if (args.explain) {
     UREC_ASSIGN_OR_RETURN(uint64_t count, query.Count(*dataset));
@@ -134,6 +135,7 @@ CommandRunner SetupQuery(CLI::App* cmd) {
   auto args = std::make_shared<QueryArgs>();
   cmd->add_option("PATH", args->path, "Dataset folder, one .urec shard, a glob, or an http(s):// or s3:// location")->required();
   AddRemoteOptions(cmd, &args->remote);
+  AddVersionOptions(cmd, &args->version);
   cmd->add_option("EXPR", args->expression, "Expression, e.g. 'label in [3, 7] and width >= 400' (docs/query.md)")
       ->required();
   cmd->add_flag("--count", args->count, "Print only the number of matching records");

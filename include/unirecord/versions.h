@@ -1,0 +1,68 @@
+// The versions of a dataset (format/SPEC.md section 1.3). Every commit of a
+// dataset with a manifest is a version, numbered by its generation, and is
+// kept: a Dataset opens any kept one (DatasetOptions::version or ::tag) and
+// reads it byte for byte while newer ones commit. Versions go only when
+// CollectGarbage says so; then the files no kept version uses go with them.
+//
+//   UREC_ASSIGN_OR_RETURN(auto versions, ListVersions("out/train"));
+//   UREC_RETURN_IF_ERROR(TagVersion("out/train", "paper-v1", versions.back().generation));
+//   GcOptions gc;
+//   gc.keep_last = 3;  // and every tagged one
+//   UREC_ASSIGN_OR_RETURN(GcSummary freed, CollectGarbage("out/train", gc));
+//
+// `path` everywhere: a folder holding one dataset with a manifest, DIR/NAME
+// or DIR/NAME.uset. Tagging and collecting take the dataset's writers' lock
+// (FailedPrecondition while a writer holds it).
+#ifndef UNIRECORD_VERSIONS_H_
+#define UNIRECORD_VERSIONS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "unirecord/status.h"
+
+namespace unirecord {
+
+struct VersionInfo {
+  uint64_t generation = 0;
+  bool latest = false;            // the one NAME.uset commits
+  std::vector<std::string> tags;  // sorted
+  uint32_t segments = 0;
+  uint32_t shards = 0;
+  std::string uuid;               // the dataset UUID of that version
+  int64_t committed_unix_s = 0;   // when it committed (its kept manifest's mtime)
+};
+
+// Every kept version, oldest first. NotFound when `path` has no manifest.
+Result<std::vector<VersionInfo>> ListVersions(const std::string& path);
+
+// Names kept version `version` (0: the latest) `tag`: 1 to 64 of a-z 0-9 . _ -,
+// starting with a letter. An existing tag is moved. NotFound for a version
+// that is not kept.
+Status TagVersion(const std::string& path, const std::string& tag, uint64_t version = 0);
+// NotFound when there is no such tag.
+Status UntagVersion(const std::string& path, const std::string& tag);
+
+struct GcOptions {
+  // Keep the newest `keep_last` versions (>= 1; 0: not a rule).
+  uint32_t keep_last = 0;
+  // Keep the versions committed less than this many seconds ago (-1: not a
+  // rule).
+  int64_t keep_newer_than_s = -1;
+  // Say what would go, remove nothing.
+  bool dry_run = false;
+};
+// A version goes when every rule given lets it go; the latest and tagged
+// versions always stay. InvalidArgument when no rule is given.
+struct GcSummary {
+  std::vector<uint64_t> removed;  // generations, ascending
+  std::vector<uint64_t> kept;
+  uint64_t files_removed = 0;
+  uint64_t bytes_freed = 0;       // of files with no other link
+};
+Result<GcSummary> CollectGarbage(const std::string& path, const GcOptions& options);
+
+}  // namespace unirecord
+
+#endif  // UNIRECORD_VERSIONS_H_

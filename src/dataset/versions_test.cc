@@ -1,0 +1,338 @@
+// Format 1.2's growing datasets (format/SPEC.md sections 1.2 and 1.3):
+// manifests of segments, kept versions, tags and their collection; every
+// corruption of a manifest 2 and of a tags file refused.
+#include "unirecord/versions.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <set>
+
+#include "dataset/test_util.h"
+#include "format/checksum.h"
+#include "format/file_names.h"
+#include "format/manifest.h"
+#include "unirecord/dataset.h"
+#include "unirecord/writer.h"
+#include "util/test_files.h"
+
+namespace unirecord {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Appends SampleRecord(k) for k in [begin, end) to dataset `name` of `dir`.
+Result<WriterSummary> AppendSample(const std::string& dir, const std::string& name, uint64_t begin, uint64_t end) {
+  WriterOptions options = testing::SmallPages(0);
+  options.append = true;
+  options.sync = false;
+  UREC_ASSIGN_OR_RETURN(auto writer, Writer::Create(dir, name, testing::SampleSchema(), options));
+  UREC_RETURN_IF_ERROR(writer->SetMetadata("classes", "a\nb\nc\nd\ne"));
+  UREC_RETURN_IF_ERROR(writer->SetMetadata("source", name));
+  RecordBuilder record(writer->schema());
+  for (uint64_t k = begin; k < end; ++k) {
+    const testing::SampleValues v = testing::SampleRecord(k);
+    UREC_RETURN_IF_ERROR(testing::FillSample(record, v));
+    UREC_RETURN_IF_ERROR(writer->Write(record));
+  }
+  UREC_RETURN_IF_ERROR(writer->Finish());
+  return writer->summary();
+}
+
+Result<std::shared_ptr<Dataset>> OpenVersion(const std::string& path, uint64_t version, const std::string& tag = "") {
+  DatasetOptions options;
+  options.version = version;
+  options.tag = tag;
+  return Dataset::Open(path, options);
+}
+
+// Every record's image and big value: what must not change in a version.
+std::vector<std::string> Content(const Dataset& dataset) {
+  std::vector<std::string> content;
+  for (uint64_t id = 0; id < dataset.size(); ++id) {
+    auto record = dataset.Get(id);
+    EXPECT_TRUE(record.ok()) << record.status().ToString();
+    if (!record.ok()) break;
+    content.push_back(std::string(*record->GetBytes("image")) + "|" + std::to_string(*record->GetInt64("big")));
+  }
+  return content;
+}
+
+std::vector<std::string> SampleContent(uint64_t begin, uint64_t end) {
+  std::vector<std::string> content;
+  for (uint64_t k = begin; k < end; ++k) {
+    const testing::SampleValues v = testing::SampleRecord(k);
+    content.push_back(v.image + "|" + std::to_string(v.big));
+  }
+  return content;
+}
+
+std::string Signed(const std::string& body) {
+  char hex[17];
+  std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(format::Checksum(body.data(), body.size())));
+  return body + "checksum " + hex + "\n";
+}
+
+const std::string kUuidA = "25661647-a09f-8738-832b-a9cd1a5612e2";
+const std::string kUuidB = "92bb11e6-5989-8bd0-a0c6-6b0b514a456f";
+
+TEST(ManifestTest, OneSegmentOfItsOwnGenerationIsManifest1AndMoreAreManifest2) {
+  format::Manifest one = format::Manifest::OneSegment(4, 2, kUuidA);
+  EXPECT_EQ(format::EncodeManifest(one).rfind("unirecord-manifest 1\n", 0), 0u);
+  format::Manifest two = one;
+  two.segments = {format::Segment{2, 1, 0, kUuidA}, format::Segment{4, 3, 10, kUuidB}};
+  two.shard_count = 4;
+  const std::string text = format::EncodeManifest(two);
+  EXPECT_EQ(text, Signed("unirecord-manifest 2\ngeneration 4\nshards 4\nuuid " + kUuidA + "\nsegment 2 1 0 " + kUuidA +
+                         "\nsegment 4 3 10 " + kUuidB + "\n"));
+  auto decoded = format::DecodeManifest(text, "m.uset");
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  EXPECT_EQ(decoded->segments, two.segments);
+  // Manifest 1 implies one segment.
+  auto implied = format::DecodeManifest(format::EncodeManifest(one), "m.uset");
+  ASSERT_TRUE(implied.ok());
+  EXPECT_EQ(implied->segments, (std::vector<format::Segment>{{4, 2, 0, kUuidA}}));
+  // A segment line in a manifest 1 is a key a reader of version 1 ignores.
+  const std::string head = "unirecord-manifest 1\ngeneration 4\nshards 2\nuuid " + kUuidA + "\n";
+  auto ignored = format::DecodeManifest(Signed(head + "segment 2 1 0 " + kUuidA + "\n"), "m.uset");
+  ASSERT_TRUE(ignored.ok());
+  EXPECT_EQ(ignored->segments.size(), 1u);
+}
+
+// One case per way a manifest 2 can be wrong.
+TEST(ManifestTest, EveryDamagedManifest2IsRefusedNamingTheProblem) {
+  const std::string head = "unirecord-manifest 2\ngeneration 4\nshards 4\nuuid " + kUuidA + "\n";
+  const std::string a = "segment 2 1 0 " + kUuidA + "\n";
+  const std::string b = "segment 4 3 10 " + kUuidB + "\n";
+  ASSERT_TRUE(format::DecodeManifest(Signed(head + a + b), "m.uset").ok());
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {Signed(head), "lists no segment"},
+      {Signed(head + a + "segment 4 2 10 " + kUuidB + "\n"), "segments hold 3 shards, 'shards' says 4"},
+      {Signed(head + "segment 2 1 5 " + kUuidA + "\n" + b), "segment 0 starts at id 5"},
+      {Signed(head + a + "segment 4 3 0 " + kUuidB + "\n" + "segment 3 0 0 " + kUuidB + "\n"), "bad segment"},
+      {Signed(head + "segment 5 1 0 " + kUuidA + "\n" + b), "segment 0 has generation 5, after the manifest's"},
+      {Signed(head + "segment 4 1 0 " + kUuidA + "\n" + b), "segment 1 repeats generation 4"},
+      {Signed(head + a + "segment 4 3 10 not-a-uuid\n"), "bad segment"},
+      {Signed(head + a + "segment 4 3 010 " + kUuidB + "\n"), "bad segment"},
+      {Signed(head + a + "segment 4 3 10 " + kUuidB + " extra\n"), "bad segment"},
+      {Signed("unirecord-manifest 3\ngeneration 4\n"), "does not start with"},
+      {(head + a + b + "checksum 0000000000000000\n"), "checksum mismatch"},
+  };
+  for (const auto& [text, problem] : cases) {
+    SCOPED_TRACE(text);
+    auto refused = format::DecodeManifest(text, "m.uset");
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.status().code(), StatusCode::kCorruption);
+    EXPECT_NE(refused.status().message().find("m.uset: manifest"), std::string::npos) << refused.status().message();
+    EXPECT_NE(refused.status().message().find(problem), std::string::npos) << refused.status().message();
+  }
+}
+
+TEST(ManifestTest, TagsRoundTripAndEveryDamagedTagsFileIsRefused) {
+  const format::Tags tags = {{"best", 3}, {"paper-v1.2_final", 12}};
+  auto decoded = format::DecodeTags(format::EncodeTags(tags), "t.utag");
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  EXPECT_EQ(*decoded, tags);
+  for (const std::string& bad : {std::string("1best"), std::string("Best"), std::string(""), std::string(65, 'a'),
+                                 std::string("a b"), std::string("a/b")}) {
+    EXPECT_EQ(format::CheckTagName(bad).code(), StatusCode::kInvalidArgument) << bad;
+  }
+  const std::string head = "unirecord-tags 1\n";
+  for (const std::string& text : {Signed(head + "tag best 0\n"), Signed(head + "tag Best 1\n"),
+                                  Signed(head + "tag best 1\ntag best 2\n"), Signed(head + "tag best\n"),
+                                  Signed("unirecord-tags 2\n"), head + "tag best 1\nchecksum 0000000000000000\n"}) {
+    SCOPED_TRACE(text);
+    auto refused = format::DecodeTags(text, "t.utag");
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.status().code(), StatusCode::kCorruption);
+    EXPECT_NE(refused.status().message().find("t.utag: tags file"), std::string::npos) << refused.status().message();
+  }
+}
+
+TEST(VersionsTest, EveryCommitIsKeptAndOpensByVersionOrTag) {
+  testing::ScratchDir dir;
+  WriterOptions contiguous = testing::SmallPages(2);
+  contiguous.expected_records = 20;  // ids in k order
+  ASSERT_TRUE(testing::WriteSample(dir.path(), "train", 20, contiguous).ok());
+  ASSERT_TRUE(AppendSample(dir.path(), "train", 20, 30).ok());
+  ASSERT_TRUE(AppendSample(dir.path(), "train", 30, 35).ok());
+  auto versions = ListVersions(dir / "train");
+  ASSERT_TRUE(versions.ok()) << versions.status().ToString();
+  ASSERT_EQ(versions->size(), 3u);
+  EXPECT_EQ((*versions)[0].generation, 1u);
+  EXPECT_EQ((*versions)[2].segments, 3u);
+  EXPECT_TRUE((*versions)[2].latest);
+  for (uint64_t g : {1, 2, 3}) {
+    auto opened = OpenVersion(dir.path(), g);
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    EXPECT_EQ((*opened)->version(), g);
+    EXPECT_TRUE(Content(**opened) == SampleContent(0, g == 1 ? 20 : g == 2 ? 30 : 35)) << "version " << g;
+    EXPECT_EQ((*opened)->uuid(), (*versions)[g - 1].uuid);
+    EXPECT_TRUE((*opened)->Verify().ok());
+  }
+  ASSERT_TRUE(TagVersion(dir.path(), "baseline", 1).ok());
+  auto tagged = OpenVersion(dir.path(), 0, "baseline");
+  ASSERT_TRUE(tagged.ok()) << tagged.status().ToString();
+  EXPECT_EQ((*tagged)->size(), 20u);
+  EXPECT_TRUE(OpenVersion(dir.path(), 1, "baseline").ok());
+
+  // Errors name the dataset and the problem.
+  auto missing = OpenVersion(dir.path(), 7);
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(missing.status().message().find("version 7 is not kept"), std::string::npos) << missing.status().message();
+  auto no_tag = OpenVersion(dir.path(), 0, "nope");
+  EXPECT_EQ(no_tag.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(no_tag.status().message().find("no tag 'nope' (tags: baseline)"), std::string::npos)
+      << no_tag.status().message();
+  EXPECT_EQ(OpenVersion(dir.path(), 2, "baseline").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(OpenVersion(dir / "train-*.urec", 1).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(TagVersion(dir.path(), "x", 9).code(), StatusCode::kNotFound);
+  EXPECT_EQ(TagVersion(dir.path(), "9x").code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(UntagVersion(dir.path(), "nope").code(), StatusCode::kNotFound);
+  EXPECT_EQ(ListVersions(dir / "absent").status().code(), StatusCode::kNotFound);
+}
+
+TEST(VersionsTest, AReaderKeepsItsVersionWhileNewerOnesCommitAndOldOnesAreCollected) {
+  testing::ScratchDir dir;
+  ASSERT_TRUE(testing::WriteSample(dir.path(), "train", 20, testing::SmallPages(2)).ok());
+  auto reader = Dataset::Open(dir.path());
+  ASSERT_TRUE(reader.ok());
+  const std::vector<std::string> before = Content(**reader);
+  ASSERT_TRUE(testing::WriteSample(dir.path(), "train", 7, testing::SmallPages(1)).ok());  // replaced
+  ASSERT_TRUE(AppendSample(dir.path(), "train", 7, 9).ok());
+  GcOptions gc;
+  gc.keep_last = 1;
+  auto collected = CollectGarbage(dir.path(), gc);
+  ASSERT_TRUE(collected.ok()) << collected.status().ToString();
+  // Version 2's segment is version 3's first: its files stay, its kept
+  // manifest goes.
+  EXPECT_EQ(collected->removed, (std::vector<uint64_t>{1, 2}));
+  EXPECT_EQ(collected->kept, (std::vector<uint64_t>{3}));
+  EXPECT_TRUE(fs::exists(dir / "train-00000-of-00001.g000002.urec"));
+  EXPECT_FALSE(fs::exists(dir / "train-00000-of-00002.g000001.urec"));
+  EXPECT_GT(collected->bytes_freed, 0u);
+  EXPECT_TRUE(Content(**reader) == before);  // unlinked, still mapped
+  EXPECT_TRUE((*reader)->Verify().ok());
+  EXPECT_EQ(OpenVersion(dir.path(), 1).status().code(), StatusCode::kNotFound);
+}
+
+TEST(VersionsTest, CollectionKeepsTheLatestTheTaggedAndWhatTheRulesSay) {
+  testing::ScratchDir dir;
+  for (uint64_t n : {5, 6, 7, 8, 9}) ASSERT_TRUE(testing::WriteSample(dir.path(), "train", n, testing::SmallPages(1)).ok());
+  ASSERT_TRUE(TagVersion(dir.path(), "first", 1).ok());
+  GcOptions none;
+  EXPECT_EQ(CollectGarbage(dir.path(), none).status().code(), StatusCode::kInvalidArgument);
+  GcOptions dry;
+  dry.keep_last = 2;
+  dry.dry_run = true;
+  auto would = CollectGarbage(dir.path(), dry);
+  ASSERT_TRUE(would.ok());
+  EXPECT_EQ(would->removed, (std::vector<uint64_t>{2, 3}));
+  EXPECT_EQ(would->kept, (std::vector<uint64_t>{1, 4, 5}));
+  EXPECT_EQ(ListVersions(dir.path())->size(), 5u);  // nothing removed
+  GcOptions recent;
+  recent.keep_newer_than_s = 3600;  // every version is seconds old
+  auto young = CollectGarbage(dir.path(), recent);
+  ASSERT_TRUE(young.ok());
+  EXPECT_TRUE(young->removed.empty());
+  GcOptions old;
+  old.keep_newer_than_s = 0;
+  auto aged = CollectGarbage(dir.path(), old);
+  ASSERT_TRUE(aged.ok());
+  EXPECT_EQ(aged->removed, (std::vector<uint64_t>{2, 3, 4}));
+  EXPECT_EQ(aged->files_removed, 9u);  // each: shard, index, kept manifest
+  auto left = ListVersions(dir.path());
+  ASSERT_TRUE(left.ok());
+  ASSERT_EQ(left->size(), 2u);
+  EXPECT_EQ((*left)[0].tags, (std::vector<std::string>{"first"}));
+  auto first = OpenVersion(dir.path(), 0, "first");
+  ASSERT_TRUE(first.ok());
+  EXPECT_TRUE(Content(**first) == SampleContent(0, 5));
+  ASSERT_TRUE(UntagVersion(dir.path(), "first").ok());
+  GcOptions one;
+  one.keep_last = 1;
+  ASSERT_TRUE(CollectGarbage(dir.path(), one).ok());
+  std::set<std::string> files;
+  for (const auto& entry : fs::directory_iterator(dir.path())) files.insert(entry.path().filename());
+  EXPECT_EQ(files, (std::set<std::string>{"train-00000-of-00001.g000005.uidx", "train-00000-of-00001.g000005.urec",
+                                          "train.g000005.uver", "train.uset", "train.utag"}));
+}
+
+TEST(VersionsTest, ADamagedKeptManifestKeepsEveryFileAndIsNamedWhenOpened) {
+  testing::ScratchDir dir;
+  ASSERT_TRUE(testing::WriteSample(dir.path(), "train", 5, testing::SmallPages(1)).ok());
+  ASSERT_TRUE(testing::WriteSample(dir.path(), "train", 6, testing::SmallPages(1)).ok());
+  testing::WriteBytes(dir / "train.g000001.uver", "unirecord-manifest 1\ngarbage\n");
+  auto opened = OpenVersion(dir.path(), 1);
+  EXPECT_EQ(opened.status().code(), StatusCode::kCorruption);
+  EXPECT_NE(opened.status().message().find("train.g000001.uver: manifest checksum mismatch"), std::string::npos)
+      << opened.status().message();
+  // The next commit cannot tell what version 1 used: it removes none of its files.
+  ASSERT_TRUE(testing::WriteSample(dir.path(), "train", 7, testing::SmallPages(1)).ok());
+  EXPECT_TRUE(fs::exists(dir / "train-00000-of-00001.g000001.urec"));
+  EXPECT_TRUE(fs::exists(dir / "train-00000-of-00001.g000002.urec"));
+  auto latest = Dataset::Open(dir.path());
+  ASSERT_TRUE(latest.ok());
+  EXPECT_EQ((*latest)->size(), 7u);
+}
+
+TEST(VersionsTest, AManifestNamingAnotherSegmentIsCorruption) {
+  testing::ScratchDir dir;
+  ASSERT_TRUE(testing::WriteSample(dir.path(), "train", 5, testing::SmallPages(1)).ok());
+  ASSERT_TRUE(AppendSample(dir.path(), "train", 5, 8).ok());
+  auto manifest = format::ReadManifest(dir.path(), "train");
+  ASSERT_TRUE(manifest.ok());
+  ASSERT_EQ(manifest->segments.size(), 2u);
+  format::Manifest wrong = *manifest;
+  wrong.segments[1].uuid = kUuidB;
+  testing::WriteBytes(dir / "train.uset", format::EncodeManifest(wrong));
+  auto refused = Dataset::Open(dir.path());
+  EXPECT_EQ(refused.status().code(), StatusCode::kCorruption);
+  EXPECT_NE(refused.status().message().find("train.uset: names segment 1 of dataset " + kUuidB), std::string::npos)
+      << refused.status().message();
+  wrong = *manifest;
+  wrong.segments[1].first_id = 4;
+  testing::WriteBytes(dir / "train.uset", format::EncodeManifest(wrong));
+  refused = Dataset::Open(dir.path());
+  EXPECT_EQ(refused.status().code(), StatusCode::kCorruption);
+  EXPECT_NE(refused.status().message().find("from id 4"), std::string::npos) << refused.status().message();
+  wrong = *manifest;
+  wrong.uuid = kUuidA;
+  testing::WriteBytes(dir / "train.uset", format::EncodeManifest(wrong));
+  refused = Dataset::Open(dir.path());
+  EXPECT_EQ(refused.status().code(), StatusCode::kCorruption);
+  EXPECT_NE(refused.status().message().find("names dataset " + kUuidA), std::string::npos) << refused.status().message();
+  fs::remove(dir / "train-00000-of-00001.g000002.urec");
+  testing::WriteBytes(dir / "train.uset", format::EncodeManifest(*manifest));
+  refused = Dataset::Open(dir.path());
+  EXPECT_EQ(refused.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(refused.status().message().find("train-00000-of-00001.g000002.urec: shard missing"), std::string::npos)
+      << refused.status().message();
+}
+
+TEST(VersionsTest, AnAppendOfNothingAddsNoSegmentAndOfAnotherSchemaIsRefused) {
+  testing::ScratchDir dir;
+  ASSERT_TRUE(testing::WriteSample(dir.path(), "train", 5, testing::SmallPages(1)).ok());
+  auto empty = AppendSample(dir.path(), "train", 5, 5);
+  ASSERT_TRUE(empty.ok()) << empty.status().ToString();
+  EXPECT_EQ(empty->records, 5u);
+  auto opened = Dataset::Open(dir.path());
+  ASSERT_TRUE(opened.ok());
+  EXPECT_EQ((*opened)->segments().size(), 1u);
+  EXPECT_EQ((*opened)->version(), 2u);
+  WriterOptions options;
+  options.append = true;
+  options.sync = false;
+  auto other = Writer::Create(dir.path(), "train", *Schema::Make({Field{"x", FieldType::kInt64}}), options);
+  ASSERT_TRUE(other.ok());
+  RecordBuilder record((*other)->schema());
+  ASSERT_TRUE(record.SetInt64(0, 1).ok());
+  ASSERT_TRUE((*other)->Write(record).ok());
+  Status refused = (*other)->Finish();
+  EXPECT_EQ(refused.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.message().find("the new records have another schema"), std::string::npos) << refused.message();
+}
+
+}  // namespace
+}  // namespace unirecord

@@ -1,0 +1,130 @@
+// urec versions / tag / gc: the kept versions of a dataset
+// (unirecord/versions.h; format/SPEC.md section 1.3).
+#include <cstdio>
+#include <ctime>
+#include <memory>
+#include <string>
+
+#include "command.h"
+#include "dataset_json.h"
+#include "unirecord/versions.h"
+
+namespace unirecord::cli {
+namespace {
+
+std::string UtcTime(int64_t unix_s) {
+  const std::time_t t = static_cast<std::time_t>(unix_s);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char text[32];
+  std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
+}
+
+struct VersionsArgs {
+  std::string path;
+  bool json = false;
+};
+
+Status RunVersions(const VersionsArgs& args) {
+  UREC_ASSIGN_OR_RETURN(std::vector<VersionInfo> versions, ListVersions(args.path));
+  if (args.json) {
+    Json out = Json::array();
+    for (const VersionInfo& v : versions) {
+      out.push_back(Json{{"version", v.generation}, {"latest", v.latest}, {"tags", v.tags},
+                         {"committed", UtcTime(v.committed_unix_s)}, {"segments", v.segments},
+                         {"shards", v.shards}, {"uuid", v.uuid}});
+    }
+    std::printf("%s\n", out.dump(2).c_str());
+    return Status::OK();
+  }
+  std::printf("version  committed             segments  shards  uuid                                  tags\n");
+  for (const VersionInfo& v : versions) {
+    std::string tags;
+    for (const std::string& tag : v.tags) tags += (tags.empty() ? "" : ",") + tag;
+    if (v.latest) tags += std::string(tags.empty() ? "" : " ") + "(latest)";
+    std::printf("%-8llu %s  %8u  %6u  %s  %s\n", static_cast<unsigned long long>(v.generation),
+                UtcTime(v.committed_unix_s).c_str(), v.segments, v.shards, v.uuid.c_str(), tags.c_str());
+  }
+  return Status::OK();
+}
+
+CommandRunner SetupVersions(CLI::App* cmd) {
+  auto args = std::make_shared<VersionsArgs>();
+  cmd->add_option("PATH", args->path, "Dataset folder, DIR/NAME or DIR/NAME.uset")->required();
+  cmd->add_flag("--json", args->json, "Machine-readable output");
+  return [args] { return RunVersions(*args); };
+}
+
+struct TagArgs {
+  std::string path;
+  std::string tag;
+  uint64_t version = 0;
+  bool remove = false;
+};
+
+Status RunTag(const TagArgs& args) {
+  if (args.remove) {
+    UREC_RETURN_IF_ERROR(UntagVersion(args.path, args.tag));
+    std::printf("removed tag %s\n", args.tag.c_str());
+    return Status::OK();
+  }
+  UREC_RETURN_IF_ERROR(TagVersion(args.path, args.tag, args.version));
+  UREC_ASSIGN_OR_RETURN(std::vector<VersionInfo> versions, ListVersions(args.path));
+  for (const VersionInfo& v : versions) {
+    for (const std::string& tag : v.tags) {
+      if (tag == args.tag) std::printf("%s -> version %llu\n", tag.c_str(), static_cast<unsigned long long>(v.generation));
+    }
+  }
+  return Status::OK();
+}
+
+CommandRunner SetupTag(CLI::App* cmd) {
+  auto args = std::make_shared<TagArgs>();
+  cmd->add_option("PATH", args->path, "Dataset folder, DIR/NAME or DIR/NAME.uset")->required();
+  cmd->add_option("TAG", args->tag, "Tag: 1 to 64 of a-z 0-9 . _ -, starting with a letter")->required();
+  cmd->add_option("--version", args->version, "The version to tag (default: the latest)")
+      ->check(IntegerIn(1, UINT64_MAX));
+  cmd->add_flag("--delete", args->remove, "Remove the tag instead");
+  return [args] { return RunTag(*args); };
+}
+
+struct GcArgs {
+  std::string path;
+  GcOptions options;
+};
+
+Status RunGc(const GcArgs& args) {
+  UREC_ASSIGN_OR_RETURN(GcSummary summary, CollectGarbage(args.path, args.options));
+  std::string removed, kept;
+  for (uint64_t g : summary.removed) removed += (removed.empty() ? "" : " ") + std::to_string(g);
+  for (uint64_t g : summary.kept) kept += (kept.empty() ? "" : " ") + std::to_string(g);
+  std::printf("%s versions: %s\nkept: %s\n", args.options.dry_run ? "would remove" : "removed",
+              removed.empty() ? "none" : removed.c_str(), kept.c_str());
+  if (!args.options.dry_run) {
+    std::printf("%llu files removed, %.1f MB freed\n", static_cast<unsigned long long>(summary.files_removed),
+                static_cast<double>(summary.bytes_freed) / 1e6);
+  }
+  return Status::OK();
+}
+
+CommandRunner SetupGc(CLI::App* cmd) {
+  auto args = std::make_shared<GcArgs>();
+  cmd->add_option("PATH", args->path, "Dataset folder, DIR/NAME or DIR/NAME.uset")->required();
+  cmd->add_option("--keep", args->options.keep_last, "Keep the newest N versions (and the tagged ones)")
+      ->check(IntegerIn(1, UINT32_MAX));
+  cmd->add_option("--keep-newer-than-s", args->options.keep_newer_than_s,
+                  "Keep the versions committed less than S seconds ago")
+      ->check(IntegerIn(0, INT64_MAX));
+  cmd->add_flag("--dry-run", args->options.dry_run, "Say what would go; remove nothing");
+  return [args] { return RunGc(*args); };
+}
+
+}  // namespace
+
+UREC_REGISTER_COMMAND("versions", "List the kept versions of a dataset (generation, time, tags)", SetupVersions);
+UREC_REGISTER_COMMAND("tag", "Name a kept version (urec tag PATH TAG [--version G]; --delete removes)", SetupTag);
+UREC_REGISTER_COMMAND("gc", "Remove old versions and the files only they use (--keep N, --keep-newer-than-s S)",
+                      SetupGc);
+
+}  // namespace unirecord::cli
