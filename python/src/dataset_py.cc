@@ -288,7 +288,8 @@ py::dict RemoteOptionsDict(const RemoteOptions& remote) {
 std::shared_ptr<PyDataset> NewDataset(const py::object& path, const py::object& fields,
                                       const py::object& verify_checksums, const py::object& allow_partial,
                                       const py::object& bytes_as_arg, const py::object& cache_dir,
-                                      const py::object& cache_limit, const py::object& remote_options) {
+                                      const py::object& cache_limit, const py::object& remote_options,
+                                      const py::object& version, const py::object& tag) {
   auto d = std::make_shared<PyDataset>();
   const std::string bytes_as = StrArg("bytes_as", bytes_as_arg);
   if (bytes_as != "memoryview" && bytes_as != "numpy") {
@@ -316,6 +317,8 @@ std::shared_ptr<PyDataset> NewDataset(const py::object& path, const py::object& 
   if (!cache_dir.is_none()) d->options.remote.cache_dir = PathArg("cache_dir", cache_dir);
   d->options.remote.cache_limit = IntArgAs<uint64_t>("cache_limit", cache_limit);
   SetRemoteOptions(remote_options, &d->options.remote);
+  if (!version.is_none()) d->options.version = IntArgAs<uint64_t>("version", version, 1);
+  if (!tag.is_none()) d->options.tag = StrArg("tag", tag);
   OpenInto(*d);
   return d;
 }
@@ -491,7 +494,7 @@ Raises ValueError for an invalid schema (naming the field).
 Random access to the records of a unirecord dataset (a map-style dataset).
 
 Dataset(path, fields=None, *, verify_checksums=True, allow_partial=False, bytes_as="memoryview",
-        cache_dir=None, cache_limit=0, remote_options=None)
+        cache_dir=None, cache_limit=0, remote_options=None, version=None, tag=None)
 
 path: a directory holding the shards, one .urec file, a glob pattern, a
 list of .urec paths, or a remote dataset: http(s)://HOST/DIR/ (or
@@ -503,6 +506,9 @@ remote_options: a dict of the other remote options (docs/remote.md):
 prefetch_shards (3), max_requests (4), attempts (5), retry_backoff_ms
 (200), timeout_s (30), min_rate_bytes_per_s (1024), min_rate_window_s (30),
 request_deadline_s (0: none), s3_endpoint (""), s3_addressing ("auto").
+version / tag: open a kept version of a dataset with a manifest (its
+generation, or the tag naming it; unirecord.versions lists them; default
+the latest). Reading it gives the same bytes whatever was committed since.
 
 Opening maps the files and reads only their fixed-size parts: no per-record
 work and no per-record Python objects, so it is cheap in every DataLoader
@@ -513,12 +519,14 @@ read-only zero-copy uint8 numpy arrays (picklable, so they can travel back
 from DataLoader workers; memoryviews cannot), numbers as int/float, strings
 as str, fixed-shape arrays as numpy arrays.
 
-Pickling stores the path and options only; unpickling re-opens and re-maps
-the files (this is what DataLoader workers do).
+Pickling stores the path and options only, and the version opened;
+unpickling re-opens and re-maps the files of that same version (this is
+what DataLoader workers do), even when a newer one has committed since.
 )doc")
       .def(py::init(&NewDataset), py::arg("path"), py::arg("fields") = py::none(), py::kw_only(),
            py::arg("verify_checksums") = true, py::arg("allow_partial") = false, py::arg("bytes_as") = "memoryview",
-           py::arg("cache_dir") = py::none(), py::arg("cache_limit") = 0, py::arg("remote_options") = py::none())
+           py::arg("cache_dir") = py::none(), py::arg("cache_limit") = 0, py::arg("remote_options") = py::none(),
+           py::arg("version") = py::none(), py::arg("tag") = py::none())
       .def("__len__", [](const PyDataset& d) { return d.dataset->size(); })
       .def("__getitem__", &GetItem, py::arg("index"),
            "The record at index (negative counts from the end) as a dict of the selected fields.")
@@ -596,6 +604,26 @@ the files (this is what DataLoader workers do).
           },
           "A remote dataset's requests, retries, bytes downloaded, shards downloaded and verified, shards "
           "found in the cache and downloads refused by verification, since it was opened (zeros when local).")
+      .def_property_readonly("version", [](const PyDataset& d) { return d.dataset->version(); },
+                             "The version opened (its generation; 0 without a manifest: a glob, .urec files).")
+      .def_property_readonly(
+          "segments",
+          [](const PyDataset& d) {
+            py::list out;
+            for (const unirecord::SegmentInfo& g : d.dataset->segments()) {
+              py::dict segment;
+              segment["generation"] = g.generation;
+              segment["uuid"] = g.uuid;
+              segment["first_shard"] = g.first_shard;
+              segment["shards"] = g.shards;
+              segment["first_id"] = g.first_id;
+              segment["records"] = g.records;
+              out.append(segment);
+            }
+            return out;
+          },
+          "The runs of shards written together (an append adds one), in id order, as dicts: generation, uuid, "
+          "first_shard, shards, first_id, records.")
       .def_property_readonly("uuid", [](const PyDataset& d) { return d.dataset->uuid(); },
                              "Content-derived dataset UUID.")
       .def_property_readonly("num_files", [](const PyDataset& d) { return d.dataset->num_files(); },
@@ -650,7 +678,7 @@ the files (this is what DataLoader workers do).
             return py::make_tuple(FsNames(d.paths), d.path_is_list, d.field_names, d.options.verify_checksums,
                                   d.options.allow_partial, d.bytes_as_numpy,
                                   FsName(d.options.remote.cache_dir), d.options.remote.cache_limit,
-                                  RemoteOptionsDict(d.options.remote));
+                                  RemoteOptionsDict(d.options.remote), d.dataset->version());
           },
           [](const py::tuple& t) {
             auto d = std::make_shared<PyDataset>();
@@ -665,6 +693,7 @@ the files (this is what DataLoader workers do).
               d->options.remote.cache_limit = t[7].cast<uint64_t>();
             }
             if (t.size() > 8) SetRemoteOptions(t[8], &d->options.remote);
+            if (t.size() > 9) d->options.version = t[9].cast<uint64_t>();  // the version opened, not its tag
             OpenInto(*d);
             return d;
           }));

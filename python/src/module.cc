@@ -40,5 +40,6 @@ PYBIND11_MODULE(_core, m) {
   unirecord_py::RegisterConvertParts(m);
   unirecord_py::RegisterImage(m);
   unirecord_py::RegisterLoader(m);
+  unirecord_py::RegisterVersions(m);
   m.attr("built_with_cuda") = unirecord::BuiltWithCuda();
 }

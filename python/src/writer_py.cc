@@ -163,9 +163,11 @@ RuntimeError naming the holder while one is open.
 Sharding: num_shards=N round-robin (or contiguous with expected_records=n),
 or target_shard_bytes=B; neither: one shard. metadata: {str: str|bytes}, set
 before the first write; classes: list of class names (metadata "classes").
-mode="append": add the records to dataset NAME as a new generation (its
-shards copied first, ids continue; same schema and metadata, or finish()
-raises naming what differs; new shards cut by target_shard_bytes).
+mode="append": add the records to dataset NAME as a new generation: a new
+segment after its shards, which stay as they are (no copy; ids continue;
+same schema and metadata, or finish() raises naming what differs; new shards
+cut by target_shard_bytes). Every commit is kept as a version
+(unirecord.versions; unirecord.gc removes old ones).
 )doc");
   writer_class
       .def(py::init(&NewWriter), py::arg("out"), py::arg("schema"), py::arg("name") = "data", py::kw_only(),

@@ -296,7 +296,11 @@ def test_one_writer_per_dataset_and_each_write_replaces_the_last_whole(tmp_path)
     with unirecord.Writer(tmp_path, schema, "d", num_shards=2, sync=False) as second:
         second.write({"x": b"new", "y": 7})
     assert second.summary["generation"] == 2
+    # Version 1 is kept until unirecord.gc drops it, and then its files go.
+    assert len(unirecord.Dataset(tmp_path, version=1)) == 6
+    unirecord.gc(tmp_path, keep=1)
     assert sorted(os.listdir(tmp_path)) == sorted(
-        ["d.uset"] + [os.path.basename(p) for p in second.summary["shard_paths"] + second.summary["index_paths"]])
+        ["d.uset", "d.g000002.uver"] +
+        [os.path.basename(p) for p in second.summary["shard_paths"] + second.summary["index_paths"]])
     ds = unirecord.Dataset(tmp_path)
     assert len(ds) == 1 and bytes(ds[0]["x"]) == b"new"

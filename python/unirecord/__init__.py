@@ -20,6 +20,8 @@
   packs documents into rows for language models, natively.
 * :func:`write_dataset` (``unirecord.write``) - any source converted by a
   function of the user's, in this process, local processes or on Dask.
+* :func:`versions`, :func:`tag`, :func:`untag`, :func:`gc` - every commit is a
+  kept version; ``Dataset(path, version=G)`` or ``tag=T`` opens one.
 
 Everything is a thin layer over the C++ library (``unirecord._core``).
 See docs/python.md for the full guide.
@@ -38,6 +40,10 @@ from ._core import (
     convert_csv,
     convert_imagefolder,
     convert_jsonl,
+    gc,
+    tag,
+    untag,
+    versions,
 )
 from .image_dataset import ImageDataset
 from .loader import IMAGENET_MEAN, IMAGENET_STD, Loader, cuda_available
@@ -68,5 +74,9 @@ __all__ = [
     "convert_imagefolder",
     "convert_jsonl",
     "cuda_available",
+    "gc",
+    "tag",
+    "untag",
+    "versions",
     "write_dataset",
 ]

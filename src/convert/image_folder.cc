@@ -1,6 +1,7 @@
 // ConvertImageFolder: a torchvision ImageFolder into a unirecord dataset.
 // The files are read, checked and written as records by the converters'
 // shared machinery (convert/file_records.h), in folder order.
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -8,6 +9,7 @@
 
 #include "convert/file_records.h"
 #include "convert/image_folder_listing.h"
+#include "io/file.h"
 #include "unirecord/convert.h"
 #include "unirecord/dataset.h"
 #include "unirecord/schema.h"
@@ -93,6 +95,36 @@ Result<Schema> ImageFolderSchema() {
                        Field::Int32("jpeg_layout"), Field::Int64("source_size"), Field::Int64("source_xxh3")});
 }
 
+// Appending: the folder's classes mapped onto the dataset's class list by
+// name, so that a folder holding only some classes appends with the labels
+// the dataset gives them. A class the dataset lacks is refused, naming it:
+// the class list is metadata every segment shares (format/SPEC.md 1.2), so
+// extending it means converting again.
+Status MapOntoCommittedClasses(const std::string& out, const std::string& name, const std::string& src,
+                               ImageFolderListing* listing) {
+  Result<std::shared_ptr<Dataset>> committed = Dataset::Open(io::JoinPath(out, name));
+  if (!committed.ok()) return Status::OK();  // nothing to map onto (the commit reports a damaged one)
+  const auto classes = (*committed)->metadata().find(kClassesMetadataKey);
+  if (classes == (*committed)->metadata().end()) return Status::OK();
+  const std::vector<std::string> names = DecodeNameList(classes->second);
+  std::vector<int64_t> label_of(listing->classes.size(), -1);
+  for (size_t c = 0; c < listing->classes.size(); ++c) {
+    const auto found = std::find(names.begin(), names.end(), listing->classes[c]);
+    if (found == names.end()) {
+      return Status::InvalidArgument("append to " + io::JoinPath(out, name) + ": class '" + listing->classes[c] +
+                                     "' of " + src + " is not among the dataset's " + std::to_string(names.size()) +
+                                     " classes; a new class changes the class list of every record, so convert "
+                                     "again without --append");
+    }
+    label_of[c] = found - names.begin();
+  }
+  for (ImageFolderFile& file : listing->files) {
+    if (file.label >= 0) file.label = label_of[static_cast<size_t>(file.label)];
+  }
+  listing->classes = names;
+  return Status::OK();
+}
+
 }  // namespace
 
 Result<ImageFolderPlan> PlanImageFolder(const std::string& src, const std::string& out,
@@ -118,6 +150,7 @@ Result<ImageFolderPlan> PlanImageFolder(const std::string& src, const std::strin
   }
   plan.out = out;
   plan.name = options.name.empty() ? DefaultName(src) : options.name;
+  if (options.append) UREC_RETURN_IF_ERROR(MapOntoCommittedClasses(out, plan.name, src, &listing));
   plan.allow_empty = options.allow_empty;
   plan.classes = std::move(listing.classes);
   plan.candidates = listing.candidates;

@@ -296,6 +296,39 @@ TEST_F(ConvertImageFolderTest, ConvertingAgainCommitsANewVersionAndKeepsTheOld) 
                                              "train.rejects.g000002.tsv", "train.uset"}));
 }
 
+// Issue 35: a folder holding new images of only some classes appends with
+// the dataset's labels for them; a class the dataset lacks is refused by name.
+TEST_F(ConvertImageFolderTest, AppendingMapsClassFoldersOntoTheDatasetsClassesByName) {
+  ASSERT_TRUE(ConvertImageFolder(src_, scratch_ / "out", Options()).ok());
+  auto before = Dataset::Open(scratch_ / "out");
+  ASSERT_TRUE(before.ok());
+  const std::vector<std::string> classes = DecodeNameList((*before)->metadata().at(kClassesMetadataKey));
+  ASSERT_EQ(classes.size(), 3u);
+  // Only the last class, under its own name.
+  fs::create_directories(scratch_ / "more");
+  fs::copy(src_ + "/" + classes[2], scratch_ / "more/" + classes[2], fs::copy_options::recursive);
+  ConvertOptions options = Options();
+  options.append = true;
+  auto appended = ConvertImageFolder(scratch_ / "more", scratch_ / "out", options);
+  ASSERT_TRUE(appended.ok()) << appended.status().ToString();
+  ASSERT_GT(appended->written, 0u);
+  auto after = Dataset::Open(scratch_ / "out");
+  ASSERT_TRUE(after.ok()) << after.status().ToString();
+  ASSERT_EQ((*after)->size(), (*before)->size() + appended->written);
+  EXPECT_EQ((*after)->segments().size(), 2u);
+  for (uint64_t id = (*before)->size(); id < (*after)->size(); ++id) {
+    EXPECT_EQ(*(*after)->GetIndexedInt64(id, *(*after)->schema().FindField("label")), 2) << id;
+  }
+  // A class the dataset lacks.
+  fs::create_directories(scratch_ / "new_class");
+  fs::copy(src_ + "/" + classes[0], scratch_ / "new_class/zebra", fs::copy_options::recursive);
+  auto refused = ConvertImageFolder(scratch_ / "new_class", scratch_ / "out", options);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("class 'zebra'"), std::string::npos) << refused.status().message();
+  EXPECT_EQ((*Dataset::Open(scratch_ / "out"))->size(), (*after)->size());
+}
+
 TEST_F(ConvertImageFolderTest, StrictStopsAtTheFirstRejectAndLeavesNoDataset) {
   ConvertOptions options = Options();
   options.strict = true;
@@ -404,7 +437,7 @@ TEST_F(ConvertImageFolderTest, PartsRunAnywhereCommitTheBytesOfALocalConversion)
 namespace unirecord {
 namespace {
 
-TEST_F(ConvertImageFolderTest, AppendAddsANewGenerationWithIdsThatContinue) {
+TEST_F(ConvertImageFolderTest, AppendAddsASegmentWithIdsThatContinue) {
   SyntheticFolderOptions synth;
   synth.classes = 3;
   synth.per_class = 2;
@@ -438,14 +471,16 @@ TEST_F(ConvertImageFolderTest, AppendAddsANewGenerationWithIdsThatContinue) {
   }
   EXPECT_TRUE((*now)->Verify().ok());
   EXPECT_TRUE((*old)->Verify().ok());
-  // Appending a folder of other classes is refused, naming the class list.
+  // Appending a folder of other classes is refused, naming a class the dataset lacks.
   synth.classes = 2;
+  synth.seed = 7;  // other class names
   const std::string other = scratch_ / "other";
   ASSERT_TRUE(WriteSyntheticImageFolder(other, synth).ok());
   options.num_shards = 1;
   auto refused = ConvertImageFolder(other, out, options);
   ASSERT_FALSE(refused.ok());
-  EXPECT_NE(refused.status().message().find("metadata 'classes'"), std::string::npos) << refused.status().message();
+  EXPECT_NE(refused.status().message().find("is not among the dataset's 3 classes"), std::string::npos)
+      << refused.status().message();
   auto still = Dataset::Open(out);
   ASSERT_TRUE(still.ok());
   EXPECT_EQ((*still)->size(), first->written + 6);

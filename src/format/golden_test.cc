@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <map>
 
 #include "format/manifest.h"
 #include "dataset/test_util.h"
@@ -22,6 +23,7 @@
 #include "format/format_constants.h"
 #include "io/file.h"
 #include "unirecord/dataset.h"
+#include "unirecord/versions.h"
 #include "unirecord/writer.h"
 
 namespace unirecord {
@@ -73,7 +75,28 @@ Status WriteGolden(const std::string& dir, const std::string& name, uint32_t sha
     UREC_RETURN_IF_ERROR(io::RenameFile(summary.index_paths[s], format::IndexPathFor(shard)));
   }
   io::RemoveFileIfExists(summary.manifest_path);
+  io::RemoveFileIfExists(io::JoinPath(dir, format::VersionFileName(name, summary.generation)));
   return Status::OK();
+}
+
+// Format 1.2 (SPEC.md sections 1.2 and 1.3): the golden dataset as
+// generation 1, then rows 0 and 2 appended as a second segment (generation
+// 2), and version 1 tagged "first".
+Status WriteGoldenSegments(const std::string& dir) {
+  UREC_RETURN_IF_ERROR(WriteGoldenGeneration(dir, "golden", 2).status());
+  Schema schema = testing::SampleSchema();
+  WriterOptions options = testing::SmallPages(0);
+  options.append = true;
+  options.sync = false;
+  UREC_ASSIGN_OR_RETURN(auto writer, Writer::Create(dir, "golden", schema, options));
+  UREC_RETURN_IF_ERROR(writer->SetMetadata(kClassesMetadataKey, "cat\ndog\nbird"));
+  RecordBuilder record(schema);
+  for (size_t row : {0, 2}) {
+    UREC_RETURN_IF_ERROR(testing::FillSample(record, Rows()[row]));
+    UREC_RETURN_IF_ERROR(writer->Write(record));
+  }
+  UREC_RETURN_IF_ERROR(writer->Finish());
+  return TagVersion(dir + "/golden", "first", 1);
 }
 
 // A damaged copy of the one-shard dataset `good/`: what is done to it, and
@@ -170,6 +193,11 @@ TEST(GoldenTest, Regenerate) {
   std::filesystem::create_directories(kGoldenDir + "/v1-manifest");
   ASSERT_TRUE(WriteGoldenGeneration(kGoldenDir + "/v1-manifest", "golden", 2).ok());
   std::filesystem::remove(kGoldenDir + "/v1-manifest/" + format::LockFileName("golden"));
+  std::filesystem::remove(kGoldenDir + "/v1-manifest/" + format::VersionFileName("golden", 1));  // a 1.1 writer's
+  std::filesystem::remove_all(kGoldenDir + "/v1_2-segments");
+  std::filesystem::create_directories(kGoldenDir + "/v1_2-segments");
+  ASSERT_TRUE(WriteGoldenSegments(kGoldenDir + "/v1_2-segments").ok());
+  std::filesystem::remove(kGoldenDir + "/v1_2-segments/" + format::LockFileName("golden"));
   for (const BadCase& bad : BadCases()) {
     const std::string dir = kGoldenDir + "/bad/" + bad.name;
     std::filesystem::create_directories(dir);
@@ -242,6 +270,56 @@ TEST(GoldenTest, TodaysWriterReproducesTheManifestAndGenerationBytes) {
   }
   EXPECT_EQ(testing::ReadBytes(dir + "/golden-00000-of-00002.g000001.urec"),
             testing::ReadBytes(kGoldenDir + "/v1/golden-00000-of-00002.urec"));
+}
+
+// The files of v1_2-segments, by name.
+std::map<std::string, std::string> FolderBytes(const std::string& dir) {
+  std::map<std::string, std::string> files;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().filename().string()[0] == '.') continue;  // the lock file
+    files[entry.path().filename()] = testing::ReadBytes(entry.path());
+  }
+  return files;
+}
+
+TEST(GoldenTest, SegmentsAndVersionsDecode) {
+  const std::string dir = kGoldenDir + "/v1_2-segments";
+  const std::string manifest = testing::ReadBytes(dir + "/golden.uset");
+  EXPECT_EQ(manifest.rfind("unirecord-manifest 2\ngeneration 2\nshards 3\nuuid ", 0), 0u) << manifest;
+  EXPECT_NE(manifest.find("\nsegment 1 2 0 25661647-a09f-8738-832b-a9cd1a5612e2\nsegment 2 1 6 "), std::string::npos)
+      << manifest;
+  EXPECT_EQ(testing::ReadBytes(dir + "/golden.g000001.uver"),
+            testing::ReadBytes(kGoldenDir + "/v1-manifest/golden.uset"));  // version 1 is the 1.1 dataset
+  EXPECT_EQ(testing::ReadBytes(dir + "/golden.g000002.uver"), manifest);
+  auto latest = Dataset::Open(dir);
+  ASSERT_TRUE(latest.ok()) << latest.status().ToString();
+  EXPECT_EQ((*latest)->version(), 2u);
+  ASSERT_EQ((*latest)->size(), 8u);
+  ASSERT_EQ((*latest)->segments().size(), 2u);
+  EXPECT_EQ(*(*latest)->Get(6)->GetString("path"), Rows()[0].path);
+  EXPECT_EQ(*(*latest)->Get(7)->GetInt64("big"), Rows()[2].big);
+  EXPECT_TRUE((*latest)->Verify().ok());
+  for (const char* tag : {"", "first"}) {
+    DatasetOptions options;
+    options.version = *tag ? 0 : 1;
+    options.tag = tag;
+    auto first = Dataset::Open(dir, options);
+    ASSERT_TRUE(first.ok()) << first.status().ToString();
+    EXPECT_EQ((*first)->uuid(), "25661647-a09f-8738-832b-a9cd1a5612e2");
+    ExpectGoodValues(**first);
+  }
+}
+
+TEST(GoldenTest, TodaysWriterReproducesTheSegmentsAndVersionsBytes) {
+  const std::string dir = testing::MakeTempDir();
+  ASSERT_TRUE(WriteGoldenSegments(dir).ok());
+  const auto written = FolderBytes(dir);
+  const auto golden = FolderBytes(kGoldenDir + "/v1_2-segments");
+  ASSERT_EQ(written.size(), golden.size());
+  for (const auto& [name, bytes] : golden) {
+    ASSERT_EQ(written.count(name), 1u) << name;
+    EXPECT_TRUE(written.at(name) == bytes) << name;
+  }
 }
 
 TEST(GoldenTest, DamagedFilesFail) {

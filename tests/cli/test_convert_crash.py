@@ -1,6 +1,8 @@
 """`urec convert` killed by a real SIGKILL at each rename, fsync and unlink
-(strace's syscall injection, the reproduction of issue 12), and two
-conversions of one dataset at once. The C++ test
+(strace's syscall injection, the reproduction of issue 12): the latest
+version is the old or the new dataset, the version before stays intact, and
+the next run leaves only the kept versions' files; and two conversions of
+one dataset at once. The C++ test
 src/convert/image_folder_crash_test.cc stops a conversion at every step."""
 import fcntl
 import json
@@ -33,18 +35,34 @@ def convert(src, out, shards, check=True, prefix=()):
     return result
 
 
-def uuid_of(out):
-    result = run_urec("inspect", out, "--json", "--verify", check=False)
+def uuid_of(out, version=None):
+    result = run_urec("inspect", out, "--json", "--verify", *(["--version", version] if version else []), check=False)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)["uuid"]
 
 
+def manifest_files(text):
+    """The files a manifest (format/SPEC.md sections 1.1, 1.2) names: its
+    segments' shards and indexes and its reports."""
+    lines = text.splitlines()
+    fields = dict(line.split(" ", 1) for line in lines[1:])
+    generation = int(fields["generation"])
+    segments = [line.split()[1:3] for line in lines if line.startswith("segment ")]
+    if lines[0] == "unirecord-manifest 1":
+        segments = [(generation, fields["shards"])]
+    names = {f"train.{line.split()[1]}.g{generation:06d}.tsv" for line in lines if line.startswith("report ")}
+    for segment_generation, shards in segments:
+        for s in range(int(shards)):
+            names |= {f"train-{s:05d}-of-{int(shards):05d}.g{int(segment_generation):06d}.{ext}" for ext in ("urec", "uidx")}
+    return names
+
+
 def committed_files(out):
-    manifest = dict(line.split(" ", 1) for line in (out / "train.uset").read_text().splitlines())
-    generation, shards = int(manifest["generation"]), int(manifest["shards"])
-    names = {"train.uset", f"train.rejects.g{generation:06d}.tsv"}
-    for s in range(shards):
-        names |= {f"train-{s:05d}-of-{shards:05d}.g{generation:06d}.{ext}" for ext in ("urec", "uidx")}
+    """The manifest and every kept version's files (section 1.3): nothing else may be left."""
+    names = {"train.uset"} | manifest_files((out / "train.uset").read_text())
+    for name in os.listdir(out):
+        if name.endswith(".uver"):
+            names |= {name} | manifest_files((out / name).read_text())
     return names
 
 
@@ -82,9 +100,10 @@ def test_a_conversion_killed_at_each_syscall_leaves_the_old_or_the_new_dataset(f
         assert result.returncode != 0, f"{syscall} #{when} was not reached"
         uuid = uuid_of(work)
         assert uuid in (old_uuid, new_uuid), f"killed at {syscall} #{when}: dataset {uuid} is neither"
+        assert uuid_of(work, version=1) == old_uuid, f"killed at {syscall} #{when}: version 1 changed"
         seen.add(uuid)
         convert(root / "new_src", work, 3)
-        assert uuid_of(work) == new_uuid
+        assert uuid_of(work) == new_uuid and uuid_of(work, version=1) == old_uuid
         assert set(os.listdir(work)) == committed_files(work), f"leftovers after a kill at {syscall} #{when}"
     assert seen, "no kill was checked"
 

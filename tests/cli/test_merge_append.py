@@ -1,7 +1,9 @@
 """urec merge and urec convert --append: ids concatenated (merge, in
 argument order) or continued (append), each record equal to the input
-record it came from; a class list that differs is refused saying so."""
+record it came from, no input shard rewritten (the same inodes); a class
+list that differs is refused saying so."""
 import json
+import os
 
 from conftest import run_urec
 
@@ -20,7 +22,11 @@ def test_merge_concatenates_ids_in_argument_order(urec, mixed_folder, tmp_path):
     a, b, m = records(tmp_path / "a"), records(tmp_path / "b"), records(tmp_path / "m" / "all")
     assert f"{len(a) + len(b)} records, 5 shards" in done.stdout
     assert m == b + a
-    assert json.loads(run_urec("inspect", tmp_path / "m" / "all", "--json", "--verify").stdout)["records"] == len(m)
+    merged = json.loads(run_urec("inspect", tmp_path / "m" / "all", "--json", "--verify").stdout)
+    assert merged["records"] == len(m) and len(merged["segments"]) == 2
+    inputs = [json.loads(run_urec("inspect", tmp_path / d, "--json").stdout)["shard_files"] for d in ("b", "a")]
+    assert [os.stat(s["path"]).st_ino for s in merged["shard_files"]] == \
+        [os.stat(s["path"]).st_ino for shards in inputs for s in shards]
 
 
 def test_merge_refuses_another_class_list_naming_it(urec, mixed_folder, tmp_path):
@@ -28,7 +34,7 @@ def test_merge_refuses_another_class_list_naming_it(urec, mixed_folder, tmp_path
     urec("convert", "imagefolder", mixed_folder / "..", tmp_path / "odd", "--name", "train")  # one class: "train"
     refused = urec("merge", tmp_path / "m", tmp_path / "a", tmp_path / "odd", "--name", "all", check=False)
     assert refused.returncode == 2  # InvalidArgument: bad usage (the exit code table in docs/cli.md)
-    assert "part 1 shard 0" in refused.stderr and "metadata 'classes'" in refused.stderr, refused.stderr
+    assert f"input 1 ({tmp_path / 'odd'})" in refused.stderr and "metadata 'classes'" in refused.stderr, refused.stderr
     assert not (tmp_path / "m" / "all.uset").exists()
 
 
@@ -40,4 +46,8 @@ def test_append_continues_the_ids_and_keeps_the_old_records(urec, mixed_folder, 
     after = records(tmp_path / "out")
     assert after[: len(before)] == before
     assert [r["path"] for r in after[len(before):]] == [r["path"] for r in before]
-    assert json.loads(run_urec("inspect", tmp_path / "out", "--json").stdout)["shards"] == 3
+    inspected = json.loads(run_urec("inspect", tmp_path / "out", "--json").stdout)
+    assert inspected["shards"] == 3 and [s["records"] for s in inspected["segments"]] == [len(before), len(before)]
+    # The version before the append still opens, as it was.
+    kept = json.loads(run_urec("inspect", tmp_path / "out", "--json", "--version", 1).stdout)
+    assert kept["records"] == len(before) and kept["version"] == 1

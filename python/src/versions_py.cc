@@ -1,0 +1,84 @@
+// unirecord.versions, tag, untag, gc: the kept versions of a dataset
+// (unirecord/versions.h).
+#include <pybind11/stl.h>
+
+#include "common.h"
+#include "unirecord/versions.h"
+
+namespace unirecord_py {
+
+void RegisterVersions(py::module_& m) {
+  m.def(
+      "versions",
+      [](const py::object& path) {
+        const std::string where = PathArg("path", path);
+        unirecord::Result<std::vector<unirecord::VersionInfo>> listed = unirecord::Status::Internal("not listed");
+        {
+          py::gil_scoped_release nogil;
+          listed = unirecord::ListVersions(where);
+        }
+        const std::vector<unirecord::VersionInfo> versions = Unwrap(std::move(listed));
+        py::list out;
+        for (const unirecord::VersionInfo& v : versions) {
+          py::dict version;
+          version["version"] = v.generation;
+          version["latest"] = v.latest;
+          version["tags"] = v.tags;
+          version["committed_unix_s"] = v.committed_unix_s;
+          version["segments"] = v.segments;
+          version["shards"] = v.shards;
+          version["uuid"] = v.uuid;
+          out.append(version);
+        }
+        return out;
+      },
+      py::arg("path"),
+      R"doc(The kept versions of the dataset at path (a folder, DIR/NAME or DIR/NAME.uset), oldest first:
+dicts with version (its generation; Dataset(path, version=...) opens it), latest, tags,
+committed_unix_s, segments, shards and uuid.)doc");
+  m.def(
+      "tag",
+      [](const py::object& path, const py::object& tag, const py::object& version) {
+        const uint64_t g = version.is_none() ? 0 : IntArgAs<uint64_t>("version", version, 1);
+        Check(unirecord::TagVersion(PathArg("path", path), StrArg("tag", tag), g));
+      },
+      py::arg("path"), py::arg("tag"), py::arg("version") = py::none(),
+      "Names kept version `version` (default the latest) `tag` (a-z 0-9 . _ -, starting with a letter); "
+      "an existing tag moves. Tagged versions survive gc; Dataset(path, tag=...) opens one.");
+  m.def(
+      "untag", [](const py::object& path, const py::object& tag) {
+        Check(unirecord::UntagVersion(PathArg("path", path), StrArg("tag", tag)));
+      },
+      py::arg("path"), py::arg("tag"), "Removes a tag; FileNotFoundError when there is none.");
+  m.def(
+      "gc",
+      [](const py::object& path, const py::object& keep, const py::object& keep_newer_than_s, const py::object& dry_run) {
+        unirecord::GcOptions options;
+        if (!keep.is_none()) options.keep_last = IntArgAs<uint32_t>("keep", keep, 1);
+        if (!keep_newer_than_s.is_none()) {
+          options.keep_newer_than_s = IntArgAs<int64_t>("keep_newer_than_s", keep_newer_than_s, 0);
+        }
+        options.dry_run = BoolArg("dry_run", dry_run);
+        const std::string where = PathArg("path", path);
+        unirecord::Result<unirecord::GcSummary> collected = unirecord::Status::Internal("not collected");
+        {
+          py::gil_scoped_release nogil;
+          collected = unirecord::CollectGarbage(where, options);
+        }
+        const unirecord::GcSummary summary = Unwrap(std::move(collected));
+        py::dict out;
+        out["removed"] = summary.removed;
+        out["kept"] = summary.kept;
+        out["files_removed"] = summary.files_removed;
+        out["bytes_freed"] = summary.bytes_freed;
+        return out;
+      },
+      py::arg("path"), py::kw_only(), py::arg("keep") = py::none(), py::arg("keep_newer_than_s") = py::none(),
+      py::arg("dry_run") = false,
+      R"doc(Removes old versions and the files only they use. keep: the newest N versions stay;
+keep_newer_than_s: versions committed less than that many seconds ago stay (give at least one
+rule; a version goes when every rule given lets it). The latest and tagged versions always stay.
+Returns {removed, kept, files_removed, bytes_freed}.)doc");
+}
+
+}  // namespace unirecord_py

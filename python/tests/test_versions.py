@@ -1,0 +1,189 @@
+"""Datasets that grow (format 1.2): appends and merges that copy no shard,
+every commit kept as a version that opens byte for byte (in DataLoader
+workers too, while newer versions commit), tags, and collection; through the
+binding and the urec CLI."""
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import unirecord
+from urec_fixtures import urec_binary
+
+torch = pytest.importorskip("torch")
+
+SCHEMA = {"x": "int64", "text": "string", "blob": "bytes"}
+
+
+def record(k):
+    return {"x": k, "text": "record %d" % k, "blob": bytes([k % 251]) * (20 + k % 50)}
+
+
+def write(out, begin, end, mode="write", shards=1):
+    with unirecord.Writer(out, SCHEMA, "train", mode=mode, sync=False,
+                          **({} if mode == "append" else {"num_shards": shards, "expected_records": end - begin})) as w:
+        for k in range(begin, end):
+            w.write(record(k))
+        return w
+
+
+def xs(dataset):
+    return [dataset[i]["x"] for i in range(len(dataset))]
+
+
+def shard_inodes(dataset):
+    return [os.stat(s["path"]).st_ino for s in dataset.shards]
+
+
+class XDataset(torch.utils.data.Dataset):
+    def __init__(self, ds):
+        self.ds = ds
+
+    def __len__(self):
+        return len(self.ds)
+
+    def __getitem__(self, i):
+        return self.ds[i]["x"]
+
+
+def test_append_adds_a_segment_and_every_version_opens(tmp_path):
+    out = tmp_path / "out"
+    write(out, 0, 30, shards=2)
+    v1 = unirecord.Dataset(out)
+    old_inodes = shard_inodes(v1)
+    write(out, 30, 40, mode="append")
+    latest = unirecord.Dataset(out)
+    assert latest.version == 2 and xs(latest) == list(range(40))
+    assert [s["records"] for s in latest.segments] == [30, 10]
+    assert shard_inodes(latest)[:2] == old_inodes  # the old shards, not copies
+    assert xs(unirecord.Dataset(out, version=1)) == list(range(30))
+    listed = unirecord.versions(out)
+    assert [v["version"] for v in listed] == [1, 2]
+    assert listed[1]["latest"] and listed[1]["segments"] == 2 and listed[1]["uuid"] == latest.uuid
+    assert listed[0]["uuid"] == v1.uuid
+
+
+def test_dataloader_workers_read_the_version_the_dataset_opened(tmp_path):
+    out = tmp_path / "out"
+    write(out, 0, 24)
+    ds = unirecord.Dataset(out)
+    write(out, 100, 130)  # a new version replaces the records
+    assert xs(unirecord.Dataset(out)) == list(range(100, 130))
+    loader = torch.utils.data.DataLoader(XDataset(ds), batch_size=8, num_workers=2)
+    assert sorted(torch.cat(list(loader)).tolist()) == list(range(24))
+
+
+def test_tags_and_gc(tmp_path):
+    out = tmp_path / "out"
+    for n in (5, 6, 7):
+        write(out, 0, n)
+    unirecord.tag(out, "baseline", 1)
+    assert xs(unirecord.Dataset(out, tag="baseline")) == list(range(5))
+    would = unirecord.gc(out, keep=1, dry_run=True)
+    assert would["removed"] == [2] and would["kept"] == [1, 3]
+    assert len(unirecord.versions(out)) == 3
+    done = unirecord.gc(out, keep=1)
+    assert done["removed"] == [2] and done["files_removed"] == 3 and done["bytes_freed"] > 0
+    with pytest.raises(FileNotFoundError, match="version 2 is not kept"):
+        unirecord.Dataset(out, version=2)
+    with pytest.raises(FileNotFoundError, match="no tag 'nope'"):
+        unirecord.Dataset(out, tag="nope")
+    with pytest.raises(ValueError, match="starting with a letter"):
+        unirecord.tag(out, "1x")
+    with pytest.raises(ValueError, match="keep_last >= 1"):
+        unirecord.gc(out)
+    unirecord.untag(out, "baseline")
+    unirecord.gc(out, keep=1)
+    assert [v["version"] for v in unirecord.versions(out)] == [3]
+    assert sorted(os.listdir(out)) == ["train-00000-of-00001.g000003.uidx", "train-00000-of-00001.g000003.urec",
+                                       "train.g000003.uver", "train.uset", "train.utag"]
+
+
+def test_a_loader_reads_a_kept_version(tmp_path):
+    out = tmp_path / "out"
+    write(out, 0, 20)
+    write(out, 20, 50, mode="append")
+    loader = unirecord.Loader(unirecord.Dataset(out, version=1), batch_size=4, shuffle=False, image_field=None,
+                              label_field=None, fields=["x"], threads=1)
+    seen = [int(v) for batch in loader for v in batch["x"]]
+    assert sorted(seen) == list(range(20))
+
+
+def run_urec(*args):
+    return subprocess.run([urec_binary(), *map(str, args)], capture_output=True, text=True)
+
+
+def test_urec_versions_tag_gc_and_merge_without_copies(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    write(a, 0, 10)
+    write(a, 10, 15, mode="append")
+    write(b, 15, 25)
+    listed = run_urec("versions", a, "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert [v["version"] for v in json.loads(listed.stdout)] == [1, 2]
+    tagged = run_urec("tag", a, "first", "--version", "1")
+    assert tagged.returncode == 0 and "first -> version 1" in tagged.stdout
+    shown = run_urec("cat", a, "3", "--tag", "first")
+    assert shown.returncode == 0 and json.loads(shown.stdout)["x"] == 3
+    missing = run_urec("cat", a, "12", "--tag", "first")
+    assert missing.returncode != 0 and "does not exist" in missing.stderr
+    inspected = json.loads(run_urec("inspect", a, "--json").stdout)
+    assert inspected["version"] == 2 and [s["records"] for s in inspected["segments"]] == [10, 5]
+
+    merged = run_urec("merge", tmp_path / "m", a, b, "--name", "all")
+    assert merged.returncode == 0, merged.stderr
+    m = unirecord.Dataset(tmp_path / "m")
+    assert xs(m) == list(range(25))
+    assert len(m.segments) == 3
+    assert shard_inodes(m) == shard_inodes(unirecord.Dataset(a)) + shard_inodes(unirecord.Dataset(b))
+
+    bad = run_urec("tag", a, "Bad")
+    assert bad.returncode == 2 and "starting with a letter" in bad.stderr
+    dry = run_urec("gc", a, "--keep", "1", "--dry-run")
+    assert dry.returncode == 0 and "would remove versions: none" in dry.stdout  # 1 is tagged
+    assert run_urec("tag", a, "first", "--delete").returncode == 0
+    collected = run_urec("gc", a, "--keep", "1")
+    assert collected.returncode == 0 and "removed versions: 1" in collected.stdout
+    old = run_urec("inspect", a, "--version", "1")
+    assert old.returncode != 0 and "version 1 is not kept" in old.stderr
+    # The merged dataset's links keep its records whatever a collects.
+    assert xs(unirecord.Dataset(tmp_path / "m")) == list(range(25))
+
+
+def test_an_append_of_other_fields_is_refused_naming_both(tmp_path):
+    out = tmp_path / "out"
+    write(out, 0, 5)
+    with pytest.raises(ValueError, match="the new records have another schema"):
+        with unirecord.Writer(out, {"x": "int64"}, "train", mode="append", sync=False) as w:
+            w.write({"x": 1})
+    assert xs(unirecord.Dataset(out)) == list(range(5))
+
+
+def test_remote_segments_and_versions_equal_local(tmp_path):
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "tests"))
+    from remote_servers import Nginx
+
+    for name in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "all_proxy"):
+        os.environ.pop(name, None)
+    www = tmp_path / "www"
+    write(www / "ds", 0, 12, shards=2)
+    write(www / "ds", 12, 20, mode="append")
+    unirecord.tag(www / "ds", "first", 1)
+    nginx = Nginx(www)
+    try:
+        url = nginx.url + "/ds/"
+        latest = unirecord.Dataset(url, cache_dir=tmp_path / "cache")
+        assert latest.version == 2 and len(latest.segments) == 2 and xs(latest) == list(range(20))
+        assert latest.uuid == unirecord.Dataset(www / "ds").uuid
+        for kwargs in ({"version": 1}, {"tag": "first"}):
+            first = unirecord.Dataset(url, cache_dir=tmp_path / "cache", **kwargs)
+            assert first.version == 1 and xs(first) == list(range(12))
+            first.verify()
+        with pytest.raises(FileNotFoundError, match="version 5 is not kept"):
+            unirecord.Dataset(url, cache_dir=tmp_path / "cache", version=5)
+    finally:
+        nginx.stop()
