@@ -120,7 +120,7 @@ def generation_free(folder):
     """files(), with the generation taken out of names and manifest."""
     out = {}
     for name, data in files(folder).items():
-        if name.endswith(".uset"):
+        if name.endswith((".uset", ".uver")):
             data = b"".join(l for l in data.splitlines(True) if not l.startswith((b"generation ", b"checksum ")))
         out[re.sub(r"\.g\d{6}\.", ".gN.", name)] = data
     return out
@@ -297,8 +297,11 @@ def test_a_killed_client_leaves_the_old_dataset_and_the_next_writer_cleans_up(cl
     assert visible == {n: b for n, b in before.items() if not n.startswith(".")}
     assert [n for n in os.listdir(out) if ".tmp-" in n], "the killed run staged nothing: the test kills too late"
     assert len(unirecord.Dataset(str(out))) == old["written"]
-    # The next writer, under the lock, removes the killed run's staged files.
+    # The next writer, under the lock, removes the killed run's staged files;
+    # the version before it stays until gc.
     convert(cluster, folder, out)
+    assert len(unirecord.Dataset(str(out), version=1)) == old["written"]
+    unirecord.gc(out, keep=1)
     assert generation_free(out) == generation_free(reference)
 
 

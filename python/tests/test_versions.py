@@ -141,6 +141,14 @@ def test_urec_versions_tag_gc_and_merge_without_copies(tmp_path):
     assert len(m.segments) == 3
     assert shard_inodes(m) == shard_inodes(unirecord.Dataset(a)) + shard_inodes(unirecord.Dataset(b))
 
+    checked = run_urec("versions", a, "--verify", "--json")
+    assert checked.returncode == 0 and [v["verified"] for v in json.loads(checked.stdout)] == ["ok", "ok"]
+    first_shard = json.loads(run_urec("inspect", a, "--json", "--version", 1).stdout)["shard_files"][0]["path"]
+    pristine = open(first_shard, "rb").read()
+    open(first_shard, "wb").write(pristine[:-100])  # truncated: its trailer is gone
+    failed = run_urec("versions", a, "--verify")
+    assert failed.returncode == 1 and "version 1: " in failed.stderr and "FAILED" in failed.stdout, failed
+    open(first_shard, "wb").write(pristine)
     bad = run_urec("tag", a, "Bad")
     assert bad.returncode == 2 and "starting with a letter" in bad.stderr
     dry = run_urec("gc", a, "--keep", "1", "--dry-run")

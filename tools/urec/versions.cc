@@ -7,6 +7,7 @@
 
 #include "command.h"
 #include "dataset_json.h"
+#include "unirecord/dataset.h"
 #include "unirecord/versions.h"
 
 namespace unirecord::cli {
@@ -24,35 +25,61 @@ std::string UtcTime(int64_t unix_s) {
 struct VersionsArgs {
   std::string path;
   bool json = false;
+  bool verify = false;
 };
+
+// --verify: every checksum of every file of version `generation`.
+Status VerifyVersion(const std::string& path, uint64_t generation) {
+  DatasetOptions options;
+  options.version = generation;
+  UREC_ASSIGN_OR_RETURN(std::shared_ptr<Dataset> dataset, Dataset::Open(path, options));
+  return dataset->Verify();
+}
 
 Status RunVersions(const VersionsArgs& args) {
   UREC_ASSIGN_OR_RETURN(std::vector<VersionInfo> versions, ListVersions(args.path));
+  std::vector<Status> verified(versions.size());
+  Status first_problem;
+  for (size_t i = 0; i < versions.size() && args.verify; ++i) {
+    verified[i] = VerifyVersion(args.path, versions[i].generation);
+    if (first_problem.ok() && !verified[i].ok()) {
+      first_problem = Status(verified[i].code(), "version " + std::to_string(versions[i].generation) + ": " +
+                                                     verified[i].message());
+    }
+  }
   if (args.json) {
     Json out = Json::array();
-    for (const VersionInfo& v : versions) {
-      out.push_back(Json{{"version", v.generation}, {"latest", v.latest}, {"tags", v.tags},
-                         {"committed", UtcTime(v.committed_unix_s)}, {"segments", v.segments},
-                         {"shards", v.shards}, {"uuid", v.uuid}});
+    for (size_t i = 0; i < versions.size(); ++i) {
+      const VersionInfo& v = versions[i];
+      Json row{{"version", v.generation}, {"latest", v.latest}, {"tags", v.tags},
+               {"committed", UtcTime(v.committed_unix_s)}, {"segments", v.segments},
+               {"shards", v.shards}, {"uuid", v.uuid}};
+      if (args.verify) row["verified"] = verified[i].ok() ? Json("ok") : Json(verified[i].message());
+      out.push_back(row);
     }
     std::printf("%s\n", out.dump(2).c_str());
-    return Status::OK();
+    return first_problem;
   }
-  std::printf("version  committed             segments  shards  uuid                                  tags\n");
-  for (const VersionInfo& v : versions) {
+  std::printf("version  committed             segments  shards  uuid                                  %stags\n",
+              args.verify ? "verified  " : "");
+  for (size_t i = 0; i < versions.size(); ++i) {
+    const VersionInfo& v = versions[i];
     std::string tags;
     for (const std::string& tag : v.tags) tags += (tags.empty() ? "" : ",") + tag;
     if (v.latest) tags += std::string(tags.empty() ? "" : " ") + "(latest)";
-    std::printf("%-8llu %s  %8u  %6u  %s  %s\n", static_cast<unsigned long long>(v.generation),
-                UtcTime(v.committed_unix_s).c_str(), v.segments, v.shards, v.uuid.c_str(), tags.c_str());
+    std::printf("%-8llu %s  %8u  %6u  %s  %s%s\n", static_cast<unsigned long long>(v.generation),
+                UtcTime(v.committed_unix_s).c_str(), v.segments, v.shards, v.uuid.c_str(),
+                args.verify ? (verified[i].ok() ? "ok        " : "FAILED    ") : "", tags.c_str());
   }
-  return Status::OK();
+  return first_problem;
 }
 
 CommandRunner SetupVersions(CLI::App* cmd) {
   auto args = std::make_shared<VersionsArgs>();
   cmd->add_option("PATH", args->path, "Dataset folder, DIR/NAME or DIR/NAME.uset")->required();
   cmd->add_flag("--json", args->json, "Machine-readable output");
+  cmd->add_flag("--verify", args->verify,
+                "Also check every checksum of every kept version (reads everything; exit 1 naming the first problem)");
   return [args] { return RunVersions(*args); };
 }
 
