@@ -77,6 +77,7 @@ extern "C" {
 #include <jpeglib.h>
 #include <x86intrin.h>
 
+#include "image/jpeg_decoder.h"
 #include "image/jpeg_encoder.h"
 #include "image/jpeg_header.h"
 #include "image/jpeg_huffman.h"

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "image/jpeg_decoder.h"
 #include "image/resample.h"
 #include "image/test_images.h"
 #include "unirecord/image.h"
