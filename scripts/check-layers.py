@@ -34,6 +34,7 @@ PUBLIC_HEADERS = {
     "status.h": "util",
     "schema.h": "format",
     "writer.h": "dataset",
+    "staged_write.h": "dataset",
     "dataset.h": "dataset",
     "remote.h": "remote",
     "query.h": "query",

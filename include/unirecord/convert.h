@@ -18,7 +18,7 @@
 
 #include "unirecord/image.h"
 #include "unirecord/status.h"
-#include "unirecord/writer.h"
+#include "unirecord/staged_write.h"
 
 namespace unirecord {
 
@@ -252,7 +252,7 @@ Result<ConvertReport> ConvertCsv(const std::string& manifest, const std::string&
 
 // ---------------------------------------------------------------------------
 // The same conversion cut into parts that any processes may run, committed
-// by one (StagedWrite, writer.h; unirecord.distributed runs them on Dask).
+// by one (StagedWrite, staged_write.h; unirecord.distributed runs them on Dask).
 // ConvertImageFolder is these three steps in one process, so the bytes are
 // the same however the parts are spread: with num_shards = N, shard s
 // holds the written files among candidates [s*n/N, (s+1)*n/N) of the n

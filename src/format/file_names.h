@@ -34,7 +34,7 @@ std::string TemporaryIndexFileName(const std::string& name, long pid, uint32_t s
 std::string TemporaryReportFileName(const std::string& name, long pid, const std::string& label);
 std::string TemporaryManifestFileName(const std::string& name, long pid);
 
-// The files of a staged write (StagedWrite and PartWriter, writer.h), all of
+// The files of a staged write (StagedWrite and PartWriter, staged_write.h), all of
 // them temporaries of the form above with the write's TOKEN (decimal digits)
 // in the PID place, so that the next writer removes whatever a killed run
 // left:
