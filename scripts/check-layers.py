@@ -41,6 +41,7 @@ PUBLIC_HEADERS = {
     "sampler.h": "sample",
     "image.h": "image",
     "convert.h": "convert",
+    "convert_parts.h": "convert",
     "cuda.h": "gpu",
     "sample_decoder.h": "pipeline",
     "loader.h": "pipeline",

@@ -9,6 +9,7 @@
 #include "convert/file_records.h"
 #include "convert/image_folder_listing.h"
 #include "unirecord/convert.h"
+#include "unirecord/convert_parts.h"
 #include "unirecord/dataset.h"
 #include "unirecord/schema.h"
 #include "unirecord/writer.h"
