@@ -85,6 +85,7 @@ extern "C" {
 #include "image/jpeg_restart_crop.h"
 #include "image/jpeg_transcode.h"
 #include "image/resample.h"
+#include "image/resize_rgb.h"
 #include "unirecord/image.h"
 
 namespace unirecord {

@@ -7,6 +7,7 @@
 
 #include "image/jpeg_decoder.h"
 #include "image/resample.h"
+#include "image/resize_rgb.h"
 #include "image/test_images.h"
 #include "unirecord/image.h"
 
