@@ -13,7 +13,8 @@ they may build whole datasets to test a lower layer.
 The docs name the layers too, and must agree with CMakeLists.txt: the README's
 "`src/` | the library, by layer: ..." row and docs/DEVELOPING.md's "## Layers"
 table list them in order; DEVELOPING.md's "## Layout" table has a `src/L/` row
-for each, in order.
+for each, in order. The README's "`include/unirecord/` | ..." row names every
+public header, and no other (what is installed is that folder, whole).
 
 On top of the library, python/src/ (the binding) and tools/ (urec) may include
 only the public headers (and their own, named without a folder): they ship
@@ -147,6 +148,15 @@ def doc_problems(root, layers):
     if os.path.exists(readme):
         row = re.search(r"^\|\s*`src/`\s*\|[^|\n]*by layer:([^|\n]*)\|", read(readme), re.M)
         checks.append(("README.md's `src/` row", BACKTICKED.findall(row.group(1)) if row else None))
+        include_dir = os.path.join(root, "include", "unirecord")
+        headers = sorted(h for h in os.listdir(include_dir) if h.endswith(".h")) if os.path.isdir(include_dir) else []
+        row = re.search(r"^\|\s*`include/unirecord/`\s*\|([^|\n]*)\|", read(readme), re.M)
+        named = sorted(set(re.findall(r"`([a-z_0-9]+\.h)`", row.group(1)))) if row else None
+        if named is None:
+            problems.append("README.md's `include/unirecord/` row: not found")
+        elif named != headers:
+            problems.append(f"README.md's `include/unirecord/` row names {', '.join(named)}; "
+                            f"include/unirecord/ holds {', '.join(headers)}")
     developing = os.path.join(root, "docs", "DEVELOPING.md")
     if os.path.exists(developing):
         text = read(developing)
@@ -208,7 +218,8 @@ def expect(found, expected, what):
         sys.exit(f"check-layers self-test ({what}): expected {expected}, got {found}")
 
 
-README_LOW_HIGH = "| `src/` | the library, by layer: `low`, `high` |\n"
+README_LOW_HIGH = ("| `include/unirecord/` | the public API: `low.h`, `high.h` |\n"
+                   "| `src/` | the library, by layer: `low`, `high` |\n")
 
 
 def self_test():
@@ -242,8 +253,10 @@ def self_test():
         write(root, "include/unirecord/low.h", "\n")
         write(root, "include/unirecord/stray.h", "\n")
         expect(violations(root, owners),
-               ["include/unirecord/stray.h: no layer owns it (PUBLIC_HEADERS in check-layers.py)"],
-               "a public header no layer owns")
+               ["include/unirecord/stray.h: no layer owns it (PUBLIC_HEADERS in check-layers.py)",
+                "README.md's `include/unirecord/` row names high.h, low.h; include/unirecord/ holds high.h, low.h, "
+                "stray.h"],
+               "a public header no layer owns, which the README does not name")
         os.remove(os.path.join(root, "include/unirecord/stray.h"))
 
         write(root, "README.md", README_LOW_HIGH.replace("`low`, `high`", "`high`, `low`"))
