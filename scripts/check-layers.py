@@ -28,7 +28,11 @@ folders and are added with `target_sources(unirecord_tools_support PRIVATE
 each x.cc there, each saying so in its first comment) are urec's documented
 way in: tools/ may include them, and no other internal header; the check
 reads them from the CMake files, so there is no list to keep by hand. The
-binding does not link that library and may include none of them.
+binding does not link that library and may include none of them. What urec
+needed of the library itself and a user of the API may need as well became
+public instead (kMaxThreads, in unirecord/threads.h): a support piece is
+for what only a tool ships (an encoder, test folders) or a thin door onto
+the io layer, not a way around the public headers.
 
 Usage: check-layers.py [ROOT]   (default: the repository holding this script);
 check-layers.py --self-test.
