@@ -77,6 +77,7 @@ extern "C" {
 #include <jpeglib.h>
 #include <x86intrin.h>
 
+#include "image/jpeg_decoder.h"
 #include "image/jpeg_encoder.h"
 #include "image/jpeg_header.h"
 #include "image/jpeg_huffman.h"
@@ -84,6 +85,7 @@ extern "C" {
 #include "image/jpeg_restart_crop.h"
 #include "image/jpeg_transcode.h"
 #include "image/resample.h"
+#include "image/resize_rgb.h"
 #include "unirecord/image.h"
 
 namespace unirecord {

@@ -23,23 +23,35 @@ rm -rf "$WORK"
 mkdir -p "$WORK"
 cmake --install "$BUILD_DIR" --prefix "$PREFIX" >/dev/null
 
-echo "test-example: no test helpers in the installed library"
-# One entry point of each unirecord_testing helper (the JPEG and PNG encoders, the
-# synthetic images, the test pictures, the GPU bandwidth measurement): none
-# may be defined in libunirecord.a. The internal archive must define them all,
-# or the names here went stale and this check would pass for nothing.
-helpers=(unirecord::image_internal::EncodeJpeg unirecord::image_internal::EncodePng unirecord::WriteSyntheticImageFolder
-         unirecord::EncodeSyntheticJpeg unirecord::testing::SyntheticRgb unirecord::gpu::MeasureGpuBandwidth)
+echo "test-example: no tool or test helpers in the installed library"
+# One entry point of each helper of unirecord_tools_support (what urec ships:
+# the JPEG and PNG encoders, the synthetic images, the whole-image resize,
+# urec's file reads and writes) and of unirecord_testing (the test pictures,
+# the GPU bandwidth measurement): none may be defined in libunirecord.a. The
+# internal archives must define them all, or the names here went stale and
+# this check would pass for nothing. Neither archive is built by default
+# (urec builds the first): build both.
+cmake --build "$BUILD_DIR" -j "$JOBS" --target unirecord_tools_support unirecord_testing
+support_helpers=(unirecord::image_internal::EncodeJpeg unirecord::image_internal::EncodePng
+                 unirecord::image_internal::ResizeRgb unirecord::WriteSyntheticImageFolder
+                 unirecord::EncodeSyntheticJpeg unirecord::ReadImageFile unirecord::WriteWholeFile)
+testing_helpers=(unirecord::testing::SyntheticRgb unirecord::gpu::MeasureGpuBandwidth)
 defined() { nm -C --defined-only "$1" | grep -E ' [TW] ' | sed -E 's/^[0-9a-f]* [TW] //; s/\[abi:[^]]*\]//g; s/\(.*//' | sort -u; }
 installed=$(defined "$(find "$PREFIX" -name libunirecord.a | head -1)")
-internal=$(defined "$(find "$BUILD_DIR" -name libunirecord_testing.a | head -1)")
-for name in "${helpers[@]}"; do
-  grep -qxF "$name" <<<"$internal" || { echo "test-example: $name is not in libunirecord_testing.a"; exit 1; }
-  if grep -qxF "$name" <<<"$installed"; then
-    echo "test-example: the installed libunirecord.a defines $name (a unirecord_testing helper)"
-    exit 1
-  fi
-done
+check_helpers() {  # ARCHIVE NAME...
+  local archive=$1 internal
+  shift
+  internal=$(defined "$(find "$BUILD_DIR" -name "$archive" | head -1)")
+  for name in "$@"; do
+    grep -qxF "$name" <<<"$internal" || { echo "test-example: $name is not in $archive"; exit 1; }
+    if grep -qxF "$name" <<<"$installed"; then
+      echo "test-example: the installed libunirecord.a defines $name (a helper of $archive)"
+      exit 1
+    fi
+  done
+}
+check_helpers libunirecord_tools_support.a "${support_helpers[@]}"
+check_helpers libunirecord_testing.a "${testing_helpers[@]}"
 
 echo "test-example: find_package(unirecord CONFIG) + libtorch"
 cmake -S examples/cpp_trainer -B "$WORK/trainer" -DCMAKE_BUILD_TYPE=Release \

@@ -20,7 +20,7 @@
 // lossless and hierarchical JPEGs and non-JPEG data are refused with a
 // NotSupported / InvalidArgument error that names the format.
 //
-// Nothing here throws; a JpegDecoder is not thread-safe (use one per thread).
+// Nothing here throws; an ImageDecoder is not thread-safe (use one per thread).
 #ifndef UNIRECORD_IMAGE_H_
 #define UNIRECORD_IMAGE_H_
 
@@ -112,7 +112,7 @@ struct DecodeLimits {
   int64_t max_pixels = int64_t{1} << 27;     // 134 Mpx: 7680x4320 fits
 };
 
-// OK when JpegDecoder can decode a file with this header: 8-bit, not
+// OK when ImageDecoder can decode a JPEG with this header: 8-bit, not
 // lossless/hierarchical, 1/3/4 components, within `limits`. Otherwise
 // NotSupported (naming the feature, e.g. "12-bit JPEG") or InvalidArgument
 // (over the limits).
@@ -228,52 +228,6 @@ struct RgbImage {
   std::vector<uint8_t> pixels;
 };
 
-// One reusable libjpeg decompressor. Create one per thread and pass it every
-// image; it keeps its libjpeg state and scratch buffers between calls. Every
-// call resets the error state first, so a failed image does not affect the
-// next one.
-class JpegDecoder {
- public:
-  explicit JpegDecoder(const DecodeOptions& options = {});
-  ~JpegDecoder();
-  JpegDecoder(const JpegDecoder&) = delete;
-  JpegDecoder& operator=(const JpegDecoder&) = delete;
-
-  const DecodeOptions& options() const { return options_; }
-
-  // The whole image (display orientation when apply_exif).
-  Result<RgbImage> Decode(std::string_view bytes, DecodeStats* stats = nullptr);
-
-  // Exactly the window, no DCT scaling and no resize; byte-identical to
-  // Decode() then cropping (and mirroring when window.flip).
-  Result<RgbImage> DecodeCrop(std::string_view bytes, const CropWindow& window,
-                              DecodeStats* stats = nullptr);
-
-  // The window resized to out_width x out_height (antialiased bilinear, as
-  // torchvision's Resize(antialias=True)), mirrored when window.flip, written
-  // as uint8 RGB into `out` in options().layout (packed HWC by default),
-  // which must hold out_size >= out_width * out_height * 3 bytes.
-  Status DecodeCropResized(std::string_view bytes, const CropWindow& window, int out_width,
-                           int out_height, uint8_t* out, size_t out_size,
-                           DecodeStats* stats = nullptr);
-
-  // torchvision's Resize(resize_shorter) + CenterCrop(size) as RGB size x
-  // size in `out` (options().layout; out_size >= size * size * 3): decodes only the
-  // rows/columns the kept pixels' filter taps read and resamples them with
-  // the whole-image resize's weights, so the result equals torchvision's
-  // byte for byte. When DCT scaling applies (the window is at least twice
-  // `size`) or size > resize_shorter, it is PlanCenterCrop +
-  // DecodeCropResized instead (close to, not equal to, torchvision).
-  Status DecodeCenterCrop(std::string_view bytes, int size, int resize_shorter, uint8_t* out,
-                          size_t out_size, DecodeStats* stats = nullptr);
-
- private:
-  struct State;  // libjpeg objects and scratch buffers
-  class Image;   // one JPEG as the crop/resize stage shared with PNG sees it
-  DecodeOptions options_;
-  std::unique_ptr<State> state_;
-};
-
 // ------------------------------------------------------- other formats ---
 
 // What an image blob holds, told from its first bytes (the magic), never
@@ -315,8 +269,14 @@ struct ImageInfo {
 // GIF image" (or the first bytes in hex) for anything else.
 Result<ImageInfo> ProbeImage(std::string_view bytes);
 
-// A JpegDecoder and a PNG reader behind one interface: each call sniffs the
-// bytes and runs the matching decoder, then the same crop/resize/flip stage.
+// The decoder: JPEG and PNG behind one interface. Each call sniffs the bytes
+// (SniffImageFormat) and runs the matching reader, then the same crop /
+// resize / flip stage. Create one per thread and pass it every image; it
+// keeps its libjpeg and libpng state and scratch buffers between calls.
+// Every call resets the error state first, so a failed image does not affect
+// the next one. Bytes that are neither JPEG nor PNG are InvalidArgument "not
+// a JPEG or PNG: GIF image" (or the first bytes in hex).
+//
 // PNGs decode as PIL's Image.open(...).convert("RGB") does, byte for byte:
 // alpha and tRNS are dropped (no compositing), palette indices past the
 // PLTE map to gray (i, i, i), 1/2/4-bit gray is scaled to 0..255, 16-bit
@@ -326,6 +286,7 @@ Result<ImageInfo> ProbeImage(std::string_view bytes);
 // apply_exif do not change them. Rows below the window are not inflated
 // (non-interlaced files) unless `strict`, which reads to IEND and fails on
 // any libpng warning (a CRC error in an ancillary chunk, extra data).
+// `stats` are filled for JPEGs only.
 // Not thread-safe: one per thread.
 class ImageDecoder {
  public:
@@ -334,22 +295,39 @@ class ImageDecoder {
   ImageDecoder(const ImageDecoder&) = delete;
   ImageDecoder& operator=(const ImageDecoder&) = delete;
 
-  const DecodeOptions& options() const { return jpeg_.options(); }
+  const DecodeOptions& options() const { return options_; }
 
-  // JpegDecoder's four calls, for JPEG and PNG bytes (stats: JPEG only).
+  // The whole image (display orientation when apply_exif).
   Result<RgbImage> Decode(std::string_view bytes, DecodeStats* stats = nullptr);
+
+  // Exactly the window, no DCT scaling and no resize; byte-identical to
+  // Decode() then cropping (and mirroring when window.flip).
   Result<RgbImage> DecodeCrop(std::string_view bytes, const CropWindow& window,
                               DecodeStats* stats = nullptr);
+
+  // The window resized to out_width x out_height (antialiased bilinear, as
+  // torchvision's Resize(antialias=True)), mirrored when window.flip, written
+  // as uint8 RGB into `out` in options().layout (packed HWC by default),
+  // which must hold out_size >= out_width * out_height * 3 bytes.
   Status DecodeCropResized(std::string_view bytes, const CropWindow& window, int out_width,
                            int out_height, uint8_t* out, size_t out_size,
                            DecodeStats* stats = nullptr);
+
+  // torchvision's Resize(resize_shorter) + CenterCrop(size) as RGB size x
+  // size in `out` (options().layout; out_size >= size * size * 3): decodes only the
+  // rows/columns the kept pixels' filter taps read and resamples them with
+  // the whole-image resize's weights, so the result equals torchvision's
+  // byte for byte. For a JPEG, when DCT scaling applies (the window is at
+  // least twice `size`) or size > resize_shorter, it is PlanCenterCrop +
+  // DecodeCropResized instead (close to, not equal to, torchvision).
   Status DecodeCenterCrop(std::string_view bytes, int size, int resize_shorter, uint8_t* out,
                           size_t out_size, DecodeStats* stats = nullptr);
 
  private:
   class PngDecoder;  // libpng and its buffers (src/image/png_decoder.h)
-  JpegDecoder jpeg_;
-  std::unique_ptr<PngDecoder> png_;
+  struct Decoders;   // the JPEG decoder and the PNG one (src/image/image_decoder.cc)
+  DecodeOptions options_;
+  std::unique_ptr<Decoders> decoders_;
 };
 
 }  // namespace unirecord

@@ -33,7 +33,7 @@ enum class SampleTransform : uint8_t {
   // RandomHorizontalFlip(flip_probability)
   kRandomResizedCrop,
   // evaluation: Resize(resize_shorter) + CenterCrop(image_size), equal to
-  // torchvision's byte for byte (JpegDecoder::DecodeCenterCrop; with
+  // torchvision's byte for byte (ImageDecoder::DecodeCenterCrop; with
   // DecodeOptions::dct_scaling, images at least twice the crop are decoded at
   // a DCT scale and are close to, not equal to, torchvision's).
   kCenterCrop,

@@ -7,6 +7,7 @@
 #include <functional>
 
 #include "convert_py.h"
+#include "unirecord/convert_parts.h"
 #include "writer_py.h"
 
 namespace unirecord_py {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common.h"
+#include "unirecord/staged_write.h"
 #include "unirecord/writer.h"
 
 namespace unirecord_py {

@@ -17,7 +17,7 @@ F = pytest.importorskip("torchvision.transforms.functional")
 # The decode layer's stated tolerance for a crop window resized in one step
 # (tests/cli/test_decode.py, docs/image.md): mean abs difference <= 2.5 and
 # 99th percentile <= 24 (of 255) per image. Resize + CenterCrop is exact
-# unless DCT scaling applies (JpegDecoder::DecodeCenterCrop).
+# unless DCT scaling applies (ImageDecoder::DecodeCenterCrop).
 MEAN_TOL = 2.5
 P99_TOL = 24
 
@@ -46,7 +46,7 @@ def test_center_crop_matches_torchvision_imagefolder(image_folder, image_records
 
 
 def test_center_crop_without_dct_scaling_equals_torchvision(image_folder, image_records):
-    """JpegDecoder::DecodeCenterCrop reproduces Resize + CenterCrop byte for byte
+    """ImageDecoder::DecodeCenterCrop reproduces Resize + CenterCrop byte for byte
     when DCT scaling does not apply (include/unirecord/image.h)."""
     ours = unirecord.ImageDataset(image_records, unirecord.CenterCrop(224, resize=256), dct_scaling=False)
     theirs = datasets.ImageFolder(str(image_folder), T.Compose([T.Resize(256), T.CenterCrop(224), pil_to_tensor()]))

@@ -71,7 +71,7 @@ def test_sequential_center_crop_and_epochs(loader_records):
 
 @pytest.mark.parametrize("resize", [40, None], ids=["resize_then_crop", "crop_alone"])
 def test_center_crop_matches_image_dataset(loader_records, resize):
-    # Both run the one SampleDecoder: with resize, JpegDecoder::DecodeCenterCrop (torchvision's
+    # Both run the one SampleDecoder: with resize, ImageDecoder::DecodeCenterCrop (torchvision's
     # Resize + CenterCrop byte for byte); without, torchvision's CenterCrop alone.
     ds = unirecord.Dataset(loader_records)
     for dct_scaling in (True, False):

@@ -98,7 +98,7 @@ def test_apply_exif_changes_the_rotated_files_only(orientation_records, transfor
 @pytest.mark.parametrize("apply_exif", [False, True], ids=["stored", "apply_exif"])
 def test_center_crop_is_torchvisions_on_pils_image(orientation_records, apply_exif):
     """Resize + CenterCrop equal torchvision's byte for byte without DCT
-    scaling (JpegDecoder::DecodeCenterCrop), on the image PIL shows
+    scaling (ImageDecoder::DecodeCenterCrop), on the image PIL shows
     (exif_transpose'd with apply_exif)."""
     path, jpegs = orientation_records
     ours = unirecord.ImageDataset(path, unirecord.CenterCrop(24, resize=28), apply_exif=apply_exif, dct_scaling=False)

@@ -17,6 +17,7 @@
 
 #include "convert/source_image.h"
 #include "unirecord/convert.h"
+#include "unirecord/convert_parts.h"
 #include "unirecord/schema.h"
 #include "unirecord/writer.h"
 

@@ -11,6 +11,7 @@
 #include "convert/image_folder_listing.h"
 #include "io/file.h"
 #include "unirecord/convert.h"
+#include "unirecord/convert_parts.h"
 #include "unirecord/dataset.h"
 #include "unirecord/schema.h"
 #include "unirecord/writer.h"

@@ -19,6 +19,7 @@
 #include "io/fault_injection.h"
 #include "unirecord/convert.h"
 #include "unirecord/dataset.h"
+#include "unirecord/staged_write.h"
 #include "util/test_files.h"
 
 namespace unirecord {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "unirecord/convert.h"
+#include "unirecord/convert_parts.h"
 #include "unirecord/status.h"
 
 namespace unirecord {

@@ -7,6 +7,7 @@
 #include <map>
 #include <vector>
 
+#include "unirecord/convert_parts.h"
 #include "util/test_files.h"
 #include "convert/synthetic_images.h"
 #include "unirecord/convert.h"

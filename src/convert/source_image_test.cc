@@ -133,7 +133,7 @@ TEST(CheckSourceSize, PassesEveryCleanConformanceFile) {
   ASSERT_TRUE(names.ok());
   DecodeOptions strict;
   strict.strict = true;
-  JpegDecoder decoder(strict);
+  ImageDecoder decoder(strict);
   int checked = 0;
   for (const std::string& name : *names) {
     const std::string bytes = testing::ReadBytes(dir + "/" + name);

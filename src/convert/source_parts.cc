@@ -1,11 +1,12 @@
 // PlanSource, ConvertSourcePart and CommitSource: COCO, JSON Lines and CSV
-// conversions in parts (unirecord/convert.h), over the converters'
+// conversions in parts (unirecord/convert_parts.h), over the converters'
 // PreparedConversion (convert/file_records.h).
 #include <string>
 #include <vector>
 
 #include "convert/file_records.h"
 #include "unirecord/convert.h"
+#include "unirecord/convert_parts.h"
 
 namespace unirecord {
 namespace {

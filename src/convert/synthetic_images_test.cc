@@ -87,7 +87,7 @@ double MeanAbsDiff(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b)
 TEST(SyntheticJpeg, CmykDecodesToThePictureTheRgbOneShows) {
   SyntheticJpegSpec spec;  // as the --mix folder's cmyk.JPEG: 500x375 4:2:0, quality 90
   spec.seed = 12345;
-  JpegDecoder decoder;
+  ImageDecoder decoder;
   // Quality 100 4:4:4 is within a step or two of the painted pixels.
   SyntheticJpegSpec reference_spec = spec;
   reference_spec.quality = 100;

@@ -1,5 +1,5 @@
 // StagedWrite: commits a dataset whose parts PartWriters staged in other
-// processes (writer.h; format/SPEC.md section 1.1).
+// processes (staged_write.h; format/SPEC.md section 1.1).
 #include <map>
 #include <random>
 
@@ -11,6 +11,7 @@
 #include "shard/shard_reader.h"
 #include "shard/shard_writer.h"
 #include "unirecord/dataset.h"
+#include "unirecord/staged_write.h"
 #include "unirecord/writer.h"
 #include "util/threads.h"
 

@@ -1,4 +1,4 @@
-// StagedWrite + PartWriter (writer.h): parts written in any order, by any
+// StagedWrite + PartWriter (staged_write.h): parts written in any order, by any
 // attempt, commit to the bytes a Writer gives the same records; anything
 // missing, damaged or mismatched commits nothing.
 #include <gtest/gtest.h>
@@ -17,6 +17,7 @@
 #include "format/file_names.h"
 #include "io/file.h"
 #include "unirecord/dataset.h"
+#include "unirecord/staged_write.h"
 #include "unirecord/writer.h"
 
 namespace unirecord {

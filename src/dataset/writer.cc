@@ -15,6 +15,7 @@
 #include "io/file.h"
 #include "shard/shard_writer.h"
 #include "unirecord/dataset.h"
+#include "unirecord/staged_write.h"
 #include "util/threads.h"
 
 namespace unirecord {

@@ -40,7 +40,7 @@ std::string TemporaryManifestFileName(const std::string& name, long pid);
 std::string TemporaryVersionFileName(const std::string& name, long pid);
 std::string TemporaryTagsFileName(const std::string& name, long pid);
 
-// The files of a staged write (StagedWrite and PartWriter, writer.h), all of
+// The files of a staged write (StagedWrite and PartWriter, staged_write.h), all of
 // them temporaries of the form above with the write's TOKEN (decimal digits)
 // in the PID place, so that the next writer removes whatever a killed run
 // left:

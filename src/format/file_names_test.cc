@@ -99,7 +99,7 @@ namespace unirecord::format {
 namespace {
 
 // A staged write's files are temporaries of their dataset: the next writer
-// under the lock removes what a killed run left (writer.h, StagedWrite).
+// under the lock removes what a killed run left (staged_write.h, StagedWrite).
 TEST(FileNamesTest, StagedPartsAreTemporariesOfTheirDatasetOnly) {
   const std::string token = "123456789012345678";
   const std::vector<std::string> staged = {

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "image/jpeg_decoder.h"
 #include "unirecord/image.h"
 
 namespace unirecord {

@@ -14,12 +14,12 @@
 #include <jpeglib.h>
 
 #include "image/crop_resize.h"
+#include "image/jpeg_decoder.h"
 #include "image/jpeg_header.h"
 #include "image/jpeg_huffman.h"
 #include "image/jpeg_restart_crop.h"
 #include "image/libjpeg_errors.h"
 #include "image/resample.h"
-#include "unirecord/image.h"
 
 namespace unirecord {
 

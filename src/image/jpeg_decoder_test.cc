@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include "image/jpeg_decoder.h"
 #include "image/resample.h"
+#include "image/resize_rgb.h"
 #include "image/test_images.h"
 #include "unirecord/image.h"
 

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "image/jpeg_decoder.h"
 #include "image/test_images.h"
 #include "unirecord/image.h"
 

@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include "image/jpeg_decoder.h"
 #include "image/jpeg_transcode.h"
 #include "image/test_images.h"
 #include "unirecord/image.h"

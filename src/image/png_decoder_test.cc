@@ -11,6 +11,7 @@
 #include "image/png_decoder.h"
 #include "image/png_encoder.h"
 #include "image/resample.h"
+#include "image/resize_rgb.h"
 #include "image/test_images.h"
 #include "unirecord/image.h"
 

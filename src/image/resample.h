@@ -100,16 +100,6 @@ void ResampleRgbAxes(const uint8_t* region, int region_x, int region_y, int regi
 // Packed RGB of `pixels` pixels into the planes r, g, b.
 void SplitPlanes(const uint8_t* rgb, size_t pixels, uint8_t* r, uint8_t* g, uint8_t* b);
 
-// Antialiased bilinear resize of a whole packed RGB image (PIL's BILINEAR
-// "reduce" filter, the one torchvision's Resize(antialias=True) uses on PIL
-// images): `src` is src_width x src_height with row stride src_stride bytes;
-// `dst` is packed dst_width x dst_height. Mirrors left-right when flip.
-// Allocates its scratch buffers per call (JpegDecoder keeps them across
-// images). For tests and bench/image_bench (BM_resize); the library resizes
-// inside JpegDecoder.
-Status ResizeRgb(const uint8_t* src, int src_width, int src_height, size_t src_stride,
-                 uint8_t* dst, int dst_width, int dst_height, bool flip);
-
 }  // namespace unirecord::image_internal
 
 #endif  // UNIRECORD_SRC_IMAGE_RESAMPLE_H_

@@ -13,6 +13,7 @@
 #include <random>
 #include <vector>
 
+#include "image/resize_rgb.h"
 #include "unirecord/image.h"
 
 namespace unirecord::image_internal {

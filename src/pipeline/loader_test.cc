@@ -237,7 +237,7 @@ TEST_F(LoaderTest, CenterCropSequential) {
   for (int i = 0; i < kRecords; ++i) EXPECT_EQ(ids[i], uint64_t(i));
 }
 
-// The center crop is JpegDecoder::DecodeCenterCrop's (torchvision's Resize +
+// The center crop is ImageDecoder::DecodeCenterCrop's (torchvision's Resize +
 // CenterCrop byte for byte; ExpectedPixels uses it for kCenterCrop), not the
 // planned window resized; with and without DCT scaling, in both layouts.
 TEST_F(LoaderTest, CenterCropEqualsDecodeCenterCrop) {
@@ -270,7 +270,7 @@ TEST_F(LoaderTest, CenterCropEqualsDecodeCenterCrop) {
             Result<JpegInfo> info = ProbeJpeg(data_->jpegs[id]);
             ASSERT_TRUE(info.ok());
             std::vector<uint8_t> window_resized(image_bytes);
-            JpegDecoder decoder(options.decode);
+            ImageDecoder decoder(options.decode);
             ASSERT_TRUE(decoder
                             .DecodeCropResized(data_->jpegs[id],
                                                PlanCenterCrop(*info, options.image_size, options.resize_shorter),

@@ -34,7 +34,7 @@ LoaderOptions SmallOptions();
 
 // The decode layer's output for record `id` of `epoch` in the options'
 // transform and layout: PlanRandomResizedCrop + DecodeCropResized, or
-// JpegDecoder::DecodeCenterCrop for kCenterCrop (without resize_shorter: the
+// ImageDecoder::DecodeCenterCrop for kCenterCrop (without resize_shorter: the
 // PlanCenterCrop window resized).
 std::vector<uint8_t> ExpectedPixels(const std::string& jpeg, uint64_t id, uint64_t epoch,
                                     const LoaderOptions& options);

@@ -164,7 +164,7 @@ TEST(SampleDecoder, DecodeEqualsTheDecodeLayerInEitherLayout) {
         SampleDecoderOptions options = SmallOptions(transform);
         options.resize_shorter = resize_shorter;
         options.decode.apply_exif = apply_exif;
-        JpegDecoder reference(options.decode);
+        ImageDecoder reference(options.decode);
         SampleDecoderOptions planar = options;
         planar.decode.layout = ImageLayout::kNCHW;
         Result<std::unique_ptr<SampleDecoder>> hwc_decoder = SampleDecoder::Create(options);

@@ -8,12 +8,9 @@
 #include <string>
 
 #include "unirecord/status.h"
+#include "unirecord/threads.h"  // kMaxThreads
 
 namespace unirecord {
-
-// More threads than this is a typo, not a machine: refused before any starts
-// (each costs a stack, and thousands only add contention).
-inline constexpr int kMaxThreads = 1024;
 
 // CPUs this process may run on (its affinity mask, as a container or
 // taskset limits it); at least 1.

@@ -14,8 +14,8 @@
 
 #include "command.h"
 #include "dataset_json.h"
-#include "util/threads.h"
 #include "unirecord/loader.h"
+#include "unirecord/threads.h"
 
 namespace unirecord::cli {
 namespace {

@@ -14,8 +14,8 @@
 
 #include "command.h"
 #include "unirecord/convert.h"
+#include "unirecord/threads.h"
 #include "unirecord/writer.h"
-#include "util/threads.h"
 
 namespace unirecord::cli {
 namespace {

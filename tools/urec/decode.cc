@@ -7,8 +7,7 @@
 
 #include "command.h"
 #include "dataset_json.h"
-#include "convert/source_image.h"
-#include "io/file.h"
+#include "convert/tool_files.h"
 #include "unirecord/image.h"
 #include "unirecord/sample_decoder.h"
 
@@ -55,15 +54,12 @@ Status WritePpm(const std::string& path, const uint8_t* rgb, int width, int heig
     UREC_RETURN_IF_ERROR(WriteStdout(header));
     return WriteStdout(std::string_view(reinterpret_cast<const char*>(rgb), size));
   }
-  UREC_ASSIGN_OR_RETURN(io::WritableFile file, io::WritableFile::Create(path));
-  UREC_RETURN_IF_ERROR(file.Append(header));
-  UREC_RETURN_IF_ERROR(file.Append(rgb, size));
-  return file.Close();
+  return WriteWholeFile(path, {header, std::string_view(reinterpret_cast<const char*>(rgb), size)});
 }
 
 Status RunDecode(const DecodeCommandOptions& o) {
   std::string bytes;
-  UREC_RETURN_IF_ERROR(io::ReadFile(o.input, kMaxSourceFileBytes, &bytes));
+  UREC_RETURN_IF_ERROR(ReadImageFile(o.input, &bytes));
 
   DecodeOptions options;
   if (o.max_pixels > 0) options.limits.max_pixels = o.max_pixels;

@@ -17,10 +17,10 @@
 #include <vector>
 
 #include "command.h"
+#include "convert/tool_files.h"
 #include "dataset_json.h"
 #include "image/png_encoder.h"
-#include "image/resample.h"
-#include "io/file.h"
+#include "image/resize_rgb.h"
 #include "unirecord/image.h"
 #include "unirecord/query.h"
 #include "unirecord/sample_decoder.h"
@@ -148,12 +148,6 @@ Status FitWhole(ImageDecoder* decoder, std::string_view bytes, int size, std::ve
   return Status::OK();
 }
 
-Status WriteWhole(const std::string& path, std::string_view bytes) {
-  UREC_ASSIGN_OR_RETURN(io::WritableFile file, io::WritableFile::Create(path));
-  UREC_RETURN_IF_ERROR(file.Append(bytes));
-  return file.Close();
-}
-
 std::string TsvField(std::string s) {
   for (char& c : s) {
     if (c == '\t' || c == '\n') c = ' ';
@@ -273,12 +267,12 @@ Status RunShow(const ShowArgs& args) {
   spec.width = sheet.width;
   spec.height = sheet.height;
   UREC_ASSIGN_OR_RETURN(std::string png, image_internal::EncodePng(spec, sheet.rgb));
-  UREC_RETURN_IF_ERROR(WriteWhole(args.output, png));
+  UREC_RETURN_IF_ERROR(WriteWholeFile(args.output, {png}));
   std::string legend_path = args.output;
   const size_t dot = legend_path.rfind('.');
   if (dot != std::string::npos && legend_path.find('/', dot) == std::string::npos) legend_path.resize(dot);
   legend_path += ".tsv";
-  UREC_RETURN_IF_ERROR(WriteWhole(legend_path, legend));
+  UREC_RETURN_IF_ERROR(WriteWholeFile(legend_path, {legend}));
   std::printf("%s: %d samples (%s, epoch %llu, seed %llu) in %dx%d tiles of %d; legend %s\n", args.output.c_str(), n,
               args.transform.c_str(), static_cast<unsigned long long>(args.epoch),
               static_cast<unsigned long long>(args.seed), columns, rows, args.size, legend_path.c_str());

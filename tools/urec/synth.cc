@@ -5,7 +5,7 @@
 
 #include "command.h"
 #include "convert/synthetic_images.h"
-#include "util/threads.h"
+#include "unirecord/threads.h"
 
 namespace unirecord::cli {
 namespace {
