@@ -185,7 +185,7 @@ py::object FieldValue(const PyDataset& d, uint64_t id, size_t index, const Recor
     }
     return MakeBlobValue(d.dataset, std::move(blob), d.bytes_as_numpy);
   }
-  if (f.indexed) {
+  if (f.storage() == unirecord::StorageClass::kIndexed) {
     if (unirecord::IsIntegral(f.type)) {
       return IntValue(f, Unwrap(d.dataset->GetIndexedInt64(id, index)));
     }
@@ -231,7 +231,7 @@ void OpenInto(PyDataset& d) {
   d.needs_record = false;
   for (size_t i : d.fields) {
     const Field& f = schema.field(i);
-    if (f.type != FieldType::kBytes && !f.indexed) d.needs_record = true;
+    if (f.type != FieldType::kBytes && f.storage() != unirecord::StorageClass::kIndexed) d.needs_record = true;
   }
 }
 
@@ -404,8 +404,10 @@ Python/numpy types int, float, str, bytes, np.int32, ...). shape: the shape
 of a numeric array field (e.g. (3,) or (28, 28)); -1 marks a dimension each
 record sets: boxes (-1, 4), tokens (-1,), a mask (-1, -1). Write such a field
 from a numpy array or nested lists; it reads back as a read-only zero-copy
-numpy array. indexed: numeric scalars only (not float16); stored in the index
-so that reading it touches no page (use it for labels). compression: "none"
+numpy array. indexed: numeric scalars (not float16): stored in the index
+so that reading it touches no page (use it for labels); or a (-1,) list of an
+integer or bool type: the index gets a list index (format 1.2) that answers
+`contains`, `any(... in [...])` and `len(...)` queries without reading blobs. compression: "none"
 (bytes read zero-copy) or "zstd" (bytes only).
 )doc")
       .def(py::init([](const py::object& name, const py::object& type, const py::object& shape,
@@ -544,8 +546,8 @@ the files (this is what DataLoader workers do).
             const std::string field = StrArg("field", field_arg);
             size_t f = Unwrap(d.dataset->schema().FindField(field));
             const Field& fd = d.dataset->schema().field(f);
-            if (!fd.indexed) {
-              RaiseStatus(Status::InvalidArgument("column('" + field + "'): the field is not indexed"));
+            if (fd.storage() != unirecord::StorageClass::kIndexed) {
+              RaiseStatus(Status::InvalidArgument("column('" + field + "'): the field is not an indexed scalar"));
             }
             bool is_int = unirecord::IsIntegral(fd.type);
             if (is_int) return IndexedColumn<int64_t>(d, f, &Dataset::GetIndexedInt64);

@@ -123,7 +123,45 @@ class ShardScan {
     return index::IndexedOrderKey(c.type, format::IndexedBitsOf(c.type, p));
   }
 
+  // The list index of a list field (format/SPEC.md 8.4), its checksum and
+  // structure checked on first use when verifying.
+  Result<const index::ListIndexView*> ListIndex(size_t field) const {
+    return shard_.index().ListIndex(static_cast<size_t>(layout_.list_slot[field]), verify_);
+  }
+
+  std::string ListWhere(size_t field) const {
+    return shard_.index_path() + ": list index of field " + std::to_string(field);
+  }
+
+  // A list comparison (`contains`, `any`, `len`) on one row: from the list
+  // index's lengths for an indexed `len`, else from the row's blob.
+  Result<bool> ListMatches(const Comparison& c, uint64_t row) const {
+    if (c.indexed && c.test == Comparison::Test::kLength) {
+      UREC_ASSIGN_OR_RETURN(const index::ListIndexView* list, ListIndex(c.field));
+      return c.Matches(LengthKey(list->Length(row)));
+    }
+    const Field& field = shard_.header().schema.field(c.field);
+    UREC_ASSIGN_OR_RETURN(const uint8_t* entry, shard_.Entry(row, verify_));
+    UREC_ASSIGN_OR_RETURN(const shard::BlobBytes blob,
+                          shard_.ReadBlob(entry, row, static_cast<size_t>(layout_.blob_slot[c.field]), verify_));
+    format::ParsedArray parsed;
+    const Status shape = format::ParseVarArray(field, blob.mapped, &parsed);  // arrays are never compressed
+    if (!shape.ok()) return Status::Corruption(shard_.RowContext(row) + ": " + shape.message());
+    if (c.test == Comparison::Test::kLength) return c.Matches(LengthKey(static_cast<uint64_t>(parsed.dims[0])));
+    const size_t width = FindType(field.type)->width;
+    for (size_t i = 0; i < parsed.count; ++i) {
+      const int64_t v = ElementToInt64(field.type, parsed.data + i * width);
+      if (c.Matches(index::IndexedOrderKey(FieldType::kInt64, index::IndexedBitsFromInt(v)))) return true;
+    }
+    return false;
+  }
+
+  static uint64_t LengthKey(uint64_t length) {
+    return index::IndexedOrderKey(FieldType::kInt64, index::IndexedBitsFromInt(static_cast<int64_t>(length)));
+  }
+
   Result<bool> Matches(const Comparison& c, uint64_t row) const {
+    if (c.is_list()) return ListMatches(c, row);
     if (c.is_string()) {
       UREC_ASSIGN_OR_RETURN(std::string_view v, ColumnValue(c.field, row));
       return c.Matches(v);
@@ -223,6 +261,45 @@ Result<Rows> RowsOfSpans(const ShardScan& shard, const Comparison& c,
   return rows;
 }
 
+// The rows whose list holds one of `c`'s keys (points), from the list
+// index: a binary search of the distinct values per key, then the value's
+// rows, which the index lists ascending. Each start and row is checked.
+Result<Rows> ListContains(const ShardScan& shard, const Comparison& c, uint64_t* total_only) {
+  UREC_ASSIGN_OR_RETURN(const index::ListIndexView* list, shard.ListIndex(c.field));
+  const std::string where = shard.ListWhere(c.field);
+  Rows rows;
+  uint64_t total = 0;
+  size_t runs = 0;
+  for (const KeyRange& r : c.keys) {
+    // Keys are points here (the parser makes them so), as order keys of int64.
+    const int64_t value = static_cast<int64_t>(r.lo ^ (uint64_t{1} << 63));
+    const uint64_t i = list->LowerBound(value);
+    if (i >= list->value_count() || list->Value(i) != value) continue;
+    uint64_t begin = 0, end = 0;
+    UREC_RETURN_IF_ERROR(list->Span(i, &begin, &end, where));
+    total += end - begin;
+    if (total_only != nullptr) continue;
+    ++runs;
+    for (uint64_t p = begin; p < end; ++p) {
+      const uint32_t row = list->Row(p);
+      if (row >= shard.records()) {
+        return Status::Corruption(where + " lists row " + std::to_string(row) + " of " + std::to_string(shard.records()));
+      }
+      rows.push_back(row);
+    }
+  }
+  if (total_only != nullptr) {
+    *total_only = total;
+    return rows;
+  }
+  // One value's rows are ascending (SPEC 8.4); several values may share rows.
+  if (runs > 1 || !std::is_sorted(rows.begin(), rows.end())) {
+    std::sort(rows.begin(), rows.end());
+    rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+  }
+  return rows;
+}
+
 Result<Rows> Filter(const ShardScan& shard, const Comparison& c, const Rows& candidates) {
   Rows out;
   for (uint32_t row : candidates) {
@@ -241,7 +318,12 @@ Result<std::vector<const Node*>> AndOrder(const ShardScan& shard, const Node& no
   for (const Node& child : node.children) {
     uint64_t rows = child.scans ? UINT64_MAX : UINT64_MAX - 1;
     if (child.kind == Node::Kind::kComparison && child.comparison.indexed) {
-      UREC_RETURN_IF_ERROR(IndexSpans(shard, child.comparison, &rows).status());
+      const Comparison& c = child.comparison;
+      if (c.test == Comparison::Test::kValue) {
+        UREC_RETURN_IF_ERROR(IndexSpans(shard, c, &rows).status());
+      } else if (c.test == Comparison::Test::kContains) {
+        UREC_RETURN_IF_ERROR(ListContains(shard, c, &rows).status());
+      }
     }
     keyed.emplace_back(rows, &child);
   }
@@ -257,9 +339,14 @@ Result<Rows> Evaluate(const ShardScan& shard, const Node& node, const Rows* cand
   switch (node.kind) {
     case Node::Kind::kComparison: {
       const Comparison& c = node.comparison;
-      if (!c.indexed) {
+      if (!c.indexed || c.test == Comparison::Test::kLength) {
+        // A scan (scalar pages or blobs), or an indexed `len` (the list index's lengths).
         if (candidates != nullptr) return Filter(shard, c, *candidates);
         return Filter(shard, c, AllRows(shard.records()));
+      }
+      if (c.test == Comparison::Test::kContains) {
+        UREC_ASSIGN_OR_RETURN(Rows rows, ListContains(shard, c, nullptr));
+        return candidates != nullptr ? Intersect(rows, *candidates) : rows;
       }
       uint64_t total = 0;
       UREC_ASSIGN_OR_RETURN(auto spans, IndexSpans(shard, c, &total));
@@ -301,6 +388,21 @@ void ExplainNode(const Node& node, int depth, bool first_in_and, std::string* ou
       const Comparison& c = node.comparison;
       const size_t ranges = c.is_string() ? c.strings.size() : c.keys.size();
       *out += indent + c.text + "  ->  ";
+      if (c.is_list()) {
+        const bool contains = c.test == Comparison::Test::kContains;
+        if (c.indexed && contains) {
+          *out += "list index: binary search of the distinct values for " + std::to_string(ranges) +
+                  (ranges == 1 ? " value" : " values") + ", their rows read in order (no blob is read)";
+        } else if (c.indexed) {
+          *out += std::string(first_in_and ? "list index: the length of every row" : "list index: the lengths of the rows kept so far") +
+                  " (4 bytes a row, no blob is read)";
+        } else {
+          *out += first_in_and ? "scan of every row's blob (field has no list index)"
+                               : "check of the rows kept so far in their blobs (field has no list index)";
+        }
+        *out += "\n";
+        return;
+      }
       if (c.indexed) {
         *out += "sorted index: binary search for " + std::to_string(ranges) + (ranges == 1 ? " range" : " ranges");
         if (!first_in_and) *out += " (or a check of the rows kept so far, when they are fewer)";
@@ -455,7 +557,7 @@ Result<std::vector<uint64_t>> Query::Ids(const Dataset& dataset) const {
 
 Result<uint64_t> Query::Count(const Dataset& dataset) const {
   const Node& root = impl_->root;
-  if (root.kind == Node::Kind::kComparison && root.comparison.indexed) {
+  if (root.kind == Node::Kind::kComparison && root.comparison.indexed && !root.comparison.is_list()) {
     // One indexed comparison: the sizes of its index spans, no row is listed.
     UREC_RETURN_IF_ERROR(CheckSchema(*impl_, dataset));
     using dataset_internal::ShardAccess;
