@@ -43,6 +43,27 @@ constexpr uint64_t kDenseRatio = 32;
 // than 1/kFilterRatio of the rows its ranges hold.
 constexpr uint64_t kFilterRatio = 8;
 
+// A list comparison's keys (order keys of int64, parser.h) as signed
+// ranges, so that a row's length or element is tested without a key
+// conversion: the mapping is monotonic, the ranges stay ascending.
+class IntRanges {
+ public:
+  explicit IntRanges(const Comparison& c) {
+    constexpr uint64_t kSign = uint64_t{1} << 63;
+    for (const KeyRange& r : c.keys) ranges_.emplace_back(static_cast<int64_t>(r.lo ^ kSign), static_cast<int64_t>(r.hi ^ kSign));
+  }
+  bool Contains(int64_t v) const {
+    for (const auto& [lo, hi] : ranges_) {
+      if (v < lo) return false;
+      if (v <= hi) return true;
+    }
+    return false;
+  }
+
+ private:
+  std::vector<std::pair<int64_t, int64_t>> ranges_;
+};
+
 // One shard, as the evaluator reads it.
 class ShardScan {
  public:
@@ -136,9 +157,10 @@ class ShardScan {
   // A list comparison (`contains`, `any`, `len`) on one row: from the list
   // index's lengths for an indexed `len`, else from the row's blob.
   Result<bool> ListMatches(const Comparison& c, uint64_t row) const {
+    const IntRanges accepted(c);
     if (c.indexed && c.test == Comparison::Test::kLength) {
       UREC_ASSIGN_OR_RETURN(const index::ListIndexView* list, ListIndex(c.field));
-      return c.Matches(LengthKey(list->Length(row)));
+      return accepted.Contains(list->Length(row));
     }
     const Field& field = shard_.header().schema.field(c.field);
     UREC_ASSIGN_OR_RETURN(const uint8_t* entry, shard_.Entry(row, verify_));
@@ -147,17 +169,12 @@ class ShardScan {
     format::ParsedArray parsed;
     const Status shape = format::ParseVarArray(field, blob.mapped, &parsed);  // arrays are never compressed
     if (!shape.ok()) return Status::Corruption(shard_.RowContext(row) + ": " + shape.message());
-    if (c.test == Comparison::Test::kLength) return c.Matches(LengthKey(static_cast<uint64_t>(parsed.dims[0])));
+    if (c.test == Comparison::Test::kLength) return accepted.Contains(parsed.dims[0]);
     const size_t width = FindType(field.type)->width;
     for (size_t i = 0; i < parsed.count; ++i) {
-      const int64_t v = ElementToInt64(field.type, parsed.data + i * width);
-      if (c.Matches(index::IndexedOrderKey(FieldType::kInt64, index::IndexedBitsFromInt(v)))) return true;
+      if (accepted.Contains(ElementToInt64(field.type, parsed.data + i * width))) return true;
     }
     return false;
-  }
-
-  static uint64_t LengthKey(uint64_t length) {
-    return index::IndexedOrderKey(FieldType::kInt64, index::IndexedBitsFromInt(static_cast<int64_t>(length)));
   }
 
   Result<bool> Matches(const Comparison& c, uint64_t row) const {
@@ -203,6 +220,15 @@ Rows Subtract(const Rows& a, const Rows& b) {
   return out;
 }
 
+// Appends the rows whose bits are set, ascending.
+void AppendBitmapRows(const std::vector<uint64_t>& bits, Rows* rows) {
+  for (size_t w = 0; w < bits.size(); ++w) {
+    for (uint64_t word = bits[w]; word != 0; word &= word - 1) {
+      rows->push_back(static_cast<uint32_t>(w * 64 + static_cast<unsigned>(__builtin_ctzll(word))));
+    }
+  }
+}
+
 // Positions [begin, end) of the sorted index per key range of `c`.
 Result<std::vector<std::pair<uint64_t, uint64_t>>> IndexSpans(const ShardScan& shard, const Comparison& c,
                                                               uint64_t* total) {
@@ -241,11 +267,7 @@ Result<Rows> RowsOfSpans(const ShardScan& shard, const Comparison& c,
       }));
       if (twice) return duplicate;
     }
-    for (size_t w = 0; w < bits.size(); ++w) {
-      for (uint64_t word = bits[w]; word != 0; word &= word - 1) {
-        rows.push_back(static_cast<uint32_t>(w * 64 + static_cast<unsigned>(__builtin_ctzll(word))));
-      }
-    }
+    AppendBitmapRows(bits, &rows);
     return rows;
   }
   for (const auto& [begin, end] : spans) {
@@ -292,10 +314,33 @@ Result<Rows> ListContains(const ShardScan& shard, const Comparison& c, uint64_t*
     *total_only = total;
     return rows;
   }
-  // One value's rows are ascending (SPEC 8.4); several values may share rows.
-  if (runs > 1 || !std::is_sorted(rows.begin(), rows.end())) {
+  // One value's rows are ascending (SPEC 8.4); several values may share
+  // rows: merged through a bitmap of the shard when they are many.
+  if (runs > 1 && total * kDenseRatio > shard.records()) {
+    std::vector<uint64_t> bits((shard.records() + 63) / 64, 0);
+    for (uint32_t row : rows) bits[row / 64] |= uint64_t{1} << (row % 64);
+    rows.clear();
+    AppendBitmapRows(bits, &rows);
+  } else if (runs > 1 || !std::is_sorted(rows.begin(), rows.end())) {
     std::sort(rows.begin(), rows.end());
     rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+  }
+  return rows;
+}
+
+// An indexed `len(f) op n`: the list index's lengths of `candidates` (or of
+// every row), no blob read.
+Result<Rows> ListLengths(const ShardScan& shard, const Comparison& c, const Rows* candidates) {
+  UREC_ASSIGN_OR_RETURN(const index::ListIndexView* list, shard.ListIndex(c.field));
+  const IntRanges accepted(c);
+  Rows rows;
+  auto test = [&](uint32_t row) {
+    if (accepted.Contains(list->Length(row))) rows.push_back(row);
+  };
+  if (candidates != nullptr) {
+    for (uint32_t row : *candidates) test(row);
+  } else {
+    for (uint64_t row = 0; row < shard.records(); ++row) test(static_cast<uint32_t>(row));
   }
   return rows;
 }
@@ -339,8 +384,9 @@ Result<Rows> Evaluate(const ShardScan& shard, const Node& node, const Rows* cand
   switch (node.kind) {
     case Node::Kind::kComparison: {
       const Comparison& c = node.comparison;
-      if (!c.indexed || c.test == Comparison::Test::kLength) {
-        // A scan (scalar pages or blobs), or an indexed `len` (the list index's lengths).
+      if (c.indexed && c.test == Comparison::Test::kLength) return ListLengths(shard, c, candidates);
+      if (!c.indexed) {
+        // A scan (scalar pages or blobs).
         if (candidates != nullptr) return Filter(shard, c, *candidates);
         return Filter(shard, c, AllRows(shard.records()));
       }
