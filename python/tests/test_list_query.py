@@ -64,3 +64,15 @@ def test_urec_query_explains_the_list_index(coco_out):
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert "category_id contains 3  ->  list index: binary search of the distinct values" in result.stdout
+
+
+def test_a_jsonl_schema_can_index_a_list_of_integers(tmp_path):
+    (tmp_path / "schema.json").write_text(
+        '{"fields": [{"name": "tags", "type": "int32", "shape": [-1], "indexed": true}]}')
+    (tmp_path / "m.jsonl").write_text('{"tags": [3, 1, 3]}\n{"tags": []}\n{"tags": [-2147483648, 2147483647]}\n')
+    unirecord.convert_jsonl(tmp_path / "m.jsonl", tmp_path / "out", schema=tmp_path / "schema.json", sync=False)
+    ds = unirecord.Dataset(tmp_path / "out" / "m")
+    assert ds.schema["tags"].indexed
+    assert ds.query("tags contains 3").tolist() == [0]
+    assert ds.query("any(tags in [2147483647, 1])").tolist() == [0, 2]
+    assert ds.query("len(tags) == 0").tolist() == [1]
