@@ -421,7 +421,9 @@ integer or bool type: the index gets a list index (format 1.2) that answers
                              "Type name: 'uint8', ..., 'float64', 'bool', 'string' or 'bytes' (numpy's names).")
       .def_property_readonly("shape", [](const Field& f) { return py::tuple(py::cast(f.shape)); },
                              "Array shape, -1 where each record sets the extent; () for a scalar.")
-      .def_readonly("indexed", &Field::indexed, "Stored inline in the index (numeric scalars).")
+      .def_readonly("indexed", &Field::indexed,
+                    "Numeric scalars: stored inline in the index. (-1,) integer or bool lists: a list index "
+                    "(format 1.2).")
       .def_property_readonly("compression", [](const Field& f) { return std::string(BlobCompressionName(f.compression)); },
                              "'none' or 'zstd' (bytes fields).")
       .def("__eq__", [](const Field& a, const py::object& b) {
