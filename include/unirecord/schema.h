@@ -134,9 +134,13 @@ struct Field {
   // {-1, 4} for boxes, {-1} for tokens (format 1.1).
   std::vector<int64_t> shape;
 
-  // Numeric scalars only. The value is stored inline in the index record
+  // On a numeric scalar: the value is stored inline in the index record
   // table (cheap per-record reads, see Dataset::GetIndexedInt64) and in a
   // sorted secondary index. Use it for label/width/height-like fields.
+  // On a variable-length list (shape {-1}) of an integer or bool type
+  // (format 1.2): the index gets a list index of its elements and lengths
+  // (format/SPEC.md section 8.4) for `contains`, `any(... in [...])` and
+  // `len(...)` queries (docs/query.md); the values stay in blobs.
   bool indexed = false;
 
   // `bytes` fields only.
@@ -157,6 +161,8 @@ struct Field {
   bool has_variable_shape() const;
   FieldKind kind() const;
   StorageClass storage() const;
+  // `indexed` on a variable-length integer or bool list: a list index.
+  bool has_list_index() const;
   // Number of elements: 1 for a scalar, the product of `shape` for a
   // fixed-shape array; for a variable-shape one, of its fixed dimensions.
   int64_t num_elements() const;
@@ -173,7 +179,8 @@ class Schema {
   // for string/bytes, has a dimension < 1 other than kVariableDim, more than
   // 8 dimensions, or more than 2^28 elements in its fixed dimensions;
   // `indexed` is set on anything but a scalar of an indexable type (every
-  // numeric type but float16); `compression` is set on anything but bytes.
+  // numeric type but float16) or a shape {-1} list of an integer or bool
+  // type (format 1.2); `compression` is set on anything but bytes.
   static Result<Schema> Make(std::vector<Field> fields);
 
   Schema() = default;  // empty; only useful as a placeholder to assign to

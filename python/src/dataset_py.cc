@@ -185,7 +185,7 @@ py::object FieldValue(const PyDataset& d, uint64_t id, size_t index, const Recor
     }
     return MakeBlobValue(d.dataset, std::move(blob), d.bytes_as_numpy);
   }
-  if (f.indexed) {
+  if (f.storage() == unirecord::StorageClass::kIndexed) {
     if (unirecord::IsIntegral(f.type)) {
       return IntValue(f, Unwrap(d.dataset->GetIndexedInt64(id, index)));
     }
@@ -231,7 +231,7 @@ void OpenInto(PyDataset& d) {
   d.needs_record = false;
   for (size_t i : d.fields) {
     const Field& f = schema.field(i);
-    if (f.type != FieldType::kBytes && !f.indexed) d.needs_record = true;
+    if (f.type != FieldType::kBytes && f.storage() != unirecord::StorageClass::kIndexed) d.needs_record = true;
   }
 }
 
@@ -407,8 +407,10 @@ Python/numpy types int, float, str, bytes, np.int32, ...). shape: the shape
 of a numeric array field (e.g. (3,) or (28, 28)); -1 marks a dimension each
 record sets: boxes (-1, 4), tokens (-1,), a mask (-1, -1). Write such a field
 from a numpy array or nested lists; it reads back as a read-only zero-copy
-numpy array. indexed: numeric scalars only (not float16); stored in the index
-so that reading it touches no page (use it for labels). compression: "none"
+numpy array. indexed: numeric scalars (not float16): stored in the index
+so that reading it touches no page (use it for labels); or a (-1,) list of an
+integer or bool type: the index gets a list index (format 1.2) that answers
+`contains`, `any(... in [...])` and `len(...)` queries without reading blobs. compression: "none"
 (bytes read zero-copy) or "zstd" (bytes only).
 )doc")
       .def(py::init([](const py::object& name, const py::object& type, const py::object& shape,
@@ -422,7 +424,9 @@ so that reading it touches no page (use it for labels). compression: "none"
                              "Type name: 'uint8', ..., 'float64', 'bool', 'string' or 'bytes' (numpy's names).")
       .def_property_readonly("shape", [](const Field& f) { return py::tuple(py::cast(f.shape)); },
                              "Array shape, -1 where each record sets the extent; () for a scalar.")
-      .def_readonly("indexed", &Field::indexed, "Stored inline in the index (numeric scalars).")
+      .def_readonly("indexed", &Field::indexed,
+                    "Numeric scalars: stored inline in the index. (-1,) integer or bool lists: a list index "
+                    "(format 1.2).")
       .def_property_readonly("compression", [](const Field& f) { return std::string(BlobCompressionName(f.compression)); },
                              "'none' or 'zstd' (bytes fields).")
       .def("__eq__", [](const Field& a, const py::object& b) {
@@ -552,8 +556,8 @@ what DataLoader workers do), even when a newer one has committed since.
             const std::string field = StrArg("field", field_arg);
             size_t f = Unwrap(d.dataset->schema().FindField(field));
             const Field& fd = d.dataset->schema().field(f);
-            if (!fd.indexed) {
-              RaiseStatus(Status::InvalidArgument("column('" + field + "'): the field is not indexed"));
+            if (fd.storage() != unirecord::StorageClass::kIndexed) {
+              RaiseStatus(Status::InvalidArgument("column('" + field + "'): the field is not an indexed scalar"));
             }
             bool is_int = unirecord::IsIntegral(fd.type);
             if (is_int) return IndexedColumn<int64_t>(d, f, &Dataset::GetIndexedInt64);

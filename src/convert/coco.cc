@@ -22,10 +22,13 @@ using convert_internal::CocoAnnotations;
 using convert_internal::CocoImage;
 
 Result<Schema> CocoSchema() {
+  // category_id gets a list index (format 1.2, format/SPEC.md section 8.4):
+  // `category_id contains 3` and any(category_id in [...]) answer from the index.
+  Field category_id = Field::Array("category_id", FieldType::kInt64, {kVariableDim});
+  category_id.indexed = true;
   return Schema::Make({Field::Bytes("image"), Field::String("path"), Field::Int64("image_id", /*indexed=*/true),
                        Field::Int32("width", /*indexed=*/true), Field::Int32("height", /*indexed=*/true),
-                       Field::Array("boxes", FieldType::kFloat32, {kVariableDim, 4}),
-                       Field::Array("category_id", FieldType::kInt64, {kVariableDim}),
+                       Field::Array("boxes", FieldType::kFloat32, {kVariableDim, 4}), category_id,
                        Field::Array("iscrowd", FieldType::kUint8, {kVariableDim}),
                        Field::Array("area", FieldType::kFloat32, {kVariableDim}),
                        Field::Array("annotation_id", FieldType::kInt64, {kVariableDim}),

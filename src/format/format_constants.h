@@ -21,8 +21,9 @@ namespace unirecord::format {
 inline constexpr uint16_t kFormatMajor = 1;
 // kFormatMinor is the newest minor version this library reads and writes; a
 // writer stamps a file with the lowest one its schema needs
-// (Schema::RequiredMinorVersion), so files without 1.1 types stay 1.0.
-inline constexpr uint16_t kFormatMinor = 1;
+// (Schema::RequiredMinorVersion), so files without 1.1 types stay 1.0 and
+// files without a list index stay 1.0 or 1.1.
+inline constexpr uint16_t kFormatMinor = 2;
 
 // SPEC.md "Preamble" / "Trailer": 8-byte magics at the start and end of files.
 inline constexpr char kShardMagic[8] = {'\x89', 'U', 'R', 'E', 'C', '\r', '\n', '\x1a'};
@@ -79,6 +80,20 @@ inline constexpr uint32_t kNoScalarPage = 0xFFFFFFFFu;
 
 // SPEC.md "Sorted index": u32 rows ordered by (value, row).
 inline constexpr size_t kSortedEntrySize = 4;
+
+// SPEC.md "List index" (section 8.4, format 1.2): u64 value count D, u64
+// pair count P, u32 length per row (padded to 8), D i64 values, D + 1 u64
+// starts, P u32 rows.
+inline constexpr size_t kListIndexValueCountOffset = 0;  // u64
+inline constexpr size_t kListIndexPairCountOffset = 8;   // u64
+inline constexpr size_t kListIndexFixedSize = 16;
+inline constexpr size_t kListLengthSize = 4;
+inline constexpr size_t kListLengthsAlignment = 8;
+inline constexpr size_t kListValueSize = 8;
+inline constexpr size_t kListStartSize = 8;
+inline constexpr size_t kListRowSize = 4;
+// First minor version with list indexes (`indexed` on a [-1] integer array).
+inline constexpr uint16_t kFormatMinorListIndex = 2;
 
 // SPEC.md "Scalar page": u32 row count, u32 column count, u64 offsets.
 inline constexpr size_t kScalarPageFixedSize = 8;

@@ -174,7 +174,13 @@ FieldKind Field::kind() const {
   return has_variable_shape() ? FieldKind::kVarArray : FieldKind::kFixedArray;
 }
 
-StorageClass Field::storage() const { return indexed ? StorageClass::kIndexed : KindInfoOf(kind()).storage; }
+StorageClass Field::storage() const {
+  return indexed && shape.empty() ? StorageClass::kIndexed : KindInfoOf(kind()).storage;
+}
+
+bool Field::has_list_index() const {
+  return indexed && shape.size() == 1 && shape[0] == kVariableDim && IsIntegral(type);
+}
 
 bool Field::operator==(const Field& other) const {
   return name == other.name && type == other.type && shape == other.shape &&
@@ -216,8 +222,9 @@ Status CheckField(const Field& f) {
       elements *= d;
     }
   }
-  if (f.indexed && (!type->indexable || !f.shape.empty())) {
-    return Status::InvalidArgument(where + ": only scalars of an integer, bool, float32 or float64 type can be indexed");
+  if (f.indexed && (!type->indexable || !f.shape.empty()) && !f.has_list_index()) {
+    return Status::InvalidArgument(where + ": only scalars of an integer, bool, float32 or float64 type and "
+                                           "variable-length lists (shape [-1]) of an integer or bool type can be indexed");
   }
   if (f.compression != BlobCompression::kNone && f.type != FieldType::kBytes) {
     return Status::InvalidArgument(where + ": compression applies to bytes fields only");
@@ -268,6 +275,7 @@ uint16_t Schema::RequiredMinorVersion() const {
   uint16_t minor = 0;
   for (const Field& f : fields_) {
     minor = std::max({minor, FindType(f.type)->since_minor, KindInfoOf(f.kind()).since_minor});
+    if (f.has_list_index()) minor = std::max(minor, format::kFormatMinorListIndex);
   }
   return minor;
 }

@@ -11,7 +11,7 @@ namespace unirecord::index {
 using format::FileKind;
 
 IndexBuilder::IndexBuilder(const Schema& schema, const FieldLayout& layout)
-    : schema_(schema), layout_(layout) {}
+    : schema_(schema), layout_(layout), lists_(layout.list_fields.size()) {}
 
 uint8_t* IndexBuilder::AppendEntry() {
   table_.resize(table_.size() + layout_.entry_stride, 0);
@@ -32,7 +32,7 @@ Result<uint64_t> IndexBuilder::WriteFile(const std::string& path) {
   for (uint64_t row = 0; row < rows_; ++row) SealEntry(layout_, entry(row), row);
 
   // Section offsets depend only on the header size, which the placeholder fixes.
-  sections_.assign(1 + layout_.indexed_fields.size(), fb::IndexSection());
+  sections_.assign(1 + layout_.indexed_fields.size() + layout_.list_fields.size(), fb::IndexSection());
   header_length_ = format::BuildIndexHeader(FillKnown({})).size();
   UREC_ASSIGN_OR_RETURN(io::WritableFile file, io::WritableFile::Create(path));
   std::string zeros(format::kPreambleSize + header_length_, '\0');
@@ -63,6 +63,15 @@ Result<uint64_t> IndexBuilder::WriteFile(const std::string& path) {
     sections_[1 + slot] = fb::IndexSection(file.offset(), bytes.size(), format::Checksum(bytes.data(), bytes.size()),
                                            layout_.indexed_fields[slot], fb::SectionKind::SortedIndex);
     UREC_RETURN_IF_ERROR(file.Append(bytes.data(), bytes.size()));
+  }
+  // SPEC.md 8.4 (format 1.2): one list index per list field, after the sorted indexes.
+  for (size_t slot = 0; slot < layout_.list_fields.size(); ++slot) {
+    const std::string list = lists_[slot].Build(rows_);
+    UREC_RETURN_IF_ERROR(file.PadTo(format::kSectionAlignment));
+    sections_[1 + layout_.indexed_fields.size() + slot] =
+        fb::IndexSection(file.offset(), list.size(), format::Checksum(list.data(), list.size()),
+                         layout_.list_fields[slot], fb::SectionKind::ListIndex);
+    UREC_RETURN_IF_ERROR(file.Append(list));
   }
   UREC_RETURN_IF_ERROR(file.PadTo(format::kFlatBufferAlignment));
   UREC_RETURN_IF_ERROR(file.Append(std::string(format::kTrailerSize, '\0')));
@@ -134,7 +143,8 @@ Result<IndexReader> IndexReader::Open(const std::string& path, bool verify_secti
 
   const auto* sections = h.sections();
   const size_t indexed = h.indexed_fields()->size();
-  if (sections->size() != 1 + indexed) return corrupt("index has the wrong number of sections");
+  // List index sections (format 1.2) follow the sorted indexes.
+  if (sections->size() < 1 + indexed) return corrupt("index has the wrong number of sections");
   const uint64_t body_begin = frame.header_offset + frame.header_length;
   const uint64_t body_end = size - format::kTrailerSize;
   if (h.entry_stride() < format::kEntryScalarLocatorSize + format::kEntryChecksumSize) {
@@ -144,13 +154,29 @@ Result<IndexReader> IndexReader::Open(const std::string& path, bool verify_secti
     const fb::IndexSection* s = sections->Get(i);
     const std::string name = "index section " + std::to_string(i);
     const bool is_table = i == 0;
-    if (s->kind() != (is_table ? fb::SectionKind::RecordTable : fb::SectionKind::SortedIndex) ||
-        s->field() != (is_table ? -1 : h.indexed_fields()->Get(i - 1))) {
+    if (i > indexed) {
+      // A list index: fields ascending (schema order), never an indexed scalar.
+      if (s->kind() != fb::SectionKind::ListIndex || s->field() < 0 ||
+          (!reader.list_fields_.empty() && s->field() <= reader.list_fields_.back()) ||
+          std::find(h.indexed_fields()->begin(), h.indexed_fields()->end(), s->field()) != h.indexed_fields()->end()) {
+        return corrupt(name + " has the wrong kind or field");
+      }
+    } else if (s->kind() != (is_table ? fb::SectionKind::RecordTable : fb::SectionKind::SortedIndex) ||
+               s->field() != (is_table ? -1 : h.indexed_fields()->Get(i - 1))) {
       return corrupt(name + " has the wrong kind or field");
     }
     if (s->offset() < body_begin || s->offset() % format::kSectionAlignment != 0 ||
         !format::RangeWithin(s->offset(), s->length(), body_end)) {
       return corrupt(name + " out of bounds");
+    }
+    if (i > indexed) {
+      const std::string where = path + ": list index " + std::to_string(reader.lists_.size()) + " (index section " +
+                                std::to_string(i) + ", field " + std::to_string(s->field()) + ")";
+      UREC_ASSIGN_OR_RETURN(ListIndexView view, ListIndexView::Parse(data + s->offset(), s->length(),
+                                                                      h.record_count(), where));
+      reader.lists_.push_back(view);
+      reader.list_fields_.push_back(s->field());
+      continue;
     }
     // Overflow-safe: records * width must equal the length.
     const uint64_t width = is_table ? h.entry_stride() : format::kSortedEntrySize;
@@ -165,6 +191,7 @@ Result<IndexReader> IndexReader::Open(const std::string& path, bool verify_secti
     }
   }
   reader.sorted_checks_ = std::make_unique<SortedChecks>(reader.sorted_.size());
+  reader.list_checks_ = std::make_unique<SortedChecks>(reader.lists_.size());
   if (verify_sections) UREC_RETURN_IF_ERROR(reader.VerifySections());
   return reader;
 }
@@ -181,8 +208,16 @@ Status IndexReader::VerifyPadding() const {
 
 Status IndexReader::VerifySection(size_t section) const {
   const fb::IndexSection* s = header_->sections()->Get(static_cast<flatbuffers::uoffset_t>(section));
-  if (format::Checksum(file_.data() + s->offset(), s->length()) == s->checksum()) return Status::OK();
-  const std::string name = section == 0 ? std::string("record table") : "sorted index " + std::to_string(section - 1);
+  const size_t sorted = header_->indexed_fields()->size();
+  const std::string name = section == 0        ? std::string("record table")
+                           : section <= sorted ? "sorted index " + std::to_string(section - 1)
+                                               : "list index " + std::to_string(section - 1 - sorted);
+  if (format::Checksum(file_.data() + s->offset(), s->length()) == s->checksum()) {
+    if (section <= sorted) return Status::OK();
+    return lists_[section - 1 - sorted].CheckStructure(path() + ": " + name + " (index section " +
+                                                       std::to_string(section) + ", field " +
+                                                       std::to_string(s->field()) + ")");
+  }
   return Status::Corruption(path() + ": " + name + " checksum mismatch (index section " + std::to_string(section) +
                             (section == 0 ? std::string() : ", field " + std::to_string(s->field())) + ", bytes " +
                             std::to_string(s->offset()) + ".." + std::to_string(s->offset() + s->length()) + ")");
@@ -199,6 +234,15 @@ Result<const uint8_t*> IndexReader::SortedIndex(size_t i, bool verify) const {
     UREC_RETURN_IF_ERROR(sorted_checks_->status[i]);
   }
   return sorted_[i];
+}
+
+Result<const ListIndexView*> IndexReader::ListIndex(size_t i, bool verify) const {
+  if (verify) {
+    const size_t section = 1 + sorted_.size() + i;
+    std::call_once(list_checks_->once[i], [&] { list_checks_->status[i] = VerifySection(section); });
+    UREC_RETURN_IF_ERROR(list_checks_->status[i]);
+  }
+  return &lists_[i];
 }
 
 }  // namespace unirecord::index

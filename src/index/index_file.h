@@ -12,6 +12,7 @@
 
 #include "fb/unirecord_generated.h"
 #include "format/header_codec.h"
+#include "index/list_index.h"
 #include "index/record_table.h"
 #include "io/file.h"
 #include "unirecord/schema.h"
@@ -29,6 +30,10 @@ class IndexBuilder {
   uint8_t* AppendEntry();
   uint8_t* entry(uint64_t row) { return table_.data() + row * layout_.entry_stride; }
   uint64_t rows() const { return rows_; }
+  // The list of the last appended row for list field `slot` (FieldLayout::list_slot).
+  void AddList(size_t slot, const int64_t* values, size_t count) {
+    lists_[slot].AddRow(static_cast<uint32_t>(rows_ - 1), values, count);
+  }
 
   // Seals every entry, sorts the indexed values and writes the file. Frees
   // the table. The header and trailer stay zero until PatchHeader. Returns
@@ -50,6 +55,7 @@ class IndexBuilder {
   uint64_t rows_ = 0;
   uint64_t header_length_ = 0;
   std::vector<fb::IndexSection> sections_;
+  std::vector<ListIndexBuilder> lists_;
 };
 
 // Writes `values` as the header of the index file at `path` (preamble,
@@ -82,6 +88,13 @@ class IndexReader {
   // for (once per section for the life of this reader, thread-safe); a
   // mismatch is Corruption naming the file and the section, every time.
   Result<const uint8_t*> SortedIndex(size_t i, bool verify) const;
+  // The list index of the i-th list field (FieldLayout::list_fields order;
+  // format/SPEC.md section 8.4). Its length was checked at open; with
+  // `verify`, its checksum and structure are checked the first time it is
+  // asked for, as SortedIndex's checksum.
+  Result<const ListIndexView*> ListIndex(size_t i, bool verify) const;
+  // Schema fields of the list index sections, in order.
+  const std::vector<int>& list_fields() const { return list_fields_; }
 
   // Checks every section's checksum.
   Status VerifySections() const;
@@ -94,6 +107,8 @@ class IndexReader {
   uint64_t header_length_ = 0;
   const uint8_t* record_table_ = nullptr;
   std::vector<const uint8_t*> sorted_;
+  std::vector<ListIndexView> lists_;
+  std::vector<int> list_fields_;
 
   // SortedIndex's once-per-section checks (held by pointer: a reader moves).
   struct SortedChecks {
@@ -103,6 +118,7 @@ class IndexReader {
   };
   Status VerifySection(size_t section) const;
   std::unique_ptr<SortedChecks> sorted_checks_;
+  std::unique_ptr<SortedChecks> list_checks_;
 };
 
 }  // namespace unirecord::index

@@ -12,6 +12,7 @@ FieldLayout FieldLayout::For(const Schema& schema) {
   layout.blob_slot.assign(n, -1);
   layout.indexed_slot.assign(n, -1);
   layout.column_slot.assign(n, -1);
+  layout.list_slot.assign(n, -1);
   for (size_t i = 0; i < n; ++i) {
     const Field& f = schema.field(i);
     const int index = static_cast<int>(i);
@@ -19,6 +20,10 @@ FieldLayout FieldLayout::For(const Schema& schema) {
     if (storage == StorageClass::kBlob) {
       layout.blob_slot[i] = static_cast<int>(layout.blob_fields.size());
       layout.blob_fields.push_back(index);
+      if (f.has_list_index()) {
+        layout.list_slot[i] = static_cast<int>(layout.list_fields.size());
+        layout.list_fields.push_back(index);
+      }
     } else if (storage == StorageClass::kIndexed) {
       layout.indexed_slot[i] = static_cast<int>(layout.indexed_fields.size());
       layout.indexed_fields.push_back(index);

@@ -18,6 +18,10 @@ struct FieldLayout {
   std::vector<int> blob_fields;     // schema indexes of blob-class fields (bytes, variable-shape arrays)
   std::vector<int> indexed_fields;  // schema indexes of indexed fields
   std::vector<int> column_fields;   // schema indexes of scalar-page fields
+  // Schema indexes of the blob fields with a list index (Field::has_list_index,
+  // SPEC.md section 8.4), in schema order; list_slot: position in it, or -1.
+  std::vector<int> list_fields;
+  std::vector<int> list_slot;
   // Per schema field: its position in the list of its class, or -1.
   std::vector<int> blob_slot;
   std::vector<int> indexed_slot;

@@ -249,7 +249,95 @@ class Parser {
   }
 
   // --- one comparison -------------------------------------------------------
+  // The field a name token names, or an error at the token.
+  Result<size_t> FieldOf(const Token& name) const {
+    if ((name.kind != Tok::kIdent && name.kind != Tok::kQuotedIdent) || IsReserved(name)) {
+      return Error(name.offset, "expected a field name, '(' or 'not', found " + Describe(name));
+    }
+    const int index = schema_.FieldIndex(name.text);
+    if (index < 0) {
+      return Error(name.offset, "unknown field '" + name.text + "' (fields: " + schema_.FieldNames() + ")");
+    }
+    return static_cast<size_t>(index);
+  }
+
+  static bool IsIntList(const Field& f) {
+    return f.shape.size() == 1 && f.shape[0] == kVariableDim && IsIntegral(f.type);
+  }
+
+  Status Expect(Tok kind, const char* what, const char* after) {
+    if (Peek().kind != kind) {
+      return Error(Peek().offset, std::string("expected '") + what + "' " + after + ", found " + Describe(Peek()));
+    }
+    Next();
+    return Status::OK();
+  }
+
+  Node ListNode(Comparison c, size_t start) {
+    c.text = std::string(expr_.substr(start, tokens_[pos_ - 1].end - start));
+    Node n;
+    n.kind = Node::Kind::kComparison;
+    n.scans = !c.indexed;
+    n.comparison = std::move(c);
+    return n;
+  }
+
+  // `any(FIELD in [v, ...])` and `len(FIELD) OP N` (the function name is
+  // the current token, followed by '(').
+  Result<Node> ParseFunction() {
+    const Token& fn = Next();
+    const size_t start = fn.offset;
+    const bool is_any = IsKeyword(fn, "any");
+    Next();  // '('
+    const Token& name = Next();
+    UREC_ASSIGN_OR_RETURN(size_t index, FieldOf(name));
+    const Field& field = schema_.field(index);
+    Comparison c;
+    c.field = index;
+    c.type = field.type;
+    if (is_any) {
+      if (!IsIntList(field)) return NotIntList(name, field, "any(... in [...])");
+      c.test = Comparison::Test::kContains;
+      c.indexed = field.has_list_index();
+      if (!IsKeyword(Peek(), "in")) return Error(Peek().offset, "expected 'in' in 'any(" + field.name + " in [...])', found " + Describe(Peek()));
+      Next();
+      UREC_ASSIGN_OR_RETURN(std::vector<Literal> values, ParseList(field));
+      AddList(c, values, false);
+      UREC_RETURN_IF_ERROR(Expect(Tok::kRParen, ")", "after the list of any(...)"));
+      return ListNode(std::move(c), start);
+    }
+    if (!field.has_variable_shape()) {
+      return Error(name.offset, "field '" + field.name + "' is not a variable-shape array; len() needs one (" +
+                                    (field.is_array() ? "this one's length is fixed" : "this one is not an array") + ")");
+    }
+    c.test = Comparison::Test::kLength;
+    c.type = FieldType::kInt64;
+    c.indexed = field.has_list_index();
+    UREC_RETURN_IF_ERROR(Expect(Tok::kRParen, ")", "after len(FIELD"));
+    const Token& op = Next();
+    if (op.kind != Tok::kOp) {
+      return Error(op.offset, "expected an operator (==, !=, <, <=, >, >=) after 'len(" + field.name + ")', found " + Describe(op));
+    }
+    const Field length = Field::Int64("len(" + field.name + ")");
+    UREC_ASSIGN_OR_RETURN(Literal v, ParseLiteral(length));
+    AddComparison(c, ToOp(op.text), v);
+    return ListNode(std::move(c), start);
+  }
+
+  Status NotIntList(const Token& name, const Field& field, const char* what) const {
+    return Error(name.offset, "field '" + field.name + "' is not a list of integers (shape [-1] of an integer or bool "
+                                  "type); " + what + " needs one");
+  }
+
+  static Op ToOp(const std::string& text) {
+    return text == "==" ? Op::kEq : text == "!=" ? Op::kNe : text == "<" ? Op::kLt
+           : text == "<=" ? Op::kLe : text == ">" ? Op::kGt : Op::kGe;
+  }
+
   Result<Node> ParseComparison() {
+    if ((IsKeyword(Peek(), "any") || IsKeyword(Peek(), "len")) && tokens_[pos_ + 1].kind == Tok::kLParen) {
+      return ParseFunction();
+    }
     const Token& name = Next();
     if ((name.kind != Tok::kIdent && name.kind != Tok::kQuotedIdent) || IsReserved(name)) {
       return Error(name.offset, "expected a field name, '(' or 'not', found " + Describe(name));
@@ -262,20 +350,29 @@ class Parser {
     if (field.type == FieldType::kBytes) {
       return Error(name.offset, "field '" + field.name + "' is a bytes field; bytes fields cannot be queried");
     }
-    if (field.is_array()) {
-      return Error(name.offset, "field '" + field.name + "' is an array; only scalar fields can be queried");
-    }
     Comparison c;
     c.field = static_cast<size_t>(index);
     c.type = field.type;
     c.indexed = field.indexed;
+    if (IsKeyword(Peek(), "contains")) {
+      if (!IsIntList(field)) return NotIntList(name, field, "'contains'");
+      Next();
+      c.test = Comparison::Test::kContains;
+      c.indexed = field.has_list_index();
+      UREC_ASSIGN_OR_RETURN(Literal v, ParseLiteral(field));
+      AddList(c, {v}, false);
+      return ListNode(std::move(c), name.offset);
+    }
+    if (field.is_array()) {
+      return Error(name.offset, "field '" + field.name + "' is an array; an array is queried with 'contains', "
+                                    "any(" + field.name + " in [...]) or len(" + field.name + ") (lists of integers), "
+                                    "not compared as a whole");
+    }
 
     const Token& op = Next();
     if (op.kind == Tok::kOp) {
       UREC_ASSIGN_OR_RETURN(Literal v, ParseLiteral(field));
-      const Op o = op.text == "==" ? Op::kEq : op.text == "!=" ? Op::kNe : op.text == "<" ? Op::kLt
-                   : op.text == "<=" ? Op::kLe : op.text == ">" ? Op::kGt : Op::kGe;
-      AddComparison(c, o, v);
+      AddComparison(c, ToOp(op.text), v);
     } else if (IsKeyword(op, "between")) {
       UREC_ASSIGN_OR_RETURN(Literal lo, ParseLiteral(field));
       if (!IsKeyword(Peek(), "and")) {
@@ -290,7 +387,7 @@ class Parser {
       UREC_ASSIGN_OR_RETURN(std::vector<Literal> values, ParseList(field));
       AddList(c, values, negated);
     } else {
-      return Error(op.offset, "expected an operator (==, !=, <, <=, >, >=, in, not in, between) after '" +
+      return Error(op.offset, "expected an operator (==, !=, <, <=, >, >=, in, not in, between, contains) after '" +
                                   field.name + "', found " + Describe(op));
     }
     c.text = std::string(expr_.substr(name.offset, tokens_[pos_ - 1].end - name.offset));

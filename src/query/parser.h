@@ -31,14 +31,22 @@ struct StringRange {
 // One comparison on one field: the set of values it accepts, as ascending,
 // disjoint ranges (an `in` list is a list of points, `!=` two ranges).
 struct Comparison {
+  // What is compared: the field's value, or (list fields, docs/query.md)
+  // whether the list holds one of the keys (`contains`, `any(f in [...])`),
+  // or the list's length (`len(f)`, keys over int64 lengths).
+  enum class Test { kValue, kContains, kLength };
+  Test test = Test::kValue;
   size_t field = 0;
   FieldType type = FieldType::kInt64;
+  // kValue: an indexed scalar (sorted index); kContains, kLength: the field
+  // has a list index (format/SPEC.md section 8.4). Otherwise a scan.
   bool indexed = false;
   std::vector<KeyRange> keys;       // int and float fields
   std::vector<StringRange> strings;  // string fields
   std::string text;                 // the clause as written, for Explain
 
-  bool is_string() const { return type == FieldType::kString; }
+  bool is_string() const { return test == Test::kValue && type == FieldType::kString; }
+  bool is_list() const { return test != Test::kValue; }
   bool Matches(uint64_t key) const;
   bool Matches(std::string_view value) const;
 };

@@ -28,6 +28,18 @@ struct BadCase {
   const char* text;  // part of the message
 };
 
+// InvalidArgument at c.column with c.text, and a caret line under the column.
+void ExpectParseError(const BadCase& c, const Result<Node>& parsed) {
+  ASSERT_FALSE(parsed.ok());
+  const Status& s = parsed.status();
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("column " + std::to_string(c.column) + ": "), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find(c.text), std::string::npos) << s.message();
+  const std::string& m = s.message();
+  const std::string caret_line = m.substr(m.rfind('\n') + 1);
+  EXPECT_EQ(caret_line, "  " + std::string(c.column - 1, ' ') + "^");
+}
+
 TEST(ParserTest, MalformedExpressionsNameProblemAndColumn) {
   const BadCase cases[] = {
       {"", 1, "empty expression"},
@@ -81,16 +93,7 @@ TEST(ParserTest, MalformedExpressionsNameProblemAndColumn) {
   };
   for (const BadCase& c : cases) {
     SCOPED_TRACE(c.expression);
-    auto parsed = ParseExpression(c.expression, TestSchema(), kMetadata);
-    ASSERT_FALSE(parsed.ok());
-    const Status& s = parsed.status();
-    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
-    EXPECT_NE(s.message().find("column " + std::to_string(c.column) + ": "), std::string::npos) << s.message();
-    EXPECT_NE(s.message().find(c.text), std::string::npos) << s.message();
-    // The caret line points at the column.
-    const std::string& m = s.message();
-    const std::string caret_line = m.substr(m.rfind('\n') + 1);
-    EXPECT_EQ(caret_line, "  " + std::string(c.column - 1, ' ') + "^");
+    ExpectParseError(c, ParseExpression(c.expression, TestSchema(), kMetadata));
   }
 }
 
@@ -198,6 +201,79 @@ TEST(ParserTest, PrecedenceNotThenAndThenOr) {
   EXPECT_EQ(parsed->children[0].comparison.text, "label == 1");
   // Keywords are case-insensitive; a field whose name starts like one is a field.
   EXPECT_TRUE(ParseExpression("and_more == 1 AND label BETWEEN 1 AND 2", TestSchema(), kMetadata).ok());
+}
+
+}  // namespace
+}  // namespace unirecord::query
+
+namespace unirecord::query {
+namespace {
+
+// Lists of values (docs/query.md): `contains`, `any(f in [...])`, `len(f)`.
+Schema ListSchema() {
+  Field tags = Field::Array("tags", FieldType::kInt64, {kVariableDim});
+  tags.indexed = true;
+  return Schema::Make({tags, Field::Array("ids", FieldType::kUint16, {kVariableDim}),
+                       Field::Array("boxes", FieldType::kFloat32, {kVariableDim, 4}),
+                       Field::Array("mean", FieldType::kFloat32, {3}), Field::Int64("len"), Field::String("path")})
+      .value();
+}
+
+Result<Node> ParseList(const std::string& expression) { return ParseExpression(expression, ListSchema(), kMetadata); }
+
+TEST(ParserListTest, ListComparisons) {
+  auto n = ParseList("tags contains -9223372036854775808");
+  ASSERT_TRUE(n.ok()) << n.status().ToString();
+  EXPECT_EQ(n->comparison.test, Comparison::Test::kContains);
+  EXPECT_TRUE(n->comparison.indexed);
+  EXPECT_FALSE(n->scans);
+  EXPECT_TRUE(n->comparison.Matches(IntKey(std::numeric_limits<int64_t>::min())));
+  EXPECT_EQ(n->comparison.text, "tags contains -9223372036854775808");
+  n = ParseList("ANY(ids in [3, 1, 3])");
+  ASSERT_TRUE(n.ok()) << n.status().ToString();
+  EXPECT_EQ(n->comparison.test, Comparison::Test::kContains);
+  EXPECT_FALSE(n->comparison.indexed);  // no list index: a scan of the blobs
+  EXPECT_TRUE(n->scans);
+  EXPECT_EQ(n->comparison.keys.size(), 2u);  // distinct points
+  EXPECT_EQ(n->comparison.text, "ANY(ids in [3, 1, 3])");
+  n = ParseList("len(boxes) >= 2");
+  ASSERT_TRUE(n.ok()) << n.status().ToString();
+  EXPECT_EQ(n->comparison.test, Comparison::Test::kLength);
+  EXPECT_FALSE(n->comparison.Matches(IntKey(1)));
+  EXPECT_TRUE(n->comparison.Matches(IntKey(2)));
+  n = ParseList("len(tags) == 0");
+  ASSERT_TRUE(n.ok());
+  EXPECT_TRUE(n->comparison.indexed);
+  n = ParseList("len == 3 and not tags contains 1");  // a field called len
+  ASSERT_TRUE(n.ok()) << n.status().ToString();
+  EXPECT_EQ(n->kind, Node::Kind::kAnd);
+  EXPECT_EQ(n->children[1].kind, Node::Kind::kNot);
+  n = ParseList("any(tags in [])");
+  ASSERT_TRUE(n.ok());
+  EXPECT_TRUE(n->comparison.keys.empty());
+}
+
+TEST(ParserListTest, MalformedListComparisonsNameProblemAndColumn) {
+  const BadCase cases[] = {
+      {"boxes contains 1", 1, "is not a list of integers"},
+      {"mean contains 1", 1, "is not a list of integers"},
+      {"len contains 1", 1, "is not a list of integers"},
+      {"any(boxes in [1])", 5, "is not a list of integers"},
+      {"any(tags [1])", 10, "expected 'in'"},
+      {"any(tags in [1]", 16, "expected ')'"},
+      {"len(mean) > 1", 5, "length is fixed"},
+      {"len(path) > 1", 5, "not an array"},
+      {"len(tags) 3", 11, "expected an operator"},
+      {"len(tags) > 1.5", 13, "not an integer"},
+      {"len(tags > 1", 10, "expected ')'"},
+      {"tags contains 1.5", 15, "not an integer"},
+      {"tags == 3", 1, "queried with 'contains'"},
+      {"any(nope in [1])", 5, "unknown field 'nope'"},
+  };
+  for (const BadCase& c : cases) {
+    SCOPED_TRACE(c.expression);
+    ExpectParseError(c, ParseList(c.expression));
+  }
 }
 
 }  // namespace

@@ -43,6 +43,27 @@ constexpr uint64_t kDenseRatio = 32;
 // than 1/kFilterRatio of the rows its ranges hold.
 constexpr uint64_t kFilterRatio = 8;
 
+// A list comparison's keys (order keys of int64, parser.h) as signed
+// ranges, so that a row's length or element is tested without a key
+// conversion: the mapping is monotonic, the ranges stay ascending.
+class IntRanges {
+ public:
+  explicit IntRanges(const Comparison& c) {
+    constexpr uint64_t kSign = uint64_t{1} << 63;
+    for (const KeyRange& r : c.keys) ranges_.emplace_back(static_cast<int64_t>(r.lo ^ kSign), static_cast<int64_t>(r.hi ^ kSign));
+  }
+  bool Contains(int64_t v) const {
+    for (const auto& [lo, hi] : ranges_) {
+      if (v < lo) return false;
+      if (v <= hi) return true;
+    }
+    return false;
+  }
+
+ private:
+  std::vector<std::pair<int64_t, int64_t>> ranges_;
+};
+
 // One shard, as the evaluator reads it.
 class ShardScan {
  public:
@@ -123,7 +144,41 @@ class ShardScan {
     return index::IndexedOrderKey(c.type, format::IndexedBitsOf(c.type, p));
   }
 
+  // The list index of a list field (format/SPEC.md 8.4), its checksum and
+  // structure checked on first use when verifying.
+  Result<const index::ListIndexView*> ListIndex(size_t field) const {
+    return shard_.index().ListIndex(static_cast<size_t>(layout_.list_slot[field]), verify_);
+  }
+
+  std::string ListWhere(size_t field) const {
+    return shard_.index_path() + ": list index of field " + std::to_string(field);
+  }
+
+  // A list comparison (`contains`, `any`, `len`) on one row: from the list
+  // index's lengths for an indexed `len`, else from the row's blob.
+  Result<bool> ListMatches(const Comparison& c, uint64_t row) const {
+    const IntRanges accepted(c);
+    if (c.indexed && c.test == Comparison::Test::kLength) {
+      UREC_ASSIGN_OR_RETURN(const index::ListIndexView* list, ListIndex(c.field));
+      return accepted.Contains(list->Length(row));
+    }
+    const Field& field = shard_.header().schema.field(c.field);
+    UREC_ASSIGN_OR_RETURN(const uint8_t* entry, shard_.Entry(row, verify_));
+    UREC_ASSIGN_OR_RETURN(const shard::BlobBytes blob,
+                          shard_.ReadBlob(entry, row, static_cast<size_t>(layout_.blob_slot[c.field]), verify_));
+    format::ParsedArray parsed;
+    const Status shape = format::ParseVarArray(field, blob.mapped, &parsed);  // arrays are never compressed
+    if (!shape.ok()) return Status::Corruption(shard_.RowContext(row) + ": " + shape.message());
+    if (c.test == Comparison::Test::kLength) return accepted.Contains(parsed.dims[0]);
+    const size_t width = FindType(field.type)->width;
+    for (size_t i = 0; i < parsed.count; ++i) {
+      if (accepted.Contains(ElementToInt64(field.type, parsed.data + i * width))) return true;
+    }
+    return false;
+  }
+
   Result<bool> Matches(const Comparison& c, uint64_t row) const {
+    if (c.is_list()) return ListMatches(c, row);
     if (c.is_string()) {
       UREC_ASSIGN_OR_RETURN(std::string_view v, ColumnValue(c.field, row));
       return c.Matches(v);
@@ -165,6 +220,15 @@ Rows Subtract(const Rows& a, const Rows& b) {
   return out;
 }
 
+// Appends the rows whose bits are set, ascending.
+void AppendBitmapRows(const std::vector<uint64_t>& bits, Rows* rows) {
+  for (size_t w = 0; w < bits.size(); ++w) {
+    for (uint64_t word = bits[w]; word != 0; word &= word - 1) {
+      rows->push_back(static_cast<uint32_t>(w * 64 + static_cast<unsigned>(__builtin_ctzll(word))));
+    }
+  }
+}
+
 // Positions [begin, end) of the sorted index per key range of `c`.
 Result<std::vector<std::pair<uint64_t, uint64_t>>> IndexSpans(const ShardScan& shard, const Comparison& c,
                                                               uint64_t* total) {
@@ -203,11 +267,7 @@ Result<Rows> RowsOfSpans(const ShardScan& shard, const Comparison& c,
       }));
       if (twice) return duplicate;
     }
-    for (size_t w = 0; w < bits.size(); ++w) {
-      for (uint64_t word = bits[w]; word != 0; word &= word - 1) {
-        rows.push_back(static_cast<uint32_t>(w * 64 + static_cast<unsigned>(__builtin_ctzll(word))));
-      }
-    }
+    AppendBitmapRows(bits, &rows);
     return rows;
   }
   for (const auto& [begin, end] : spans) {
@@ -220,6 +280,68 @@ Result<Rows> RowsOfSpans(const ShardScan& shard, const Comparison& c,
   // equality needs no sort.
   if (!std::is_sorted(rows.begin(), rows.end())) std::sort(rows.begin(), rows.end());
   if (std::adjacent_find(rows.begin(), rows.end()) != rows.end()) return duplicate;
+  return rows;
+}
+
+// The rows whose list holds one of `c`'s keys (points), from the list
+// index: a binary search of the distinct values per key, then the value's
+// rows, which the index lists ascending. Each start and row is checked.
+Result<Rows> ListContains(const ShardScan& shard, const Comparison& c, uint64_t* total_only) {
+  UREC_ASSIGN_OR_RETURN(const index::ListIndexView* list, shard.ListIndex(c.field));
+  const std::string where = shard.ListWhere(c.field);
+  Rows rows;
+  uint64_t total = 0;
+  size_t runs = 0;
+  for (const KeyRange& r : c.keys) {
+    // Keys are points here (the parser makes them so), as order keys of int64.
+    const int64_t value = static_cast<int64_t>(r.lo ^ (uint64_t{1} << 63));
+    const uint64_t i = list->LowerBound(value);
+    if (i >= list->value_count() || list->Value(i) != value) continue;
+    uint64_t begin = 0, end = 0;
+    UREC_RETURN_IF_ERROR(list->Span(i, &begin, &end, where));
+    total += end - begin;
+    if (total_only != nullptr) continue;
+    ++runs;
+    for (uint64_t p = begin; p < end; ++p) {
+      const uint32_t row = list->Row(p);
+      if (row >= shard.records()) {
+        return Status::Corruption(where + " lists row " + std::to_string(row) + " of " + std::to_string(shard.records()));
+      }
+      rows.push_back(row);
+    }
+  }
+  if (total_only != nullptr) {
+    *total_only = total;
+    return rows;
+  }
+  // One value's rows are ascending (SPEC 8.4); several values may share
+  // rows: merged through a bitmap of the shard when they are many.
+  if (runs > 1 && total * kDenseRatio > shard.records()) {
+    std::vector<uint64_t> bits((shard.records() + 63) / 64, 0);
+    for (uint32_t row : rows) bits[row / 64] |= uint64_t{1} << (row % 64);
+    rows.clear();
+    AppendBitmapRows(bits, &rows);
+  } else if (runs > 1 || !std::is_sorted(rows.begin(), rows.end())) {
+    std::sort(rows.begin(), rows.end());
+    rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+  }
+  return rows;
+}
+
+// An indexed `len(f) op n`: the list index's lengths of `candidates` (or of
+// every row), no blob read.
+Result<Rows> ListLengths(const ShardScan& shard, const Comparison& c, const Rows* candidates) {
+  UREC_ASSIGN_OR_RETURN(const index::ListIndexView* list, shard.ListIndex(c.field));
+  const IntRanges accepted(c);
+  Rows rows;
+  auto test = [&](uint32_t row) {
+    if (accepted.Contains(list->Length(row))) rows.push_back(row);
+  };
+  if (candidates != nullptr) {
+    for (uint32_t row : *candidates) test(row);
+  } else {
+    for (uint64_t row = 0; row < shard.records(); ++row) test(static_cast<uint32_t>(row));
+  }
   return rows;
 }
 
@@ -241,7 +363,12 @@ Result<std::vector<const Node*>> AndOrder(const ShardScan& shard, const Node& no
   for (const Node& child : node.children) {
     uint64_t rows = child.scans ? UINT64_MAX : UINT64_MAX - 1;
     if (child.kind == Node::Kind::kComparison && child.comparison.indexed) {
-      UREC_RETURN_IF_ERROR(IndexSpans(shard, child.comparison, &rows).status());
+      const Comparison& c = child.comparison;
+      if (c.test == Comparison::Test::kValue) {
+        UREC_RETURN_IF_ERROR(IndexSpans(shard, c, &rows).status());
+      } else if (c.test == Comparison::Test::kContains) {
+        UREC_RETURN_IF_ERROR(ListContains(shard, c, &rows).status());
+      }
     }
     keyed.emplace_back(rows, &child);
   }
@@ -257,9 +384,15 @@ Result<Rows> Evaluate(const ShardScan& shard, const Node& node, const Rows* cand
   switch (node.kind) {
     case Node::Kind::kComparison: {
       const Comparison& c = node.comparison;
+      if (c.indexed && c.test == Comparison::Test::kLength) return ListLengths(shard, c, candidates);
       if (!c.indexed) {
+        // A scan (scalar pages or blobs).
         if (candidates != nullptr) return Filter(shard, c, *candidates);
         return Filter(shard, c, AllRows(shard.records()));
+      }
+      if (c.test == Comparison::Test::kContains) {
+        UREC_ASSIGN_OR_RETURN(Rows rows, ListContains(shard, c, nullptr));
+        return candidates != nullptr ? Intersect(rows, *candidates) : rows;
       }
       uint64_t total = 0;
       UREC_ASSIGN_OR_RETURN(auto spans, IndexSpans(shard, c, &total));
@@ -301,6 +434,21 @@ void ExplainNode(const Node& node, int depth, bool first_in_and, std::string* ou
       const Comparison& c = node.comparison;
       const size_t ranges = c.is_string() ? c.strings.size() : c.keys.size();
       *out += indent + c.text + "  ->  ";
+      if (c.is_list()) {
+        const bool contains = c.test == Comparison::Test::kContains;
+        if (c.indexed && contains) {
+          *out += "list index: binary search of the distinct values for " + std::to_string(ranges) +
+                  (ranges == 1 ? " value" : " values") + ", their rows read in order (no blob is read)";
+        } else if (c.indexed) {
+          *out += std::string(first_in_and ? "list index: the length of every row" : "list index: the lengths of the rows kept so far") +
+                  " (4 bytes a row, no blob is read)";
+        } else {
+          *out += first_in_and ? "scan of every row's blob (field has no list index)"
+                               : "check of the rows kept so far in their blobs (field has no list index)";
+        }
+        *out += "\n";
+        return;
+      }
       if (c.indexed) {
         *out += "sorted index: binary search for " + std::to_string(ranges) + (ranges == 1 ? " range" : " ranges");
         if (!first_in_and) *out += " (or a check of the rows kept so far, when they are fewer)";
@@ -455,7 +603,7 @@ Result<std::vector<uint64_t>> Query::Ids(const Dataset& dataset) const {
 
 Result<uint64_t> Query::Count(const Dataset& dataset) const {
   const Node& root = impl_->root;
-  if (root.kind == Node::Kind::kComparison && root.comparison.indexed) {
+  if (root.kind == Node::Kind::kComparison && root.comparison.indexed && !root.comparison.is_list()) {
     // One indexed comparison: the sizes of its index spans, no row is listed.
     UREC_RETURN_IF_ERROR(CheckSchema(*impl_, dataset));
     using dataset_internal::ShardAccess;

@@ -121,6 +121,9 @@ Result<std::unique_ptr<ShardReader>> ShardReader::Open(const std::string& file_p
       !SameFields(*ih.indexed_fields(), r->layout_.indexed_fields)) {
     return corrupt(index_path, "record table layout does not match the shard's schema");
   }
+  if (r->index_.list_fields() != r->layout_.list_fields) {
+    return corrupt(index_path, "list index sections do not match the shard's indexed list fields");
+  }
   return r;
 }
 
@@ -343,6 +346,46 @@ Status ShardReader::Verify() const {
       }
       prev_value = value;
       prev_row = row;
+    }
+  }
+  // List indexes (SPEC.md 8.4): structure (checked by ListIndex), and the
+  // lengths and pairs equal to what the blobs hold.
+  for (size_t slot = 0; slot < layout_.list_fields.size(); ++slot) {
+    const size_t f = static_cast<size_t>(layout_.list_fields[slot]);
+    const Field& field = header_.schema.field(f);
+    const size_t blob_slot = static_cast<size_t>(layout_.blob_slot[f]);
+    UREC_ASSIGN_OR_RETURN(const index::ListIndexView* list, index_.ListIndex(slot, true));
+    const std::string where = index_path() + ": list index " + std::to_string(slot) + " (field '" + field.name + "')";
+    std::vector<std::pair<int64_t, uint32_t>> pairs;
+    std::vector<int64_t> values;
+    const size_t width = FindType(field.type)->width;
+    for (uint64_t row = 0; row < records(); ++row) {
+      UREC_ASSIGN_OR_RETURN(const uint8_t* entry, Entry(row, true));
+      UREC_ASSIGN_OR_RETURN(const BlobBytes blob, ReadBlob(entry, row, blob_slot, true));
+      format::ParsedArray parsed;
+      const Status shape = format::ParseVarArray(field, blob.mapped, &parsed);
+      if (!shape.ok()) return Status::Corruption(RowContext(row) + ": " + shape.message());
+      if (list->Length(row) != parsed.count) {
+        return Status::Corruption(where + ": row " + std::to_string(row) + " has length " +
+                                  std::to_string(list->Length(row)) + ", its value " + std::to_string(parsed.count));
+      }
+      values.resize(parsed.count);
+      for (size_t i = 0; i < parsed.count; ++i) values[i] = ElementToInt64(field.type, parsed.data + i * width);
+      std::sort(values.begin(), values.end());
+      values.erase(std::unique(values.begin(), values.end()), values.end());
+      for (int64_t v : values) pairs.emplace_back(v, static_cast<uint32_t>(row));
+    }
+    std::sort(pairs.begin(), pairs.end());
+    if (pairs.size() != list->pair_count()) {
+      return Status::Corruption(where + ": " + std::to_string(list->pair_count()) + " pairs, the values hold " +
+                                std::to_string(pairs.size()));
+    }
+    uint64_t value = 0;
+    for (uint64_t p = 0; p < pairs.size(); ++p) {
+      while (value < list->value_count() && list->Start(value + 1) <= p) ++value;
+      if (value >= list->value_count() || list->Value(value) != pairs[p].first || list->Row(p) != pairs[p].second) {
+        return Status::Corruption(where + ": pair " + std::to_string(p) + " differs from the values");
+      }
     }
   }
   return Status::OK();

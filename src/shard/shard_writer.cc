@@ -1,5 +1,6 @@
 #include "shard/shard_writer.h"
 
+#include "format/array_values.h"
 #include "format/endian.h"
 #include "format/fixed_parts.h"
 #include "format/format_constants.h"
@@ -144,6 +145,15 @@ Status ShardWriter::Add(const format::RecordValues& record) {
     const uint64_t alignment = KindInfoOf(field.kind()).per_record_shape ? format::kArrayBlobAlignment : 1;
     UREC_RETURN_IF_ERROR(AddBlob(record.slots[f].value, field.compression, alignment, &locator));
     index::StoreBlobLocator(layout, entry, slot, locator);
+    if (layout.list_slot[f] >= 0) {
+      // SPEC.md 8.4: the list's elements, widened, for the list index.
+      format::ParsedArray parsed;
+      UREC_RETURN_IF_ERROR(format::ParseVarArray(field, record.slots[f].value, &parsed));
+      const size_t width = FindType(field.type)->width;
+      list_values_.resize(parsed.count);
+      for (size_t i = 0; i < parsed.count; ++i) list_values_[i] = ElementToInt64(field.type, parsed.data + i * width);
+      index_.AddList(static_cast<size_t>(layout.list_slot[f]), list_values_.data(), list_values_.size());
+    }
   }
   for (size_t slot = 0; slot < layout.indexed_fields.size(); ++slot) {
     const size_t f = static_cast<size_t>(layout.indexed_fields[slot]);

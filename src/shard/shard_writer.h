@@ -112,6 +112,7 @@ class ShardWriter {
   format::ScalarPageBuilder scalar_page_;
   uint64_t scalar_page_first_row_ = 0;
   std::vector<std::string_view> column_values_;
+  std::vector<int64_t> list_values_;  // one list field's elements, widened (SPEC.md 8.4)
   std::string compressed_;
   std::unique_ptr<ZSTD_CCtx, size_t (*)(ZSTD_CCtx*)> zstd_;
 

@@ -53,7 +53,7 @@ Result<std::vector<IndexedStats>> ScanIndexedFields(const Dataset& dataset, std:
   const Schema& schema = dataset.schema();
   for (size_t f = 0; f < schema.num_fields(); ++f) {
     const Field& field = schema.field(f);
-    if (!field.indexed) continue;
+    if (field.storage() != StorageClass::kIndexed) continue;  // list indexes have no scalar values
     const bool is_float = FindType(field.type)->kind == 'f';
     const bool is_label = field.name == "label" && !is_float;
     IndexedStats s{field.name};
