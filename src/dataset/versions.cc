@@ -42,7 +42,11 @@ Result<DatasetPath> Resolve(const std::string& path) {
   DatasetPath resolved{io::DirName(path), name};
   const std::string manifest = io::JoinPath(resolved.dir, format::ManifestFileName(name));
   if (!io::PathExists(manifest)) {
-    return Status::NotFound(path + ": no manifest " + manifest + "; versions are kept only by datasets with one");
+    if (Status exists = io::CheckExists(path); !exists.ok()) {
+      return Status(exists.code(), exists.message() + " (nor is there a manifest " + manifest + ")");
+    }
+    return Status::NotFound(path + ": not a dataset with a manifest (no " + manifest +
+                            "); versions are kept only by those");
   }
   return resolved;
 }

@@ -31,6 +31,9 @@ SUBCOMMANDS = {  # the positional arguments each needs, NAME replaced per test
     "sample": ["--records", "10"],
     "show": ["DATASET", "-o", "SHEET"],
     "synth-imagefolder": ["NEW"],
+    "versions": ["DATASET"],
+    "tag": ["DATASET", "t"],
+    "gc": ["DATASET", "--keep", "5"],
 }
 
 
