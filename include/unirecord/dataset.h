@@ -25,8 +25,9 @@
 //
 // Files must not be truncated or rewritten while a Dataset maps them (as with
 // any mmap, reading a page that no longer exists raises SIGBUS). The Writer
-// never does: a new generation of a dataset has new file names and the old
-// one is unlinked, so an open Dataset keeps reading the generation it opened.
+// never does: a new generation of a dataset has new file names, and the old
+// one is kept as a version (unirecord/versions.h) or, once collected,
+// unlinked; an open Dataset keeps reading the generation it opened.
 //
 // Scalar (non-blob, non-indexed) fields are read by inflating their scalar
 // page (16 KiB by default: a random Get costs ~30 us, docs/format.md

@@ -23,7 +23,8 @@
 // the holder's pid and host) and removes what killed writers left. Records
 // go to hidden temporary files (".train.tmp-PID-*.partial"). Finish() fsyncs
 // them, renames them to generation G's names, then commits by renaming one
-// new manifest over the old one, and removes the previous generation. A
+// new manifest over the old one; the previous generation is kept as a
+// version until CollectGarbage drops it (unirecord/versions.h). A
 // reader therefore sees exactly the old dataset or exactly the new one,
 // whenever the process is killed; destroying a Writer without a successful
 // Finish() removes what it wrote.
@@ -205,7 +206,8 @@ class Writer {
  public:
   // Starts a dataset called `name` in `out_dir` (created if missing, with
   // its missing parents). `name` must be non-empty, contain no '/' and not start with '.'.
-  // A dataset of the same name already in `out_dir` is replaced at Finish();
+  // A dataset of the same name already in `out_dir` is replaced at Finish()
+  // (and kept as a version, unirecord/versions.h);
   // files of other names are left alone. FailedPrecondition when another
   // Writer (in any process) is writing the same dataset.
   static Result<std::unique_ptr<Writer>> Create(const std::string& out_dir, const std::string& name,
