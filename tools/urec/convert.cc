@@ -185,8 +185,9 @@ void AddOutputOptions(CLI::App* cmd, ConvertArgs* args, const char* order) {
   cmd->add_option("--threads", o.threads, "Reading threads (0: one per core)")->capture_default_str()
       ->check(IntegerIn(0, kMaxThreads));
   cmd->add_flag("--append", o.append,
-                "Add the records to dataset NAME in OUT (a new generation: the old shards copied, ids "
-                "continue; the metadata must be equal) instead of replacing it");
+                "Add the records to dataset NAME in OUT (a new generation: a new segment after the old "
+                "shards, which stay as they are; ids continue; the schema and metadata must be equal, an "
+                "image folder's classes are mapped by name) instead of replacing it");
   cmd->add_flag("--strict", o.strict, "Fail on the first file that is not a usable JPEG or PNG");
   cmd->add_flag("--keep-original", o.keep_original,
                 "Store each JPEG's source bytes untouched instead of its lossless rewrite into the fast "
