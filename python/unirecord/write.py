@@ -232,9 +232,12 @@ class _InProcess:
 
 
 class _ProcessPool:
-    """The driver's client over P spawned local processes. Leaving the
-    ``with`` block waits for the tasks already running (a task that ends
-    after a failed run's abort stages nothing), so no process outlives the call."""
+    """The driver's client over P spawned local processes. ``cancel`` waits
+    for the tasks already running, so that a failed run's abort (and its
+    cleanup of what they staged) comes after them: a task checks that the run
+    is under way and then renames its part, two steps the abort could fall
+    between. Leaving the ``with`` block waits too, so no process outlives the
+    call."""
 
     def __init__(self, processes: int) -> None:
         self._executor = concurrent.futures.ProcessPoolExecutor(processes,
@@ -247,6 +250,7 @@ class _ProcessPool:
     def cancel(futures: List[concurrent.futures.Future]) -> None:
         for future in futures:
             future.cancel()
+        concurrent.futures.wait(futures)
 
     def __enter__(self) -> "_ProcessPool":
         return self
