@@ -74,19 +74,7 @@ std::vector<std::vector<std::string>> SegmentPaths(const std::string& dir, const
 Result<uint64_t> WantedVersion(const std::string& dir, const std::string& name, const DatasetOptions& options) {
   if (options.tag.empty()) return options.version;
   UREC_ASSIGN_OR_RETURN(const format::Tags tags, format::ReadTags(dir, name));
-  const auto tag = tags.find(options.tag);
-  if (tag == tags.end()) {
-    std::string known;
-    for (const auto& [t, g] : tags) known += (known.empty() ? "" : ", ") + t;
-    return Status::NotFound(io::JoinPath(dir, name) + ": no tag '" + options.tag + "' (" +
-                            (known.empty() ? "the dataset has no tags" : "tags: " + known) + ")");
-  }
-  if (options.version != 0 && options.version != tag->second) {
-    return Status::InvalidArgument(io::JoinPath(dir, name) + ": tag '" + options.tag + "' names version " +
-                                   std::to_string(tag->second) + ", not the version " +
-                                   std::to_string(options.version) + " also asked for");
-  }
-  return tag->second;
+  return format::ResolveVersion(tags, options.tag, options.version, io::JoinPath(dir, name));
 }
 
 // The manifest of kept version `generation` (the current manifest when it

@@ -255,4 +255,20 @@ Result<Tags> ReadTags(const std::string& dir, const std::string& name) {
   return DecodeTags(*text, path);
 }
 
+Result<uint64_t> ResolveVersion(const Tags& tags, const std::string& tag, uint64_t version, const std::string& where) {
+  if (tag.empty()) return version;
+  const auto found = tags.find(tag);
+  if (found == tags.end()) {
+    std::string known;
+    for (const auto& [t, g] : tags) known += (known.empty() ? "" : ", ") + t;
+    return Status::NotFound(where + ": no tag '" + tag + "' (" +
+                            (known.empty() ? "the dataset has no tags" : "tags: " + known) + ")");
+  }
+  if (version != 0 && version != found->second) {
+    return Status::InvalidArgument(where + ": tag '" + tag + "' names version " + std::to_string(found->second) +
+                                   ", not the version " + std::to_string(version) + " also asked for");
+  }
+  return found->second;
+}
+
 }  // namespace unirecord::format

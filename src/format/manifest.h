@@ -59,6 +59,10 @@ std::string EncodeTags(const Tags& tags);
 Result<Tags> DecodeTags(const std::string& text, const std::string& path);
 // An empty map when DIR/NAME.utag does not exist.
 Result<Tags> ReadTags(const std::string& dir, const std::string& name);
+// The generation `tag` names in `tags`, or `version` when `tag` is empty (0:
+// the latest). NotFound for an unknown tag, InvalidArgument when `version`
+// is given and the tag names another; messages start with `where`.
+Result<uint64_t> ResolveVersion(const Tags& tags, const std::string& tag, uint64_t version, const std::string& where);
 
 }  // namespace unirecord::format
 

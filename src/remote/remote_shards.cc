@@ -175,13 +175,7 @@ Result<uint64_t> RemoteShards::WantedVersion(const std::string& name, uint64_t v
   } else if (text.status().code() != StatusCode::kNotFound) {
     return text.status();
   }
-  const auto found = tags.find(tag);
-  if (found == tags.end()) return Status::NotFound(url + ": no tag '" + tag + "'");
-  if (version != 0 && version != found->second) {
-    return Status::InvalidArgument(url + ": tag '" + tag + "' names version " + std::to_string(found->second) +
-                                   ", not the version " + std::to_string(version) + " also asked for");
-  }
-  return found->second;
+  return format::ResolveVersion(tags, tag, version, url);
 }
 
 Result<std::string> RemoteShards::FetchManifest(const std::string& name) const {
