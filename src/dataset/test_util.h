@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "format/file_names.h"
+#include "io/file.h"
 #include "unirecord/dataset.h"
 #include "unirecord/writer.h"
 #include "util/test_files.h"
@@ -95,6 +97,20 @@ inline Result<WriterSummary> WriteSample(const std::string& dir, const std::stri
   }
   UREC_RETURN_IF_ERROR(writer->Finish());
   return writer->summary();
+}
+
+// Moves the dataset `summary` committed in `dir` into the layout of the
+// writers before manifests (generation 0 names; no manifest, no kept
+// manifest): what the golden folders v1/, v1_1/, v1_2/ and bad/ hold.
+inline Status ToPreManifestLayout(const std::string& dir, const std::string& name, const WriterSummary& summary) {
+  for (uint32_t s = 0; s < summary.shards; ++s) {
+    const std::string shard = io::JoinPath(dir, format::ShardFileName(name, 0, s, summary.shards));
+    UREC_RETURN_IF_ERROR(io::RenameFile(summary.shard_paths[s], shard));
+    UREC_RETURN_IF_ERROR(io::RenameFile(summary.index_paths[s], format::IndexPathFor(shard)));
+  }
+  io::RemoveFileIfExists(summary.manifest_path);
+  io::RemoveFileIfExists(io::JoinPath(dir, format::VersionFileName(name, summary.generation)));
+  return Status::OK();
 }
 
 // Small pages so that a few dozen records span many pages of each kind.

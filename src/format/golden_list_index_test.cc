@@ -70,11 +70,7 @@ Status WriteGolden(const std::string& dir, const std::string& name) {
     UREC_RETURN_IF_ERROR(writer->Write(record));
   }
   UREC_RETURN_IF_ERROR(writer->Finish());
-  const std::string shard = io::JoinPath(dir, format::ShardFileName(name, 0, 0, 1));
-  UREC_RETURN_IF_ERROR(io::RenameFile(writer->summary().shard_paths[0], shard));
-  UREC_RETURN_IF_ERROR(io::RenameFile(writer->summary().index_paths[0], format::IndexPathFor(shard)));
-  io::RemoveFileIfExists(writer->summary().manifest_path);
-  return Status::OK();
+  return testing::ToPreManifestLayout(dir, name, writer->summary());
 }
 
 TEST(GoldenListIndexTest, Regenerate) {

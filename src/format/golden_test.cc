@@ -69,14 +69,7 @@ Status WriteGolden(const std::string& dir, const std::string& name, uint32_t sha
   UREC_ASSIGN_OR_RETURN(const WriterSummary summary, WriteGoldenGeneration(dir, name, shards));
   // The golden folders v1/ and bad/ keep the layout of the first writers (generation 0,
   // no manifest): what datasets written before manifests look like.
-  for (uint32_t s = 0; s < shards; ++s) {
-    const std::string shard = io::JoinPath(dir, format::ShardFileName(name, 0, s, shards));
-    UREC_RETURN_IF_ERROR(io::RenameFile(summary.shard_paths[s], shard));
-    UREC_RETURN_IF_ERROR(io::RenameFile(summary.index_paths[s], format::IndexPathFor(shard)));
-  }
-  io::RemoveFileIfExists(summary.manifest_path);
-  io::RemoveFileIfExists(io::JoinPath(dir, format::VersionFileName(name, summary.generation)));
-  return Status::OK();
+  return testing::ToPreManifestLayout(dir, name, summary);
 }
 
 // Format 1.2 (SPEC.md sections 1.2 and 1.3): the golden dataset as
