@@ -82,14 +82,22 @@ struct ConvertOptions {
   // commits what its parts wrote.
   bool allow_empty = false;
 
-  // Add the folder's records to dataset NAME in OUT instead of replacing it:
-  // the new generation holds a copy of the committed shards (ids 0..n-1
-  // unchanged), then the folder's (ids from n on); the class lists must be
-  // equal (InvalidArgument naming metadata 'classes' otherwise). Readers of
-  // the old generation keep reading it; a second writer waits for nothing:
-  // it is refused while this one holds the lock. No dataset NAME yet: a plain
-  // conversion. The rejects report is the folder's.
+  // Add the records to dataset NAME in OUT instead of replacing it: the new
+  // generation keeps the committed shards where they are (ids 0..n-1
+  // unchanged) and adds the new records as one more segment (ids from n on;
+  // format/SPEC.md 1.2). The schema and metadata must be the dataset's
+  // (InvalidArgument naming what differs). An image folder's class folders
+  // are mapped onto the dataset's classes by name; a class the dataset lacks
+  // is refused, naming it, unless `extend_classes`. Readers of the old
+  // generation keep reading it; a second writer waits for nothing: it is
+  // refused while this one holds the lock. No dataset NAME yet: a plain
+  // conversion. The rejects report is the new records'.
   bool append = false;
+  // With `append` of an image folder: the folder's classes the dataset lacks
+  // are added at the end of its class list (in sorted order), so every
+  // earlier label keeps its meaning; the new segment carries the longer list,
+  // which is then the dataset's (older versions keep theirs).
+  bool extend_classes = false;
 
   // Called every ~100 ms and once at the end, from the calling thread.
   std::function<void(const ConvertProgress&)> on_progress;

@@ -437,6 +437,9 @@ Result<ConvertReport> WritePreparedRange(const PreparedConversion& c, const std:
 }  // namespace
 
 Result<ConvertReport> ConvertPrepared(const PreparedConversion& c, const std::string& out, const ConvertOptions& options) {
+  if (options.extend_classes) {
+    return Status::InvalidArgument("extend_classes: only an image folder has a class list to extend");
+  }
   std::vector<size_t> starts = c.shard_starts;
   if (!starts.empty()) starts.pop_back();  // a part lists where its shards start
   return ConvertLocally(out, c.name, options, c.files.size(), c.head,

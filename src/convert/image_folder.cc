@@ -98,26 +98,31 @@ Result<Schema> ImageFolderSchema() {
 
 // Appending: the folder's classes mapped onto the dataset's class list by
 // name, so that a folder holding only some classes appends with the labels
-// the dataset gives them. A class the dataset lacks is refused, naming it:
-// the class list is metadata every segment shares (format/SPEC.md 1.2), so
-// extending it means converting again.
+// the dataset gives them. A class the dataset lacks is refused, naming it,
+// unless `extend_classes` adds it at the end of the list: a later segment's
+// class list may only grow at its end (format/SPEC.md 1.2), so that every
+// earlier label keeps its meaning.
 Status MapOntoCommittedClasses(const std::string& out, const std::string& name, const std::string& src,
-                               ImageFolderListing* listing) {
+                               bool extend_classes, ImageFolderListing* listing) {
   Result<std::shared_ptr<Dataset>> committed = Dataset::Open(io::JoinPath(out, name));
   if (!committed.ok()) return Status::OK();  // nothing to map onto (the commit reports a damaged one)
   const auto classes = (*committed)->metadata().find(kClassesMetadataKey);
   if (classes == (*committed)->metadata().end()) return Status::OK();
-  const std::vector<std::string> names = DecodeNameList(classes->second);
+  std::vector<std::string> names = DecodeNameList(classes->second);
   std::vector<int64_t> label_of(listing->classes.size(), -1);
   for (size_t c = 0; c < listing->classes.size(); ++c) {
     const auto found = std::find(names.begin(), names.end(), listing->classes[c]);
-    if (found == names.end()) {
+    if (found != names.end()) {
+      label_of[c] = found - names.begin();
+    } else if (extend_classes) {
+      label_of[c] = static_cast<int64_t>(names.size());
+      names.push_back(listing->classes[c]);
+    } else {
       return Status::InvalidArgument("append to " + io::JoinPath(out, name) + ": class '" + listing->classes[c] +
                                      "' of " + src + " is not among the dataset's " + std::to_string(names.size()) +
-                                     " classes; a new class changes the class list of every record, so convert "
-                                     "again without --append");
+                                     " classes; add it at the end of the class list with --extend-classes "
+                                     "(C++: ConvertOptions::extend_classes), or convert again without --append");
     }
-    label_of[c] = found - names.begin();
   }
   for (ImageFolderFile& file : listing->files) {
     if (file.label >= 0) file.label = label_of[static_cast<size_t>(file.label)];
@@ -151,7 +156,11 @@ Result<ImageFolderPlan> PlanImageFolder(const std::string& src, const std::strin
   }
   plan.out = out;
   plan.name = options.name.empty() ? DefaultName(src) : options.name;
-  if (options.append) UREC_RETURN_IF_ERROR(MapOntoCommittedClasses(out, plan.name, src, &listing));
+  if (options.append) {
+    UREC_RETURN_IF_ERROR(MapOntoCommittedClasses(out, plan.name, src, options.extend_classes, &listing));
+  } else if (options.extend_classes) {
+    return Status::InvalidArgument("extend_classes (--extend-classes) needs append (--append)");
+  }
   plan.allow_empty = options.allow_empty;
   plan.classes = std::move(listing.classes);
   plan.candidates = listing.candidates;

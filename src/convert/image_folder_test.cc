@@ -13,6 +13,7 @@
 #include "unirecord/convert.h"
 #include "unirecord/dataset.h"
 #include "unirecord/versions.h"
+#include "unirecord/writer.h"
 #include "unirecord/image.h"
 
 namespace unirecord {
@@ -328,6 +329,75 @@ TEST_F(ConvertImageFolderTest, AppendingMapsClassFoldersOntoTheDatasetsClassesBy
   EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(refused.status().message().find("class 'zebra'"), std::string::npos) << refused.status().message();
   EXPECT_EQ((*Dataset::Open(scratch_ / "out"))->size(), (*after)->size());
+}
+
+TEST_F(ConvertImageFolderTest, ExtendClassesAddsNewClassesAtTheEndAndKeepsEveryEarlierLabel) {
+  ASSERT_TRUE(ConvertImageFolder(src_, scratch_ / "out", Options()).ok());
+  auto before = Dataset::Open(scratch_ / "out");
+  ASSERT_TRUE(before.ok());
+  const std::vector<std::string> classes = DecodeNameList((*before)->metadata().at(kClassesMetadataKey));
+  ASSERT_EQ(classes.size(), 3u);
+  // Two new classes (sorted: "aardvark" before "zebra", though both sort apart
+  // from the old ones) and one old class.
+  fs::create_directories(scratch_ / "more");
+  fs::copy(src_ + "/" + classes[0], scratch_ / "more/zebra", fs::copy_options::recursive);
+  fs::copy(src_ + "/" + classes[1], scratch_ / "more/aardvark", fs::copy_options::recursive);
+  fs::copy(src_ + "/" + classes[2], scratch_ / "more/" + classes[2], fs::copy_options::recursive);
+  ConvertOptions options = Options();
+  options.extend_classes = true;
+  auto without_append = ConvertImageFolder(scratch_ / "more", scratch_ / "out", options);
+  EXPECT_EQ(without_append.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(without_append.status().message().find("needs append"), std::string::npos);
+  options.append = true;
+  auto appended = ConvertImageFolder(scratch_ / "more", scratch_ / "out", options);
+  ASSERT_TRUE(appended.ok()) << appended.status().ToString();
+  auto after = Dataset::Open(scratch_ / "out");
+  ASSERT_TRUE(after.ok()) << after.status().ToString();
+  std::vector<std::string> extended = classes;
+  extended.push_back("aardvark");
+  extended.push_back("zebra");
+  EXPECT_EQ(DecodeNameList((*after)->metadata().at(kClassesMetadataKey)), extended);
+  const size_t label = *(*after)->schema().FindField("label");
+  const size_t path = *(*after)->schema().FindField("path");
+  for (uint64_t id = 0; id < (*after)->size(); ++id) {
+    const int64_t l = *(*after)->GetIndexedInt64(id, label);
+    const std::string p(*(*after)->Get(id)->GetString(path));
+    if (id < (*before)->size()) {
+      EXPECT_EQ(l, *(*before)->GetIndexedInt64(id, label)) << id;  // an earlier label keeps its meaning
+    } else {
+      EXPECT_EQ(p.substr(0, p.find('/')), extended.at(static_cast<size_t>(l))) << id << " " << p;
+    }
+  }
+  // The first version keeps its own class list.
+  DatasetOptions first_version;
+  first_version.version = 1;
+  auto v1 = Dataset::Open(scratch_ / "out", first_version);
+  ASSERT_TRUE(v1.ok()) << v1.status().ToString();
+  EXPECT_EQ(DecodeNameList((*v1)->metadata().at(kClassesMetadataKey)), classes);
+  // Another append without the flag maps onto the extended list.
+  fs::create_directories(scratch_ / "again");
+  fs::copy(src_ + "/" + classes[0], scratch_ / "again/zebra", fs::copy_options::recursive);
+  options.extend_classes = false;
+  auto again = ConvertImageFolder(scratch_ / "again", scratch_ / "out", options);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  auto last = Dataset::Open(scratch_ / "out");
+  ASSERT_TRUE(last.ok());
+  EXPECT_EQ((*last)->segments().size(), 3u);
+  EXPECT_EQ(*(*last)->GetIndexedInt64((*last)->size() - 1, label), 4);
+  // Merged, segments follow one another as they did: a three-class dataset
+  // then the extended one merges; the extended one then itself (its first
+  // segment has three classes after five) is refused.
+  ASSERT_TRUE(ConvertImageFolder(src_, scratch_ / "plain", Options()).ok());
+  const std::string out = scratch_ / "out";
+  auto merged = MergeDatasets(scratch_ / "merged", "m", {scratch_ / "plain", out}, StagedWriteOptions());
+  ASSERT_TRUE(merged.ok()) << merged.status().ToString();
+  auto m = Dataset::Open(scratch_ / "merged");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ((*m)->metadata(), (*last)->metadata());
+  auto refused = MergeDatasets(scratch_ / "merged2", "m", {out, out}, StagedWriteOptions());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("a class list may only gain names at its end"), std::string::npos)
+      << refused.status().message();
 }
 
 TEST_F(ConvertImageFolderTest, StrictStopsAtTheFirstRejectAndLeavesNoDataset) {

@@ -12,6 +12,7 @@
 #include "format/endian.h"
 #include "format/file_names.h"
 #include "format/format_constants.h"
+#include "format/segment_metadata.h"
 #include "io/file.h"
 #include "shard/shard_reader.h"
 
@@ -269,7 +270,8 @@ Result<std::shared_ptr<Dataset>> Dataset::Impl::FromSegments(
     std::shared_ptr<remote::RemoteShards> remote) {
   auto impl = std::make_unique<Impl>();
   impl->options = options;
-  const ShardReader* dataset_first = nullptr;  // the dataset's schema and metadata
+  const ShardReader* dataset_first = nullptr;  // the dataset's schema
+  const ShardReader* dataset_last = nullptr;   // the last segment's first shard: the dataset's metadata
   std::vector<format::SegmentDigest> digests;
   uint64_t next_id = 0;
   for (size_t k = 0; k < segments.size(); ++k) {
@@ -280,6 +282,15 @@ Result<std::shared_ptr<Dataset>> Dataset::Impl::FromSegments(
     });
     const ShardReader& first = *opened.front();
     if (dataset_first == nullptr) dataset_first = &first;
+    if (dataset_last != nullptr) {
+      const std::string differs = format::MetadataDifference(first.header().metadata, dataset_last->header().metadata,
+                                                             format::ClassList::kMayGrow);
+      if (!differs.empty()) {
+        return Status::Corruption(first.path() + ": segment " + std::to_string(k) + " has another " + differs +
+                                  " than segment " + std::to_string(k - 1) + " (" + dataset_last->path() + ")");
+      }
+    }
+    dataset_last = &first;
     const format::ShardHeaderValues& reference = first.header().values;
     for (size_t i = 0; i < opened.size(); ++i) {
       const ShardReader& shard = *opened[i];
@@ -295,9 +306,8 @@ Result<std::shared_ptr<Dataset>> Dataset::Impl::FromSegments(
         return Status::InvalidArgument(shard.path() + ": shard " + std::to_string(v.shard_number) +
                                        " given twice (also " + opened[i - 1]->path() + ")");
       }
-      if (shard.header().schema != dataset_first->header().schema ||
-          shard.header().metadata != dataset_first->header().metadata) {
-        return Status::Corruption(shard.path() + ": schema or metadata differ from " + dataset_first->path());
+      if (shard.header().schema != dataset_first->header().schema || shard.header().metadata != first.header().metadata) {
+        return Status::Corruption(shard.path() + ": schema or metadata differ from " + first.path());
       }
     }
     const bool complete = opened.size() == reference.shard_count;
@@ -361,7 +371,7 @@ Result<std::shared_ptr<Dataset>> Dataset::Impl::FromSegments(
   }
   impl->size = next_id;
   impl->schema = dataset_first->header().schema;
-  impl->metadata = dataset_first->header().metadata;
+  impl->metadata = dataset_last->header().metadata;
   impl->uuid = impl->segments.size() == 1 ? impl->segments[0].uuid
                                           : format::UuidToString(format::DeriveSegmentsUuid(digests));
   impl->layout = dataset_first->layout();

@@ -4,9 +4,11 @@
 #include <random>
 
 #include "dataset/commit.h"
+#include "dataset/shard_access.h"
 #include "format/dataset_uuid.h"
 #include "format/file_names.h"
 #include "format/format_constants.h"
+#include "format/segment_metadata.h"
 #include "index/index_file.h"
 #include "shard/shard_reader.h"
 #include "shard/shard_writer.h"
@@ -54,30 +56,18 @@ bool SamePageSettings(const format::ShardHeaderValues& a, const format::ShardHea
          a.zstd_level == b.zstd_level;
 }
 
-// "" when `schema` and `metadata` equal `reference_*`; else what differs:
+// "" when `schema` equals `reference_schema` and `metadata` may follow
+// `reference_metadata` (format::MetadataDifference); else what differs:
 // "schema S (REFERENCE: R)" or "metadata 'classes', 'x' (values differ or
 // are missing)" ("classes" is the class list: what merge and append users
 // most often get wrong).
 std::string SchemaOrMetadataDifference(const Schema& schema, const format::Metadata& metadata,
                                        const Schema& reference_schema, const format::Metadata& reference_metadata,
-                                       const std::string& reference) {
+                                       const std::string& reference, format::ClassList classes) {
   if (schema != reference_schema) {
     return "schema " + schema.ToString() + " (" + reference + ": " + reference_schema.ToString() + ")";
   }
-  std::string differs;
-  if (metadata != reference_metadata) {
-    format::Metadata all = metadata;
-    all.insert(reference_metadata.begin(), reference_metadata.end());
-    for (const auto& entry : all) {
-      const auto mine = metadata.find(entry.first);
-      const auto theirs = reference_metadata.find(entry.first);
-      if (mine == metadata.end() || theirs == reference_metadata.end() || mine->second != theirs->second) {
-        differs += (differs.empty() ? "metadata '" : ", '") + entry.first + "'";
-      }
-    }
-    differs += " (values differ or are missing)";
-  }
-  return differs;
+  return format::MetadataDifference(metadata, reference_metadata, classes);
 }
 
 // Gives segment `segment` of `dataset` generation-`generation` names in
@@ -251,7 +241,7 @@ struct StagedWrite::Impl {
       UREC_ASSIGN_OR_RETURN(std::unique_ptr<shard::ShardReader> reader, Verify(&s, parts[s.part]));
       const format::ShardHeaderContents& h = reader->header();
       std::string differs = SchemaOrMetadataDifference(h.schema, h.metadata, dataset_header.schema,
-                                                       dataset_header.metadata, "part 0");
+                                                       dataset_header.metadata, "part 0", format::ClassList::kEqual);
       if (!differs.empty()) {
       } else if (!SamePageSettings(h.values, dataset_header.values)) {
         differs = "page settings (blob_page_bytes, scalar_page_bytes, zstd_level)";
@@ -265,7 +255,7 @@ struct StagedWrite::Impl {
     if (committed != nullptr) {
       const std::string differs = SchemaOrMetadataDifference(dataset_header.schema, dataset_header.metadata,
                                                              committed->schema(), committed->metadata(),
-                                                             "the dataset's");
+                                                             "the dataset's", format::ClassList::kMayGrow);
       if (!differs.empty()) {
         return Status::InvalidArgument("append to " + InDir(name) + ": the new records have another " + differs);
       }
@@ -356,8 +346,14 @@ Result<WriterSummary> MergeDatasets(const std::string& out_dir, const std::strin
   for (size_t k = 0; k < inputs.size(); ++k) {
     Result<std::shared_ptr<Dataset>> input = Dataset::Open(inputs[k]);
     if (!input.ok()) return Status(input.status().code(), "merge: input " + std::to_string(k) + ": " + input.status().message());
-    const std::string differs = SchemaOrMetadataDifference((*input)->schema(), (*input)->metadata(), opened.empty() ? (*input)->schema() : opened[0]->schema(),
-                                                           opened.empty() ? (*input)->metadata() : opened[0]->metadata(), inputs[0]);
+    // The inputs' segments follow one another: each input's first segment
+    // must carry what may follow the input before it (its last segment's).
+    const std::string differs =
+        opened.empty() ? std::string()
+                       : SchemaOrMetadataDifference((*input)->schema(),
+                                                    dataset_internal::ShardAccess::Frame(**input, 0).header().metadata,
+                                                    opened.back()->schema(), opened.back()->metadata(), inputs[k - 1],
+                                                    format::ClassList::kMayGrow);
     if (!differs.empty()) {
       return Status::InvalidArgument("merge: input " + std::to_string(k) + " (" + inputs[k] + ") has another " + differs +
                                      "; datasets merge only with the same fields and metadata");

@@ -11,6 +11,7 @@
 
 #include "dataset/test_util.h"
 #include "format/checksum.h"
+#include "format/dataset_uuid.h"
 #include "format/file_names.h"
 #include "format/manifest.h"
 #include "unirecord/dataset.h"
@@ -22,13 +23,15 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Appends SampleRecord(k) for k in [begin, end) to dataset `name` of `dir`.
-Result<WriterSummary> AppendSample(const std::string& dir, const std::string& name, uint64_t begin, uint64_t end) {
+// Appends SampleRecord(k) for k in [begin, end) to dataset `name` of `dir`
+// (WriteSample's classes, or `classes`).
+Result<WriterSummary> AppendSample(const std::string& dir, const std::string& name, uint64_t begin, uint64_t end,
+                                   const std::string& classes = "a\nb\nc\nd\ne") {
   WriterOptions options = testing::SmallPages(0);
   options.append = true;
   options.sync = false;
   UREC_ASSIGN_OR_RETURN(auto writer, Writer::Create(dir, name, testing::SampleSchema(), options));
-  UREC_RETURN_IF_ERROR(writer->SetMetadata("classes", "a\nb\nc\nd\ne"));
+  UREC_RETURN_IF_ERROR(writer->SetMetadata("classes", classes));
   UREC_RETURN_IF_ERROR(writer->SetMetadata("source", name));
   RecordBuilder record(writer->schema());
   for (uint64_t k = begin; k < end; ++k) {
@@ -308,6 +311,47 @@ TEST(VersionsTest, AManifestNamingAnotherSegmentIsCorruption) {
   refused = Dataset::Open(dir.path());
   EXPECT_EQ(refused.status().code(), StatusCode::kNotFound);
   EXPECT_NE(refused.status().message().find("train-00000-of-00001.g000002.urec: shard missing"), std::string::npos)
+      << refused.status().message();
+}
+
+TEST(VersionsTest, ALaterSegmentMayOnlyExtendTheClassList) {
+  testing::ScratchDir dir;
+  ASSERT_TRUE(testing::WriteSample(dir.path(), "train", 5, testing::SmallPages(1)).ok());
+  for (const std::string& refused_list : {"a\nb\nc\nd", "b\na\nc\nd\ne\nf", "a\nb\nc\nd\nef"}) {
+    auto refused = AppendSample(dir.path(), "train", 5, 8, refused_list);
+    EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument) << refused_list;
+    EXPECT_NE(refused.status().message().find("metadata 'classes' (values differ or are missing; a class list may only "
+                                              "gain names at its end)"),
+              std::string::npos)
+        << refused.status().message();
+  }
+  ASSERT_TRUE(AppendSample(dir.path(), "train", 5, 8, "a\nb\nc\nd\ne\nf").ok());
+  auto grown = Dataset::Open(dir.path());
+  ASSERT_TRUE(grown.ok()) << grown.status().ToString();
+  EXPECT_EQ((*grown)->metadata().at("classes"), "a\nb\nc\nd\ne\nf");  // the last segment's
+  EXPECT_EQ((*OpenVersion(dir.path(), 1))->metadata().at("classes"), "a\nb\nc\nd\ne");
+  // The same segments in the other order: the class list would shrink.
+  auto manifest = format::ReadManifest(dir.path(), "train");
+  ASSERT_TRUE(manifest.ok());
+  ASSERT_EQ(manifest->segments.size(), 2u);
+  format::Manifest swapped = *manifest;
+  swapped.segments = {manifest->segments[1], manifest->segments[0]};
+  swapped.segments[0].first_id = 0;
+  swapped.segments[1].first_id = 3;
+  std::vector<format::SegmentDigest> digests;
+  for (const format::Segment& segment : swapped.segments) {
+    format::SegmentDigest digest;
+    ASSERT_TRUE(format::UuidFromString(segment.uuid, &digest.uuid));
+    digest.shard_count = segment.shard_count;
+    digest.first_id = segment.first_id;
+    digests.push_back(digest);
+  }
+  swapped.uuid = format::UuidToString(format::DeriveSegmentsUuid(digests));
+  testing::WriteBytes(dir / "train.uset", format::EncodeManifest(swapped));
+  auto refused = Dataset::Open(dir.path());
+  EXPECT_EQ(refused.status().code(), StatusCode::kCorruption);
+  EXPECT_NE(refused.status().message().find("train-00000-of-00001.g000001.urec: segment 1 has another metadata 'classes'"),
+            std::string::npos)
       << refused.status().message();
 }
 

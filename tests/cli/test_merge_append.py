@@ -51,3 +51,26 @@ def test_append_continues_the_ids_and_keeps_the_old_records(urec, mixed_folder, 
     # The version before the append still opens, as it was.
     kept = json.loads(run_urec("inspect", tmp_path / "out", "--json", "--version", 1).stdout)
     assert kept["records"] == len(before) and kept["version"] == 1
+
+
+def test_append_extends_the_class_list_only_when_asked(urec, mixed_folder, tmp_path):
+    urec("convert", "imagefolder", mixed_folder, tmp_path / "out", "--name", "train")
+    before = json.loads(run_urec("inspect", tmp_path / "out", "--json").stdout)
+    old_classes = before["classes"]
+    more = tmp_path / "more"
+    (more / "zebra").mkdir(parents=True)
+    first = [r["path"] for r in records(tmp_path / "out") if r["label"] == 0][:2]  # images the converter took
+    for i, p in enumerate(first):
+        (more / "zebra" / f"{i}.jpg").write_bytes((mixed_folder / p).read_bytes())
+    refused = urec("convert", "imagefolder", more, tmp_path / "out", "--name", "train", "--append", check=False)
+    assert refused.returncode == 2 and "class 'zebra'" in refused.stderr and "--extend-classes" in refused.stderr, \
+        refused.stderr
+    urec("convert", "imagefolder", more, tmp_path / "out", "--name", "train", "--append", "--extend-classes")
+    after = json.loads(run_urec("inspect", tmp_path / "out", "--json", "--verify").stdout)
+    assert after["classes"] == old_classes + ["zebra"]
+    new = records(tmp_path / "out")[before["records"]:]
+    assert [r["label"] for r in new] == [len(old_classes)] * len(first)
+    found = run_urec("query", tmp_path / "out", "label == 'zebra'", "--ids").stdout.split()
+    assert [int(i) for i in found] == list(range(before["records"], after["records"]))
+    kept = json.loads(run_urec("inspect", tmp_path / "out", "--json", "--version", 1).stdout)
+    assert kept["classes"] == old_classes

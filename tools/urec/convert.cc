@@ -223,6 +223,9 @@ CommandRunner SetupConvert(CLI::App* cmd) {
   folder->add_option("SRC", args->src, "Folder with one sub-folder per class")->required();
   folder->add_option("--name", o.name, "Dataset name (default: SRC's folder name)");
   AddOutputOptions(folder, args.get(), "folder order");
+  folder->add_flag("--extend-classes", o.extend_classes,
+                   "With --append: add the folder's classes the dataset lacks at the end of its class list "
+                   "(earlier labels keep their meaning; without it such a class is refused)");
   args->kind = "imagefolder";
   CLI::App* coco = cmd->add_subcommand(
       "coco", "A COCO instances file and its images into records with fields image, path, image_id, width, "
