@@ -193,5 +193,13 @@ def test_remote_segments_and_versions_equal_local(tmp_path):
             first.verify()
         with pytest.raises(FileNotFoundError, match="version 5 is not kept"):
             unirecord.Dataset(url, cache_dir=tmp_path / "cache", version=5)
+        # The cache is keyed by segment: version 1's two shards are the
+        # latest's first segment; after them only the appended one is downloaded.
+        first = unirecord.Dataset(url, cache_dir=tmp_path / "cache2", version=1)
+        assert xs(first) == list(range(12)) and first.remote_stats()["shard_downloads"] == 2
+        latest = unirecord.Dataset(url, cache_dir=tmp_path / "cache2")
+        assert xs(latest) == list(range(20))
+        stats = latest.remote_stats()
+        assert stats["shard_downloads"] == 1 and stats["cache_hits"] == 2, stats
     finally:
         nginx.stop()

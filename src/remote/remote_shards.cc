@@ -239,17 +239,22 @@ Result<std::shared_ptr<RemoteShards>> RemoteShards::Open(const std::string& loca
     }
   }
   const format::Manifest& manifest = r->manifest_;
-  UREC_ASSIGN_OR_RETURN(std::string meta_dir, r->cache_->MetaDir(manifest.uuid));
-  UREC_ASSIGN_OR_RETURN(std::string data_dir, r->cache_->DataDir(manifest.uuid));
-  for (const format::Segment& segment : manifest.segments) for (uint32_t s = 0; s < segment.shard_count; ++s) {
-    Shard& shard = r->shards_.emplace_back();
-    shard.name = format::ShardFileName(name, segment.generation, s, segment.shard_count);
-    shard.uuid = segment.uuid;
-    shard.url = loc.FileUrl(shard.name);
-    shard.index_url = format::IndexPathFor(shard.url);
-    shard.frame_path = io::JoinPath(meta_dir, shard.name);
-    shard.index_path = format::IndexPathFor(shard.frame_path);
-    shard.data_path = io::JoinPath(data_dir, shard.name);
+  // Cached per segment: a segment's files are the same bytes in every
+  // version and dataset that holds it (its UUID derives from them), so the
+  // segments an append kept are not downloaded again.
+  for (const format::Segment& segment : manifest.segments) {
+    UREC_ASSIGN_OR_RETURN(const std::string meta_dir, r->cache_->MetaDir(segment.uuid));
+    UREC_ASSIGN_OR_RETURN(const std::string data_dir, r->cache_->DataDir(segment.uuid));
+    for (uint32_t s = 0; s < segment.shard_count; ++s) {
+      Shard& shard = r->shards_.emplace_back();
+      shard.name = format::ShardFileName(name, segment.generation, s, segment.shard_count);
+      shard.uuid = segment.uuid;
+      shard.url = loc.FileUrl(shard.name);
+      shard.index_url = format::IndexPathFor(shard.url);
+      shard.frame_path = io::JoinPath(meta_dir, shard.name);
+      shard.index_path = format::IndexPathFor(shard.frame_path);
+      shard.data_path = io::JoinPath(data_dir, shard.name);
+    }
   }
 
   // Indexes and frames, max_requests shards at a time.

@@ -90,7 +90,7 @@ class RemoteShards {
     std::string uuid;        // its segment's: what its header must hold
     std::string url;
     std::string index_url;
-    std::string frame_path;  // DIR/v1/UUID/meta/NAME
+    std::string frame_path;  // DIR/v1/UUID/meta/NAME (UUID: its segment's)
     std::string index_path;  // DIR/v1/UUID/meta/NAME.uidx
     std::string data_path;   // DIR/v1/UUID/data/NAME
     uint64_t length = 0;     // from its index

@@ -60,14 +60,14 @@ Result<std::shared_ptr<ShardCache>> ShardCache::Open(const std::string& dir, uin
 }
 
 Result<std::string> ShardCache::MetaDir(const std::string& uuid) const {
-  if (!IsUuidText(uuid)) return Status::Corruption("dataset uuid '" + uuid + "' is not a UUID");
+  if (!IsUuidText(uuid)) return Status::Corruption("segment uuid '" + uuid + "' is not a UUID");
   const std::string path = io::JoinPath(io::JoinPath(io::JoinPath(dir_, kLayoutDir), uuid), "meta");
   UREC_RETURN_IF_ERROR(CreateDirectories(path));
   return path;
 }
 
 Result<std::string> ShardCache::DataDir(const std::string& uuid) const {
-  if (!IsUuidText(uuid)) return Status::Corruption("dataset uuid '" + uuid + "' is not a UUID");
+  if (!IsUuidText(uuid)) return Status::Corruption("segment uuid '" + uuid + "' is not a UUID");
   const std::string path = io::JoinPath(io::JoinPath(io::JoinPath(dir_, kLayoutDir), uuid), "data");
   UREC_RETURN_IF_ERROR(CreateDirectories(path));
   return path;

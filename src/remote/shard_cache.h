@@ -1,7 +1,7 @@
 // The local cache directory of remote datasets (docs/remote.md "The cache"):
 //
 //   DIR/.evict.lock                    serialises evictors (flock, all processes)
-//   DIR/v1/UUID/meta/NAME-...uidx      indexes and shard frames (sparse), per dataset
+//   DIR/v1/UUID/meta/NAME-...uidx      indexes and shard frames (sparse), per segment
 //   DIR/v1/UUID/data/NAME-...urec      whole shards, verified before their rename
 //   DIR/v1/UUID/{meta,data}/.tmp-...   downloads in progress (exclusively flocked)
 //
