@@ -1,8 +1,8 @@
-"""`urec convert` killed by a real SIGKILL at each rename, fsync and unlink
-(strace's syscall injection, the reproduction of issue 12): the latest
-version is the old or the new dataset, the version before stays intact, and
-the next run leaves only the kept versions' files; and two conversions of
-one dataset at once. The C++ test
+"""`urec convert`, `convert --append`, `merge` and `gc` killed by a real
+SIGKILL at each rename, fsync and unlink (strace's syscall injection, the
+reproduction of issue 12): the latest version is the one before or after,
+every kept version verifies, and the next run leaves only the kept
+versions' files; and two conversions of one dataset at once. The C++ test
 src/convert/image_folder_crash_test.cc stops a conversion at every step."""
 import fcntl
 import json
@@ -27,12 +27,15 @@ def strace_usable():
     return subprocess.run(["strace", "-f", "-qq", "-o", "/dev/null", "true"]).returncode == 0
 
 
-def convert(src, out, shards, check=True, prefix=()):
-    args = [*prefix, UREC, "convert", "imagefolder", str(src), str(out), "--name", "train", "--shards", str(shards)]
-    result = subprocess.run(args, capture_output=True, text=True)
+def run(args, check=True, prefix=()):
+    result = subprocess.run([*prefix, UREC, *map(str, args)], capture_output=True, text=True)
     if check:
         assert result.returncode == 0, result.stderr
     return result
+
+
+def convert(src, out, shards, check=True):
+    return run(["convert", "imagefolder", src, out, "--name", "train", "--shards", shards], check)
 
 
 def uuid_of(out, version=None):
@@ -80,32 +83,71 @@ def folders(urec, tmp_path_factory):
     return root, uuid_of(base), uuid_of(reference)
 
 
-@pytest.mark.parametrize("syscall", sorted(SYSCALLS))
-def test_a_conversion_killed_at_each_syscall_leaves_the_old_or_the_new_dataset(folders, syscall):
+# What each operation does to a copy of `base` (2 shards of old_src, version
+# 1); `setup` adds versions first (for gc).
+OPERATIONS = {
+    "convert": lambda root, work: ["convert", "imagefolder", root / "new_src", work, "--name", "train", "--shards", 3],
+    "append": lambda root, work: ["convert", "imagefolder", root / "old_src", work, "--name", "train", "--shards", 1,
+                                  "--append"],
+    "merge": lambda root, work: ["merge", work, work, root / "base", "--name", "train"],
+    "gc": lambda root, work: ["gc", work, "--keep", 1],
+}
+
+
+def setup_work(root, work, operation):
+    shutil.rmtree(work, ignore_errors=True)
+    shutil.copytree(root / "base", work)
+    if operation == "gc":  # versions 2 and 3 for gc to collect (it keeps the latest, 3)
+        run(OPERATIONS["append"](root, work))
+        run(OPERATIONS["append"](root, work))
+
+
+def versions_of(work):
+    return [v["version"] for v in json.loads(run_urec("versions", work, "--json").stdout)]
+
+
+@pytest.mark.parametrize("operation,syscall",
+                         [(o, s) for o in sorted(OPERATIONS) for s in sorted(SYSCALLS)
+                          if (o, s) != ("gc", "rename")])  # gc renames nothing
+def test_an_operation_killed_at_each_syscall_leaves_the_dataset_before_or_after(folders, operation, syscall):
+    """A conversion, an append, a merge and a gc each killed at every rename,
+    fsync and unlink: the latest version is the one before or the one after,
+    every kept version still verifies, version 1 is intact (gc: the latest),
+    and a rerun finishes and leaves only the kept versions' files."""
     if not strace_usable():
         pytest.skip("strace is missing or cannot trace here (scripts/install-deps.sh installs it)")
-    root, old_uuid, new_uuid = folders
-    work = root / ("work-" + syscall)
-    shutil.copytree(root / "base", work)
-    log = root / ("count-" + syscall)
-    convert(root / "new_src", work, 3, prefix=("strace", "-f", "-qq", "-o", str(log), "-e", "trace=" + SYSCALLS[syscall]))
+    root, old_uuid, _ = folders
+    work = root / f"work-{operation}-{syscall}"
+    setup_work(root, work, operation)
+    before = uuid_of(work)
+    log = root / f"count-{operation}-{syscall}"
+    run(OPERATIONS[operation](root, work), prefix=("strace", "-f", "-qq", "-o", str(log), "-e", "trace=" + SYSCALLS[syscall]))
+    after, after_versions = uuid_of(work), versions_of(work)
     calls = sum(1 for line in log.read_text().splitlines() if "(" in line and "resumed>" not in line)
-    assert calls >= 2, log.read_text()
-    seen = set()
+    assert calls >= 1, f"{operation} made no {syscall} call"
+    checked = 0
     for when in range(1, calls + 1):
-        shutil.rmtree(work)
-        shutil.copytree(root / "base", work)
+        setup_work(root, work, operation)
         inject = f"inject={SYSCALLS[syscall]}:signal=KILL:when={when}"
-        result = convert(root / "new_src", work, 3, check=False, prefix=("strace", "-f", "-qq", "-o", "/dev/null", "-e", inject))
-        assert result.returncode != 0, f"{syscall} #{when} was not reached"
-        uuid = uuid_of(work)
-        assert uuid in (old_uuid, new_uuid), f"killed at {syscall} #{when}: dataset {uuid} is neither"
-        assert uuid_of(work, version=1) == old_uuid, f"killed at {syscall} #{when}: version 1 changed"
-        seen.add(uuid)
-        convert(root / "new_src", work, 3)
-        assert uuid_of(work) == new_uuid and uuid_of(work, version=1) == old_uuid
-        assert set(os.listdir(work)) == committed_files(work), f"leftovers after a kill at {syscall} #{when}"
-    assert seen, "no kill was checked"
+        result = run(OPERATIONS[operation](root, work), check=False,
+                     prefix=("strace", "-f", "-qq", "-o", "/dev/null", "-e", inject))
+        assert result.returncode != 0, f"{operation}: {syscall} #{when} was not reached"
+        where = f"{operation} killed at {syscall} #{when}"
+        killed = uuid_of(work)
+        assert killed in (before, after), f"{where}: the latest dataset is neither the one before nor after"
+        verified = run_urec("versions", work, "--verify", check=False)
+        assert verified.returncode == 0, f"{where}: {verified.stderr}"
+        if operation != "gc":
+            assert uuid_of(work, version=1) == old_uuid, f"{where}: version 1 changed"
+        run(OPERATIONS[operation](root, work))
+        if killed == before:
+            # (a killed commit may have taken a generation number: versions may skip one)
+            assert uuid_of(work) == after and len(versions_of(work)) == len(after_versions), where
+        elif operation in ("convert", "gc"):  # done again, to the same data (an append or merge adds again)
+            assert uuid_of(work) == after, where
+        assert set(os.listdir(work)) == committed_files(work), f"{where}: leftovers"
+        checked += 1
+    assert checked, "no kill was checked"
 
 
 def test_a_second_conversion_of_the_same_dataset_fails_at_once(folders):
