@@ -106,16 +106,17 @@ struct WriterOptions {
   bool sync = true;
 
   // Add the records to dataset `name` in `out_dir` instead of replacing it:
-  // Finish commits a new generation holding a copy of the committed shards
-  // (ids 0..n-1 unchanged) and then the new records (ids from n on), in new
-  // shards cut by target_shard_bytes (one shard when 0; num_shards and
-  // expected_records must stay 0). The schema and metadata must equal the
-  // dataset's: Finish fails naming what differs and commits nothing.
-  // Readers of the old generation keep reading it. The lock is held from
-  // Create to Finish, so a second appender is refused at once
-  // (FailedPrecondition naming the holder) and may retry after. No dataset
-  // `name` yet: a plain write. Shards are copied, not linked (docs/scale.md).
-  // Default: false.
+  // Finish commits a new generation that keeps the committed shards where
+  // they are (ids 0..n-1 unchanged, not a byte copied) and adds the new
+  // records (ids from n on) as one more segment (format/SPEC.md 1.2), in
+  // new shards cut by target_shard_bytes (one shard when 0; num_shards and
+  // expected_records must stay 0). The schema and metadata must be the
+  // dataset's (but for a class list, which may gain names at its end):
+  // Finish fails naming what differs and commits nothing. Readers of the
+  // old generation keep reading it, and it stays a version until collected.
+  // The lock is held from Create to Finish, so a second appender is refused
+  // at once (FailedPrecondition naming the holder) and may retry after. No
+  // dataset `name` yet: a plain write. Default: false.
   bool append = false;
 };
 

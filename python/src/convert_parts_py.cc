@@ -136,12 +136,13 @@ void RegisterConvertParts(py::module_& m) {
   m.def("_plan_imagefolder", [](const py::object& src, const py::object& out, const py::object& name,
                                 const py::object& num_shards, const py::object& strict, const py::object& keep_original,
                                 const py::object& sync, const py::object& max_pixels,
-                                const py::object& follow_links_outside, const py::object& allow_empty) {
+                                const py::object& follow_links_outside, const py::object& allow_empty,
+                                const py::object& append, const py::object& extend_classes) {
           auto p = std::make_unique<PyImageFolderPlan>();
           p->src = PathArg("src", src);
           const std::string out_dir = PathArg("out", out);
           p->options = ConvertOptionsArgs(name, num_shards, py::int_(0), py::int_(1), strict, keep_original, sync,
-                                          max_pixels, follow_links_outside, allow_empty);
+                                          max_pixels, follow_links_outside, allow_empty, append, extend_classes);
           unirecord::Result<unirecord::ImageFolderPlan> r = Status::Internal("not planned");
           {
             py::gil_scoped_release nogil;
@@ -151,7 +152,7 @@ void RegisterConvertParts(py::module_& m) {
           return p;
         }, py::arg("src"), py::arg("out"), py::kw_only(), py::arg("name"), py::arg("num_shards"), py::arg("strict"),
         py::arg("keep_original"), py::arg("sync"), py::arg("max_pixels"), py::arg("follow_links_outside"),
-        py::arg("allow_empty"));
+        py::arg("allow_empty"), py::arg("append"), py::arg("extend_classes"));
   m.def("_convert_imagefolder_part", [](const py::object& src, const py::object& out, const py::object& name,
                                         const py::object& token, const py::object& spec, uint32_t part,
                                         uint32_t num_parts, const py::object& threads, const py::object& strict,

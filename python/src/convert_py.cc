@@ -26,7 +26,8 @@ unirecord::ConvertOptions ConvertOptionsArgs(const py::object& name, const py::o
                                              const py::object& target_shard_bytes, const py::object& threads,
                                              const py::object& strict, const py::object& keep_original,
                                              const py::object& sync, const py::object& max_pixels,
-                                             const py::object& follow_links_outside, const py::object& allow_empty) {
+                                             const py::object& follow_links_outside, const py::object& allow_empty,
+                                             const py::object& append, const py::object& extend_classes) {
   unirecord::ConvertOptions o;
   o.limits.max_pixels = IntArgAs<int64_t>("max_pixels", max_pixels, 1);
   if (!name.is_none()) o.name = StrArg("name", name);
@@ -38,6 +39,8 @@ unirecord::ConvertOptions ConvertOptionsArgs(const py::object& name, const py::o
   o.sync = BoolArg("sync", sync);
   o.follow_links_outside = BoolArg("follow_links_outside", follow_links_outside);
   o.allow_empty = BoolArg("allow_empty", allow_empty);
+  o.append = BoolArg("append", append);
+  o.extend_classes = BoolArg("extend_classes", extend_classes);
   return o;
 }
 
@@ -105,10 +108,11 @@ py::dict ConvertImageFolder(const py::object& src, const py::object& out, const 
                             const py::object& num_shards, const py::object& target_shard_bytes,
                             const py::object& threads, const py::object& strict, const py::object& keep_original,
                             const py::object& sync, const py::object& progress, const py::object& max_pixels,
-                            const py::object& follow_links_outside, const py::object& allow_empty) {
+                            const py::object& follow_links_outside, const py::object& allow_empty,
+                            const py::object& append, const py::object& extend_classes) {
   const unirecord::ConvertOptions o = ConvertOptionsArgs(name, num_shards, target_shard_bytes, threads, strict,
                                                          keep_original, sync, max_pixels, follow_links_outside,
-                                                         allow_empty);
+                                                         allow_empty, append, extend_classes);
   const std::string src_path = PathArg("src", src), out_path = PathArg("out", out);
   return RunConversion(o, progress, [&](const unirecord::ConvertOptions& options) {
     return unirecord::ConvertImageFolder(src_path, out_path, options);
@@ -119,10 +123,11 @@ py::dict ConvertCoco(const py::object& annotations, const py::object& images, co
                      const py::object& name, const py::object& num_shards, const py::object& target_shard_bytes,
                      const py::object& threads, const py::object& strict, const py::object& keep_original,
                      const py::object& sync, const py::object& progress, const py::object& max_pixels,
-                     const py::object& follow_links_outside, const py::object& allow_empty) {
+                     const py::object& follow_links_outside, const py::object& allow_empty,
+                     const py::object& append) {
   const unirecord::ConvertOptions o = ConvertOptionsArgs(name, num_shards, target_shard_bytes, threads, strict,
                                                          keep_original, sync, max_pixels, follow_links_outside,
-                                                         allow_empty);
+                                                         allow_empty, append, py::bool_(false));
   const std::string annotations_path = PathArg("annotations", annotations), images_path = PathArg("images", images),
                     out_path = PathArg("out", out);
   return RunConversion(o, progress, [&](const unirecord::ConvertOptions& options) {
@@ -137,10 +142,11 @@ py::dict ConvertManifest(const py::object& manifest, const py::object& out, cons
                          const py::object& name, const py::object& num_shards, const py::object& target_shard_bytes,
                          const py::object& threads, const py::object& strict, const py::object& keep_original,
                          const py::object& sync, const py::object& progress, const py::object& max_pixels,
-                         const py::object& follow_links_outside, const py::object& allow_empty) {
+                         const py::object& follow_links_outside, const py::object& allow_empty,
+                     const py::object& append) {
   const unirecord::ConvertOptions o = ConvertOptionsArgs(name, num_shards, target_shard_bytes, threads, strict,
                                                          keep_original, sync, max_pixels, follow_links_outside,
-                                                         allow_empty);
+                                                         allow_empty, append, py::bool_(false));
   const std::string manifest_path = PathArg("manifest", manifest), schema_path = PathArg("schema", schema),
                     out_path = PathArg("out", out);
   return RunConversion(o, progress, [&](const unirecord::ConvertOptions& options) {
@@ -157,6 +163,7 @@ void RegisterConvert(py::module_& m) {
         py::arg("strict") = c.strict, py::arg("keep_original") = c.keep_original, py::arg("sync") = c.sync,
         py::arg("progress") = py::none(), py::arg("max_pixels") = c.limits.max_pixels,
         py::arg("follow_links_outside") = c.follow_links_outside, py::arg("allow_empty") = c.allow_empty,
+        py::arg("append") = c.append, py::arg("extend_classes") = c.extend_classes,
         R"doc(
 Converts a torchvision-style ImageFolder SRC/<class>/**/<image> into a dataset
 in OUT (the code behind `urec convert imagefolder`).
@@ -180,6 +187,11 @@ lead outside SRC (else they are rejected: "leaves the source folder: resolves
 to ..."; the same for every converter's folder). allow_empty: commit an
 empty dataset when every file is rejected; else that raises ValueError
 naming the rejects report OUT/NAME.rejected.tsv and commits nothing.
+append: add the records to dataset NAME in OUT as a new segment (its
+shards stay as they are, ids continue; the schema and metadata must be the
+dataset's) instead of replacing it; SRC's class folders are mapped onto the
+dataset's classes by name, and a class it lacks raises ValueError naming it
+unless extend_classes=True adds it at the end of the class list.
 The defaults are C++'s ConvertOptions (as urec's). Returns the report dict (name, classes, written, rejected, skipped,
 image_bytes, source_bytes, transcoded, kept_original, png, kept_original_reasons
 ({reason: count}), output_bytes, shards, seconds, uuid, shard_paths,
@@ -191,6 +203,7 @@ not_written, rejects_path).
         py::arg("strict") = c.strict, py::arg("keep_original") = c.keep_original, py::arg("sync") = c.sync,
         py::arg("progress") = py::none(), py::arg("max_pixels") = c.limits.max_pixels,
         py::arg("follow_links_outside") = c.follow_links_outside, py::arg("allow_empty") = c.allow_empty,
+        py::arg("append") = c.append,
         R"doc(
 Converts a manifest, one sample a line, into a dataset in OUT (the code
 behind `urec convert jsonl`): JSON Lines, one object a line with a key per field. SCHEMA is a JSON file
@@ -213,6 +226,7 @@ report are convert_imagefolder's.
         py::arg("strict") = c.strict, py::arg("keep_original") = c.keep_original, py::arg("sync") = c.sync,
         py::arg("progress") = py::none(), py::arg("max_pixels") = c.limits.max_pixels,
         py::arg("follow_links_outside") = c.follow_links_outside, py::arg("allow_empty") = c.allow_empty,
+        py::arg("append") = c.append,
         R"doc(
 Converts a manifest, one sample a line, into a dataset in OUT (the code
 behind `urec convert csv`): CSV with a header row naming each field once; string and image cells are taken as they are, the others parsed as JSON (3, 0.5, true, [1, 2, 3]); quoted cells may hold commas, quotes as "" and newlines. SCHEMA is a JSON file
@@ -235,6 +249,7 @@ report are convert_imagefolder's.
         py::arg("strict") = c.strict, py::arg("keep_original") = c.keep_original, py::arg("sync") = c.sync,
         py::arg("progress") = py::none(), py::arg("max_pixels") = c.limits.max_pixels,
         py::arg("follow_links_outside") = c.follow_links_outside, py::arg("allow_empty") = c.allow_empty,
+        py::arg("append") = c.append,
         R"doc(
 Converts a COCO instances file (ANNOTATIONS) and the folder of its images
 (IMAGES) into a dataset in OUT (the code behind `urec convert coco`).

@@ -13,7 +13,9 @@ unirecord::ConvertOptions ConvertOptionsArgs(const py::object& name, const py::o
                                              const py::object& target_shard_bytes, const py::object& threads,
                                              const py::object& strict, const py::object& keep_original,
                                              const py::object& sync, const py::object& max_pixels,
-                                             const py::object& follow_links_outside, const py::object& allow_empty);
+                                             const py::object& follow_links_outside, const py::object& allow_empty,
+                                             const py::object& append = py::bool_(false),
+                                             const py::object& extend_classes = py::bool_(false));
 
 py::dict ReportDict(const unirecord::ConvertReport& rep);
 

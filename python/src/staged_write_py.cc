@@ -94,6 +94,9 @@ dropping it) removes what the run staged and releases the lock.
       .def("add_report", [](PyStagedWrite& p, const py::object& label, const py::object& text) {
              Check(p.Live().AddReport(StrArg("label", label), FsNameBytes(text)));
            }, py::arg("label"), py::arg("text"), "A text report committed with the dataset (OUT/NAME.LABEL.gG.tsv).")
+      .def("keep_committed", [](PyStagedWrite& p) { Check(p.Live().KeepCommitted()); },
+           "Append instead of replacing: the committed dataset NAME's segments stay as they are and the parts "
+           "become one new segment after them (without a dataset NAME, the parts are the dataset).")
       .def("commit", &PyStagedWrite::Commit,
            "Verifies and commits every part; returns the summary dict (records, shards, bytes, uuid, shard_paths, "
            "index_paths, report_paths, manifest_path, generation).")

@@ -6,6 +6,7 @@ files must be byte-identical."""
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -145,6 +146,38 @@ def test_byte_identical_to_a_local_convert(cluster, folder, reference, tmp_path,
     assert [p["tasks_done"] for p in seen] == list(range(1, report["tasks"] + 1))
     assert seen[-1]["files_done"] == seen[-1]["files_total"] == 91
     assert len(unirecord.Dataset(str(tmp_path / "out"))) == 90
+
+
+def test_an_append_on_dask_equals_a_local_append(cluster, folder, reference, tmp_path):
+    """An append adds one segment: the same files whether the parts ran on
+    Dask (the API and urec --scheduler) or locally, class list extension
+    included; a class the dataset lacks is refused before any task runs."""
+    while cluster.alive() < 2:
+        cluster.add_worker()
+    more = tmp_path / "more"
+    shutil.copytree(folder / "cat", more / "cat")
+    shutil.copytree(folder / "dog", more / "yak")  # a class the dataset lacks (and its truncated JPEG)
+    local, dask, cli = tmp_path / "local", tmp_path / "dask", tmp_path / "cli"
+    for copy in (local, dask, cli):
+        shutil.copytree(reference, copy)
+    with pytest.raises(ValueError, match="class 'yak'.*--extend-classes"):
+        convert(cluster, more, dask, num_shards=2, append=True)
+    assert files(dask) == files(reference)
+    unirecord.convert_imagefolder(more, local, name="train", num_shards=2, sync=False, threads=1, append=True,
+                                  extend_classes=True)
+    report = convert(cluster, more, dask, num_shards=2, append=True, extend_classes=True)
+    assert report["written"] == 60 and report["rejected"] == 1
+    assert files(dask) == files(local)
+    done = subprocess.run([urec_binary(), "convert", "imagefolder", str(more), str(cli), "--name", "train",
+                           "--shards", "2", "--threads", "1", "--append", "--extend-classes",
+                           "--scheduler", cluster.address],
+                          capture_output=True, text=True, env=dict(os.environ, UREC_PYTHON=sys.executable), timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert files(cli).keys() == files(local).keys()  # (sync does not change the bytes)
+    assert files(cli) == files(local)
+    appended = unirecord.Dataset(dask)
+    assert len(appended) == 90 + 60 and [s["records"] for s in appended.segments] == [90, 60]
+    assert appended.metadata["classes"].split("\n")[-1] == "yak"
 
 
 # --- COCO, JSON Lines and CSV ---------------------------------------------------

@@ -177,6 +177,8 @@ def convert_imagefolder(
     max_pixels: int = 134217728,
     follow_links_outside: bool = False,
     allow_empty: bool = False,
+    append: bool = False,
+    extend_classes: bool = False,
 ) -> Dict[str, Any]: ...
 def convert_jsonl(
     manifest: _Path,
@@ -194,6 +196,7 @@ def convert_jsonl(
     max_pixels: int = 134217728,
     follow_links_outside: bool = False,
     allow_empty: bool = False,
+    append: bool = False,
 ) -> Dict[str, Any]: ...
 
 def convert_csv(
@@ -212,6 +215,7 @@ def convert_csv(
     max_pixels: int = 134217728,
     follow_links_outside: bool = False,
     allow_empty: bool = False,
+    append: bool = False,
 ) -> Dict[str, Any]: ...
 
 def versions(path: _Path) -> List[Dict[str, Any]]: ...
@@ -236,6 +240,7 @@ def convert_coco(
     max_pixels: int = 134217728,
     follow_links_outside: bool = False,
     allow_empty: bool = False,
+    append: bool = False,
 ) -> Dict[str, Any]: ...
 
 class PartWriter:
@@ -285,6 +290,7 @@ class StagedWrite:
     @property
     def num_parts(self) -> int: ...
     def add_report(self, label: str, text: str) -> None: ...
+    def keep_committed(self) -> None: ...
     def commit(self) -> Dict[str, Any]: ...
     def abort(self) -> None: ...
     def __enter__(self) -> "StagedWrite": ...
@@ -306,7 +312,7 @@ class _ImageFolderPlan:
 
 def _plan_imagefolder(
     src: _Path, out: _Path, *, name: Optional[str], num_shards: int, strict: bool, keep_original: bool, sync: bool,
-    max_pixels: int, follow_links_outside: bool, allow_empty: bool
+    max_pixels: int, follow_links_outside: bool, allow_empty: bool, append: bool, extend_classes: bool
 ) -> _ImageFolderPlan: ...
 def _convert_imagefolder_part(
     src: _Path, out: _Path, name: str, token: str, part_spec: Tuple[Any, Any, Any], part: int, num_parts: int, *,

@@ -81,13 +81,14 @@ def _check_counts(num_shards, shards_per_task):
 
 
 def _run(client, out, plan, submit, commit, *, num_shards, shards_per_task, progress, retries, commit_threads, sync,
-         as_completed=None):
+         as_completed=None, append=False):
     """The driver: one task per run of ``shards_per_task`` shards of ``plan``
     (``submit(client, token, first, end, part, num_parts, key, retries)``
     returns its future), the progress bar as tasks finish, then
     ``commit(staged, plan, reports)``; a failed task cancels the others and
     nothing is committed. ``as_completed`` yields the futures as they finish
-    (default: Dask's; ``unirecord.write_dataset``'s local runs pass theirs)."""
+    (default: Dask's; ``unirecord.write_dataset``'s local runs pass theirs).
+    ``append``: the commit adds one segment to the committed dataset."""
     if as_completed is None:
         import distributed
 
@@ -98,6 +99,8 @@ def _run(client, out, plan, submit, commit, *, num_shards, shards_per_task, prog
     draw = _ProgressBar(plan.candidates) if progress is True else (progress or None)
     start = time.monotonic()
     with _core.StagedWrite(out, plan.name, len(ranges), threads=commit_threads, sync=sync) as staged:
+        if append:
+            staged.keep_committed()
         futures = {}
         for part, (first, end) in enumerate(ranges):
             key = "unirecord-convert-%s-%05d" % (staged.token, part)
@@ -135,7 +138,8 @@ def _run(client, out, plan, submit, commit, *, num_shards, shards_per_task, prog
 
 def convert_imagefolder(src, out, client=None, *, num_shards, name=None, shards_per_task=1, threads=1,
                         strict=False, keep_original=False, sync=True, max_pixels=None, follow_links_outside=False,
-                        allow_empty=False, progress=None, retries=1, commit_threads=1):
+                        allow_empty=False, progress=None, retries=1, commit_threads=1, append=False,
+                        extend_classes=False):
     """Converts the ImageFolder SRC into OUT on the workers of ``client``.
 
     Returns the report dict of :func:`unirecord.convert_imagefolder` (plus
@@ -151,7 +155,8 @@ def convert_imagefolder(src, out, client=None, *, num_shards, name=None, shards_
     terminal), False, True, or a callable taking a dict (files_done,
     files_total, written, rejected, bytes, seconds, tasks_done,
     tasks_total) after each task. commit_threads: threads that verify and
-    stamp shards at the commit. The other keywords are
+    stamp shards at the commit. The other keywords (``append`` and
+    ``extend_classes`` too: the same new segment as a local append) are
     :func:`unirecord.convert_imagefolder`'s.
 
     Raises what the local conversion raises; a failed task fails the whole
@@ -169,7 +174,8 @@ def convert_imagefolder(src, out, client=None, *, num_shards, name=None, shards_
     options = dict(strict=strict, keep_original=keep_original, sync=sync,
                    max_pixels=_core._DEFAULT_MAX_PIXELS if max_pixels is None else max_pixels,
                    follow_links_outside=follow_links_outside, allow_empty=allow_empty)
-    plan = _core._plan_imagefolder(src, out, name=name, num_shards=num_shards, **options)
+    plan = _core._plan_imagefolder(src, out, name=name, num_shards=num_shards, append=append,
+                                   extend_classes=extend_classes, **options)
     options["threads"] = threads
 
     def submit(client, token, first, end, part, num_parts, key, retries):
@@ -178,12 +184,12 @@ def convert_imagefolder(src, out, client=None, *, num_shards, name=None, shards_
 
     return _run(client, out, plan, submit, _core._commit_imagefolder, num_shards=num_shards,
                 shards_per_task=shards_per_task, progress=progress, retries=retries, commit_threads=commit_threads,
-                sync=sync)
+                sync=sync, append=append)
 
 
 def _convert_source(kind, input, images, schema, out, client, *, num_shards, name, shards_per_task, threads, strict,
                     keep_original, sync, max_pixels, follow_links_outside, allow_empty, progress, retries,
-                    commit_threads):
+                    commit_threads, append):
     import distributed
 
     if client is None:
@@ -205,12 +211,12 @@ def _convert_source(kind, input, images, schema, out, client, *, num_shards, nam
 
     return _run(client, out, plan, submit, _core._commit_source, num_shards=num_shards,
                 shards_per_task=shards_per_task, progress=progress, retries=retries, commit_threads=commit_threads,
-                sync=sync)
+                sync=sync, append=append)
 
 
 def convert_coco(annotations, images, out, client=None, *, num_shards, name=None, shards_per_task=1, threads=1,
                  strict=False, keep_original=False, sync=True, max_pixels=None, follow_links_outside=False,
-                 allow_empty=False, progress=None, retries=1, commit_threads=1):
+                 allow_empty=False, progress=None, retries=1, commit_threads=1, append=False):
     """:func:`unirecord.convert_coco` on the workers of ``client``: the same
     bytes for the same ``num_shards`` and options, whatever the workers.
     ANNOTATIONS, IMAGES and OUT must be the same paths on every worker. The
@@ -220,19 +226,19 @@ def convert_coco(annotations, images, out, client=None, *, num_shards, name=None
                            shards_per_task=shards_per_task, threads=threads, strict=strict,
                            keep_original=keep_original, sync=sync, max_pixels=max_pixels,
                            follow_links_outside=follow_links_outside, allow_empty=allow_empty, progress=progress,
-                           retries=retries, commit_threads=commit_threads)
+                           retries=retries, commit_threads=commit_threads, append=append)
 
 
 def _manifest_converter(kind, doc):
     """convert_jsonl / convert_csv: a manifest ``kind`` on the workers of ``client``."""
     def convert(manifest, out, client=None, *, schema, num_shards, name=None, shards_per_task=1, threads=1,
                 strict=False, keep_original=False, sync=True, max_pixels=None, follow_links_outside=False,
-                allow_empty=False, progress=None, retries=1, commit_threads=1):
+                allow_empty=False, progress=None, retries=1, commit_threads=1, append=False):
         return _convert_source(kind, manifest, None, schema, out, client, num_shards=num_shards, name=name,
                                shards_per_task=shards_per_task, threads=threads, strict=strict,
                                keep_original=keep_original, sync=sync, max_pixels=max_pixels,
                                follow_links_outside=follow_links_outside, allow_empty=allow_empty,
-                               progress=progress, retries=retries, commit_threads=commit_threads)
+                               progress=progress, retries=retries, commit_threads=commit_threads, append=append)
 
     convert.__name__ = convert.__qualname__ = "convert_" + kind
     convert.__doc__ = doc
@@ -273,6 +279,8 @@ def main(argv=None):
     parser.add_argument("--max-pixels", type=int)
     parser.add_argument("--follow-links-outside", action="store_true")
     parser.add_argument("--allow-empty", action="store_true")
+    parser.add_argument("--append", action="store_true")
+    parser.add_argument("--extend-classes", action="store_true", help="imagefolder: with --append")
     args = parser.parse_args(argv)
     if (args.format == "coco") != (args.images is not None):
         parser.error("--images goes with --format coco, and only with it")
@@ -281,11 +289,13 @@ def main(argv=None):
     options = dict(num_shards=args.shards, name=args.name, shards_per_task=args.shards_per_task,
                    threads=args.threads, strict=args.strict, keep_original=args.keep_original,
                    max_pixels=args.max_pixels, follow_links_outside=args.follow_links_outside,
-                   allow_empty=args.allow_empty)
+                   allow_empty=args.allow_empty, append=args.append)
+    if args.extend_classes and args.format != "imagefolder":
+        parser.error("--extend-classes goes with the image folder format only")
     try:
         with distributed.Client(args.scheduler, timeout="30s") as client:
             if args.format == "imagefolder":
-                r = convert_imagefolder(args.src, args.out, client, **options)
+                r = convert_imagefolder(args.src, args.out, client, extend_classes=args.extend_classes, **options)
             elif args.format == "coco":
                 r = convert_coco(args.src, args.images, args.out, client, **options)
             else:

@@ -37,7 +37,6 @@ struct ConvertArgs {
 // is $UREC_PYTHON, else python3 on PATH; it must import unirecord and
 // distributed (docs/cli.md).
 Status RunOnScheduler(const ConvertArgs& args) {
-  if (args.options.append) return Status::InvalidArgument("--append runs locally only (not with --scheduler)");
   if (args.options.num_shards == 0) {
     return Status::InvalidArgument("--scheduler needs --shards N: the tasks write whole shards, and the shard count "
                                    "fixes the bytes (the same as a local convert with --shards N)");
@@ -58,6 +57,8 @@ Status RunOnScheduler(const ConvertArgs& args) {
   if (o.strict) argv.push_back("--strict");
   if (o.keep_original) argv.push_back("--keep-original");
   if (o.follow_links_outside) argv.push_back("--follow-links-outside");
+  if (o.append) argv.push_back("--append");
+  if (o.extend_classes) argv.push_back("--extend-classes");
   if (o.allow_empty) argv.push_back("--allow-empty");
   std::vector<char*> c_argv;
   for (std::string& a : argv) c_argv.push_back(a.data());
