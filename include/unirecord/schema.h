@@ -85,8 +85,11 @@ bool FitsIntegral(FieldType type, int64_t value);
 // to double (ElementToDouble). Exact.
 int64_t ElementToInt64(FieldType type, const void* element);
 double ElementToDouble(FieldType type, const void* element);
-// IEEE 754 binary16 bits to float (exact).
+// IEEE 754 binary16 bits to float (exact; a NaN's payload is not kept).
 float HalfToFloat(uint16_t bits);
+// The binary16 bits of `value`, rounded to nearest even (CUDA's
+// __float2half_rn); FloatToHalf(HalfToFloat(h)) == h for every h but NaNs.
+uint16_t FloatToHalf(float value);
 
 // A field's kind follows from its type and shape; it decides where values
 // live, how they are checked and how they are read (format/SPEC.md section 5).

@@ -3,6 +3,7 @@
 // kept: a Dataset opens any kept one (DatasetOptions::version or ::tag) and
 // reads it byte for byte while newer ones commit. Versions go only when
 // CollectGarbage says so; then the files no kept version uses go with them.
+// CompactDataset rewrites the latest version as one segment (a new version).
 //
 //   UREC_ASSIGN_OR_RETURN(auto versions, ListVersions("out/train"));
 //   UREC_RETURN_IF_ERROR(TagVersion("out/train", "paper-v1", versions.back().generation));
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "unirecord/status.h"
+#include "unirecord/writer.h"
 
 namespace unirecord {
 
@@ -62,6 +64,28 @@ struct GcSummary {
   uint64_t bytes_freed = 0;       // of files with no other link
 };
 Result<GcSummary> CollectGarbage(const std::string& path, const GcOptions& options);
+
+struct CompactOptions {
+  // How the records are cut into shards, as WriterOptions: set at most one;
+  // both 0 means target_shard_bytes = 1 GiB (the converters' default).
+  uint32_t num_shards = 0;
+  uint64_t target_shard_bytes = 0;
+  // Threads for the closing work of the new shards (WriterOptions::threads).
+  // Default: 1.
+  int threads = 1;
+  // fsync the new files and the directory. Default: true.
+  bool sync = true;
+};
+
+// Rewrites the latest version as one segment (format/SPEC.md 1.2) and
+// commits it as a new version: the same records and ids, schema (zstd
+// fields stay zstd), metadata (a grown class list: the dataset's) and page
+// settings. This is how a dataset appended to many times gets its manifest
+// small again (a manifest holds about 14,000 segments, docs/scale.md).
+// Earlier versions stay until collected; their readers keep reading. A
+// float16 scalar NaN keeps its sign but not its payload bits (a Record reads
+// it as a float). Holds the writers' lock as any writer.
+Result<WriterSummary> CompactDataset(const std::string& path, const CompactOptions& options = {});
 
 }  // namespace unirecord
 

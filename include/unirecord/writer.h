@@ -268,8 +268,9 @@ struct StagedWriteOptions {
   bool sync = true;
 };
 
-// Merges datasets with the same schema and metadata (class list included)
-// into dataset `name` in `out_dir`: the inputs' records in argument order
+// Merges datasets with the same schema and metadata (a later input's class
+// list may extend the one before it: format/SPEC.md 1.2) into dataset `name`
+// in `out_dir`: the inputs' records in argument order
 // (ids concatenated), committed as a new generation (a dataset `name`
 // already in `out_dir` is replaced, and kept as a version; it may be one of
 // the inputs). No shard is rewritten: each input's segments become segments

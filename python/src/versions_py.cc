@@ -3,6 +3,7 @@
 #include <pybind11/stl.h>
 
 #include "common.h"
+#include "writer_py.h"
 #include "unirecord/versions.h"
 
 namespace unirecord_py {
@@ -79,6 +80,30 @@ committed_unix_s, segments, shards and uuid.)doc");
 keep_newer_than_s: versions committed less than that many seconds ago stay (give at least one
 rule; a version goes when every rule given lets it). The latest and tagged versions always stay.
 Returns {removed, kept, files_removed, bytes_freed}.)doc");
+  const unirecord::CompactOptions c;
+  m.def(
+      "compact",
+      [](const py::object& path, const py::object& num_shards, const py::object& target_shard_bytes,
+         const py::object& threads, const py::object& sync) {
+        unirecord::CompactOptions options;
+        options.num_shards = IntArgAs<uint32_t>("num_shards", num_shards);
+        options.target_shard_bytes = IntArgAs<uint64_t>("target_shard_bytes", target_shard_bytes);
+        options.threads = IntArgAs<int>("threads", threads, 0);
+        options.sync = BoolArg("sync", sync);
+        const std::string where = PathArg("path", path);
+        unirecord::Result<unirecord::WriterSummary> compacted = unirecord::Status::Internal("not compacted");
+        {
+          py::gil_scoped_release nogil;
+          compacted = unirecord::CompactDataset(where, options);
+        }
+        return SummaryDict(Unwrap(std::move(compacted)));
+      },
+      py::arg("path"), py::kw_only(), py::arg("num_shards") = c.num_shards,
+      py::arg("target_shard_bytes") = c.target_shard_bytes, py::arg("threads") = c.threads, py::arg("sync") = c.sync,
+      R"doc(Rewrites the latest version of the dataset at path as one segment and commits it as a new
+version (the same records, ids, schema and metadata): after many appends, to keep the manifest
+small. num_shards / target_shard_bytes as for Writer (default: shards of about 1 GiB). The versions
+before stay until gc. Returns Writer.finish()'s summary dict.)doc");
 }
 
 }  // namespace unirecord_py

@@ -203,3 +203,25 @@ def test_remote_segments_and_versions_equal_local(tmp_path):
         assert stats["shard_downloads"] == 1 and stats["cache_hits"] == 2, stats
     finally:
         nginx.stop()
+
+
+def test_compact_rewrites_many_segments_as_one_and_keeps_the_old_version(tmp_path):
+    out = tmp_path / "out"
+    write(out, 0, 10, shards=2)
+    for begin in range(10, 40, 10):
+        write(out, begin, begin + 10, mode="append")
+    before = unirecord.Dataset(out)
+    assert len(before.segments) == 4
+    records = [before[i] for i in range(len(before))]
+    summary = unirecord.compact(out, num_shards=3, sync=False)
+    assert summary["records"] == 40 and summary["shards"] == 3
+    after = unirecord.Dataset(out)
+    assert len(after.segments) == 1 and after.version == 5 and len(after.shards) == 3
+    assert [after[i] for i in range(len(after))] == records
+    assert xs(unirecord.Dataset(out, version=4)) == list(range(40))  # kept until gc
+    assert unirecord.gc(out, keep=1)["removed"] == [1, 2, 3, 4]
+    assert xs(unirecord.Dataset(out)) == list(range(40))
+    with pytest.raises(ValueError, match="not both"):
+        unirecord.compact(out, num_shards=2, target_shard_bytes=1 << 20)
+    with pytest.raises(FileNotFoundError, match="compact: "):
+        unirecord.compact(tmp_path / "missing")

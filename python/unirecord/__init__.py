@@ -21,7 +21,8 @@
 * :func:`write_dataset` (``unirecord.write``) - any source converted by a
   function of the user's, in this process, local processes or on Dask.
 * :func:`versions`, :func:`tag`, :func:`untag`, :func:`gc` - every commit is a
-  kept version; ``Dataset(path, version=G)`` or ``tag=T`` opens one.
+  kept version; ``Dataset(path, version=G)`` or ``tag=T`` opens one;
+  :func:`compact` rewrites the latest as one segment.
 
 Everything is a thin layer over the C++ library (``unirecord._core``).
 See docs/python.md for the full guide.
@@ -36,6 +37,7 @@ from ._core import (
     Schema,
     StagedWrite,
     Writer,
+    compact,
     convert_coco,
     convert_csv,
     convert_imagefolder,
@@ -69,6 +71,7 @@ __all__ = [
     "Schema",
     "StagedWrite",
     "Writer",
+    "compact",
     "convert_coco",
     "convert_csv",
     "convert_imagefolder",

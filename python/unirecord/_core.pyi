@@ -224,6 +224,9 @@ def untag(path: _Path, tag: str) -> None: ...
 def gc(
     path: _Path, *, keep: Optional[int] = None, keep_newer_than_s: Optional[int] = None, dry_run: bool = False
 ) -> Dict[str, Any]: ...
+def compact(
+    path: _Path, *, num_shards: int = 0, target_shard_bytes: int = 0, threads: int = 1, sync: bool = True
+) -> Dict[str, Any]: ...
 def convert_coco(
     annotations: _Path,
     images: _Path,

@@ -90,6 +90,17 @@ std::string EncodePartFile(const PartFile& part);
 // Corruption naming `path` unless `text` is exactly such a file.
 Result<PartFile> DecodePartFile(const std::string& text, const std::string& path);
 
+// Dataset NAME in DIR, as versions.h's `path` names it.
+struct DatasetPath {
+  std::string dir;
+  std::string name;
+};
+
+// A folder holding one dataset with a manifest, DIR/NAME or DIR/NAME.uset;
+// NotFound (saying versions are kept only by datasets with a manifest) or
+// InvalidArgument (a folder of several datasets) otherwise.
+Result<DatasetPath> ResolveDatasetPath(const std::string& path);
+
 }  // namespace unirecord::dataset
 
 #endif  // UNIRECORD_DATASET_COMMIT_H_

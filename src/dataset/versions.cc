@@ -17,39 +17,8 @@
 namespace unirecord {
 namespace {
 
-struct DatasetPath {
-  std::string dir;
-  std::string name;
-};
-
-// A folder holding one dataset with a manifest, DIR/NAME or DIR/NAME.uset.
-Result<DatasetPath> Resolve(const std::string& path) {
-  if (io::IsDirectory(path)) {
-    UREC_ASSIGN_OR_RETURN(std::vector<std::string> files, io::ListDirectory(path));
-    std::vector<std::string> names;
-    for (const std::string& file : files) {
-      if (std::optional<std::string> name = format::ManifestDatasetName(file)) names.push_back(*name);
-    }
-    if (names.size() == 1) return DatasetPath{path, names[0]};
-    if (names.empty()) {
-      return Status::NotFound(path + ": no dataset with a manifest (NAME.uset) here; versions are kept only by those");
-    }
-    return Status::InvalidArgument(path + ": holds more than one dataset (" + names[0] + ", " + names[1] +
-                                   (names.size() > 2 ? ", ..." : "") + "); name one as DIR/NAME");
-  }
-  const std::string base = io::BaseName(path);
-  std::string name = format::ManifestDatasetName(base).value_or(base);
-  DatasetPath resolved{io::DirName(path), name};
-  const std::string manifest = io::JoinPath(resolved.dir, format::ManifestFileName(name));
-  if (!io::PathExists(manifest)) {
-    if (Status exists = io::CheckExists(path); !exists.ok()) {
-      return Status(exists.code(), exists.message() + " (nor is there a manifest " + manifest + ")");
-    }
-    return Status::NotFound(path + ": not a dataset with a manifest (no " + manifest +
-                            "); versions are kept only by those");
-  }
-  return resolved;
-}
+using dataset::DatasetPath;
+using dataset::ResolveDatasetPath;
 
 // The kept versions' manifests by generation (the latest included, also
 // when a dataset from before format 1.2 kept no copy of it yet).
@@ -94,7 +63,7 @@ Status UnderLock(const DatasetPath& d, const std::string& who, Work work) {
 }  // namespace
 
 Result<std::vector<VersionInfo>> ListVersions(const std::string& path) {
-  UREC_ASSIGN_OR_RETURN(const DatasetPath d, Resolve(path));
+  UREC_ASSIGN_OR_RETURN(const DatasetPath d, ResolveDatasetPath(path));
   format::Manifest latest;
   UREC_ASSIGN_OR_RETURN(const auto kept, KeptManifests(d, &latest));
   UREC_ASSIGN_OR_RETURN(const format::Tags tags, format::ReadTags(d.dir, d.name));
@@ -117,7 +86,7 @@ Result<std::vector<VersionInfo>> ListVersions(const std::string& path) {
 
 Status TagVersion(const std::string& path, const std::string& tag, uint64_t version) {
   UREC_RETURN_IF_ERROR(format::CheckTagName(tag));
-  UREC_ASSIGN_OR_RETURN(const DatasetPath d, Resolve(path));
+  UREC_ASSIGN_OR_RETURN(const DatasetPath d, ResolveDatasetPath(path));
   return UnderLock(d, "tag", [&]() -> Status {
     format::Manifest latest;
     UREC_ASSIGN_OR_RETURN(const auto kept, KeptManifests(d, &latest));
@@ -133,7 +102,7 @@ Status TagVersion(const std::string& path, const std::string& tag, uint64_t vers
 }
 
 Status UntagVersion(const std::string& path, const std::string& tag) {
-  UREC_ASSIGN_OR_RETURN(const DatasetPath d, Resolve(path));
+  UREC_ASSIGN_OR_RETURN(const DatasetPath d, ResolveDatasetPath(path));
   return UnderLock(d, "untag", [&]() -> Status {
     UREC_ASSIGN_OR_RETURN(format::Tags tags, format::ReadTags(d.dir, d.name));
     if (tags.erase(tag) == 0) return Status::NotFound(io::JoinPath(d.dir, d.name) + ": no tag '" + tag + "'");
@@ -145,7 +114,7 @@ Result<GcSummary> CollectGarbage(const std::string& path, const GcOptions& optio
   if (options.keep_last == 0 && options.keep_newer_than_s < 0) {
     return Status::InvalidArgument("gc: say which versions to keep (keep_last >= 1, or keep_newer_than_s >= 0)");
   }
-  UREC_ASSIGN_OR_RETURN(const DatasetPath d, Resolve(path));
+  UREC_ASSIGN_OR_RETURN(const DatasetPath d, ResolveDatasetPath(path));
   GcSummary summary;
   const Status status = UnderLock(d, "gc", [&]() -> Status {
     format::Manifest latest;

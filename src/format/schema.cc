@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <unordered_set>
 
 #include "format/endian.h"
@@ -97,6 +98,29 @@ float HalfToFloat(uint16_t h) {
     magnitude = std::ldexp(static_cast<float>(mantissa | 0x400), exponent - 25);
   }
   return (h & 0x8000) != 0 ? -magnitude : magnitude;
+}
+
+uint16_t FloatToHalf(float value) {
+  uint32_t x;
+  std::memcpy(&x, &value, sizeof x);
+  const uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
+  const uint32_t magnitude = x & 0x7fffffffu;
+  if (magnitude > 0x7f800000u) return sign | 0x7e00u;   // NaN
+  if (magnitude >= 0x47800000u) return sign | 0x7c00u;  // >= 2^16 (and inf): inf
+  if (magnitude < 0x38800000u) {
+    // Below 2^-14: a subnormal half, in units of 2^-24. The scaling is exact
+    // and nearbyint rounds to nearest even; 0x400 is the smallest normal.
+    float scaled;
+    std::memcpy(&scaled, &magnitude, sizeof scaled);
+    return sign | static_cast<uint16_t>(std::nearbyint(scaled * 16777216.0f));
+  }
+  // Rebias the exponent (127 -> 15) and drop 13 mantissa bits, rounding to
+  // nearest even; a carry out of the mantissa moves into the exponent, up to
+  // inf, as it should.
+  uint32_t half = (magnitude - 0x38000000u) >> 13;
+  const uint32_t rest = magnitude & 0x1fffu;
+  if (rest > 0x1000u || (rest == 0x1000u && (half & 1u))) ++half;
+  return sign | static_cast<uint16_t>(half);
 }
 
 int64_t ElementToInt64(FieldType type, const void* element) {

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
 namespace unirecord {
 namespace {
 
@@ -57,6 +61,35 @@ TEST(NameListTest, RoundTrip) {
   EXPECT_TRUE(DecodeNameList("").empty());
   EXPECT_FALSE(EncodeNameList({"a\nb"}).ok());
   EXPECT_FALSE(EncodeNameList({""}).ok());
+}
+
+TEST(HalfTest, FloatToHalfRoundsToNearestEven) {
+  EXPECT_EQ(FloatToHalf(1.0f), 0x3c00);
+  EXPECT_EQ(FloatToHalf(-2.0f), 0xc000);
+  EXPECT_EQ(FloatToHalf(0.0f), 0x0000);
+  EXPECT_EQ(FloatToHalf(-0.0f), 0x8000);
+  EXPECT_EQ(FloatToHalf(65504.0f), 0x7bff);             // the largest half
+  EXPECT_EQ(FloatToHalf(65519.0f), 0x7bff);             // below the midpoint to 2^16
+  EXPECT_EQ(FloatToHalf(65520.0f), 0x7c00);             // the midpoint: to even, which is inf
+  EXPECT_EQ(FloatToHalf(1e6f), 0x7c00);
+  EXPECT_EQ(FloatToHalf(-std::numeric_limits<float>::infinity()), 0xfc00);
+  EXPECT_EQ(FloatToHalf(std::ldexp(1.0f, -24)), 0x0001);  // the smallest subnormal
+  EXPECT_EQ(FloatToHalf(std::ldexp(1.0f, -25)), 0x0000);  // half of it: to even (0)
+  EXPECT_EQ(FloatToHalf(std::ldexp(3.0f, -25)), 0x0002);  // 1.5 units: to even (2)
+  EXPECT_EQ(FloatToHalf(std::ldexp(1.0f, -14)), 0x0400);  // the smallest normal
+  EXPECT_EQ(FloatToHalf(1.0f + std::ldexp(1.0f, -11)), 0x3c00);      // tie: to even
+  EXPECT_EQ(FloatToHalf(1.0f + std::ldexp(3.0f, -11)), 0x3c02);      // tie: to even
+  EXPECT_EQ(FloatToHalf(1.0f + std::ldexp(1.0f, -11) + std::ldexp(1.0f, -20)), 0x3c01);
+  EXPECT_TRUE(std::isnan(HalfToFloat(FloatToHalf(std::numeric_limits<float>::quiet_NaN()))));
+}
+
+TEST(HalfTest, EveryHalfSurvivesARoundTrip) {
+  for (uint32_t bits = 0; bits <= 0xffff; ++bits) {
+    const uint16_t half = static_cast<uint16_t>(bits);
+    const bool nan = (half & 0x7c00) == 0x7c00 && (half & 0x3ff) != 0;
+    if (nan) continue;
+    ASSERT_EQ(FloatToHalf(HalfToFloat(half)), half) << std::hex << bits;
+  }
 }
 
 }  // namespace

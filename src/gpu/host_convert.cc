@@ -4,39 +4,9 @@
 #include <cmath>
 #include <cstring>
 
+#include "unirecord/schema.h"
+
 namespace unirecord::gpu {
-
-uint16_t FloatToHalf(float value) {
-  uint32_t x;
-  std::memcpy(&x, &value, sizeof x);
-  const uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
-  const uint32_t magnitude = x & 0x7fffffffu;
-  if (magnitude > 0x7f800000u) return sign | 0x7e00u;   // NaN
-  if (magnitude >= 0x47800000u) return sign | 0x7c00u;  // >= 2^16 (and inf): inf
-  if (magnitude < 0x38800000u) {
-    // Below 2^-14: a subnormal half, in units of 2^-24. The scaling is exact
-    // and nearbyint rounds to nearest even; 0x400 is the smallest normal.
-    float scaled;
-    std::memcpy(&scaled, &magnitude, sizeof scaled);
-    return sign | static_cast<uint16_t>(std::nearbyint(scaled * 16777216.0f));
-  }
-  // Rebias the exponent (127 -> 15) and drop 13 mantissa bits, rounding to
-  // nearest even; a carry out of the mantissa moves into the exponent, up to
-  // inf, as it should.
-  uint32_t half = (magnitude - 0x38000000u) >> 13;
-  const uint32_t rest = magnitude & 0x1fffu;
-  if (rest > 0x1000u || (rest == 0x1000u && (half & 1u))) ++half;
-  return sign | static_cast<uint16_t>(half);
-}
-
-float HalfToFloat(uint16_t bits) {
-  const float sign = (bits & 0x8000u) ? -1.0f : 1.0f;
-  const int exponent = (bits >> 10) & 0x1f;
-  const int mantissa = bits & 0x3ff;
-  if (exponent == 0) return sign * std::ldexp(static_cast<float>(mantissa), -24);
-  if (exponent == 31) return mantissa == 0 ? sign * INFINITY : NAN;
-  return sign * std::ldexp(static_cast<float>(mantissa | 0x400), exponent - 25);
-}
 
 float ConvertedValue(const void* converted, size_t index, DeviceDType dtype) {
   const uint8_t* bytes = static_cast<const uint8_t*>(converted);

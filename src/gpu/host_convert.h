@@ -17,11 +17,6 @@ namespace unirecord::gpu {
 void ConvertOnHost(const uint8_t* input, void* output, size_t count, int height, int width,
                    const CudaOptions& options);
 
-// IEEE binary16 bits of `value`, rounded to nearest even (__float2half_rn).
-uint16_t FloatToHalf(float value);
-// The float that binary16 `bits` stands for (exact).
-float HalfToFloat(uint16_t bits);
-
 // Value `index` of converted images of `dtype` (as ConvertOnHost or the
 // kernel wrote them), as a float: for tests that compare conversions.
 float ConvertedValue(const void* converted, size_t index, DeviceDType dtype);

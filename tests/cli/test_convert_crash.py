@@ -1,4 +1,4 @@
-"""`urec convert`, `convert --append`, `merge` and `gc` killed by a real
+"""`urec convert`, `convert --append`, `merge`, `gc` and `compact` killed by a real
 SIGKILL at each rename, fsync and unlink (strace's syscall injection, the
 reproduction of issue 12): the latest version is the one before or after,
 every kept version verifies, and the next run leaves only the kept
@@ -91,13 +91,14 @@ OPERATIONS = {
                                   "--append"],
     "merge": lambda root, work: ["merge", work, work, root / "base", "--name", "train"],
     "gc": lambda root, work: ["gc", work, "--keep", 1],
+    "compact": lambda root, work: ["compact", work, "--shards", 1],
 }
 
 
 def setup_work(root, work, operation):
     shutil.rmtree(work, ignore_errors=True)
     shutil.copytree(root / "base", work)
-    if operation == "gc":  # versions 2 and 3 for gc to collect (it keeps the latest, 3)
+    if operation in ("gc", "compact"):  # versions 2 and 3: for gc to collect, segments to compact
         run(OPERATIONS["append"](root, work))
         run(OPERATIONS["append"](root, work))
 
@@ -143,7 +144,7 @@ def test_an_operation_killed_at_each_syscall_leaves_the_dataset_before_or_after(
         if killed == before:
             # (a killed commit may have taken a generation number: versions may skip one)
             assert uuid_of(work) == after and len(versions_of(work)) == len(after_versions), where
-        elif operation in ("convert", "gc"):  # done again, to the same data (an append or merge adds again)
+        elif operation in ("convert", "gc", "compact"):  # done again, to the same data (an append or merge adds again)
             assert uuid_of(work) == after, where
         assert set(os.listdir(work)) == committed_files(work), f"{where}: leftovers"
         checked += 1

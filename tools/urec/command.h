@@ -46,6 +46,10 @@ CLI::Validator IntegerIn(long long min, unsigned long long max);
 // the two (tests/cli/test_hostile.py sends each one out-of-range values).
 CLI::Validator RealIn(double min, double max);
 
+// --shard-size's text: "1000000", "64K", "512M", "1G", "2GiB", "1.5GB"
+// (powers of 1024), from 1 byte to 1e18 bytes.
+Result<uint64_t> ParseByteSize(const std::string& text);
+
 }  // namespace unirecord::cli
 
 #define UREC_REGISTER_COMMAND(name, description, setup)                 \

@@ -3,6 +3,7 @@
 // Status becomes a message on stderr and an exit code.
 #include <cerrno>
 #include <cstdio>
+#include <cctype>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -36,6 +37,24 @@ int ExitCodeFor(const Status& status) {
   const bool usage = status.code() == StatusCode::kInvalidArgument || status.code() == StatusCode::kKeyNotFound;
   if (status.code() == StatusCode::kUnavailable) return kExitRemote;
   return usage ? kExitUsage : kExitFailure;
+}
+
+Result<uint64_t> ParseByteSize(const std::string& text) {
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  std::string unit(end);
+  for (char& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  double scale = 0;
+  if (unit.empty() || unit == "B") scale = 1;
+  else if (unit == "K" || unit == "KB" || unit == "KIB") scale = 1024.0;
+  else if (unit == "M" || unit == "MB" || unit == "MIB") scale = 1024.0 * 1024;
+  else if (unit == "G" || unit == "GB" || unit == "GIB") scale = 1024.0 * 1024 * 1024;
+  else if (unit == "T" || unit == "TB" || unit == "TIB") scale = 1024.0 * 1024 * 1024 * 1024;
+  if (end == text.c_str() || !(value > 0) || scale == 0 || value * scale < 1 || value * scale > 1e18) {
+    return Status::InvalidArgument("--shard-size: '" + text +
+                                   "' is not a size from 1 byte to 1e18 bytes (e.g. 1000000, 512M, 1G)");
+  }
+  return static_cast<uint64_t>(value * scale);
 }
 
 CLI::Validator IntegerIn(long long min, unsigned long long max) {

@@ -8,6 +8,7 @@
 #include "command.h"
 #include "dataset_json.h"
 #include "unirecord/dataset.h"
+#include "unirecord/threads.h"
 #include "unirecord/versions.h"
 
 namespace unirecord::cli {
@@ -147,11 +148,44 @@ CommandRunner SetupGc(CLI::App* cmd) {
   return [args] { return RunGc(*args); };
 }
 
+struct CompactArgs {
+  std::string path;
+  std::string shard_size;
+  CompactOptions options;
+};
+
+Status RunCompact(CompactArgs& args) {
+  if (!args.shard_size.empty()) {
+    UREC_ASSIGN_OR_RETURN(args.options.target_shard_bytes, ParseByteSize(args.shard_size));
+  }
+  UREC_ASSIGN_OR_RETURN(WriterSummary summary, CompactDataset(args.path, args.options));
+  std::printf("%llu records, %u shards in one segment, %.1f MB -> %s (version %llu; the versions before stay "
+              "until urec gc)\n",
+              static_cast<unsigned long long>(summary.records), summary.shards,
+              static_cast<double>(summary.bytes) / 1e6, summary.manifest_path.c_str(),
+              static_cast<unsigned long long>(summary.generation));
+  return Status::OK();
+}
+
+CommandRunner SetupCompact(CLI::App* cmd) {
+  auto args = std::make_shared<CompactArgs>();
+  cmd->add_option("PATH", args->path, "Dataset folder, DIR/NAME or DIR/NAME.uset")->required();
+  CLI::Option* shards = cmd->add_option("--shards", args->options.num_shards, "Number of shards (contiguous, in id order)")
+                            ->check(IntegerIn(1, kMaxDatasetShards));
+  cmd->add_option("--shard-size", args->shard_size, "Target shard size, e.g. 512M or 1G (default 1G)")->excludes(shards);
+  cmd->add_option("--threads", args->options.threads, "Threads closing the new shards (0: one per core)")
+      ->capture_default_str()
+      ->check(IntegerIn(0, kMaxThreads));
+  return [args] { return RunCompact(*args); };
+}
+
 }  // namespace
 
 UREC_REGISTER_COMMAND("versions", "List the kept versions of a dataset (generation, time, tags)", SetupVersions);
 UREC_REGISTER_COMMAND("tag", "Name a kept version (urec tag PATH TAG [--version G]; --delete removes)", SetupTag);
 UREC_REGISTER_COMMAND("gc", "Remove old versions and the files only they use (--keep N, --keep-newer-than-s S)",
                       SetupGc);
+UREC_REGISTER_COMMAND("compact", "Rewrite the latest version as one segment (a new version; after many appends)",
+                      SetupCompact);
 
 }  // namespace unirecord::cli

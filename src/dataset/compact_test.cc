@@ -1,0 +1,170 @@
+// CompactDataset: a dataset of several segments (and a grown class list)
+// rewritten as one segment holds the same records, value for value, in a
+// new version, while the version before stays readable.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "dataset/test_util.h"
+#include "unirecord/dataset.h"
+#include "unirecord/versions.h"
+#include "unirecord/writer.h"
+#include "util/test_files.h"
+
+namespace unirecord {
+namespace {
+
+Schema EveryTypeSchema() {
+  std::vector<Field> fields = {Field::Bytes("image"), Field::Bytes("mask", BlobCompression::kZstd),
+                               Field::String("path"), Field::Int64("label", /*indexed=*/true),
+                               Field::Int32("width"), Field::Float32("score", /*indexed=*/true),
+                               Field::Float64("ratio")};
+  for (FieldType t : {FieldType::kUint8, FieldType::kInt8, FieldType::kUint16, FieldType::kInt16, FieldType::kUint32,
+                      FieldType::kFloat16, FieldType::kBool}) {
+    fields.push_back(Field::Array(std::string("scalar_") + FieldTypeName(t), t, {}));
+  }
+  fields.push_back(Field::Array("grid", FieldType::kInt32, {2, 2}));
+  fields.push_back(Field::Array("boxes", FieldType::kFloat32, {kVariableDim, 4}));
+  Field tags = Field::Array("tags", FieldType::kInt64, {kVariableDim});
+  tags.indexed = true;
+  fields.push_back(tags);
+  return Schema::Make(fields).value();
+}
+
+// Writes records [begin, end) (values a pure function of the id) to `name`.
+Status WriteRange(const std::string& dir, uint64_t begin, uint64_t end, bool append, const std::string& classes) {
+  WriterOptions options = testing::SmallPages(0);
+  options.append = append;
+  options.sync = false;
+  options.target_shard_bytes = 4096;  // several shards per segment
+  UREC_ASSIGN_OR_RETURN(auto writer, Writer::Create(dir, "train", EveryTypeSchema(), options));
+  UREC_RETURN_IF_ERROR(writer->SetMetadata("classes", classes));
+  RecordBuilder r(writer->schema());
+  for (uint64_t k = begin; k < end; ++k) {
+    std::mt19937_64 rng(k);
+    const std::string image(k % 5 == 0 ? 0 : 50 + rng() % 400, static_cast<char>(k));
+    UREC_RETURN_IF_ERROR(r.SetBytes("image", image));
+    UREC_RETURN_IF_ERROR(r.SetBytes("mask", std::string(100 + k % 50, static_cast<char>('a' + k % 3))));
+    UREC_RETURN_IF_ERROR(r.SetString("path", "img_" + std::to_string(k)));
+    UREC_RETURN_IF_ERROR(r.SetInt64("label", static_cast<int64_t>(rng() % 7) - 3));
+    UREC_RETURN_IF_ERROR(r.SetInt32("width", static_cast<int32_t>(rng())));
+    UREC_RETURN_IF_ERROR(r.SetFloat32("score", k == 3 ? -NAN : static_cast<float>(rng() % 1000) / 7.0f));
+    UREC_RETURN_IF_ERROR(r.SetFloat64("ratio", std::ldexp(static_cast<double>(rng()), -70)));
+    for (FieldType t : {FieldType::kUint8, FieldType::kInt8, FieldType::kUint16, FieldType::kInt16,
+                        FieldType::kUint32, FieldType::kFloat16, FieldType::kBool}) {
+      uint64_t bits = rng();
+      if (t == FieldType::kBool) bits &= 1;
+      if (t == FieldType::kFloat16) bits = k == 4 ? 0xfe00 : (bits & 0xbbff);  // a -NaN, else finite
+      UREC_RETURN_IF_ERROR(r.SetValues(std::string("scalar_") + FieldTypeName(t), t, &bits, {}));
+    }
+    const int32_t grid[4] = {static_cast<int32_t>(k), -1, 2, static_cast<int32_t>(rng())};
+    UREC_RETURN_IF_ERROR(r.SetArray("grid", grid, 4));
+    std::vector<float> boxes(4 * (k % 4));
+    for (float& b : boxes) b = static_cast<float>(rng() % 100);
+    UREC_RETURN_IF_ERROR(r.SetValues("boxes", FieldType::kFloat32, boxes.data(), {static_cast<int64_t>(k % 4), 4}));
+    std::vector<int64_t> tags(k % 3);
+    for (int64_t& t : tags) t = static_cast<int64_t>(rng() % 5);
+    UREC_RETURN_IF_ERROR(r.SetValues("tags", FieldType::kInt64, tags.data(), {static_cast<int64_t>(tags.size())}));
+    UREC_RETURN_IF_ERROR(writer->Write(r));
+  }
+  return writer->Finish();
+}
+
+// Every field of every record as bytes: the values, shapes and types.
+std::vector<std::string> Dump(const Dataset& d) {
+  std::vector<std::string> out;
+  for (uint64_t id = 0; id < d.size(); ++id) {
+    auto record = d.Get(id);
+    EXPECT_TRUE(record.ok()) << record.status().ToString();
+    if (!record.ok()) break;
+    std::string row;
+    for (size_t i = 0; i < d.schema().num_fields(); ++i) {
+      const Field& f = d.schema().field(i);
+      if (f.type == FieldType::kBytes) {
+        row += std::string(*record->GetBytes(i));
+      } else if (f.type == FieldType::kString) {
+        row += std::string(*record->GetString(i));
+      } else if (f.is_array()) {
+        const ArrayView v = *record->GetArray(i);
+        row += std::string(static_cast<const char*>(v.data), v.bytes());
+        for (size_t j = 0; j < v.shape.ndim; ++j) row += "," + std::to_string(v.shape[j]);
+      } else if (IsIntegral(f.type)) {
+        row += std::to_string(*record->GetInt64(i));
+      } else {
+        const double v = *record->GetFloat64(i);
+        row += std::isnan(v) ? (std::signbit(v) ? "-nan" : "nan") : std::to_string(v);
+        char bits[8];
+        if (!std::isnan(v)) std::memcpy(bits, &v, 8), row.append(bits, 8);
+      }
+      row += '|';
+    }
+    out.push_back(row);
+  }
+  return out;
+}
+
+TEST(CompactTest, SeveralSegmentsBecomeOneWithTheSameRecords) {
+  testing::ScratchDir dir;
+  ASSERT_TRUE(WriteRange(dir.path(), 0, 40, false, "a\nb").ok());
+  ASSERT_TRUE(WriteRange(dir.path(), 40, 55, true, "a\nb").ok());
+  ASSERT_TRUE(WriteRange(dir.path(), 55, 90, true, "a\nb\nc").ok());
+  auto before = Dataset::Open(dir.path());
+  ASSERT_TRUE(before.ok()) << before.status().ToString();
+  ASSERT_EQ((*before)->segments().size(), 3u);
+  ASSERT_GT((*before)->num_files(), 3u);
+  const std::vector<std::string> expected = Dump(**before);
+  ASSERT_EQ(expected.size(), 90u);
+
+  CompactOptions options;
+  options.num_shards = 2;
+  options.sync = false;
+  auto compacted = CompactDataset(dir / "train", options);
+  ASSERT_TRUE(compacted.ok()) << compacted.status().ToString();
+  EXPECT_EQ(compacted->records, 90u);
+  auto after = Dataset::Open(dir.path());
+  ASSERT_TRUE(after.ok()) << after.status().ToString();
+  EXPECT_EQ((*after)->segments().size(), 1u);
+  EXPECT_EQ((*after)->num_files(), 2u);
+  EXPECT_EQ((*after)->version(), 4u);
+  EXPECT_EQ((*after)->schema(), (*before)->schema());
+  EXPECT_EQ((*after)->metadata(), (*before)->metadata());  // the grown class list
+  EXPECT_EQ(Dump(**after), expected);
+  EXPECT_EQ(*(*after)->GetIndexedInt64(17, *(*after)->schema().FindField("label")),
+            *(*before)->GetIndexedInt64(17, *(*before)->schema().FindField("label")));
+  // The version before is kept and reads as it did, until collected.
+  DatasetOptions v3;
+  v3.version = 3;
+  auto kept = Dataset::Open(dir.path(), v3);
+  ASSERT_TRUE(kept.ok()) << kept.status().ToString();
+  EXPECT_EQ(Dump(**kept), expected);
+  GcOptions gc;
+  gc.keep_last = 1;
+  ASSERT_TRUE(CollectGarbage(dir / "train", gc).ok());
+  EXPECT_EQ(Dump(**Dataset::Open(dir.path())), expected);
+
+  // By size (the default cut) it is the same records again.
+  CompactOptions by_size;
+  by_size.target_shard_bytes = 2048;
+  by_size.sync = false;
+  ASSERT_TRUE(CompactDataset(dir / "train", by_size).ok());
+  auto again = Dataset::Open(dir.path());
+  ASSERT_TRUE(again.ok());
+  EXPECT_GT((*again)->num_files(), 2u);
+  EXPECT_EQ(Dump(**again), expected);
+}
+
+TEST(CompactTest, RefusesWhatItCannotDo) {
+  testing::ScratchDir dir;
+  CompactOptions both;
+  both.num_shards = 2;
+  both.target_shard_bytes = 1 << 20;
+  EXPECT_EQ(CompactDataset(dir / "train", both).status().code(), StatusCode::kInvalidArgument);
+  auto missing = CompactDataset(dir / "train");
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(missing.status().message().find("compact: "), std::string::npos) << missing.status().message();
+}
+
+}  // namespace
+}  // namespace unirecord
