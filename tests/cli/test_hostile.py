@@ -34,6 +34,7 @@ SUBCOMMANDS = {  # the positional arguments each needs, NAME replaced per test
     "versions": ["DATASET"],
     "tag": ["DATASET", "t"],
     "gc": ["DATASET", "--keep", "5"],
+    "compact": ["DATASET"],
 }
 
 
