@@ -17,38 +17,11 @@
 namespace unirecord {
 namespace {
 
-struct DatasetPath {
-  std::string dir;
-  std::string name;
-};
+using dataset::DatasetPath;
 
-// A folder holding one dataset with a manifest, DIR/NAME or DIR/NAME.uset.
+// NotFound messages end by saying why a manifest is needed.
 Result<DatasetPath> Resolve(const std::string& path) {
-  if (io::IsDirectory(path)) {
-    UREC_ASSIGN_OR_RETURN(std::vector<std::string> files, io::ListDirectory(path));
-    std::vector<std::string> names;
-    for (const std::string& file : files) {
-      if (std::optional<std::string> name = format::ManifestDatasetName(file)) names.push_back(*name);
-    }
-    if (names.size() == 1) return DatasetPath{path, names[0]};
-    if (names.empty()) {
-      return Status::NotFound(path + ": no dataset with a manifest (NAME.uset) here; versions are kept only by those");
-    }
-    return Status::InvalidArgument(path + ": holds more than one dataset (" + names[0] + ", " + names[1] +
-                                   (names.size() > 2 ? ", ..." : "") + "); name one as DIR/NAME");
-  }
-  const std::string base = io::BaseName(path);
-  std::string name = format::ManifestDatasetName(base).value_or(base);
-  DatasetPath resolved{io::DirName(path), name};
-  const std::string manifest = io::JoinPath(resolved.dir, format::ManifestFileName(name));
-  if (!io::PathExists(manifest)) {
-    if (Status exists = io::CheckExists(path); !exists.ok()) {
-      return Status(exists.code(), exists.message() + " (nor is there a manifest " + manifest + ")");
-    }
-    return Status::NotFound(path + ": not a dataset with a manifest (no " + manifest +
-                            "); versions are kept only by those");
-  }
-  return resolved;
+  return dataset::ResolveDatasetPath(path, "versions are kept only by those");
 }
 
 // The kept versions' manifests by generation (the latest included, also
