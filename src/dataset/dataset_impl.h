@@ -117,6 +117,13 @@ struct Dataset::Impl {
     if (id >= size) return;
     const size_t s = ShardOf(id);
     pages->Prefetch(s, id - first_ids[s], stage);
+    for (const auto& column : columns[s]) {  // local only: remote datasets have none
+      if (stage == ShardPages::PrefetchStage::kEntry) {
+        column->PrefetchEntry(id - first_ids[s]);
+      } else {
+        column->PrefetchBlobs(id - first_ids[s]);
+      }
+    }
   }
 };
 
