@@ -34,6 +34,8 @@ SUBCOMMANDS = {  # the positional arguments each needs, NAME replaced per test
     "versions": ["DATASET"],
     "tag": ["DATASET", "t"],
     "gc": ["DATASET", "--keep", "5"],
+    "add-field": ["DATASET", "MANIFEST", "--schema", "SCHEMA"],
+    "drop-field": ["DATASET", "label"],
 }
 
 
