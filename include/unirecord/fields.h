@@ -47,6 +47,12 @@ struct AddFieldsOptions {
   WriterOptions writer;
   // Threads that verify and stamp the column files, fsync.
   StagedWriteOptions commit;
+  // Scalar pages of the column files hold about as many rows as the
+  // shards' do (at most writer.scalar_page_bytes): a record read at random
+  // inflates one page of each file, so a narrow field in pages of
+  // thousands of rows would cost more than the shard's page. false:
+  // writer.scalar_page_bytes as given.
+  bool match_shard_pages = true;
 };
 
 // Adds `fields` to the dataset at `path`. InvalidArgument for a schema

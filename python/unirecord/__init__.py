@@ -22,6 +22,8 @@
   function of the user's, in this process, local processes or on Dask.
 * :func:`versions`, :func:`tag`, :func:`untag`, :func:`gc` - every commit is a
   kept version; ``Dataset(path, version=G)`` or ``tag=T`` opens one.
+* :func:`add_fields`, :func:`drop_fields` (``unirecord.fields``) - add, replace
+  or drop fields as a new version without rewriting the shards.
 
 Everything is a thin layer over the C++ library (``unirecord._core``).
 See docs/python.md for the full guide.
@@ -45,6 +47,7 @@ from ._core import (
     untag,
     versions,
 )
+from .fields import add_fields, drop_fields
 from .image_dataset import ImageDataset
 from .loader import IMAGENET_MEAN, IMAGENET_STD, Loader, cuda_available
 from .packing import Pack
@@ -69,11 +72,13 @@ __all__ = [
     "Schema",
     "StagedWrite",
     "Writer",
+    "add_fields",
     "convert_coco",
     "convert_csv",
     "convert_imagefolder",
     "convert_jsonl",
     "cuda_available",
+    "drop_fields",
     "gc",
     "tag",
     "untag",

@@ -17,6 +17,26 @@ Result<std::shared_ptr<Dataset>> OpenCommitted(const dataset::DatasetPath& d) {
   return Dataset::Open(io::JoinPath(d.dir, d.name));
 }
 
+// WriterOptions::scalar_page_bytes for column files of `fields` beside
+// `dataset`'s shards: the shards' mean rows per scalar page times the new
+// fields' bytes a row, within [kMinColumnPageBytes, `configured`].
+uint32_t MatchedPageBytes(const Dataset& dataset, const Schema& fields, uint32_t configured) {
+  constexpr uint64_t kMinColumnPageBytes = 512;
+  uint64_t records = 0, pages = 0, row_bytes = 0;
+  for (const ShardInfo& shard : dataset.shards()) {
+    records += shard.records;
+    pages += shard.scalar_pages;
+  }
+  for (const Field& f : fields.fields()) {
+    if (f.storage() != StorageClass::kColumn) continue;
+    // A string's bytes are unknown ahead: counted as 16.
+    row_bytes += f.type == FieldType::kString ? 16 : static_cast<uint64_t>(f.num_elements()) * NumericWidth(f.type);
+  }
+  if (pages == 0 || row_bytes == 0) return configured;
+  const uint64_t matched = records / pages * row_bytes;
+  return static_cast<uint32_t>(std::min<uint64_t>(configured, std::max(kMinColumnPageBytes, matched)));
+}
+
 }  // namespace
 
 Result<WriterSummary> AddFields(const std::string& path, const Schema& fields, const FieldValues& values,
@@ -39,12 +59,16 @@ Result<WriterSummary> AddFields(const std::string& path, const Schema& fields, c
     return Status::FailedPrecondition("add fields to " + path + ": another writer committed meanwhile; try again");
   }
   UREC_RETURN_IF_ERROR(staged->AddFieldGroup());
+  WriterOptions part_options = w;
+  if (options.match_shard_pages) {
+    part_options.scalar_page_bytes = MatchedPageBytes(*dataset, fields, w.scalar_page_bytes);
+  }
   RecordBuilder builder(fields);
   for (size_t k = 0; k < dataset->segments().size(); ++k) {
     const SegmentInfo& segment = dataset->segments()[k];
     UREC_ASSIGN_OR_RETURN(std::unique_ptr<PartWriter> part,
                           PartWriter::Create(d.dir, d.name, staged->token(), static_cast<uint32_t>(k),
-                                             staged->num_parts(), fields, w));
+                                             staged->num_parts(), fields, part_options));
     for (uint32_t j = 0; j < segment.shards; ++j) {
       if (j > 0) UREC_RETURN_IF_ERROR(part->NextShard());
       const ShardInfo& shard = dataset->shards()[segment.first_shard + j];
