@@ -12,13 +12,26 @@
 
 namespace unirecord_py {
 
+namespace {
+
+// fsync the column files and the directory (false: faster, not crash-safe).
+unirecord::AddFieldsOptions Synced(bool sync) {
+  unirecord::AddFieldsOptions options;
+  options.writer.sync = sync;
+  options.commit.sync = sync;
+  return options;
+}
+
+}  // namespace
+
 void RegisterFields(py::module_& m) {
   m.def(
       "add_fields",
-      [](const py::object& path, const py::handle& schema_arg, const py::function& values, const std::string& uuid) {
+      [](const py::object& path, const py::handle& schema_arg, const py::function& values, const std::string& uuid,
+         bool sync) {
         const std::string where = PathArg("path", path);
         const Schema schema = ToSchema(schema_arg);
-        unirecord::AddFieldsOptions options;
+        const unirecord::AddFieldsOptions options = Synced(sync);
         // A Python exception raised by `values` (or by a bad value) stops the
         // add; it is raised again once AddFields has cleaned up.
         std::optional<py::error_already_set> raised;
@@ -64,14 +77,14 @@ void RegisterFields(py::module_& m) {
         if (raised) throw *raised;
         return SummaryDict(Unwrap(std::move(added)));
       },
-      py::arg("path"), py::arg("schema"), py::arg("values"), py::arg("uuid"),
+      py::arg("path"), py::arg("schema"), py::arg("values"), py::arg("uuid"), py::arg("sync") = true,
       "Adds `schema`'s fields to the dataset at path; values(id) -> {field: value} for each record "
       "id in order; `uuid`: the dataset UUID the values were computed from (unirecord.add_fields "
       "wraps this).");
   m.def(
       "add_field_arrays",
       [](const py::object& path, const py::handle& schema_arg, const std::vector<py::array>& arrays,
-         const std::string& uuid) {
+         const std::string& uuid, bool sync) {
         const std::string where = PathArg("path", path);
         const Schema schema = ToSchema(schema_arg);
         if (arrays.size() != schema.num_fields()) throw py::value_error("add_field_arrays: one array per field");
@@ -111,11 +124,11 @@ void RegisterFields(py::module_& m) {
                 }
                 return Status::OK();
               },
-              unirecord::AddFieldsOptions());
+              Synced(sync));
         }
         return SummaryDict(Unwrap(std::move(added)));
       },
-      py::arg("path"), py::arg("schema"), py::arg("arrays"), py::arg("uuid"),
+      py::arg("path"), py::arg("schema"), py::arg("arrays"), py::arg("uuid"), py::arg("sync") = true,
       "add_fields of numpy arrays, one per field of `schema` (C-contiguous, the field's dtype, "
       "shape (records, *field shape)), read without the GIL.");
   m.def(

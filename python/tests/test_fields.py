@@ -82,7 +82,7 @@ def test_bad_inputs_commit_nothing(dataset):
 
 def test_numpy_arrays_alone_are_read_natively(dataset, monkeypatch):
     calls = []
-    monkeypatch.setattr(unirecord._core, "add_fields", lambda *a: calls.append(a))  # the per-record path
+    monkeypatch.setattr(unirecord._core, "add_fields", lambda *a, **k: calls.append(a))  # the per-record path
     emb = np.arange(N * 3, dtype=np.int16).reshape(N, 3)
     unirecord.add_fields(dataset, {"score": np.arange(N, dtype=np.float64) / 8, "emb": emb})
     assert not calls

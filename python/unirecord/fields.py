@@ -41,7 +41,8 @@ def _field_for(name: str, value: Any) -> "_core.Field":
                     f"(give schema=)")
 
 
-def add_fields(path: Any, fields: Mapping[str, _Values], *, schema: Optional[Any] = None) -> Dict[str, Any]:
+def add_fields(path: Any, fields: Mapping[str, _Values], *, schema: Optional[Any] = None,
+               sync: bool = True) -> Dict[str, Any]:
     """Adds (or replaces) ``fields`` in the dataset at ``path`` as a new version.
 
     Args:
@@ -51,6 +52,7 @@ def add_fields(path: Any, fields: Mapping[str, _Values], *, schema: Optional[Any
         schema: the new fields' schema (what :class:`Schema` takes); by
             default inferred from record 0's values (numpy dtypes and shapes,
             int -> int64, float -> float64, str -> string, bytes -> bytes).
+        sync: fsync the new files before the commit (as :class:`Writer`'s sync).
 
     Returns:
         The commit's summary (records, shards, bytes_written, generation, ...).
@@ -83,8 +85,8 @@ def add_fields(path: Any, fields: Mapping[str, _Values], *, schema: Optional[Any
     schema = _core.Schema(schema)
     arrays = _as_arrays(schema, sources, n)
     if arrays is not None:  # read natively, without a call per record
-        return _core.add_field_arrays(path, schema, arrays, dataset.uuid)
-    return _core.add_fields(path, schema, values_of, dataset.uuid)
+        return _core.add_field_arrays(path, schema, arrays, dataset.uuid, sync)
+    return _core.add_fields(path, schema, values_of, dataset.uuid, sync)
 
 
 def _as_arrays(schema: "_core.Schema", sources: Dict[str, _Values], n: int) -> Optional[list]:
