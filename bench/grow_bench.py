@@ -53,13 +53,24 @@ def open_seconds(out, version, opens=20):
     return statistics.median(times)
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def parse_args(doc, extra=lambda parser: None):
+    """--records, --rounds, --json (and what `extra` adds): the growth benchmarks' arguments."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--records", type=int, default=1280000)
-    parser.add_argument("--append-fraction", type=float, default=0.01)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--json", help="write the results here")
-    args = parser.parse_args()
+    extra(parser)
+    return parser.parse_args()
+
+
+def save_json(result, path):
+    if path:
+        with open(path, "w") as f:
+            json.dump(result, f, indent=2)
+
+
+def main():
+    args = parse_args(__doc__, lambda p: p.add_argument("--append-fraction", type=float, default=0.01))
     n = args.records
     extra = max(1, int(n * args.append_fraction))
     load_before = os.getloadavg()[0]
@@ -93,9 +104,7 @@ def main():
           f"bytes {result['append_bytes_fraction'] * 100:.2f} % (goal <= 2 % each)")
     print(f"open version 1 {result['open_version_1_ms']:.2f} ms, latest {result['open_latest_ms']:.2f} ms: "
           f"{result['open_version_over_latest']:.2f}x")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(result, f, indent=2)
+    save_json(result, args.json)
 
 
 if __name__ == "__main__":

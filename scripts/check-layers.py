@@ -51,6 +51,7 @@ PUBLIC_HEADERS = {
     "staged_write.h": "dataset",
     "dataset.h": "dataset",
     "versions.h": "dataset",
+    "fields.h": "dataset",
     "remote.h": "remote",
     "query.h": "query",
     "sampler.h": "sample",

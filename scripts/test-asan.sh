@@ -19,7 +19,7 @@ SUITES=(image/jpeg_probe_test image/jpeg_corpus_test image/jpeg_decoder_test ima
         pipeline/loader_test pipeline/loader_device_test gpu/host_convert_test pipeline/batch_fields_test pipeline/sample_decoder_test
         pipeline/packer_test pipeline/packed_loader_test query/parser_test query/query_test query/list_query_test
         index/list_index_test
-        dataset/dataset_lifetime_test dataset/staged_write_test dataset/versions_test dataset/compact_test util/status_test remote/shard_cache_test remote/location_test
+        dataset/dataset_lifetime_test dataset/staged_write_test dataset/versions_test dataset/compact_test dataset/fields_test util/status_test remote/shard_cache_test remote/location_test
         remote/remote_shards_test convert/manifest_test convert/coco_annotations_test convert/json_policy_test
         convert/source_path_test)
 # -O1: at -O0 std::string's members are calls into the uninstrumented

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "unirecord/fields.h"
 #include "unirecord/image.h"
 #include "unirecord/status.h"
 
@@ -248,6 +249,20 @@ Result<ConvertReport> ConvertJsonl(const std::string& manifest, const std::strin
                                    const ConvertOptions& options = {});
 Result<ConvertReport> ConvertCsv(const std::string& manifest, const std::string& schema, const std::string& out,
                                  const ConvertOptions& options = {});
+
+// Adds the fields of a JSON Lines file to the dataset at `path` (a folder
+// holding one dataset with a manifest, DIR/NAME or DIR/NAME.uset) as a new
+// version, without rewriting it (unirecord/fields.h, format/SPEC.md section
+// 1.4). Each line is {"id": RECORD_ID, "FIELD": value, ...}: one line per
+// record id of the dataset, in any order, every field of SCHEMA (as for
+// ConvertJsonl, without image fields or a field named "id") and no other
+// key. A field named as one the dataset has replaces it. Errors:
+// InvalidArgument naming the file and line for a line that cannot be used
+// (the reasons of ConvertJsonl's rejects), an id outside the dataset or
+// repeated (naming both lines), and naming the first id without a line; the
+// rest as ConvertJsonl and AddFields. Nothing is committed on an error.
+Result<WriterSummary> AddFieldsFromJsonl(const std::string& path, const std::string& jsonl, const std::string& schema,
+                                         const AddFieldsOptions& options = {});
 
 }  // namespace unirecord
 

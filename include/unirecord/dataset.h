@@ -29,6 +29,10 @@
 // one is kept as a version (unirecord/versions.h) or, once collected,
 // unlinked; an open Dataset keeps reading the generation it opened.
 //
+// Fields added later (unirecord/fields.h) are read from column files beside
+// the shards as if the shard held them: schema() and Record show every
+// field, whichever file holds it.
+//
 // Scalar (non-blob, non-indexed) fields are read by inflating their scalar
 // page (16 KiB by default: a random Get costs ~30 us, docs/format.md
 // "Performance"); each thread keeps its last 4 inflated pages, so reads in id
@@ -213,6 +217,16 @@ struct ShardInfo {
   uint32_t format_minor = 0;
 };
 
+// Fields added to a segment after it was written (format/SPEC.md section
+// 1.4; unirecord/fields.h adds them): column files beside its shards, one
+// row per record of the shard beside it.
+struct FieldGroupInfo {
+  uint64_t generation = 0;          // the version that added it
+  std::string uuid;                 // its column files'
+  std::vector<std::string> fields;  // the fields read from it (a later group or a drop hides the others)
+  std::vector<std::string> paths;   // its column files (.urec), by shard of the segment
+};
+
 // A run of shards written together (format/SPEC.md section 1.2): a dataset
 // written once is one segment; each append without a copy adds one, and a
 // merge keeps its inputs' segments.
@@ -223,6 +237,8 @@ struct SegmentInfo {
   uint32_t shards = 0;
   uint64_t first_id = 0;
   uint64_t records = 0;
+  std::vector<FieldGroupInfo> field_groups;  // by generation
+  std::vector<std::string> dropped_fields;   // fields of its shards hidden (DropFields)
 };
 
 // Always held by a shared_ptr (Open returns one): the Records and Blobs it

@@ -76,6 +76,17 @@ class StagedWrite {
   // dataset, the parts are the dataset.
   Status KeepCommitted();
 
+  // Adds fields instead of records (format/SPEC.md section 1.4;
+  // unirecord/fields.h is the one-process form): part k holds the new
+  // fields of the committed dataset's segment k, one record per record of
+  // the segment in id order, cut into shards where the segment's shards are
+  // cut (PartWriter::NextShard), so num_parts is the segment count. Commit
+  // writes them as column files beside the shards, refuses parts that do
+  // not match their segment shard for shard and record for record, and
+  // commits them as a field group of every segment: a field named as one
+  // the dataset has replaces it from this version on.
+  Status AddFieldGroup();
+
   // Verifies every part and commits (see above); then releases the lock.
   // After Commit (successful or not) the StagedWrite is done.
   Status Commit();

@@ -79,8 +79,8 @@ struct CompactOptions {
 
 // Rewrites the latest version as one segment (format/SPEC.md 1.2) and
 // commits it as a new version: the same records and ids, schema (zstd
-// fields stay zstd), metadata (a grown class list: the dataset's) and page
-// settings. This is how a dataset appended to many times gets its manifest
+// fields stay zstd; added fields move into the shards, dropped ones are
+// gone), metadata (a grown class list: the dataset's) and page settings. This is how a dataset appended to many times gets its manifest
 // small again (a manifest holds about 14,000 segments, docs/scale.md).
 // Earlier versions stay until collected; their readers keep reading. A
 // float16 scalar NaN keeps its sign but not its payload bits (a Record reads

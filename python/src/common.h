@@ -48,6 +48,7 @@ void RegisterImage(py::module_& m);
 void RegisterLoader(py::module_& m);
 // unirecord.versions, tag, untag, gc.
 void RegisterVersions(py::module_& m);
+void RegisterFields(py::module_& m);
 // Dataset.query and Dataset.count (after RegisterDataset).
 void RegisterQuery(py::module_& m);
 

@@ -73,6 +73,75 @@ double ToDouble(const Field& f, const py::handle& value) {
   return v;
 }
 
+void FillRecord(RecordBuilder& b, const Schema& schema, const py::dict& record,
+                std::vector<std::unique_ptr<HeldBuffer>>* held, const std::string& where) {
+  size_t found = 0;
+  for (size_t i = 0; i < schema.num_fields(); ++i) {
+    const Field& f = schema.field(i);
+    PyObject* raw = PyDict_GetItemString(record.ptr(), f.name.c_str());  // borrowed
+    if (raw == nullptr) {
+      b.Clear();
+      RaiseStatus(Status::InvalidArgument("record has no value for field '" + f.name + "' (schema: " +
+                                          schema.ToString() + ")"));
+    }
+    ++found;
+    py::handle value(raw);
+    Status st;
+    if (unirecord::IsIntegral(f.type) && !f.is_array()) {
+      const int64_t v = ToInt64(f, value);  // in range: its low bytes are the value (little-endian host)
+      st = b.SetValues(i, f.type, &v, {});
+    } else if (unirecord::IsNumeric(f.type) && !f.is_array() && unirecord::NumericWidth(f.type) >= 4) {
+      const double v = ToDouble(f, value);  // float32, float64 without numpy
+      const float narrow = static_cast<float>(v);
+      st = b.SetValues(i, f.type, unirecord::NumericWidth(f.type) == 8 ? static_cast<const void*>(&v) : &narrow, {});
+    } else if (unirecord::IsNumeric(f.type)) {
+      if (!f.is_array()) ToDouble(f, value);  // raises "needs a number" for anything else
+      st = SetNumericValue(b, i, f, value);
+    } else {
+      switch (f.type) {
+        case FieldType::kString:
+          if (PyUnicode_Check(raw)) {
+            // As os.fsencode: surrogate escapes (from a Dataset or os.listdir) become their bytes again.
+            st = b.SetString(i, FsNameBytes(value));  // copied
+          } else if (PyObject_CheckBuffer(raw)) {
+            HeldBuffer buf(raw);
+            st = b.SetString(i, buf.bytes());  // copied
+          } else {
+            st = Status::InvalidArgument("field '" + f.name + "' (string) needs a str, got " +
+                                         py::repr(value).cast<std::string>());
+          }
+          break;
+        case FieldType::kBytes:
+          if (!PyObject_CheckBuffer(raw)) {
+            st = Status::InvalidArgument("field '" + f.name +
+                                         "' (bytes) needs bytes or a contiguous buffer, got " +
+                                         py::repr(value).cast<std::string>());
+          } else {
+            held->push_back(std::make_unique<HeldBuffer>(raw));
+            st = b.SetBytes(i, held->back()->bytes());
+          }
+          break;
+        default:
+          break;
+      }
+    }
+    if (!st.ok()) {
+      b.Clear();
+      RaiseStatus(Status(st.code(), where + ": " + st.message()));
+    }
+  }
+  if (found != static_cast<size_t>(py::len(record))) {
+    b.Clear();
+    for (auto item : record) {
+      std::string key = py::str(item.first).cast<std::string>();
+      if (schema.FieldIndex(key) < 0) {
+        RaiseStatus(Status::InvalidArgument("record has a value for '" + key +
+                                            "', which is not a field of the schema (" + schema.ToString() + ")"));
+      }
+    }
+  }
+}
+
 py::dict SummaryDict(const unirecord::WriterSummary& s) {
   py::dict summary;
   summary["records"] = s.records;

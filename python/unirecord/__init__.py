@@ -23,6 +23,8 @@
 * :func:`versions`, :func:`tag`, :func:`untag`, :func:`gc` - every commit is a
   kept version; ``Dataset(path, version=G)`` or ``tag=T`` opens one;
   :func:`compact` rewrites the latest as one segment.
+* :func:`add_fields`, :func:`drop_fields` (``unirecord.fields``) - add, replace
+  or drop fields as a new version without rewriting the shards.
 
 Everything is a thin layer over the C++ library (``unirecord._core``).
 See docs/python.md for the full guide.
@@ -47,6 +49,7 @@ from ._core import (
     untag,
     versions,
 )
+from .fields import add_fields, drop_fields
 from .image_dataset import ImageDataset
 from .loader import IMAGENET_MEAN, IMAGENET_STD, Loader, cuda_available
 from .packing import Pack
@@ -71,12 +74,14 @@ __all__ = [
     "Schema",
     "StagedWrite",
     "Writer",
+    "add_fields",
     "compact",
     "convert_coco",
     "convert_csv",
     "convert_imagefolder",
     "convert_jsonl",
     "cuda_available",
+    "drop_fields",
     "gc",
     "tag",
     "untag",

@@ -160,6 +160,20 @@ Result<ManifestSchema> ParseManifestSchema(std::string_view text, const std::str
   return out;
 }
 
+Status SetManifestValues(const ManifestSchema& schema, const ManifestLine& line, size_t skip, RecordBuilder& record) {
+  for (size_t k = skip; k < schema.fields.size(); ++k) {
+    const Field& field = schema.fields[k];
+    if (static_cast<int>(k) == schema.image) continue;
+    const ManifestLine::Value& value = line.values[k];
+    if (field.type == FieldType::kString) {
+      UREC_RETURN_IF_ERROR(record.SetString(k - skip, value.text));
+    } else {
+      UREC_RETURN_IF_ERROR(record.SetValues(k - skip, field.type, value.data.data(), value.shape));
+    }
+  }
+  return Status::OK();
+}
+
 std::vector<ManifestLine> ParseJsonlManifest(std::string_view text, const ManifestSchema& schema) {
   std::vector<ManifestLine> lines;
   uint64_t number = 0;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "unirecord/schema.h"
+#include "unirecord/writer.h"
 #include "unirecord/status.h"
 
 namespace unirecord::convert_internal {
@@ -42,6 +43,11 @@ struct ManifestLine {
   };
   std::vector<Value> values;
 };
+
+// Sets `record`'s field k - `skip` from `line`'s value of schema field k,
+// for every field k >= `skip` but the image (the builder's schema lists the
+// fields in that order).
+Status SetManifestValues(const ManifestSchema& schema, const ManifestLine& line, size_t skip, RecordBuilder& record);
 
 // Every non-blank line of a JSON Lines manifest (each an object with one
 // key per field, no other), checked against `schema`.

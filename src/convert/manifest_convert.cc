@@ -83,16 +83,7 @@ Result<PreparedConversion> PrepareManifest(const std::string& manifest, const st
   c.hooks.fill = [in](size_t i, RecordBuilder& record) {
     const ManifestLine& line = in->lines[i];
     const ManifestSchema& s = in->schema;
-    for (size_t k = 0; k < s.fields.size(); ++k) {
-      const Field& field = s.fields[k];
-      if (static_cast<int>(k) == s.image) continue;
-      const ManifestLine::Value& value = line.values[k];
-      if (field.type == FieldType::kString) {
-        UREC_RETURN_IF_ERROR(record.SetString(k, value.text));
-      } else {
-        UREC_RETURN_IF_ERROR(record.SetValues(k, field.type, value.data.data(), value.shape));
-      }
-    }
+    UREC_RETURN_IF_ERROR(SetManifestValues(s, line, 0, record));
     if (s.image >= 0) UREC_RETURN_IF_ERROR(record.SetString(in->path_field, line.image_path));
     return Status::OK();
   };

@@ -10,6 +10,7 @@
 #include "format/file_names.h"
 #include "format/format_constants.h"
 #include "format/manifest.h"
+#include "io/file.h"
 
 namespace unirecord::dataset {
 
@@ -32,6 +33,34 @@ Status CheckReportLabel(const std::string& label, const std::vector<std::pair<st
   return Status::OK();
 }
 
+Result<DatasetPath> ResolveDatasetPath(const std::string& path, const std::string& why) {
+  if (io::IsDirectory(path)) {
+    UREC_ASSIGN_OR_RETURN(std::vector<std::string> files, io::ListDirectory(path));
+    std::vector<std::string> names;
+    for (const std::string& file : files) {
+      if (std::optional<std::string> name = format::ManifestDatasetName(file)) names.push_back(*name);
+    }
+    if (names.size() == 1) return DatasetPath{path, names[0]};
+    if (names.empty()) {
+      return Status::NotFound(path + ": no dataset with a manifest (NAME.uset) here; " + why);
+    }
+    return Status::InvalidArgument(path + ": holds more than one dataset (" + names[0] + ", " + names[1] +
+                                   (names.size() > 2 ? ", ..." : "") + "); name one as DIR/NAME");
+  }
+  const std::string base = io::BaseName(path);
+  std::string name = format::ManifestDatasetName(base).value_or(base);
+  DatasetPath resolved{io::DirName(path), name};
+  const std::string manifest = io::JoinPath(resolved.dir, format::ManifestFileName(name));
+  if (!io::PathExists(manifest)) {
+    if (Status exists = io::CheckExists(path); !exists.ok()) {
+      return Status(exists.code(), exists.message() + " (nor is there a manifest " + manifest + ")");
+    }
+    return Status::NotFound(path + ": not a dataset with a manifest (no " + manifest +
+                            "); " + why);
+  }
+  return resolved;
+}
+
 Status WriteWholeFile(const std::string& path, const std::string& bytes, bool sync) {
   UREC_ASSIGN_OR_RETURN(io::WritableFile file, io::WritableFile::Create(path));
   UREC_RETURN_IF_ERROR(file.Append(bytes));
@@ -48,18 +77,23 @@ Result<uint64_t> RemoveUnusedFiles(const std::string& dir, const std::string& na
   bool known = manifest.ok() || manifest.status().code() == StatusCode::kNotFound;
   const uint64_t committed = manifest.ok() ? manifest->generation : 0;
   UREC_ASSIGN_OR_RETURN(std::vector<std::string> files, io::ListDirectory(dir));
-  std::set<uint64_t> shard_generations;   // whose shard and index files are used
+  // (generation, field group generation) whose shard and index files (or
+  // column files) are used.
+  std::set<std::pair<uint64_t, uint64_t>> shard_generations;
   std::set<uint64_t> report_generations;  // whose reports are
   auto use = [&](const format::Manifest& m) {
-    for (const format::Segment& s : m.segments) shard_generations.insert(s.generation);
+    for (const format::Segment& s : m.segments) {
+      shard_generations.insert({s.generation, 0});
+      for (const format::FieldGroup& g : s.groups) shard_generations.insert({s.generation, g.generation});
+    }
     report_generations.insert(m.generation);
   };
   if (manifest.ok()) use(*manifest);
-  if (!manifest.ok()) shard_generations.insert(0), report_generations.insert(0);
+  if (!manifest.ok()) shard_generations.insert({0, 0}), report_generations.insert(0);
   uint64_t highest = committed;
   for (const std::string& file : files) {
     const format::FileOfDataset of = format::ClassifyFile(file, name);
-    highest = std::max(highest, of.generation);
+    highest = std::max({highest, of.generation, of.group_generation});
     if (of.role != format::FileRole::kVersion) continue;
     if (manifest.ok() && of.generation > committed) {
       io::RemoveFileIfExists(io::JoinPath(dir, file));  // kept before a commit that never happened
@@ -73,7 +107,8 @@ Result<uint64_t> RemoveUnusedFiles(const std::string& dir, const std::string& na
     const format::FileOfDataset of = format::ClassifyFile(file, name);
     const bool unused =
         of.role == format::FileRole::kTemporary ||
-        (known && of.role == format::FileRole::kShard && shard_generations.count(of.generation) == 0) ||
+        (known && of.role == format::FileRole::kShard &&
+         shard_generations.count({of.generation, of.group_generation}) == 0) ||
         (known && of.role == format::FileRole::kReport && report_generations.count(of.generation) == 0);
     if (unused) io::RemoveFileIfExists(io::JoinPath(dir, file));
   }
@@ -163,18 +198,16 @@ Status CommitGeneration(const std::string& out_dir, const std::string& name, con
 format::Manifest ManifestOf(uint64_t generation, std::vector<format::Segment> segments) {
   format::Manifest manifest;
   manifest.generation = generation;
-  std::vector<format::SegmentDigest> digests;
-  for (const format::Segment& s : segments) {
-    manifest.shard_count += s.shard_count;
-    format::SegmentDigest digest;
-    format::UuidFromString(s.uuid, &digest.uuid);  // written by UuidToString
-    digest.shard_count = s.shard_count;
-    digest.first_id = s.first_id;
-    digests.push_back(digest);
-  }
-  manifest.uuid = segments.size() == 1 ? segments[0].uuid : format::UuidToString(format::DeriveSegmentsUuid(digests));
+  for (const format::Segment& s : segments) manifest.shard_count += s.shard_count;
+  manifest.uuid = format::DatasetUuidOf(segments);
   manifest.segments = std::move(segments);
   return manifest;
+}
+
+format::Segment AsSegment(const SegmentInfo& segment, uint64_t generation, uint64_t first_id) {
+  format::Segment named{generation, segment.shards, first_id, segment.uuid, {}, segment.dropped_fields};
+  for (const FieldGroupInfo& g : segment.field_groups) named.groups.push_back({g.generation, g.uuid, g.fields});
+  return named;
 }
 
 std::string EncodePartFile(const PartFile& part) {
@@ -199,34 +232,6 @@ Result<PartFile> DecodePartFile(const std::string& text, const std::string& path
   part.records = records;
   if (EncodePartFile(part) != text) return Status::Corruption(path + ": not a complete part file");
   return part;
-}
-
-Result<DatasetPath> ResolveDatasetPath(const std::string& path) {
-  if (io::IsDirectory(path)) {
-    UREC_ASSIGN_OR_RETURN(std::vector<std::string> files, io::ListDirectory(path));
-    std::vector<std::string> names;
-    for (const std::string& file : files) {
-      if (std::optional<std::string> name = format::ManifestDatasetName(file)) names.push_back(*name);
-    }
-    if (names.size() == 1) return DatasetPath{path, names[0]};
-    if (names.empty()) {
-      return Status::NotFound(path + ": no dataset with a manifest (NAME.uset) here; versions are kept only by those");
-    }
-    return Status::InvalidArgument(path + ": holds more than one dataset (" + names[0] + ", " + names[1] +
-                                   (names.size() > 2 ? ", ..." : "") + "); name one as DIR/NAME");
-  }
-  const std::string base = io::BaseName(path);
-  std::string name = format::ManifestDatasetName(base).value_or(base);
-  DatasetPath resolved{io::DirName(path), name};
-  const std::string manifest = io::JoinPath(resolved.dir, format::ManifestFileName(name));
-  if (!io::PathExists(manifest)) {
-    if (Status exists = io::CheckExists(path); !exists.ok()) {
-      return Status(exists.code(), exists.message() + " (nor is there a manifest " + manifest + ")");
-    }
-    return Status::NotFound(path + ": not a dataset with a manifest (no " + manifest +
-                            "); versions are kept only by those");
-  }
-  return resolved;
 }
 
 }  // namespace unirecord::dataset

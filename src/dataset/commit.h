@@ -10,6 +10,7 @@
 
 #include "format/manifest.h"
 #include "io/file.h"
+#include "unirecord/dataset.h"
 #include "unirecord/status.h"
 #include "unirecord/writer.h"
 
@@ -23,6 +24,15 @@ Status CheckDatasetName(const std::string& name, const std::string& who);
 // `reports` (label, text).
 Status CheckReportLabel(const std::string& label, const std::vector<std::pair<std::string, std::string>>& reports,
                         const std::string& who);
+
+// A dataset with a manifest: a folder holding one, DIR/NAME or
+// DIR/NAME.uset. NotFound (ending "; " + `why`) when there is no manifest,
+// InvalidArgument for a folder of several.
+struct DatasetPath {
+  std::string dir;
+  std::string name;
+};
+Result<DatasetPath> ResolveDatasetPath(const std::string& path, const std::string& why);
 
 // Writes `bytes` to a new file at `path`, fsynced when `sync`.
 Status WriteWholeFile(const std::string& path, const std::string& bytes, bool sync);
@@ -73,9 +83,13 @@ Status CommitGeneration(const std::string& out_dir, const std::string& name, con
                         WriterSummary* summary);
 
 // The manifest committing `segments` as generation `generation`: its shard
-// count and dataset UUID (one segment's own, else their digest).
+// count and dataset UUID (format::DatasetUuidOf).
 format::Manifest ManifestOf(uint64_t generation, std::vector<format::Segment> segments);
 
+
+// The segment as a manifest names it, at `generation` from id `first_id`,
+// its field groups at their own generations.
+format::Segment AsSegment(const SegmentInfo& segment, uint64_t generation, uint64_t first_id);
 
 // The file that says a staged part is complete (format/file_names.h,
 // StagedPartFileName): text lines "unirecord-part 1", "part K", "parts N",
@@ -89,17 +103,6 @@ struct PartFile {
 std::string EncodePartFile(const PartFile& part);
 // Corruption naming `path` unless `text` is exactly such a file.
 Result<PartFile> DecodePartFile(const std::string& text, const std::string& path);
-
-// Dataset NAME in DIR, as versions.h's `path` names it.
-struct DatasetPath {
-  std::string dir;
-  std::string name;
-};
-
-// A folder holding one dataset with a manifest, DIR/NAME or DIR/NAME.uset;
-// NotFound (saying versions are kept only by datasets with a manifest) or
-// InvalidArgument (a folder of several datasets) otherwise.
-Result<DatasetPath> ResolveDatasetPath(const std::string& path);
 
 }  // namespace unirecord::dataset
 

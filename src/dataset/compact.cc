@@ -55,7 +55,7 @@ Result<WriterSummary> CompactDataset(const std::string& path, const CompactOptio
   if (options.num_shards != 0 && options.target_shard_bytes != 0) {
     return Status::InvalidArgument("compact: give a shard count or a shard size, not both");
   }
-  Result<dataset::DatasetPath> resolved = dataset::ResolveDatasetPath(path);
+  Result<dataset::DatasetPath> resolved = dataset::ResolveDatasetPath(path, "only those are compacted");
   if (!resolved.ok()) return Status(resolved.status().code(), "compact: " + resolved.status().message());
   const std::string& out_dir = resolved->dir;
   const std::string& name = resolved->name;

@@ -9,6 +9,7 @@
 
 #include "dataset/test_util.h"
 #include "unirecord/dataset.h"
+#include "unirecord/fields.h"
 #include "unirecord/versions.h"
 #include "unirecord/writer.h"
 #include "util/test_files.h"
@@ -153,6 +154,34 @@ TEST(CompactTest, SeveralSegmentsBecomeOneWithTheSameRecords) {
   ASSERT_TRUE(again.ok());
   EXPECT_GT((*again)->num_files(), 2u);
   EXPECT_EQ(Dump(**again), expected);
+}
+
+TEST(CompactTest, FieldGroupsAndDropsAreFoldedIntoTheShards) {
+  testing::ScratchDir dir;
+  ASSERT_TRUE(WriteRange(dir.path(), 0, 30, false, "a").ok());
+  ASSERT_TRUE(WriteRange(dir.path(), 30, 50, true, "a").ok());
+  const Schema added = Schema::Make({Field::Float32("quality", /*indexed=*/true), Field::String("caption")}).value();
+  auto add = AddFields(dir / "train", added, [](const Dataset&, uint64_t id, RecordBuilder& out) -> Status {
+    UREC_RETURN_IF_ERROR(out.SetFloat32(0, static_cast<float>(id) / 4));
+    return out.SetString(1, "caption " + std::to_string(id));
+  });
+  ASSERT_TRUE(add.ok()) << add.status().ToString();
+  ASSERT_TRUE(DropFields(dir / "train", {"path", "grid"}).ok());
+  auto before = Dataset::Open(dir.path());
+  ASSERT_TRUE(before.ok()) << before.status().ToString();
+  ASSERT_FALSE((*before)->segments()[0].field_groups.empty());
+  const std::vector<std::string> expected = Dump(**before);
+  CompactOptions options;
+  options.sync = false;
+  ASSERT_TRUE(CompactDataset(dir / "train", options).ok());
+  auto after = Dataset::Open(dir.path());
+  ASSERT_TRUE(after.ok()) << after.status().ToString();
+  ASSERT_EQ((*after)->segments().size(), 1u);
+  EXPECT_TRUE((*after)->segments()[0].field_groups.empty());
+  EXPECT_TRUE((*after)->segments()[0].dropped_fields.empty());
+  EXPECT_EQ((*after)->schema(), (*before)->schema());  // without path and grid, with quality and caption
+  EXPECT_FALSE((*after)->schema().FindField("path").ok());
+  EXPECT_EQ(Dump(**after), expected);
 }
 
 TEST(CompactTest, RefusesWhatItCannotDo) {

@@ -27,10 +27,24 @@ struct RecordData {
   std::shared_ptr<const void> shard_hold;  // a remote dataset's shard: keeps it mapped and pinned
   const Dataset::Impl* dataset = nullptr;
   uint64_t id = 0;
-  const uint8_t* entry = nullptr;
-  std::vector<Blob> blobs;  // by blob slot
-  std::shared_ptr<const shard::DecodedPage> page;
-  uint32_t page_row = 0;
+  // Of each source of the record's segment (its shard, its column files).
+  struct Source {
+    const uint8_t* entry = nullptr;
+    std::vector<Blob> blobs;  // by blob slot
+    std::shared_ptr<const shard::DecodedPage> page;
+    uint32_t page_row = 0;
+  };
+  std::vector<Source> sources;
+  const Dataset::Impl::SegmentFields* fields = nullptr;  // its segment's
+
+  // Field `field` of the dataset's schema: the source holding it, the
+  // field's index there and that source's layout.
+  const Source& SourceOf(size_t field, size_t* local, const index::FieldLayout** layout) const {
+    const Dataset::Impl::FieldSource& at = fields->fields[field];
+    *local = at.field;
+    *layout = &fields->layouts[at.source];
+    return sources[at.source];
+  }
 };
 
 struct Record::Impl : RecordData {};
@@ -56,16 +70,26 @@ std::string MissingShardName(const std::string& sibling, uint32_t shard, uint32_
   return sibling.find('/') == std::string::npos ? name : io::JoinPath(io::DirName(sibling), name);
 }
 
-// The shard paths of each of `manifest`'s segments; `missing` gets the
-// first that does not exist.
-std::vector<std::vector<std::string>> SegmentPaths(const std::string& dir, const std::string& name,
-                                                   const format::Manifest& manifest, std::string* missing) {
-  std::vector<std::vector<std::string>> paths;
+// The files of each of `manifest`'s segments: its shards, and its field
+// groups' column files; `missing` gets the first that does not exist.
+std::vector<Dataset::Impl::SegmentFiles> SegmentPaths(const std::string& dir, const std::string& name,
+                                                      const format::Manifest& manifest, std::string* missing) {
+  std::vector<Dataset::Impl::SegmentFiles> paths;
+  auto add = [&](std::vector<std::string>* to, std::string path) {
+    if (missing->empty() && !io::PathExists(path)) *missing = path;
+    to->push_back(std::move(path));
+  };
   for (const format::Segment& segment : manifest.segments) {
-    paths.emplace_back();
+    Dataset::Impl::SegmentFiles& files = paths.emplace_back();
     for (uint32_t s = 0; s < segment.shard_count; ++s) {
-      paths.back().push_back(io::JoinPath(dir, format::ShardFileName(name, segment.generation, s, segment.shard_count)));
-      if (missing->empty() && !io::PathExists(paths.back().back())) *missing = paths.back().back();
+      add(&files.shards, io::JoinPath(dir, format::ShardFileName(name, segment.generation, s, segment.shard_count)));
+    }
+    for (const format::FieldGroup& group : segment.groups) {
+      files.groups.emplace_back();
+      for (uint32_t s = 0; s < segment.shard_count; ++s) {
+        add(&files.groups.back(), io::JoinPath(dir, format::ColumnFileName(name, segment.generation, group.generation,
+                                                                           s, segment.shard_count)));
+      }
     }
   }
   return paths;
@@ -103,10 +127,14 @@ Result<std::shared_ptr<Dataset>> OpenCommitted(const std::string& dir, const std
     UREC_ASSIGN_OR_RETURN(const format::Manifest manifest,
                           wanted != 0 ? ReadVersion(dir, name, wanted) : format::ReadManifest(dir, name));
     std::string missing;
-    const std::vector<std::vector<std::string>> paths = SegmentPaths(dir, name, manifest, &missing);
+    const std::vector<Dataset::Impl::SegmentFiles> paths = SegmentPaths(dir, name, manifest, &missing);
     Result<std::shared_ptr<Dataset>> dataset =
         missing.empty() ? Dataset::Impl::OpenSegments(paths, manifest, manifest_path, options)
-                        : Status::NotFound(missing + ": shard missing (" + manifest_path + " names generation " +
+                        : Status::NotFound(missing + ": " +
+                                           (format::ParseShardFileName(io::BaseName(missing))->group_generation > 0
+                                                ? "column file"
+                                                : "shard") +
+                                           " missing (" + manifest_path + " names generation " +
                                            std::to_string(manifest.generation) + " of dataset " + manifest.uuid +
                                            ", " + std::to_string(manifest.shard_count) + " shards)");
     if (dataset.ok() || dataset.status().code() != StatusCode::kNotFound || attempt == 3 || wanted != 0) return dataset;
@@ -200,21 +228,30 @@ Result<std::shared_ptr<Dataset>> Dataset::Open(const std::vector<std::string>& s
     UREC_ASSIGN_OR_RETURN(auto shard, ShardReader::Open(path, options.verify_index_at_open));
     opened.push_back(std::move(shard));
   }
-  std::vector<std::vector<std::unique_ptr<ShardReader>>> segments;
-  segments.push_back(std::move(opened));
+  std::vector<Impl::OpenedSegment> segments(1);
+  segments[0].shards = std::move(opened);
   return Impl::FromSegments(std::move(segments), options, nullptr);
 }
 
-Result<std::shared_ptr<Dataset>> Dataset::Impl::OpenSegments(const std::vector<std::vector<std::string>>& paths,
+Result<std::shared_ptr<Dataset>> Dataset::Impl::OpenSegments(const std::vector<SegmentFiles>& paths,
                                                              const format::Manifest& manifest,
                                                              const std::string& manifest_path,
                                                              const DatasetOptions& options) {
-  std::vector<std::vector<std::unique_ptr<ShardReader>>> segments;
-  for (const std::vector<std::string>& segment : paths) {
-    segments.emplace_back();
-    for (const std::string& path : segment) {
+  std::vector<OpenedSegment> segments;
+  for (size_t k = 0; k < paths.size(); ++k) {
+    OpenedSegment& segment = segments.emplace_back();
+    segment.dropped = manifest.segments[k].dropped;
+    for (const std::string& path : paths[k].shards) {
       UREC_ASSIGN_OR_RETURN(auto shard, ShardReader::Open(path, options.verify_index_at_open));
-      segments.back().push_back(std::move(shard));
+      segment.shards.push_back(std::move(shard));
+    }
+    for (size_t g = 0; g < paths[k].groups.size(); ++g) {
+      OpenedGroup& group = segment.groups.emplace_back();
+      group.group = manifest.segments[k].groups[g];
+      for (const std::string& path : paths[k].groups[g]) {
+        UREC_ASSIGN_OR_RETURN(auto file, ShardReader::Open(path, options.verify_index_at_open));
+        group.files.push_back(std::move(file));
+      }
     }
   }
   DatasetOptions whole = options;
@@ -229,15 +266,21 @@ Result<std::shared_ptr<Dataset>> Dataset::Impl::OpenSegments(const std::vector<s
 Result<std::shared_ptr<Dataset>> Dataset::OpenRemote(const std::string& location, const DatasetOptions& options) {
   UREC_ASSIGN_OR_RETURN(std::shared_ptr<remote::RemoteShards> remote,
                         remote::RemoteShards::Open(location, options.remote, options.version, options.tag));
-  std::vector<std::vector<std::unique_ptr<ShardReader>>> segments;
+  std::vector<Impl::OpenedSegment> segments;
   const format::Manifest& manifest = remote->manifest();
+  if (std::any_of(manifest.segments.begin(), manifest.segments.end(),
+                  [](const auto& s) { return !s.groups.empty() || !s.dropped.empty(); })) {
+    // Column files (format/SPEC.md section 1.4) are not downloaded yet.
+    return Status::NotSupported(location + ": the dataset has field groups or dropped fields, which remote "
+                                "reading does not support yet; copy it to a local folder");
+  }
   uint32_t s = 0;
   for (const format::Segment& segment : manifest.segments) {
     segments.emplace_back();
     for (uint32_t j = 0; j < segment.shard_count; ++j, ++s) {
       UREC_ASSIGN_OR_RETURN(auto frame,
                             ShardReader::Open(remote->frame_path(s), options.verify_index_at_open, remote->FrameFiles(s)));
-      segments.back().push_back(std::move(frame));
+      segments.back().shards.push_back(std::move(frame));
     }
   }
   DatasetOptions whole = options;
@@ -265,23 +308,99 @@ Status Dataset::Impl::CheckAgainst(const format::Manifest& manifest, const std::
   return Status::OK();
 }
 
-Result<std::shared_ptr<Dataset>> Dataset::Impl::FromSegments(
-    std::vector<std::vector<std::unique_ptr<shard::ShardReader>>> segments, const DatasetOptions& options,
-    std::shared_ptr<remote::RemoteShards> remote) {
+namespace {
+
+// Corruption unless `group`'s column files are one row per record of the
+// segment's `shards` (SPEC.md 1.4): the group's UUID, numbered as the
+// shards, one schema.
+Status CheckColumnFiles(const Dataset::Impl::OpenedGroup& group, const std::vector<const ShardReader*>& shards) {
+  uint64_t in_segment = 0;
+  for (size_t j = 0; j < group.files.size(); ++j) {
+    const ShardReader& file = *group.files[j];
+    const format::ShardHeaderValues& v = file.header().values;
+    const std::string where = file.path() + ": column file of field group " + std::to_string(group.group.generation);
+    if (format::UuidToString(v.uuid) != group.group.uuid) {
+      return Status::Corruption(where + " holds dataset " + format::UuidToString(v.uuid) + ", the manifest names " +
+                                group.group.uuid);
+    }
+    if (v.shard_number != j || v.shard_count != shards.size()) {
+      return Status::Corruption(where + " says it is file " + std::to_string(v.shard_number) + " of " +
+                                std::to_string(v.shard_count) + ", not " + std::to_string(j) + " of " +
+                                std::to_string(shards.size()));
+    }
+    if (file.records() != shards[j]->records()) {
+      return Status::Corruption(where + " has " + std::to_string(file.records()) + " rows, its shard " +
+                                shards[j]->path() + " " + std::to_string(shards[j]->records()) + " records");
+    }
+    if (file.index().header().first_id() != in_segment || file.header().schema != group.files[0]->header().schema) {
+      return Status::Corruption(where + " does not follow " + group.files[0]->path() +
+                                " (another first row or schema)");
+    }
+    in_segment += file.records();
+  }
+  return Status::OK();
+}
+
+// The fields of a segment, in the order SPEC.md 1.4 gives: its shards'
+// except those it drops, then each group's in turn, a name already there
+// replaced in place, a new one appended. Fills `fields` (the sources).
+Result<Schema> ResolveFields(const Schema& base, const Dataset::Impl::OpenedSegment& segment,
+                             const std::vector<const ShardReader*>& shards, Dataset::Impl::SegmentFields* fields) {
+  const std::vector<std::string>& dropped = segment.dropped;
+  std::vector<Field> all;
+  auto source_of = [&](const std::string& name) -> Dataset::Impl::FieldSource* {
+    for (size_t i = 0; i < all.size(); ++i) {
+      if (all[i].name == name) return &fields->fields[i];
+    }
+    return nullptr;
+  };
+  fields->layouts.push_back(index::FieldLayout::For(base));
+  for (size_t i = 0; i < base.num_fields(); ++i) {
+    if (std::find(dropped.begin(), dropped.end(), base.field(i).name) != dropped.end()) continue;
+    all.push_back(base.field(i));
+    fields->fields.push_back({0, static_cast<uint32_t>(i)});
+  }
+  for (size_t g = 0; g < segment.groups.size(); ++g) {
+    const Dataset::Impl::OpenedGroup& group = segment.groups[g];
+    UREC_RETURN_IF_ERROR(CheckColumnFiles(group, shards));
+    const Schema& schema = group.files[0]->header().schema;
+    fields->layouts.push_back(index::FieldLayout::For(schema));
+    for (const std::string& name : group.group.fields) {
+      Result<size_t> at = schema.FindField(name);
+      if (!at.ok()) {
+        return Status::Corruption(group.files[0]->path() + ": column file lacks field '" + name +
+                                  "' that the manifest's field group " + std::to_string(group.group.generation) +
+                                  " names");
+      }
+      const Dataset::Impl::FieldSource source{static_cast<uint32_t>(g + 1), static_cast<uint32_t>(*at)};
+      if (Dataset::Impl::FieldSource* there = source_of(name)) {
+        all[static_cast<size_t>(there - fields->fields.data())] = schema.field(*at);
+        *there = source;
+      } else {
+        all.push_back(schema.field(*at));
+        fields->fields.push_back(source);
+      }
+    }
+  }
+  return Schema::Make(std::move(all));
+}
+
+}  // namespace
+
+Result<std::shared_ptr<Dataset>> Dataset::Impl::FromSegments(std::vector<OpenedSegment> segments,
+                                                             const DatasetOptions& options,
+                                                             std::shared_ptr<remote::RemoteShards> remote) {
   auto impl = std::make_unique<Impl>();
   impl->options = options;
-  const ShardReader* dataset_first = nullptr;  // the dataset's schema
-  const ShardReader* dataset_last = nullptr;   // the last segment's first shard: the dataset's metadata
-  std::vector<format::SegmentDigest> digests;
+  const ShardReader* dataset_last = nullptr;  // the last segment's first shard: the dataset's metadata
   uint64_t next_id = 0;
   for (size_t k = 0; k < segments.size(); ++k) {
-    std::vector<std::unique_ptr<ShardReader>>& opened = segments[k];
+    std::vector<std::unique_ptr<ShardReader>>& opened = segments[k].shards;
     if (opened.empty()) return Status::Corruption("segment " + std::to_string(k) + " has no shards");
     std::sort(opened.begin(), opened.end(), [](const auto& a, const auto& b) {
       return a->header().values.shard_number < b->header().values.shard_number;
     });
     const ShardReader& first = *opened.front();
-    if (dataset_first == nullptr) dataset_first = &first;
     if (dataset_last != nullptr) {
       const std::string differs = format::MetadataDifference(first.header().metadata, dataset_last->header().metadata,
                                                              format::ClassList::kMayGrow);
@@ -306,7 +425,7 @@ Result<std::shared_ptr<Dataset>> Dataset::Impl::FromSegments(
         return Status::InvalidArgument(shard.path() + ": shard " + std::to_string(v.shard_number) +
                                        " given twice (also " + opened[i - 1]->path() + ")");
       }
-      if (shard.header().schema != dataset_first->header().schema || shard.header().metadata != first.header().metadata) {
+      if (shard.header().schema != first.header().schema || shard.header().metadata != first.header().metadata) {
         return Status::Corruption(shard.path() + ": schema or metadata differ from " + first.path());
       }
     }
@@ -355,6 +474,8 @@ Result<std::shared_ptr<Dataset>> Dataset::Impl::FromSegments(
       info.format_minor = shard->minor();
       impl->infos.push_back(std::move(info));
       impl->first_ids.push_back(next_id);
+      impl->segment_of.push_back(static_cast<uint32_t>(k));
+      impl->columns.emplace_back();
       if (shard->records() > UINT64_MAX - next_id) return Status::Corruption(shard->path() + ": record count overflows");
       next_id += shard->records();
       in_segment += shard->records();
@@ -366,15 +487,41 @@ Result<std::shared_ptr<Dataset>> Dataset::Impl::FromSegments(
                                 " records by its index, but the shards hold " + std::to_string(in_segment));
     }
     segment.records = in_segment;
-    digests.push_back({reference.uuid, reference.shard_count, segment.first_id});
+    // Its fields: the shards', then its field groups' (SPEC.md 1.4).
+    SegmentFields fields;
+    std::vector<const ShardReader*> shards;  // the segment's, now in impl->shards
+    for (uint32_t j = 0; j < segment.shards; ++j) shards.push_back(impl->shards[segment.first_shard + j].get());
+    UREC_ASSIGN_OR_RETURN(Schema schema, ResolveFields(shards[0]->header().schema, segments[k], shards, &fields));
+    segment.dropped_fields = segments[k].dropped;
+    if (k == 0) {
+      impl->schema = std::move(schema);
+    } else if (schema != impl->schema) {
+      return Status::Corruption(first.path() + ": segment " + std::to_string(k) + " has the fields " +
+                                schema.ToString() + ", segment 0 " + impl->schema.ToString());
+    }
+    for (OpenedGroup& group : segments[k].groups) {
+      FieldGroupInfo info;
+      info.generation = group.group.generation;
+      info.uuid = group.group.uuid;
+      info.fields = group.group.fields;
+      for (size_t j = 0; j < group.files.size(); ++j) {
+        info.paths.push_back(group.files[j]->path());
+        impl->columns[segment.first_shard + j].push_back(std::move(group.files[j]));
+      }
+      segment.field_groups.push_back(std::move(info));
+    }
+    impl->segment_fields.push_back(std::move(fields));
     impl->segments.push_back(std::move(segment));
   }
   impl->size = next_id;
-  impl->schema = dataset_first->header().schema;
   impl->metadata = dataset_last->header().metadata;
-  impl->uuid = impl->segments.size() == 1 ? impl->segments[0].uuid
-                                          : format::UuidToString(format::DeriveSegmentsUuid(digests));
-  impl->layout = dataset_first->layout();
+  std::vector<format::Segment> named;  // as a manifest names them
+  for (const SegmentInfo& segment : impl->segments) {
+    format::Segment& n = named.emplace_back(
+        format::Segment{0, segment.shards, segment.first_id, segment.uuid, {}, segment.dropped_fields});
+    for (const FieldGroupInfo& group : segment.field_groups) n.groups.push_back({group.generation, group.uuid, group.fields});
+  }
+  impl->uuid = format::DatasetUuidOf(named);
   impl->pages = remote != nullptr ? RemoteShardPages(std::move(remote)) : LocalShardPages(impl->shards);
   return std::shared_ptr<Dataset>(new Dataset(std::move(impl)));
 }
@@ -393,38 +540,46 @@ Result<Record> Dataset::Get(uint64_t id) const {
   const bool verify = impl_->options.verify_checksums;
   io::TruncationCheckScope check_the_shard_once;  // not once per blob of the record
   UREC_ASSIGN_OR_RETURN(auto located, impl_->Locate(id));
-  UREC_ASSIGN_OR_RETURN(ShardPages::Reader pages, impl_->pages->Pages(impl_->ShardOf(id)));
-  const ShardReader* shard = pages.reader;
+  const size_t s = impl_->ShardOf(id);
   const uint64_t row = located.second;
   Record record;
   Record::Impl& r = *record.impl_;
   r.owner = shared_from_this();
-  r.shard_hold = std::move(pages.hold);
   r.dataset = impl_.get();
   r.id = id;
-  UREC_ASSIGN_OR_RETURN(r.entry, shard->Entry(row, verify));
-  const index::FieldLayout& layout = impl_->layout;
-  r.blobs.reserve(layout.blob_fields.size());
-  for (size_t slot = 0; slot < layout.blob_fields.size(); ++slot) {
-    UREC_ASSIGN_OR_RETURN(shard::BlobBytes bytes, shard->ReadBlob(r.entry, row, slot, verify));
-    r.blobs.push_back(ToBlob(std::move(bytes)));
-  }
-  if (!layout.column_fields.empty()) {
-    UREC_ASSIGN_OR_RETURN(r.page, shard->ScalarPage(r.entry, row, verify, &r.page_row));
+  r.fields = &impl_->segment_fields[impl_->segment_of[s]];
+  r.sources.resize(r.fields->layouts.size());
+  for (uint32_t k = 0; k < r.sources.size(); ++k) {
+    UREC_ASSIGN_OR_RETURN(ShardPages::Reader pages, impl_->SourcePages(s, k));
+    const ShardReader* shard = pages.reader;
+    if (k == 0) r.shard_hold = std::move(pages.hold);
+    RecordData::Source& source = r.sources[k];
+    UREC_ASSIGN_OR_RETURN(source.entry, shard->Entry(row, verify));
+    const index::FieldLayout& layout = r.fields->layouts[k];
+    source.blobs.reserve(layout.blob_fields.size());
+    for (size_t slot = 0; slot < layout.blob_fields.size(); ++slot) {
+      UREC_ASSIGN_OR_RETURN(shard::BlobBytes bytes, shard->ReadBlob(source.entry, row, slot, verify));
+      source.blobs.push_back(ToBlob(std::move(bytes)));
+    }
+    if (!layout.column_fields.empty()) {
+      UREC_ASSIGN_OR_RETURN(source.page, shard->ScalarPage(source.entry, row, verify, &source.page_row));
+    }
   }
   return record;
 }
 
 Result<Blob> Dataset::GetBlob(uint64_t id, size_t field) const {
   UREC_RETURN_IF_ERROR(FieldCheck(impl_->schema, field));
-  const int slot = impl_->layout.blob_slot[field];
+  UREC_ASSIGN_OR_RETURN(auto located, impl_->Locate(id));
+  const size_t s = impl_->ShardOf(id);
+  const Impl::FieldSource& at = impl_->SourceOf(s, field);
+  const int slot = impl_->LayoutOf(s, at.source).blob_slot[at.field];
   if (slot < 0) {
     const Field& f = impl_->schema.field(field);
     return Status::InvalidArgument("field '" + f.name + "' is " + FieldTypeName(f.type) + ", not bytes");
   }
   const bool verify = impl_->options.verify_checksums;
-  UREC_ASSIGN_OR_RETURN(auto located, impl_->Locate(id));
-  UREC_ASSIGN_OR_RETURN(ShardPages::Reader pages, impl_->pages->Pages(impl_->ShardOf(id)));
+  UREC_ASSIGN_OR_RETURN(ShardPages::Reader pages, impl_->SourcePages(s, at.source));
   UREC_ASSIGN_OR_RETURN(const uint8_t* entry, pages.reader->Entry(located.second, verify));
   UREC_ASSIGN_OR_RETURN(shard::BlobBytes bytes,
                         pages.reader->ReadBlob(entry, located.second, static_cast<size_t>(slot), verify));
@@ -446,15 +601,19 @@ namespace {
 Result<uint64_t> IndexedBits(const Dataset::Impl& d, uint64_t id, size_t field, bool want_int) {
   UREC_RETURN_IF_ERROR(FieldCheck(d.schema, field));
   const Field& f = d.schema.field(field);
-  const int slot = d.layout.indexed_slot[field];
+  UREC_ASSIGN_OR_RETURN(auto located, d.Locate(id));
+  const size_t s = d.ShardOf(id);
+  const Dataset::Impl::FieldSource& at = d.SourceOf(s, field);
+  const index::FieldLayout& layout = d.LayoutOf(s, at.source);
+  const int slot = layout.indexed_slot[at.field];
   const bool is_int = IsIntegral(f.type);
   if (slot < 0 || is_int != want_int) {
     return Status::InvalidArgument("field '" + f.name + "' is not an indexed " + (want_int ? "integer" : "float") +
                                    " field");
   }
-  UREC_ASSIGN_OR_RETURN(auto located, d.Locate(id));
-  UREC_ASSIGN_OR_RETURN(const uint8_t* entry, located.first->Entry(located.second, d.options.verify_checksums));
-  return format::LoadLE<uint64_t>(entry + d.layout.IndexedValueOffset(static_cast<size_t>(slot)));
+  const ShardReader* file = at.source == 0 ? located.first : d.columns[s][at.source - 1].get();
+  UREC_ASSIGN_OR_RETURN(const uint8_t* entry, file->Entry(located.second, d.options.verify_checksums));
+  return format::LoadLE<uint64_t>(entry + layout.IndexedValueOffset(static_cast<size_t>(slot)));
 }
 
 // Indexed integers are stored widened to 64 bits: one outside its type's
@@ -485,6 +644,7 @@ Status Dataset::Verify() const {
   for (size_t s = 0; s < impl_->shards.size(); ++s) {
     UREC_ASSIGN_OR_RETURN(ShardPages::Reader pages, impl_->pages->Pages(s));
     UREC_RETURN_IF_ERROR(pages.reader->Verify());
+    for (const auto& column : impl_->columns[s]) UREC_RETURN_IF_ERROR(column->Verify());
   }
   return Status::OK();
 }
@@ -510,6 +670,11 @@ size_t ShardAccess::ShardCount(const Dataset& d) { return d.impl_->shards.size()
 uint64_t ShardAccess::FirstId(const Dataset& d, size_t s) { return d.impl_->first_ids[s]; }
 const shard::ShardReader& ShardAccess::Frame(const Dataset& d, size_t s) { return *d.impl_->shards[s]; }
 Result<ShardPages::Reader> ShardAccess::Pages(const Dataset& d, size_t s) { return d.impl_->pages->Pages(s); }
+std::pair<const shard::ShardReader*, size_t> ShardAccess::FieldFile(const Dataset& d, size_t s, size_t field,
+                                                                   const shard::ShardReader& base) {
+  const Dataset::Impl::FieldSource& at = d.impl_->SourceOf(s, field);
+  return {at.source == 0 ? &base : d.impl_->columns[s][at.source - 1].get(), at.field};
+}
 void ShardAccess::Prefetch(const Dataset& d, uint64_t id, ShardPages::PrefetchStage stage) {
   d.impl_->Prefetch(id, stage);
 }
@@ -550,12 +715,15 @@ bool IsFloating(FieldType type) { return IsNumeric(type) && !IsIntegral(type); }
 // widened already) or its scalar page.
 template <typename Wide>
 Wide NumericValue(const RecordData& r, size_t field, const Field& f) {
-  const index::FieldLayout& layout = r.dataset->layout;
-  if (layout.indexed_slot[field] >= 0) {
-    return format::LoadLE<Wide>(r.entry + layout.IndexedValueOffset(static_cast<size_t>(layout.indexed_slot[field])));
+  size_t local = 0;
+  const index::FieldLayout* layout = nullptr;
+  const RecordData::Source& source = r.SourceOf(field, &local, &layout);
+  if (layout->indexed_slot[local] >= 0) {
+    return format::LoadLE<Wide>(source.entry +
+                                layout->IndexedValueOffset(static_cast<size_t>(layout->indexed_slot[local])));
   }
   const auto* p = reinterpret_cast<const uint8_t*>(
-      r.page->view.Value(static_cast<size_t>(layout.column_slot[field]), r.page_row).data());
+      source.page->view.Value(static_cast<size_t>(layout->column_slot[local]), source.page_row).data());
   if constexpr (std::is_integral_v<Wide>) {
     return ElementToInt64(f.type, p);
   } else {
@@ -567,7 +735,10 @@ Wide NumericValue(const RecordData& r, size_t field, const Field& f) {
 
 Result<std::string_view> Record::GetBytes(size_t field) const {
   UREC_RETURN_IF_ERROR(TypedField(*impl_, field, Is<FieldType::kBytes>, false, "bytes").status());
-  return impl_->blobs[static_cast<size_t>(impl_->dataset->layout.blob_slot[field])].data();
+  size_t local = 0;
+  const index::FieldLayout* layout = nullptr;
+  const RecordData::Source& source = impl_->SourceOf(field, &local, &layout);
+  return source.blobs[static_cast<size_t>(layout->blob_slot[local])].data();
 }
 
 Result<int64_t> Record::GetInt64(size_t field) const {
@@ -596,17 +767,22 @@ Result<float> Record::GetFloat32(size_t field) const {
 
 Result<std::string_view> Record::GetString(size_t field) const {
   UREC_RETURN_IF_ERROR(TypedField(*impl_, field, Is<FieldType::kString>, false, "string").status());
-  return impl_->page->view.Value(static_cast<size_t>(impl_->dataset->layout.column_slot[field]), impl_->page_row);
+  size_t local = 0;
+  const index::FieldLayout* layout = nullptr;
+  const RecordData::Source& source = impl_->SourceOf(field, &local, &layout);
+  return source.page->view.Value(static_cast<size_t>(layout->column_slot[local]), source.page_row);
 }
 
 Result<ArrayView> Record::GetArray(size_t field) const {
   UREC_ASSIGN_OR_RETURN(const Field* f, TypedField(*impl_, field, IsNumeric, true, "a numeric array"));
-  const index::FieldLayout& layout = impl_->dataset->layout;
+  size_t local = 0;
+  const index::FieldLayout* layout = nullptr;
+  const RecordData::Source& source = impl_->SourceOf(field, &local, &layout);
   ArrayView view;
   view.type = f->type;
   view.shape.ndim = f->shape.size();
   if (KindInfoOf(f->kind()).per_record_shape) {  // SPEC.md 6.3: a blob with a shape prefix
-    const std::string_view stored = impl_->blobs[static_cast<size_t>(layout.blob_slot[field])].data();
+    const std::string_view stored = source.blobs[static_cast<size_t>(layout->blob_slot[local])].data();
     format::ParsedArray parsed;
     const Status parsed_ok = format::ParseVarArray(*f, stored, &parsed);
     if (!parsed_ok.ok()) {
@@ -619,7 +795,7 @@ Result<ArrayView> Record::GetArray(size_t field) const {
     return view;
   }
   std::copy(f->shape.begin(), f->shape.end(), view.shape.dims);
-  view.data = impl_->page->view.Value(static_cast<size_t>(layout.column_slot[field]), impl_->page_row).data();
+  view.data = source.page->view.Value(static_cast<size_t>(layout->column_slot[local]), source.page_row).data();
   view.count = static_cast<size_t>(f->num_elements());
   return view;
 }

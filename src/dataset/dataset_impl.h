@@ -33,18 +33,50 @@ struct Dataset::Impl {
   Schema schema;
   std::map<std::string, std::string> metadata;
   std::string uuid;
-  index::FieldLayout layout;
+
+  // Where a field of `schema` is read in one segment (format/SPEC.md 1.4):
+  // source 0 is the segment's shard, source g >= 1 the column file of its
+  // field group g-1; `field` indexes that file's schema.
+  struct FieldSource {
+    uint32_t source = 0;
+    uint32_t field = 0;
+  };
+  struct SegmentFields {
+    std::vector<FieldSource> fields;                 // by field of `schema`
+    std::vector<index::FieldLayout> layouts;         // by source
+  };
+  std::vector<SegmentFields> segment_fields;  // by segment
+  std::vector<uint32_t> segment_of;           // by shard
+  // columns[s][g - 1]: shard s's column file of source g.
+  std::vector<std::vector<std::unique_ptr<shard::ShardReader>>> columns;
+
+  // One segment as opened: its shards and, by field group (manifest order),
+  // the group's column files by shard.
+  struct OpenedGroup {
+    format::FieldGroup group;
+    std::vector<std::unique_ptr<shard::ShardReader>> files;
+  };
+  struct OpenedSegment {
+    std::vector<std::unique_ptr<shard::ShardReader>> shards;
+    std::vector<OpenedGroup> groups;
+    std::vector<std::string> dropped;  // fields of its shards hidden
+  };
 
   // The checks across the shards of each segment (one dataset, no repeats,
-  // every shard unless allow_partial, consecutive ids), across segments (one
-  // schema and metadata) and the Dataset made of them. `segments[k]` holds
-  // segment k's shards.
-  static Result<std::shared_ptr<Dataset>> FromSegments(
-      std::vector<std::vector<std::unique_ptr<shard::ShardReader>>> segments, const DatasetOptions& options,
-      std::shared_ptr<remote::RemoteShards> remote);
-  // Opens `paths[k]`, the shards of `manifest`'s segment k, and checks them
+  // every shard unless allow_partial, consecutive ids), of its column files
+  // (the group's UUID, numbers, one row per record of their shard, the
+  // fields named), across segments (one schema, after groups and drops,
+  // and metadata) and the Dataset made of them.
+  static Result<std::shared_ptr<Dataset>> FromSegments(std::vector<OpenedSegment> segments,
+                                                       const DatasetOptions& options,
+                                                       std::shared_ptr<remote::RemoteShards> remote);
+  // Opens `paths[k]`, the files of `manifest`'s segment k, and checks them
   // against it (each segment's UUID, the dataset's).
-  static Result<std::shared_ptr<Dataset>> OpenSegments(const std::vector<std::vector<std::string>>& paths,
+  struct SegmentFiles {
+    std::vector<std::string> shards;
+    std::vector<std::vector<std::string>> groups;  // by field group, by shard
+  };
+  static Result<std::shared_ptr<Dataset>> OpenSegments(const std::vector<SegmentFiles>& paths,
                                                        const format::Manifest& manifest,
                                                        const std::string& manifest_path, const DatasetOptions& options);
 
@@ -69,11 +101,29 @@ struct Dataset::Impl {
     return std::pair<const shard::ShardReader*, uint64_t>(shards[s].get(), id - first_ids[s]);
   }
 
+  // Shard s's file of `source` (0: the shard; else a local column file).
+  Result<ShardPages::Reader> SourcePages(size_t s, uint32_t source) const {
+    if (source == 0) return pages->Pages(s);
+    return ShardPages::Reader{columns[s][source - 1].get(), nullptr};
+  }
+  // Where `field` of `schema` is read for shard s.
+  const FieldSource& SourceOf(size_t s, size_t field) const { return segment_fields[segment_of[s]].fields[field]; }
+  const index::FieldLayout& LayoutOf(size_t s, uint32_t source) const {
+    return segment_fields[segment_of[s]].layouts[source];
+  }
+
   // ShardPages::Prefetch of record `id`; ids out of range are ignored.
   void Prefetch(uint64_t id, ShardPages::PrefetchStage stage) const {
     if (id >= size) return;
     const size_t s = ShardOf(id);
     pages->Prefetch(s, id - first_ids[s], stage);
+    for (const auto& column : columns[s]) {  // local only: remote datasets have none
+      if (stage == ShardPages::PrefetchStage::kEntry) {
+        column->PrefetchEntry(id - first_ids[s]);
+      } else {
+        column->PrefetchBlobs(id - first_ids[s]);
+      }
+    }
   }
 };
 

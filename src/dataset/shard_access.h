@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 
 #include "dataset/shard_pages.h"
 #include "shard/shard_reader.h"
@@ -23,6 +24,11 @@ class ShardAccess {
   // whose pages are not readable; Pages() gives those).
   static const shard::ShardReader& Frame(const Dataset& dataset, size_t s);
   static Result<ShardPages::Reader> Pages(const Dataset& dataset, size_t s);
+  // The file holding field `field` of the dataset's schema in shard s:
+  // `base` (the shard, as the caller reads it) or a column file beside it
+  // (format/SPEC.md 1.4), and the field's index in that file's schema.
+  static std::pair<const shard::ShardReader*, size_t> FieldFile(const Dataset& dataset, size_t s, size_t field,
+                                                                const shard::ShardReader& base);
   // ShardPages::Prefetch of record `id` (ids past the end are ignored).
   static void Prefetch(const Dataset& dataset, uint64_t id, ShardPages::PrefetchStage stage);
 };

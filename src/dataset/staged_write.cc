@@ -70,27 +70,52 @@ std::string SchemaOrMetadataDifference(const Schema& schema, const format::Metad
   return format::MetadataDifference(metadata, reference_metadata, classes);
 }
 
-// Gives segment `segment` of `dataset` generation-`generation` names in
-// `out_dir` without writing its bytes: hard links, or a copy where the file
-// system makes none (another device). Adds the bytes copied to `*copied`.
+// Gives segment `segment` of `dataset` the names of `named` (its generation)
+// in `out_dir` without writing its bytes: hard links, or a copy where the
+// file system makes no link (another device); its field groups' column files
+// likewise, each group at generation (*next_generation)++ (set in `named`).
+// Adds the bytes copied to `*copied`.
 Status LinkSegment(const Dataset& dataset, const SegmentInfo& segment, const std::string& out_dir,
-                   const std::string& name, uint64_t generation, bool sync, uint64_t* copied) {
+                   const std::string& name, format::Segment* named, uint64_t* next_generation, bool sync,
+                   uint64_t* copied) {
+  auto link = [&](const std::string& from, const std::string& to) -> Status {
+    if (io::LinkFile(from, to).ok()) return Status::OK();
+    UREC_ASSIGN_OR_RETURN(io::MappedFile source, io::MappedFile::Open(from));
+    *copied += source.size();
+    return CopyWholeFile(from, to, sync);
+  };
   for (uint32_t j = 0; j < segment.shards; ++j) {
     const ShardInfo& shard = dataset.shards()[segment.first_shard + j];
-    const std::string to = io::JoinPath(out_dir, format::ShardFileName(name, generation, j, segment.shards));
-    for (const auto& [from, target] : {std::make_pair(shard.index_path, format::IndexPathFor(to)),
-                                       std::make_pair(shard.path, to)}) {
-      if (io::LinkFile(from, target).ok()) continue;
-      UREC_RETURN_IF_ERROR(CopyWholeFile(from, target, sync));
-      *copied += from == shard.path ? shard.file_bytes : shard.index_bytes;
+    const std::string to = io::JoinPath(out_dir, format::ShardFileName(name, named->generation, j, segment.shards));
+    UREC_RETURN_IF_ERROR(link(shard.index_path, format::IndexPathFor(to)));
+    UREC_RETURN_IF_ERROR(link(shard.path, to));
+  }
+  for (size_t g = 0; g < segment.field_groups.size(); ++g) {
+    named->groups[g].generation = (*next_generation)++;
+    for (uint32_t j = 0; j < segment.shards; ++j) {
+      const std::string& from = segment.field_groups[g].paths[j];
+      const std::string to = io::JoinPath(
+          out_dir, format::ColumnFileName(name, named->generation, named->groups[g].generation, j, segment.shards));
+      UREC_RETURN_IF_ERROR(link(format::IndexPathFor(from), format::IndexPathFor(to)));
+      UREC_RETURN_IF_ERROR(link(from, to));
     }
   }
   return Status::OK();
 }
 
-// The segment as a manifest names it, at `generation` from id `first_id`.
-format::Segment AsSegment(const SegmentInfo& segment, uint64_t generation, uint64_t first_id) {
-  return format::Segment{generation, segment.shards, first_id, segment.uuid};
+// How merge tells field groups apart (SPEC.md 1.4): the schema, the groups
+// of the first segment and the dropped fields.
+std::string DescribeFields(const Dataset& dataset) {
+  std::string out = "schema " + dataset.schema().ToString();
+  auto names = [](const std::vector<std::string>& fields) {
+    std::string list;
+    for (const std::string& f : fields) list += (list.empty() ? "" : ", ") + f;
+    return "[" + list + "]";
+  };
+  const SegmentInfo& first = dataset.segments()[0];
+  for (const FieldGroupInfo& group : first.field_groups) out += " + field group " + names(group.fields);
+  if (!first.dropped_fields.empty()) out += " - dropped " + names(first.dropped_fields);
+  return out;
 }
 
 // Whether the files of `segment` already have generation-`generation` names of dataset `name` in
@@ -115,6 +140,7 @@ struct StagedWrite::Impl {
   std::vector<std::pair<std::string, std::string>> reports;
   bool done = false;
   bool keep_committed = false;
+  bool add_fields = false;  // AddFieldGroup(): part k is a field group of segment k
   WriterSummary summary;
 
   // KeepCommitted(): the committed dataset's segments, in place (those of
@@ -130,12 +156,13 @@ struct StagedWrite::Impl {
     }
     const Dataset& d = **committed;
     for (const SegmentInfo& segment : d.segments()) {
-      uint64_t g = segment.generation;
+      format::Segment named = dataset::AsSegment(segment, segment.generation, segment.first_id);
       if (!NamedInPlace(d, segment, out_dir, name)) {
-        g = (*next_generation)++;
-        UREC_RETURN_IF_ERROR(LinkSegment(d, segment, out_dir, name, g, options.sync, &summary.bytes_written));
+        named.generation = (*next_generation)++;
+        UREC_RETURN_IF_ERROR(LinkSegment(d, segment, out_dir, name, &named, next_generation, options.sync,
+                                         &summary.bytes_written));
       }
-      segments->push_back(AsSegment(segment, g, segment.first_id));
+      segments->push_back(std::move(named));
     }
     return committed;
   }
@@ -213,14 +240,17 @@ struct StagedWrite::Impl {
     std::vector<format::Segment> segments;  // kept before the new one
     uint64_t new_generation = generation;
     std::shared_ptr<Dataset> committed;
-    if (keep_committed) {
+    if (keep_committed || add_fields) {
       UREC_ASSIGN_OR_RETURN(committed, KeptSegments(&segments, &new_generation));
     }
+    if (add_fields) UREC_RETURN_IF_ERROR(CheckPartsFitSegments(committed.get(), parts, segments));
     // Step 3 first renames: once a staged file has its generation name, no
     // late attempt of its part can replace it.
     for (uint32_t n = 0; n < count; ++n) {
       StagedShard& s = shards[n];
-      s.path = InDir(format::ShardFileName(name, new_generation, n, count));
+      s.path = add_fields ? InDir(format::ColumnFileName(name, segments[s.part].generation, new_generation,
+                                                         s.shard_in_part, segments[s.part].shard_count))
+                          : InDir(format::ShardFileName(name, new_generation, n, count));
       const std::string staged_index = InDir(format::StagedIndexFileName(name, token, s.part, s.shard_in_part));
       for (const auto& [from, to] : {std::make_pair(staged_index, format::IndexPathFor(s.path)),
                                      std::make_pair(s.staged_path, s.path)}) {
@@ -252,7 +282,7 @@ struct StagedWrite::Impl {
       }
       return Status::OK();
     }));
-    if (committed != nullptr) {
+    if (committed != nullptr && !add_fields) {
       const std::string differs = SchemaOrMetadataDifference(dataset_header.schema, dataset_header.metadata,
                                                              committed->schema(), committed->metadata(),
                                                              "the dataset's", format::ClassList::kMayGrow);
@@ -261,7 +291,17 @@ struct StagedWrite::Impl {
       }
     }
     std::vector<uint64_t> part_records(parts.size(), 0);
-    for (const StagedShard& s : shards) part_records[s.part] += s.header.record_count;
+    for (const StagedShard& s : shards) {
+      part_records[s.part] += s.header.record_count;
+      if (!add_fields) continue;
+      const ShardInfo& beside =
+          committed->shards()[committed->segments()[s.part].first_shard + s.shard_in_part];
+      if (s.header.record_count != beside.records) {
+        return Status::InvalidArgument("add fields to " + InDir(name) + ": " + Describe(s) + " has " +
+                                       std::to_string(s.header.record_count) + " records, its shard " + beside.path +
+                                       " " + std::to_string(beside.records));
+      }
+    }
     for (const dataset::PartFile& part : parts) {
       if (part_records[part.part] != part.records) {
         return Status::Corruption("staged write: part " + std::to_string(part.part) + " holds " +
@@ -269,32 +309,45 @@ struct StagedWrite::Impl {
                                   std::to_string(part.records));
       }
     }
-    // The dataset's values, as Writer::Finish computes them.
-    std::vector<format::ShardDigest> digests;
-    std::vector<uint64_t> first_ids(count + 1, 0);
+    // The dataset's values, as Writer::Finish computes them; adding fields,
+    // each part's column files are a dataset of their own (SPEC.md 1.4).
+    std::vector<uint32_t> run_of(count, 0);
+    for (uint32_t n = 1; n < count; ++n) {
+      run_of[n] = run_of[n - 1] + (add_fields && shards[n].part != shards[n - 1].part ? 1 : 0);
+    }
+    const size_t runs = count == 0 ? 0 : run_of[count - 1] + 1;
+    std::vector<std::vector<format::ShardDigest>> digests(runs);
+    std::vector<uint64_t> first_ids(count, 0), run_records(runs, 0);
+    std::vector<uint32_t> numbers(count, 0), run_shards(runs, 0);
     for (uint32_t n = 0; n < count; ++n) {
       const StagedShard& s = shards[n];
-      digests.push_back({s.header.record_count, s.index.shard_footer_checksum, s.index.sections.at(0).checksum()});
-      first_ids[n + 1] = first_ids[n] + s.header.record_count;
+      const uint32_t r = run_of[n];
+      digests[r].push_back({s.header.record_count, s.index.shard_footer_checksum, s.index.sections.at(0).checksum()});
+      first_ids[n] = run_records[r];
+      numbers[n] = run_shards[r]++;
+      run_records[r] += s.header.record_count;
     }
     format::ShardHeaderValues page_settings = dataset_header.values;
-    const format::Uuid uuid =
-        format::DeriveDatasetUuid(digests, dataset_header.schema, dataset_header.metadata, page_settings);
+    std::vector<format::Uuid> uuids;
+    for (size_t r = 0; r < runs; ++r) {
+      uuids.push_back(format::DeriveDatasetUuid(digests[r], dataset_header.schema, dataset_header.metadata, page_settings));
+    }
     const uint16_t minor = dataset_header.schema.RequiredMinorVersion();
     UREC_RETURN_IF_ERROR(ParallelFor(count, options.threads, "staged write: threads", [&](size_t n) -> Status {
       StagedShard& s = shards[n];
+      const uint32_t r = run_of[n];
       format::ShardHeaderValues header = s.header;
-      header.uuid = uuid;
-      header.shard_number = static_cast<uint32_t>(n);
-      header.shard_count = count;
+      header.uuid = uuids[r];
+      header.shard_number = numbers[n];
+      header.shard_count = run_shards[r];
       UREC_RETURN_IF_ERROR(shard::WriteShardHeader(s.path, dataset_header.schema, dataset_header.metadata, header,
                                                    s.shard_header_length, options.sync));
       format::IndexHeaderValues index = s.index;
-      index.uuid = uuid;
-      index.shard_number = static_cast<uint32_t>(n);
-      index.shard_count = count;
+      index.uuid = uuids[r];
+      index.shard_number = numbers[n];
+      index.shard_count = run_shards[r];
       index.first_id = first_ids[n];
-      index.dataset_record_count = first_ids[count];
+      index.dataset_record_count = run_records[r];
       const std::string index_path = format::IndexPathFor(s.path);
       UREC_RETURN_IF_ERROR(index::WriteIndexHeader(index_path, minor, index, s.index_header_length));
       if (options.sync) {
@@ -304,6 +357,7 @@ struct StagedWrite::Impl {
       }
       return Status::OK();
     }));
+    if (add_fields) return CommitFieldGroup(*committed, dataset_header.schema, std::move(segments), shards, uuids, new_generation);
     const uint64_t kept_records = committed != nullptr ? committed->size() : 0;
     if (committed != nullptr) {
       for (const ShardInfo& shard : committed->shards()) {
@@ -311,7 +365,8 @@ struct StagedWrite::Impl {
       }
     }
     // An append of nothing adds no segment (its empty shard is removed at cleanup).
-    const bool new_segment = segments.empty() || first_ids[count] > 0;
+    const uint64_t new_records = runs == 0 ? 0 : run_records[0];
+    const bool new_segment = segments.empty() || new_records > 0;
     for (size_t k = 0; k < segments.size(); ++k) {
       for (uint32_t j = 0; j < segments[k].shard_count; ++j) {
         const std::string path = InDir(format::ShardFileName(name, segments[k].generation, j, segments[k].shard_count));
@@ -326,14 +381,75 @@ struct StagedWrite::Impl {
       summary.bytes += s.index.shard_file_length + s.index_file_length;
       summary.bytes_written += s.index.shard_file_length + s.index_file_length;
     }
-    if (new_segment) segments.push_back(format::Segment{new_generation, count, kept_records, format::UuidToString(uuid)});
+    if (new_segment) {
+      segments.push_back(format::Segment{new_generation, count, kept_records, format::UuidToString(uuids[0]), {}, {}});
+    }
+    UREC_RETURN_IF_ERROR(CommitSegments(new_generation, std::move(segments)));
+    summary.records = kept_records + (new_segment ? new_records : 0);
+    return Status::OK();
+  }
+
+  // Steps 3 (the reports) and 4 with the files in place.
+  Status CommitSegments(uint64_t generation, std::vector<format::Segment> segments) {
     dataset::PendingGeneration pending;
-    pending.generation = new_generation;
+    pending.generation = generation;
     pending.segments = std::move(segments);
     pending.reports = reports;
     pending.sync = options.sync;
-    UREC_RETURN_IF_ERROR(dataset::CommitGeneration(out_dir, name, pending, &summary));
-    summary.records = kept_records + (new_segment ? first_ids[count] : 0);
+    return dataset::CommitGeneration(out_dir, name, pending, &summary);
+  }
+
+  // AddFieldGroup(): one part per segment of `committed`, each cut as its
+  // segment's shards.
+  Status CheckPartsFitSegments(const Dataset* committed, const std::vector<dataset::PartFile>& parts,
+                               const std::vector<format::Segment>& segments) const {
+    const std::string where = "add fields to " + InDir(name) + ": ";
+    if (committed == nullptr) return Status::FailedPrecondition(where + "there is no committed dataset");
+    if (parts.size() != segments.size()) {
+      return Status::InvalidArgument(where + std::to_string(parts.size()) + " parts for its " +
+                                     std::to_string(segments.size()) +
+                                     " segments (every segment gets the fields: one part each)");
+    }
+    for (size_t k = 0; k < parts.size(); ++k) {
+      if (parts[k].shards != segments[k].shard_count) {
+        return Status::InvalidArgument(where + "part " + std::to_string(k) + " has " + std::to_string(parts[k].shards) +
+                                       " shards, segment " + std::to_string(k) + " " +
+                                       std::to_string(segments[k].shard_count));
+      }
+    }
+    return Status::OK();
+  }
+
+  // Commits the stamped column files `shards` (of `schema`) as field group `generation`
+  // of every segment (part k's, UUID uuids[k], of segment k): fields of the
+  // same name in earlier groups are superseded (a group left with none is
+  // no longer named).
+  Status CommitFieldGroup(const Dataset& committed, const Schema& schema, std::vector<format::Segment> segments,
+                          const std::vector<StagedShard>& shards, const std::vector<format::Uuid>& uuids,
+                          uint64_t generation) {
+    std::vector<std::string> fields;
+    for (const Field& f : schema.fields()) fields.push_back(f.name);
+    for (size_t k = 0; k < segments.size(); ++k) {
+      std::vector<format::FieldGroup> groups;
+      for (format::FieldGroup& group : segments[k].groups) {
+        std::vector<std::string> kept;
+        for (std::string& f : group.fields) {
+          if (std::find(fields.begin(), fields.end(), f) == fields.end()) kept.push_back(std::move(f));
+        }
+        group.fields = std::move(kept);
+        if (!group.fields.empty()) groups.push_back(std::move(group));
+      }
+      groups.push_back(format::FieldGroup{generation, format::UuidToString(uuids[k]), fields});
+      segments[k].groups = std::move(groups);
+    }
+    for (const StagedShard& s : shards) {
+      summary.shard_paths.push_back(s.path);
+      summary.index_paths.push_back(format::IndexPathFor(s.path));
+      summary.bytes_written += s.index.shard_file_length + s.index_file_length;
+    }
+    summary.bytes = summary.bytes_written;
+    UREC_RETURN_IF_ERROR(CommitSegments(generation, std::move(segments)));
+    summary.records = committed.size();
     return Status::OK();
   }
 };
@@ -358,6 +474,12 @@ Result<WriterSummary> MergeDatasets(const std::string& out_dir, const std::strin
       return Status::InvalidArgument("merge: input " + std::to_string(k) + " (" + inputs[k] + ") has another " + differs +
                                      "; datasets merge only with the same fields and metadata");
     }
+    if (!opened.empty() && DescribeFields(**input) != DescribeFields(*opened[0])) {
+      return Status::InvalidArgument("merge: input " + std::to_string(k) + " (" + inputs[k] +
+                                     ") has other field groups than input 0 (" + inputs[0] + "): " +
+                                     DescribeFields(**input) + ", input 0 " + DescribeFields(*opened[0]) +
+                                     "; datasets merge only with the same field groups (add or drop fields first)");
+    }
     opened.push_back(std::move(*input));
   }
   UREC_ASSIGN_OR_RETURN(dataset::DatasetLock locked, dataset::LockDataset(out_dir, name, "merge"));
@@ -370,11 +492,13 @@ Result<WriterSummary> MergeDatasets(const std::string& out_dir, const std::strin
     uint64_t first_id = 0;
     for (const std::shared_ptr<Dataset>& input : opened) {
       for (const SegmentInfo& segment : input->segments()) {
-        uint64_t g = segment.generation;
+        format::Segment named = dataset::AsSegment(segment, segment.generation, first_id);
         if (!NamedInPlace(*input, segment, out_dir, name)) {
-          g = next_generation++;
-          UREC_RETURN_IF_ERROR(LinkSegment(*input, segment, out_dir, name, g, options.sync, &summary.bytes_written));
+          named.generation = next_generation++;
+          UREC_RETURN_IF_ERROR(LinkSegment(*input, segment, out_dir, name, &named, &next_generation, options.sync,
+                                           &summary.bytes_written));
         }
+        const uint64_t g = named.generation;
         for (uint32_t j = 0; j < segment.shards; ++j) {
           const ShardInfo& shard = input->shards()[segment.first_shard + j];
           const std::string path = io::JoinPath(out_dir, format::ShardFileName(name, g, j, segment.shards));
@@ -382,7 +506,7 @@ Result<WriterSummary> MergeDatasets(const std::string& out_dir, const std::strin
           summary.index_paths.push_back(format::IndexPathFor(path));
           summary.bytes += shard.file_bytes + shard.index_bytes;
         }
-        segments.push_back(AsSegment(segment, g, first_id));
+        segments.push_back(std::move(named));
         first_id += segment.records;
       }
     }
@@ -432,7 +556,15 @@ const std::string& StagedWrite::token() const { return impl_->token; }
 
 Status StagedWrite::KeepCommitted() {
   if (impl_->done) return Status::FailedPrecondition("staged write: KeepCommitted after Commit");
+  if (impl_->add_fields) return Status::FailedPrecondition("staged write: KeepCommitted after AddFieldGroup");
   impl_->keep_committed = true;
+  return Status::OK();
+}
+
+Status StagedWrite::AddFieldGroup() {
+  if (impl_->done) return Status::FailedPrecondition("staged write: AddFieldGroup after Commit");
+  if (impl_->keep_committed) return Status::FailedPrecondition("staged write: AddFieldGroup after KeepCommitted");
+  impl_->add_fields = true;
   return Status::OK();
 }
 uint32_t StagedWrite::num_parts() const { return impl_->num_parts; }

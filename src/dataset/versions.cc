@@ -18,7 +18,11 @@ namespace unirecord {
 namespace {
 
 using dataset::DatasetPath;
-using dataset::ResolveDatasetPath;
+
+// NotFound messages end by saying why a manifest is needed.
+Result<DatasetPath> Resolve(const std::string& path) {
+  return dataset::ResolveDatasetPath(path, "versions are kept only by those");
+}
 
 // The kept versions' manifests by generation (the latest included, also
 // when a dataset from before format 1.2 kept no copy of it yet).
@@ -63,7 +67,7 @@ Status UnderLock(const DatasetPath& d, const std::string& who, Work work) {
 }  // namespace
 
 Result<std::vector<VersionInfo>> ListVersions(const std::string& path) {
-  UREC_ASSIGN_OR_RETURN(const DatasetPath d, ResolveDatasetPath(path));
+  UREC_ASSIGN_OR_RETURN(const DatasetPath d, Resolve(path));
   format::Manifest latest;
   UREC_ASSIGN_OR_RETURN(const auto kept, KeptManifests(d, &latest));
   UREC_ASSIGN_OR_RETURN(const format::Tags tags, format::ReadTags(d.dir, d.name));
@@ -86,7 +90,7 @@ Result<std::vector<VersionInfo>> ListVersions(const std::string& path) {
 
 Status TagVersion(const std::string& path, const std::string& tag, uint64_t version) {
   UREC_RETURN_IF_ERROR(format::CheckTagName(tag));
-  UREC_ASSIGN_OR_RETURN(const DatasetPath d, ResolveDatasetPath(path));
+  UREC_ASSIGN_OR_RETURN(const DatasetPath d, Resolve(path));
   return UnderLock(d, "tag", [&]() -> Status {
     format::Manifest latest;
     UREC_ASSIGN_OR_RETURN(const auto kept, KeptManifests(d, &latest));
@@ -102,7 +106,7 @@ Status TagVersion(const std::string& path, const std::string& tag, uint64_t vers
 }
 
 Status UntagVersion(const std::string& path, const std::string& tag) {
-  UREC_ASSIGN_OR_RETURN(const DatasetPath d, ResolveDatasetPath(path));
+  UREC_ASSIGN_OR_RETURN(const DatasetPath d, Resolve(path));
   return UnderLock(d, "untag", [&]() -> Status {
     UREC_ASSIGN_OR_RETURN(format::Tags tags, format::ReadTags(d.dir, d.name));
     if (tags.erase(tag) == 0) return Status::NotFound(io::JoinPath(d.dir, d.name) + ": no tag '" + tag + "'");
@@ -114,7 +118,7 @@ Result<GcSummary> CollectGarbage(const std::string& path, const GcOptions& optio
   if (options.keep_last == 0 && options.keep_newer_than_s < 0) {
     return Status::InvalidArgument("gc: say which versions to keep (keep_last >= 1, or keep_newer_than_s >= 0)");
   }
-  UREC_ASSIGN_OR_RETURN(const DatasetPath d, ResolveDatasetPath(path));
+  UREC_ASSIGN_OR_RETURN(const DatasetPath d, Resolve(path));
   GcSummary summary;
   const Status status = UnderLock(d, "gc", [&]() -> Status {
     format::Manifest latest;

@@ -84,7 +84,7 @@ TEST(ManifestTest, OneSegmentOfItsOwnGenerationIsManifest1AndMoreAreManifest2) {
   format::Manifest one = format::Manifest::OneSegment(4, 2, kUuidA);
   EXPECT_EQ(format::EncodeManifest(one).rfind("unirecord-manifest 1\n", 0), 0u);
   format::Manifest two = one;
-  two.segments = {format::Segment{2, 1, 0, kUuidA}, format::Segment{4, 3, 10, kUuidB}};
+  two.segments = {format::Segment{2, 1, 0, kUuidA, {}, {}}, format::Segment{4, 3, 10, kUuidB, {}, {}}};
   two.shard_count = 4;
   const std::string text = format::EncodeManifest(two);
   EXPECT_EQ(text, Signed("unirecord-manifest 2\ngeneration 4\nshards 4\nuuid " + kUuidA + "\nsegment 2 1 0 " + kUuidA +

@@ -412,7 +412,7 @@ Status Writer::Impl::Commit() {
   }
   dataset::PendingGeneration pending;
   pending.generation = generation;
-  pending.segments = {format::Segment{generation, count, 0, format::UuidToString(uuid)}};
+  pending.segments = {format::Segment{generation, count, 0, format::UuidToString(uuid), {}, {}}};
   pending.moves = std::move(moves);
   pending.reports = reports;
   pending.sync = options.sync;

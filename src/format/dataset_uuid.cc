@@ -66,4 +66,28 @@ Uuid DeriveSegmentsUuid(const std::vector<SegmentDigest>& segments) {
   return FinishUuid(state);
 }
 
+Uuid DeriveFieldGroupsUuid(const Uuid& segments_uuid, const std::vector<FieldsDigest>& segments) {
+  XXH3_state_t* state = XXH3_createState();
+  XXH3_128bits_reset(state);
+  auto add_names = [state](const std::vector<std::string>& names) {
+    AddU64(state, names.size());
+    for (const std::string& name : names) {
+      AddU64(state, name.size());
+      XXH3_128bits_update(state, name.data(), name.size());
+    }
+  };
+  XXH3_128bits_update(state, kFieldGroupsUuidDomain, std::strlen(kFieldGroupsUuidDomain));
+  XXH3_128bits_update(state, segments_uuid.data(), segments_uuid.size());
+  AddU64(state, segments.size());
+  for (const FieldsDigest& segment : segments) {
+    AddU64(state, segment.groups.size());
+    for (const FieldGroupDigest& group : segment.groups) {
+      XXH3_128bits_update(state, group.uuid.data(), group.uuid.size());
+      add_names(group.fields);
+    }
+    add_names(segment.dropped);
+  }
+  return FinishUuid(state);
+}
+
 }  // namespace unirecord::format

@@ -4,6 +4,7 @@
 #define UNIRECORD_FORMAT_DATASET_UUID_H_
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "format/header_codec.h"
@@ -33,6 +34,20 @@ struct SegmentDigest {
   uint64_t first_id = 0;
 };
 Uuid DeriveSegmentsUuid(const std::vector<SegmentDigest>& segments);
+
+// The UUID of a dataset whose segments have field groups or whose manifest
+// drops fields (SPEC section 1.4): of the segments' UUID (above, or the one
+// segment's own) and each segment's groups (UUID and field names) and
+// dropped names, so that adding or dropping a field changes it.
+struct FieldGroupDigest {
+  Uuid uuid{};
+  std::vector<std::string> fields;
+};
+struct FieldsDigest {  // of one segment
+  std::vector<FieldGroupDigest> groups;
+  std::vector<std::string> dropped;
+};
+Uuid DeriveFieldGroupsUuid(const Uuid& segments_uuid, const std::vector<FieldsDigest>& segments);
 
 }  // namespace unirecord::format
 

@@ -40,9 +40,17 @@ std::string GenerationTag(uint64_t generation) {
   return tag;
 }
 
-// Parses "gDIGITS" (at most 18 digits, so no overflow); nullopt otherwise.
-std::optional<uint64_t> ParseGenerationTag(const std::string& s) {
-  if (s.size() < 2 || s.size() > 19 || s[0] != 'g' || !AllOf(s.substr(1), kDigits)) return std::nullopt;
+// ".fFFFFFF": a column file's field group generation (> 0).
+std::string ColumnGenerationTag(uint64_t group_generation) {
+  std::string tag = GenerationTag(group_generation);
+  if (!tag.empty()) tag[1] = kColumnGenerationTag;
+  return tag;
+}
+
+// Parses "gDIGITS" (or `letter` DIGITS; at most 18 digits, so no overflow);
+// nullopt otherwise.
+std::optional<uint64_t> ParseGenerationTag(const std::string& s, char letter = 'g') {
+  if (s.size() < 2 || s.size() > 19 || s[0] != letter || !AllOf(s.substr(1), kDigits)) return std::nullopt;
   return std::stoull(s.substr(1));
 }
 
@@ -118,7 +126,13 @@ std::optional<uint64_t> VersionGeneration(const std::string& file, const std::st
 }  // namespace
 
 std::string ShardFileName(const std::string& name, uint64_t generation, uint32_t shard, uint32_t count) {
-  return name + "-" + ShardNumber(shard) + "-of-" + ShardNumber(count) + GenerationTag(generation) + kShardExtension;
+  return ColumnFileName(name, generation, 0, shard, count);
+}
+
+std::string ColumnFileName(const std::string& name, uint64_t generation, uint64_t group_generation, uint32_t shard,
+                           uint32_t count) {
+  return name + "-" + ShardNumber(shard) + "-of-" + ShardNumber(count) + GenerationTag(generation) +
+         ColumnGenerationTag(group_generation) + kShardExtension;
 }
 
 std::string IndexPathFor(const std::string& shard_path) {
@@ -217,6 +231,12 @@ std::optional<ShardFileParts> ParseShardFileName(const std::string& file) {
   }
   std::string head, tag;
   if (SplitLastDot(*stem, &head, &tag)) {
+    if (std::optional<uint64_t> group = ParseGenerationTag(tag, kColumnGenerationTag)) {
+      parts.group_generation = *group;
+      *stem = head;
+    }
+  }
+  if (SplitLastDot(*stem, &head, &tag)) {
     if (std::optional<uint64_t> generation = ParseGenerationTag(tag)) {
       parts.generation = *generation;
       *stem = head;
@@ -233,8 +253,9 @@ std::optional<ShardFileParts> ParseShardFileName(const std::string& file) {
   parts.name = stem->substr(0, at);
   parts.shard = static_cast<uint32_t>(std::stoul(stem->substr(at + 1, 5)));
   parts.count = static_cast<uint32_t>(std::stoul(stem->substr(at + 10, 5)));
-  if (parts.name[0] == '.') return std::nullopt;
-  const std::string canonical = ShardFileName(parts.name, parts.generation, parts.shard, parts.count);
+  if (parts.name[0] == '.' || (parts.group_generation > 0 && parts.generation == 0)) return std::nullopt;
+  const std::string canonical =
+      ColumnFileName(parts.name, parts.generation, parts.group_generation, parts.shard, parts.count);
   if ((parts.is_index ? IndexPathFor(canonical) : canonical) != file) return std::nullopt;
   return parts;
 }
@@ -253,6 +274,7 @@ FileOfDataset ClassifyFile(const std::string& file, const std::string& name) {
   } else if (std::optional<ShardFileParts> parts = ParseShardFileName(file); parts && parts->name == name) {
     result.role = FileRole::kShard;
     result.generation = parts->generation;
+    result.group_generation = parts->group_generation;
   } else if (std::optional<uint64_t> generation = ReportGeneration(file, name)) {
     result.role = FileRole::kReport;
     result.generation = *generation;

@@ -15,6 +15,11 @@ namespace unirecord::format {
 
 // NAME-SSSSS-of-NNNNN.urec (generation 0) or NAME-SSSSS-of-NNNNN.gGGGGGG.urec.
 std::string ShardFileName(const std::string& name, uint64_t generation, uint32_t shard, uint32_t count);
+// NAME-SSSSS-of-NNNNN.gGGGGGG.fFFFFFF.urec: the column file of field group F
+// beside shard S of the segment of generation G (SPEC.md section 1.4);
+// group_generation 0 is the shard itself.
+std::string ColumnFileName(const std::string& name, uint64_t generation, uint64_t group_generation, uint32_t shard,
+                           uint32_t count);
 // The index beside a shard: the same path with extension .uidx.
 std::string IndexPathFor(const std::string& shard_path);
 // NAME.LABEL.tsv (generation 0) or NAME.LABEL.gGGGGGG.tsv: a report committed
@@ -66,6 +71,7 @@ bool IsStagingToken(const std::string& token);
 struct ShardFileParts {
   std::string name;
   uint64_t generation = 0;
+  uint64_t group_generation = 0;  // a column file's F; 0 for a shard
   uint32_t shard = 0;
   uint32_t count = 0;
   bool is_index = false;
@@ -75,7 +81,7 @@ std::optional<ShardFileParts> ParseShardFileName(const std::string& file);
 // What `file` (a name in the folder) is to the dataset `name`.
 enum class FileRole {
   kOther,      // not a file of this dataset: never touched
-  kShard,      // .urec or .uidx of `generation`
+  kShard,      // .urec or .uidx of `generation` (a column file: of `group_generation` too)
   kReport,     // report of `generation` ("rejects" at generation 0)
   kManifest,
   kVersion,    // kept manifest of `generation`
@@ -86,6 +92,7 @@ enum class FileRole {
 struct FileOfDataset {
   FileRole role = FileRole::kOther;
   uint64_t generation = 0;  // kShard, kReport, kVersion
+  uint64_t group_generation = 0;  // kShard: a column file's field group
 };
 FileOfDataset ClassifyFile(const std::string& file, const std::string& name);
 

@@ -28,6 +28,29 @@ TEST(FileNamesTest, SpellsEveryFileOfADataset) {
   EXPECT_FALSE(ManifestDatasetName("train.urec"));
 }
 
+TEST(FileNamesTest, ColumnFilesParseWithTheirGroupAndClassifyAsShards) {
+  const std::string file = ColumnFileName("train", 3, 7, 1, 2);
+  EXPECT_EQ(file, "train-00001-of-00002.g000003.f000007.urec");
+  for (bool index : {false, true}) {
+    auto parts = ParseShardFileName(index ? IndexPathFor(file) : file);
+    ASSERT_TRUE(parts);
+    EXPECT_EQ(parts->name, "train");
+    EXPECT_EQ(parts->generation, 3u);
+    EXPECT_EQ(parts->group_generation, 7u);
+    EXPECT_EQ(parts->is_index, index);
+  }
+  EXPECT_EQ(ParseShardFileName(ShardFileName("train", 3, 1, 2))->group_generation, 0u);
+  const FileOfDataset of = ClassifyFile(file, "train");
+  EXPECT_EQ(of.role, FileRole::kShard);
+  EXPECT_EQ(of.generation, 3u);
+  EXPECT_EQ(of.group_generation, 7u);
+  EXPECT_EQ(ClassifyFile(file, "train-00001-of-00002.g000003").role, FileRole::kOther);
+  for (const char* bad : {"t-00000-of-00001.f000002.urec", "t-00000-of-00001.g000001.f2.urec",
+                          "t-00000-of-00001.f000002.g000001.urec", "t-00000-of-00001.g000001.f000000.urec"}) {
+    EXPECT_FALSE(ParseShardFileName(bad)) << bad;
+  }
+}
+
 TEST(FileNamesTest, ParsesShardNamesFromTheEnd) {
   for (const auto& [name, generation] : std::vector<std::pair<std::string, uint64_t>>{
            {"train", 0}, {"train", 5}, {"a.g000001", 0}, {"x-00001-of-00002", 3}, {"v.1", 1234567}}) {

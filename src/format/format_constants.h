@@ -146,11 +146,23 @@ inline constexpr size_t kMaxTagBytes = 64;
 inline constexpr const char* kPartFileFirstLine = "unirecord-part 1";
 inline constexpr uint64_t kMaxManifestBytes = 1 << 20;  // 64 KiB before format 1.2
 inline constexpr uint64_t kMaxTagsBytes = 1 << 20;
+// SPEC.md "Field groups" (section 1.4): the column files of a field group,
+// NAME-SSSSS-of-NNNNN.gGGGGGG.fFFFFFF.urec / .uidx (G the segment's
+// generation, F the group's), named in manifest 2 by kFieldGroupKey lines
+// "fields G F UUID NAMES"; kDroppedFieldsKey "drop G NAMES" hides fields of
+// segment G's own shards. NAMES: comma-separated, each byte of
+// kEscapedNameBytes (and below 0x21 or 0x7f and up) written %XX.
+inline constexpr char kColumnGenerationTag = 'f';
+inline constexpr const char* kFieldGroupKey = "fields";
+inline constexpr const char* kDroppedFieldsKey = "drop";
+inline constexpr const char* kEscapedNameBytes = "%,";
 
 // SPEC.md "Dataset UUID": domain separator of the content digest.
 inline constexpr const char* kUuidDomain = "unirecord-dataset-uuid-v1";
 // ... and of a dataset of several segments (section 1.2): a digest of theirs.
 inline constexpr const char* kSegmentsUuidDomain = "unirecord-segments-uuid-v1";
+// ... and of a dataset with field groups or dropped fields (SPEC section 1.4).
+inline constexpr const char* kFieldGroupsUuidDomain = "unirecord-fields-uuid-v1";
 
 // SPEC.md section 13: the sampler state, 40 bytes a training job saves to
 // resume its sample order.

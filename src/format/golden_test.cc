@@ -23,6 +23,7 @@
 #include "format/format_constants.h"
 #include "io/file.h"
 #include "unirecord/dataset.h"
+#include "unirecord/fields.h"
 #include "unirecord/versions.h"
 #include "unirecord/writer.h"
 
@@ -90,6 +91,35 @@ Status WriteGoldenSegments(const std::string& dir) {
   }
   UREC_RETURN_IF_ERROR(writer->Finish());
   return TagVersion(dir + "/golden", "first", 1);
+}
+
+// The fields golden v1_2-fields adds to row k (SPEC.md section 1.4).
+float GoldenQuality(uint64_t k) { return static_cast<float>(k) * 1.5f - 2.0f; }
+std::string GoldenCaption(uint64_t k) { return k == 1 ? "" : "caption " + std::to_string(k); }
+
+// Format 1.2 field groups: the golden dataset as generation 1; quality
+// (float32, indexed) and caption added (generation 2); label replaced by a
+// string (generation 3); path dropped (generation 4).
+Status WriteGoldenFields(const std::string& dir) {
+  UREC_RETURN_IF_ERROR(WriteGoldenGeneration(dir, "golden", 2).status());
+  AddFieldsOptions options;
+  options.writer.blob_page_bytes = 8 << 10;
+  options.writer.scalar_page_bytes = 512;
+  options.writer.sync = false;
+  options.commit.sync = false;
+  const Schema added = *Schema::Make({Field::Float32("quality", true), Field::String("caption")});
+  UREC_RETURN_IF_ERROR(AddFields(dir + "/golden", added, [](const Dataset&, uint64_t id, RecordBuilder& out) {
+    UREC_RETURN_IF_ERROR(out.SetFloat32(0, GoldenQuality(id)));
+    return out.SetString(1, GoldenCaption(id));
+  }, options).status());
+  const Schema label = *Schema::Make({Field::String("label")});
+  UREC_RETURN_IF_ERROR(AddFields(dir + "/golden", label, [](const Dataset& d, uint64_t id, RecordBuilder& out) {
+    UREC_ASSIGN_OR_RETURN(const int64_t old, d.GetIndexedInt64(id, 1));
+    return out.SetString(0, "label " + std::to_string(old));
+  }, options).status());
+  StagedWriteOptions commit;
+  commit.sync = false;
+  return DropFields(dir + "/golden", {"path"}, commit).status();
 }
 
 // A damaged copy of the one-shard dataset `good/`: what is done to it, and
@@ -191,6 +221,10 @@ TEST(GoldenTest, Regenerate) {
   std::filesystem::create_directories(kGoldenDir + "/v1_2-segments");
   ASSERT_TRUE(WriteGoldenSegments(kGoldenDir + "/v1_2-segments").ok());
   std::filesystem::remove(kGoldenDir + "/v1_2-segments/" + format::LockFileName("golden"));
+  std::filesystem::remove_all(kGoldenDir + "/v1_2-fields");
+  std::filesystem::create_directories(kGoldenDir + "/v1_2-fields");
+  ASSERT_TRUE(WriteGoldenFields(kGoldenDir + "/v1_2-fields").ok());
+  std::filesystem::remove(kGoldenDir + "/v1_2-fields/" + format::LockFileName("golden"));
   for (const BadCase& bad : BadCases()) {
     const std::string dir = kGoldenDir + "/bad/" + bad.name;
     std::filesystem::create_directories(dir);
@@ -308,6 +342,59 @@ TEST(GoldenTest, TodaysWriterReproducesTheSegmentsAndVersionsBytes) {
   ASSERT_TRUE(WriteGoldenSegments(dir).ok());
   const auto written = FolderBytes(dir);
   const auto golden = FolderBytes(kGoldenDir + "/v1_2-segments");
+  ASSERT_EQ(written.size(), golden.size());
+  for (const auto& [name, bytes] : golden) {
+    ASSERT_EQ(written.count(name), 1u) << name;
+    EXPECT_TRUE(written.at(name) == bytes) << name;
+  }
+}
+
+TEST(GoldenTest, FieldGroupsDecode) {
+  const std::string dir = kGoldenDir + "/v1_2-fields";
+  const std::string manifest = testing::ReadBytes(dir + "/golden.uset");
+  EXPECT_EQ(manifest.rfind("unirecord-manifest 2\ngeneration 4\nshards 2\nuuid ", 0), 0u) << manifest;
+  EXPECT_NE(manifest.find("\nsegment 1 2 0 25661647-a09f-8738-832b-a9cd1a5612e2\nfields 1 2 "), std::string::npos)
+      << manifest;
+  EXPECT_NE(manifest.find(" quality,caption\nfields 1 3 "), std::string::npos) << manifest;
+  EXPECT_NE(manifest.find(" label\ndrop 1 path\n"), std::string::npos) << manifest;
+  auto latest = Dataset::Open(dir);
+  ASSERT_TRUE(latest.ok()) << latest.status().ToString();
+  const Dataset& d = **latest;
+  EXPECT_EQ(d.version(), 4u);
+  EXPECT_EQ(d.schema().ToString(),
+            "image: bytes, label: string, width: int32 (indexed), score: float32 (indexed), mean: float32[3], "
+            "big: int64, ratio: float64, mask: bytes (zstd), grid: int32[2,2], weights: float64[2], "
+            "quality: float32 (indexed), caption: string");
+  ASSERT_EQ(d.size(), Rows().size());
+  for (uint64_t k = 0; k < d.size(); ++k) {
+    auto record = d.Get(k);
+    ASSERT_TRUE(record.ok()) << record.status().ToString();
+    EXPECT_TRUE(*record->GetBytes("image") == Rows()[k].image);
+    EXPECT_EQ(*record->GetString("label"), "label " + std::to_string(Rows()[k].label));
+    EXPECT_EQ(*record->GetFloat32("quality"), GoldenQuality(k));
+    EXPECT_EQ(*record->GetString("caption"), GoldenCaption(k));
+    EXPECT_EQ(*record->GetInt64("big"), Rows()[k].big);
+  }
+  EXPECT_TRUE(d.Verify().ok());
+  // Version 1 is the dataset as first written; 2 has both fields added.
+  DatasetOptions options;
+  options.version = 1;
+  auto first = Dataset::Open(dir, options);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  ExpectGoodValues(**first);
+  options.version = 2;
+  auto second = Dataset::Open(dir, options);
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  EXPECT_EQ(*(*second)->Get(4)->GetInt64("label"), Rows()[4].label);
+  EXPECT_EQ(*(*second)->Get(4)->GetString("path"), Rows()[4].path);
+  EXPECT_EQ(*(*second)->GetIndexedFloat64(4, 11), GoldenQuality(4));
+}
+
+TEST(GoldenTest, TodaysWriterReproducesTheFieldGroupsBytes) {
+  const std::string dir = testing::MakeTempDir();
+  ASSERT_TRUE(WriteGoldenFields(dir).ok());
+  const auto written = FolderBytes(dir);
+  const auto golden = FolderBytes(kGoldenDir + "/v1_2-fields");
   ASSERT_EQ(written.size(), golden.size());
   for (const auto& [name, bytes] : golden) {
     ASSERT_EQ(written.count(name), 1u) << name;

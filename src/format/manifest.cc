@@ -1,9 +1,11 @@
 #include "format/manifest.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 
 #include "format/checksum.h"
+#include "format/dataset_uuid.h"
 #include "format/file_names.h"
 #include "format/format_constants.h"
 #include "io/file.h"
@@ -88,8 +90,79 @@ bool ParseSegment(const std::string& value, Segment* segment) {
       !ParseDecimal(first_id, UINT64_MAX, &f) || !IsUuidText(uuid)) {
     return false;
   }
-  *segment = Segment{g, static_cast<uint32_t>(s), f, uuid};
+  *segment = Segment{g, static_cast<uint32_t>(s), f, uuid, {}, {}};
   return value == std::to_string(g) + " " + std::to_string(s) + " " + std::to_string(f) + " " + uuid;
+}
+
+// A field name in a manifest line: '%', ',' and bytes outside 0x21..0x7e
+// as %XX (uppercase hex), so that names never hold the separators.
+std::string EscapeName(const std::string& name) {
+  std::string out;
+  for (const char c : name) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte <= 0x20 || byte >= 0x7f || std::string(kEscapedNameBytes).find(c) != std::string::npos) {
+      char hex[4];
+      std::snprintf(hex, sizeof(hex), "%%%02X", byte);
+      out += hex;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string EscapeNames(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& name : names) out += (out.empty() ? "" : ",") + EscapeName(name);
+  return out;
+}
+
+// NAMES back to names: non-empty, distinct, each in its one escaped form.
+bool ParseNames(const std::string& text, std::vector<std::string>* names) {
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string escaped = text.substr(start, end - start);
+    std::string name;
+    for (size_t i = 0; i < escaped.size(); ++i) {
+      if (escaped[i] != '%') {
+        name += escaped[i];
+        continue;
+      }
+      if (i + 2 >= escaped.size()) return false;
+      const std::string hex = escaped.substr(i + 1, 2);
+      if (hex.find_first_not_of("0123456789ABCDEF") != std::string::npos) return false;
+      name += static_cast<char>(std::stoi(hex, nullptr, 16));
+      i += 2;
+    }
+    if (name.empty() || EscapeName(name) != escaped || name.size() > kMaxFieldNameBytes) return false;
+    for (const std::string& seen : *names) {
+      if (seen == name) return false;
+    }
+    names->push_back(name);
+    start = end + 1;
+  }
+  return true;
+}
+
+// "SEGMENT_GENERATION GROUP_GENERATION UUID NAMES".
+bool ParseFieldGroup(const std::string& value, uint64_t* segment_generation, FieldGroup* group) {
+  char segment[32], generation[32], uuid[64];
+  int consumed = 0;
+  if (value.size() > kMaxManifestBytes ||
+      std::sscanf(value.c_str(), "%31s %31s %63s %n", segment, generation, uuid, &consumed) != 3 ||
+      static_cast<size_t>(consumed) >= value.size()) {
+    return false;
+  }
+  if (!ParseDecimal(segment, kMaxGeneration, segment_generation) || *segment_generation == 0 ||
+      !ParseDecimal(generation, kMaxGeneration, &group->generation) || group->generation == 0 || !IsUuidText(uuid) ||
+      !ParseNames(value.substr(consumed), &group->fields)) {
+    return false;
+  }
+  group->uuid = uuid;
+  return value == std::to_string(*segment_generation) + " " + std::to_string(group->generation) + " " + group->uuid +
+                      " " + EscapeNames(group->fields);
 }
 
 Result<std::string> ReadSmallFile(const std::string& path, uint64_t limit, const std::string& what) {
@@ -108,15 +181,40 @@ Manifest Manifest::OneSegment(uint64_t generation, uint32_t shard_count, const s
   manifest.generation = generation;
   manifest.shard_count = shard_count;
   manifest.uuid = uuid;
-  manifest.segments.push_back(Segment{generation, shard_count, 0, uuid});
+  manifest.segments.push_back(Segment{generation, shard_count, 0, uuid, {}, {}});
   return manifest;
+}
+
+std::string DatasetUuidOf(const std::vector<Segment>& segments) {
+  std::vector<SegmentDigest> digests;
+  std::vector<FieldsDigest> fields;
+  bool any_group = false;
+  for (const Segment& s : segments) {
+    SegmentDigest digest;
+    UuidFromString(s.uuid, &digest.uuid);  // checked text (IsUuidText or UuidToString)
+    digest.shard_count = s.shard_count;
+    digest.first_id = s.first_id;
+    digests.push_back(digest);
+    FieldsDigest& of = fields.emplace_back();
+    for (const FieldGroup& g : s.groups) {
+      FieldGroupDigest group;
+      UuidFromString(g.uuid, &group.uuid);
+      group.fields = g.fields;
+      of.groups.push_back(std::move(group));
+    }
+    of.dropped = s.dropped;
+    any_group = any_group || !s.groups.empty() || !s.dropped.empty();
+  }
+  Uuid uuid = digests.size() == 1 ? digests[0].uuid : DeriveSegmentsUuid(digests);
+  if (any_group) uuid = DeriveFieldGroupsUuid(uuid, fields);
+  return UuidToString(uuid);
 }
 
 std::string EncodeManifest(const Manifest& manifest) {
   // No segments listed: the one segment a manifest 1 implies.
   const bool one_segment = manifest.segments.empty() ||
                            (manifest.segments.size() == 1 &&
-                            manifest.segments[0] == Segment{manifest.generation, manifest.shard_count, 0, manifest.uuid});
+                            manifest.segments[0] == Segment{manifest.generation, manifest.shard_count, 0, manifest.uuid, {}, {}});
   std::string text = std::string(one_segment ? kManifestFirstLine : kSegmentedManifestFirstLine) + "\n";
   text += "generation " + std::to_string(manifest.generation) + "\n";
   text += "shards " + std::to_string(manifest.shard_count) + "\n";
@@ -125,6 +223,17 @@ std::string EncodeManifest(const Manifest& manifest) {
     for (const Segment& s : manifest.segments) {
       text += "segment " + std::to_string(s.generation) + " " + std::to_string(s.shard_count) + " " +
               std::to_string(s.first_id) + " " + s.uuid + "\n";
+    }
+    for (const Segment& s : manifest.segments) {
+      for (const FieldGroup& g : s.groups) {
+        text += std::string(kFieldGroupKey) + " " + std::to_string(s.generation) + " " + std::to_string(g.generation) +
+                " " + g.uuid + " " + EscapeNames(g.fields) + "\n";
+      }
+    }
+    for (const Segment& s : manifest.segments) {
+      if (!s.dropped.empty()) {
+        text += std::string(kDroppedFieldsKey) + " " + std::to_string(s.generation) + " " + EscapeNames(s.dropped) + "\n";
+      }
     }
   }
   for (const std::string& label : manifest.reports) text += "report " + label + "\n";
@@ -139,6 +248,8 @@ Result<Manifest> DecodeManifest(const std::string& text, const std::string& path
   const bool segmented = version == 1;
   Manifest manifest;
   bool has_generation = false, has_shards = false, has_uuid = false;
+  std::vector<std::pair<uint64_t, FieldGroup>> groups;  // (segment generation, group), in line order
+  std::vector<std::pair<uint64_t, std::vector<std::string>>> drops;  // (segment generation, names)
   for (const std::string& line : lines) {
     std::string key, value;
     SplitKey(line, &key, &value);
@@ -159,6 +270,19 @@ Result<Manifest> DecodeManifest(const std::string& text, const std::string& path
       Segment segment;
       if (!ParseSegment(value, &segment)) return corrupt("bad segment '" + value + "'");
       manifest.segments.push_back(segment);
+    } else if (key == kFieldGroupKey && segmented) {
+      std::pair<uint64_t, FieldGroup> group;
+      if (!ParseFieldGroup(value, &group.first, &group.second)) return corrupt("bad field group line '" + line + "'");
+      groups.push_back(std::move(group));
+    } else if (key == kDroppedFieldsKey && segmented) {
+      std::pair<uint64_t, std::vector<std::string>> drop;
+      std::string segment, names;
+      SplitKey(value, &segment, &names);
+      if (!ParseDecimal(segment, kMaxGeneration, &drop.first) || std::to_string(drop.first) != segment ||
+          !ParseNames(names, &drop.second)) {
+        return corrupt("bad dropped fields line '" + line + "'");
+      }
+      drops.push_back(std::move(drop));
     } else if (key == "report") {
       if (value.empty() || value.find_first_not_of("abcdefghijklmnopqrstuvwxyz") != std::string::npos) {
         return corrupt("bad report label '" + value + "'");
@@ -168,7 +292,7 @@ Result<Manifest> DecodeManifest(const std::string& text, const std::string& path
   }
   if (!has_generation || !has_shards || !has_uuid) return corrupt("lacks generation, shards or uuid");
   if (!segmented) {
-    manifest.segments.push_back(Segment{manifest.generation, manifest.shard_count, 0, manifest.uuid});
+    manifest.segments.push_back(Segment{manifest.generation, manifest.shard_count, 0, manifest.uuid, {}, {}});
     return manifest;
   }
   // Segments: at least one, ids from 0 upwards, generations distinct and
@@ -190,6 +314,43 @@ Result<Manifest> DecodeManifest(const std::string& text, const std::string& path
   if (shards != manifest.shard_count) {
     return corrupt("segments hold " + std::to_string(shards) + " shards, 'shards' says " +
                    std::to_string(manifest.shard_count));
+  }
+  // Field groups: of a listed segment, after it and not after the manifest,
+  // ascending per segment, no field supplied by two groups of one segment.
+  for (auto& [segment_generation, group] : groups) {
+    const std::string which = "field group " + std::to_string(group.generation) + " of segment generation " +
+                              std::to_string(segment_generation) + " ";
+    Segment* segment = nullptr;
+    for (Segment& s : manifest.segments) {
+      if (s.generation == segment_generation) segment = &s;
+    }
+    if (segment == nullptr) return corrupt(which + "names no segment of the manifest");
+    if (group.generation <= segment_generation || group.generation > manifest.generation) {
+      return corrupt(which + "is not after its segment and at most the manifest's generation");
+    }
+    if (!segment->groups.empty() && segment->groups.back().generation >= group.generation) {
+      return corrupt(which + "is not after the segment's other groups");
+    }
+    for (const FieldGroup& earlier : segment->groups) {
+      for (const std::string& field : group.fields) {
+        if (std::find(earlier.fields.begin(), earlier.fields.end(), field) != earlier.fields.end()) {
+          return corrupt(which + "supplies field '" + field + "', as group " + std::to_string(earlier.generation) +
+                         " does");
+        }
+      }
+    }
+    segment->groups.push_back(std::move(group));
+  }
+  for (auto& [segment_generation, names] : drops) {
+    Segment* segment = nullptr;
+    for (Segment& s : manifest.segments) {
+      if (s.generation == segment_generation) segment = &s;
+    }
+    if (segment == nullptr || !segment->dropped.empty()) {
+      return corrupt("dropped fields of segment generation " + std::to_string(segment_generation) +
+                     (segment == nullptr ? ", which the manifest does not list" : " listed twice"));
+    }
+    segment->dropped = std::move(names);
   }
   return manifest;
 }

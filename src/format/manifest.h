@@ -13,6 +13,19 @@
 
 namespace unirecord::format {
 
+// Fields added to a segment after it was written (SPEC.md section 1.4): the
+// column files NAME-SSSSS-of-NNNNN.gGGGGGG.fFFFFFF.urec beside its shards,
+// G = the segment's generation, F = `generation`, rows 1:1 with the shard's.
+struct FieldGroup {
+  uint64_t generation = 0;          // > the segment's, <= the manifest's; ascending per segment
+  std::string uuid;                 // its column files' UUID, text form
+  std::vector<std::string> fields;  // those it supplies, in its files' schema order
+
+  bool operator==(const FieldGroup& o) const {
+    return generation == o.generation && uuid == o.uuid && fields == o.fields;
+  }
+};
+
 // A run of shards written together: files
 // NAME-SSSSS-of-NNNNN.gGGGGGG.urec for s < shard_count, G = generation,
 // whose headers hold `uuid`, shard numbers within the segment and ids from 0.
@@ -21,9 +34,12 @@ struct Segment {
   uint32_t shard_count = 0;
   uint64_t first_id = 0;  // global id of its first record
   std::string uuid;       // its shards' UUID, text form
+  std::vector<FieldGroup> groups;  // by generation; a later one's field supersedes an earlier source's
+  std::vector<std::string> dropped;  // fields of its shards that are hidden
 
   bool operator==(const Segment& o) const {
-    return generation == o.generation && shard_count == o.shard_count && first_id == o.first_id && uuid == o.uuid;
+    return generation == o.generation && shard_count == o.shard_count && first_id == o.first_id && uuid == o.uuid &&
+           groups == o.groups && dropped == o.dropped;
   }
 };
 
@@ -39,8 +55,13 @@ struct Manifest {
   static Manifest OneSegment(uint64_t generation, uint32_t shard_count, const std::string& uuid);
 };
 
-// Manifest 1 when the manifest is one segment of its own generation (the
-// bytes of format 1.1), else manifest 2 with segment lines.
+// The dataset UUID of `segments`: the one segment's own UUID, else their
+// digest (SPEC.md sections 1.2 and 1.4).
+std::string DatasetUuidOf(const std::vector<Segment>& segments);
+
+// Manifest 1 when the manifest is one segment of its own generation without
+// field groups or dropped fields (the bytes of format 1.1), else manifest 2
+// with segment lines.
 std::string EncodeManifest(const Manifest& manifest);
 // `path` names the file in errors (Corruption).
 Result<Manifest> DecodeManifest(const std::string& text, const std::string& path);

@@ -14,6 +14,7 @@
 
 #include "convert/synthetic_images.h"
 #include "pipeline/loader_test_data.h"
+#include "unirecord/fields.h"
 #include "unirecord/loader.h"
 #include "unirecord/writer.h"
 #include "util/test_files.h"
@@ -204,6 +205,113 @@ TEST(BatchFieldsTest, PaddedAndJaggedEqualTheRecords) {
   CheckEpoch(OpenDataset(dir), options, true);
   options.ragged = RaggedLayout::kJagged;
   CheckEpoch(OpenDataset(dir), options, true);
+}
+
+// WriteDataset(true)'s records written again with image, label and path
+// only, in the same order (so with the same ids), then the other fields
+// added from `full` as a field group (format/SPEC.md section 1.4): the same
+// dataset with its fields across a shard and its column files.
+std::string WriteSplitDataset(const Dataset& full) {
+  const std::string dir = testing::MakeTempDir() + "/split";
+  const Schema base = *Schema::Make({Field::Bytes("image"), Field::Int64("label", true), Field::String("path")});
+  WriterOptions options;
+  options.num_shards = 2;
+  options.sync = false;
+  auto writer = Writer::Create(dir, "fields", base, options);
+  EXPECT_TRUE(writer.ok()) << writer.status().ToString();
+  std::vector<uint64_t> id_of(kRecords);  // by write order
+  for (uint64_t id = 0; id < full.size(); ++id) id_of[size_t(WrittenIndex(full, id))] = id;
+  RecordBuilder record(base);
+  for (uint64_t id : id_of) {
+    Result<Record> r = full.Get(id);
+    EXPECT_TRUE(r.ok());
+    EXPECT_TRUE(record.SetBytesOwned(0, std::string(*r->GetBytes("image"))).ok());
+    EXPECT_TRUE(record.SetInt64(1, *r->GetInt64("label")).ok());
+    EXPECT_TRUE(record.SetString(2, *r->GetString("path")).ok());
+    EXPECT_TRUE((*writer)->Write(record).ok());
+  }
+  EXPECT_TRUE((*writer)->Finish().ok());
+  std::vector<Field> added;
+  for (const Field& f : full.schema().fields()) {
+    if (!base.FindField(f.name).ok()) added.push_back(f);
+  }
+  AddFieldsOptions add;
+  add.writer.sync = false;
+  add.commit.sync = false;
+  auto summary = AddFields(dir + "/fields", *Schema::Make(added), [&](const Dataset&, uint64_t id, RecordBuilder& out) {
+    UREC_ASSIGN_OR_RETURN(Record r, full.Get(id));
+    for (size_t k = 0; k < out.schema().num_fields(); ++k) {
+      const Field& f = out.schema().field(k);
+      if (f.is_array()) {
+        UREC_ASSIGN_OR_RETURN(ArrayView v, r.GetArray(f.name));
+        UREC_RETURN_IF_ERROR(out.SetValues(k, v.type, v.data, v.shape.ToVector()));
+      } else if (f.type == FieldType::kFloat64) {
+        UREC_RETURN_IF_ERROR(out.SetFloat64(k, *r.GetFloat64(f.name)));
+      } else {
+        UREC_ASSIGN_OR_RETURN(std::string_view bytes, r.GetBytes(f.name));
+        UREC_RETURN_IF_ERROR(out.SetBytesOwned(k, std::string(bytes)));
+      }
+    }
+    return Status::OK();
+  });
+  EXPECT_TRUE(summary.ok()) << summary.status().ToString();
+  return dir;
+}
+
+// Batches of fields read across a shard and its column files equal those of
+// the same fields stored in the shard: images, labels, ids and every field.
+TEST(BatchFieldsTest, FieldsAcrossShardAndColumnFilesBatchAsInOneShard) {
+  const std::shared_ptr<const Dataset> full = OpenDataset(WriteDataset(true));
+  const std::shared_ptr<const Dataset> split = OpenDataset(WriteSplitDataset(*full));
+  ASSERT_EQ(split->schema().num_fields(), full->schema().num_fields());
+  ASSERT_EQ(split->segments()[0].field_groups.size(), 1u);
+  for (RaggedLayout ragged : {RaggedLayout::kPad, RaggedLayout::kJagged}) {
+    LoaderOptions options = FieldOptions();
+    options.ragged = ragged;
+    options.boxes_field = "boxes";
+    options.box_aligned = {"category_id"};
+    auto a = Loader::Create(full, options);
+    auto b = Loader::Create(split, options);
+    ASSERT_TRUE(a.ok() && b.ok()) << b.status().ToString();
+    for (size_t batches = 0;; ++batches) {
+      Result<Batch> x = (*a)->Next();
+      Result<Batch> y = (*b)->Next();
+      ASSERT_TRUE(x.ok() && y.ok()) << y.status().ToString();
+      ASSERT_EQ(x->size(), y->size());
+      if (x->empty()) {
+        EXPECT_GT(batches, 3u);
+        break;
+      }
+      const size_t n = x->size();
+      EXPECT_EQ(std::memcmp(x->record_ids(), y->record_ids(), n * sizeof(uint64_t)), 0);
+      EXPECT_EQ(std::memcmp(x->labels(), y->labels(), n * sizeof(int64_t)), 0);
+      EXPECT_EQ(std::memcmp(x->images(), y->images(), n * 3 * size_t(kSize) * kSize), 0);
+      ASSERT_EQ(x->fields().size(), y->fields().size());
+      for (size_t k = 0; k < x->fields().size(); ++k) {
+        const BatchField& f = x->fields()[k];
+        const BatchField& g = y->fields()[k];
+        SCOPED_TRACE(f.name);
+        EXPECT_EQ(f.name, g.name);
+        EXPECT_EQ(f.shape, g.shape);
+        EXPECT_EQ(f.lengths_shape, g.lengths_shape);
+        EXPECT_EQ(f.values, g.values);
+        int64_t count = 1;
+        for (int64_t d : f.shape) count *= d;
+        if (f.data != nullptr && f.offsets == nullptr) {
+          EXPECT_EQ(std::memcmp(f.data, g.data, size_t(count) * NumericWidth(f.type)), 0);
+        }
+        if (f.offsets != nullptr) {
+          EXPECT_EQ(std::memcmp(f.offsets, g.offsets, (n + 1) * sizeof(int64_t)), 0);
+          EXPECT_EQ(std::memcmp(f.data, g.data, size_t(f.offsets[n]) * NumericWidth(f.type)), 0);
+        }
+        int64_t lengths = 1;
+        for (int64_t d : f.lengths_shape) lengths *= d;
+        if (f.lengths != nullptr) {
+          EXPECT_EQ(std::memcmp(f.lengths, g.lengths, size_t(lengths) * sizeof(int64_t)), 0);
+        }
+      }
+    }
+  }
 }
 
 TEST(BatchFieldsTest, DatasetWithoutImages) {

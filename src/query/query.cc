@@ -64,20 +64,33 @@ class IntRanges {
   std::vector<std::pair<int64_t, int64_t>> ranges_;
 };
 
-// One shard, as the evaluator reads it.
+// One shard, as the evaluator reads it: each field from the file that holds
+// it (the shard `base`, or a column file beside it; SPEC.md 1.4).
 class ShardScan {
  public:
-  ShardScan(const shard::ShardReader& shard, bool verify)
-      : shard_(shard), layout_(shard.layout()), verify_(verify), records_(shard.records()) {}
+  ShardScan(const Dataset& dataset, size_t s, const shard::ShardReader& base, bool verify)
+      : dataset_(dataset), s_(s), base_(base), verify_(verify), records_(base.records()) {}
 
   uint64_t records() const { return records_; }
-  const std::string& index_path() const { return shard_.index_path(); }
+  const std::string& index_path() const { return base_.index_path(); }
+
+  // The file holding field `field` of the dataset's schema, and its index there.
+  struct At {
+    const shard::ShardReader& file;
+    const index::FieldLayout& layout;
+    size_t field;
+  };
+  At Of(size_t field) const {
+    const auto [file, local] = dataset_internal::ShardAccess::FieldFile(dataset_, s_, field, base_);
+    return At{*file, file->layout(), local};
+  }
 
   // Order key of an indexed field's value in row `row`.
   Result<uint64_t> IndexedKey(const Comparison& c, uint64_t row) const {
-    UREC_ASSIGN_OR_RETURN(const uint8_t* entry, shard_.Entry(row, verify_));
-    const size_t slot = static_cast<size_t>(layout_.indexed_slot[c.field]);
-    return index::IndexedOrderKey(c.type, format::LoadLE<uint64_t>(entry + layout_.IndexedValueOffset(slot)));
+    const At at = Of(c.field);
+    UREC_ASSIGN_OR_RETURN(const uint8_t* entry, at.file.Entry(row, verify_));
+    const size_t slot = static_cast<size_t>(at.layout.indexed_slot[at.field]);
+    return index::IndexedOrderKey(c.type, format::LoadLE<uint64_t>(entry + at.layout.IndexedValueOffset(slot)));
   }
 
   // Row at position `pos` of the field's sorted index, checked to exist.
@@ -104,11 +117,12 @@ class ShardScan {
   // The field's sorted index, its section checksum checked on first use when
   // verifying (SPEC section 11): a damaged index is an error, never an answer.
   Result<const uint8_t*> SortedIndex(size_t field) const {
-    return shard_.index().SortedIndex(static_cast<size_t>(layout_.indexed_slot[field]), verify_);
+    const At at = Of(field);
+    return at.file.index().SortedIndex(static_cast<size_t>(at.layout.indexed_slot[at.field]), verify_);
   }
 
   Status RowOutOfRange(size_t field, uint32_t row) const {
-    return Status::Corruption(shard_.index_path() + ": sorted index of field " + std::to_string(field) +
+    return Status::Corruption(Of(field).file.index_path() + ": sorted index of field " + std::to_string(field) +
                               " lists row " + std::to_string(row) + " of " + std::to_string(records_));
   }
 
@@ -130,10 +144,11 @@ class ShardScan {
 
   // A scalar-page value of a non-indexed field.
   Result<std::string_view> ColumnValue(size_t field, uint64_t row) const {
-    UREC_ASSIGN_OR_RETURN(const uint8_t* entry, shard_.Entry(row, verify_));
+    const At at = Of(field);
+    UREC_ASSIGN_OR_RETURN(const uint8_t* entry, at.file.Entry(row, verify_));
     uint32_t in_page = 0;
-    UREC_ASSIGN_OR_RETURN(page_, shard_.ScalarPage(entry, row, verify_, &in_page));
-    return page_->view.Value(static_cast<size_t>(layout_.column_slot[field]), in_page);
+    UREC_ASSIGN_OR_RETURN(page_, at.file.ScalarPage(entry, row, verify_, &in_page));
+    return page_->view.Value(static_cast<size_t>(at.layout.column_slot[at.field]), in_page);
   }
 
   // Order key of any numeric scalar field's value in `row`.
@@ -147,11 +162,12 @@ class ShardScan {
   // The list index of a list field (format/SPEC.md 8.4), its checksum and
   // structure checked on first use when verifying.
   Result<const index::ListIndexView*> ListIndex(size_t field) const {
-    return shard_.index().ListIndex(static_cast<size_t>(layout_.list_slot[field]), verify_);
+    const At at = Of(field);
+    return at.file.index().ListIndex(static_cast<size_t>(at.layout.list_slot[at.field]), verify_);
   }
 
   std::string ListWhere(size_t field) const {
-    return shard_.index_path() + ": list index of field " + std::to_string(field);
+    return Of(field).file.index_path() + ": list index of field " + std::to_string(field);
   }
 
   // A list comparison (`contains`, `any`, `len`) on one row: from the list
@@ -162,13 +178,14 @@ class ShardScan {
       UREC_ASSIGN_OR_RETURN(const index::ListIndexView* list, ListIndex(c.field));
       return accepted.Contains(list->Length(row));
     }
-    const Field& field = shard_.header().schema.field(c.field);
-    UREC_ASSIGN_OR_RETURN(const uint8_t* entry, shard_.Entry(row, verify_));
+    const At at = Of(c.field);
+    const Field& field = at.file.header().schema.field(at.field);
+    UREC_ASSIGN_OR_RETURN(const uint8_t* entry, at.file.Entry(row, verify_));
     UREC_ASSIGN_OR_RETURN(const shard::BlobBytes blob,
-                          shard_.ReadBlob(entry, row, static_cast<size_t>(layout_.blob_slot[c.field]), verify_));
+                          at.file.ReadBlob(entry, row, static_cast<size_t>(at.layout.blob_slot[at.field]), verify_));
     format::ParsedArray parsed;
     const Status shape = format::ParseVarArray(field, blob.mapped, &parsed);  // arrays are never compressed
-    if (!shape.ok()) return Status::Corruption(shard_.RowContext(row) + ": " + shape.message());
+    if (!shape.ok()) return Status::Corruption(at.file.RowContext(row) + ": " + shape.message());
     if (c.test == Comparison::Test::kLength) return accepted.Contains(parsed.dims[0]);
     const size_t width = FindType(field.type)->width;
     for (size_t i = 0; i < parsed.count; ++i) {
@@ -188,8 +205,9 @@ class ShardScan {
   }
 
  private:
-  const shard::ShardReader& shard_;
-  const index::FieldLayout& layout_;
+  const Dataset& dataset_;
+  const size_t s_;
+  const shard::ShardReader& base_;
   const bool verify_;
   const uint64_t records_;
   mutable std::shared_ptr<const shard::DecodedPage> page_;  // keeps the last page alive
@@ -509,7 +527,7 @@ Status ForEachShard(const ParsedQuery& q, const Dataset& dataset, bool reads_pag
     if (reads_pages) {
       UREC_ASSIGN_OR_RETURN(pages, ShardAccess::Pages(dataset, s));
     }
-    const ShardScan shard(*pages.reader, dataset.options().verify_checksums);
+    const ShardScan shard(dataset, s, *pages.reader, dataset.options().verify_checksums);
     UREC_ASSIGN_OR_RETURN(Rows rows, Evaluate(shard, q.root, nullptr));
     UREC_RETURN_IF_ERROR(visit(ShardAccess::FirstId(dataset, s), shard, rows));
   }
@@ -609,7 +627,7 @@ Result<uint64_t> Query::Count(const Dataset& dataset) const {
     using dataset_internal::ShardAccess;
     uint64_t count = 0;
     for (size_t s = 0; s < ShardAccess::ShardCount(dataset); ++s) {
-      const ShardScan shard(ShardAccess::Frame(dataset, s), dataset.options().verify_checksums);
+      const ShardScan shard(dataset, s, ShardAccess::Frame(dataset, s), dataset.options().verify_checksums);
       uint64_t total = 0;
       UREC_RETURN_IF_ERROR(IndexSpans(shard, root.comparison, &total).status());
       count += total;

@@ -35,6 +35,8 @@ SUBCOMMANDS = {  # the positional arguments each needs, NAME replaced per test
     "tag": ["DATASET", "t"],
     "gc": ["DATASET", "--keep", "5"],
     "compact": ["DATASET"],
+    "add-field": ["DATASET", "MANIFEST", "--schema", "SCHEMA"],
+    "drop-field": ["DATASET", "label"],
 }
 
 

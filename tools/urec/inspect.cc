@@ -138,8 +138,13 @@ void PrintJson(const InspectArgs& args, const Dataset& ds, const Totals& t, cons
   out["version"] = ds.version();
   Json segments = Json::array();
   for (const SegmentInfo& g : ds.segments()) {
+    Json groups = Json::array();
+    for (const FieldGroupInfo& f : g.field_groups) {
+      groups.push_back(Json{{"generation", f.generation}, {"uuid", f.uuid}, {"fields", f.fields}, {"files", f.paths}});
+    }
     segments.push_back(Json{{"generation", g.generation}, {"uuid", g.uuid}, {"first_shard", g.first_shard},
-                            {"shards", g.shards}, {"first_id", g.first_id}, {"records", g.records}});
+                            {"shards", g.shards}, {"first_id", g.first_id}, {"records", g.records},
+                            {"field_groups", groups}, {"dropped_fields", g.dropped_fields}});
   }
   out["segments"] = segments;
   Json index_stats = Json::object();
@@ -215,6 +220,22 @@ void PrintText(const InspectArgs& args, const Dataset& ds, const Totals& t, cons
                   g.uuid.c_str());
     }
   }
+  // Fields added later (format/SPEC.md section 1.4), and those dropped.
+  for (size_t k = 0; k < ds.segments().size(); ++k) {
+    const SegmentInfo& g = ds.segments()[k];
+    for (const FieldGroupInfo& f : g.field_groups) {
+      std::string names;
+      for (const std::string& n : f.fields) names += (names.empty() ? "" : ", ") + n;
+      std::printf("fields    segment %zu, added in version %llu: %s (%zu column files like %s)\n", k,
+                  static_cast<unsigned long long>(f.generation), names.c_str(), f.paths.size(),
+                  f.paths.empty() ? "" : f.paths[0].c_str());
+    }
+    if (!g.dropped_fields.empty()) {
+      std::string names;
+      for (const std::string& n : g.dropped_fields) names += (names.empty() ? "" : ", ") + n;
+      std::printf("dropped   segment %zu: %s\n", k, names.c_str());
+    }
+  }
   for (const ShardInfo& s : ds.shards()) {
     std::printf("shard %u   %s: ids %llu..%llu (%llu), %s, index %s, pages %llu blob + %llu scalar, format %u.%u\n",
                 s.number, s.path.c_str(), static_cast<unsigned long long>(s.first_id),
@@ -223,7 +244,7 @@ void PrintText(const InspectArgs& args, const Dataset& ds, const Totals& t, cons
                 HumanBytes(s.index_bytes).c_str(), static_cast<unsigned long long>(s.blob_pages),
                 static_cast<unsigned long long>(s.scalar_pages), s.format_major, s.format_minor);
   }
-  if (args.verify) std::printf("verified  every checksum and the index of every shard\n");
+  if (args.verify) std::printf("verified  every checksum and the index of every shard and column file\n");
 }
 
 Status RunInspect(const InspectArgs& args) {

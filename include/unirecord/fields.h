@@ -1,0 +1,71 @@
+// Fields added, replaced and dropped without rewriting a dataset
+// (format/SPEC.md section 1.4). A field added later is written into column
+// files beside the shards, one row per record, and committed as a new
+// version (unirecord/versions.h): the shards are not touched, so adding a
+// 4-byte field writes about 4 bytes per record.
+//
+//   UREC_ASSIGN_OR_RETURN(Schema fields, Schema::Make({Field::Float32("score", /*indexed=*/true)}));
+//   UREC_ASSIGN_OR_RETURN(WriterSummary added, AddFields("out/train", fields,
+//       [&](const Dataset&, uint64_t id, RecordBuilder& out) { return out.SetFloat32(0, scores[id]); }));
+//   UREC_RETURN_IF_ERROR(DropFields("out/train", {"old_label"}).status());
+//
+// A field named as one the dataset has replaces it from the new version on
+// (it keeps its place in the schema); a dropped field is hidden from the new
+// version on, and the bytes only it used go when `urec gc` drops the versions
+// that show it (fields of the shards themselves stay in the shards). Every
+// segment gets the added fields, and later appends must carry them.
+//
+// `path` everywhere: a folder holding one dataset with a manifest, DIR/NAME
+// or DIR/NAME.uset. Both take the dataset's writers' lock
+// (FailedPrecondition while another writer holds it) and are kill-safe as
+// every commit: the dataset opens as before or as after.
+#ifndef UNIRECORD_FIELDS_H_
+#define UNIRECORD_FIELDS_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "unirecord/dataset.h"
+#include "unirecord/schema.h"
+#include "unirecord/status.h"
+#include "unirecord/writer.h"
+
+namespace unirecord {
+
+// Sets the new fields of record `id` of `dataset` (the version being added
+// to) in `out`, a builder of the new fields' schema. Called once per record
+// in id order, on the calling thread. An error stops the add, which then
+// commits nothing.
+using FieldValues = std::function<Status(const Dataset& dataset, uint64_t id, RecordBuilder& out)>;
+
+struct AddFieldsOptions {
+  // Page sizes and compression of the column files; their sharding
+  // (num_shards, expected_records, target_shard_bytes) is the dataset's and
+  // must stay unset.
+  WriterOptions writer;
+  // Threads that verify and stamp the column files, fsync.
+  StagedWriteOptions commit;
+  // Scalar pages of the column files hold about as many rows as the
+  // shards' do (at most writer.scalar_page_bytes): a record read at random
+  // inflates one page of each file, so a narrow field in pages of
+  // thousands of rows would cost more than the shard's page. false:
+  // writer.scalar_page_bytes as given.
+  bool match_shard_pages = true;
+};
+
+// Adds `fields` to the dataset at `path`. InvalidArgument for a schema
+// without fields or writer options that shard; errors of `values` are
+// returned naming the record.
+Result<WriterSummary> AddFields(const std::string& path, const Schema& fields, const FieldValues& values,
+                                const AddFieldsOptions& options = {});
+
+// Hides `names` from the next version. KeyNotFound for a name the dataset
+// does not have; InvalidArgument when no field would be left.
+Result<WriterSummary> DropFields(const std::string& path, const std::vector<std::string>& names,
+                                 const StagedWriteOptions& options = {});
+
+}  // namespace unirecord
+
+#endif  // UNIRECORD_FIELDS_H_

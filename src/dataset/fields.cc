@@ -1,0 +1,137 @@
+// AddFields, DropFields (unirecord/fields.h; format/SPEC.md section 1.4):
+// a field group written through a StagedWrite in this process, or a new
+// manifest that hides fields.
+#include "unirecord/fields.h"
+
+#include <algorithm>
+
+#include "dataset/commit.h"
+#include "io/file.h"
+#include "unirecord/staged_write.h"
+
+namespace unirecord {
+namespace {
+
+// The committed dataset of `d`, opened under its lock.
+Result<std::shared_ptr<Dataset>> OpenCommitted(const dataset::DatasetPath& d) {
+  return Dataset::Open(io::JoinPath(d.dir, d.name));
+}
+
+// WriterOptions::scalar_page_bytes for column files of `fields` beside
+// `dataset`'s shards: the shards' mean rows per scalar page times the new
+// fields' bytes a row, within [kMinColumnPageBytes, `configured`].
+uint32_t MatchedPageBytes(const Dataset& dataset, const Schema& fields, uint32_t configured) {
+  constexpr uint64_t kMinColumnPageBytes = 512;
+  uint64_t records = 0, pages = 0, row_bytes = 0;
+  for (const ShardInfo& shard : dataset.shards()) {
+    records += shard.records;
+    pages += shard.scalar_pages;
+  }
+  for (const Field& f : fields.fields()) {
+    if (f.storage() != StorageClass::kColumn) continue;
+    // A string's bytes are unknown ahead: counted as 16.
+    row_bytes += f.type == FieldType::kString ? 16 : static_cast<uint64_t>(f.num_elements()) * NumericWidth(f.type);
+  }
+  if (pages == 0 || row_bytes == 0) return configured;
+  const uint64_t matched = records / pages * row_bytes;
+  return static_cast<uint32_t>(std::min<uint64_t>(configured, std::max(kMinColumnPageBytes, matched)));
+}
+
+}  // namespace
+
+Result<WriterSummary> AddFields(const std::string& path, const Schema& fields, const FieldValues& values,
+                                const AddFieldsOptions& options) {
+  if (fields.num_fields() == 0) return Status::InvalidArgument("add fields to " + path + ": no fields given");
+  const WriterOptions& w = options.writer;
+  if (w.num_shards != 0 || w.expected_records != 0 || w.target_shard_bytes != 0) {
+    return Status::InvalidArgument("add fields to " + path + ": the column files are cut as the shards; "
+                                   "leave num_shards, expected_records and target_shard_bytes unset");
+  }
+  UREC_ASSIGN_OR_RETURN(const dataset::DatasetPath d,
+                        dataset::ResolveDatasetPath(path, "fields are added only to those"));
+  // One part per segment; the count is read again under the lock (Commit
+  // checks the parts against the dataset it commits to as well).
+  UREC_ASSIGN_OR_RETURN(std::shared_ptr<Dataset> dataset, OpenCommitted(d));
+  const auto parts = static_cast<uint32_t>(dataset->segments().size());
+  UREC_ASSIGN_OR_RETURN(std::unique_ptr<StagedWrite> staged, StagedWrite::Begin(d.dir, d.name, parts, options.commit));
+  UREC_ASSIGN_OR_RETURN(dataset, OpenCommitted(d));
+  if (dataset->segments().size() != parts) {
+    return Status::FailedPrecondition("add fields to " + path + ": another writer committed meanwhile; try again");
+  }
+  UREC_RETURN_IF_ERROR(staged->AddFieldGroup());
+  WriterOptions part_options = w;
+  if (options.match_shard_pages) {
+    part_options.scalar_page_bytes = MatchedPageBytes(*dataset, fields, w.scalar_page_bytes);
+  }
+  RecordBuilder builder(fields);
+  for (size_t k = 0; k < dataset->segments().size(); ++k) {
+    const SegmentInfo& segment = dataset->segments()[k];
+    UREC_ASSIGN_OR_RETURN(std::unique_ptr<PartWriter> part,
+                          PartWriter::Create(d.dir, d.name, staged->token(), static_cast<uint32_t>(k),
+                                             staged->num_parts(), fields, part_options));
+    for (uint32_t j = 0; j < segment.shards; ++j) {
+      if (j > 0) UREC_RETURN_IF_ERROR(part->NextShard());
+      const ShardInfo& shard = dataset->shards()[segment.first_shard + j];
+      for (uint64_t id = shard.first_id; id < shard.first_id + shard.records; ++id) {
+        builder.Clear();
+        Status set = values(*dataset, id, builder);
+        if (!set.ok()) return Status(set.code(), "add fields: record " + std::to_string(id) + ": " + set.message());
+        UREC_RETURN_IF_ERROR(part->Write(builder));
+      }
+    }
+    UREC_RETURN_IF_ERROR(part->Finish());
+  }
+  UREC_RETURN_IF_ERROR(staged->Commit());
+  return staged->summary();
+}
+
+Result<WriterSummary> DropFields(const std::string& path, const std::vector<std::string>& names,
+                                 const StagedWriteOptions& options) {
+  UREC_ASSIGN_OR_RETURN(const dataset::DatasetPath d,
+                        dataset::ResolveDatasetPath(path, "fields are dropped only from those"));
+  UREC_ASSIGN_OR_RETURN(dataset::DatasetLock locked, dataset::LockDataset(d.dir, d.name, "drop fields"));
+  WriterSummary summary;
+  Status status = [&]() -> Status {
+    UREC_ASSIGN_OR_RETURN(std::shared_ptr<Dataset> dataset, OpenCommitted(d));
+    for (const std::string& name : names) UREC_RETURN_IF_ERROR(dataset->schema().FindField(name).status());
+    size_t left = 0;
+    for (const Field& f : dataset->schema().fields()) {
+      left += std::find(names.begin(), names.end(), f.name) == names.end() ? 1 : 0;
+    }
+    if (left == 0) return Status::InvalidArgument("drop fields of " + path + ": no field would be left");
+    // Each name leaves the groups that supply it and is hidden in the
+    // shards (a name the shards lack hides nothing there).
+    std::vector<format::Segment> segments;
+    for (const SegmentInfo& segment : dataset->segments()) {
+      format::Segment named = dataset::AsSegment(segment, segment.generation, segment.first_id);
+      std::vector<format::FieldGroup> groups;
+      for (format::FieldGroup& group : named.groups) {
+        group.fields.erase(std::remove_if(group.fields.begin(), group.fields.end(),
+                                          [&](const std::string& f) {
+                                            return std::find(names.begin(), names.end(), f) != names.end();
+                                          }),
+                           group.fields.end());
+        if (!group.fields.empty()) groups.push_back(std::move(group));
+      }
+      named.groups = std::move(groups);
+      for (const std::string& name : names) {
+        if (std::find(named.dropped.begin(), named.dropped.end(), name) == named.dropped.end()) {
+          named.dropped.push_back(name);
+        }
+      }
+      segments.push_back(std::move(named));
+    }
+    dataset::PendingGeneration pending;
+    pending.generation = locked.generation;
+    pending.segments = std::move(segments);
+    pending.sync = options.sync;
+    UREC_RETURN_IF_ERROR(dataset::CommitGeneration(d.dir, d.name, pending, &summary));
+    summary.records = dataset->size();
+    return Status::OK();
+  }();
+  dataset::ReleaseDataset(d.dir, d.name, &locked.lock);
+  if (!status.ok()) return status;
+  return summary;
+}
+
+}  // namespace unirecord

@@ -1,0 +1,548 @@
+// Field groups (format/SPEC.md section 1.4): fields added, replaced and
+// dropped without rewriting; read as one record with the shard's; every
+// damaged column file or field-group line refused naming it; a writer
+// stopped at any step leaves the dataset as before or after.
+#include "unirecord/fields.h"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+
+#include "dataset/test_util.h"
+#include "format/checksum.h"
+#include "format/format_constants.h"
+#include "format/file_names.h"
+#include "format/manifest.h"
+#include "io/fault_injection.h"
+#include "unirecord/dataset.h"
+#include "unirecord/query.h"
+#include "unirecord/versions.h"
+#include "unirecord/writer.h"
+#include "util/test_files.h"
+
+namespace unirecord {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr uint64_t kRecords = 60;
+
+// The added fields' values: a pure function of the id.
+float Quality(uint64_t id) { return static_cast<float>((id * 37) % 100) / 4.0f; }
+std::string Caption(uint64_t id) { return "caption of " + std::to_string(id); }
+std::string Thumb(uint64_t id) { return std::string(id % 5 == 0 ? 0 : 20 + id % 300, static_cast<char>('A' + id % 26)); }
+
+Schema AddedSchema() {
+  return *Schema::Make({Field::Float32("quality", /*indexed=*/true), Field::String("caption"), Field::Bytes("thumb"),
+                        Field::Array("emb", FieldType::kInt32, {3})});
+}
+
+Status FillAdded(const Dataset&, uint64_t id, RecordBuilder& out) {
+  UREC_RETURN_IF_ERROR(out.SetFloat32(0, Quality(id)));
+  UREC_RETURN_IF_ERROR(out.SetString(1, Caption(id)));
+  UREC_RETURN_IF_ERROR(out.SetBytesOwned(2, Thumb(id)));
+  const int32_t emb[3] = {static_cast<int32_t>(id), -1, static_cast<int32_t>(id * 2)};
+  return out.SetArray(3, emb, 3);
+}
+
+AddFieldsOptions SmallColumnPages() {
+  AddFieldsOptions options;
+  options.writer.blob_page_bytes = 1 << 10;
+  options.writer.scalar_page_bytes = 256;
+  options.writer.sync = false;
+  options.commit.sync = false;
+  return options;
+}
+
+Result<std::shared_ptr<Dataset>> OpenVersion(const std::string& path, uint64_t version) {
+  DatasetOptions options;
+  options.version = version;
+  return Dataset::Open(path, options);
+}
+
+std::string Signed(const std::string& body) {
+  char hex[17];
+  std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(format::Checksum(body.data(), body.size())));
+  return body + "checksum " + hex + "\n";
+}
+
+// Checks record `id` of `dataset` reads the sample's fields and the added ones.
+void ExpectSampleAndAdded(const Dataset& dataset, uint64_t id) {
+  SCOPED_TRACE("record " + std::to_string(id));
+  auto record = dataset.Get(id);
+  ASSERT_TRUE(record.ok()) << record.status().ToString();
+  const testing::SampleValues v = testing::SampleRecord(id);
+  EXPECT_TRUE(*record->GetBytes("image") == v.image);
+  EXPECT_EQ(*record->GetInt64("big"), v.big);
+  EXPECT_EQ(*record->GetString("path"), v.path);
+  EXPECT_EQ(*record->GetFloat32("quality"), Quality(id));
+  EXPECT_EQ(*record->GetString("caption"), Caption(id));
+  EXPECT_EQ(*record->GetBytes("thumb"), Thumb(id));
+  auto emb = record->GetArray("emb");
+  ASSERT_TRUE(emb.ok());
+  ASSERT_EQ(emb->count, 3u);
+  EXPECT_EQ(emb->as<int32_t>()[2], static_cast<int32_t>(id * 2));
+  const size_t quality = *dataset.schema().FindField("quality");
+  EXPECT_EQ(*dataset.GetIndexedFloat64(id, quality), Quality(id));
+  EXPECT_EQ(dataset.GetBlob(id, *dataset.schema().FindField("thumb"))->data(), Thumb(id));
+}
+
+class FieldsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    WriterOptions options = testing::SmallPages(3);
+    options.expected_records = kRecords;  // contiguous: record k has id k
+    auto written = testing::WriteSample(dir_, "train", kRecords, options);
+    ASSERT_TRUE(written.ok()) << written.status().ToString();
+  }
+
+  Result<WriterSummary> Add() { return AddFields(path_, AddedSchema(), FillAdded, SmallColumnPages()); }
+
+  // The column file of field group `group` beside shard `s` (of 3) of
+  // segment generation 1.
+  std::string ColumnFile(uint64_t group, uint32_t s) const {
+    return io::JoinPath(dir_, format::ColumnFileName("train", 1, group, s, 3));
+  }
+
+  void RewriteManifest(const std::string& from, const std::string& to) {
+    std::string text;
+    ASSERT_TRUE(io::ReadFile(path_ + ".uset", 1 << 20, &text).ok());
+    const std::string body = text.substr(0, text.rfind("checksum "));
+    const size_t at = body.find(from);
+    ASSERT_NE(at, std::string::npos) << from << " not in " << body;
+    testing::WriteBytes(path_ + ".uset", Signed(body.substr(0, at) + to + body.substr(at + from.size())));
+  }
+
+  testing::ScratchDir scratch_;
+  const std::string dir_ = scratch_.path();
+  const std::string path_ = scratch_ / "train";
+};
+
+TEST_F(FieldsTest, AddedFieldsReadAsOneRecordWithTheShards) {
+  auto before = Dataset::Open(path_);
+  ASSERT_TRUE(before.ok());
+  auto added = Add();
+  ASSERT_TRUE(added.ok()) << added.status().ToString();
+  EXPECT_EQ(added->shard_paths.size(), 3u);
+  EXPECT_EQ(added->shard_paths[1], ColumnFile(2, 1));
+  auto dataset = Dataset::Open(path_);
+  ASSERT_TRUE(dataset.ok()) << dataset.status().ToString();
+  const Dataset& d = **dataset;
+  EXPECT_EQ(d.version(), 2u);
+  EXPECT_EQ(d.schema().num_fields(), testing::SampleSchema().num_fields() + 4);
+  EXPECT_EQ(d.schema().field(11).name, "quality");
+  EXPECT_NE(d.uuid(), (*before)->uuid()) << "new content, new dataset UUID";
+  ASSERT_EQ(d.segments()[0].field_groups.size(), 1u);
+  EXPECT_EQ(d.segments()[0].field_groups[0].fields,
+            (std::vector<std::string>{"quality", "caption", "thumb", "emb"}));
+  for (uint64_t id = 0; id < kRecords; ++id) ExpectSampleAndAdded(d, id);
+  EXPECT_TRUE(d.Verify().ok());
+  // A query on an added indexed field, and one across both files.
+  auto query = Query::Parse("quality >= 20 and label == 1", d);
+  ASSERT_TRUE(query.ok()) << query.status().ToString();
+  auto ids = query->Ids(d);
+  ASSERT_TRUE(ids.ok()) << ids.status().ToString();
+  std::vector<uint64_t> expected;
+  for (uint64_t id = 0; id < kRecords; ++id) {
+    if (Quality(id) >= 20 && testing::SampleRecord(id).label == 1) expected.push_back(id);
+  }
+  EXPECT_FALSE(expected.empty());
+  EXPECT_EQ(*ids, expected);
+  auto captions = Query::Parse("caption == \"caption of 7\"", d);
+  ASSERT_TRUE(captions.ok());
+  EXPECT_EQ(*captions->Ids(d), std::vector<uint64_t>{7});
+  // The version before opens as it was, and the one opened before reads on.
+  auto old = OpenVersion(path_, 1);
+  ASSERT_TRUE(old.ok()) << old.status().ToString();
+  EXPECT_EQ((*old)->schema(), testing::SampleSchema());
+  EXPECT_EQ((*old)->uuid(), (*before)->uuid());
+  EXPECT_EQ(*(*before)->Get(5)->GetInt64("big"), testing::SampleRecord(5).big);
+}
+
+TEST_F(FieldsTest, AFieldAddedAgainReplacesTheOldOneInItsPlace) {
+  ASSERT_TRUE(Add().ok());
+  // Replace a field of the shards (label: int64 -> string) and an added one.
+  const Schema replacing = *Schema::Make({Field::String("label"), Field::Float64("quality")});
+  auto replaced = AddFields(path_, replacing, [](const Dataset&, uint64_t id, RecordBuilder& out) {
+    UREC_RETURN_IF_ERROR(out.SetString(0, "L" + std::to_string(id)));
+    return out.SetFloat64(1, -static_cast<double>(id));
+  }, SmallColumnPages());
+  ASSERT_TRUE(replaced.ok()) << replaced.status().ToString();
+  auto dataset = Dataset::Open(path_);
+  ASSERT_TRUE(dataset.ok()) << dataset.status().ToString();
+  const Dataset& d = **dataset;
+  EXPECT_EQ(d.schema().num_fields(), testing::SampleSchema().num_fields() + 4);
+  EXPECT_EQ(d.schema().field(1).name, "label");
+  EXPECT_EQ(d.schema().field(1).type, FieldType::kString);
+  // A replaced field of the shards keeps its place; a replaced added field
+  // moves to its new group's, the last.
+  EXPECT_EQ(d.schema().field(11).name, "caption");
+  EXPECT_EQ(d.schema().field(14).name, "quality");
+  EXPECT_EQ(d.schema().field(14).type, FieldType::kFloat64);
+  // The first group no longer supplies quality.
+  ASSERT_EQ(d.segments()[0].field_groups.size(), 2u);
+  EXPECT_EQ(d.segments()[0].field_groups[0].fields, (std::vector<std::string>{"caption", "thumb", "emb"}));
+  auto record = d.Get(9);
+  ASSERT_TRUE(record.ok());
+  EXPECT_EQ(*record->GetString("label"), "L9");
+  EXPECT_EQ(*record->GetFloat64("quality"), -9.0);
+  EXPECT_EQ(*record->GetString("caption"), Caption(9));
+  // Version 2 still has the first values.
+  auto v2 = OpenVersion(path_, 2);
+  ASSERT_TRUE(v2.ok());
+  EXPECT_EQ(*(*v2)->Get(9)->GetFloat32("quality"), Quality(9));
+  EXPECT_EQ(*(*v2)->Get(9)->GetInt64("label"), testing::SampleRecord(9).label);
+}
+
+TEST_F(FieldsTest, DroppedFieldsAreHiddenAndTheirColumnFilesGoWithTheirVersions) {
+  ASSERT_TRUE(Add().ok());
+  // Drop every field of the group and one of the shards.
+  auto dropped = DropFields(path_, {"quality", "caption", "thumb", "emb", "path"});
+  ASSERT_TRUE(dropped.ok()) << dropped.status().ToString();
+  auto dataset = Dataset::Open(path_);
+  ASSERT_TRUE(dataset.ok()) << dataset.status().ToString();
+  EXPECT_EQ((*dataset)->schema().num_fields(), testing::SampleSchema().num_fields() - 1);
+  EXPECT_FALSE((*dataset)->schema().FindField("path").ok());
+  EXPECT_TRUE((*dataset)->segments()[0].field_groups.empty());
+  EXPECT_EQ((*dataset)->segments()[0].dropped_fields.size(), 5u);
+  EXPECT_EQ(*(*dataset)->Get(3)->GetInt64("big"), testing::SampleRecord(3).big);
+  EXPECT_EQ(DropFields(path_, {"nope"}).status().code(), StatusCode::kKeyNotFound);
+  std::vector<std::string> all;
+  for (const Field& f : (*dataset)->schema().fields()) all.push_back(f.name);
+  EXPECT_EQ(DropFields(path_, all).status().code(), StatusCode::kInvalidArgument);
+  // Version 2 still shows them; its column files stay until gc drops it.
+  EXPECT_TRUE(fs::exists(ColumnFile(2, 0)));
+  GcOptions gc;
+  gc.keep_last = 1;
+  auto collected = CollectGarbage(path_, gc);
+  ASSERT_TRUE(collected.ok()) << collected.status().ToString();
+  EXPECT_FALSE(fs::exists(ColumnFile(2, 0)));
+  EXPECT_FALSE(fs::exists(format::IndexPathFor(ColumnFile(2, 2))));
+  // A field added again after a drop is read from its new group.
+  ASSERT_TRUE(Add().ok());
+  auto again = Dataset::Open(path_);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  auto record = (*again)->Get(17);
+  ASSERT_TRUE(record.ok()) << record.status().ToString();
+  EXPECT_EQ(*record->GetString("caption"), Caption(17));
+  EXPECT_EQ(*record->GetFloat32("quality"), Quality(17));
+  EXPECT_FALSE(record->GetString("path").ok());
+}
+
+TEST_F(FieldsTest, AppendsMustCarryTheAddedFieldsAndEverySegmentGetsNewOnes) {
+  ASSERT_TRUE(Add().ok());
+  auto combined = Dataset::Open(path_);
+  ASSERT_TRUE(combined.ok());
+  const Schema schema = (*combined)->schema();
+  // An append with the schema before the add is refused.
+  WriterOptions options = testing::SmallPages(0);
+  options.append = true;
+  options.sync = false;
+  auto refused = [&] {
+    UREC_ASSIGN_OR_RETURN(auto writer, Writer::Create(dir_, "train", testing::SampleSchema(), options));
+    UREC_RETURN_IF_ERROR(writer->SetMetadata("classes", "a\nb\nc\nd\ne"));
+    UREC_RETURN_IF_ERROR(writer->SetMetadata("source", "train"));
+    RecordBuilder record(writer->schema());
+    UREC_RETURN_IF_ERROR(testing::FillSample(record, testing::SampleRecord(kRecords)));
+    UREC_RETURN_IF_ERROR(writer->Write(record));
+    return writer->Finish();
+  }();
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.message().find("schema"), std::string::npos) << refused.message();
+  // With every field it joins as a segment of its own.
+  {
+    auto writer = Writer::Create(dir_, "train", schema, options);
+    ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+    ASSERT_TRUE((*writer)->SetMetadata("classes", "a\nb\nc\nd\ne").ok());
+    ASSERT_TRUE((*writer)->SetMetadata("source", "train").ok());
+    RecordBuilder record(schema);
+    for (uint64_t id = kRecords; id < kRecords + 10; ++id) {
+      const testing::SampleValues v = testing::SampleRecord(id);  // viewed until Write
+      ASSERT_TRUE(testing::FillSample(record, v).ok());
+      ASSERT_TRUE(record.SetFloat32("quality", Quality(id)).ok());
+      ASSERT_TRUE(record.SetString("caption", Caption(id)).ok());
+      ASSERT_TRUE(record.SetBytesOwned("thumb", Thumb(id)).ok());
+      const int32_t emb[3] = {static_cast<int32_t>(id), -1, static_cast<int32_t>(id * 2)};
+      ASSERT_TRUE(record.SetArray("emb", emb, 3).ok());
+      ASSERT_TRUE((*writer)->Write(record).ok());
+    }
+    ASSERT_TRUE((*writer)->Finish().ok());
+  }
+  auto appended = Dataset::Open(path_);
+  ASSERT_TRUE(appended.ok()) << appended.status().ToString();
+  ASSERT_EQ((*appended)->segments().size(), 2u);
+  EXPECT_TRUE((*appended)->segments()[1].field_groups.empty());
+  for (uint64_t id : {0ull, 59ull, 60ull, 69ull}) ExpectSampleAndAdded(**appended, id);
+  // A new field goes to both segments.
+  const Schema more = *Schema::Make({Field::Int64("rank", true)});
+  auto ranked = AddFields(path_, more, [](const Dataset&, uint64_t id, RecordBuilder& out) {
+    return out.SetInt64(0, static_cast<int64_t>(1000 - id));
+  }, SmallColumnPages());
+  ASSERT_TRUE(ranked.ok()) << ranked.status().ToString();
+  auto both = Dataset::Open(path_);
+  ASSERT_TRUE(both.ok()) << both.status().ToString();
+  EXPECT_EQ((*both)->segments()[1].field_groups.size(), 1u);
+  const size_t rank = *(*both)->schema().FindField("rank");
+  for (uint64_t id : {0ull, 65ull}) EXPECT_EQ(*(*both)->GetIndexedInt64(id, rank), static_cast<int64_t>(1000 - id));
+  auto top = Query::Parse("rank >= 935", **both);
+  ASSERT_TRUE(top.ok());
+  EXPECT_EQ(top->Ids(**both)->size(), 66u);
+}
+
+TEST_F(FieldsTest, ValuesThatFailCommitNothing) {
+  auto failed = AddFields(path_, AddedSchema(), [](const Dataset& d, uint64_t id, RecordBuilder& out) {
+    if (id == 33) return Status::InvalidArgument("no value");
+    return FillAdded(d, id, out);
+  }, SmallColumnPages());
+  ASSERT_FALSE(failed.ok());
+  EXPECT_NE(failed.status().message().find("record 33: no value"), std::string::npos) << failed.status().message();
+  auto dataset = Dataset::Open(path_);
+  ASSERT_TRUE(dataset.ok());
+  EXPECT_EQ((*dataset)->version(), 1u);
+  for (const auto& entry : fs::directory_iterator(dir_)) {
+    EXPECT_EQ(entry.path().filename().string().find(".f0"), std::string::npos) << entry.path();
+  }
+}
+
+TEST_F(FieldsTest, MergeRefusesOtherFieldGroupsNamingBoth) {
+  // The same fields in other groups: two adds of two fields each.
+  auto other = testing::WriteSample(scratch_ / "other", "train", 10, testing::SmallPages(1));
+  ASSERT_TRUE(other.ok());
+  for (const std::vector<size_t>& half : {std::vector<size_t>{0, 1}, std::vector<size_t>{2, 3}}) {
+    const Schema schema = *Schema::Make({AddedSchema().field(half[0]), AddedSchema().field(half[1])});
+    auto added = AddFields(scratch_ / "other/train", schema, [&](const Dataset&, uint64_t id, RecordBuilder& out) {
+      if (half[0] == 0) {
+        UREC_RETURN_IF_ERROR(out.SetFloat32(0, Quality(id)));
+        return out.SetString(1, Caption(id));
+      }
+      UREC_RETURN_IF_ERROR(out.SetBytesOwned(0, Thumb(id)));
+      const int32_t emb[3] = {static_cast<int32_t>(id), -1, static_cast<int32_t>(id * 2)};
+      return out.SetArray(1, emb, 3);
+    }, SmallColumnPages());
+    ASSERT_TRUE(added.ok()) << added.status().ToString();
+  }
+  ASSERT_TRUE(Add().ok());
+  auto merged = MergeDatasets(scratch_ / "merged", "all", {path_, scratch_ / "other/train"});
+  ASSERT_FALSE(merged.ok());
+  EXPECT_NE(merged.status().message().find("other field groups"), std::string::npos) << merged.status().message();
+  EXPECT_NE(merged.status().message().find("[quality, caption, thumb, emb]"), std::string::npos)
+      << merged.status().message();
+  // The same groups merge, their column files linked.
+  auto same = MergeDatasets(scratch_ / "merged", "all", {path_, path_});
+  ASSERT_TRUE(same.ok()) << same.status().ToString();
+  auto dataset = Dataset::Open(scratch_ / "merged/all");
+  ASSERT_TRUE(dataset.ok()) << dataset.status().ToString();
+  EXPECT_EQ((*dataset)->size(), 2 * kRecords);
+  ExpectSampleAndAdded(**dataset, 3);
+  auto second = (*dataset)->Get(kRecords + 3);
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(*second->GetString("caption"), Caption(3));
+}
+
+// --- Corruption: one case per new way to be wrong -----------------------------
+
+TEST(FieldGroupManifestTest, EveryBadFieldGroupLineIsRefused) {
+  const std::string uuid = "25661647-a09f-8738-832b-a9cd1a5612e2";
+  const std::string head = "unirecord-manifest 2\ngeneration 4\nshards 1\nuuid " + uuid + "\nsegment 2 1 0 " + uuid + "\n";
+  const std::string good = "fields 2 3 " + uuid + " a,b%2Cc\n";
+  auto decoded = format::DecodeManifest(Signed(head + good + "drop 2 x%20y\n"), "m.uset");
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  ASSERT_EQ(decoded->segments[0].groups.size(), 1u);
+  EXPECT_EQ(decoded->segments[0].groups[0].fields, (std::vector<std::string>{"a", "b,c"}));
+  EXPECT_EQ(decoded->segments[0].dropped, std::vector<std::string>{"x y"});
+  EXPECT_EQ(format::EncodeManifest(*decoded).substr(0, 40), Signed(head + good + "drop 2 x%20y\n").substr(0, 40));
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"fields 2 3 " + uuid + "\n", "bad field group line"},
+      {"fields 2 3 " + uuid + " a,,b\n", "bad field group line"},
+      {"fields 2 3 " + uuid + " a,a\n", "bad field group line"},
+      {"fields 2 3 " + uuid + " a%2c\n", "bad field group line"},
+      {"fields 2 3 not-a-uuid a\n", "bad field group line"},
+      {"fields 2 03 " + uuid + " a\n", "bad field group line"},
+      {"fields 7 3 " + uuid + " a\n", "names no segment"},
+      {"fields 2 2 " + uuid + " a\n", "is not after its segment"},
+      {"fields 2 5 " + uuid + " a\n", "is not after its segment"},
+      {good + "fields 2 3 " + uuid + " c\n", "is not after the segment's other groups"},
+      {good + "fields 2 4 " + uuid + " b%2Cc\n", "supplies field 'b,c', as group 3 does"},
+      {"drop 2 a\ndrop 2 b\n", "listed twice"},
+      {"drop 9 a\n", "which the manifest does not list"},
+      {"drop 2\n", "bad dropped fields line"},
+  };
+  for (const auto& [lines, problem] : cases) {
+    SCOPED_TRACE(lines);
+    auto refused = format::DecodeManifest(Signed(head + lines), "m.uset");
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.status().code(), StatusCode::kCorruption);
+    EXPECT_NE(refused.status().message().find("m.uset: manifest " ), std::string::npos) << refused.status().message();
+    EXPECT_NE(refused.status().message().find(problem), std::string::npos) << refused.status().message();
+  }
+}
+
+TEST_F(FieldsTest, AFlippedByteInAColumnFileIsAnErrorNamingIt) {
+  ASSERT_TRUE(Add().ok());
+  const std::string file = ColumnFile(2, 1);
+  std::string bytes;
+  ASSERT_TRUE(io::ReadFile(file, 1 << 24, &bytes).ok());
+  bytes[format::kPreambleSize + 40] ^= 0x10;  // inside the header
+  testing::WriteBytes(file, bytes);
+  auto opened = Dataset::Open(path_);
+  ASSERT_FALSE(opened.ok());
+  EXPECT_EQ(opened.status().code(), StatusCode::kCorruption);
+  EXPECT_NE(opened.status().message().find(file), std::string::npos) << opened.status().message();
+}
+
+TEST_F(FieldsTest, AFlippedPageByteInAColumnFileFailsItsReadsAndVerify) {
+  ASSERT_TRUE(Add().ok());
+  const std::string file = ColumnFile(2, 0);
+  auto before = Dataset::Open(path_);
+  ASSERT_TRUE(before.ok());
+  const uint64_t header = 4096;  // past the header: the first pages
+  std::string bytes;
+  ASSERT_TRUE(io::ReadFile(file, 1 << 24, &bytes).ok());
+  ASSERT_GT(bytes.size(), header + 64);
+  bytes[header + 16] ^= 0x01;
+  testing::WriteBytes(file, bytes);
+  auto dataset = Dataset::Open(path_);
+  ASSERT_TRUE(dataset.ok()) << dataset.status().ToString();
+  const Status verified = (*dataset)->Verify();
+  ASSERT_FALSE(verified.ok());
+  EXPECT_NE(verified.message().find(file), std::string::npos) << verified.message();
+  bool failed = false;
+  for (uint64_t id = 0; id < (*dataset)->shards()[0].records; ++id) {
+    auto record = (*dataset)->Get(id);
+    if (record.ok()) continue;
+    failed = true;
+    EXPECT_NE(record.status().message().find(file), std::string::npos) << record.status().message();
+  }
+  EXPECT_TRUE(failed) << "no read of the damaged page failed";
+}
+
+TEST_F(FieldsTest, AColumnFileOfAnotherRecordCountIsRefused) {
+  ASSERT_TRUE(Add().ok());
+  // Shard 0's column file in the place of shard 1's (same group, other rows).
+  fs::copy_file(ColumnFile(2, 0), ColumnFile(2, 1), fs::copy_options::overwrite_existing);
+  fs::copy_file(format::IndexPathFor(ColumnFile(2, 0)), format::IndexPathFor(ColumnFile(2, 1)),
+                fs::copy_options::overwrite_existing);
+  auto opened = Dataset::Open(path_);
+  ASSERT_FALSE(opened.ok());
+  EXPECT_EQ(opened.status().code(), StatusCode::kCorruption);
+  EXPECT_NE(opened.status().message().find(ColumnFile(2, 1)), std::string::npos) << opened.status().message();
+}
+
+TEST_F(FieldsTest, AColumnFileOfAnotherDatasetIsRefused) {
+  ASSERT_TRUE(Add().ok());
+  auto dataset = Dataset::Open(path_);
+  ASSERT_TRUE(dataset.ok());
+  const std::string uuid = (*dataset)->segments()[0].field_groups[0].uuid;
+  RewriteManifest(uuid, "00000000-0000-8000-8000-000000000000");
+  auto opened = Dataset::Open(path_);
+  ASSERT_FALSE(opened.ok());
+  EXPECT_EQ(opened.status().code(), StatusCode::kCorruption);
+  EXPECT_NE(opened.status().message().find(ColumnFile(2, 0) + ": column file of field group 2 holds dataset " + uuid),
+            std::string::npos)
+      << opened.status().message();
+}
+
+TEST_F(FieldsTest, AManifestNamingAFieldTheColumnFilesLackIsRefused) {
+  ASSERT_TRUE(Add().ok());
+  RewriteManifest(",emb\n", ",embedding\n");
+  auto opened = Dataset::Open(path_);
+  ASSERT_FALSE(opened.ok());
+  EXPECT_EQ(opened.status().code(), StatusCode::kCorruption);
+  EXPECT_NE(opened.status().message().find("lacks field 'embedding'"), std::string::npos) << opened.status().message();
+}
+
+TEST_F(FieldsTest, AMissingColumnFileIsNotFoundNamingIt) {
+  ASSERT_TRUE(Add().ok());
+  fs::remove(ColumnFile(2, 2));
+  auto opened = Dataset::Open(path_);
+  ASSERT_FALSE(opened.ok());
+  EXPECT_EQ(opened.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(opened.status().message().find(ColumnFile(2, 2) + ": column file missing"), std::string::npos)
+      << opened.status().message();
+}
+
+// --- Crash: stopped or killed at every file-system step ------------------------
+
+std::vector<std::string> Snapshot(const std::string& path, uint64_t version = 0) {
+  auto dataset = OpenVersion(path, version);
+  EXPECT_TRUE(dataset.ok()) << dataset.status().ToString();
+  std::vector<std::string> seen;
+  if (!dataset.ok()) return seen;
+  seen.push_back((*dataset)->schema().ToString());
+  for (uint64_t id = 0; id < (*dataset)->size(); ++id) {
+    auto record = (*dataset)->Get(id);
+    EXPECT_TRUE(record.ok()) << record.status().ToString();
+    if (!record.ok()) break;
+    auto quality = record->GetFloat32("quality");
+    seen.push_back(std::to_string(*record->GetInt64("big")) + (quality.ok() ? std::to_string(*quality) : ""));
+  }
+  return seen;
+}
+
+TEST_F(FieldsTest, AddStoppedOrKilledAtEveryStepLeavesTheDatasetBeforeOrAfter) {
+  const std::string base = scratch_ / "base";
+  fs::create_directory(base);
+  for (const auto& entry : fs::directory_iterator(dir_)) {
+    if (entry.is_regular_file()) fs::copy_file(entry.path(), base + "/" + entry.path().filename().string());
+  }
+  const std::string work = scratch_ / "work";
+  auto fresh = [&] {
+    fs::remove_all(work);
+    fs::copy(base, work);
+  };
+  const std::vector<std::string> old = Snapshot(base + "/train");
+  AddFieldsOptions synced = SmallColumnPages();  // every fsync a step too
+  synced.writer.sync = true;
+  synced.commit.sync = true;
+  auto add = [&] { return AddFields(work + "/train", AddedSchema(), FillAdded, synced); };
+  fresh();
+  std::vector<std::string> steps;
+  {
+    testing::CrashAtStep counter(testing::CrashAtStep::Mode::kCountOnly, 0);
+    ASSERT_TRUE(add().ok());
+    steps = counter.log();
+  }
+  const std::vector<std::string> added = Snapshot(work + "/train");
+  ASSERT_NE(added, old);
+  for (const char* kind : {"create ", "write ", "fsync ", "rename ", "unlink ", "lock "}) {
+    EXPECT_TRUE(std::any_of(steps.begin(), steps.end(), [&](const std::string& s) { return s.rfind(kind, 0) == 0; }))
+        << "no " << kind << "step";
+  }
+  for (auto mode : {testing::CrashAtStep::Mode::kFailFromStep, testing::CrashAtStep::Mode::kSigkillAtStep}) {
+    // Killing a child at every step costs a fork each: every third step.
+    const size_t stride = mode == testing::CrashAtStep::Mode::kSigkillAtStep ? 3 : 1;
+    for (size_t step = 0; step < steps.size() && !HasFatalFailure(); step += stride) {
+      SCOPED_TRACE("stopped at step " + std::to_string(step) + ": " + steps[step]);
+      fresh();
+      if (mode == testing::CrashAtStep::Mode::kSigkillAtStep) {
+        const pid_t child = ::fork();
+        ASSERT_GE(child, 0);
+        if (child == 0) {
+          testing::CrashAtStep crash(mode, static_cast<int64_t>(step));
+          _exit(add().ok() ? 0 : 3);
+        }
+        int status = 0;
+        ASSERT_EQ(::waitpid(child, &status, 0), child);
+        ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "status " << status;
+      } else {
+        testing::CrashAtStep crash(mode, static_cast<int64_t>(step));
+        (void)add();
+      }
+      const std::vector<std::string> seen = Snapshot(work + "/train");
+      EXPECT_TRUE(seen == old || seen == added) << "a mix of before and after";
+      EXPECT_EQ(Snapshot(work + "/train", 1), old) << "version 1 changed";
+      if (seen == old) {
+        auto rerun = add();
+        ASSERT_TRUE(rerun.ok()) << rerun.status().ToString();
+        EXPECT_EQ(Snapshot(work + "/train"), added);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace unirecord
