@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <cstring>
 
+#include "format/array_values.h"
 #include "format/endian.h"
 #include "format/format_constants.h"
+#include "index/record_table.h"
 #include "pipeline/batch_fields.h"
 #include "util/splitmix64.h"
 
@@ -47,6 +49,21 @@ Result<PackOverlong> ParsePackOverlong(std::string_view name) {
   }
   return Status::InvalidArgument("unknown overlong policy '" + std::string(name) +
                                  "' (expected 'split', 'truncate' or 'drop')");
+}
+
+const char* WeightUnitName(WeightUnit unit) {
+  switch (unit) {
+    case WeightUnit::kDocuments: return "documents";
+    case WeightUnit::kTokens: return "tokens";
+  }
+  return "unknown";
+}
+
+Result<WeightUnit> ParseWeightUnit(std::string_view name) {
+  for (WeightUnit u : {WeightUnit::kDocuments, WeightUnit::kTokens}) {
+    if (name == WeightUnitName(u)) return u;
+  }
+  return Status::InvalidArgument("unknown weight unit '" + std::string(name) + "' (expected 'documents' or 'tokens')");
 }
 
 std::string PackState::Serialize() const {
@@ -150,6 +167,56 @@ Status CheckPackOptions(const std::vector<std::shared_ptr<const Dataset>>& datas
   return Status::OK();
 }
 
+// The tokens of a dataset's documents: the elements of `field` (a 1-D
+// variable-shape array) summed over its records, plus one per record for an
+// EOS, from the record table's blob lengths (no blob is read).
+Result<uint64_t> DatasetTokens(const Dataset& dataset, const std::string& field, bool eos) {
+  using dataset_internal::ShardAccess;
+  uint64_t tokens = eos ? dataset.size() : 0;
+  for (size_t s = 0; s < ShardAccess::ShardCount(dataset); ++s) {
+    const shard::ShardReader& frame = ShardAccess::Frame(dataset, s);
+    const Schema& schema = frame.header().schema;
+    const int index = schema.FieldIndex(field);
+    if (index < 0) return Status::InvalidArgument(frame.path() + ": no field '" + field + "'");
+    const size_t slot = static_cast<size_t>(frame.layout().blob_slot[index]);
+    const uint64_t prefix = format::ShapePrefixBytes(schema.field(index));
+    const uint64_t width = NumericWidth(schema.field(index).type);
+    for (uint64_t row = 0; row < frame.records(); ++row) {
+      UREC_ASSIGN_OR_RETURN(const uint8_t* entry, frame.Entry(row, /*verify=*/true));
+      const uint32_t bytes = index::LoadBlobLocator(frame.layout(), entry, slot).raw_length;
+      if (bytes < prefix || (bytes - prefix) % width != 0) {
+        return Status::Corruption(frame.RowContext(row) + ": field '" + field + "' has " + std::to_string(bytes) +
+                                  " bytes, not a shape prefix and whole elements");
+      }
+      tokens += (bytes - prefix) / width;
+    }
+  }
+  return tokens;
+}
+
+// Weights in tokens as the sampler's document weights: w_i * n_i / T_i, so
+// that c_i documents of mean length T_i / n_i carry the token share w_i.
+Result<std::vector<double>> TokenWeightsAsDocumentWeights(const std::vector<std::shared_ptr<const Dataset>>& datasets,
+                                                          const std::vector<double>& token_weights,
+                                                          const PackOptions& pack) {
+  if (token_weights.size() != datasets.size()) {
+    return Status::InvalidArgument("pack: " + std::to_string(token_weights.size()) + " weights in tokens for " +
+                                   std::to_string(datasets.size()) + " datasets");
+  }
+  std::vector<double> weights(datasets.size(), 0);
+  for (size_t i = 0; i < datasets.size(); ++i) {
+    if (token_weights[i] == 0) continue;  // the sampler checks the weights themselves
+    UREC_ASSIGN_OR_RETURN(uint64_t tokens, DatasetTokens(*datasets[i], pack.fields[0], pack.eos.has_value()));
+    if (tokens == 0) {
+      return Status::InvalidArgument("pack: dataset " + std::to_string(i) + " has weight " +
+                                     std::to_string(token_weights[i]) + " in tokens but no token in field '" +
+                                     pack.fields[0] + "'");
+    }
+    weights[i] = token_weights[i] * static_cast<double>(datasets[i]->size()) / static_cast<double>(tokens);
+  }
+  return weights;
+}
+
 }  // namespace
 
 Result<std::shared_ptr<Loader::Packed>> Loader::Packed::Create(std::vector<std::shared_ptr<const Dataset>> datasets,
@@ -187,6 +254,12 @@ Result<std::shared_ptr<Loader::Packed>> Loader::Packed::Create(std::vector<std::
   inner.ragged = RaggedLayout::kJagged;
   inner.image_field.clear();
   inner.label_field.clear();
+  // Empty weights in tokens (proportional to the datasets' tokens) are the
+  // sampler's default (proportional to their documents): the same mixture.
+  if (p->pack.weight_unit == WeightUnit::kTokens && !given.sampler.weights.empty()) {
+    UREC_ASSIGN_OR_RETURN(inner.sampler.weights,
+                          TokenWeightsAsDocumentWeights(datasets, given.sampler.weights, p->pack));
+  }
   UREC_ASSIGN_OR_RETURN(p->inner, Loader::Create(std::move(datasets), inner));
   return p;
 }
