@@ -150,7 +150,10 @@ struct LoaderOptions {
   // [segments + 1] (int32: the segments' cumulative lengths over the batch,
   // padding left out: flash-attention's varlen layout), max_seqlen (int32
   // scalar) and id [segments] (int64: each segment's record). Only the
-  // packed fields are read (no image, label, boxes or masks), on the host.
+  // packed fields are read (no image, label, boxes or masks); rows are cut
+  // on the host, and with cuda.device >= 0 every output goes up to the
+  // device (BatchField::device_data) as other batched fields do; the
+  // consumer may then hold at most prefetch + 1 batches at once.
   // Unset (default): no packing.
   std::optional<PackOptions> pack;
 };

@@ -141,10 +141,6 @@ Status CheckPackOptions(const std::vector<std::shared_ptr<const Dataset>>& datas
   if (!o.boxes_field.empty() || !o.box_aligned.empty() || !o.masks.empty()) {
     return Status::InvalidArgument("pack: boxes and masks are not packed");
   }
-  if (o.cuda.device >= 0) {
-    return Status::NotSupported("pack: packed batches stay on the host in C++ (the Python Loader moves them to its "
-                                "device)");
-  }
   for (const std::string& name : o.fields) {
     if (std::find(pack.fields.begin(), pack.fields.end(), name) == pack.fields.end()) {
       return Status::InvalidArgument("pack: field '" + name + "' is not packed; a packing loader batches only "
@@ -254,6 +250,7 @@ Result<std::shared_ptr<Loader::Packed>> Loader::Packed::Create(std::vector<std::
   inner.ragged = RaggedLayout::kJagged;
   inner.image_field.clear();
   inner.label_field.clear();
+  inner.cuda = CudaOptions{};  // windows stay on the host; packed batches go up
   // Empty weights in tokens (proportional to the datasets' tokens) are the
   // sampler's default (proportional to their documents): the same mixture.
   if (p->pack.weight_unit == WeightUnit::kTokens && !given.sampler.weights.empty()) {
@@ -261,6 +258,11 @@ Result<std::shared_ptr<Loader::Packed>> Loader::Packed::Create(std::vector<std::
                           TokenWeightsAsDocumentWeights(datasets, given.sampler.weights, p->pack));
   }
   UREC_ASSIGN_OR_RETURN(p->inner, Loader::Create(std::move(datasets), inner));
+  if (given.cuda.device >= 0) {
+    p->max_slots = static_cast<size_t>(given.prefetch) + 1;
+    UREC_ASSIGN_OR_RETURN(p->device, pipeline::DeviceStage::Create(given.cuda, p->max_slots, given.batch_size,
+                                                                    /*image_size=*/0));
+  }
   return p;
 }
 
@@ -421,6 +423,11 @@ Result<size_t> Loader::Packed::Next(size_t* rows) {
   {
     std::lock_guard<std::mutex> lock(mu);
     if (free_slots.empty()) {
+      if (max_slots != 0 && slots.size() == max_slots) {
+        return Status::FailedPrecondition("the consumer holds all " + std::to_string(max_slots) +
+                                          " device batches of the packing loader (prefetch + 1); release one "
+                                          "before the next");
+      }
       auto slot = std::make_unique<OutSlot>();
       slot->values.resize(packed.size());
       for (size_t f = 0; f < packed.size(); ++f) slot->values[f].resize(B * L * packed[f].width);
@@ -475,6 +482,15 @@ Result<size_t> Loader::Packed::Next(size_t* rows) {
   add("cu_seqlens", FieldType::kInt32, slot.cu_seqlens.data(), {segments + 1});
   add("max_seqlen", FieldType::kInt32, &slot.max_seqlen, {});
   add("id", FieldType::kInt64, slot.ids.data(), {segments});
+  if (device != nullptr) {
+    Status uploaded = device->Upload(index, n, slot.fields);
+    if (!uploaded.ok()) {
+      std::lock_guard<std::mutex> lock(mu);
+      free_slots.push_back(index);
+      sticky_error = uploaded;
+      return uploaded;
+    }
+  }
   {
     std::lock_guard<std::mutex> lock(mu);
     slot.held = true;
@@ -569,17 +585,20 @@ void Loader::Packed::ResetStats() {
 }
 
 void Loader::Packed::Return(size_t slot) {
+  if (device != nullptr) {
+    // The upload must have left the host buffers before Next rewrites them.
+    Status recycled = device->Recycle(slot);
+    (void)recycled;  // a failing device fails the next upload too
+  }
   std::lock_guard<std::mutex> lock(mu);
   slots[slot]->held = false;
   free_slots.push_back(slot);
 }
 
-Status Loader::Packed::WaitOn(size_t, void*) const {
-  return Status::FailedPrecondition("a packed batch is on the host");
-}
+// Only device batches have a ready event (Batch::WaitOn and Synchronize
+// answer host batches themselves).
+Status Loader::Packed::WaitOn(size_t slot, void* cuda_stream) const { return device->WaitOn(slot, cuda_stream); }
 
-Status Loader::Packed::Synchronize(size_t) const {
-  return Status::FailedPrecondition("a packed batch is on the host");
-}
+Status Loader::Packed::Synchronize(size_t slot) const { return device->Synchronize(slot); }
 
 }  // namespace unirecord
