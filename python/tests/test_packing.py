@@ -290,6 +290,13 @@ def test_a_remote_dataset_packs_as_the_local_one(corpus, tmp_path):
                                   cache_dir=tmp_path / "cache",
                                   pack=unirecord.Pack(SEQ_LEN, strategy="best_fit", window=32))
         assert_batches_equal([as_numpy(b) for b in remote], [as_numpy(b) for b in packing_loader(path, "best_fit")])
+        # Weights in tokens count a remote dataset's tokens from its index alone.
+        mixed = [unirecord.Loader([first, path], 4, True, image_field=None, label_field=None,
+                                  fields=["tokens", "mask"], threads=2, seed=11, cache_dir=tmp_path / "cache",
+                                  weights=[0.8, 0.2], epoch_size=900,
+                                  pack=unirecord.Pack(SEQ_LEN, window=32, weight_unit="tokens"))
+                 for first in (f"http://127.0.0.1:{nginx.port}/ds/", path)]
+        assert_batches_equal([as_numpy(b) for b in mixed[0]], [as_numpy(b) for b in mixed[1]])
     finally:
         nginx.stop()
 
