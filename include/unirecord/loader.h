@@ -304,8 +304,9 @@ class Loader {
   static Result<std::unique_ptr<Loader>> Create(std::shared_ptr<const Dataset> dataset,
                                                 const LoaderOptions& options);
   // A mixture: samples drawn from the datasets in the proportions of
-  // options.sampler.weights (empty: their sizes) over an epoch of
-  // options.sampler.epoch_size samples (0: their total), as
+  // options.sampler.weights (empty: their sizes; a packing loader with
+  // pack->weight_unit = kTokens takes them as shares of the tokens) over an
+  // epoch of options.sampler.epoch_size samples (0: their total), as
   // Sampler::Create(source_sizes, ...) orders them. Batch::record_ids()
   // number the datasets' records one after another (dataset k's record r is
   // the sum of the sizes before k, plus r). The image and label fields must
