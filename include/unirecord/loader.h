@@ -150,7 +150,10 @@ struct LoaderOptions {
   // [segments + 1] (int32: the segments' cumulative lengths over the batch,
   // padding left out: flash-attention's varlen layout), max_seqlen (int32
   // scalar) and id [segments] (int64: each segment's record). Only the
-  // packed fields are read (no image, label, boxes or masks), on the host.
+  // packed fields are read (no image, label, boxes or masks); rows are cut
+  // on the host, and with cuda.device >= 0 every output goes up to the
+  // device (BatchField::device_data) as other batched fields do; the
+  // consumer may then hold at most prefetch + 1 batches at once.
   // Unset (default): no packing.
   std::optional<PackOptions> pack;
 };
@@ -301,8 +304,9 @@ class Loader {
   static Result<std::unique_ptr<Loader>> Create(std::shared_ptr<const Dataset> dataset,
                                                 const LoaderOptions& options);
   // A mixture: samples drawn from the datasets in the proportions of
-  // options.sampler.weights (empty: their sizes) over an epoch of
-  // options.sampler.epoch_size samples (0: their total), as
+  // options.sampler.weights (empty: their sizes; a packing loader with
+  // pack->weight_unit = kTokens takes them as shares of the tokens) over an
+  // epoch of options.sampler.epoch_size samples (0: their total), as
   // Sampler::Create(source_sizes, ...) orders them. Batch::record_ids()
   // number the datasets' records one after another (dataset k's record r is
   // the sum of the sizes before k, plus r). The image and label fields must

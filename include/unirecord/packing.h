@@ -44,10 +44,24 @@ enum class PackOverlong : uint8_t {
 
 // "concat" | "first_fit" | "best_fit" and "split" | "truncate" | "drop";
 // the parsers return InvalidArgument naming the accepted names.
+// What LoaderOptions::sampler.weights weigh when several datasets are mixed.
+enum class WeightUnit : uint8_t {
+  kDocuments,  // each dataset's share of the epoch's documents (records)
+  // Each dataset's share of the epoch's tokens: the loader turns the weights
+  // into document weights w_i * n_i / T_i (n_i records holding T_i tokens,
+  // EOS included, counted from the record table without reading a blob), so
+  // a dataset's expected tokens per epoch are its token share
+  // (docs/loader.md, "Mixing by tokens").
+  kTokens,
+};
+
 const char* PackStrategyName(PackStrategy strategy);
 Result<PackStrategy> ParsePackStrategy(std::string_view name);
 const char* PackOverlongName(PackOverlong overlong);
 Result<PackOverlong> ParsePackOverlong(std::string_view name);
+// "documents" | "tokens".
+const char* WeightUnitName(WeightUnit unit);
+Result<WeightUnit> ParseWeightUnit(std::string_view name);
 
 struct PackOptions {
   size_t seq_len = 4096;  // tokens per row
@@ -62,6 +76,9 @@ struct PackOptions {
   // Appended to every document's first packed field (the others get
   // pad_value there) before packing; unset (default): nothing appended.
   std::optional<int64_t> eos;
+  // What LoaderOptions::sampler.weights weigh (several datasets); the
+  // epoch's length (`epoch_size`) stays counted in documents.
+  WeightUnit weight_unit = WeightUnit::kDocuments;
 };
 
 // Where a packed loader is: the window being handed out (the state of the

@@ -125,6 +125,7 @@ py::object ToPython(const std::optional<unirecord::PackOptions>& v) {
   d["fields"] = v->fields;
   d["pad_value"] = v->pad_value;
   d["eos"] = v->eos ? py::cast(*v->eos) : py::none();
+  d["weight_unit"] = unirecord::WeightUnitName(v->weight_unit);
   return d;
 }
 
@@ -147,6 +148,8 @@ void PackFromPython(const char* name, const py::handle& value, std::optional<uni
       pack.strategy = Unwrap(unirecord::ParsePackStrategy(StrArg(what, item.second)));
     } else if (key == "overlong") {
       pack.overlong = Unwrap(unirecord::ParsePackOverlong(StrArg(what, item.second)));
+    } else if (key == "weight_unit") {
+      pack.weight_unit = Unwrap(unirecord::ParseWeightUnit(StrArg(what, item.second)));
     } else if (key == "fields") {
       if (!item.second.is_none()) {
         if (PyUnicode_Check(item.second.ptr()) || !PySequence_Check(item.second.ptr())) {

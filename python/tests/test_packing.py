@@ -290,14 +290,22 @@ def test_a_remote_dataset_packs_as_the_local_one(corpus, tmp_path):
                                   cache_dir=tmp_path / "cache",
                                   pack=unirecord.Pack(SEQ_LEN, strategy="best_fit", window=32))
         assert_batches_equal([as_numpy(b) for b in remote], [as_numpy(b) for b in packing_loader(path, "best_fit")])
+        # Weights in tokens count a remote dataset's tokens from its index alone.
+        mixed = [unirecord.Loader([first, path], 4, True, image_field=None, label_field=None,
+                                  fields=["tokens", "mask"], threads=2, seed=11, cache_dir=tmp_path / "cache",
+                                  weights=[0.8, 0.2], epoch_size=900,
+                                  pack=unirecord.Pack(SEQ_LEN, window=32, weight_unit="tokens"))
+                 for first in (f"http://127.0.0.1:{nginx.port}/ds/", path)]
+        assert_batches_equal([as_numpy(b) for b in mixed[0]], [as_numpy(b) for b in mixed[1]])
     finally:
         nginx.stop()
 
 
 @pytest.mark.parametrize("device", cuda_check.DEVICES)
 def test_packed_batches_on_the_device_equal_the_host_batches(corpus, device):
-    """device= moves each packed batch there (bench/run_gpu.sh runs the cuda
-    case on a GPU; the emulated device keeps them on the host)."""
+    """device= has the native loader upload each packed batch there
+    (bench/run_gpu.sh runs the cuda case on a GPU; the emulated device is
+    the host device, in ordinary memory)."""
     cuda_check.require(device)
     path, _ = corpus
     on_device = packing_loader(path, "best_fit", device=device)
@@ -305,5 +313,63 @@ def test_packed_batches_on_the_device_equal_the_host_batches(corpus, device):
     got = []
     for batch in on_device:
         assert all(v.device.type == expected for k, v in batch.items() if k != "max_seqlen")
-        got.append({k: (v if isinstance(v, int) else v.cpu().numpy()) for k, v in batch.items()})
+        # Copies: a device batch's tensors hold one of the loader's prefetch + 1 buffers there.
+        got.append({k: (v if isinstance(v, int) else v.cpu().numpy().copy()) for k, v in batch.items()})
     assert_batches_equal(got, [as_numpy(b) for b in packing_loader(path, "best_fit")])
+
+
+def write_lengths(path, lengths_):
+    schema = unirecord.Schema({"tokens": unirecord.Field("tokens", "int32", shape=(-1,))})
+    with unirecord.Writer(path, schema, "docs", sync=False) as w:
+        for n in lengths_:
+            w.write({"tokens": np.full(n, 3, np.int32)})
+    return str(path)
+
+
+def reference_counts(token_weights, lengths_per_dataset, epoch_size):
+    """Documents per dataset for weights in tokens, written plainly: document
+    weights w_i * n_i / T_i, cumulative quotas of the epoch rounded down."""
+    weights = [w * len(ls) / sum(ls) for w, ls in zip(token_weights, lengths_per_dataset)]
+    counts, before, cumulative = [], 0, 0.0
+    for i, w in enumerate(weights):
+        cumulative += w
+        end = epoch_size if i + 1 == len(weights) else int(np.floor(epoch_size * cumulative / sum(weights)))
+        counts.append(end - before)
+        before = end
+    return counts
+
+
+@pytest.mark.parametrize("strategy", ["concat", "best_fit"])
+def test_weights_in_tokens_give_the_token_shares(tmp_path, strategy):
+    # Short documents against long ones: 70/30 in documents would be about
+    # 30/70 in tokens. Lengths up to a row, so a fit strategy's segments are documents.
+    rng = np.random.default_rng(4)
+    short = rng.integers(1, SEQ_LEN // 8, 300).tolist()
+    long_ = rng.integers(SEQ_LEN // 2, SEQ_LEN, 200).tolist()
+    paths = [write_lengths(tmp_path / "short", short), write_lengths(tmp_path / "long", long_)]
+
+    def shares(weight_unit):
+        loader = unirecord.Loader(paths, 4, True, image_field=None, label_field=None, fields=["tokens"],
+                                  weights=[0.7, 0.3], epoch_size=3000, seed=2,
+                                  pack=unirecord.Pack(SEQ_LEN, strategy=strategy, window=32,
+                                                      weight_unit=weight_unit))
+        tokens, segments = [0, 0], [0, 0]
+        for batch in loader:
+            cu = batch["cu_seqlens"].numpy()
+            for k, doc in enumerate(batch["id"].tolist()):
+                source = 0 if doc < len(short) else 1
+                tokens[source] += int(cu[k + 1] - cu[k])
+                segments[source] += 1
+        return tokens, segments
+
+    tokens, segments = shares("tokens")
+    total = sum(tokens)
+    # Several passes of each dataset and a part of one: within 1 % of the weights.
+    assert abs(tokens[0] / total - 0.7) < 0.01 and abs(tokens[1] / total - 0.3) < 0.01, tokens
+    if strategy == "best_fit":
+        assert segments == reference_counts([0.7, 0.3], [short, long_], 3000)
+    by_documents, _ = shares("documents")
+    assert by_documents[0] / sum(by_documents) < 0.5
+    with pytest.raises(ValueError, match="unknown weight unit 'bytes'"):
+        unirecord.Loader(paths, 4, True, image_field=None, label_field=None, fields=["tokens"], weights=[1, 1],
+                         pack=unirecord.Pack(SEQ_LEN, weight_unit="bytes"))

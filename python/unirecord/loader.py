@@ -271,7 +271,8 @@ class Loader:
             ``segment_ids``, ``positions``, ``cu_seqlens``, ``max_seqlen`` and
             ``id``; :class:`unirecord.Pack` says what each holds). Only the
             packed fields are read (give ``image_field=None``); on a
-            ``device`` the tensors are copied there. ``len()`` is unknown (the
+            ``device`` the native loader uploads every output there (at most
+            ``prefetch + 1`` batches held at once). ``len()`` is unknown (the
             rows depend on the documents' lengths); ``state_dict()`` holds a
             ``pack_state`` that resumes exactly on the same rank of as many
             ranks (docs/loader.md, "Packing sequences").
@@ -389,11 +390,7 @@ class Loader:
         if std is not None:
             std = channel_values("std", std, positive=True)
         self._cpu_convert = None
-        if pack is not None:
-            # Packed batches are made on the host; next_batch copies them to the device.
-            if self.device.type == "cuda" and not t.cuda.is_available():
-                raise NotSupportedError("torch sees no CUDA device: Loader(device='cuda') is unavailable")
-        elif self.device.type == "cuda" or emulated:
+        if self.device.type == "cuda" or emulated:
             index, stream = 0, 0
             if not emulated:
                 if not _core.built_with_cuda:
@@ -506,7 +503,8 @@ class Loader:
 
     def _packed_batch(self, fields_c: Dict[str, Any]) -> Dict[str, Any]:
         """A packing loader's batch: the packed fields and the segment
-        outputs as tensors (on the loader's device), ``max_seqlen`` an int."""
+        outputs as tensors (on the loader's device, uploaded natively),
+        ``max_seqlen`` an int."""
         torch = import_torch()
         batch: Dict[str, Any] = {}
         for name, value in fields_c.items():
@@ -516,8 +514,6 @@ class Loader:
                 continue
             if name in self._bool_fields:
                 tensor = tensor.view(torch.bool)
-            if self.device.type != "cpu":
-                tensor = tensor.to(self.device, non_blocking=False)
             batch[name] = tensor
         return batch
 

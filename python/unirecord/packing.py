@@ -10,6 +10,7 @@ __all__ = ["Pack"]
 
 Strategy = Literal["concat", "first_fit", "best_fit"]
 Overlong = Literal["split", "truncate", "drop"]
+WeightUnit = Literal["documents", "tokens"]
 
 
 class Pack:
@@ -46,6 +47,13 @@ class Pack:
         pad_value: every packed field's value in padding.
         eos: a token appended to each document's first packed field (the
             others get ``pad_value`` there); None: nothing appended.
+        weight_unit: what the Loader's ``weights`` weigh when it mixes
+            several datasets: ``"documents"`` (default) or ``"tokens"`` (each
+            dataset's share of the epoch's tokens, EOS included: a 70/30
+            token mixture is ``weights=[0.7, 0.3], pack=Pack(...,
+            weight_unit="tokens")``). The tokens are counted from the record
+            table, without reading a document; ``epoch_size`` stays in
+            documents (docs/loader.md, "Mixing by tokens").
     """
 
     def __init__(
@@ -58,6 +66,7 @@ class Pack:
         fields: Optional[Sequence[str]] = None,
         pad_value: float = 0,
         eos: Optional[int] = None,
+        weight_unit: WeightUnit = "documents",
     ) -> None:
         if fields is not None and (isinstance(fields, str) or not isinstance(fields, Sequence)):
             raise TypeError(f"Pack fields must be a list of field names, not {fields!r}")
@@ -68,13 +77,14 @@ class Pack:
         self.fields = None if fields is None else list(fields)
         self.pad_value = pad_value
         self.eos = eos
+        self.weight_unit = weight_unit
 
     def _native(self) -> Dict[str, Any]:
         """The options as the native loader takes them (it checks each)."""
         return dict(seq_len=self.seq_len, strategy=self.strategy, window=self.window, overlong=self.overlong,
-                    fields=self.fields, pad_value=self.pad_value, eos=self.eos)
+                    fields=self.fields, pad_value=self.pad_value, eos=self.eos, weight_unit=self.weight_unit)
 
     def __repr__(self) -> str:
         return (f"Pack(seq_len={self.seq_len!r}, strategy={self.strategy!r}, window={self.window!r}, "
                 f"overlong={self.overlong!r}, fields={self.fields!r}, pad_value={self.pad_value!r}, "
-                f"eos={self.eos!r})")
+                f"eos={self.eos!r}, weight_unit={self.weight_unit!r})")

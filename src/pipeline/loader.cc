@@ -392,6 +392,7 @@ Result<Batch> Loader::Next() {
   batch.size_ = rows;
   batch.index_ = packed_->run_batches - 1;
   batch.fields_ = &packed_->slots[slot]->fields;
+  if (packed_->device != nullptr) batch.ready_event_ = packed_->device->ready_event(slot);
   return batch;
 }
 

@@ -297,6 +297,43 @@ size_t Elements(const std::vector<int64_t>& shape) {
   return n;
 }
 
+// Device batch `d`'s fields against host batch `h`'s: each numeric field's
+// values, lengths and offsets copied to the device (not aliasing the host
+// buffers); strings and bytes left on the host.
+void ExpectFieldsOnDevice(const LoaderOptions& device, const Batch& h, const Batch& d) {
+  ASSERT_EQ(h.fields().size(), d.fields().size());
+  for (size_t k = 0; k < h.fields().size(); ++k) {
+    const BatchField& hf = h.fields()[k];
+    const BatchField& df = d.fields()[k];
+    SCOPED_TRACE(hf.name);
+    ASSERT_EQ(hf.shape, df.shape);
+    if (hf.data == nullptr) {  // strings and bytes
+      EXPECT_EQ(df.device_data, nullptr);
+      EXPECT_EQ(hf.values, df.values);
+      continue;
+    }
+    ASSERT_NE(df.device_data, nullptr);
+    EXPECT_NE(df.device_data, static_cast<const void*>(df.data)) << "device data is the host buffer";
+    const size_t bytes = Elements(hf.shape) * NumericWidth(hf.type);
+    const std::vector<uint8_t> want(static_cast<const uint8_t*>(hf.data), static_cast<const uint8_t*>(hf.data) + bytes);
+    EXPECT_TRUE(DeviceBytes(device, d, df.device_data, bytes) == want);
+    if (hf.lengths != nullptr) {
+      const size_t n = Elements(hf.lengths_shape);
+      ASSERT_NE(df.device_lengths, nullptr);
+      EXPECT_TRUE(DeviceBytes(device, d, df.device_lengths, n * 8) ==
+                  std::vector<uint8_t>(reinterpret_cast<const uint8_t*>(hf.lengths),
+                                       reinterpret_cast<const uint8_t*>(hf.lengths + n)));
+    }
+    if (hf.offsets != nullptr) {
+      ASSERT_NE(df.device_offsets, nullptr);
+      const size_t n = h.size() + 1;
+      EXPECT_TRUE(DeviceBytes(device, d, df.device_offsets, n * 8) ==
+                  std::vector<uint8_t>(reinterpret_cast<const uint8_t*>(hf.offsets),
+                                       reinterpret_cast<const uint8_t*>(hf.offsets + n)));
+    }
+  }
+}
+
 // Numeric fields arrive on the device with the images, padded and jagged,
 // with their lengths and offsets, equal to the host loader's; strings stay
 // on the host. With and without an image field.
@@ -324,38 +361,7 @@ TEST_P(LoaderDeviceTest, FieldsArriveWithTheImages) {
       size_t samples = 0;
       ForEachPair(**host_loader, **device_loader, [&](const Batch& h, const Batch& d) {
         ExpectSameBatch(device, h, d, true);
-        ASSERT_EQ(h.fields().size(), d.fields().size());
-        for (size_t k = 0; k < h.fields().size(); ++k) {
-          const BatchField& hf = h.fields()[k];
-          const BatchField& df = d.fields()[k];
-          SCOPED_TRACE(hf.name);
-          ASSERT_EQ(hf.shape, df.shape);
-          if (hf.data == nullptr) {  // strings and bytes
-            EXPECT_EQ(df.device_data, nullptr);
-            EXPECT_EQ(hf.values, df.values);
-            continue;
-          }
-          ASSERT_NE(df.device_data, nullptr);
-          EXPECT_NE(df.device_data, static_cast<const void*>(df.data)) << "device data is the host buffer";
-          const size_t bytes = Elements(hf.shape) * NumericWidth(hf.type);
-          const std::vector<uint8_t> want(static_cast<const uint8_t*>(hf.data),
-                                          static_cast<const uint8_t*>(hf.data) + bytes);
-          EXPECT_TRUE(DeviceBytes(device, d, df.device_data, bytes) == want);
-          if (hf.lengths != nullptr) {
-            const size_t n = Elements(hf.lengths_shape);
-            ASSERT_NE(df.device_lengths, nullptr);
-            EXPECT_TRUE(DeviceBytes(device, d, df.device_lengths, n * 8) ==
-                        std::vector<uint8_t>(reinterpret_cast<const uint8_t*>(hf.lengths),
-                                             reinterpret_cast<const uint8_t*>(hf.lengths + n)));
-          }
-          if (hf.offsets != nullptr) {
-            ASSERT_NE(df.device_offsets, nullptr);
-            const size_t n = h.size() + 1;
-            EXPECT_TRUE(DeviceBytes(device, d, df.device_offsets, n * 8) ==
-                        std::vector<uint8_t>(reinterpret_cast<const uint8_t*>(hf.offsets),
-                                             reinterpret_cast<const uint8_t*>(hf.offsets + n)));
-          }
-        }
+        ExpectFieldsOnDevice(device, h, d);
         samples += h.size();
       });
       ASSERT_FALSE(HasFatalFailure());
@@ -382,6 +388,72 @@ TEST_P(LoaderDeviceTest, MixtureBatchesAreTheHostBatchesConverted) {
   });
   ASSERT_FALSE(HasFatalFailure());
   EXPECT_GT(batches, 0u);
+}
+
+// A packing loader of WriteFieldDataset's tokens.
+LoaderOptions PackingTokens(size_t seq_len) {
+  LoaderOptions options = SmallOptions();
+  options.image_field.clear();
+  options.label_field.clear();
+  options.fields = {"tokens"};
+  PackOptions pack;
+  pack.seq_len = seq_len;
+  options.pack = pack;
+  return options;
+}
+
+// Packed batches (LoaderOptions::pack) go up like any batched fields: every
+// output, rows and segment outputs, equal to the host loader's.
+TEST_P(LoaderDeviceTest, PackedBatchesAreTheHostBatches) {
+  const std::string dir = WriteFieldDataset("device_packed", /*with_image=*/false);
+  for (PackStrategy strategy : {PackStrategy::kConcat, PackStrategy::kBestFit}) {
+    SCOPED_TRACE(PackStrategyName(strategy));
+    LoaderOptions cpu = PackingTokens(8);
+    cpu.batch_size = 3;
+    cpu.threads = 2;
+    cpu.pack->window = 5;
+    cpu.pack->strategy = strategy;
+    cpu.pack->eos = -1;
+    const LoaderOptions device = OnDevice(cpu, DeviceDType::kUint8, ImageLayout::kNHWC);
+    Result<std::unique_ptr<Loader>> host_loader = Loader::Create(OpenDataset(dir), cpu);
+    Result<std::unique_ptr<Loader>> device_loader = Loader::Create(OpenDataset(dir), device);
+    ASSERT_TRUE(host_loader.ok()) << host_loader.status().ToString();
+    ASSERT_TRUE(device_loader.ok()) << device_loader.status().ToString();
+    size_t rows = 0;
+    ForEachPair(**host_loader, **device_loader, [&](const Batch& h, const Batch& d) {
+      ASSERT_EQ(h.size(), d.size());
+      ASSERT_NE(d.field("cu_seqlens"), nullptr);
+      ExpectFieldsOnDevice(device, h, d);
+      rows += h.size();
+    });
+    ASSERT_FALSE(HasFatalFailure());
+    EXPECT_GT(rows, 10u);
+  }
+}
+
+// A packing loader on a device has prefetch + 1 batch buffers there: the
+// consumer holding all of them is told so (as by any loader), not a hang.
+TEST(HostDeviceTest, PackedBatchesHeldPastTheBuffersAreAnError) {
+  LoaderOptions options = PackingTokens(4);
+  options.batch_size = 1;
+  options.prefetch = 1;
+  options.cuda.device = 0;
+  options.cuda.host_emulation = true;
+  Result<std::unique_ptr<Loader>> loader =
+      Loader::Create(OpenDataset(WriteFieldDataset("device_packed_held", false)), options);
+  ASSERT_TRUE(loader.ok()) << loader.status().ToString();
+  std::vector<Batch> held;
+  for (int i = 0; i < 2; ++i) {
+    Result<Batch> next = (*loader)->Next();
+    ASSERT_TRUE(next.ok()) << next.status().ToString();
+    held.push_back(std::move(next).value());
+  }
+  Result<Batch> third = (*loader)->Next();
+  ASSERT_FALSE(third.ok());
+  EXPECT_EQ(third.status().code(), StatusCode::kFailedPrecondition) << third.status().ToString();
+  held.pop_back();  // a buffer back: the loader goes on
+  Result<Batch> after = (*loader)->Next();
+  EXPECT_TRUE(after.ok()) << after.status().ToString();
 }
 
 INSTANTIATE_TEST_SUITE_P(Devices, LoaderDeviceTest,

@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <cstring>
 
+#include "format/array_values.h"
 #include "format/endian.h"
 #include "format/format_constants.h"
+#include "index/record_table.h"
 #include "pipeline/batch_fields.h"
 #include "util/splitmix64.h"
 
@@ -47,6 +49,21 @@ Result<PackOverlong> ParsePackOverlong(std::string_view name) {
   }
   return Status::InvalidArgument("unknown overlong policy '" + std::string(name) +
                                  "' (expected 'split', 'truncate' or 'drop')");
+}
+
+const char* WeightUnitName(WeightUnit unit) {
+  switch (unit) {
+    case WeightUnit::kDocuments: return "documents";
+    case WeightUnit::kTokens: return "tokens";
+  }
+  return "unknown";
+}
+
+Result<WeightUnit> ParseWeightUnit(std::string_view name) {
+  for (WeightUnit u : {WeightUnit::kDocuments, WeightUnit::kTokens}) {
+    if (name == WeightUnitName(u)) return u;
+  }
+  return Status::InvalidArgument("unknown weight unit '" + std::string(name) + "' (expected 'documents' or 'tokens')");
 }
 
 std::string PackState::Serialize() const {
@@ -124,10 +141,6 @@ Status CheckPackOptions(const std::vector<std::shared_ptr<const Dataset>>& datas
   if (!o.boxes_field.empty() || !o.box_aligned.empty() || !o.masks.empty()) {
     return Status::InvalidArgument("pack: boxes and masks are not packed");
   }
-  if (o.cuda.device >= 0) {
-    return Status::NotSupported("pack: packed batches stay on the host in C++ (the Python Loader moves them to its "
-                                "device)");
-  }
   for (const std::string& name : o.fields) {
     if (std::find(pack.fields.begin(), pack.fields.end(), name) == pack.fields.end()) {
       return Status::InvalidArgument("pack: field '" + name + "' is not packed; a packing loader batches only "
@@ -148,6 +161,56 @@ Status CheckPackOptions(const std::vector<std::shared_ptr<const Dataset>>& datas
     }
   }
   return Status::OK();
+}
+
+// The tokens of a dataset's documents: the elements of `field` (a 1-D
+// variable-shape array) summed over its records, plus one per record for an
+// EOS, from the record table's blob lengths (no blob is read).
+Result<uint64_t> DatasetTokens(const Dataset& dataset, const std::string& field, bool eos) {
+  using dataset_internal::ShardAccess;
+  uint64_t tokens = eos ? dataset.size() : 0;
+  for (size_t s = 0; s < ShardAccess::ShardCount(dataset); ++s) {
+    const shard::ShardReader& frame = ShardAccess::Frame(dataset, s);
+    const Schema& schema = frame.header().schema;
+    const int index = schema.FieldIndex(field);
+    if (index < 0) return Status::InvalidArgument(frame.path() + ": no field '" + field + "'");
+    const size_t slot = static_cast<size_t>(frame.layout().blob_slot[index]);
+    const uint64_t prefix = format::ShapePrefixBytes(schema.field(index));
+    const uint64_t width = NumericWidth(schema.field(index).type);
+    for (uint64_t row = 0; row < frame.records(); ++row) {
+      UREC_ASSIGN_OR_RETURN(const uint8_t* entry, frame.Entry(row, /*verify=*/true));
+      const uint32_t bytes = index::LoadBlobLocator(frame.layout(), entry, slot).raw_length;
+      if (bytes < prefix || (bytes - prefix) % width != 0) {
+        return Status::Corruption(frame.RowContext(row) + ": field '" + field + "' has " + std::to_string(bytes) +
+                                  " bytes, not a shape prefix and whole elements");
+      }
+      tokens += (bytes - prefix) / width;
+    }
+  }
+  return tokens;
+}
+
+// Weights in tokens as the sampler's document weights: w_i * n_i / T_i, so
+// that c_i documents of mean length T_i / n_i carry the token share w_i.
+Result<std::vector<double>> TokenWeightsAsDocumentWeights(const std::vector<std::shared_ptr<const Dataset>>& datasets,
+                                                          const std::vector<double>& token_weights,
+                                                          const PackOptions& pack) {
+  if (token_weights.size() != datasets.size()) {
+    return Status::InvalidArgument("pack: " + std::to_string(token_weights.size()) + " weights in tokens for " +
+                                   std::to_string(datasets.size()) + " datasets");
+  }
+  std::vector<double> weights(datasets.size(), 0);
+  for (size_t i = 0; i < datasets.size(); ++i) {
+    if (token_weights[i] == 0) continue;  // the sampler checks the weights themselves
+    UREC_ASSIGN_OR_RETURN(uint64_t tokens, DatasetTokens(*datasets[i], pack.fields[0], pack.eos.has_value()));
+    if (tokens == 0) {
+      return Status::InvalidArgument("pack: dataset " + std::to_string(i) + " has weight " +
+                                     std::to_string(token_weights[i]) + " in tokens but no token in field '" +
+                                     pack.fields[0] + "'");
+    }
+    weights[i] = token_weights[i] * static_cast<double>(datasets[i]->size()) / static_cast<double>(tokens);
+  }
+  return weights;
 }
 
 }  // namespace
@@ -187,7 +250,19 @@ Result<std::shared_ptr<Loader::Packed>> Loader::Packed::Create(std::vector<std::
   inner.ragged = RaggedLayout::kJagged;
   inner.image_field.clear();
   inner.label_field.clear();
+  inner.cuda = CudaOptions{};  // windows stay on the host; packed batches go up
+  // Empty weights in tokens (proportional to the datasets' tokens) are the
+  // sampler's default (proportional to their documents): the same mixture.
+  if (p->pack.weight_unit == WeightUnit::kTokens && !given.sampler.weights.empty()) {
+    UREC_ASSIGN_OR_RETURN(inner.sampler.weights,
+                          TokenWeightsAsDocumentWeights(datasets, given.sampler.weights, p->pack));
+  }
   UREC_ASSIGN_OR_RETURN(p->inner, Loader::Create(std::move(datasets), inner));
+  if (given.cuda.device >= 0) {
+    p->max_slots = static_cast<size_t>(given.prefetch) + 1;
+    UREC_ASSIGN_OR_RETURN(p->device, pipeline::DeviceStage::Create(given.cuda, p->max_slots, given.batch_size,
+                                                                    /*image_size=*/0));
+  }
   return p;
 }
 
@@ -348,6 +423,11 @@ Result<size_t> Loader::Packed::Next(size_t* rows) {
   {
     std::lock_guard<std::mutex> lock(mu);
     if (free_slots.empty()) {
+      if (max_slots != 0 && slots.size() == max_slots) {
+        return Status::FailedPrecondition("the consumer holds all " + std::to_string(max_slots) +
+                                          " device batches of the packing loader (prefetch + 1); release one "
+                                          "before the next");
+      }
       auto slot = std::make_unique<OutSlot>();
       slot->values.resize(packed.size());
       for (size_t f = 0; f < packed.size(); ++f) slot->values[f].resize(B * L * packed[f].width);
@@ -402,6 +482,15 @@ Result<size_t> Loader::Packed::Next(size_t* rows) {
   add("cu_seqlens", FieldType::kInt32, slot.cu_seqlens.data(), {segments + 1});
   add("max_seqlen", FieldType::kInt32, &slot.max_seqlen, {});
   add("id", FieldType::kInt64, slot.ids.data(), {segments});
+  if (device != nullptr) {
+    Status uploaded = device->Upload(index, n, slot.fields);
+    if (!uploaded.ok()) {
+      std::lock_guard<std::mutex> lock(mu);
+      free_slots.push_back(index);
+      sticky_error = uploaded;
+      return uploaded;
+    }
+  }
   {
     std::lock_guard<std::mutex> lock(mu);
     slot.held = true;
@@ -496,17 +585,20 @@ void Loader::Packed::ResetStats() {
 }
 
 void Loader::Packed::Return(size_t slot) {
+  if (device != nullptr) {
+    // The upload must have left the host buffers before Next rewrites them.
+    Status recycled = device->Recycle(slot);
+    (void)recycled;  // a failing device fails the next upload too
+  }
   std::lock_guard<std::mutex> lock(mu);
   slots[slot]->held = false;
   free_slots.push_back(slot);
 }
 
-Status Loader::Packed::WaitOn(size_t, void*) const {
-  return Status::FailedPrecondition("a packed batch is on the host");
-}
+// Only device batches have a ready event (Batch::WaitOn and Synchronize
+// answer host batches themselves).
+Status Loader::Packed::WaitOn(size_t slot, void* cuda_stream) const { return device->WaitOn(slot, cuda_stream); }
 
-Status Loader::Packed::Synchronize(size_t) const {
-  return Status::FailedPrecondition("a packed batch is on the host");
-}
+Status Loader::Packed::Synchronize(size_t slot) const { return device->Synchronize(slot); }
 
 }  // namespace unirecord

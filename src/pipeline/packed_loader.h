@@ -1,8 +1,9 @@
 // A Loader that packs documents into rows (LoaderOptions::pack): an inner
 // Loader reads windows of `window` documents (the packed fields, jagged),
 // and the consumer's Next() cuts them into rows of seq_len (packer.h for
-// first_fit and best_fit, streaming for concat) in buffers of its own.
-// Not public API.
+// first_fit and best_fit, streaming for concat) in buffers of its own; with
+// a device (LoaderOptions::cuda) each batch's outputs go up through the
+// Loader's device stage. Not public API.
 #ifndef UNIRECORD_SRC_PIPELINE_PACKED_LOADER_H_
 #define UNIRECORD_SRC_PIPELINE_PACKED_LOADER_H_
 
@@ -13,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "pipeline/device_stage.h"
 #include "pipeline/loader_impl.h"
 #include "pipeline/packer.h"
 #include "unirecord/loader.h"
@@ -64,6 +66,10 @@ struct Loader::Packed final : Batch::Pool {
   std::unique_ptr<Loader> inner;
   std::vector<PackedField> packed;
   uint64_t fingerprint = 0;
+  // On a device (cuda.device >= 0): prefetch + 1 slots there, the most
+  // batches the consumer may hold at once; none on the host.
+  std::unique_ptr<pipeline::DeviceStage> device;
+  size_t max_slots = 0;  // 0: unbounded (host)
 
   // --- the consumer's (Next, SetEpoch, state, Restore) ---
   Batch window;             // the window being cut (empty: none)

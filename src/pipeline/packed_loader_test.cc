@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <string>
@@ -381,6 +382,172 @@ TEST(PackedLoaderTest, BadOptionsAndMisalignedFieldsAreErrors) {
   EXPECT_EQ(loader->Restore(past).code(), StatusCode::kOutOfRange);
   EXPECT_EQ(loader->Restore(loader->state()).code(), StatusCode::kInvalidArgument);
   EXPECT_FALSE(PackState::Parse(state.Serialize().substr(1)).ok());
+}
+
+// A dataset of documents of these lengths (tokens and mask as above).
+std::string WriteLengths(const std::string& name, const std::vector<uint64_t>& lengths) {
+  const std::string dir = testing::MakeTempDir() + "/" + name;
+  Result<Schema> schema = Schema::Make({Field::Array("tokens", FieldType::kInt32, {kVariableDim}),
+                                        Field::Array("mask", FieldType::kUint8, {kVariableDim})});
+  EXPECT_TRUE(schema.ok());
+  WriterOptions options;
+  options.sync = false;
+  Result<std::unique_ptr<Writer>> writer = Writer::Create(dir, name, *schema, options);
+  EXPECT_TRUE(writer.ok()) << writer.status().ToString();
+  RecordBuilder record(*schema);
+  for (uint64_t length : lengths) {
+    record.Clear();
+    const std::vector<int32_t> tokens(length, 7);
+    const std::vector<uint8_t> mask(length, 1);
+    EXPECT_TRUE(record.SetValues("tokens", FieldType::kInt32, tokens.data(), {int64_t(length)}).ok());
+    EXPECT_TRUE(record.SetValues("mask", FieldType::kUint8, mask.data(), {int64_t(length)}).ok());
+    EXPECT_TRUE((*writer)->Write(record).ok());
+  }
+  EXPECT_TRUE((*writer)->Finish().ok());
+  return dir;
+}
+
+std::unique_ptr<Loader> OpenMixture(const LoaderOptions& options, const std::vector<std::string>& dirs) {
+  std::vector<std::shared_ptr<const Dataset>> datasets;
+  for (const std::string& dir : dirs) {
+    Result<std::shared_ptr<Dataset>> dataset = Dataset::Open(dir);
+    EXPECT_TRUE(dataset.ok()) << dataset.status().ToString();
+    if (!dataset.ok()) return nullptr;
+    datasets.push_back(*dataset);
+  }
+  Result<std::unique_ptr<Loader>> loader = Loader::Create(datasets, options);
+  EXPECT_TRUE(loader.ok()) << loader.status().ToString();
+  return loader.ok() ? std::move(loader).value() : nullptr;
+}
+
+// Segments and tokens an epoch delivers from each dataset (ids below
+// `first_size` are dataset 0's); a segment is a document when none is
+// longer than a row.
+struct Delivered {
+  uint64_t segments[2] = {0, 0};
+  uint64_t tokens[2] = {0, 0};
+};
+Delivered DeliveredPerDataset(const std::vector<Packed>& batches, uint64_t first_size) {
+  Delivered d;
+  for (const Packed& p : batches) {
+    for (size_t k = 0; k < p.ids.size(); ++k) {
+      const size_t source = static_cast<uint64_t>(p.ids[k]) < first_size ? 0 : 1;
+      d.tokens[source] += static_cast<uint64_t>(p.cu_seqlens[k + 1] - p.cu_seqlens[k]);
+      ++d.segments[source];
+    }
+  }
+  return d;
+}
+
+// The sampler's per-dataset counts, written plainly: cumulative quotas of
+// `length` by document weights w_i * n_i / T_i, rounded down.
+std::vector<uint64_t> ReferenceTokenCounts(const std::vector<double>& token_weights,
+                                           const std::vector<std::vector<uint64_t>>& lengths, uint64_t length) {
+  std::vector<double> weights;
+  double sum = 0;
+  for (size_t i = 0; i < lengths.size(); ++i) {
+    uint64_t tokens = 0;
+    for (uint64_t l : lengths[i]) tokens += l;
+    weights.push_back(token_weights[i] * static_cast<double>(lengths[i].size()) / static_cast<double>(tokens));
+    sum += weights.back();
+  }
+  std::vector<uint64_t> counts;
+  double cumulative = 0;
+  uint64_t before = 0;
+  for (size_t i = 0; i < weights.size(); ++i) {
+    cumulative += weights[i];
+    const uint64_t end = i + 1 == weights.size() ? length : static_cast<uint64_t>(std::floor(length * cumulative / sum));
+    counts.push_back(end - before);
+    before = end;
+  }
+  return counts;
+}
+
+TEST(PackedLoaderTest, WeightsInTokensGiveTheTokenShares) {
+  // Short documents (10 tokens) against long ones (40): 70/30 in documents
+  // would be 37/63 in tokens.
+  const std::vector<std::vector<uint64_t>> lengths = {std::vector<uint64_t>(60, 10), std::vector<uint64_t>(40, 40)};
+  const std::vector<std::string> dirs = {WriteLengths("short", lengths[0]), WriteLengths("long", lengths[1])};
+  for (PackStrategy strategy : {PackStrategy::kConcat, PackStrategy::kBestFit}) {
+    SCOPED_TRACE(PackStrategyName(strategy));
+    LoaderOptions o = PackOptionsFor(strategy);
+    o.sampler.weights = {0.7, 0.3};
+    o.pack->weight_unit = WeightUnit::kTokens;
+    std::unique_ptr<Loader> loader = OpenMixture(o, dirs);
+    ASSERT_NE(loader, nullptr);
+    const Delivered d = DeliveredPerDataset(Epoch(*loader), 60);
+    const std::vector<uint64_t> counts = ReferenceTokenCounts({0.7, 0.3}, lengths, 100);
+    // Constant lengths: the tokens are the counts' exactly, and each share
+    // is within K x M tokens of its weight (K = 2 datasets, M = 40 the
+    // longest mean document; docs/loader.md "Mixing by tokens").
+    EXPECT_EQ(d.tokens[0], counts[0] * 10);
+    EXPECT_EQ(d.tokens[1], counts[1] * 40);
+    const double total = static_cast<double>(d.tokens[0] + d.tokens[1]);
+    EXPECT_LE(std::abs(static_cast<double>(d.tokens[0]) - 0.7 * total), 2 * 40.0);
+    EXPECT_LE(std::abs(static_cast<double>(d.tokens[1]) - 0.3 * total), 2 * 40.0);
+    // The same weights in documents: far from 70/30 in tokens.
+    o.pack->weight_unit = WeightUnit::kDocuments;
+    const Delivered by_documents = DeliveredPerDataset(Epoch(*OpenMixture(o, dirs)), 60);
+    EXPECT_LT(static_cast<double>(by_documents.tokens[0]) / (by_documents.tokens[0] + by_documents.tokens[1]), 0.5);
+  }
+}
+
+TEST(PackedLoaderTest, WeightsInTokensOverVaryingLengths) {
+  // Spread lengths (none longer than a row with its EOS, so segments are
+  // documents), EOS counted as a token of each document: over an epoch of
+  // 2,000 documents (several passes of each dataset and a part of one),
+  // each dataset's measured token share is within 1 % of its weight.
+  std::vector<std::vector<uint64_t>> lengths(2);
+  for (uint64_t i = 0; i < 150; ++i) lengths[0].push_back(1 + (i * 7919) % 8);
+  for (uint64_t i = 0; i < 90; ++i) lengths[1].push_back(10 + (i * 104729) % 6);
+  const std::vector<std::string> dirs = {WriteLengths("a", lengths[0]), WriteLengths("b", lengths[1])};
+  LoaderOptions o = PackOptionsFor(PackStrategy::kFirstFit);
+  o.sampler.weights = {0.25, 0.75};
+  o.sampler.epoch_size = 2000;
+  o.pack->weight_unit = WeightUnit::kTokens;
+  o.pack->eos = 0;
+  std::unique_ptr<Loader> loader = OpenMixture(o, dirs);
+  ASSERT_NE(loader, nullptr);
+  std::vector<PackState> states;
+  const std::vector<Packed> whole = Epoch(*loader, &states);
+  const Delivered d = DeliveredPerDataset(whole, 150);
+  const double total = static_cast<double>(d.tokens[0] + d.tokens[1]);
+  EXPECT_NEAR(d.tokens[0] / total, 0.25, 0.01);
+  EXPECT_NEAR(d.tokens[1] / total, 0.75, 0.01);
+  // The documents per dataset are the plain reference's counts (EOS adds
+  // one token per document).
+  for (auto& l : lengths) {
+    for (uint64_t& n : l) ++n;
+  }
+  const std::vector<uint64_t> counts = ReferenceTokenCounts({0.25, 0.75}, lengths, 2000);
+  EXPECT_EQ(d.segments[0], counts[0]);
+  EXPECT_EQ(d.segments[1], counts[1]);
+
+  // Resume mid-epoch gives the same rows; a state of the mixture in
+  // documents is refused (other counts, other order).
+  std::unique_ptr<Loader> resumed = OpenMixture(o, dirs);
+  ASSERT_TRUE(resumed->Restore(states[states.size() / 2]).ok());
+  const std::vector<Packed> rest = Epoch(*resumed);
+  ASSERT_EQ(rest.size(), whole.size() - states.size() / 2);
+  for (size_t b = 0; b < rest.size(); ++b) EXPECT_TRUE(rest[b] == whole[states.size() / 2 + b]) << b;
+  o.pack->weight_unit = WeightUnit::kDocuments;
+  std::unique_ptr<Loader> by_documents = OpenMixture(o, dirs);
+  EXPECT_EQ(by_documents->Restore(states[states.size() / 2]).code(), StatusCode::kInvalidArgument);
+}
+
+TEST(PackedLoaderTest, WeightsInTokensNeedTokens) {
+  const std::vector<std::string> dirs = {WriteLengths("some", {3, 4}), WriteLengths("none", {0, 0, 0})};
+  LoaderOptions o = PackOptionsFor(PackStrategy::kBestFit);
+  o.sampler.weights = {0.5, 0.5};
+  o.pack->weight_unit = WeightUnit::kTokens;
+  std::vector<std::shared_ptr<const Dataset>> datasets = {*Dataset::Open(dirs[0]), *Dataset::Open(dirs[1])};
+  Result<std::unique_ptr<Loader>> loader = Loader::Create(datasets, o);
+  ASSERT_FALSE(loader.ok());
+  EXPECT_NE(loader.status().message().find("dataset 1 has weight 0.5"), std::string::npos) << loader.status().ToString();
+  o.sampler.weights = {1, 0};  // a weight of 0 needs no token
+  EXPECT_TRUE(Loader::Create(datasets, o).ok());
+  EXPECT_EQ(ParseWeightUnit("tokens").value(), WeightUnit::kTokens);
+  EXPECT_FALSE(ParseWeightUnit("bytes").ok());
 }
 
 }  // namespace
