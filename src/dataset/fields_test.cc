@@ -247,7 +247,8 @@ TEST_F(FieldsTest, AppendsMustCarryTheAddedFieldsAndEverySegmentGetsNewOnes) {
     UREC_RETURN_IF_ERROR(writer->SetMetadata("classes", "a\nb\nc\nd\ne"));
     UREC_RETURN_IF_ERROR(writer->SetMetadata("source", "train"));
     RecordBuilder record(writer->schema());
-    UREC_RETURN_IF_ERROR(testing::FillSample(record, testing::SampleRecord(kRecords)));
+    const testing::SampleValues v = testing::SampleRecord(kRecords);  // viewed until Write
+    UREC_RETURN_IF_ERROR(testing::FillSample(record, v));
     UREC_RETURN_IF_ERROR(writer->Write(record));
     return writer->Finish();
   }();
