@@ -250,8 +250,9 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
   // folder written before manifests, every *.urec in it; format/SPEC.md
   // section 1.1), DIR/NAME or DIR/NAME.uset (dataset NAME of a folder that
   // holds several), a single .urec file, or a glob pattern
-  // ("out/train-*.urec"). Each shard's index is the .uidx file of the same
-  // name beside it.
+  // ("out/train-*.urec": the shards; column files of field groups it also
+  // matches are left out, unless it matches only those). Each shard's index
+  // is the .uidx file of the same name beside it.
   // Errors: NotFound for a missing path, shard or index; Corruption for
   // damaged or mixed files; NotSupported for an unknown major version;
   // InvalidArgument for a path that names no shard. Messages name the file.

@@ -206,6 +206,16 @@ Result<std::shared_ptr<Dataset>> Dataset::Open(const std::string& path, const Da
   if (HasGlobChars(path) && !io::PathExists(path)) {
     UREC_ASSIGN_OR_RETURN(paths, io::Glob(path));
     if (paths.empty()) return Status::NotFound(path + ": no file matches");
+    // DIR/NAME-*.urec means the shards: the column files beside them
+    // (format/SPEC.md 1.4) belong to field groups, read through the manifest.
+    // A glob of column files alone opens them, each group a dataset.
+    const auto is_column_file = [](const std::string& p) {
+      const std::optional<format::ShardFileParts> parts = format::ParseShardFileName(io::BaseName(p));
+      return parts && parts->group_generation != 0;
+    };
+    if (!std::all_of(paths.begin(), paths.end(), is_column_file)) {
+      paths.erase(std::remove_if(paths.begin(), paths.end(), is_column_file), paths.end());
+    }
   } else {
     UREC_RETURN_IF_ERROR(io::CheckExists(path));
     paths.push_back(path);

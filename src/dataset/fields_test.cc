@@ -163,6 +163,18 @@ TEST_F(FieldsTest, AddedFieldsReadAsOneRecordWithTheShards) {
   EXPECT_EQ(*(*before)->Get(5)->GetInt64("big"), testing::SampleRecord(5).big);
 }
 
+TEST_F(FieldsTest, AGlobOfTheShardsLeavesTheColumnFilesOut) {
+  ASSERT_TRUE(Add().ok());
+  auto shards = Dataset::Open(io::JoinPath(dir_, "train-*.urec"));
+  ASSERT_TRUE(shards.ok()) << shards.status().ToString();
+  EXPECT_EQ((*shards)->num_files(), 3u);
+  EXPECT_EQ((*shards)->schema(), testing::SampleSchema());  // the shards' own fields: no manifest, no groups
+  auto columns = Dataset::Open(io::JoinPath(dir_, "train-*.f000002.urec"));
+  ASSERT_TRUE(columns.ok()) << columns.status().ToString();
+  EXPECT_EQ((*columns)->schema(), AddedSchema());  // a group's column files are a dataset of their own
+  EXPECT_EQ((*columns)->size(), kRecords);
+}
+
 TEST_F(FieldsTest, AFieldAddedAgainReplacesTheOldOneInItsPlace) {
   ASSERT_TRUE(Add().ok());
   // Replace a field of the shards (label: int64 -> string) and an added one.
