@@ -74,6 +74,15 @@ Result<WriterSummary> CompactDataset(const std::string& path, const CompactOptio
   w.threads = options.threads;
   w.sync = options.sync;
   UREC_ASSIGN_OR_RETURN(std::unique_ptr<Writer> writer, Writer::Create(out_dir, name, dataset.schema(), w));
+  // The version read was opened before the writer took the lock: a commit in
+  // between would be lost under the rewrite of the older one (AddFields
+  // checks the same).
+  Result<std::shared_ptr<Dataset>> locked = Dataset::Open(io::JoinPath(out_dir, name));
+  if (!locked.ok()) return Status(locked.status().code(), "compact: " + locked.status().message());
+  if ((*locked)->version() != dataset.version()) {
+    return Status::FailedPrecondition("compact " + path + ": another writer committed version " +
+                                      std::to_string((*locked)->version()) + " meanwhile; try again");
+  }
   for (const auto& [key, value] : dataset.metadata()) UREC_RETURN_IF_ERROR(writer->SetMetadata(key, value));
   const Schema& schema = dataset.schema();
   RecordBuilder builder(schema);
