@@ -205,6 +205,66 @@ def test_remote_segments_and_versions_equal_local(tmp_path):
         nginx.stop()
 
 
+def test_remote_field_groups_equal_local(tmp_path):
+    """Column files (format/SPEC.md 1.4) are downloaded, verified and cached as
+    shards are: records, queries over an added field, the loader and verify
+    give the local answers; after another add only its column files download."""
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "tests"))
+    from remote_servers import Nginx
+
+    for name in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "all_proxy"):
+        os.environ.pop(name, None)
+    www = tmp_path / "www"
+    local = www / "ds"
+    write(local, 0, 12, shards=2)
+    write(local, 12, 20, mode="append")
+    unirecord.add_fields(local, {"score": np.arange(20, dtype=np.float32) / 4,
+                                 "emb": np.arange(40, dtype=np.float32).reshape(20, 2),
+                                 "note": lambda r: b"n" * (r["x"] % 5)})
+    unirecord.drop_fields(local, ["text"])
+    nginx = Nginx(www)
+    try:
+        url = nginx.url + "/ds/"
+        mine = unirecord.Dataset(local)
+        theirs = unirecord.Dataset(url, cache_dir=tmp_path / "cache")
+        assert theirs.schema.names == mine.schema.names == ["x", "blob", "score", "emb", "note"]
+        assert theirs.uuid == mine.uuid
+        for k in range(20):
+            a, b = mine[k], theirs[k]
+            assert a.keys() == b.keys()
+            for key in a:
+                np.testing.assert_array_equal(np.asarray(b[key]), np.asarray(a[key]), err_msg="%d %s" % (k, key))
+        assert theirs.query("score >= 2.5").tolist() == mine.query("score >= 2.5").tolist() == list(range(10, 20))
+        theirs.verify()
+        stats = theirs.remote_stats()
+        assert stats["shard_downloads"] == 3 + 3, stats  # three shards, three column files
+        loader = unirecord.Loader(unirecord.Dataset(url, cache_dir=tmp_path / "cache2"), batch_size=4, shuffle=True,
+                                  seed=3, image_field=None, label_field=None, fields=["x", "score"],
+                                  num_shards=1, shard_id=0)
+        seen = {}
+        for batch in loader:
+            for x, score in zip(batch["x"].tolist(), batch["score"].tolist()):
+                seen[x] = score
+        assert seen == {k: k / 4 for k in range(20)}
+        # Another field: the shards and the earlier column files come from the cache.
+        unirecord.add_fields(local, {"twice": lambda r: 2 * r["x"]})
+        again = unirecord.Dataset(url, cache_dir=tmp_path / "cache")
+        assert [again[k]["twice"] for k in range(20)] == [2 * k for k in range(20)]
+        assert again[7]["score"] == 7 / 4
+        stats = again.remote_stats()
+        assert stats["shard_downloads"] == 3 and stats["cache_hits"] == 6, stats
+        # A damaged column file on the server is refused, named, never read.
+        column = sorted(p for p in os.listdir(local) if ".f%06d." % again.version in p and p.endswith(".urec"))[0]
+        data = bytearray((local / column).read_bytes())
+        data[len(data) // 2] ^= 0xFF
+        (local / column).write_bytes(bytes(data))
+        damaged = unirecord.Dataset(url, cache_dir=tmp_path / "cache3")
+        with pytest.raises(Exception, match=column):
+            damaged.verify()
+    finally:
+        nginx.stop()
+
+
 def test_compact_rewrites_many_segments_as_one_and_keeps_the_old_version(tmp_path):
     out = tmp_path / "out"
     write(out, 0, 10, shards=2)

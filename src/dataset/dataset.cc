@@ -24,7 +24,7 @@ using shard::ShardReader;
 // getters' helpers below take it.
 struct RecordData {
   std::shared_ptr<const Dataset> owner;  // keeps `dataset` and the mapped files alive
-  std::shared_ptr<const void> shard_hold;  // a remote dataset's shard: keeps it mapped and pinned
+  std::vector<std::shared_ptr<const void>> holds;  // a remote dataset's files read: kept mapped and pinned
   const Dataset::Impl* dataset = nullptr;
   uint64_t id = 0;
   // Of each source of the record's segment (its shard, its column files).
@@ -278,19 +278,22 @@ Result<std::shared_ptr<Dataset>> Dataset::OpenRemote(const std::string& location
                         remote::RemoteShards::Open(location, options.remote, options.version, options.tag));
   std::vector<Impl::OpenedSegment> segments;
   const format::Manifest& manifest = remote->manifest();
-  if (std::any_of(manifest.segments.begin(), manifest.segments.end(),
-                  [](const auto& s) { return !s.groups.empty() || !s.dropped.empty(); })) {
-    // Column files (format/SPEC.md section 1.4) are not downloaded yet.
-    return Status::NotSupported(location + ": the dataset has field groups or dropped fields, which remote "
-                                "reading does not support yet; copy it to a local folder");
-  }
+  // Of every shard and column file, its frame (pages come through `pages`).
+  auto open_frame = [&](uint32_t file) {
+    return ShardReader::Open(remote->frame_path(file), options.verify_index_at_open, remote->FrameFiles(file));
+  };
   uint32_t s = 0;
   for (const format::Segment& segment : manifest.segments) {
-    segments.emplace_back();
+    Impl::OpenedSegment& opened = segments.emplace_back();
+    opened.dropped = segment.dropped;
+    for (size_t g = 0; g < segment.groups.size(); ++g) opened.groups.emplace_back().group = segment.groups[g];
     for (uint32_t j = 0; j < segment.shard_count; ++j, ++s) {
-      UREC_ASSIGN_OR_RETURN(auto frame,
-                            ShardReader::Open(remote->frame_path(s), options.verify_index_at_open, remote->FrameFiles(s)));
-      segments.back().shards.push_back(std::move(frame));
+      UREC_ASSIGN_OR_RETURN(auto frame, open_frame(s));
+      opened.shards.push_back(std::move(frame));
+      for (size_t g = 0; g < segment.groups.size(); ++g) {
+        UREC_ASSIGN_OR_RETURN(auto column, open_frame(remote->ColumnFile(s, g)));
+        opened.groups[g].files.push_back(std::move(column));
+      }
     }
   }
   DatasetOptions whole = options;
@@ -532,7 +535,7 @@ Result<std::shared_ptr<Dataset>> Dataset::Impl::FromSegments(std::vector<OpenedS
     for (const FieldGroupInfo& group : segment.field_groups) n.groups.push_back({group.generation, group.uuid, group.fields});
   }
   impl->uuid = format::DatasetUuidOf(named);
-  impl->pages = remote != nullptr ? RemoteShardPages(std::move(remote)) : LocalShardPages(impl->shards);
+  impl->pages = remote != nullptr ? RemoteShardPages(std::move(remote)) : LocalShardPages(impl->shards, impl->columns);
   return std::shared_ptr<Dataset>(new Dataset(std::move(impl)));
 }
 
@@ -560,9 +563,9 @@ Result<Record> Dataset::Get(uint64_t id) const {
   r.fields = &impl_->segment_fields[impl_->segment_of[s]];
   r.sources.resize(r.fields->layouts.size());
   for (uint32_t k = 0; k < r.sources.size(); ++k) {
-    UREC_ASSIGN_OR_RETURN(ShardPages::Reader pages, impl_->SourcePages(s, k));
+    UREC_ASSIGN_OR_RETURN(ShardPages::Reader pages, impl_->pages->Pages(s, k));
     const ShardReader* shard = pages.reader;
-    if (k == 0) r.shard_hold = std::move(pages.hold);
+    if (pages.hold != nullptr) r.holds.push_back(std::move(pages.hold));
     RecordData::Source& source = r.sources[k];
     UREC_ASSIGN_OR_RETURN(source.entry, shard->Entry(row, verify));
     const index::FieldLayout& layout = r.fields->layouts[k];
@@ -589,7 +592,7 @@ Result<Blob> Dataset::GetBlob(uint64_t id, size_t field) const {
     return Status::InvalidArgument("field '" + f.name + "' is " + FieldTypeName(f.type) + ", not bytes");
   }
   const bool verify = impl_->options.verify_checksums;
-  UREC_ASSIGN_OR_RETURN(ShardPages::Reader pages, impl_->SourcePages(s, at.source));
+  UREC_ASSIGN_OR_RETURN(ShardPages::Reader pages, impl_->pages->Pages(s, at.source));
   UREC_ASSIGN_OR_RETURN(const uint8_t* entry, pages.reader->Entry(located.second, verify));
   UREC_ASSIGN_OR_RETURN(shard::BlobBytes bytes,
                         pages.reader->ReadBlob(entry, located.second, static_cast<size_t>(slot), verify));
@@ -621,8 +624,7 @@ Result<uint64_t> IndexedBits(const Dataset::Impl& d, uint64_t id, size_t field, 
     return Status::InvalidArgument("field '" + f.name + "' is not an indexed " + (want_int ? "integer" : "float") +
                                    " field");
   }
-  const ShardReader* file = at.source == 0 ? located.first : d.columns[s][at.source - 1].get();
-  UREC_ASSIGN_OR_RETURN(const uint8_t* entry, file->Entry(located.second, d.options.verify_checksums));
+  UREC_ASSIGN_OR_RETURN(const uint8_t* entry, d.SourceFrame(s, at.source).Entry(located.second, d.options.verify_checksums));
   return format::LoadLE<uint64_t>(entry + layout.IndexedValueOffset(static_cast<size_t>(slot)));
 }
 
@@ -652,9 +654,10 @@ Result<double> Dataset::GetIndexedFloat64(uint64_t id, size_t field) const {
 
 Status Dataset::Verify() const {
   for (size_t s = 0; s < impl_->shards.size(); ++s) {
-    UREC_ASSIGN_OR_RETURN(ShardPages::Reader pages, impl_->pages->Pages(s));
-    UREC_RETURN_IF_ERROR(pages.reader->Verify());
-    for (const auto& column : impl_->columns[s]) UREC_RETURN_IF_ERROR(column->Verify());
+    for (uint32_t source = 0; source <= impl_->columns[s].size(); ++source) {
+      UREC_ASSIGN_OR_RETURN(ShardPages::Reader pages, impl_->pages->Pages(s, source));
+      UREC_RETURN_IF_ERROR(pages.reader->Verify());
+    }
   }
   return Status::OK();
 }
@@ -679,11 +682,21 @@ namespace dataset_internal {
 size_t ShardAccess::ShardCount(const Dataset& d) { return d.impl_->shards.size(); }
 uint64_t ShardAccess::FirstId(const Dataset& d, size_t s) { return d.impl_->first_ids[s]; }
 const shard::ShardReader& ShardAccess::Frame(const Dataset& d, size_t s) { return *d.impl_->shards[s]; }
-Result<ShardPages::Reader> ShardAccess::Pages(const Dataset& d, size_t s) { return d.impl_->pages->Pages(s); }
-std::pair<const shard::ShardReader*, size_t> ShardAccess::FieldFile(const Dataset& d, size_t s, size_t field,
-                                                                   const shard::ShardReader& base) {
+Result<ShardPages::Reader> ShardAccess::Pages(const Dataset& d, size_t s) { return d.impl_->pages->Pages(s, 0); }
+Result<std::vector<ShardPages::Reader>> ShardAccess::Files(const Dataset& d, size_t s, bool pages) {
+  std::vector<ShardPages::Reader> files;
+  for (uint32_t source = 0; source <= d.impl_->columns[s].size(); ++source) {
+    if (pages) {
+      UREC_ASSIGN_OR_RETURN(files.emplace_back(), d.impl_->pages->Pages(s, source));
+    } else {
+      files.push_back({&d.impl_->SourceFrame(s, source), nullptr});
+    }
+  }
+  return files;
+}
+std::pair<uint32_t, size_t> ShardAccess::SourceOf(const Dataset& d, size_t s, size_t field) {
   const Dataset::Impl::FieldSource& at = d.impl_->SourceOf(s, field);
-  return {at.source == 0 ? &base : d.impl_->columns[s][at.source - 1].get(), at.field};
+  return {at.source, at.field};
 }
 void ShardAccess::Prefetch(const Dataset& d, uint64_t id, ShardPages::PrefetchStage stage) {
   d.impl_->Prefetch(id, stage);

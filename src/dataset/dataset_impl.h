@@ -47,7 +47,8 @@ struct Dataset::Impl {
   };
   std::vector<SegmentFields> segment_fields;  // by segment
   std::vector<uint32_t> segment_of;           // by shard
-  // columns[s][g - 1]: shard s's column file of source g.
+  // columns[s][g - 1]: shard s's column file of source g (of a remote
+  // dataset, its frame, as `shards`).
   std::vector<std::vector<std::unique_ptr<shard::ShardReader>>> columns;
 
   // One segment as opened: its shards and, by field group (manifest order),
@@ -101,10 +102,10 @@ struct Dataset::Impl {
     return std::pair<const shard::ShardReader*, uint64_t>(shards[s].get(), id - first_ids[s]);
   }
 
-  // Shard s's file of `source` (0: the shard; else a local column file).
-  Result<ShardPages::Reader> SourcePages(size_t s, uint32_t source) const {
-    if (source == 0) return pages->Pages(s);
-    return ShardPages::Reader{columns[s][source - 1].get(), nullptr};
+  // Shard s's file of `source` (0: the shard; else a column file), its
+  // frame: index reads only.
+  const shard::ShardReader& SourceFrame(size_t s, uint32_t source) const {
+    return source == 0 ? *shards[s] : *columns[s][source - 1];
   }
   // Where `field` of `schema` is read for shard s.
   const FieldSource& SourceOf(size_t s, size_t field) const { return segment_fields[segment_of[s]].fields[field]; }
@@ -117,13 +118,6 @@ struct Dataset::Impl {
     if (id >= size) return;
     const size_t s = ShardOf(id);
     pages->Prefetch(s, id - first_ids[s], stage);
-    for (const auto& column : columns[s]) {  // local only: remote datasets have none
-      if (stage == ShardPages::PrefetchStage::kEntry) {
-        column->PrefetchEntry(id - first_ids[s]);
-      } else {
-        column->PrefetchBlobs(id - first_ids[s]);
-      }
-    }
   }
 };
 

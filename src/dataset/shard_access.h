@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <utility>
+#include <vector>
 
 #include "dataset/shard_pages.h"
 #include "shard/shard_reader.h"
@@ -24,11 +25,13 @@ class ShardAccess {
   // whose pages are not readable; Pages() gives those).
   static const shard::ShardReader& Frame(const Dataset& dataset, size_t s);
   static Result<ShardPages::Reader> Pages(const Dataset& dataset, size_t s);
-  // The file holding field `field` of the dataset's schema in shard s:
-  // `base` (the shard, as the caller reads it) or a column file beside it
-  // (format/SPEC.md 1.4), and the field's index in that file's schema.
-  static std::pair<const shard::ShardReader*, size_t> FieldFile(const Dataset& dataset, size_t s, size_t field,
-                                                                const shard::ShardReader& base);
+  // Shard s's files by source: the shard (0), then its column files
+  // (format/SPEC.md 1.4). `pages`: readable (remote: downloaded and held
+  // while the Readers are), else their frames (index reads only).
+  static Result<std::vector<ShardPages::Reader>> Files(const Dataset& dataset, size_t s, bool pages);
+  // Where field `field` of the dataset's schema is read in shard s: the
+  // source (an index into Files()) and the field's index in that file.
+  static std::pair<uint32_t, size_t> SourceOf(const Dataset& dataset, size_t s, size_t field);
   // ShardPages::Prefetch of record `id` (ids past the end are ignored).
   static void Prefetch(const Dataset& dataset, uint64_t id, ShardPages::PrefetchStage stage);
 };

@@ -7,14 +7,22 @@ namespace {
 
 class Local final : public ShardPages {
  public:
-  explicit Local(const std::vector<std::unique_ptr<shard::ShardReader>>& shards) : shards_(shards) {}
-  Result<Reader> Pages(size_t s) const override { return Reader{shards_[s].get(), nullptr}; }
+  Local(const std::vector<std::unique_ptr<shard::ShardReader>>& shards,
+        const std::vector<std::vector<std::unique_ptr<shard::ShardReader>>>& columns)
+      : shards_(shards), columns_(columns) {}
+  Result<Reader> Pages(size_t s, uint32_t source) const override {
+    return Reader{source == 0 ? shards_[s].get() : columns_[s][source - 1].get(), nullptr};
+  }
   void Prefetch(size_t s, uint64_t row, PrefetchStage stage) const override {
-    if (stage == PrefetchStage::kEntry) {
-      shards_[s]->PrefetchEntry(row);
-    } else {
-      shards_[s]->PrefetchBlobs(row);
-    }
+    auto prefetch = [&](const shard::ShardReader& file) {
+      if (stage == PrefetchStage::kEntry) {
+        file.PrefetchEntry(row);
+      } else {
+        file.PrefetchBlobs(row);
+      }
+    };
+    prefetch(*shards_[s]);
+    for (const auto& column : columns_[s]) prefetch(*column);
   }
   void Plan(std::vector<uint32_t>) const override {}
   bool remote() const override { return false; }
@@ -22,13 +30,16 @@ class Local final : public ShardPages {
 
  private:
   const std::vector<std::unique_ptr<shard::ShardReader>>& shards_;
+  const std::vector<std::vector<std::unique_ptr<shard::ShardReader>>>& columns_;
 };
 
 class Remote final : public ShardPages {
  public:
   explicit Remote(std::shared_ptr<remote::RemoteShards> remote) : remote_(std::move(remote)) {}
-  Result<Reader> Pages(size_t s) const override {
-    UREC_ASSIGN_OR_RETURN(std::shared_ptr<const remote::ShardData> data, remote_->Acquire(static_cast<uint32_t>(s)));
+  Result<Reader> Pages(size_t s, uint32_t source) const override {
+    const auto shard = static_cast<uint32_t>(s);
+    const uint32_t file = source == 0 ? shard : remote_->ColumnFile(shard, source - 1);
+    UREC_ASSIGN_OR_RETURN(std::shared_ptr<const remote::ShardData> data, remote_->Acquire(file));
     const shard::ShardReader* reader = data->reader.get();
     return Reader{reader, std::move(data)};
   }
@@ -43,8 +54,10 @@ class Remote final : public ShardPages {
 
 }  // namespace
 
-std::unique_ptr<ShardPages> LocalShardPages(const std::vector<std::unique_ptr<shard::ShardReader>>& shards) {
-  return std::make_unique<Local>(shards);
+std::unique_ptr<ShardPages> LocalShardPages(
+    const std::vector<std::unique_ptr<shard::ShardReader>>& shards,
+    const std::vector<std::vector<std::unique_ptr<shard::ShardReader>>>& columns) {
+  return std::make_unique<Local>(shards, columns);
 }
 
 std::unique_ptr<ShardPages> RemoteShardPages(std::shared_ptr<remote::RemoteShards> remote) {

@@ -27,9 +27,10 @@ class ShardPages {
 
   virtual ~ShardPages() = default;
 
-  // Shard s, readable: local, the opened shard; remote, downloaded,
-  // verified and pinned while the Reader is held.
-  virtual Result<Reader> Pages(size_t s) const = 0;
+  // Shard s (source 0) or its column file of field group source - 1
+  // (format/SPEC.md 1.4), readable: local, the opened file; remote,
+  // downloaded, verified and pinned while the Reader is held.
+  virtual Result<Reader> Pages(size_t s, uint32_t source) const = 0;
   // Starts loading row `row` of shard s: its record-table entry (kEntry) or
   // its blobs' first bytes (kBlobs). Nothing where the shard may not be
   // here yet (remote).
@@ -40,8 +41,11 @@ class ShardPages {
   virtual RemoteStats stats() const = 0;
 };
 
-// The opened shards themselves (`shards` outlives the ShardPages).
-std::unique_ptr<ShardPages> LocalShardPages(const std::vector<std::unique_ptr<shard::ShardReader>>& shards);
+// The opened shards themselves and, by shard and group, their column files
+// (both outlive the ShardPages).
+std::unique_ptr<ShardPages> LocalShardPages(
+    const std::vector<std::unique_ptr<shard::ShardReader>>& shards,
+    const std::vector<std::vector<std::unique_ptr<shard::ShardReader>>>& columns);
 // A remote dataset's shards, fetched through `remote`.
 std::unique_ptr<ShardPages> RemoteShardPages(std::shared_ptr<remote::RemoteShards> remote);
 

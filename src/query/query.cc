@@ -65,14 +65,14 @@ class IntRanges {
 };
 
 // One shard, as the evaluator reads it: each field from the file that holds
-// it (the shard `base`, or a column file beside it; SPEC.md 1.4).
+// it (the shard, files[0], or a column file beside it; SPEC.md 1.4).
 class ShardScan {
  public:
-  ShardScan(const Dataset& dataset, size_t s, const shard::ShardReader& base, bool verify)
-      : dataset_(dataset), s_(s), base_(base), verify_(verify), records_(base.records()) {}
+  ShardScan(const Dataset& dataset, size_t s, std::vector<ShardPages::Reader> files, bool verify)
+      : dataset_(dataset), s_(s), files_(std::move(files)), verify_(verify), records_(files_[0].reader->records()) {}
 
   uint64_t records() const { return records_; }
-  const std::string& index_path() const { return base_.index_path(); }
+  const std::string& index_path() const { return files_[0].reader->index_path(); }
 
   // The file holding field `field` of the dataset's schema, and its index there.
   struct At {
@@ -81,8 +81,9 @@ class ShardScan {
     size_t field;
   };
   At Of(size_t field) const {
-    const auto [file, local] = dataset_internal::ShardAccess::FieldFile(dataset_, s_, field, base_);
-    return At{*file, file->layout(), local};
+    const auto [source, local] = dataset_internal::ShardAccess::SourceOf(dataset_, s_, field);
+    const shard::ShardReader& file = *files_[source].reader;
+    return At{file, file.layout(), local};
   }
 
   // Order key of an indexed field's value in row `row`.
@@ -207,7 +208,7 @@ class ShardScan {
  private:
   const Dataset& dataset_;
   const size_t s_;
-  const shard::ShardReader& base_;
+  const std::vector<ShardPages::Reader> files_;  // by source; remote: held while scanned
   const bool verify_;
   const uint64_t records_;
   mutable std::shared_ptr<const shard::DecodedPage> page_;  // keeps the last page alive
@@ -523,11 +524,8 @@ Status ForEachShard(const ParsedQuery& q, const Dataset& dataset, bool reads_pag
   UREC_RETURN_IF_ERROR(CheckSchema(q, dataset));
   using dataset_internal::ShardAccess;
   for (size_t s = 0; s < ShardAccess::ShardCount(dataset); ++s) {
-    ShardPages::Reader pages{&ShardAccess::Frame(dataset, s), nullptr};
-    if (reads_pages) {
-      UREC_ASSIGN_OR_RETURN(pages, ShardAccess::Pages(dataset, s));
-    }
-    const ShardScan shard(dataset, s, *pages.reader, dataset.options().verify_checksums);
+    UREC_ASSIGN_OR_RETURN(std::vector<ShardPages::Reader> files, ShardAccess::Files(dataset, s, reads_pages));
+    const ShardScan shard(dataset, s, std::move(files), dataset.options().verify_checksums);
     UREC_ASSIGN_OR_RETURN(Rows rows, Evaluate(shard, q.root, nullptr));
     UREC_RETURN_IF_ERROR(visit(ShardAccess::FirstId(dataset, s), shard, rows));
   }
@@ -627,7 +625,8 @@ Result<uint64_t> Query::Count(const Dataset& dataset) const {
     using dataset_internal::ShardAccess;
     uint64_t count = 0;
     for (size_t s = 0; s < ShardAccess::ShardCount(dataset); ++s) {
-      const ShardScan shard(dataset, s, ShardAccess::Frame(dataset, s), dataset.options().verify_checksums);
+      UREC_ASSIGN_OR_RETURN(std::vector<ShardPages::Reader> frames, ShardAccess::Files(dataset, s, false));
+      const ShardScan shard(dataset, s, std::move(frames), dataset.options().verify_checksums);
       uint64_t total = 0;
       UREC_RETURN_IF_ERROR(IndexSpans(shard, root.comparison, &total).status());
       count += total;

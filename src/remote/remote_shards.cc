@@ -1,6 +1,7 @@
 #include "remote/remote_shards.h"
 
 #include <algorithm>
+#include <functional>
 #include <set>
 
 #include "format/endian.h"
@@ -241,38 +242,60 @@ Result<std::shared_ptr<RemoteShards>> RemoteShards::Open(const std::string& loca
   const format::Manifest& manifest = r->manifest_;
   // Cached per segment: a segment's files are the same bytes in every
   // version and dataset that holds it (its UUID derives from them), so the
-  // segments an append kept are not downloaded again.
-  for (const format::Segment& segment : manifest.segments) {
-    UREC_ASSIGN_OR_RETURN(const std::string meta_dir, r->cache_->MetaDir(segment.uuid));
-    UREC_ASSIGN_OR_RETURN(const std::string data_dir, r->cache_->DataDir(segment.uuid));
-    for (uint32_t s = 0; s < segment.shard_count; ++s) {
-      Shard& shard = r->shards_.emplace_back();
-      shard.name = format::ShardFileName(name, segment.generation, s, segment.shard_count);
-      shard.uuid = segment.uuid;
-      shard.url = loc.FileUrl(shard.name);
-      shard.index_url = format::IndexPathFor(shard.url);
-      shard.frame_path = io::JoinPath(meta_dir, shard.name);
-      shard.index_path = format::IndexPathFor(shard.frame_path);
-      shard.data_path = io::JoinPath(data_dir, shard.name);
+  // segments an append kept are not downloaded again. Column files of field
+  // groups (SPEC.md 1.4) are cached under their group's UUID, the same way.
+  auto add_files = [&](const std::string& uuid, uint32_t count,
+                       const std::function<std::string(uint32_t)>& file_name) -> Status {
+    UREC_ASSIGN_OR_RETURN(const std::string meta_dir, r->cache_->MetaDir(uuid));
+    UREC_ASSIGN_OR_RETURN(const std::string data_dir, r->cache_->DataDir(uuid));
+    for (uint32_t s = 0; s < count; ++s) {
+      Shard& file = r->shards_.emplace_back();
+      file.name = file_name(s);
+      file.uuid = uuid;
+      file.url = loc.FileUrl(file.name);
+      file.index_url = format::IndexPathFor(file.url);
+      file.frame_path = io::JoinPath(meta_dir, file.name);
+      file.index_path = format::IndexPathFor(file.frame_path);
+      file.data_path = io::JoinPath(data_dir, file.name);
     }
+    return Status::OK();
+  };
+  for (const format::Segment& segment : manifest.segments) {
+    UREC_RETURN_IF_ERROR(add_files(segment.uuid, segment.shard_count, [&](uint32_t s) {
+      return format::ShardFileName(name, segment.generation, s, segment.shard_count);
+    }));
+  }
+  r->columns_.resize(manifest.shard_count);
+  uint32_t first = 0;
+  for (const format::Segment& segment : manifest.segments) {
+    for (const format::FieldGroup& group : segment.groups) {
+      for (uint32_t s = 0; s < segment.shard_count; ++s) {
+        r->columns_[first + s].push_back(static_cast<uint32_t>(r->shards_.size() + s));
+      }
+      UREC_RETURN_IF_ERROR(add_files(group.uuid, segment.shard_count, [&](uint32_t s) {
+        return format::ColumnFileName(name, segment.generation, group.generation, s, segment.shard_count);
+      }));
+    }
+    first += segment.shard_count;
   }
 
   // Indexes and frames, max_requests shards at a time.
+  const auto files = static_cast<uint32_t>(r->shards_.size());
   std::atomic<uint32_t> next{0};
   std::mutex error_mu;
   Status first_error;
   auto fetch = [&] {
-    for (uint32_t s = next++; s < manifest.shard_count; s = next++) {
+    for (uint32_t s = next++; s < files; s = next++) {
       Status fetched = r->FetchIndexAndFrame(s);
       if (!fetched.ok()) {
         std::lock_guard<std::mutex> lock(error_mu);
         if (first_error.ok()) first_error = fetched;
-        next = manifest.shard_count;
+        next = files;
       }
     }
   };
   std::vector<std::thread> fetchers;
-  const int fetcher_count = std::min<int>(options.max_requests, static_cast<int>(manifest.shard_count));
+  const int fetcher_count = std::min<int>(options.max_requests, static_cast<int>(files));
   for (int i = 1; i < fetcher_count; ++i) fetchers.emplace_back(fetch);
   fetch();
   for (std::thread& t : fetchers) t.join();
@@ -284,9 +307,14 @@ Result<std::shared_ptr<RemoteShards>> RemoteShards::Open(const std::string& loca
   const uint64_t mean = std::max<uint64_t>(1, total / r->shards_.size());
   const uint64_t fit = options.cache_limit / mean;
   const uint64_t others = static_cast<uint64_t>(options.prefetch_shards) + 1;
+  // A record reads its shard and each column file beside it: all of them
+  // stay open between reads.
+  size_t files_per_shard = 1;
+  for (const std::vector<uint32_t>& columns : r->columns_) files_per_shard = std::max(files_per_shard, 1 + columns.size());
+  const uint64_t recent = kRecentShards * files_per_shard;
   r->keep_open_ = options.cache_limit == 0
                       ? r->shards_.size()
-                      : std::min<uint64_t>(std::max<uint64_t>(kRecentShards, fit > others ? fit - others : 0),
+                      : std::min<uint64_t>(std::max<uint64_t>(recent, fit > others ? fit - others : 0),
                                            r->shards_.size());
   r->kept_.resize(r->shards_.size());
   r->lru_position_.resize(r->shards_.size());
@@ -495,7 +523,10 @@ void RemoteShards::Plan(std::vector<uint32_t> visits) {
     std::lock_guard<std::mutex> lock(plan_mu_);
     visits_.clear();
     for (uint32_t s : visits) {
-      if (s < shards_.size() && (visits_.empty() || visits_.back() != s)) visits_.push_back(s);
+      if (s >= columns_.size() || (!visits_.empty() && visits_.back() == s)) continue;
+      visits_.push_back(s);
+      // A shard's column files are read with it (and fetched ahead with it).
+      visits_.insert(visits_.end(), columns_[s].begin(), columns_[s].end());
     }
     cursor_ = 0;
     ++plan_serial_;

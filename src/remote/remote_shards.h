@@ -68,18 +68,25 @@ class RemoteShards {
   const std::string& uuid() const { return manifest_.uuid; }
   // The manifest opened: its segments hold the shards in order.
   const format::Manifest& manifest() const { return manifest_; }
-  uint32_t shard_count() const { return static_cast<uint32_t>(shards_.size()); }
-  // The cached frame of shard s and how to open it.
-  const std::string& frame_path(uint32_t s) const { return shards_[s].frame_path; }
-  shard::ShardFiles FrameFiles(uint32_t s) const;
+  //
+  // Files are numbered: the shards first (0 .. shard count - 1, in manifest
+  // order), then the column files of field groups (SPEC.md 1.4), which
+  // ColumnFile() numbers. Each is cached, downloaded and verified as a shard.
+  uint32_t file_count() const { return static_cast<uint32_t>(shards_.size()); }
+  // The file number of shard s's column file of its segment's group g
+  // (manifest order).
+  uint32_t ColumnFile(uint32_t s, size_t g) const { return columns_[s][g]; }
+  // The cached frame of file f and how to open it.
+  const std::string& frame_path(uint32_t f) const { return shards_[f].frame_path; }
+  shard::ShardFiles FrameFiles(uint32_t f) const;
 
-  // Shard s's data: from this process's open shards, the cache, or
+  // File f's data: from this process's open files, the cache, or
   // downloaded (and verified) now. Thread-safe.
-  Result<std::shared_ptr<const ShardData>> Acquire(uint32_t s);
+  Result<std::shared_ptr<const ShardData>> Acquire(uint32_t f);
 
   // The shards, in the order reads will need them (repeats allowed): the
-  // next prefetch_shards distinct ones ahead of the reads are downloaded in
-  // the background and held.
+  // next prefetch_shards distinct files ahead of the reads (a shard, then
+  // its column files) are downloaded in the background and held.
   void Plan(std::vector<uint32_t> visits);
 
   RemoteStats stats() const;
@@ -124,7 +131,8 @@ class RemoteShards {
   std::shared_ptr<ShardCache> cache_;
   std::unique_ptr<HttpClient> http_;
   format::Manifest manifest_;
-  std::deque<Shard> shards_;  // deque: Shard holds a mutex
+  std::deque<Shard> shards_;  // by file number; deque: Shard holds a mutex
+  std::vector<std::vector<uint32_t>> columns_;  // by shard: its column files' numbers, by group
 
   // Prefetch state, guarded by plan_mu_.
   std::mutex plan_mu_;
