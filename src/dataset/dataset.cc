@@ -808,9 +808,11 @@ Result<ArrayView> Record::GetArray(size_t field) const {
     const std::string_view stored = source.blobs[static_cast<size_t>(layout->blob_slot[local])].data();
     format::ParsedArray parsed;
     const Status parsed_ok = format::ParseVarArray(*f, stored, &parsed);
-    if (!parsed_ok.ok()) {
-      UREC_ASSIGN_OR_RETURN(auto located, impl_->dataset->Locate(impl_->id));
-      return Status::Corruption(located.first->RowContext(located.second) + ": " + parsed_ok.message());
+    if (!parsed_ok.ok()) {  // named by the file holding the field: the shard or a column file
+      const Dataset::Impl& d = *impl_->dataset;
+      const size_t s = d.ShardOf(impl_->id);
+      const shard::ShardReader& file = d.SourceFrame(s, impl_->fields->fields[field].source);
+      return Status::Corruption(file.RowContext(impl_->id - d.first_ids[s]) + ": " + parsed_ok.message());
     }
     std::copy(parsed.dims, parsed.dims + view.shape.ndim, view.shape.dims);
     view.data = parsed.data;

@@ -433,6 +433,43 @@ TEST_F(FieldsTest, AFlippedPageByteInAColumnFileFailsItsReadsAndVerify) {
   EXPECT_TRUE(failed) << "no read of the damaged page failed";
 }
 
+TEST_F(FieldsTest, ADamagedShapePrefixInAColumnFileNamesTheColumnFile) {
+  // A variable-shape array whose blob checksum is not verified (verify off):
+  // its shape prefix is still checked before use, and the error names the
+  // column file holding it, not the record's shard.
+  auto tokens = Schema::Make({Field::Array("tokens", FieldType::kInt32, {kVariableDim})});
+  ASSERT_TRUE(tokens.ok());
+  constexpr int32_t kMark = 0x13572468;
+  auto fill = [&](const Dataset&, uint64_t id, RecordBuilder& out) {
+    const int32_t values[3] = {kMark + static_cast<int32_t>(id), 1, 2};
+    return out.SetArray(0, values, 3);
+  };
+  ASSERT_TRUE(AddFields(path_, *tokens, fill, SmallColumnPages()).ok());
+  const std::string file = ColumnFile(2, 0);
+  std::string bytes;
+  ASSERT_TRUE(io::ReadFile(file, 1 << 24, &bytes).ok());
+  // Record 5's blob: extent 3, 4 bytes of zero padding, then its elements.
+  const int32_t first = kMark + 5;
+  std::string blob("\x03\0\0\0\0\0\0\0", 8);
+  blob.append(reinterpret_cast<const char*>(&first), sizeof(first));
+  const size_t at = bytes.find(blob);
+  ASSERT_NE(at, std::string::npos);
+  bytes[at + 4] = 1;  // nonzero padding
+  testing::WriteBytes(file, bytes);
+  DatasetOptions unverified;
+  unverified.verify_checksums = false;
+  auto dataset = Dataset::Open(path_, unverified);
+  ASSERT_TRUE(dataset.ok()) << dataset.status().ToString();
+  auto record = (*dataset)->Get(5);
+  ASSERT_TRUE(record.ok()) << record.status().ToString();
+  auto array = record->GetArray((*dataset)->schema().num_fields() - 1);
+  ASSERT_FALSE(array.ok());
+  EXPECT_EQ(array.status().code(), StatusCode::kCorruption);
+  EXPECT_NE(array.status().message().find(file + ": row 5: "), std::string::npos) << array.status().message();
+  EXPECT_NE(array.status().message().find("padding"), std::string::npos) << array.status().message();
+  EXPECT_TRUE((*dataset)->Get(6)->GetArray((*dataset)->schema().num_fields() - 1).ok());
+}
+
 TEST_F(FieldsTest, AColumnFileOfAnotherRecordCountIsRefused) {
   ASSERT_TRUE(Add().ok());
   // Shard 0's column file in the place of shard 1's (same group, other rows).
