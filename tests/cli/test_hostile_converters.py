@@ -183,3 +183,9 @@ def test_non_finite_floats_print_as_the_same_strings_everywhere(urec, tmp_path):
         assert sorted(g[field] for g in groups) == ["-inf", "inf", "nan"], groups
     stats = json.loads(urec("inspect", tmp_path / "d", "--json").stdout)["index_stats"]["f"]
     assert stats == {"min": "-inf", "max": "inf", "mean": "nan"}, stats
+    # A NaN keeps its sign in JSON, as in the text output and the query order.
+    with unirecord.Writer(tmp_path / "n", schema, "n", sync=False) as w:
+        w.write({"k": 0, "f": -math.nan, "g": -math.nan, "a": np.array([-math.nan, 0, math.nan], np.float32)})
+    cat = json.loads(urec("cat", tmp_path / "n", 0).stdout)
+    assert cat["f"] == cat["g"] == "-nan" and cat["a"] == ["-nan", 0, "nan"], cat
+    assert math.isnan(float(cat["f"])) and math.copysign(1, float(cat["f"])) == -1

@@ -126,7 +126,7 @@ Result<Json> FieldToJson(const Record& record, size_t field) {
 }
 
 Json FloatToJson(double value) {
-  if (std::isnan(value)) return Json("nan");
+  if (std::isnan(value)) return Json(std::signbit(value) ? "-nan" : "nan");  // as the query order and text output
   if (std::isinf(value)) return Json(value < 0 ? "-inf" : "inf");
   return Json(value);
 }

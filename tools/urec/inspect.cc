@@ -1,5 +1,6 @@
 // urec inspect: what a dataset holds, for people (default) or programs (--json).
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <iterator>
 #include <limits>
@@ -151,7 +152,9 @@ void PrintJson(const InspectArgs& args, const Dataset& ds, const Totals& t, cons
   for (const IndexedStats& s : stats) {
     // No record: no min, max or mean (null); else as `urec cat` prints floats.
     const auto value = [&](double v) { return ds.size() == 0 ? Json(nullptr) : FloatToJson(v); };
-    index_stats[s.name] = Json{{"min", value(s.min)}, {"max", value(s.max)}, {"mean", value(s.mean)}};
+    // A computed NaN's sign means nothing (inf + -inf gives -nan on x86).
+    const double mean = std::isnan(s.mean) ? std::fabs(s.mean) : s.mean;
+    index_stats[s.name] = Json{{"min", value(s.min)}, {"max", value(s.max)}, {"mean", value(mean)}};
   }
   out["index_stats"] = index_stats;
   if (!label_counts.empty()) out["label_counts"] = label_counts;
