@@ -77,6 +77,9 @@ struct RemoteStats {
   uint64_t shard_downloads = 0;   // whole shards downloaded and verified
   uint64_t cache_hits = 0;        // shards found in the cache directory
   uint64_t verify_failures = 0;   // downloads refused (wrong size or checksums) and fetched again
+  // Files (shards and column files) opened from the cache or downloaded:
+  uint64_t prefetched = 0;        // by the background prefetch, ahead of the reads
+  uint64_t read_fetches = 0;      // by a read that found its file not open yet: each one a wait
 };
 
 // True when `location` names a remote dataset (http://, https://, s3://).

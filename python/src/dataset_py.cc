@@ -604,10 +604,13 @@ what DataLoader workers do), even when a newer one has committed since.
             out["shard_downloads"] = st.shard_downloads;
             out["cache_hits"] = st.cache_hits;
             out["verify_failures"] = st.verify_failures;
+            out["prefetched"] = st.prefetched;
+            out["read_fetches"] = st.read_fetches;
             return out;
           },
           "A remote dataset's requests, retries, bytes downloaded, shards downloaded and verified, shards "
-          "found in the cache and downloads refused by verification, since it was opened (zeros when local).")
+          "found in the cache, downloads refused by verification, files fetched by the prefetch ahead of the reads "
+          "and files a read had to fetch itself (a wait), since it was opened (zeros when local).")
       .def_property_readonly("version", [](const PyDataset& d) { return d.dataset->version(); },
                              "The version opened (its generation; 0 without a manifest: a glob, .urec files).")
       .def_property_readonly(

@@ -312,10 +312,15 @@ def test_remote_options_bound_requests_and_prefetch(served, proxy, tmp_path):
         while loader.dataset.remote_stats()["shard_downloads"] < 1 + prefetch_shards and time.monotonic() < deadline:
             time.sleep(0.02)
         time.sleep(0.5)  # more than that would be downloaded by now
-        got = loader.dataset.remote_stats()["shard_downloads"]
+        stats = loader.dataset.remote_stats()
         del loader
         gc.collect()
-        return got
+        # Each download was the prefetch's or a read's; without prefetch, the
+        # read of shard 0 waited for it; with it, the reads waited for one at most.
+        assert stats["read_fetches"] + stats["prefetched"] == stats["shard_downloads"], stats
+        assert stats["read_fetches"] == 1 if prefetch_shards == 0 else stats["read_fetches"] <= 1, stats
+        assert stats["prefetched"] == 0 if prefetch_shards == 0 else stats["prefetched"] >= prefetch_shards, stats
+        return stats["shard_downloads"]
 
     assert downloads_after_one_batch(0, tmp_path / "p0") == 1
     assert downloads_after_one_batch(2, tmp_path / "p2") == 3

@@ -142,6 +142,8 @@ RemoteStats RemoteShards::stats() const {
   st.shard_downloads = shard_downloads_.load();
   st.cache_hits = cache_hits_.load();
   st.verify_failures = verify_failures_.load();
+  st.prefetched = prefetched_.load();
+  st.read_fetches = read_fetches_.load();
   return st;
 }
 
@@ -469,10 +471,11 @@ Result<std::shared_ptr<const ShardData>> RemoteShards::Download(Shard& shard) {
                             " times, refused each time (" + last.message() + ")");
 }
 
-Result<std::shared_ptr<const ShardData>> RemoteShards::Fetch(uint32_t s) {
+Result<std::shared_ptr<const ShardData>> RemoteShards::Fetch(uint32_t s, bool by_prefetcher) {
   Shard& shard = shards_[s];
   std::lock_guard<std::mutex> lock(shard.mu);
   if (std::shared_ptr<const ShardData> open = shard.open.lock()) return open;
+  (by_prefetcher ? prefetched_ : read_fetches_).fetch_add(1);
   Result<io::FlockedFile> pin = cache_->Pin(shard.data_path);
   if (pin.ok()) {
     Result<std::shared_ptr<const ShardData>> cached = OpenCached(shard, std::move(pin).value());
@@ -492,7 +495,7 @@ Result<std::shared_ptr<const ShardData>> RemoteShards::Fetch(uint32_t s) {
 }
 
 Result<std::shared_ptr<const ShardData>> RemoteShards::Acquire(uint32_t s) {
-  UREC_ASSIGN_OR_RETURN(std::shared_ptr<const ShardData> data, Fetch(s));
+  UREC_ASSIGN_OR_RETURN(std::shared_ptr<const ShardData> data, Fetch(s, false));
   std::lock_guard<std::mutex> lock(plan_mu_);
   cursor_ = MoveCursor(visits_, cursor_, s, kCursorSearch);
   if (kept_[s] == data) {
@@ -564,7 +567,7 @@ void RemoteShards::PrefetchLoop() {
     const uint64_t serial = plan_serial_;
     lock.unlock();
     // Errors are the reader's to report, when it reads the shard itself.
-    Result<std::shared_ptr<const ShardData>> data = Fetch(target);
+    Result<std::shared_ptr<const ShardData>> data = Fetch(target, true);
     lock.lock();
     fetching_.erase(target);
     if (!data.ok()) {

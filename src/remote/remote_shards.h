@@ -116,8 +116,9 @@ class RemoteShards {
   // How a shard's data file opens: its cached index, named by their URLs.
   static shard::ShardFiles DataFiles(const Shard& shard);
   Status FetchIndexAndFrame(uint32_t s);
-  // Shard s's data without moving the plan's cursor (the prefetchers).
-  Result<std::shared_ptr<const ShardData>> Fetch(uint32_t s);
+  // File s's data without moving the plan's cursor; counted in prefetched_
+  // or read_fetches_ when it was not open.
+  Result<std::shared_ptr<const ShardData>> Fetch(uint32_t s, bool by_prefetcher);
   Result<std::shared_ptr<const ShardData>> Download(Shard& shard);
   // Recomputes window_ from the cursor and lets go of held shards outside
   // it. Caller holds plan_mu_.
@@ -165,6 +166,8 @@ class RemoteShards {
   std::atomic<uint64_t> shard_downloads_{0};
   std::atomic<uint64_t> cache_hits_{0};
   std::atomic<uint64_t> verify_failures_{0};
+  std::atomic<uint64_t> prefetched_{0};
+  std::atomic<uint64_t> read_fetches_{0};
 };
 
 }  // namespace unirecord::remote

@@ -147,7 +147,9 @@ Status RunBench(const BenchOptions& o) {
                          {"retries", remote_after.retries - remote_before.retries},
                          {"bytes_downloaded", remote_after.bytes_downloaded - remote_before.bytes_downloaded},
                          {"shard_downloads", remote_after.shard_downloads - remote_before.shard_downloads},
-                         {"cache_hits", remote_after.cache_hits - remote_before.cache_hits}};
+                         {"cache_hits", remote_after.cache_hits - remote_before.cache_hits},
+                         {"prefetched", remote_after.prefetched - remote_before.prefetched},
+                         {"read_fetches", remote_after.read_fetches - remote_before.read_fetches}};
     }
     epochs.push_back(Json{{"epoch", epoch},
                           {"remote", remote_json},
@@ -203,10 +205,12 @@ Status RunBench(const BenchOptions& o) {
                   static_cast<unsigned long long>(e["epoch"].get<uint64_t>()),
                   e["images_per_s"].get<double>(), e["rss_mib"].get<double>(), e["open_fds"].get<int>());
       if (!e["remote"].is_null()) {
-        std::printf(", %llu requests, %llu shards downloaded, %llu from the cache",
+        std::printf(", %llu requests, %llu shards downloaded, %llu from the cache, %llu prefetched, %llu waited for",
                     static_cast<unsigned long long>(e["remote"]["requests"].get<uint64_t>()),
                     static_cast<unsigned long long>(e["remote"]["shard_downloads"].get<uint64_t>()),
-                    static_cast<unsigned long long>(e["remote"]["cache_hits"].get<uint64_t>()));
+                    static_cast<unsigned long long>(e["remote"]["cache_hits"].get<uint64_t>()),
+                    static_cast<unsigned long long>(e["remote"]["prefetched"].get<uint64_t>()),
+                    static_cast<unsigned long long>(e["remote"]["read_fetches"].get<uint64_t>()));
       }
       std::printf("\n");
     }
