@@ -107,7 +107,7 @@ Status CheckCarried(const PackState& s) {
 std::string PackState::Serialize() const {
   // A rank's state that carries nothing keeps version 1's 88 bytes.
   const bool carried = num_shards == 0 || !consumed.empty() || !remaining.empty();
-  std::string out(carried ? format::kPackStateCarriedOffset + consumed.size() * 8 +
+  std::string out(carried ? format::kPackStateCarriedOffset + consumed.size() * format::kPackStatePositionSize +
                                 remaining.size() * format::kPackStateSpanSize + format::kPackStateChecksumSize
                           : format::kPackStateSize,
                   '\0');
@@ -129,12 +129,12 @@ std::string PackState::Serialize() const {
   uint8_t* at = bytes + format::kPackStateCarriedOffset;
   for (uint64_t position : consumed) {
     format::StoreLE<uint64_t>(at, position);
-    at += 8;
+    at += format::kPackStatePositionSize;
   }
   for (const PackSpan& span : remaining) {
     format::StoreLE<uint64_t>(at, span.position);
-    format::StoreLE<uint64_t>(at + 8, span.begin);
-    format::StoreLE<uint64_t>(at + 16, span.end);
+    format::StoreLE<uint64_t>(at + format::kPackStateSpanBeginOffset, span.begin);
+    format::StoreLE<uint64_t>(at + format::kPackStateSpanEndOffset, span.end);
     at += format::kPackStateSpanSize;
   }
   format::StoreLE<uint64_t>(at, format::Checksum(bytes, static_cast<size_t>(at - bytes)));
@@ -177,8 +177,9 @@ Result<PackState> PackState::Parse(std::string_view bytes) {
   const uint64_t consumed = format::LoadLE<uint64_t>(data + format::kPackStateConsumedCountOffset);
   const uint64_t spans = format::LoadLE<uint64_t>(data + format::kPackStateSpanCountOffset);
   const uint64_t room = bytes.size() - fixed;
-  if (consumed > room / 8 || spans > (room - consumed * 8) / format::kPackStateSpanSize ||
-      consumed * 8 + spans * format::kPackStateSpanSize != room) {
+  const uint64_t position_size = format::kPackStatePositionSize;
+  if (consumed > room / position_size || spans > (room - consumed * position_size) / format::kPackStateSpanSize ||
+      consumed * position_size + spans * format::kPackStateSpanSize != room) {
     return Status::InvalidArgument("pack state: " + std::to_string(bytes.size()) + " bytes do not hold the " +
                                    std::to_string(consumed) + " consumed positions and " + std::to_string(spans) +
                                    " spans it counts (truncated or damaged)");
@@ -188,10 +189,11 @@ Result<PackState> PackState::Parse(std::string_view bytes) {
     return Status::InvalidArgument("pack state: checksum mismatch (the bytes are damaged)");
   }
   const uint8_t* at = data + format::kPackStateCarriedOffset;
-  for (uint64_t i = 0; i < consumed; ++i, at += 8) s.consumed.push_back(format::LoadLE<uint64_t>(at));
+  for (uint64_t i = 0; i < consumed; ++i, at += position_size) s.consumed.push_back(format::LoadLE<uint64_t>(at));
   for (uint64_t i = 0; i < spans; ++i, at += format::kPackStateSpanSize) {
-    s.remaining.push_back({format::LoadLE<uint64_t>(at), format::LoadLE<uint64_t>(at + 8),
-                           format::LoadLE<uint64_t>(at + 16)});
+    s.remaining.push_back({format::LoadLE<uint64_t>(at),
+                           format::LoadLE<uint64_t>(at + format::kPackStateSpanBeginOffset),
+                           format::LoadLE<uint64_t>(at + format::kPackStateSpanEndOffset)});
   }
   UREC_RETURN_IF_ERROR(CheckCarried(s));
   return s;
