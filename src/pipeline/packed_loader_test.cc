@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -385,8 +386,9 @@ TEST(PackedLoaderTest, BadOptionsAndMisalignedFieldsAreErrors) {
   EXPECT_FALSE(PackState::Parse(state.Serialize().substr(1)).ok());
 }
 
-// A dataset of documents of these lengths (tokens and mask as above).
-std::string WriteLengths(const std::string& name, const std::vector<uint64_t>& lengths) {
+// A dataset of `count` records of tokens and mask, record i's filled by `fill`.
+using FillRecord = std::function<void(int i, std::vector<int32_t>* tokens, std::vector<uint8_t>* mask)>;
+std::string WriteTokenRecords(const std::string& name, int count, const FillRecord& fill) {
   const std::string dir = testing::MakeTempDir() + "/" + name;
   Result<Schema> schema = Schema::Make({Field::Array("tokens", FieldType::kInt32, {kVariableDim}),
                                         Field::Array("mask", FieldType::kUint8, {kVariableDim})});
@@ -396,16 +398,26 @@ std::string WriteLengths(const std::string& name, const std::vector<uint64_t>& l
   Result<std::unique_ptr<Writer>> writer = Writer::Create(dir, name, *schema, options);
   EXPECT_TRUE(writer.ok()) << writer.status().ToString();
   RecordBuilder record(*schema);
-  for (uint64_t length : lengths) {
+  for (int i = 0; i < count; ++i) {
     record.Clear();
-    const std::vector<int32_t> tokens(length, 7);
-    const std::vector<uint8_t> mask(length, 1);
-    EXPECT_TRUE(record.SetValues("tokens", FieldType::kInt32, tokens.data(), {int64_t(length)}).ok());
-    EXPECT_TRUE(record.SetValues("mask", FieldType::kUint8, mask.data(), {int64_t(length)}).ok());
+    std::vector<int32_t> tokens;
+    std::vector<uint8_t> mask;
+    fill(i, &tokens, &mask);
+    EXPECT_TRUE(record.SetValues("tokens", FieldType::kInt32, tokens.data(), {int64_t(tokens.size())}).ok());
+    EXPECT_TRUE(record.SetValues("mask", FieldType::kUint8, mask.data(), {int64_t(mask.size())}).ok());
     EXPECT_TRUE((*writer)->Write(record).ok());
   }
   EXPECT_TRUE((*writer)->Finish().ok());
   return dir;
+}
+
+// A dataset of documents of these lengths (tokens 7, mask 1).
+std::string WriteLengths(const std::string& name, const std::vector<uint64_t>& lengths) {
+  return WriteTokenRecords(name, static_cast<int>(lengths.size()),
+                           [&](int i, std::vector<int32_t>* tokens, std::vector<uint8_t>* mask) {
+                             tokens->assign(lengths[i], 7);
+                             mask->assign(lengths[i], 1);
+                           });
 }
 
 std::unique_ptr<Loader> OpenMixture(const LoaderOptions& options, const std::vector<std::string>& dirs) {
@@ -556,29 +568,12 @@ TEST(PackedLoaderTest, WeightsInTokensNeedTokens) {
 // Records first_id .. first_id + count - 1 of the token numbering above
 // (tokens 1000 id + j + 1, lengths LengthOf(id)), as a dataset of their own.
 std::string WriteDocuments(const std::string& name, int first_id, int count) {
-  const std::string dir = testing::MakeTempDir() + "/" + name;
-  Result<Schema> schema = Schema::Make({Field::Array("tokens", FieldType::kInt32, {kVariableDim}),
-                                        Field::Array("mask", FieldType::kUint8, {kVariableDim})});
-  EXPECT_TRUE(schema.ok());
-  WriterOptions options;
-  options.sync = false;
-  Result<std::unique_ptr<Writer>> writer = Writer::Create(dir, name, *schema, options);
-  EXPECT_TRUE(writer.ok()) << writer.status().ToString();
-  RecordBuilder record(*schema);
-  for (int i = first_id; i < first_id + count; ++i) {
-    record.Clear();
-    std::vector<int32_t> tokens;
-    std::vector<uint8_t> mask;
-    for (uint64_t j = 0; j < LengthOf(i); ++j) {
-      tokens.push_back(static_cast<int32_t>(1000 * i + j + 1));
-      mask.push_back(static_cast<uint8_t>(j % 2));
+  return WriteTokenRecords(name, count, [&](int i, std::vector<int32_t>* tokens, std::vector<uint8_t>* mask) {
+    for (uint64_t j = 0; j < LengthOf(first_id + i); ++j) {
+      tokens->push_back(static_cast<int32_t>(1000 * (first_id + i) + j + 1));
+      mask->push_back(static_cast<uint8_t>(j % 2));
     }
-    EXPECT_TRUE(record.SetValues("tokens", FieldType::kInt32, tokens.data(), {int64_t(tokens.size())}).ok());
-    EXPECT_TRUE(record.SetValues("mask", FieldType::kUint8, mask.data(), {int64_t(mask.size())}).ok());
-    EXPECT_TRUE((*writer)->Write(record).ok());
-  }
-  EXPECT_TRUE((*writer)->Finish().ok());
-  return dir;
+  });
 }
 
 using TokenCounts = std::map<std::pair<int64_t, int64_t>, int>;  // (record id, token index) -> deliveries
