@@ -168,7 +168,12 @@ Result<PackState> PackState::Parse(std::string_view bytes) {
   s.document = format::LoadLE<uint64_t>(data + format::kPackStateDocumentOffset);
   s.token = format::LoadLE<uint64_t>(data + format::kPackStateTokenOffset);
   s.options_fingerprint = format::LoadLE<uint64_t>(data + format::kPackStateFingerprintOffset);
-  if (!carried) return s;
+  if (!carried) {
+    if (s.num_shards == 0) {
+      return Status::InvalidArgument("pack state: version 1 of 0 ranks (a combined state is version 2)");
+    }
+    return s;
+  }
   const size_t fixed = format::kPackStateCarriedOffset + format::kPackStateChecksumSize;
   if (bytes.size() < fixed) {
     return Status::InvalidArgument("pack state: version 2 is at least " + std::to_string(fixed) + " bytes, got " +

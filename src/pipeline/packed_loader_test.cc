@@ -871,8 +871,9 @@ TEST(PackStateBytesTest, ForeignBytesAreRefused) {
   std::string bytes = CarryingState(OneDataset(PackStrategy::kConcat)).Serialize();
   bytes[4] = 3;
   ExpectParseError(bytes, StatusCode::kNotSupported, "version 3");
-  bytes[4] = 1;  // version 1 is 88 bytes
+  bytes[4] = 1;  // version 1 is 88 bytes, of ranks
   ExpectParseError(bytes, StatusCode::kInvalidArgument, "version 1 is 88 bytes");
+  ExpectParseError(bytes.substr(0, 88), StatusCode::kInvalidArgument, "version 1 of 0 ranks");
 }
 
 TEST(PackStateBytesTest, IllFormedCarriedDocumentsAreRefused) {
