@@ -578,9 +578,11 @@ std::string WriteDocuments(const std::string& name, int first_id, int count) {
 
 using TokenCounts = std::map<std::pair<int64_t, int64_t>, int>;  // (record id, token index) -> deliveries
 
-void CountTokens(const Packed& p, TokenCounts* counts) {
-  for (const auto& s : Segments(p)) {
-    for (int64_t t = 0; t < s[2]; ++t) ++(*counts)[{s[0], s[1] + t}];
+// With an EOS, it is token LengthOf(id) of its document.
+void CountTokens(const Packed& p, bool eos, TokenCounts* counts) {
+  for (const auto& s : Segments(p, eos)) {
+    const int64_t first = s[1] < 0 ? static_cast<int64_t>(LengthOf(static_cast<int>(s[0]))) : s[1];  // the EOS alone
+    for (int64_t t = 0; t < s[2]; ++t) ++(*counts)[{s[0], first + t}];
   }
 }
 
@@ -612,7 +614,7 @@ std::vector<PackState> Step(std::vector<std::unique_ptr<Loader>>& ranks, size_t 
       Result<Batch> batch = loader->Next();
       EXPECT_TRUE(batch.ok()) << batch.status().ToString();
       if (!batch.ok() || batch->empty()) continue;
-      CountTokens(CopyBatch(*batch), counts);
+      CountTokens(CopyBatch(*batch), loader->options().pack->eos.has_value(), counts);
       any = true;
     }
     if (!any) break;  // every rank is at the epoch's end
@@ -647,7 +649,7 @@ TokenCounts EpochTokens(const std::vector<uint64_t>& sizes, const LoaderOptions&
   TokenCounts counts;
   for (uint64_t p = 0; p < end; ++p) {
     const auto id = static_cast<int64_t>(sampler->GlobalAt(p % L));
-    uint64_t length = LengthOf(static_cast<int>(id));
+    uint64_t length = LengthOf(static_cast<int>(id)) + (o.pack->eos ? 1 : 0);
     if (length > kSeqLen && o.pack->strategy != PackStrategy::kConcat) {
       if (o.pack->overlong == PackOverlong::kTruncate) length = kSeqLen;
       if (o.pack->overlong == PackOverlong::kDrop) length = 0;
@@ -755,6 +757,17 @@ TEST(PackedElasticTest, OverlongTruncatedOrDroppedAcrossRankCounts) {
           ExpectElasticEpoch(c, w1, steps, w2, 0, 0);
         }
       }
+    }
+  }
+}
+
+TEST(PackedElasticTest, AnEosIsATokenOfItsDocumentAcrossRankCounts) {
+  for (PackStrategy strategy : {PackStrategy::kConcat, PackStrategy::kFirstFit}) {
+    ElasticCase c = OneDataset(strategy);
+    c.options.pack->eos = -1;
+    for (size_t steps : {1, 4, 6}) {
+      SCOPED_TRACE(std::string(PackStrategyName(strategy)) + " steps=" + std::to_string(steps));
+      ExpectElasticEpoch(c, 3, steps, 2, 0, 0);
     }
   }
 }
