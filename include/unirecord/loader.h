@@ -365,7 +365,9 @@ class Loader {
 
   // A packing loader's position (FailedPrecondition without packing): taken
   // between batches on one rank, Restore(PackState) on that rank of a loader
-  // with the same options continues with exactly the rows that followed.
+  // with the same options continues with exactly the rows that followed. A
+  // combined state (CombinePackStates) restores into any rank of any number
+  // of ranks.
   Result<PackState> pack_state() const;
   Status Restore(const PackState& state);
 
@@ -373,6 +375,8 @@ class Loader {
   void ResetStats();
 
  private:
+  friend Result<PackState> CombinePackStates(const std::vector<std::shared_ptr<const Dataset>>& datasets,
+                                             const LoaderOptions& options, const std::vector<PackState>& states);
   struct Impl;
   struct Packed;  // LoaderOptions::pack (src/pipeline/packed_loader.h)
   explicit Loader(std::shared_ptr<Impl> impl);
@@ -380,6 +384,19 @@ class Loader {
   std::shared_ptr<Impl> impl_;      // shared with the batches handed out; null when packing
   std::shared_ptr<Packed> packed_;  // when packing
 };
+
+// Elastic resume of a packing loader (docs/loader.md, "Packing sequences"):
+// the pack states of every rank of a run of W ranks, taken at one step, as
+// one state that restores into every rank of a run of any number of ranks
+// (Loader::Restore(PackState)). Across both runs every token of the epoch is
+// delivered once (but DistributedSampler's padding): the rest of the epoch's
+// order from the earliest rank's window is partitioned across the new ranks,
+// and the documents consumed past it, in whole or in part, are carried over.
+// `datasets` and `options` are the loaders' (the ranks are the states'); each
+// rank's window is read again. InvalidArgument for states of other options,
+// seeds or epochs, a missing or repeated rank, or a combined state.
+Result<PackState> CombinePackStates(const std::vector<std::shared_ptr<const Dataset>>& datasets,
+                                    const LoaderOptions& options, const std::vector<PackState>& states);
 
 }  // namespace unirecord
 

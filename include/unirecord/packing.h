@@ -81,19 +81,40 @@ struct PackOptions {
   WeightUnit weight_unit = WeightUnit::kDocuments;
 };
 
+// Tokens [begin, end) of the document at `position` of the epoch's order
+// (SamplerState's positions), still to be delivered: its other tokens were.
+struct PackSpan {
+  uint64_t position = 0;
+  uint64_t begin = 0;
+  uint64_t end = 0;
+};
+
 // Where a packed loader is: the window being handed out (the state of the
 // sampler at its first document) and, in it, the next row: for first_fit
 // and best_fit the rows of the window already handed out; for concat the
 // document (of the window) and token at which the next row starts.
-// Serialize() gives 88 portable bytes (format/SPEC.md section 13.1).
+//
+// Elastic resume (another number of ranks): CombinePackStates (loader.h)
+// merges the states of all ranks into one taken on no rank (num_shards 0),
+// which restores into every rank of any number of ranks. It names the
+// documents of the epoch's order consumed past the window's position, in
+// whole (`consumed`) or in part (`remaining`: what is left of them); a run
+// restored from it carries those of its rank in its own states until the
+// epoch ends. Serialize() gives 88 portable bytes when both are empty and
+// the state is a rank's (format/SPEC.md section 13.1), else 112 + 8 per
+// consumed document + 24 per span (section 13.2).
 struct PackState {
   SamplerState window;
-  uint32_t num_shards = 1;  // the ranks and rank that took it: a state
-  uint32_t shard_id = 0;    // restores into the same rank of as many ranks
+  // The ranks and rank that took it: a state restores into the same rank of
+  // as many ranks; num_shards 0 (a combined state): into any rank.
+  uint32_t num_shards = 1;
+  uint32_t shard_id = 0;
   uint64_t rows = 0;
   uint64_t document = 0;
   uint64_t token = 0;
   uint64_t options_fingerprint = 0;  // of the pack options (SPEC.md 13.1)
+  std::vector<uint64_t> consumed;    // increasing positions, at or past window.position
+  std::vector<PackSpan> remaining;   // by position, then begin; none overlapping, none of a consumed position
 
   std::string Serialize() const;
   static Result<PackState> Parse(std::string_view bytes);

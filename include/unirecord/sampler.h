@@ -154,6 +154,12 @@ class Sampler {
   // The id at position k (< size()) of this sampler's partition of the
   // current epoch. Pure and thread-safe.
   uint64_t At(uint64_t k) const;
+  // The position of the epoch's order that At(k) reads, before padding wraps
+  // it around: from num_records() on, DistributedSampler's padding (At(k) is
+  // GlobalAt(PaddedPosition(k) % num_records())).
+  uint64_t PaddedPosition(uint64_t k) const;
+  // Whether PaddedPosition(k) == padded for some k < size().
+  bool Holds(uint64_t padded) const;
   // The id at position p (< num_records()) of the whole epoch's order, before
   // partitioning across ranks and workers.
   uint64_t GlobalAt(uint64_t p) const;

@@ -31,6 +31,46 @@ using unirecord::Status;
 
 namespace {
 
+py::dict PackStateDict(const unirecord::PackState& pack) {
+  py::dict d;
+  d["pack_state"] = py::bytes(pack.Serialize());
+  d["seed"] = pack.window.seed;
+  d["epoch"] = pack.window.epoch;
+  return d;
+}
+
+// A packing loader's state_dict: "pack_state", and "seed" and "epoch" beside
+// it, which must agree with it (an edited copy would resume elsewhere).
+unirecord::PackState PackStateOf(const py::handle& state) {
+  if (!PyDict_Check(state.ptr())) {
+    throw py::type_error("a packing Loader's state is the dict state_dict() returned, not " +
+                         std::string(Py_TYPE(state.ptr())->tp_name));
+  }
+  const py::dict d = py::reinterpret_borrow<py::dict>(state);
+  const char* keys = " (keys of a packing Loader.state_dict(): pack_state, seed, epoch)";
+  if (!d.contains("pack_state")) {
+    RaiseStatus(Status::InvalidArgument(std::string("the state has no 'pack_state'") + keys));
+  }
+  py::object serialized = d["pack_state"];
+  if (!PyBytes_Check(serialized.ptr())) {
+    throw py::type_error("state['pack_state'] must be bytes (from Loader.state_dict()), not " +
+                         std::string(Py_TYPE(serialized.ptr())->tp_name));
+  }
+  unirecord::PackState s = Unwrap(unirecord::PackState::Parse(serialized.cast<std::string>()));
+  for (auto item : d) {
+    const std::string key = py::str(item.first).cast<std::string>();
+    if (key == "pack_state") continue;
+    const uint64_t* held = key == "seed" ? &s.window.seed : key == "epoch" ? &s.window.epoch : nullptr;
+    if (held == nullptr) RaiseStatus(Status::InvalidArgument("the state has an unknown key '" + key + "'" + keys));
+    const uint64_t given = IntArgAs<uint64_t>("state['" + key + "']", item.second);
+    if (given != *held) {
+      RaiseStatus(Status::InvalidArgument("state['" + key + "'] is " + std::to_string(given) +
+                                          " but its pack_state holds " + key + " " + std::to_string(*held)));
+    }
+  }
+  return s;
+}
+
 // Owns the Loader. A batch still referenced from Python does not need it:
 // a Batch shares the loader's buffer pool (loader.h) and outlives its Loader.
 struct LoaderBox {
@@ -458,13 +498,8 @@ class PyLoader {
       s = box_->loader->state();
       if (box_->loader->options().pack) pack = Unwrap(box_->loader->pack_state());
     }
+    if (pack) return PackStateDict(*pack);  // a packing loader: its window's sampler state travels inside
     py::dict d;
-    if (pack) {  // a packing loader: its window's sampler state travels inside
-      d["pack_state"] = py::bytes(pack->Serialize());
-      d["seed"] = pack->window.seed;
-      d["epoch"] = pack->window.epoch;
-      return d;
-    }
     d["seed"] = s.seed;
     d["epoch"] = s.epoch;
     d["position"] = s.position;
@@ -519,27 +554,7 @@ class PyLoader {
   // A packing loader's state() dict: "pack_state", and "seed" and "epoch"
   // beside it, which must agree with it.
   void RestorePacked(const py::dict& d) {
-    const char* keys = " (keys of a packing Loader.state_dict(): pack_state, seed, epoch)";
-    if (!d.contains("pack_state")) {
-      RaiseStatus(Status::InvalidArgument(std::string("the state has no 'pack_state'") + keys));
-    }
-    py::object serialized = d["pack_state"];
-    if (!PyBytes_Check(serialized.ptr())) {
-      throw py::type_error("state['pack_state'] must be bytes (from Loader.state_dict()), not " +
-                           std::string(Py_TYPE(serialized.ptr())->tp_name));
-    }
-    unirecord::PackState s = Unwrap(unirecord::PackState::Parse(serialized.cast<std::string>()));
-    for (auto item : d) {
-      const std::string key = py::str(item.first).cast<std::string>();
-      if (key == "pack_state") continue;
-      const uint64_t* held = key == "seed" ? &s.window.seed : key == "epoch" ? &s.window.epoch : nullptr;
-      if (held == nullptr) RaiseStatus(Status::InvalidArgument("the state has an unknown key '" + key + "'" + keys));
-      const uint64_t given = IntArgAs<uint64_t>("state['" + key + "']", item.second);
-      if (given != *held) {
-        RaiseStatus(Status::InvalidArgument("state['" + key + "'] is " + std::to_string(given) +
-                                            " but its pack_state holds " + key + " " + std::to_string(*held)));
-      }
-    }
+    const unirecord::PackState s = PackStateOf(d);
     Status st;
     {
       py::gil_scoped_release nogil;
@@ -548,7 +563,28 @@ class PyLoader {
     }
     Check(st);
   }
-
+  // The state_dicts of every rank of a packing run (a list), as one that
+  // restores into any rank of any number of ranks (CombinePackStates).
+  py::dict Combine(const py::handle& states) {
+    if (!box_->loader->options().pack) {
+      RaiseStatus(Status::InvalidArgument("only a packing Loader combines the state_dicts of several ranks; "
+                                          "a plain Loader restores any one rank's state_dict"));
+    }
+    if (!PyList_Check(states.ptr()) && !PyTuple_Check(states.ptr())) {
+      throw py::type_error("the state_dicts of the ranks must be a list, not " +
+                           std::string(Py_TYPE(states.ptr())->tp_name));
+    }
+    std::vector<unirecord::PackState> parsed;
+    for (const py::handle item : states) parsed.push_back(PackStateOf(item));
+    std::vector<std::shared_ptr<const unirecord::Dataset>> datasets;
+    for (const auto& d : box_->ds) datasets.push_back(d->dataset);
+    unirecord::Result<unirecord::PackState> combined = Status::Internal("not combined");
+    {
+      py::gil_scoped_release nogil;
+      combined = unirecord::CombinePackStates(datasets, options_, parsed);
+    }
+    return PackStateDict(Unwrap(std::move(combined)));
+  }
   py::dict Stats() {
     unirecord::LoaderStats s = box_->loader->stats();
     py::dict d;
@@ -619,6 +655,7 @@ void RegisterLoader(py::module_& m) {
       .def_property_readonly("epoch", &PyLoader::Epoch)
       .def("state", &PyLoader::State)
       .def("restore", &PyLoader::Restore, py::arg("state"))
+      .def("combine", &PyLoader::Combine, py::arg("states"))
       .def("stats", &PyLoader::Stats)
       .def("reset_stats", &PyLoader::ResetStats)
       .def_property_readonly("batches_per_epoch", &PyLoader::BatchesPerEpoch)

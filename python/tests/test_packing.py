@@ -3,10 +3,14 @@ checked against a packer written plainly here (the rows, segment ids,
 positions, cu_seqlens and ids of every batch, for every strategy), for every
 token of the epoch once, exact resume from any batch, ranks that partition
 documents, and hostile documents and options."""
+import json
 import os
 import pathlib
+import pickle
 import shutil
+import struct
 import sys
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -50,10 +54,10 @@ def corpus(tmp_path_factory):
     return path, docs
 
 
-def document_order(path, window, **sampler):
+def document_order(path, window, field="text", **sampler):
     """The rank's documents in loader order, window by window (a plain
     Loader over the same sampler options: the order packing reads)."""
-    loader = unirecord.Loader(path, window, True, image_field=None, label_field=None, fields=["text"],
+    loader = unirecord.Loader(path, window, True, image_field=None, label_field=None, fields=[field],
                               threads=1, **sampler)
     return [batch["id"].tolist() for batch in loader]
 
@@ -222,6 +226,85 @@ def test_resume_from_any_batch_gives_the_uninterrupted_rows(corpus, strategy):
         resumed = packing_loader(path, strategy)
         resumed.load_state_dict(states[k])
         assert_batches_equal([as_numpy(b) for b in resumed], whole[k:])
+
+
+ELASTIC_DOCS = 240  # a multiple of the old rank counts: no padding before the resume
+
+
+@pytest.fixture(scope="module")
+def numbered_corpus(tmp_path_factory):
+    """(path, lengths): document i's token j is 1000 i + j + 1, so a delivered
+    token names its (document, token) pair."""
+    path = tmp_path_factory.mktemp("numbered")
+    n = np.minimum(np.random.default_rng(3).lognormal(np.log(24), 1.0, ELASTIC_DOCS).astype(int), 200)
+    n[::31] = 0
+    schema = unirecord.Schema({"tokens": unirecord.Field("tokens", "int32", shape=(-1,))})
+    with unirecord.Writer(path, schema, "docs", num_shards=2, sync=False) as w:
+        for i, length in enumerate(n):
+            w.write({"tokens": (1000 * i + np.arange(length) + 1).astype(np.int32)})
+    return path, n
+
+
+def run_ranks(world, *args):
+    import pack_elastic_worker
+    from test_elastic import free_port
+
+    if not torch.distributed.is_available():
+        pytest.skip("torch.distributed is not available")
+    out = args[-1]
+    # fork: the ranks start with torch and unirecord imported (see test_elastic.py).
+    torch.multiprocessing.start_processes(pack_elastic_worker.run, args=(world, free_port(), *args), nprocs=world,
+                                          join=True, start_method="fork")
+    return json.loads(pathlib.Path(out).read_text())
+
+
+@pytest.mark.parametrize("strategy", ["concat", "best_fit"])
+@pytest.mark.parametrize("world, steps, new_world", [(3, 4, 2), (2, 3, 3), (4, 2, 1)])
+def test_elastic_resume_over_torch_distributed_delivers_every_token_once(numbered_corpus, tmp_path, strategy, world,
+                                                                         steps, new_world):
+    import pack_elastic_worker
+
+    path, n = numbered_corpus
+    states = tmp_path / "states.pickle"
+    stopped = run_ranks(world, str(path), strategy, "stop", steps, str(states), str(tmp_path / "stop.json"))
+    resumed = run_ranks(new_world, str(path), strategy, "resume", 0, str(states), str(tmp_path / "resume.json"))
+    delivered = Counter(tuple(t) for r in stopped + resumed for t in r["delivered"])
+    # The epoch: every position of the order once, then the new ranks'
+    # padding (DistributedSampler's) from the epoch's start. The combined
+    # state's position (bytes 32..40, SPEC.md 13.1) is where they partition from.
+    with open(states, "rb") as f:
+        gathered = pickle.load(f)
+    loader = pack_elastic_worker.loader_for(path, strategy, num_shards=new_world, shard_id=0)
+    combined = loader._core.combine(gathered)["pack_state"]
+    g = struct.unpack_from("<Q", combined, 32)[0]
+    order = [i for window in document_order(path, pack_elastic_worker.WINDOW, field="tokens", seed=7) for i in window]
+    padded = g + -(-(ELASTIC_DOCS - g) // new_world) * new_world
+    epoch = Counter((d, j) for p in range(padded) for d in [order[p % ELASTIC_DOCS]] for j in range(n[d]))
+    assert delivered == epoch
+    assert sum(len(r["delivered"]) for r in stopped) > 0 and sum(len(r["delivered"]) for r in resumed) > 0
+
+
+def test_elastic_resume_refuses_an_incomplete_or_mixed_list(numbered_corpus):
+    from pack_elastic_worker import loader_for
+
+    path, _ = numbered_corpus
+    ranks = [loader_for(path, "concat", num_shards=3, shard_id=r) for r in range(3)]
+    for loader in ranks:
+        loader.next_batch()
+    states = [loader.state_dict() for loader in ranks]
+    new = loader_for(path, "concat", num_shards=2, shard_id=0)
+    with pytest.raises(ValueError, match="2 states of 3 ranks; every rank's state is needed"):
+        new.load_state_dict(states[:2])
+    with pytest.raises(ValueError, match="give each rank's state once"):
+        new.load_state_dict([states[0], states[0], states[1]])
+    with pytest.raises(ValueError, match="combine the states of all ranks"):
+        new.load_state_dict(states[0])
+    with pytest.raises(TypeError, match="state_dict\\(\\) returned"):
+        new.load_state_dict([states[0], b"x", states[2]])
+    with pytest.raises(ValueError, match="only a packing Loader combines"):
+        unirecord.Loader(path, 4, True, image_field=None, label_field=None, fields=["tokens"]).load_state_dict(states)
+    new.load_state_dict(states)  # the list itself restores
+    assert new.next_batch() is not None
 
 
 def test_a_state_restores_only_on_its_rank_and_options(corpus):

@@ -275,6 +275,7 @@ class Loader:
             ``prefetch + 1`` batches held at once). ``len()`` is unknown (the
             rows depend on the documents' lengths); ``state_dict()`` holds a
             ``pack_state`` that resumes exactly on the same rank of as many
+            ranks, and the list of every rank's resumes on any number of
             ranks (docs/loader.md, "Packing sequences").
     """
 
@@ -534,16 +535,25 @@ class Loader:
         order all ranks have consumed together, so every rank returns the same
         state). ``sampler_state`` is the state; the other three show what it holds.
         A packing loader's (``pack=``) is ``{"pack_state": bytes, "seed", "epoch"}``:
-        one rank's, restored on that rank of as many ranks."""
+        one rank's, restored on that rank of as many ranks; to resume on another
+        number of ranks, give :meth:`load_state_dict` every rank's."""
         return self._core.state()
 
-    def load_state_dict(self, state: Dict[str, Any]) -> None:
+    def load_state_dict(self, state: Union[Dict[str, Any], Sequence[Dict[str, Any]]]) -> None:
         """Continues exactly after the batch where ``state`` was taken (same
         dataset(s), same order options; the number of ranks, the batch size and
         ``sampler_drop_last`` may differ: the rest of the epoch is partitioned
         across this run's ranks). ``seed``, ``epoch`` and ``position`` may be left
         out; given, each must equal what ``sampler_state`` holds (ValueError
-        naming the key otherwise: an edited copy would resume somewhere else)."""
+        naming the key otherwise: an edited copy would resume somewhere else).
+
+        A packing loader (``pack=``) resumes on another number of ranks from
+        the list of the state_dicts of every rank of the old run, taken at one
+        step (e.g. gathered with ``torch.distributed.all_gather_object``): every
+        new rank loads the same list, and across both runs each token of the
+        epoch is delivered once (docs/loader.md, "Packing sequences")."""
+        if isinstance(state, (list, tuple)):
+            state = self._core.combine(state)
         self._core.restore(state)
         self._exhausted = False
 

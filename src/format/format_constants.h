@@ -192,6 +192,17 @@ inline constexpr size_t kPackStateRowsOffset = 56;        // u64
 inline constexpr size_t kPackStateDocumentOffset = 64;    // u64
 inline constexpr size_t kPackStateTokenOffset = 72;       // u64
 inline constexpr size_t kPackStateFingerprintOffset = 80;  // u64
+// Version 2 (section 13.2): the version-1 bytes, then what an elastic resume
+// carries (consumed positions, remaining spans) and a checksum.
+inline constexpr uint32_t kPackStateVersionCarried = 2;
+inline constexpr size_t kPackStateConsumedCountOffset = 88;  // u64
+inline constexpr size_t kPackStateSpanCountOffset = 96;      // u64
+inline constexpr size_t kPackStateCarriedOffset = 104;       // consumed positions, then spans
+inline constexpr size_t kPackStatePositionSize = 8;          // a consumed position (u64)
+inline constexpr size_t kPackStateSpanSize = 24;             // a span: position, begin, end (u64 each)
+inline constexpr size_t kPackStateSpanBeginOffset = 8;       // within a span
+inline constexpr size_t kPackStateSpanEndOffset = 16;
+inline constexpr size_t kPackStateChecksumSize = 8;          // XXH3-64 (seed 0) of every byte before it
 
 }  // namespace unirecord::format
 

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,11 @@ struct Loader::Packed final : Batch::Pool {
   LoaderStats stats() const;
   void ResetStats();
 
+  // What this rank has consumed in part or whole of the documents it has
+  // read (the window's, at the consumer's row) or carries, past its
+  // window's position: what CombinePackStates gathers from each rank.
+  void Unfinished(std::vector<uint64_t>* consumed, std::vector<PackSpan>* remaining) const;
+
   void Return(size_t slot) override;
   Status WaitOn(size_t slot, void* cuda_stream) const override;
   Status Synchronize(size_t slot) const override;
@@ -64,6 +70,9 @@ struct Loader::Packed final : Batch::Pool {
   LoaderOptions options;  // as given
   PackOptions pack;       // its fields resolved
   std::unique_ptr<Loader> inner;
+  // The inner loader's sampler as created: restored at a window's state, it
+  // says where the window's documents are in the epoch's order.
+  std::optional<Sampler> order;
   std::vector<PackedField> packed;
   uint64_t fingerprint = 0;
   // On a device (cuda.device >= 0): prefetch + 1 slots there, the most
@@ -76,11 +85,24 @@ struct Loader::Packed final : Batch::Pool {
   SamplerState window_state;  // the inner loader's state at the window's first document
   std::vector<const BatchField*> window_fields;  // per packed field, in `window`
   std::vector<uint64_t> lengths;  // the window's documents, EOS included
+  // Each document's position in the epoch's order, before padding wraps it
+  // around (Sampler::PaddedPosition).
+  std::vector<uint64_t> positions;
+  // What is left of the documents (elastic resume leaves some in part or
+  // none of them): first_fit, best_fit: the spans to place; concat: each
+  // document's first token to deliver (its length: none).
+  std::vector<pipeline::PackPiece> spans;
+  std::vector<uint64_t> first;
   pipeline::WindowRows plan;      // first_fit, best_fit
   size_t next_row = 0;            // of `plan`
   size_t document = 0;            // concat: where the next row starts
   uint64_t token = 0;
   bool epoch_done = false;
+  // Restored from a combined state (PackState::num_shards 0) or a state of
+  // such a run: the documents of this rank's partition it carries, consumed
+  // in whole or in part before the restore, until the epoch ends.
+  std::vector<uint64_t> carried_consumed;
+  std::vector<PackSpan> carried_remaining;
   // Batches handed out since SetEpoch or Restore (Batch::index(): a packing
   // loader does not know how many batches came before a state).
   uint64_t run_batches = 0;

@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -384,8 +386,9 @@ TEST(PackedLoaderTest, BadOptionsAndMisalignedFieldsAreErrors) {
   EXPECT_FALSE(PackState::Parse(state.Serialize().substr(1)).ok());
 }
 
-// A dataset of documents of these lengths (tokens and mask as above).
-std::string WriteLengths(const std::string& name, const std::vector<uint64_t>& lengths) {
+// A dataset of `count` records of tokens and mask, record i's filled by `fill`.
+using FillRecord = std::function<void(int i, std::vector<int32_t>* tokens, std::vector<uint8_t>* mask)>;
+std::string WriteTokenRecords(const std::string& name, int count, const FillRecord& fill) {
   const std::string dir = testing::MakeTempDir() + "/" + name;
   Result<Schema> schema = Schema::Make({Field::Array("tokens", FieldType::kInt32, {kVariableDim}),
                                         Field::Array("mask", FieldType::kUint8, {kVariableDim})});
@@ -395,16 +398,26 @@ std::string WriteLengths(const std::string& name, const std::vector<uint64_t>& l
   Result<std::unique_ptr<Writer>> writer = Writer::Create(dir, name, *schema, options);
   EXPECT_TRUE(writer.ok()) << writer.status().ToString();
   RecordBuilder record(*schema);
-  for (uint64_t length : lengths) {
+  for (int i = 0; i < count; ++i) {
     record.Clear();
-    const std::vector<int32_t> tokens(length, 7);
-    const std::vector<uint8_t> mask(length, 1);
-    EXPECT_TRUE(record.SetValues("tokens", FieldType::kInt32, tokens.data(), {int64_t(length)}).ok());
-    EXPECT_TRUE(record.SetValues("mask", FieldType::kUint8, mask.data(), {int64_t(length)}).ok());
+    std::vector<int32_t> tokens;
+    std::vector<uint8_t> mask;
+    fill(i, &tokens, &mask);
+    EXPECT_TRUE(record.SetValues("tokens", FieldType::kInt32, tokens.data(), {int64_t(tokens.size())}).ok());
+    EXPECT_TRUE(record.SetValues("mask", FieldType::kUint8, mask.data(), {int64_t(mask.size())}).ok());
     EXPECT_TRUE((*writer)->Write(record).ok());
   }
   EXPECT_TRUE((*writer)->Finish().ok());
   return dir;
+}
+
+// A dataset of documents of these lengths (tokens 7, mask 1).
+std::string WriteLengths(const std::string& name, const std::vector<uint64_t>& lengths) {
+  return WriteTokenRecords(name, static_cast<int>(lengths.size()),
+                           [&](int i, std::vector<int32_t>* tokens, std::vector<uint8_t>* mask) {
+                             tokens->assign(lengths[i], 7);
+                             mask->assign(lengths[i], 1);
+                           });
 }
 
 std::unique_ptr<Loader> OpenMixture(const LoaderOptions& options, const std::vector<std::string>& dirs) {
@@ -548,6 +561,412 @@ TEST(PackedLoaderTest, WeightsInTokensNeedTokens) {
   EXPECT_TRUE(Loader::Create(datasets, o).ok());
   EXPECT_EQ(ParseWeightUnit("tokens").value(), WeightUnit::kTokens);
   EXPECT_FALSE(ParseWeightUnit("bytes").ok());
+}
+
+// --- Elastic resume: the states of W ranks combined and restored on W' ---
+
+// Records first_id .. first_id + count - 1 of the token numbering above
+// (tokens 1000 id + j + 1, lengths LengthOf(id)), as a dataset of their own.
+std::string WriteDocuments(const std::string& name, int first_id, int count) {
+  return WriteTokenRecords(name, count, [&](int i, std::vector<int32_t>* tokens, std::vector<uint8_t>* mask) {
+    for (uint64_t j = 0; j < LengthOf(first_id + i); ++j) {
+      tokens->push_back(static_cast<int32_t>(1000 * (first_id + i) + j + 1));
+      mask->push_back(static_cast<uint8_t>(j % 2));
+    }
+  });
+}
+
+using TokenCounts = std::map<std::pair<int64_t, int64_t>, int>;  // (record id, token index) -> deliveries
+
+// With an EOS, it is token LengthOf(id) of its document.
+void CountTokens(const Packed& p, bool eos, TokenCounts* counts) {
+  for (const auto& s : Segments(p, eos)) {
+    const int64_t first = s[1] < 0 ? static_cast<int64_t>(LengthOf(static_cast<int>(s[0]))) : s[1];  // the EOS alone
+    for (int64_t t = 0; t < s[2]; ++t) ++(*counts)[{s[0], first + t}];
+  }
+}
+
+std::vector<std::shared_ptr<const Dataset>> OpenAll(const std::vector<std::string>& dirs) {
+  std::vector<std::shared_ptr<const Dataset>> datasets;
+  for (const std::string& dir : dirs) datasets.push_back(*Dataset::Open(dir));
+  return datasets;
+}
+
+// One loader per rank of `ranks`.
+std::vector<std::unique_ptr<Loader>> Ranks(const std::vector<std::string>& dirs, LoaderOptions o, uint32_t ranks) {
+  std::vector<std::unique_ptr<Loader>> out;
+  o.sampler.num_shards = ranks;
+  for (uint32_t r = 0; r < ranks; ++r) {
+    o.sampler.shard_id = r;
+    Result<std::unique_ptr<Loader>> loader = Loader::Create(OpenAll(dirs), o);
+    EXPECT_TRUE(loader.ok()) << loader.status().ToString();
+    out.push_back(std::move(loader).value());
+  }
+  return out;
+}
+
+// Up to `batches` batches from every rank (a data-parallel step each), into
+// `counts`; then every rank's state, as a checkpoint keeps it.
+std::vector<PackState> Step(std::vector<std::unique_ptr<Loader>>& ranks, size_t batches, TokenCounts* counts) {
+  for (size_t b = 0; b < batches; ++b) {
+    bool any = false;
+    for (auto& loader : ranks) {
+      Result<Batch> batch = loader->Next();
+      EXPECT_TRUE(batch.ok()) << batch.status().ToString();
+      if (!batch.ok() || batch->empty()) continue;
+      CountTokens(CopyBatch(*batch), loader->options().pack->eos.has_value(), counts);
+      any = true;
+    }
+    if (!any) break;  // every rank is at the epoch's end
+  }
+  std::vector<PackState> states;
+  for (auto& loader : ranks) states.push_back(*PackState::Parse(loader->pack_state()->Serialize()));
+  return states;
+}
+
+// The combined state of `states`, through its bytes, restored into every rank of `ranks`.
+std::vector<std::unique_ptr<Loader>> Resume(const std::vector<std::string>& dirs, const LoaderOptions& o,
+                                            const std::vector<PackState>& states, uint32_t ranks,
+                                            PackState* combined) {
+  Result<PackState> merged = CombinePackStates(OpenAll(dirs), o, states);
+  EXPECT_TRUE(merged.ok()) << merged.status().ToString();
+  *combined = *PackState::Parse(merged->Serialize());
+  std::vector<std::unique_ptr<Loader>> out = Ranks(dirs, o, ranks);
+  for (auto& loader : out) {
+    Status restored = loader->Restore(*combined);
+    EXPECT_TRUE(restored.ok()) << restored.ToString();
+  }
+  return out;
+}
+
+// The tokens an epoch of the order holds: positions [0, end) once each and,
+// past the epoch's length L, DistributedSampler's padding (position p reads
+// p - L), as the sampler orders them; overlong documents as `o` places them.
+TokenCounts EpochTokens(const std::vector<uint64_t>& sizes, const LoaderOptions& o, uint64_t end) {
+  Result<Sampler> sampler = Sampler::Create(sizes, o.sampler);
+  EXPECT_TRUE(sampler.ok());
+  const uint64_t L = sampler->num_records();
+  TokenCounts counts;
+  for (uint64_t p = 0; p < end; ++p) {
+    const auto id = static_cast<int64_t>(sampler->GlobalAt(p % L));
+    uint64_t length = LengthOf(static_cast<int>(id)) + (o.pack->eos ? 1 : 0);
+    if (length > kSeqLen && o.pack->strategy != PackStrategy::kConcat) {
+      if (o.pack->overlong == PackOverlong::kTruncate) length = kSeqLen;
+      if (o.pack->overlong == PackOverlong::kDrop) length = 0;
+    }
+    for (uint64_t j = 0; j < length; ++j) ++counts[{id, static_cast<int64_t>(j)}];
+  }
+  return counts;
+}
+
+// Where the run that partitions the rest of the epoch from `g` over `ranks`
+// ends: padded up to a multiple of the ranks, or cut down with drop_last.
+uint64_t EndOf(uint64_t L, uint64_t g, uint64_t ranks, bool drop_last) {
+  return drop_last ? g + (L - g) / ranks * ranks : g + (L - g + ranks - 1) / ranks * ranks;
+}
+
+struct ElasticCase {
+  std::vector<std::string> dirs;
+  std::vector<uint64_t> sizes;
+  LoaderOptions options;
+};
+
+// W ranks run `first` steps, W' ranks restored from their combined state run
+// `second` steps (then, with W'' > 0, W'' ranks restored from theirs) to the
+// epoch's end: the (record, token) pairs delivered are the epoch's exactly.
+// Returns the combined states.
+std::vector<PackState> ExpectElasticEpoch(const ElasticCase& c, uint32_t w1, size_t first, uint32_t w2,
+                                          size_t second, uint32_t w3) {
+  TokenCounts got;
+  std::vector<std::unique_ptr<Loader>> a = Ranks(c.dirs, c.options, w1);
+  std::vector<PackState> combined(1);
+  std::vector<std::unique_ptr<Loader>> b = Resume(c.dirs, c.options, Step(a, first, &got), w2, &combined[0]);
+  uint64_t g = combined[0].window.position, ranks = w2;
+  if (w3 > 0) {
+    combined.emplace_back();
+    std::vector<PackState> states = Step(b, second, &got);
+    b = Resume(c.dirs, c.options, states, w3, &combined[1]);
+    g = combined[1].window.position;
+    ranks = w3;
+  }
+  Step(b, ~size_t{0}, &got);
+  Result<Sampler> sampler = Sampler::Create(c.sizes, c.options.sampler);
+  const TokenCounts expected =
+      EpochTokens(c.sizes, c.options, EndOf(sampler->num_records(), g, ranks, c.options.sampler.drop_last));
+  EXPECT_EQ(got.size(), expected.size());
+  int wrong = 0;
+  for (const auto& [token, n] : expected) {
+    auto it = got.find(token);
+    const int delivered = it == got.end() ? 0 : it->second;
+    if (delivered != n && ++wrong < 5) {
+      ADD_FAILURE() << "record " << token.first << " token " << token.second << ": delivered " << delivered
+                    << " times, the epoch holds it " << n << " times";
+    }
+  }
+  for (const auto& [token, n] : got) {
+    if (expected.count(token) == 0 && ++wrong < 5) {
+      ADD_FAILURE() << "record " << token.first << " token " << token.second << " is not the epoch's";
+    }
+  }
+  return combined;
+}
+
+ElasticCase OneDataset(PackStrategy strategy) {
+  ElasticCase c;
+  c.dirs = {WriteDocuments("elastic", 0, kDocuments)};
+  c.sizes = {uint64_t(kDocuments)};
+  c.options = PackOptionsFor(strategy);
+  c.options.threads = 1;
+  return c;
+}
+
+TEST(PackedElasticTest, EveryTokenOnceAcrossRankCounts) {
+  // 120 documents: no padding for W in 1..4; W' pads the rest of the epoch
+  // (or cuts it, drop_last), which the expected epoch says.
+  for (PackStrategy strategy : {PackStrategy::kConcat, PackStrategy::kFirstFit, PackStrategy::kBestFit}) {
+    ElasticCase c = OneDataset(strategy);
+    bool mid_document = false;
+    for (bool drop_last : {false, true}) {
+      c.options.sampler.drop_last = drop_last;
+      for (uint32_t w1 : {1u, 2u, 3u, 4u}) {
+        for (uint32_t w2 : {1u, 2u, 3u, 5u}) {
+          for (size_t steps : {0, 1, 3, 7, 100}) {
+            SCOPED_TRACE(std::string(PackStrategyName(strategy)) + " W=" + std::to_string(w1) + " W'=" +
+                         std::to_string(w2) + " steps=" + std::to_string(steps) +
+                         " drop_last=" + std::to_string(drop_last));
+            const std::vector<PackState> combined = ExpectElasticEpoch(c, w1, steps, w2, 0, 0);
+            mid_document |= !combined[0].remaining.empty();
+            if (HasFatalFailure() || HasNonfatalFailure()) return;
+          }
+        }
+      }
+    }
+    EXPECT_TRUE(mid_document) << PackStrategyName(strategy) << ": no resume point was inside a document";
+  }
+}
+
+TEST(PackedElasticTest, OverlongTruncatedOrDroppedAcrossRankCounts) {
+  for (PackOverlong overlong : {PackOverlong::kTruncate, PackOverlong::kDrop}) {
+    ElasticCase c = OneDataset(PackStrategy::kFirstFit);
+    c.options.pack->overlong = overlong;
+    for (uint32_t w1 : {2u, 3u}) {
+      for (uint32_t w2 : {1u, 5u}) {
+        for (size_t steps : {1, 4}) {
+          SCOPED_TRACE(std::string(PackOverlongName(overlong)) + " W=" + std::to_string(w1) + " W'=" +
+                       std::to_string(w2) + " steps=" + std::to_string(steps));
+          ExpectElasticEpoch(c, w1, steps, w2, 0, 0);
+        }
+      }
+    }
+  }
+}
+
+TEST(PackedElasticTest, AnEosIsATokenOfItsDocumentAcrossRankCounts) {
+  for (PackStrategy strategy : {PackStrategy::kConcat, PackStrategy::kFirstFit}) {
+    ElasticCase c = OneDataset(strategy);
+    c.options.pack->eos = -1;
+    for (size_t steps : {1, 4, 6}) {
+      SCOPED_TRACE(std::string(PackStrategyName(strategy)) + " steps=" + std::to_string(steps));
+      ExpectElasticEpoch(c, 3, steps, 2, 0, 0);
+    }
+  }
+}
+
+TEST(PackedElasticTest, AResumedRunCarriesWhatItWasGivenIntoItsOwnStates) {
+  // W -> W' -> W'': the second combine gathers what the W' ranks still
+  // carried from the first, and each W' rank's own state resumes exactly.
+  for (PackStrategy strategy : {PackStrategy::kConcat, PackStrategy::kBestFit}) {
+    ElasticCase c = OneDataset(strategy);
+    for (auto [w1, w2, w3] : {std::array<uint32_t, 3>{4, 2, 3}, {3, 5, 2}, {2, 3, 1}}) {
+      for (size_t second : {0, 1, 3}) {
+        SCOPED_TRACE(std::string(PackStrategyName(strategy)) + " " + std::to_string(w1) + " -> " +
+                     std::to_string(w2) + " -> " + std::to_string(w3) + " after " + std::to_string(second));
+        const std::vector<PackState> combined = ExpectElasticEpoch(c, w1, 5, w2, second, w3);
+        ASSERT_EQ(combined.size(), 2u);
+      }
+    }
+    // A rank of the resumed run: its own state (carrying its part) gives
+    // the rows that followed it.
+    TokenCounts ignored;
+    std::vector<std::unique_ptr<Loader>> a = Ranks(c.dirs, c.options, 4);
+    PackState combined;
+    std::vector<std::unique_ptr<Loader>> b = Resume(c.dirs, c.options, Step(a, 5, &ignored), 3, &combined);
+    ASSERT_FALSE(combined.consumed.empty() && combined.remaining.empty());
+    const std::vector<PackState> states = Step(b, 1, &ignored);
+    std::vector<Packed> whole = Epoch(*b[1]);
+    std::vector<std::unique_ptr<Loader>> again = Ranks(c.dirs, c.options, 3);
+    ASSERT_TRUE(again[1]->Restore(states[1]).ok());
+    EXPECT_TRUE(Epoch(*again[1]) == whole);
+    // Through the bytes, too.
+    EXPECT_EQ(PackState::Parse(states[1].Serialize())->Serialize(), states[1].Serialize());
+  }
+}
+
+TEST(PackedElasticTest, MixturesResumeElasticallyToo) {
+  ElasticCase c;
+  c.dirs = {WriteDocuments("mix_a", 0, 70), WriteDocuments("mix_b", 70, 50)};
+  c.sizes = {70, 50};
+  c.options = PackOptionsFor(PackStrategy::kBestFit);
+  c.options.threads = 1;
+  c.options.sampler.weights = {0.3, 0.7};
+  c.options.sampler.epoch_size = 120;  // dataset b upsampled: its records repeat
+  for (auto [w1, w2] : {std::pair<uint32_t, uint32_t>{3, 2}, {2, 5}, {4, 1}}) {
+    for (size_t steps : {1, 4}) {
+      SCOPED_TRACE("W=" + std::to_string(w1) + " W'=" + std::to_string(w2) + " steps=" + std::to_string(steps));
+      ExpectElasticEpoch(c, w1, steps, w2, 0, 0);
+    }
+  }
+  c.options.pack->strategy = PackStrategy::kConcat;
+  ExpectElasticEpoch(c, 3, 2, 2, 0, 0);
+}
+
+// A combined state that carries documents (serialized: version 2).
+PackState CarryingState(const ElasticCase& c) {
+  TokenCounts ignored;
+  std::vector<std::unique_ptr<Loader>> a = Ranks(c.dirs, c.options, 3);
+  Result<PackState> combined = CombinePackStates(OpenAll(c.dirs), c.options, Step(a, 6, &ignored));
+  EXPECT_TRUE(combined.ok()) << combined.status().ToString();
+  EXPECT_FALSE(combined->consumed.empty());
+  EXPECT_FALSE(combined->remaining.empty());
+  return *combined;
+}
+
+void ExpectParseError(const std::string& bytes, StatusCode code, const std::string& words) {
+  Result<PackState> parsed = PackState::Parse(bytes);
+  ASSERT_FALSE(parsed.ok()) << words;
+  EXPECT_EQ(parsed.status().code(), code) << parsed.status().ToString();
+  EXPECT_NE(parsed.status().message().find(words), std::string::npos) << parsed.status().ToString();
+}
+
+TEST(PackStateBytesTest, ACarryingStateIsVersionTwoOfItsCountedSize) {
+  const PackState state = CarryingState(OneDataset(PackStrategy::kConcat));
+  const std::string bytes = state.Serialize();
+  EXPECT_EQ(bytes.size(), 112 + 8 * state.consumed.size() + 24 * state.remaining.size());
+  EXPECT_EQ(bytes[4], 2);
+  Result<PackState> parsed = PackState::Parse(bytes);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->Serialize(), bytes);
+  EXPECT_EQ(parsed->num_shards, 0u);
+  // A rank's state that carries nothing stays version 1's 88 bytes.
+  std::unique_ptr<Loader> loader = Open(PackOptionsFor(PackStrategy::kConcat));
+  EXPECT_EQ(loader->pack_state()->Serialize().size(), 88u);
+}
+
+TEST(PackStateBytesTest, TruncatedBytesAreRefused) {
+  const std::string bytes = CarryingState(OneDataset(PackStrategy::kConcat)).Serialize();
+  ExpectParseError(bytes.substr(0, bytes.size() - 1), StatusCode::kInvalidArgument, "truncated or damaged");
+  ExpectParseError(bytes.substr(0, 100), StatusCode::kInvalidArgument, "(truncated)");
+  ExpectParseError(bytes.substr(0, 40), StatusCode::kInvalidArgument, "expected at least 88 bytes");
+}
+
+TEST(PackStateBytesTest, DamagedBytesAreRefused) {
+  std::string bytes = CarryingState(OneDataset(PackStrategy::kConcat)).Serialize();
+  bytes[bytes.size() - 20] ^= 0x10;  // inside the last span
+  ExpectParseError(bytes, StatusCode::kInvalidArgument, "checksum mismatch");
+}
+
+TEST(PackStateBytesTest, CountsThatDisagreeWithTheSizeAreRefused) {
+  std::string bytes = CarryingState(OneDataset(PackStrategy::kConcat)).Serialize();
+  bytes[88] = static_cast<char>(bytes[88] + 1);  // one consumed position more than the bytes hold
+  ExpectParseError(bytes, StatusCode::kInvalidArgument, "do not hold");
+  bytes[88 + 7] = static_cast<char>(0xff);  // a count near 2^64 does not overflow the size check
+  ExpectParseError(bytes, StatusCode::kInvalidArgument, "do not hold");
+}
+
+TEST(PackStateBytesTest, ForeignBytesAreRefused) {
+  std::unique_ptr<Loader> plain = [] {
+    LoaderOptions o = PackOptionsFor(PackStrategy::kConcat);
+    o.pack.reset();
+    return Open(o);
+  }();
+  ExpectParseError(plain->state().Serialize(), StatusCode::kInvalidArgument, "starting with 'URPS'");
+  ExpectParseError(std::string(200, 'x'), StatusCode::kInvalidArgument, "starting with 'URPS'");
+  std::string bytes = CarryingState(OneDataset(PackStrategy::kConcat)).Serialize();
+  bytes[4] = 3;
+  ExpectParseError(bytes, StatusCode::kNotSupported, "version 3");
+  bytes[4] = 1;  // version 1 is 88 bytes, of ranks
+  ExpectParseError(bytes, StatusCode::kInvalidArgument, "version 1 is 88 bytes");
+  ExpectParseError(bytes.substr(0, 88), StatusCode::kInvalidArgument, "version 1 of 0 ranks");
+}
+
+TEST(PackStateBytesTest, IllFormedCarriedDocumentsAreRefused) {
+  const PackState state = CarryingState(OneDataset(PackStrategy::kConcat));
+  PackState unordered = state;
+  std::swap(unordered.consumed.front(), unordered.consumed.back());
+  ExpectParseError(unordered.Serialize(), StatusCode::kInvalidArgument, "out of order");
+  PackState empty_span = state;
+  empty_span.remaining.front().end = empty_span.remaining.front().begin;
+  ExpectParseError(empty_span.Serialize(), StatusCode::kInvalidArgument, "are empty, out of order");
+  PackState both = state;
+  both.remaining.front().position = both.consumed.back();
+  std::sort(both.remaining.begin(), both.remaining.end(),
+            [](const PackSpan& a, const PackSpan& b) { return a.position < b.position; });
+  ExpectParseError(both.Serialize(), StatusCode::kInvalidArgument, "of a consumed document");
+  PackState before = state;
+  before.consumed.front() = before.window.position - 1;
+  ExpectParseError(before.Serialize(), StatusCode::kInvalidArgument, "before the window's");
+  PackState mid_row = state;
+  mid_row.rows = 1;
+  ExpectParseError(mid_row.Serialize(), StatusCode::kInvalidArgument, "a combined state, of 0 ranks");
+}
+
+TEST(PackStateBytesTest, ACarriedStateOfOtherDocumentsIsRefusedOnRestore) {
+  const ElasticCase c = OneDataset(PackStrategy::kConcat);
+  const PackState state = CarryingState(c);
+  std::vector<std::unique_ptr<Loader>> ranks = Ranks(c.dirs, c.options, 2);
+  PackState past_epoch = state;
+  past_epoch.consumed.push_back(kDocuments);
+  EXPECT_EQ(ranks[0]->Restore(past_epoch).code(), StatusCode::kOutOfRange);
+  // Tokens past a document's end: found when its window is read.
+  PackState long_span = state;
+  long_span.remaining.front().end += 1000;
+  Status restored = ranks[0]->Restore(long_span);
+  for (int i = 0; restored.ok() && i < 1000; ++i) {
+    Result<Batch> b = ranks[0]->Next();
+    if (!b.ok()) restored = b.status();
+    if (b.ok() && b->empty()) break;
+  }
+  Status other = ranks[1]->Restore(long_span);
+  for (int i = 0; other.ok() && i < 1000; ++i) {
+    Result<Batch> b = ranks[1]->Next();
+    if (!b.ok()) other = b.status();
+    if (b.ok() && b->empty()) break;
+  }
+  const Status& failed = restored.ok() ? other : restored;  // the rank whose document it is
+  ASSERT_FALSE(failed.ok());
+  EXPECT_NE(failed.message().find("a state of other datasets or options"), std::string::npos) << failed.ToString();
+}
+
+TEST(PackedElasticTest, CombiningRefusesStatesThatDoNotMakeOneStep) {
+  const ElasticCase c = OneDataset(PackStrategy::kFirstFit);
+  TokenCounts ignored;
+  std::vector<std::unique_ptr<Loader>> a = Ranks(c.dirs, c.options, 3);
+  const std::vector<PackState> states = Step(a, 2, &ignored);
+  auto refused = [&](const std::vector<PackState>& given, const LoaderOptions& o, const std::string& words) {
+    Result<PackState> combined = CombinePackStates(OpenAll(c.dirs), o, given);
+    ASSERT_FALSE(combined.ok()) << words;
+    EXPECT_EQ(combined.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(combined.status().message().find(words), std::string::npos) << combined.status().ToString();
+  };
+  refused({states[0], states[1]}, c.options, "2 states of 3 ranks");
+  refused({states[0], states[1], states[1]}, c.options, "give each rank's state once");
+  refused({}, c.options, "no state");
+  std::vector<PackState> other_epoch = states;
+  other_epoch[2].window.epoch = 1;
+  refused(other_epoch, c.options, "another seed, epoch, order or packing options");
+  const PackState combined = *CombinePackStates(OpenAll(c.dirs), c.options, states);
+  refused({combined}, c.options, "a combined state restores as it is");
+  LoaderOptions other_options = c.options;
+  other_options.pack->seq_len = 32;
+  refused(states, other_options, "other packing options");
+  LoaderOptions plain = c.options;
+  plain.pack.reset();
+  refused(states, plain, "do not pack");
+  // A rank's own state still restores only on its rank; the message says how else.
+  std::vector<std::unique_ptr<Loader>> b = Ranks(c.dirs, c.options, 2);
+  Status wrong = b[0]->Restore(states[0]);
+  EXPECT_EQ(wrong.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(wrong.message().find("CombinePackStates"), std::string::npos) << wrong.ToString();
 }
 
 }  // namespace

@@ -7,33 +7,36 @@
 
 namespace unirecord::pipeline {
 
-WindowRows PackWindow(const std::vector<uint64_t>& lengths, const PackOptions& options) {
+WindowRows PackWindow(const std::vector<PackPiece>& spans, const PackOptions& options) {
   const uint64_t capacity = options.seq_len;
   WindowRows out;
-  // The items to place: whole documents, or the pieces of overlong ones.
+  // The items to place: whole spans, or the pieces of overlong ones (from
+  // the span's start, so a split document's pieces stay where they were).
   std::vector<PackPiece> items;
-  items.reserve(lengths.size());
-  for (size_t d = 0; d < lengths.size(); ++d) {
-    const uint64_t length = lengths[d];
-    const auto document = static_cast<uint32_t>(d);
-    if (length <= capacity) {
-      if (length > 0) items.push_back({document, 0, length});
+  items.reserve(spans.size());
+  bool counted = false;  // the document of the previous span is counted overlong
+  for (size_t i = 0; i < spans.size(); ++i) {
+    const PackPiece& span = spans[i];
+    if (i > 0 && spans[i - 1].document != span.document) counted = false;
+    if (span.length <= capacity) {
+      if (span.length > 0) items.push_back(span);
       continue;
     }
-    ++out.overlong;
+    if (!counted) ++out.overlong;
+    counted = true;
     switch (options.overlong) {
       case PackOverlong::kSplit:
-        for (uint64_t offset = 0; offset < length; offset += capacity) {
-          items.push_back({document, offset, std::min(capacity, length - offset)});
+        for (uint64_t offset = 0; offset < span.length; offset += capacity) {
+          items.push_back({span.document, span.offset + offset, std::min(capacity, span.length - offset)});
         }
         break;
       case PackOverlong::kTruncate:
-        items.push_back({document, 0, capacity});
-        out.cut_tokens += length - capacity;
+        items.push_back({span.document, span.offset, capacity});
+        out.cut_tokens += span.length - capacity;
         break;
       case PackOverlong::kDrop:
         ++out.dropped;
-        out.cut_tokens += length;
+        out.cut_tokens += span.length;
         break;
     }
   }

@@ -298,13 +298,20 @@ uint64_t Sampler::GlobalAt(uint64_t p) const {
   return p;
 }
 
-uint64_t Sampler::At(uint64_t k) const {
+uint64_t Sampler::At(uint64_t k) const { return GlobalAt(PaddedPosition(k) % num_records_); }
+
+uint64_t Sampler::PaddedPosition(uint64_t k) const {
   // Worker split of the rank's sequence, then DistributedSampler's
   // indices[shard_id::num_shards] over the rest of the order from base_,
   // padded by wrapping around to the start of the epoch.
   const uint64_t rank_position = options_.worker_id + k * options_.num_workers;
-  const uint64_t padded = base_ + options_.shard_id + rank_position * options_.num_shards;
-  return GlobalAt(padded % num_records_);
+  return base_ + options_.shard_id + rank_position * options_.num_shards;
+}
+
+bool Sampler::Holds(uint64_t padded) const {
+  const uint64_t first = PaddedPosition(0);
+  const uint64_t step = uint64_t{options_.num_shards} * options_.num_workers;
+  return padded >= first && (padded - first) % step == 0 && (padded - first) / step < size_;
 }
 
 uint64_t Sampler::GlobalPosition(uint64_t position) const {
