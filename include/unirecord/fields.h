@@ -24,11 +24,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "unirecord/dataset.h"
 #include "unirecord/schema.h"
+#include "unirecord/staged_write.h"
 #include "unirecord/status.h"
 #include "unirecord/writer.h"
 
@@ -60,6 +62,33 @@ struct AddFieldsOptions {
 // returned naming the record.
 Result<WriterSummary> AddFields(const std::string& path, const Schema& fields, const FieldValues& values,
                                 const AddFieldsOptions& options = {});
+
+// A part of an add spread over processes (a Dask job): the driver holds a
+// StagedWrite with AddFieldGroup() and gives every task its token and a run
+// of whole shards of one segment, [first_shard, end_shard) of the dataset's
+// shards (the parts, in order, cover every shard once).
+struct FieldPart {
+  std::string token;
+  uint32_t part = 0;
+  uint32_t num_parts = 0;
+  uint64_t version = 0;  // the dataset's version the driver holds the lock of
+  uint32_t first_shard = 0;
+  uint32_t end_shard = 0;
+};
+
+// The driver's side: a StagedWrite of `num_parts` parts on the dataset at
+// `path`, with AddFieldGroup() called; its lock is taken now, so the
+// version committed once it returns is the one the parts add to.
+Result<std::unique_ptr<StagedWrite>> BeginAddFields(const std::string& path, uint32_t num_parts,
+                                                    const StagedWriteOptions& options = {});
+
+// Writes part `part` of an add (any process that sees `path`): the fields of
+// the records of its shards from `values`, as AddFields writes them, so the
+// committed column files equal those of AddFields with the same values.
+// Returns the staged part's summary (PartWriter::summary); errors as
+// AddFields'.
+Result<WriterSummary> AddFieldsPart(const std::string& path, const Schema& fields, const FieldValues& values,
+                                    const FieldPart& part, const AddFieldsOptions& options = {});
 
 // Hides `names` from the next version. KeyNotFound for a name the dataset
 // does not have; InvalidArgument when no field would be left.
