@@ -55,6 +55,12 @@ struct AddFieldsOptions {
   // thousands of rows would cost more than the shard's page. false:
   // writer.scalar_page_bytes as given.
   bool match_shard_pages = true;
+  // The segments (indexes into Dataset::segments()) whose records `values`
+  // sets; empty: every segment. The records of the others (new data, say)
+  // get `defaults`; without it an add that leaves a segment out is refused
+  // (InvalidArgument naming the segments left without values).
+  std::vector<uint32_t> segments;
+  FieldValues defaults;
 };
 
 // Adds `fields` to the dataset at `path`. InvalidArgument for a schema

@@ -71,11 +71,15 @@ def values():
 
 
 def add_both(path, **kwargs):
-    """An array-valued add (read natively) and a function-valued one."""
+    """An array-valued add (read natively), a function-valued one, and two to
+    the appended segment alone, the first segment getting defaults."""
     arrays, functions = values()
-    first = unirecord.add_fields(path, arrays, sync=False, **kwargs)
-    second = unirecord.add_fields(path, functions, sync=False, **kwargs)
-    return first, second
+    return (unirecord.add_fields(path, arrays, sync=False, **kwargs),
+            unirecord.add_fields(path, functions, sync=False, **kwargs),
+            unirecord.add_fields(path, {"fresh": np.arange(APPENDED, dtype=np.float32)}, segments=[1],
+                                 default={"fresh": -1.0}, sync=False, **kwargs),
+            unirecord.add_fields(path, {"new_text": described, "rank": list(range(APPENDED))}, segments=[1],
+                                 default={"new_text": "", "rank": -7}, sync=False, **kwargs))
 
 
 @pytest.fixture
@@ -83,8 +87,11 @@ def reference(pristine, tmp_path):
     path = copy(pristine, tmp_path / "local")
     summaries = add_both(path)
     ds = unirecord.Dataset(path)
-    assert ds.schema.names == ["x", "text", "score", "emb", "twice", "caption", "blob", "described"]
+    assert ds.schema.names == ["x", "text", "score", "emb", "twice", "caption", "blob", "described", "fresh",
+                               "new_text", "rank"]
     assert ds[45]["twice"] == 90 and ds[45]["described"] == "record t45" and ds[45]["emb"][3] == 183
+    assert [ds[k]["fresh"] for k in (0, N - 1, N, TOTAL - 1)] == [-1.0, -1.0, 0.0, APPENDED - 1]
+    assert [(ds[k]["new_text"], ds[k]["rank"]) for k in (7, N + 2)] == [("", -7), ("record t%d" % (N + 2), 2)]
     return path.parent, summaries
 
 
@@ -138,6 +145,21 @@ def test_byte_identical_on_dask(pristine, reference, tmp_path):
         # the run over, or by the next writer): the dataset's own files are as they were.
         assert visible(files(path.parent)) == visible(files(pristine))
         assert unirecord.Dataset(path).version == 2
+
+
+def test_a_segment_left_without_values_or_default_is_refused(pristine, tmp_path):
+    path = copy(pristine, tmp_path / "local")
+    with pytest.raises(ValueError, match="segments 0 get no values"):
+        unirecord.add_fields(path, {"fresh": np.zeros(APPENDED, np.float32)}, segments=[1])
+    with pytest.raises(ValueError, match="segments 0 get no values"):
+        unirecord.add_fields(path, {"fresh": np.zeros(APPENDED, np.float32)}, segments=[1], processes=2)
+    with pytest.raises(ValueError, match="has 3 values, segments \\[1\\] %d records" % APPENDED):
+        unirecord.add_fields(path, {"fresh": [1, 2, 3]}, segments=[1], default={"fresh": 0})
+    with pytest.raises(ValueError, match="segment 2 does not exist"):
+        unirecord.add_fields(path, {"fresh": []}, segments=[2], default={"fresh": 0})
+    with pytest.raises(ValueError, match="record 0"):
+        unirecord.add_fields(path, {"fresh": np.zeros(APPENDED, np.float32)}, segments=[1], default={"fresh": "x"})
+    assert files(path.parent) == files(pristine)
 
 
 def test_a_failing_function_names_the_record_locally(pristine, tmp_path):

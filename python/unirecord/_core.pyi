@@ -234,6 +234,8 @@ def add_fields(
     uuid: str,
     sync: bool = True,
     part: Optional[Dict[str, Any]] = None,
+    segments: Optional[List[int]] = None,
+    default: Optional[Dict[str, Any]] = None,
 ) -> Dict[str, Any]: ...
 def add_field_arrays(
     path: _Path,
@@ -243,6 +245,8 @@ def add_field_arrays(
     sync: bool = True,
     part: Optional[Dict[str, Any]] = None,
     first_id: int = 0,
+    segments: Optional[List[int]] = None,
+    default: Optional[Dict[str, Any]] = None,
 ) -> Dict[str, Any]: ...
 def _begin_add_fields(path: _Path, num_parts: int, threads: int = 1, sync: bool = True) -> StagedWrite: ...
 def drop_fields(path: _Path, names: List[str]) -> Dict[str, Any]: ...

@@ -49,8 +49,30 @@ Status CheckAddOptions(const std::string& path, const Schema& fields, const AddF
   return Status::OK();
 }
 
-// Stages `part` of the add to `dataset` (dataset `d`), whose shards the
-// caller checked.
+// InvalidArgument for options.segments out of range, or leaving segments
+// without values and no defaults.
+Status CheckSegments(const std::string& path, const Dataset& dataset, const AddFieldsOptions& options) {
+  const size_t count = dataset.segments().size();
+  std::vector<bool> given(count, options.segments.empty());
+  for (uint32_t k : options.segments) {
+    if (k >= count) {
+      return Status::InvalidArgument("add fields to " + path + ": segment " + std::to_string(k) +
+                                     " does not exist (the dataset has " + std::to_string(count) + ")");
+    }
+    given[k] = true;
+  }
+  std::string lacking;
+  for (size_t k = 0; k < count; ++k) {
+    if (!given[k]) lacking += (lacking.empty() ? "" : ", ") + std::to_string(k);
+  }
+  if (lacking.empty() || options.defaults) return Status::OK();
+  return Status::InvalidArgument("add fields to " + path + ": segments " + lacking +
+                                 " get no values; every segment must get the fields: give values for them, "
+                                 "or a default");
+}
+
+// Stages `part` of the add to `dataset` (dataset `d`), whose shards and
+// segments the caller checked.
 Result<WriterSummary> WritePart(const dataset::DatasetPath& d, const Dataset& dataset, const Schema& fields,
                                 const FieldValues& values, const FieldPart& part, const AddFieldsOptions& options) {
   WriterOptions part_options = options.writer;
@@ -59,13 +81,21 @@ Result<WriterSummary> WritePart(const dataset::DatasetPath& d, const Dataset& da
   }
   UREC_ASSIGN_OR_RETURN(std::unique_ptr<PartWriter> writer,
                         PartWriter::Create(d.dir, d.name, part.token, part.part, part.num_parts, fields, part_options));
+  // The part's segment: its values, or the defaults.
+  size_t segment = 0;
+  while (segment + 1 < dataset.segments().size() && dataset.segments()[segment + 1].first_shard <= part.first_shard) {
+    ++segment;
+  }
+  const bool given = options.segments.empty() || std::find(options.segments.begin(), options.segments.end(),
+                                                           segment) != options.segments.end();
+  const FieldValues& fill = given ? values : options.defaults;
   RecordBuilder builder(fields);
   for (uint32_t j = part.first_shard; j < part.end_shard; ++j) {
     if (j > part.first_shard) UREC_RETURN_IF_ERROR(writer->NextShard());
     const ShardInfo& shard = dataset.shards()[j];
     for (uint64_t id = shard.first_id; id < shard.first_id + shard.records; ++id) {
       builder.Clear();
-      Status set = values(dataset, id, builder);
+      Status set = fill(dataset, id, builder);
       if (!set.ok()) return Status(set.code(), "add fields: record " + std::to_string(id) + ": " + set.message());
       UREC_RETURN_IF_ERROR(writer->Write(builder));
     }
@@ -90,6 +120,7 @@ Result<WriterSummary> AddFields(const std::string& path, const Schema& fields, c
   if (dataset->segments().size() != parts) {
     return Status::FailedPrecondition("add fields to " + path + ": another writer committed meanwhile; try again");
   }
+  UREC_RETURN_IF_ERROR(CheckSegments(path, *dataset, options));
   for (uint32_t k = 0; k < parts; ++k) {
     const SegmentInfo& segment = dataset->segments()[k];
     const FieldPart part{staged->token(), k, parts, dataset->version(), segment.first_shard,
@@ -131,6 +162,7 @@ Result<WriterSummary> AddFieldsPart(const std::string& path, const Schema& field
                                      "of one)");
     }
   }
+  UREC_RETURN_IF_ERROR(CheckSegments(path, *dataset, options));
   return WritePart(d, *dataset, fields, values, part, options);
 }
 

@@ -326,20 +326,7 @@ TEST_F(FieldsTest, PartsOfAStagedAddCommitTheBytesOfAddFields) {
   WriterOptions options = testing::SmallPages(0);
   options.target_shard_bytes = 1;  // a shard per record
   options.append = true;
-  options.sync = false;
-  {
-    auto writer = Writer::Create(dir_, "train", testing::SampleSchema(), options);
-    ASSERT_TRUE(writer.ok()) << writer.status().ToString();
-    ASSERT_TRUE((*writer)->SetMetadata("classes", "a\nb\nc\nd\ne").ok());
-    ASSERT_TRUE((*writer)->SetMetadata("source", "train").ok());
-    RecordBuilder record((*writer)->schema());
-    for (uint64_t id = kRecords; id < kRecords + 9; ++id) {
-      const testing::SampleValues v = testing::SampleRecord(id);  // viewed until Write
-      ASSERT_TRUE(testing::FillSample(record, v).ok());
-      ASSERT_TRUE((*writer)->Write(record).ok());
-    }
-    ASSERT_TRUE((*writer)->Finish().ok());
-  }
+  ASSERT_TRUE(testing::WriteSample(dir_, "train", 9, options).ok());
   const std::string parted = scratch_ / "parted";
   fs::create_directory(parted);
   for (const auto& entry : fs::directory_iterator(dir_)) {
@@ -380,6 +367,41 @@ TEST_F(FieldsTest, PartsOfAStagedAddCommitTheBytesOfAddFields) {
   EXPECT_NE(short_commit.message().find("the parts hold 3 shards, the dataset " + std::to_string(shards)),
             std::string::npos)
       << short_commit.message();
+}
+
+TEST_F(FieldsTest, SegmentsLeftOutGetTheDefaultsOrTheAddIsRefused) {
+  // A second segment: new data that alone has a value.
+  WriterOptions options = testing::SmallPages(0);
+  options.append = true;
+  options.sync = false;
+  ASSERT_TRUE(testing::WriteSample(dir_, "train", 5, options).ok());
+  const Schema score = *Schema::Make({Field::Float32("score", /*indexed=*/true)});
+  AddFieldsOptions only_new = SmallColumnPages();
+  only_new.segments = {1};
+  std::vector<uint64_t> asked;
+  const FieldValues values = [&](const Dataset&, uint64_t id, RecordBuilder& out) {
+    asked.push_back(id);
+    return out.SetFloat32(0, static_cast<float>(id));
+  };
+  auto refused = AddFields(path_, score, values, only_new);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("segments 0 get no values"), std::string::npos)
+      << refused.status().message();
+  only_new.segments = {2};
+  EXPECT_NE(AddFields(path_, score, values, only_new).status().message().find("segment 2 does not exist"),
+            std::string::npos);
+  EXPECT_TRUE(asked.empty());
+  only_new.segments = {1};
+  only_new.defaults = [](const Dataset&, uint64_t, RecordBuilder& out) { return out.SetFloat32(0, -1.0f); };
+  ASSERT_TRUE(AddFields(path_, score, values, only_new).ok());
+  EXPECT_EQ(asked.size(), 5u);
+  EXPECT_EQ(asked.front(), kRecords);
+  auto dataset = Dataset::Open(path_);
+  ASSERT_TRUE(dataset.ok()) << dataset.status().ToString();
+  const size_t field = *(*dataset)->schema().FindField("score");
+  EXPECT_EQ(*(*dataset)->GetIndexedFloat64(0, field), -1.0);
+  EXPECT_EQ(*(*dataset)->GetIndexedFloat64(kRecords - 1, field), -1.0);
+  EXPECT_EQ(*(*dataset)->GetIndexedFloat64(kRecords + 4, field), static_cast<double>(kRecords + 4));
 }
 
 TEST_F(FieldsTest, ValuesThatFailCommitNothing) {
