@@ -13,7 +13,12 @@
 // (it keeps its place in the schema); a dropped field is hidden from the new
 // version on, and the bytes only it used go when `urec gc` drops the versions
 // that show it (fields of the shards themselves stay in the shards). Every
-// segment gets the added fields, and later appends must carry them.
+// segment gets the added fields (from `values`, or from
+// AddFieldsOptions::defaults for segments its `segments` leaves out), and
+// later appends must carry them. AddFields computes the values on the
+// calling thread; BeginAddFields and AddFieldsPart spread an add over tasks
+// in any processes (unirecord.add_fields with processes= or client=), with
+// the same bytes.
 //
 // `path` everywhere: a folder holding one dataset with a manifest, DIR/NAME
 // or DIR/NAME.uset. Both take the dataset's writers' lock

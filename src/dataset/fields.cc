@@ -1,7 +1,7 @@
-// AddFields, DropFields (unirecord/fields.h; format/SPEC.md section 1.4):
-// a field group written through a StagedWrite (all of it in this process,
-// or one part: AddFieldsPart), or a new
-// manifest that hides fields.
+// AddFields, AddFieldsPart, DropFields (unirecord/fields.h; format/SPEC.md
+// section 1.4): a field group written through a StagedWrite (all its parts
+// in this process, or one part in a task), or a new manifest that hides
+// fields.
 #include "unirecord/fields.h"
 
 #include <algorithm>
