@@ -5,9 +5,10 @@ section 1.4; docs/python.md "Adding fields").
 files beside the shards and commits them as a new version; the shards are not
 touched. ``values`` is a sequence or numpy array with one entry per record (a
 2-D array is a fixed-shape array field), or a function of the record
-(``fn(record_dict) -> value``) computed in this process, in local processes
-(``processes=``) or on Dask (``client=``), with byte-identical results. A field named as one
-the dataset has replaces it from the new version on. ``drop_fields`` hides
+(``fn(record_dict) -> value``), computed in this process, in local processes
+(``processes=``) or on Dask (``client=``) with the same bytes; ``segments=``
+and ``default=`` give values to some segments only. A field named as one the
+dataset has replaces it from the new version on. ``drop_fields`` hides
 fields from the next version (their bytes go with ``unirecord.gc``).
 """
 import bisect
@@ -201,8 +202,9 @@ class _FieldPlan:
 
 
 def _add_in_parts(path: Any, dataset: "_core.Dataset", schema: "_core.Schema", sources: Dict[str, _Values],
-                  arrays: Optional[list], rows: _Rows, chosen: Dict[str, Any], *, sync: bool, processes: Optional[int], client: Any, shards_per_task: int,
-                  progress: Any, retries: int, commit_threads: int) -> Dict[str, Any]:
+                  arrays: Optional[list], rows: _Rows, chosen: Dict[str, Any], *, sync: bool,
+                  processes: Optional[int], client: Any, shards_per_task: int, progress: Any, retries: int,
+                  commit_threads: int) -> Dict[str, Any]:
     """add_fields on ``client``'s workers or in ``processes`` local processes:
     the driver of ``unirecord.distributed``, one task per run of shards
     (``chosen``: add_fields' segments and default)."""
