@@ -147,6 +147,19 @@ def test_byte_identical_on_dask(pristine, reference, tmp_path):
         assert unirecord.Dataset(path).version == 2
 
 
+def test_a_commit_between_reading_and_locking_is_refused(pristine, tmp_path, monkeypatch):
+    path = copy(pristine, tmp_path / "raced")
+    begin = unirecord._core._begin_add_fields
+
+    def after_another_commit(*args):
+        unirecord.drop_fields(path, ["text"])
+        return begin(*args)
+    monkeypatch.setattr(unirecord._core, "_begin_add_fields", after_another_commit)
+    with pytest.raises(RuntimeError, match="another writer committed since version 2 was read"):
+        unirecord.add_fields(path, {"y": twice}, processes=2)
+    assert unirecord.Dataset(path).version == 3 and unirecord.Dataset(path).schema.names == ["x"]
+
+
 def test_a_segment_left_without_values_or_default_is_refused(pristine, tmp_path):
     path = copy(pristine, tmp_path / "local")
     with pytest.raises(ValueError, match="segments 0 get no values"):
