@@ -168,6 +168,8 @@ def test_a_segment_left_without_values_or_default_is_refused(pristine, tmp_path)
         unirecord.add_fields(path, {"fresh": np.zeros(APPENDED, np.float32)}, segments=[1], processes=2)
     with pytest.raises(ValueError, match="has 3 values, segments \\[1\\] %d records" % APPENDED):
         unirecord.add_fields(path, {"fresh": [1, 2, 3]}, segments=[1], default={"fresh": 0})
+    with pytest.raises(ValueError, match="names no segment"):
+        unirecord.add_fields(path, {"fresh": []}, segments=[], default={"fresh": 0})
     with pytest.raises(ValueError, match="segment 2 does not exist"):
         unirecord.add_fields(path, {"fresh": []}, segments=[2], default={"fresh": 0})
     with pytest.raises(ValueError, match="record 0"):

@@ -140,6 +140,8 @@ class _Rows:
     def __init__(self, dataset: "_core.Dataset", segments: Optional[Sequence[int]]) -> None:
         all_segments = dataset.segments
         chosen = range(len(all_segments)) if segments is None else sorted(set(segments))
+        if not chosen and segments is not None:
+            raise ValueError("add_fields: segments=%r names no segment (None: every segment)" % (segments,))
         for k in chosen:
             if not isinstance(k, int) or isinstance(k, bool) or not 0 <= k < len(all_segments):
                 raise ValueError("add_fields: segment %r does not exist (the dataset has %d)" % (k, len(all_segments)))

@@ -72,6 +72,8 @@ Result<WriterSummary> AddFieldsFromJsonl(const std::string& path, const std::str
       }
     }
   }
+  // (AddFieldsOptions::segments empty means every segment.)
+  if (add.segments.empty()) return Status::InvalidArgument(jsonl + ": no line for any record of " + path);
   if (add.segments.size() == segments.size()) add.segments.clear();
   std::vector<ManifestLine> default_line;
   if (!defaults.empty()) {

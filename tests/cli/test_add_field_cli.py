@@ -93,6 +93,10 @@ def test_lines_for_new_data_only_need_a_default_for_the_other_segments(urec, tmp
     assert refused.returncode == 2 and "segments 0 get no values" in refused.stderr, refused.stderr
     bad = urec("add-field", path, tmp_path / "v.jsonl", "--schema", schema, "--default", "score=0", check=False)
     assert bad.returncode == 2 and "missing field 'tag'" in bad.stderr, bad.stderr
+    (tmp_path / "none.jsonl").write_text("")
+    empty = urec("add-field", path, tmp_path / "none.jsonl", "--schema", schema, "--default", "score=0",
+                 "--default", 'tag=""', check=False)
+    assert empty.returncode == 2 and "no line for any record" in empty.stderr, empty.stderr
     assert json.loads(run_urec("inspect", path, "--json").stdout)["version"] == 2  # nothing committed
     urec("add-field", path, tmp_path / "v.jsonl", "--schema", schema, "--default", "score=-1",
          "--default", 'tag="old"')
