@@ -43,7 +43,8 @@ namespace unirecord {
 
 // Sets the new fields of record `id` of `dataset` (the version being added
 // to) in `out`, a builder of the new fields' schema. Called once per record
-// in id order, on the calling thread. An error stops the add, which then
+// (of AddFieldsOptions::segments; of the part, in AddFieldsPart) in id
+// order, on the calling thread. An error stops the add, which then
 // commits nothing.
 using FieldValues = std::function<Status(const Dataset& dataset, uint64_t id, RecordBuilder& out)>;
 
