@@ -261,8 +261,13 @@ Result<ConvertReport> ConvertCsv(const std::string& manifest, const std::string&
 // (the reasons of ConvertJsonl's rejects), an id outside the dataset or
 // repeated (naming both lines), and naming the first id without a line; the
 // rest as ConvertJsonl and AddFields. Nothing is committed on an error.
+// `defaults`: "" or one JSON object with a value for every field of SCHEMA
+// ({"score": 0.0}), which the records of segments the file has no line for
+// get (new data: lines for the appended segment only); a segment left
+// without lines and no defaults is refused naming it (AddFieldsOptions::
+// segments, which this sets).
 Result<WriterSummary> AddFieldsFromJsonl(const std::string& path, const std::string& jsonl, const std::string& schema,
-                                         const AddFieldsOptions& options = {});
+                                         const AddFieldsOptions& options = {}, const std::string& defaults = "");
 
 }  // namespace unirecord
 

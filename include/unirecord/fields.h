@@ -13,7 +13,12 @@
 // (it keeps its place in the schema); a dropped field is hidden from the new
 // version on, and the bytes only it used go when `urec gc` drops the versions
 // that show it (fields of the shards themselves stay in the shards). Every
-// segment gets the added fields, and later appends must carry them.
+// segment gets the added fields (from `values`, or from
+// AddFieldsOptions::defaults for segments its `segments` leaves out), and
+// later appends must carry them. AddFields computes the values on the
+// calling thread; BeginAddFields and AddFieldsPart spread an add over tasks
+// in any processes (unirecord.add_fields with processes= or client=), with
+// the same bytes.
 //
 // `path` everywhere: a folder holding one dataset with a manifest, DIR/NAME
 // or DIR/NAME.uset. Both take the dataset's writers' lock
@@ -24,11 +29,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "unirecord/dataset.h"
 #include "unirecord/schema.h"
+#include "unirecord/staged_write.h"
 #include "unirecord/status.h"
 #include "unirecord/writer.h"
 
@@ -36,7 +43,8 @@ namespace unirecord {
 
 // Sets the new fields of record `id` of `dataset` (the version being added
 // to) in `out`, a builder of the new fields' schema. Called once per record
-// in id order, on the calling thread. An error stops the add, which then
+// (of AddFieldsOptions::segments; of the part, in AddFieldsPart) in id
+// order, on the calling thread. An error stops the add, which then
 // commits nothing.
 using FieldValues = std::function<Status(const Dataset& dataset, uint64_t id, RecordBuilder& out)>;
 
@@ -53,6 +61,12 @@ struct AddFieldsOptions {
   // thousands of rows would cost more than the shard's page. false:
   // writer.scalar_page_bytes as given.
   bool match_shard_pages = true;
+  // The segments (indexes into Dataset::segments()) whose records `values`
+  // sets; empty: every segment. The records of the others (new data, say)
+  // get `defaults`; without it an add that leaves a segment out is refused
+  // (InvalidArgument naming the segments left without values).
+  std::vector<uint32_t> segments;
+  FieldValues defaults;
 };
 
 // Adds `fields` to the dataset at `path`. InvalidArgument for a schema
@@ -60,6 +74,33 @@ struct AddFieldsOptions {
 // returned naming the record.
 Result<WriterSummary> AddFields(const std::string& path, const Schema& fields, const FieldValues& values,
                                 const AddFieldsOptions& options = {});
+
+// A part of an add spread over processes (a Dask job): the driver holds a
+// StagedWrite with AddFieldGroup() and gives every task its token and a run
+// of whole shards of one segment, [first_shard, end_shard) of the dataset's
+// shards (the parts, in order, cover every shard once).
+struct FieldPart {
+  std::string token;
+  uint32_t part = 0;
+  uint32_t num_parts = 0;
+  uint64_t version = 0;  // the dataset's version the driver holds the lock of
+  uint32_t first_shard = 0;
+  uint32_t end_shard = 0;
+};
+
+// The driver's side: a StagedWrite of `num_parts` parts on the dataset at
+// `path`, with AddFieldGroup() called; its lock is taken now, so the
+// version committed once it returns is the one the parts add to.
+Result<std::unique_ptr<StagedWrite>> BeginAddFields(const std::string& path, uint32_t num_parts,
+                                                    const StagedWriteOptions& options = {});
+
+// Writes part `part` of an add (any process that sees `path`): the fields of
+// the records of its shards from `values`, as AddFields writes them, so the
+// committed column files equal those of AddFields with the same values.
+// Returns the staged part's summary (PartWriter::summary); errors as
+// AddFields'.
+Result<WriterSummary> AddFieldsPart(const std::string& path, const Schema& fields, const FieldValues& values,
+                                    const FieldPart& part, const AddFieldsOptions& options = {});
 
 // Hides `names` from the next version. KeyNotFound for a name the dataset
 // does not have; InvalidArgument when no field would be left.

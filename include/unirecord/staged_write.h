@@ -77,14 +77,15 @@ class StagedWrite {
   Status KeepCommitted();
 
   // Adds fields instead of records (format/SPEC.md section 1.4;
-  // unirecord/fields.h is the one-process form): part k holds the new
-  // fields of the committed dataset's segment k, one record per record of
-  // the segment in id order, cut into shards where the segment's shards are
-  // cut (PartWriter::NextShard), so num_parts is the segment count. Commit
-  // writes them as column files beside the shards, refuses parts that do
-  // not match their segment shard for shard and record for record, and
-  // commits them as a field group of every segment: a field named as one
-  // the dataset has replaces it from this version on.
+  // unirecord/fields.h is the one-process form, AddFieldsPart a part's):
+  // the parts hold the new fields of the committed dataset's records, one
+  // record per record in id order, cut into shards where its shards are cut
+  // (PartWriter::NextShard); a part holds a run of whole shards of one
+  // segment (one part per segment, or per shard, or anything between).
+  // Commit writes them as column files beside the shards, refuses parts
+  // that do not match the shards shard for shard and record for record,
+  // and commits them as a field group of every segment: a field named as
+  // one the dataset has replaces it from this version on.
   Status AddFieldGroup();
 
   // Verifies every part and commits (see above); then releases the lock.

@@ -22,69 +22,116 @@ unirecord::AddFieldsOptions Synced(bool sync) {
   return options;
 }
 
+// The whole add (AddFields), or with `part` (a dict of unirecord.FieldPart's
+// members) one part of a staged add (AddFieldsPart), of `values`.
+// `options`: Synced's, with the segments given values and the defaults.
+unirecord::Result<unirecord::WriterSummary> Add(const std::string& where, const Schema& schema,
+                                                const unirecord::FieldValues& values, const py::object& part,
+                                                const unirecord::AddFieldsOptions& options) {
+  if (part.is_none()) {
+    py::gil_scoped_release nogil;
+    return unirecord::AddFields(where, schema, values, options);
+  }
+  const py::dict p = part.cast<py::dict>();
+  unirecord::FieldPart fp;
+  fp.token = p["token"].cast<std::string>();
+  fp.part = p["part"].cast<uint32_t>();
+  fp.num_parts = p["num_parts"].cast<uint32_t>();
+  fp.version = p["version"].cast<uint64_t>();
+  fp.first_shard = p["first_shard"].cast<uint32_t>();
+  fp.end_shard = p["end_shard"].cast<uint32_t>();
+  py::gil_scoped_release nogil;
+  return unirecord::AddFieldsPart(where, schema, values, fp, options);
+}
+
+// Sets the fields of `schema` in `out` from the dict get() returns for
+// record `id`: a ValueError or TypeError (a value the field refuses) is
+// InvalidArgument naming the record; any other Python exception is kept in
+// `*raised` (raised again once the add has cleaned up). Takes the GIL.
+Status FillFromDict(const Schema& schema, const std::function<py::object()>& get, uint64_t id, RecordBuilder& out,
+                    std::optional<py::error_already_set>* raised) {
+  py::gil_scoped_acquire gil;
+  try {
+    const py::object record = get();
+    if (!PyDict_Check(record.ptr())) {
+      throw py::type_error("the values of record " + std::to_string(id) + " must be a dict, not " +
+                           std::string(Py_TYPE(record.ptr())->tp_name));
+    }
+    std::vector<std::unique_ptr<HeldBuffer>> held;
+    FillRecord(out, schema, py::reinterpret_borrow<py::dict>(record), &held, "record " + std::to_string(id));
+    // Bytes are viewed until written: copy them in now.
+    for (size_t k = 0; k < schema.num_fields(); ++k) {
+      if (schema.field(k).type != unirecord::FieldType::kBytes) continue;
+      PyObject* raw = PyDict_GetItemString(record.ptr(), schema.field(k).name.c_str());
+      HeldBuffer buffer(raw);
+      Status copied = out.SetBytesOwned(k, std::string(buffer.bytes()));
+      if (!copied.ok()) return copied;
+    }
+    return Status::OK();
+  } catch (py::error_already_set& e) {
+    if (e.matches(PyExc_ValueError) || e.matches(PyExc_TypeError)) {
+      return Status::InvalidArgument("record " + std::to_string(id) + ": " + py::str(e.value()).cast<std::string>());
+    }
+    raised->emplace(std::move(e));
+    return Status::Internal("stopped by a Python exception");
+  }
+}
+
+// Synced(sync), with `segments` (None: all) and `default` (None, or the dict
+// of values every record of the other segments gets).
+unirecord::AddFieldsOptions WithSegments(bool sync, const py::object& segments, const py::object& default_values,
+                                         const Schema& schema, std::optional<py::error_already_set>* raised) {
+  unirecord::AddFieldsOptions options = Synced(sync);
+  if (!segments.is_none()) options.segments = segments.cast<std::vector<uint32_t>>();
+  if (!default_values.is_none()) {
+    // Pointers: copies of Python objects would need the GIL; both outlive the add.
+    const Schema* fields = &schema;
+    const py::object* values = &default_values;
+    options.defaults = [fields, values, raised](const unirecord::Dataset&, uint64_t id, RecordBuilder& out) {
+      return FillFromDict(*fields, [values] { return *values; }, id, out, raised);
+    };
+  }
+  return options;
+}
+
+Status CommittedMeanwhile(const std::string& where) {
+  return Status::FailedPrecondition(where + ": another writer committed while the values were made for the "
+                                    "version before; add the fields again");
+}
+
 }  // namespace
 
 void RegisterFields(py::module_& m) {
   m.def(
       "add_fields",
       [](const py::object& path, const py::handle& schema_arg, const py::function& values, const std::string& uuid,
-         bool sync) {
+         bool sync, const py::object& part, const py::object& segments, const py::object& default_values) {
         const std::string where = PathArg("path", path);
         const Schema schema = ToSchema(schema_arg);
-        const unirecord::AddFieldsOptions options = Synced(sync);
         // A Python exception raised by `values` (or by a bad value) stops the
         // add; it is raised again once AddFields has cleaned up.
         std::optional<py::error_already_set> raised;
-        unirecord::Result<unirecord::WriterSummary> added = Status::Internal("not added");
-        {
-          py::gil_scoped_release nogil;
-          added = unirecord::AddFields(
-              where, schema, [&](const unirecord::Dataset& d, uint64_t id, RecordBuilder& out) -> Status {
-                if (d.uuid() != uuid) {
-                  return Status::FailedPrecondition(where + ": another writer committed while the values were "
-                                                    "read from the version before; add the fields again");
-                }
-                py::gil_scoped_acquire gil;
-                try {
-                  const py::object record = values(id);
-                  if (!PyDict_Check(record.ptr())) {
-                    throw py::type_error("the values of record " + std::to_string(id) + " must be a dict, not " +
-                                         std::string(Py_TYPE(record.ptr())->tp_name));
-                  }
-                  std::vector<std::unique_ptr<HeldBuffer>> held;
-                  FillRecord(out, schema, py::reinterpret_borrow<py::dict>(record), &held,
-                             "record " + std::to_string(id));
-                  // Bytes are viewed until written: copy them in now.
-                  for (size_t k = 0; k < schema.num_fields(); ++k) {
-                    if (schema.field(k).type != unirecord::FieldType::kBytes) continue;
-                    PyObject* raw = PyDict_GetItemString(record.ptr(), schema.field(k).name.c_str());
-                    HeldBuffer buffer(raw);
-                    Status copied = out.SetBytesOwned(k, std::string(buffer.bytes()));
-                    if (!copied.ok()) return copied;
-                  }
-                  return Status::OK();
-                } catch (py::error_already_set& e) {
-                  // A value the field refuses: ValueError naming the record.
-                  if (e.matches(PyExc_ValueError) || e.matches(PyExc_TypeError)) {
-                    return Status::InvalidArgument("record " + std::to_string(id) + ": " +
-                                                   py::str(e.value()).cast<std::string>());
-                  }
-                  raised.emplace(std::move(e));
-                  return Status::Internal("stopped by a Python exception");
-                }
-              }, options);
-        }
+        const unirecord::AddFieldsOptions options = WithSegments(sync, segments, default_values, schema, &raised);
+        unirecord::Result<unirecord::WriterSummary> added = Add(
+            where, schema, [&](const unirecord::Dataset& d, uint64_t id, RecordBuilder& out) -> Status {
+              if (d.uuid() != uuid) return CommittedMeanwhile(where);
+              return FillFromDict(schema, [&] { return values(id); }, id, out, &raised);
+            }, part, options);
         if (raised) throw *raised;
         return SummaryDict(Unwrap(std::move(added)));
       },
       py::arg("path"), py::arg("schema"), py::arg("values"), py::arg("uuid"), py::arg("sync") = true,
+      py::arg("part") = py::none(), py::arg("segments") = py::none(), py::arg("default") = py::none(),
       "Adds `schema`'s fields to the dataset at path; values(id) -> {field: value} for each record "
-      "id in order; `uuid`: the dataset UUID the values were computed from (unirecord.add_fields "
-      "wraps this).");
+      "id in order; `uuid`: the dataset UUID the values were computed from; `part`: a dict (token, part, "
+      "num_parts, version, first_shard, end_shard) to stage one part of _begin_add_fields' StagedWrite "
+      "instead; `segments`: those whose records values() is called for (None: all), the others' get "
+      "`default`, a dict (unirecord.add_fields wraps this).");
   m.def(
       "add_field_arrays",
       [](const py::object& path, const py::handle& schema_arg, const std::vector<py::array>& arrays,
-         const std::string& uuid, bool sync) {
+         const std::string& uuid, bool sync, const py::object& part, uint64_t first_id, const py::object& segments,
+         const py::object& default_values) {
         const std::string where = PathArg("path", path);
         const Schema schema = ToSchema(schema_arg);
         if (arrays.size() != schema.num_fields()) throw py::value_error("add_field_arrays: one array per field");
@@ -108,29 +155,48 @@ void RegisterFields(py::module_& m) {
           row_bytes.push_back(static_cast<size_t>(f.num_elements()) * unirecord::NumericWidth(f.type));
         }
         const uint64_t records = arrays.empty() ? 0 : static_cast<uint64_t>(arrays[0].shape(0));
-        unirecord::Result<unirecord::WriterSummary> added = Status::Internal("not added");
-        {
-          py::gil_scoped_release nogil;
-          added = unirecord::AddFields(
-              where, schema,
-              [&](const unirecord::Dataset& d, uint64_t id, RecordBuilder& out) -> Status {
-                if (d.uuid() != uuid || id >= records) {
-                  return Status::FailedPrecondition(where + ": another writer committed while the values were "
-                                                    "made for the version before; add the fields again");
-                }
-                for (size_t k = 0; k < data.size(); ++k) {
-                  const unirecord::Field& f = schema.field(k);
-                  UREC_RETURN_IF_ERROR(out.SetValues(k, f.type, data[k] + id * row_bytes[k], f.shape));
-                }
-                return Status::OK();
-              },
-              Synced(sync));
-        }
+        std::optional<py::error_already_set> raised;
+        const unirecord::AddFieldsOptions options = WithSegments(sync, segments, default_values, schema, &raised);
+        unirecord::Result<unirecord::WriterSummary> added = Add(
+            where, schema,
+            [&](const unirecord::Dataset& d, uint64_t id, RecordBuilder& out) -> Status {
+              if (d.uuid() != uuid || id < first_id || id - first_id >= records) return CommittedMeanwhile(where);
+              const uint64_t row = id - first_id;
+              for (size_t k = 0; k < data.size(); ++k) {
+                const unirecord::Field& f = schema.field(k);
+                UREC_RETURN_IF_ERROR(out.SetValues(k, f.type, data[k] + row * row_bytes[k], f.shape));
+              }
+              return Status::OK();
+            },
+            part, options);
+        if (raised) throw *raised;
         return SummaryDict(Unwrap(std::move(added)));
       },
       py::arg("path"), py::arg("schema"), py::arg("arrays"), py::arg("uuid"), py::arg("sync") = true,
+      py::arg("part") = py::none(), py::arg("first_id") = 0, py::arg("segments") = py::none(),
+      py::arg("default") = py::none(),
       "add_fields of numpy arrays, one per field of `schema` (C-contiguous, the field's dtype, "
-      "shape (records, *field shape)), read without the GIL.");
+      "shape (records, *field shape); row 0 is record `first_id`), read without the GIL; `segments` and "
+      "`default` as add_fields'.");
+  m.def(
+      "_begin_add_fields",
+      [](const py::object& path, uint32_t num_parts, int threads, bool sync) {
+        const std::string where = PathArg("path", path);
+        unirecord::StagedWriteOptions options;
+        options.threads = threads;
+        options.sync = sync;
+        auto p = std::make_unique<PyStagedWrite>();
+        unirecord::Result<std::unique_ptr<unirecord::StagedWrite>> begun = Status::Internal("not begun");
+        {
+          py::gil_scoped_release nogil;
+          begun = unirecord::BeginAddFields(where, num_parts, options);
+        }
+        p->staged = Unwrap(std::move(begun));
+        return p;
+      },
+      py::arg("path"), py::arg("num_parts"), py::arg("threads") = 1, py::arg("sync") = true,
+      "The StagedWrite of an add in parts (add_fields(part=...) stages them) on the dataset at path: it holds "
+      "the writers' lock; commit() commits the parts as a field group.");
   m.def(
       "drop_fields",
       [](const py::object& path, const std::vector<std::string>& names) {

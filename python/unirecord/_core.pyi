@@ -228,9 +228,27 @@ def compact(
     path: _Path, *, num_shards: int = 0, target_shard_bytes: int = 0, threads: int = 1, sync: bool = True
 ) -> Dict[str, Any]: ...
 def add_fields(
-    path: _Path, schema: Schema, values: Callable[[int], Dict[str, Any]], uuid: str, sync: bool = True
+    path: _Path,
+    schema: Schema,
+    values: Callable[[int], Dict[str, Any]],
+    uuid: str,
+    sync: bool = True,
+    part: Optional[Dict[str, Any]] = None,
+    segments: Optional[List[int]] = None,
+    default: Optional[Dict[str, Any]] = None,
 ) -> Dict[str, Any]: ...
-def add_field_arrays(path: _Path, schema: Schema, arrays: List[Any], uuid: str, sync: bool = True) -> Dict[str, Any]: ...
+def add_field_arrays(
+    path: _Path,
+    schema: Schema,
+    arrays: List[Any],
+    uuid: str,
+    sync: bool = True,
+    part: Optional[Dict[str, Any]] = None,
+    first_id: int = 0,
+    segments: Optional[List[int]] = None,
+    default: Optional[Dict[str, Any]] = None,
+) -> Dict[str, Any]: ...
+def _begin_add_fields(path: _Path, num_parts: int, threads: int = 1, sync: bool = True) -> StagedWrite: ...
 def drop_fields(path: _Path, names: List[str]) -> Dict[str, Any]: ...
 def convert_coco(
     annotations: _Path,

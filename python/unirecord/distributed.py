@@ -81,24 +81,31 @@ def _check_counts(num_shards, shards_per_task):
 
 
 def _run(client, out, plan, submit, commit, *, num_shards, shards_per_task, progress, retries, commit_threads, sync,
-         as_completed=None, append=False):
+         as_completed=None, append=False, ranges=None, begin=None):
     """The driver: one task per run of ``shards_per_task`` shards of ``plan``
     (``submit(client, token, first, end, part, num_parts, key, retries)``
     returns its future), the progress bar as tasks finish, then
     ``commit(staged, plan, reports)``; a failed task cancels the others and
     nothing is committed. ``as_completed`` yields the futures as they finish
     (default: Dask's; ``unirecord.write_dataset``'s local runs pass theirs).
-    ``append``: the commit adds one segment to the committed dataset."""
+    ``append``: the commit adds one segment to the committed dataset.
+    ``ranges``: the tasks' shard runs (default: cut by ``shards_per_task``);
+    ``begin(num_parts)``: the run's StagedWrite (default: one of dataset
+    ``plan.name`` in OUT)."""
     if as_completed is None:
         import distributed
 
         as_completed = distributed.as_completed
-    ranges = [(first, min(first + shards_per_task, num_shards)) for first in range(0, num_shards, shards_per_task)]
+    if ranges is None:
+        ranges = [(first, min(first + shards_per_task, num_shards)) for first in range(0, num_shards, shards_per_task)]
     if progress is None:
         progress = sys.stderr.isatty()
     draw = _ProgressBar(plan.candidates) if progress is True else (progress or None)
     start = time.monotonic()
-    with _core.StagedWrite(out, plan.name, len(ranges), threads=commit_threads, sync=sync) as staged:
+    if begin is None:
+        def begin(num_parts):
+            return _core.StagedWrite(out, plan.name, num_parts, threads=commit_threads, sync=sync)
+    with begin(len(ranges)) as staged:
         if append:
             staged.keep_committed()
         futures = {}

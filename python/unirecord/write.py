@@ -181,7 +181,7 @@ def _samples(fn: Callable[[Any], Any], item: Any, index: int) -> Iterator[_Sampl
     try:
         result = fn(item)
     except Exception as error:
-        _add_note(error, index)
+        _add_note(error, "unirecord.write_dataset: raised by fn(inputs[%d])" % index)
         raise
     if isinstance(result, dict):
         yield result
@@ -196,15 +196,15 @@ def _samples(fn: Callable[[Any], Any], item: Any, index: int) -> Iterator[_Sampl
         except StopIteration:
             return
         except Exception as error:
-            _add_note(error, index)
+            _add_note(error, "unirecord.write_dataset: raised by fn(inputs[%d])" % index)
             raise
         yield sample
 
 
-def _add_note(error: BaseException, index: int) -> None:
+def _add_note(error: BaseException, note: str) -> None:
     # BaseException.add_note's list (Python 3.11 prints it under the message);
     # it survives the pickling that brings a task's error back.
-    error.__notes__ = [*getattr(error, "__notes__", ()), "unirecord.write_dataset: raised by fn(inputs[%d])" % index]
+    error.__notes__ = [*getattr(error, "__notes__", ()), note]
 
 
 class _Deferred:

@@ -17,7 +17,7 @@ using convert_internal::ManifestLine;
 using convert_internal::ManifestSchema;
 
 Result<WriterSummary> AddFieldsFromJsonl(const std::string& path, const std::string& jsonl, const std::string& schema,
-                                         const AddFieldsOptions& options) {
+                                         const AddFieldsOptions& options, const std::string& defaults) {
   UREC_ASSIGN_OR_RETURN(const std::shared_ptr<Dataset> dataset, Dataset::Open(path));
   std::string schema_text, text;
   UREC_RETURN_IF_ERROR(ReadConverterInput("schema file", schema, &schema_text));
@@ -52,18 +52,47 @@ Result<WriterSummary> AddFieldsFromJsonl(const std::string& path, const std::str
     }
     line_of[static_cast<size_t>(id)] = i + 1;
   }
-  for (uint64_t id = 0; id < records; ++id) {
-    if (line_of[id] == 0) {
-      return Status::InvalidArgument(jsonl + ": no line for id " + std::to_string(id) + " (every record of " + path +
-                                     " needs one; it has " + std::to_string(records) + ")");
+  // A segment has a line for every record, or (getting the defaults) none.
+  AddFieldsOptions add = options;
+  add.segments.clear();
+  const std::vector<SegmentInfo>& segments = dataset->segments();
+  for (size_t k = 0; k < segments.size(); ++k) {
+    const SegmentInfo& segment = segments[k];
+    uint64_t lined = 0;
+    for (uint64_t id = segment.first_id; id < segment.first_id + segment.records; ++id) lined += line_of[id] != 0;
+    if (lined == segment.records) {
+      add.segments.push_back(static_cast<uint32_t>(k));
+      continue;
     }
+    for (uint64_t id = segment.first_id; lined > 0 && id < segment.first_id + segment.records; ++id) {
+      if (line_of[id] == 0) {
+        return Status::InvalidArgument(jsonl + ": no line for id " + std::to_string(id) + " (every record of " +
+                                       path + " needs one, or every record of a segment none; it has " +
+                                       std::to_string(records) + ")");
+      }
+    }
+  }
+  // (AddFieldsOptions::segments empty means every segment.)
+  if (add.segments.empty()) return Status::InvalidArgument(jsonl + ": no line for any record of " + path);
+  if (add.segments.size() == segments.size()) add.segments.clear();
+  std::vector<ManifestLine> default_line;
+  if (!defaults.empty()) {
+    default_line = convert_internal::ParseJsonlManifest(defaults, fields);
+    if (default_line.size() != 1 || !default_line[0].reason.empty()) {
+      return Status::InvalidArgument("defaults " + defaults + ": " +
+                                     (default_line.size() == 1 ? default_line[0].reason
+                                                               : std::string("not one JSON object")));
+    }
+    add.defaults = [&](const Dataset&, uint64_t, RecordBuilder& out) {
+      return convert_internal::SetManifestValues(fields, default_line[0], 0, out);
+    };
   }
   return AddFields(path, fields.schema, [&](const Dataset& d, uint64_t id, RecordBuilder& out) -> Status {
     if (d.size() != records) {
       return Status::FailedPrecondition(path + ": another writer changed the dataset meanwhile; try again");
     }
     return convert_internal::SetManifestValues(with_id, lines[line_of[id] - 1], 1, out);
-  }, options);
+  }, add);
 }
 
 }  // namespace unirecord

@@ -1,6 +1,7 @@
-// AddFields, DropFields (unirecord/fields.h; format/SPEC.md section 1.4):
-// a field group written through a StagedWrite in this process, or a new
-// manifest that hides fields.
+// AddFields, AddFieldsPart, DropFields (unirecord/fields.h; format/SPEC.md
+// section 1.4): a field group written through a StagedWrite (all its parts
+// in this process, or one part in a task), or a new manifest that hides
+// fields.
 #include "unirecord/fields.h"
 
 #include <algorithm>
@@ -37,52 +38,132 @@ uint32_t MatchedPageBytes(const Dataset& dataset, const Schema& fields, uint32_t
   return static_cast<uint32_t>(std::min<uint64_t>(configured, std::max(kMinColumnPageBytes, matched)));
 }
 
-}  // namespace
-
-Result<WriterSummary> AddFields(const std::string& path, const Schema& fields, const FieldValues& values,
-                                const AddFieldsOptions& options) {
+// InvalidArgument for options AddFields refuses.
+Status CheckAddOptions(const std::string& path, const Schema& fields, const AddFieldsOptions& options) {
   if (fields.num_fields() == 0) return Status::InvalidArgument("add fields to " + path + ": no fields given");
   const WriterOptions& w = options.writer;
   if (w.num_shards != 0 || w.expected_records != 0 || w.target_shard_bytes != 0) {
     return Status::InvalidArgument("add fields to " + path + ": the column files are cut as the shards; "
                                    "leave num_shards, expected_records and target_shard_bytes unset");
   }
+  return Status::OK();
+}
+
+// InvalidArgument for options.segments out of range, or leaving segments
+// without values and no defaults.
+Status CheckSegments(const std::string& path, const Dataset& dataset, const AddFieldsOptions& options) {
+  const size_t count = dataset.segments().size();
+  std::vector<bool> given(count, options.segments.empty());
+  for (uint32_t k : options.segments) {
+    if (k >= count) {
+      return Status::InvalidArgument("add fields to " + path + ": segment " + std::to_string(k) +
+                                     " does not exist (the dataset has " + std::to_string(count) + ")");
+    }
+    given[k] = true;
+  }
+  std::string lacking;
+  for (size_t k = 0; k < count; ++k) {
+    if (!given[k]) lacking += (lacking.empty() ? "" : ", ") + std::to_string(k);
+  }
+  if (lacking.empty() || options.defaults) return Status::OK();
+  return Status::InvalidArgument("add fields to " + path + ": segments " + lacking +
+                                 " get no values; every segment must get the fields: give values for them, "
+                                 "or a default");
+}
+
+// Stages `part` of the add to `dataset` (dataset `d`), whose shards and
+// segments the caller checked.
+Result<WriterSummary> WritePart(const dataset::DatasetPath& d, const Dataset& dataset, const Schema& fields,
+                                const FieldValues& values, const FieldPart& part, const AddFieldsOptions& options) {
+  WriterOptions part_options = options.writer;
+  if (options.match_shard_pages) {
+    part_options.scalar_page_bytes = MatchedPageBytes(dataset, fields, options.writer.scalar_page_bytes);
+  }
+  UREC_ASSIGN_OR_RETURN(std::unique_ptr<PartWriter> writer,
+                        PartWriter::Create(d.dir, d.name, part.token, part.part, part.num_parts, fields, part_options));
+  // The part's segment: its values, or the defaults.
+  size_t segment = 0;
+  while (segment + 1 < dataset.segments().size() && dataset.segments()[segment + 1].first_shard <= part.first_shard) {
+    ++segment;
+  }
+  const bool given = options.segments.empty() || std::find(options.segments.begin(), options.segments.end(),
+                                                           segment) != options.segments.end();
+  const FieldValues& fill = given ? values : options.defaults;
+  RecordBuilder builder(fields);
+  for (uint32_t j = part.first_shard; j < part.end_shard; ++j) {
+    if (j > part.first_shard) UREC_RETURN_IF_ERROR(writer->NextShard());
+    const ShardInfo& shard = dataset.shards()[j];
+    for (uint64_t id = shard.first_id; id < shard.first_id + shard.records; ++id) {
+      builder.Clear();
+      Status set = fill(dataset, id, builder);
+      if (!set.ok()) return Status(set.code(), "add fields: record " + std::to_string(id) + ": " + set.message());
+      UREC_RETURN_IF_ERROR(writer->Write(builder));
+    }
+  }
+  UREC_RETURN_IF_ERROR(writer->Finish());
+  return writer->summary();
+}
+
+}  // namespace
+
+Result<WriterSummary> AddFields(const std::string& path, const Schema& fields, const FieldValues& values,
+                                const AddFieldsOptions& options) {
+  UREC_RETURN_IF_ERROR(CheckAddOptions(path, fields, options));
   UREC_ASSIGN_OR_RETURN(const dataset::DatasetPath d,
                         dataset::ResolveDatasetPath(path, "fields are added only to those"));
   // One part per segment; the count is read again under the lock (Commit
   // checks the parts against the dataset it commits to as well).
   UREC_ASSIGN_OR_RETURN(std::shared_ptr<Dataset> dataset, OpenCommitted(d));
   const auto parts = static_cast<uint32_t>(dataset->segments().size());
-  UREC_ASSIGN_OR_RETURN(std::unique_ptr<StagedWrite> staged, StagedWrite::Begin(d.dir, d.name, parts, options.commit));
+  UREC_ASSIGN_OR_RETURN(std::unique_ptr<StagedWrite> staged, BeginAddFields(path, parts, options.commit));
   UREC_ASSIGN_OR_RETURN(dataset, OpenCommitted(d));
   if (dataset->segments().size() != parts) {
     return Status::FailedPrecondition("add fields to " + path + ": another writer committed meanwhile; try again");
   }
-  UREC_RETURN_IF_ERROR(staged->AddFieldGroup());
-  WriterOptions part_options = w;
-  if (options.match_shard_pages) {
-    part_options.scalar_page_bytes = MatchedPageBytes(*dataset, fields, w.scalar_page_bytes);
-  }
-  RecordBuilder builder(fields);
-  for (size_t k = 0; k < dataset->segments().size(); ++k) {
+  UREC_RETURN_IF_ERROR(CheckSegments(path, *dataset, options));
+  for (uint32_t k = 0; k < parts; ++k) {
     const SegmentInfo& segment = dataset->segments()[k];
-    UREC_ASSIGN_OR_RETURN(std::unique_ptr<PartWriter> part,
-                          PartWriter::Create(d.dir, d.name, staged->token(), static_cast<uint32_t>(k),
-                                             staged->num_parts(), fields, part_options));
-    for (uint32_t j = 0; j < segment.shards; ++j) {
-      if (j > 0) UREC_RETURN_IF_ERROR(part->NextShard());
-      const ShardInfo& shard = dataset->shards()[segment.first_shard + j];
-      for (uint64_t id = shard.first_id; id < shard.first_id + shard.records; ++id) {
-        builder.Clear();
-        Status set = values(*dataset, id, builder);
-        if (!set.ok()) return Status(set.code(), "add fields: record " + std::to_string(id) + ": " + set.message());
-        UREC_RETURN_IF_ERROR(part->Write(builder));
-      }
-    }
-    UREC_RETURN_IF_ERROR(part->Finish());
+    const FieldPart part{staged->token(), k, parts, dataset->version(), segment.first_shard,
+                         segment.first_shard + segment.shards};
+    UREC_RETURN_IF_ERROR(WritePart(d, *dataset, fields, values, part, options).status());
   }
   UREC_RETURN_IF_ERROR(staged->Commit());
   return staged->summary();
+}
+
+Result<std::unique_ptr<StagedWrite>> BeginAddFields(const std::string& path, uint32_t num_parts,
+                                                    const StagedWriteOptions& options) {
+  UREC_ASSIGN_OR_RETURN(const dataset::DatasetPath d,
+                        dataset::ResolveDatasetPath(path, "fields are added only to those"));
+  UREC_ASSIGN_OR_RETURN(std::unique_ptr<StagedWrite> staged, StagedWrite::Begin(d.dir, d.name, num_parts, options));
+  UREC_RETURN_IF_ERROR(staged->AddFieldGroup());
+  return staged;
+}
+
+Result<WriterSummary> AddFieldsPart(const std::string& path, const Schema& fields, const FieldValues& values,
+                                    const FieldPart& part, const AddFieldsOptions& options) {
+  UREC_RETURN_IF_ERROR(CheckAddOptions(path, fields, options));
+  UREC_ASSIGN_OR_RETURN(const dataset::DatasetPath d,
+                        dataset::ResolveDatasetPath(path, "fields are added only to those"));
+  DatasetOptions at;
+  at.version = part.version;
+  UREC_ASSIGN_OR_RETURN(std::shared_ptr<Dataset> dataset, Dataset::Open(io::JoinPath(d.dir, d.name), at));
+  const std::string where = "add fields to " + path + ": part " + std::to_string(part.part) + ": ";
+  const size_t shards = dataset->shards().size();
+  if (part.first_shard >= part.end_shard || part.end_shard > shards) {
+    return Status::InvalidArgument(where + "shards [" + std::to_string(part.first_shard) + ", " +
+                                   std::to_string(part.end_shard) + ") are not a run of the dataset's " +
+                                   std::to_string(shards));
+  }
+  for (const SegmentInfo& segment : dataset->segments()) {
+    if (segment.first_shard > part.first_shard && segment.first_shard < part.end_shard) {
+      return Status::InvalidArgument(where + "shards [" + std::to_string(part.first_shard) + ", " +
+                                     std::to_string(part.end_shard) + ") span two segments (a part holds shards "
+                                     "of one)");
+    }
+  }
+  UREC_RETURN_IF_ERROR(CheckSegments(path, *dataset, options));
+  return WritePart(d, *dataset, fields, values, part, options);
 }
 
 Result<WriterSummary> DropFields(const std::string& path, const std::vector<std::string>& names,

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 
 #include "dataset/test_util.h"
 #include "format/checksum.h"
@@ -20,6 +21,7 @@
 #include "io/fault_injection.h"
 #include "unirecord/dataset.h"
 #include "unirecord/query.h"
+#include "unirecord/staged_write.h"
 #include "unirecord/versions.h"
 #include "unirecord/writer.h"
 #include "util/test_files.h"
@@ -304,6 +306,102 @@ TEST_F(FieldsTest, AppendsMustCarryTheAddedFieldsAndEverySegmentGetsNewOnes) {
   auto top = Query::Parse("rank >= 935", **both);
   ASSERT_TRUE(top.ok());
   EXPECT_EQ(top->Ids(**both)->size(), 66u);
+}
+
+// The files in `dir` (name -> bytes), the lock left out.
+std::map<std::string, std::string> FilesOf(const std::string& dir) {
+  std::map<std::string, std::string> files;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    const std::string file = entry.path().filename().string();
+    if (!entry.is_regular_file() || file.find(".lock") != std::string::npos) continue;
+    std::string bytes;
+    EXPECT_TRUE(io::ReadFile(entry.path().string(), 1 << 24, &bytes).ok()) << file;
+    files[file] = std::move(bytes);
+  }
+  return files;
+}
+
+TEST_F(FieldsTest, PartsOfAStagedAddCommitTheBytesOfAddFields) {
+  // Two segments (3 shards and some), each copied before the add.
+  WriterOptions options = testing::SmallPages(0);
+  options.target_shard_bytes = 1;  // a shard per record
+  options.append = true;
+  ASSERT_TRUE(testing::WriteSample(dir_, "train", 9, options).ok());
+  const std::string parted = scratch_ / "parted";
+  fs::create_directory(parted);
+  for (const auto& entry : fs::directory_iterator(dir_)) {
+    if (entry.is_regular_file()) fs::copy_file(entry.path(), parted / entry.path().filename());
+  }
+  ASSERT_TRUE(Add().ok());
+  auto appended = Dataset::Open(parted + "/train");
+  ASSERT_TRUE(appended.ok()) << appended.status().ToString();
+  const auto shards = static_cast<uint32_t>((*appended)->shards().size());
+  ASSERT_GT(shards, 4u);
+  // Parts of one shard each, written last to first.
+  auto staged = BeginAddFields(parted, shards, SmallColumnPages().commit);
+  ASSERT_TRUE(staged.ok()) << staged.status().ToString();
+  for (uint32_t k = shards; k-- > 0;) {
+    const FieldPart part{(*staged)->token(), k, shards, (*appended)->version(), k, k + 1};
+    auto written = AddFieldsPart(parted + "/train", AddedSchema(), FillAdded, part, SmallColumnPages());
+    ASSERT_TRUE(written.ok()) << written.status().ToString();
+  }
+  ASSERT_TRUE((*staged)->Commit().ok()) << (*staged)->summary().records;
+  const std::map<std::string, std::string> added = FilesOf(dir_), in_parts = FilesOf(parted);
+  ASSERT_EQ(added.size(), in_parts.size());
+  for (const auto& [file, bytes] : added) {
+    ASSERT_EQ(in_parts.count(file), 1u) << file;
+    EXPECT_TRUE(in_parts.at(file) == bytes) << file;
+  }
+  // A part across the segments' boundary is refused, naming it.
+  auto again = BeginAddFields(parted, 1, SmallColumnPages().commit);
+  ASSERT_TRUE(again.ok());
+  auto spanning = AddFieldsPart(parted + "/train", AddedSchema(), FillAdded, {(*again)->token(), 0, 1, 3, 2, 4},
+                                SmallColumnPages());
+  ASSERT_FALSE(spanning.ok());
+  EXPECT_NE(spanning.status().message().find("part 0: shards [2, 4) span two segments"), std::string::npos)
+      << spanning.status().message();
+  // And so is, at the commit, a part that misses shards.
+  ASSERT_TRUE(AddFieldsPart(parted + "/train", AddedSchema(), FillAdded, {(*again)->token(), 0, 1, 3, 0, 3},
+                            SmallColumnPages()).ok());
+  const Status short_commit = (*again)->Commit();
+  EXPECT_NE(short_commit.message().find("the parts hold 3 shards, the dataset " + std::to_string(shards)),
+            std::string::npos)
+      << short_commit.message();
+}
+
+TEST_F(FieldsTest, SegmentsLeftOutGetTheDefaultsOrTheAddIsRefused) {
+  // A second segment: new data that alone has a value.
+  WriterOptions options = testing::SmallPages(0);
+  options.append = true;
+  options.sync = false;
+  ASSERT_TRUE(testing::WriteSample(dir_, "train", 5, options).ok());
+  const Schema score = *Schema::Make({Field::Float32("score", /*indexed=*/true)});
+  AddFieldsOptions only_new = SmallColumnPages();
+  only_new.segments = {1};
+  std::vector<uint64_t> asked;
+  const FieldValues values = [&](const Dataset&, uint64_t id, RecordBuilder& out) {
+    asked.push_back(id);
+    return out.SetFloat32(0, static_cast<float>(id));
+  };
+  auto refused = AddFields(path_, score, values, only_new);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("segments 0 get no values"), std::string::npos)
+      << refused.status().message();
+  only_new.segments = {2};
+  EXPECT_NE(AddFields(path_, score, values, only_new).status().message().find("segment 2 does not exist"),
+            std::string::npos);
+  EXPECT_TRUE(asked.empty());
+  only_new.segments = {1};
+  only_new.defaults = [](const Dataset&, uint64_t, RecordBuilder& out) { return out.SetFloat32(0, -1.0f); };
+  ASSERT_TRUE(AddFields(path_, score, values, only_new).ok());
+  EXPECT_EQ(asked.size(), 5u);
+  EXPECT_EQ(asked.front(), kRecords);
+  auto dataset = Dataset::Open(path_);
+  ASSERT_TRUE(dataset.ok()) << dataset.status().ToString();
+  const size_t field = *(*dataset)->schema().FindField("score");
+  EXPECT_EQ(*(*dataset)->GetIndexedFloat64(0, field), -1.0);
+  EXPECT_EQ(*(*dataset)->GetIndexedFloat64(kRecords - 1, field), -1.0);
+  EXPECT_EQ(*(*dataset)->GetIndexedFloat64(kRecords + 4, field), static_cast<double>(kRecords + 4));
 }
 
 TEST_F(FieldsTest, ValuesThatFailCommitNothing) {

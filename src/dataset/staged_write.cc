@@ -32,6 +32,9 @@ std::string NewToken() {
 struct StagedShard {
   uint32_t part = 0;
   uint32_t shard_in_part = 0;
+  // AddFieldGroup(): the committed segment it sits beside, and its shard there.
+  uint32_t segment = 0;
+  uint32_t shard_in_segment = 0;
   std::string staged_path;  // the .urec as the part staged it
   std::string path;         // its generation name
   // From the verified files:
@@ -140,7 +143,7 @@ struct StagedWrite::Impl {
   std::vector<std::pair<std::string, std::string>> reports;
   bool done = false;
   bool keep_committed = false;
-  bool add_fields = false;  // AddFieldGroup(): part k is a field group of segment k
+  bool add_fields = false;  // AddFieldGroup(): the parts are the new fields of the segments' shards
   WriterSummary summary;
 
   // KeepCommitted(): the committed dataset's segments, in place (those of
@@ -243,13 +246,13 @@ struct StagedWrite::Impl {
     if (keep_committed || add_fields) {
       UREC_ASSIGN_OR_RETURN(committed, KeptSegments(&segments, &new_generation));
     }
-    if (add_fields) UREC_RETURN_IF_ERROR(CheckPartsFitSegments(committed.get(), parts, segments));
+    if (add_fields) UREC_RETURN_IF_ERROR(PlaceBesideSegments(committed.get(), segments, &shards));
     // Step 3 first renames: once a staged file has its generation name, no
     // late attempt of its part can replace it.
     for (uint32_t n = 0; n < count; ++n) {
       StagedShard& s = shards[n];
-      s.path = add_fields ? InDir(format::ColumnFileName(name, segments[s.part].generation, new_generation,
-                                                         s.shard_in_part, segments[s.part].shard_count))
+      s.path = add_fields ? InDir(format::ColumnFileName(name, segments[s.segment].generation, new_generation,
+                                                         s.shard_in_segment, segments[s.segment].shard_count))
                           : InDir(format::ShardFileName(name, new_generation, n, count));
       const std::string staged_index = InDir(format::StagedIndexFileName(name, token, s.part, s.shard_in_part));
       for (const auto& [from, to] : {std::make_pair(staged_index, format::IndexPathFor(s.path)),
@@ -295,7 +298,7 @@ struct StagedWrite::Impl {
       part_records[s.part] += s.header.record_count;
       if (!add_fields) continue;
       const ShardInfo& beside =
-          committed->shards()[committed->segments()[s.part].first_shard + s.shard_in_part];
+          committed->shards()[committed->segments()[s.segment].first_shard + s.shard_in_segment];
       if (s.header.record_count != beside.records) {
         return Status::InvalidArgument("add fields to " + InDir(name) + ": " + Describe(s) + " has " +
                                        std::to_string(s.header.record_count) + " records, its shard " + beside.path +
@@ -310,10 +313,10 @@ struct StagedWrite::Impl {
       }
     }
     // The dataset's values, as Writer::Finish computes them; adding fields,
-    // each part's column files are a dataset of their own (SPEC.md 1.4).
+    // each segment's column files are a dataset of their own (SPEC.md 1.4).
     std::vector<uint32_t> run_of(count, 0);
     for (uint32_t n = 1; n < count; ++n) {
-      run_of[n] = run_of[n - 1] + (add_fields && shards[n].part != shards[n - 1].part ? 1 : 0);
+      run_of[n] = run_of[n - 1] + (add_fields && shards[n].segment != shards[n - 1].segment ? 1 : 0);
     }
     const size_t runs = count == 0 ? 0 : run_of[count - 1] + 1;
     std::vector<std::vector<format::ShardDigest>> digests(runs);
@@ -399,29 +402,39 @@ struct StagedWrite::Impl {
     return dataset::CommitGeneration(out_dir, name, pending, &summary);
   }
 
-  // AddFieldGroup(): one part per segment of `committed`, each cut as its
-  // segment's shards.
-  Status CheckPartsFitSegments(const Dataset* committed, const std::vector<dataset::PartFile>& parts,
-                               const std::vector<format::Segment>& segments) const {
+  // AddFieldGroup(): the parts' shards, in order, are beside the shards of
+  // `committed`'s segments, in order, and no part spans two segments; sets
+  // each shard's segment and its shard there.
+  Status PlaceBesideSegments(const Dataset* committed, const std::vector<format::Segment>& segments,
+                             std::vector<StagedShard>* shards) const {
     const std::string where = "add fields to " + InDir(name) + ": ";
     if (committed == nullptr) return Status::FailedPrecondition(where + "there is no committed dataset");
-    if (parts.size() != segments.size()) {
-      return Status::InvalidArgument(where + std::to_string(parts.size()) + " parts for its " +
-                                     std::to_string(segments.size()) +
-                                     " segments (every segment gets the fields: one part each)");
+    const size_t total = committed->shards().size();
+    if (shards->size() != total) {
+      return Status::InvalidArgument(where + "the parts hold " + std::to_string(shards->size()) +
+                                     " shards, the dataset " + std::to_string(total) +
+                                     " (every shard of every segment gets the fields)");
     }
-    for (size_t k = 0; k < parts.size(); ++k) {
-      if (parts[k].shards != segments[k].shard_count) {
-        return Status::InvalidArgument(where + "part " + std::to_string(k) + " has " + std::to_string(parts[k].shards) +
-                                       " shards, segment " + std::to_string(k) + " " +
-                                       std::to_string(segments[k].shard_count));
+    uint32_t segment = 0, shard_in_segment = 0;
+    for (size_t n = 0; n < total; ++n) {
+      StagedShard& s = (*shards)[n];
+      if (shard_in_segment == segments[segment].shard_count) {
+        ++segment;
+        shard_in_segment = 0;
+        if (s.shard_in_part != 0) {
+          return Status::InvalidArgument(where + "part " + std::to_string(s.part) + " spans segments " +
+                                         std::to_string(segment - 1) + " and " + std::to_string(segment) +
+                                         " (a part holds shards of one segment)");
+        }
       }
+      s.segment = segment;
+      s.shard_in_segment = shard_in_segment++;
     }
     return Status::OK();
   }
 
   // Commits the stamped column files `shards` (of `schema`) as field group `generation`
-  // of every segment (part k's, UUID uuids[k], of segment k): fields of the
+  // of every segment (UUID uuids[k] for segment k's): fields of the
   // same name in earlier groups are superseded (a group left with none is
   // no longer named).
   Status CommitFieldGroup(const Dataset& committed, const Schema& schema, std::vector<format::Segment> segments,

@@ -2,7 +2,7 @@
 replaced and dropped as new versions without rewriting a shard (the same
 inodes); urec cat / query / inspect / verify read them with the shards'
 fields; a missing, repeated or unknown id or a bad value is refused naming
-the line; urec merge refuses other field groups naming both schemas."""
+the line; a segment without lines gets --default or is refused; urec merge refuses other field groups naming both schemas."""
 import json
 import os
 
@@ -78,6 +78,30 @@ def test_bad_lines_are_refused_naming_the_line(urec, tmp_path):
     assert json.loads(run_urec("inspect", path, "--json").stdout)["version"] == 1  # nothing committed
     unknown = urec("drop-field", path, "nope", check=False)
     assert unknown.returncode == 2 and "no field named 'nope'" in unknown.stderr, unknown.stderr
+
+
+def test_lines_for_new_data_only_need_a_default_for_the_other_segments(urec, tmp_path):
+    path = write_dataset(urec, tmp_path, n=4)
+    (tmp_path / "more.jsonl").write_text("".join(json.dumps({"text": f"t{i}", "label": 1}) + "\n" for i in range(4, 7)))
+    urec("convert", "jsonl", tmp_path / "more.jsonl", tmp_path / "out", "--name", "m", "--schema",
+         tmp_path / "schema.json", "--append")
+    assert len(json.loads(run_urec("inspect", path, "--json").stdout)["segments"]) == 2
+    schema = add_schema(tmp_path, [{"name": "score", "type": "float32"}, {"name": "tag", "type": "string"}])
+    (tmp_path / "v.jsonl").write_text("".join(json.dumps({"id": i, "score": i / 2, "tag": f"new{i}"}) + "\n"
+                                              for i in range(4, 7)))
+    refused = urec("add-field", path, tmp_path / "v.jsonl", "--schema", schema, check=False)
+    assert refused.returncode == 2 and "segments 0 get no values" in refused.stderr, refused.stderr
+    bad = urec("add-field", path, tmp_path / "v.jsonl", "--schema", schema, "--default", "score=0", check=False)
+    assert bad.returncode == 2 and "missing field 'tag'" in bad.stderr, bad.stderr
+    (tmp_path / "none.jsonl").write_text("")
+    empty = urec("add-field", path, tmp_path / "none.jsonl", "--schema", schema, "--default", "score=0",
+                 "--default", 'tag=""', check=False)
+    assert empty.returncode == 2 and "no line for any record" in empty.stderr, empty.stderr
+    assert json.loads(run_urec("inspect", path, "--json").stdout)["version"] == 2  # nothing committed
+    urec("add-field", path, tmp_path / "v.jsonl", "--schema", schema, "--default", "score=-1",
+         "--default", 'tag="old"')
+    assert cat(path, 1) == {"id": 1, "text": "t1", "label": 1, "score": -1.0, "tag": "old"}
+    assert cat(path, 5) == {"id": 5, "text": "t5", "label": 1, "score": 2.5, "tag": "new5"}
 
 
 def test_merge_refuses_other_field_groups_naming_both(urec, tmp_path):
