@@ -212,7 +212,7 @@ struct ShardInfo {
   uint64_t scalar_stored_bytes = 0;  // scalar page bytes after zstd
   uint32_t blob_page_bytes = 0;    // writer's page-size settings
   uint32_t scalar_page_bytes = 0;
-  uint32_t index_entry_bytes = 0;  // stride of the index record table
+  uint32_t index_entry_bytes = 0;  // stride of the index record table (0: none, format/SPEC.md 8.5)
   uint32_t format_major = 0;       // version the file was written with
   uint32_t format_minor = 0;
 };

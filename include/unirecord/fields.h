@@ -51,8 +51,13 @@ using FieldValues = std::function<Status(const Dataset& dataset, uint64_t id, Re
 struct AddFieldsOptions {
   // Page sizes and compression of the column files; their sharding
   // (num_shards, expected_records, target_shard_bytes) is the dataset's and
-  // must stay unset.
-  WriterOptions writer;
+  // must stay unset. record_table is false here: column files of fields
+  // that allow it have none (format/SPEC.md 8.5).
+  WriterOptions writer = [] {
+    WriterOptions w;
+    w.record_table = false;
+    return w;
+  }();
   // Threads that verify and stamp the column files, fsync.
   StagedWriteOptions commit;
   // Scalar pages of the column files hold about as many rows as the

@@ -118,6 +118,13 @@ struct WriterOptions {
   // at once (FailedPrecondition naming the holder) and may retry after. No
   // dataset `name` yet: a plain write. Default: false.
   bool append = false;
+
+  // false: shards whose fields are all non-indexed scalars, strings or
+  // fixed-shape arrays get no record table (format/SPEC.md 8.5, format 1.2):
+  // 16 bytes a record less, rows found through the page directory; readers
+  // from before it refuse such files. AddFields turns it off for column
+  // files. Default: true (every shard has one, as always).
+  bool record_table = true;
 };
 
 class Writer;

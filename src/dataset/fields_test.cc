@@ -18,6 +18,7 @@
 #include "format/format_constants.h"
 #include "format/file_names.h"
 #include "format/manifest.h"
+#include "index/index_file.h"
 #include "io/fault_injection.h"
 #include "unirecord/dataset.h"
 #include "unirecord/query.h"
@@ -163,6 +164,69 @@ TEST_F(FieldsTest, AddedFieldsReadAsOneRecordWithTheShards) {
   EXPECT_EQ((*old)->schema(), testing::SampleSchema());
   EXPECT_EQ((*old)->uuid(), (*before)->uuid());
   EXPECT_EQ(*(*before)->Get(5)->GetInt64("big"), testing::SampleRecord(5).big);
+}
+
+// Fields that are all scalar-page columns: column files without a record
+// table (SPEC.md 8.5), read, queried and verified as any other.
+TEST_F(FieldsTest, ColumnFilesOfScalarFieldsHaveNoRecordTable) {
+  const Schema scalars = *Schema::Make({Field::Float32("quality"), Field::String("caption")});
+  auto added = AddFields(path_, scalars, [](const Dataset&, uint64_t id, RecordBuilder& out) {
+    UREC_RETURN_IF_ERROR(out.SetFloat32(0, Quality(id)));
+    return out.SetString(1, Caption(id));
+  }, SmallColumnPages());
+  ASSERT_TRUE(added.ok()) << added.status().ToString();
+  for (uint32_t s = 0; s < 3; ++s) {
+    auto index = index::IndexReader::Open(format::IndexPathFor(ColumnFile(2, s)), true);
+    ASSERT_TRUE(index.ok()) << index.status().ToString();
+    EXPECT_EQ(index->stride(), 0u);
+  }
+  auto dataset = Dataset::Open(path_);
+  ASSERT_TRUE(dataset.ok()) << dataset.status().ToString();
+  const Dataset& d = **dataset;
+  for (uint64_t id = 0; id < kRecords; ++id) {
+    auto record = d.Get(id);
+    ASSERT_TRUE(record.ok()) << record.status().ToString();
+    EXPECT_EQ(*record->GetFloat32("quality"), Quality(id));
+    EXPECT_EQ(*record->GetString("caption"), Caption(id));
+    EXPECT_EQ(*record->GetString("path"), testing::SampleRecord(id).path);
+  }
+  EXPECT_TRUE(d.Verify().ok()) << d.Verify().ToString();
+  auto query = Query::Parse("quality >= 20 and caption != \"caption of 3\"", d);
+  ASSERT_TRUE(query.ok()) << query.status().ToString();
+  std::vector<uint64_t> expected;
+  for (uint64_t id = 0; id < kRecords; ++id) {
+    if (Quality(id) >= 20 && id != 3) expected.push_back(id);
+  }
+  EXPECT_EQ(*query->Ids(d), expected);
+  // Writing them with a record table is still possible (readers before SPEC 8.5).
+  AddFieldsOptions with_table = SmallColumnPages();
+  with_table.writer.record_table = true;
+  ASSERT_TRUE(AddFields(path_, scalars, [](const Dataset&, uint64_t id, RecordBuilder& out) {
+    UREC_RETURN_IF_ERROR(out.SetFloat32(0, Quality(id)));
+    return out.SetString(1, Caption(id));
+  }, with_table).ok());
+  auto index = index::IndexReader::Open(format::IndexPathFor(ColumnFile(3, 0)), true);
+  ASSERT_TRUE(index.ok()) << index.status().ToString();
+  EXPECT_GT(index->stride(), 0u);
+}
+
+TEST_F(FieldsTest, AFlippedByteInAColumnIndexWithoutARecordTableIsAnErrorNamingIt) {
+  const Schema scalars = *Schema::Make({Field::Float32("quality")});
+  ASSERT_TRUE(AddFields(path_, scalars, [](const Dataset&, uint64_t id, RecordBuilder& out) {
+    return out.SetFloat32(0, Quality(id));
+  }, SmallColumnPages()).ok());
+  const std::string index = format::IndexPathFor(ColumnFile(2, 1));
+  std::string bytes;
+  ASSERT_TRUE(io::ReadFile(index, 1 << 24, &bytes).ok());
+  for (size_t at : {format::kPreambleSize + 40, bytes.size() - format::kTrailerSize - 1}) {
+    std::string damaged = bytes;
+    damaged[at] ^= 0x10;  // the header; the padding before the trailer
+    testing::WriteBytes(index, damaged);
+    auto opened = Dataset::Open(path_);
+    const Status status = opened.ok() ? (*opened)->Verify() : opened.status();
+    EXPECT_EQ(status.code(), StatusCode::kCorruption) << status.ToString();
+    EXPECT_NE(status.message().find(index), std::string::npos) << status.ToString();
+  }
 }
 
 TEST_F(FieldsTest, AGlobOfTheShardsLeavesTheColumnFilesOut) {

@@ -335,7 +335,6 @@ struct StagedWrite::Impl {
     for (size_t r = 0; r < runs; ++r) {
       uuids.push_back(format::DeriveDatasetUuid(digests[r], dataset_header.schema, dataset_header.metadata, page_settings));
     }
-    const uint16_t minor = dataset_header.schema.RequiredMinorVersion();
     UREC_RETURN_IF_ERROR(ParallelFor(count, options.threads, "staged write: threads", [&](size_t n) -> Status {
       StagedShard& s = shards[n];
       const uint32_t r = run_of[n];
@@ -352,7 +351,8 @@ struct StagedWrite::Impl {
       index.first_id = first_ids[n];
       index.dataset_record_count = run_records[r];
       const std::string index_path = format::IndexPathFor(s.path);
-      UREC_RETURN_IF_ERROR(index::WriteIndexHeader(index_path, minor, index, s.index_header_length));
+      UREC_RETURN_IF_ERROR(index::WriteIndexHeader(
+          index_path, index::IndexMinorVersion(dataset_header.schema, index.entry_stride), index, s.index_header_length));
       if (options.sync) {
         UREC_ASSIGN_OR_RETURN(io::WritableFile file, io::WritableFile::OpenExisting(index_path));
         UREC_RETURN_IF_ERROR(file.Sync());

@@ -208,7 +208,7 @@ Status Writer::Impl::Init(const std::string& out, const std::string& dataset_nam
     }
   }
   UREC_ASSIGN_OR_RETURN(context.schema, Schema::Make(std::move(stored_fields)));
-  context.layout = index::FieldLayout::For(context.schema);
+  context.layout = index::FieldLayout::For(context.schema, writer_options.record_table);
   context.pages = {writer_options.blob_page_bytes, writer_options.scalar_page_bytes, writer_options.zstd_level};
   options = writer_options;
   if (options.target_shard_bytes > 0 || part) {

@@ -77,6 +77,11 @@ inline constexpr size_t kIndexedValueSize = 8;  // int64 or float64 bits
 inline constexpr size_t kEntryChecksumSize = 8;  // XXH3-64, seed = shard-local row
 // Scalar page number of records whose schema has no scalar-page column.
 inline constexpr uint32_t kNoScalarPage = 0xFFFFFFFFu;
+// SPEC.md "Shards without a record table" (section 8.5, format 1.2): an
+// index header's entry_stride of 0 says the shard has none (its record table
+// section is empty); such an index says this minor version.
+inline constexpr uint32_t kNoRecordTableStride = 0;
+inline constexpr uint16_t kFormatMinorNoRecordTable = 2;
 
 // SPEC.md "Sorted index": u32 rows ordered by (value, row).
 inline constexpr size_t kSortedEntrySize = 4;

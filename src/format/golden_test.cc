@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <map>
 
 #include "format/manifest.h"
@@ -20,6 +21,7 @@
 #include "format/endian.h"
 #include "format/file_names.h"
 #include "format/fixed_parts.h"
+#include "format/header_codec.h"
 #include "format/format_constants.h"
 #include "io/file.h"
 #include "unirecord/dataset.h"
@@ -106,6 +108,7 @@ Status WriteGoldenFields(const std::string& dir) {
   options.writer.blob_page_bytes = 8 << 10;
   options.writer.scalar_page_bytes = 512;
   options.writer.sync = false;
+  options.writer.record_table = true;  // as field groups were first written (v1_2-columns: without)
   options.commit.sync = false;
   const Schema added = *Schema::Make({Field::Float32("quality", true), Field::String("caption")});
   UREC_RETURN_IF_ERROR(AddFields(dir + "/golden", added, [](const Dataset&, uint64_t id, RecordBuilder& out) {
@@ -120,6 +123,26 @@ Status WriteGoldenFields(const std::string& dir) {
   StagedWriteOptions commit;
   commit.sync = false;
   return DropFields(dir + "/golden", {"path"}, commit).status();
+}
+
+// Column files without a record table (SPEC.md 8.5): the golden dataset as
+// generation 1; quality (float32, not indexed), caption and a fixed-shape
+// array added as AddFields writes them by default (generation 2).
+float GoldenSharpness(uint64_t k) { return static_cast<float>(k) * -0.25f; }
+Status WriteGoldenColumns(const std::string& dir) {
+  UREC_RETURN_IF_ERROR(WriteGoldenGeneration(dir, "golden", 2).status());
+  AddFieldsOptions options;
+  options.writer.scalar_page_bytes = 64;  // several pages a column file: rows are found through the directory
+  options.writer.sync = false;
+  options.commit.sync = false;
+  const Schema added = *Schema::Make({Field::Float32("quality"), Field::String("caption"),
+                                      Field::Array("sharpness", FieldType::kFloat32, {2})});
+  return AddFields(dir + "/golden", added, [](const Dataset&, uint64_t id, RecordBuilder& out) {
+    UREC_RETURN_IF_ERROR(out.SetFloat32(0, GoldenQuality(id)));
+    UREC_RETURN_IF_ERROR(out.SetString(1, GoldenCaption(id)));
+    const float sharpness[2] = {GoldenSharpness(id), -GoldenSharpness(id)};
+    return out.SetArray(2, sharpness, 2);
+  }, options).status();
 }
 
 // A damaged copy of the one-shard dataset `good/`: what is done to it, and
@@ -225,6 +248,10 @@ TEST(GoldenTest, Regenerate) {
   std::filesystem::create_directories(kGoldenDir + "/v1_2-fields");
   ASSERT_TRUE(WriteGoldenFields(kGoldenDir + "/v1_2-fields").ok());
   std::filesystem::remove(kGoldenDir + "/v1_2-fields/" + format::LockFileName("golden"));
+  std::filesystem::remove_all(kGoldenDir + "/v1_2-columns");
+  std::filesystem::create_directories(kGoldenDir + "/v1_2-columns");
+  ASSERT_TRUE(WriteGoldenColumns(kGoldenDir + "/v1_2-columns").ok());
+  std::filesystem::remove(kGoldenDir + "/v1_2-columns/" + format::LockFileName("golden"));
   for (const BadCase& bad : BadCases()) {
     const std::string dir = kGoldenDir + "/bad/" + bad.name;
     std::filesystem::create_directories(dir);
@@ -309,6 +336,19 @@ std::map<std::string, std::string> FolderBytes(const std::string& dir) {
   return files;
 }
 
+// `write` into a new folder gives exactly the files of golden folder `golden`.
+void ExpectWriterReproduces(const std::function<Status(const std::string&)>& write, const std::string& golden) {
+  const std::string dir = testing::MakeTempDir();
+  ASSERT_TRUE(write(dir).ok());
+  const auto written = FolderBytes(dir);
+  const auto expected = FolderBytes(kGoldenDir + "/" + golden);
+  ASSERT_EQ(written.size(), expected.size());
+  for (const auto& [name, bytes] : expected) {
+    ASSERT_EQ(written.count(name), 1u) << name;
+    EXPECT_TRUE(written.at(name) == bytes) << name;
+  }
+}
+
 TEST(GoldenTest, SegmentsAndVersionsDecode) {
   const std::string dir = kGoldenDir + "/v1_2-segments";
   const std::string manifest = testing::ReadBytes(dir + "/golden.uset");
@@ -338,15 +378,7 @@ TEST(GoldenTest, SegmentsAndVersionsDecode) {
 }
 
 TEST(GoldenTest, TodaysWriterReproducesTheSegmentsAndVersionsBytes) {
-  const std::string dir = testing::MakeTempDir();
-  ASSERT_TRUE(WriteGoldenSegments(dir).ok());
-  const auto written = FolderBytes(dir);
-  const auto golden = FolderBytes(kGoldenDir + "/v1_2-segments");
-  ASSERT_EQ(written.size(), golden.size());
-  for (const auto& [name, bytes] : golden) {
-    ASSERT_EQ(written.count(name), 1u) << name;
-    EXPECT_TRUE(written.at(name) == bytes) << name;
-  }
+  ExpectWriterReproduces(WriteGoldenSegments, "v1_2-segments");
 }
 
 TEST(GoldenTest, FieldGroupsDecode) {
@@ -391,15 +423,45 @@ TEST(GoldenTest, FieldGroupsDecode) {
 }
 
 TEST(GoldenTest, TodaysWriterReproducesTheFieldGroupsBytes) {
-  const std::string dir = testing::MakeTempDir();
-  ASSERT_TRUE(WriteGoldenFields(dir).ok());
-  const auto written = FolderBytes(dir);
-  const auto golden = FolderBytes(kGoldenDir + "/v1_2-fields");
-  ASSERT_EQ(written.size(), golden.size());
-  for (const auto& [name, bytes] : golden) {
-    ASSERT_EQ(written.count(name), 1u) << name;
-    EXPECT_TRUE(written.at(name) == bytes) << name;
+  ExpectWriterReproduces(WriteGoldenFields, "v1_2-fields");
+}
+
+TEST(GoldenTest, ColumnFilesWithoutARecordTableDecode) {
+  const std::string dir = kGoldenDir + "/v1_2-columns";
+  auto latest = Dataset::Open(dir);
+  ASSERT_TRUE(latest.ok()) << latest.status().ToString();
+  const Dataset& d = **latest;
+  EXPECT_EQ(d.version(), 2u);
+  ASSERT_EQ(d.size(), Rows().size());
+  for (uint64_t k = 0; k < d.size(); ++k) {
+    auto record = d.Get(k);
+    ASSERT_TRUE(record.ok()) << record.status().ToString();
+    EXPECT_EQ(*record->GetInt64("label"), Rows()[k].label);
+    EXPECT_EQ(*record->GetFloat32("quality"), GoldenQuality(k));
+    EXPECT_EQ(*record->GetString("caption"), GoldenCaption(k));
+    EXPECT_EQ(record->GetArray("sharpness")->as<float>()[1], -GoldenSharpness(k));
   }
+  EXPECT_TRUE(d.Verify().ok()) << d.Verify().ToString();
+  for (uint32_t s = 0; s < 2; ++s) {
+    // The index: minor 2, entry stride 0, an empty record table; the column file itself says 1.0.
+    const std::string column = dir + "/" + format::ColumnFileName("golden", 1, 2, s, 2);
+    const std::string index = testing::ReadBytes(format::IndexPathFor(column));
+    const auto* data = reinterpret_cast<const uint8_t*>(index.data());
+    EXPECT_EQ(format::LoadLE<uint16_t>(data + format::kPreambleMinorOffset), format::kFormatMinorNoRecordTable);
+    auto frame = format::ReadFrame(format::FileKind::kIndex, data, index.size(), column);
+    ASSERT_TRUE(frame.ok()) << frame.status().ToString();
+    auto header = format::VerifyIndexHeader(frame->header, frame->header_length, column);
+    ASSERT_TRUE(header.ok()) << header.status().ToString();
+    EXPECT_EQ((*header)->entry_stride(), 0u);
+    EXPECT_EQ((*header)->sections()->Get(0)->length(), 0u);
+    EXPECT_EQ(format::LoadLE<uint16_t>(reinterpret_cast<const uint8_t*>(testing::ReadBytes(column).data()) +
+                                       format::kPreambleMinorOffset),
+              0);
+  }
+}
+
+TEST(GoldenTest, TodaysWriterReproducesTheColumnFilesWithoutARecordTable) {
+  ExpectWriterReproduces(WriteGoldenColumns, "v1_2-columns");
 }
 
 TEST(GoldenTest, DamagedFilesFail) {

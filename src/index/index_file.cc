@@ -14,6 +14,10 @@ IndexBuilder::IndexBuilder(const Schema& schema, const FieldLayout& layout)
     : schema_(schema), layout_(layout), lists_(layout.list_fields.size()) {}
 
 uint8_t* IndexBuilder::AppendEntry() {
+  if (!layout_.record_table) {
+    ++rows_;
+    return nullptr;
+  }
   table_.resize(table_.size() + layout_.entry_stride, 0);
   ++rows_;
   return table_.data() + table_.size() - layout_.entry_stride;
@@ -29,7 +33,7 @@ format::IndexHeaderValues IndexBuilder::FillKnown(format::IndexHeaderValues valu
 }
 
 Result<uint64_t> IndexBuilder::WriteFile(const std::string& path) {
-  for (uint64_t row = 0; row < rows_; ++row) SealEntry(layout_, entry(row), row);
+  for (uint64_t row = 0; layout_.record_table && row < rows_; ++row) SealEntry(layout_, entry(row), row);
 
   // Section offsets depend only on the header size, which the placeholder fixes.
   sections_.assign(1 + layout_.indexed_fields.size() + layout_.list_fields.size(), fb::IndexSection());
@@ -82,7 +86,13 @@ Result<uint64_t> IndexBuilder::WriteFile(const std::string& path) {
 }
 
 Status IndexBuilder::PatchHeader(const std::string& path, format::IndexHeaderValues values) const {
-  return WriteIndexHeader(path, schema_.RequiredMinorVersion(), FillKnown(std::move(values)), header_length_);
+  return WriteIndexHeader(path, IndexMinorVersion(schema_, layout_.entry_stride), FillKnown(std::move(values)),
+                          header_length_);
+}
+
+uint16_t IndexMinorVersion(const Schema& schema, uint32_t entry_stride) {
+  const uint16_t minor = schema.RequiredMinorVersion();
+  return entry_stride == format::kNoRecordTableStride ? std::max(minor, format::kFormatMinorNoRecordTable) : minor;
 }
 
 Status WriteIndexHeader(const std::string& path, uint16_t minor, const format::IndexHeaderValues& values,
@@ -147,7 +157,11 @@ Result<IndexReader> IndexReader::Open(const std::string& path, bool verify_secti
   if (sections->size() < 1 + indexed) return corrupt("index has the wrong number of sections");
   const uint64_t body_begin = frame.header_offset + frame.header_length;
   const uint64_t body_end = size - format::kTrailerSize;
-  if (h.entry_stride() < format::kEntryScalarLocatorSize + format::kEntryChecksumSize) {
+  const bool has_table = h.entry_stride() != format::kNoRecordTableStride;
+  if (!has_table && (h.blob_fields()->size() > 0 || indexed > 0)) {
+    return corrupt("no record table (entry stride 0) but blob or indexed fields");
+  }
+  if (has_table && h.entry_stride() < format::kEntryScalarLocatorSize + format::kEntryChecksumSize) {
     return corrupt("record table entry stride too small");
   }
   for (flatbuffers::uoffset_t i = 0; i < sections->size(); ++i) {
@@ -178,14 +192,14 @@ Result<IndexReader> IndexReader::Open(const std::string& path, bool verify_secti
       reader.list_fields_.push_back(s->field());
       continue;
     }
-    // Overflow-safe: records * width must equal the length.
+    // Overflow-safe: records * width must equal the length (0 for an absent table).
     const uint64_t width = is_table ? h.entry_stride() : format::kSortedEntrySize;
-    if (s->length() / width != h.record_count() || s->length() % width != 0) {
+    if (width == 0 ? s->length() != 0 : s->length() / width != h.record_count() || s->length() % width != 0) {
       return corrupt(name + " length does not match " + std::to_string(h.record_count()) + " records");
     }
     const uint8_t* begin = data + s->offset();
     if (is_table) {
-      reader.record_table_ = begin;
+      reader.record_table_ = has_table ? begin : nullptr;
     } else {
       reader.sorted_.push_back(begin);
     }

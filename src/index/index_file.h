@@ -27,6 +27,7 @@ class IndexBuilder {
   IndexBuilder(const Schema& schema, const FieldLayout& layout);
 
   // A zeroed entry for the next row; valid until the next AppendEntry.
+  // nullptr, counting the row, when the layout has no record table.
   uint8_t* AppendEntry();
   uint8_t* entry(uint64_t row) { return table_.data() + row * layout_.entry_stride; }
   uint64_t rows() const { return rows_; }
@@ -58,6 +59,10 @@ class IndexBuilder {
   std::vector<ListIndexBuilder> lists_;
 };
 
+// The minor version an index says (SPEC.md 14): its schema's, at least
+// kFormatMinorNoRecordTable without a record table (`entry_stride` 0).
+uint16_t IndexMinorVersion(const Schema& schema, uint32_t entry_stride);
+
 // Writes `values` as the header of the index file at `path` (preamble,
 // header, trailer; format/SPEC.md section 8), whose header space is
 // `header_length` bytes: Internal when the built header's size differs.
@@ -81,7 +86,8 @@ class IndexReader {
   uint64_t header_length() const { return header_length_; }
   uint64_t records() const { return header_->record_count(); }
   uint32_t stride() const { return header_->entry_stride(); }
-  // Entry of `row` (< records(), not checked).
+  // Entry of `row` (< records(), not checked); nullptr without a record
+  // table (its stride is 0).
   const uint8_t* entry(uint64_t row) const { return record_table_ + row * stride(); }
   // The sorted index of the i-th indexed field: `records()` u32 rows. With
   // `verify`, the section's checksum is checked the first time it is asked

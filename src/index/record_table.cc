@@ -6,7 +6,7 @@
 
 namespace unirecord::index {
 
-FieldLayout FieldLayout::For(const Schema& schema) {
+FieldLayout FieldLayout::For(const Schema& schema, bool record_table) {
   FieldLayout layout;
   const size_t n = schema.num_fields();
   layout.blob_slot.assign(n, -1);
@@ -32,6 +32,9 @@ FieldLayout FieldLayout::For(const Schema& schema) {
       layout.column_fields.push_back(index);
     }
   }
+  layout.record_table = record_table || !layout.blob_fields.empty() || !layout.indexed_fields.empty() ||
+                        layout.column_fields.empty();
+  if (!layout.record_table) return layout;
   layout.entry_stride = static_cast<uint32_t>(
       format::kEntryScalarLocatorSize + format::kBlobLocatorSize * layout.blob_fields.size() +
       format::kIndexedValueSize * layout.indexed_fields.size() + format::kEntryChecksumSize);

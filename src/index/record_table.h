@@ -26,9 +26,13 @@ struct FieldLayout {
   std::vector<int> blob_slot;
   std::vector<int> indexed_slot;
   std::vector<int> column_slot;
+  // false: the shard has no record table (SPEC.md 8.5) and entry_stride is 0.
+  bool record_table = true;
   uint32_t entry_stride = 0;
 
-  static FieldLayout For(const Schema& schema);
+  // `record_table` false: none when the schema allows it (scalar-page
+  // columns only, SPEC.md 8.5), else a record table all the same.
+  static FieldLayout For(const Schema& schema, bool record_table = true);
 
   size_t BlobLocatorOffset(size_t slot) const {
     return format::kEntryScalarLocatorSize + format::kBlobLocatorSize * slot;

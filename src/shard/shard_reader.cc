@@ -74,7 +74,6 @@ Result<std::unique_ptr<ShardReader>> ShardReader::Open(const std::string& file_p
   r->minor_ = frame.minor;
   UREC_ASSIGN_OR_RETURN(r->header_, format::ParseShardHeader(frame.header, frame.header_length, path));
   UREC_ASSIGN_OR_RETURN(r->footer_, format::VerifyShardFooter(frame.directory, frame.directory_length, path));
-  r->layout_ = index::FieldLayout::For(r->header_.schema);
   r->header_end_ = frame.header_offset + frame.header_length;
   r->pages_begin_ = format::AlignUp(r->header_end_, format::kPageAlignment);
   r->pages_end_ = frame.directory_offset;
@@ -99,6 +98,7 @@ Result<std::unique_ptr<ShardReader>> ShardReader::Open(const std::string& file_p
   }
   r->index_ = std::move(index).value();
   const fb::IndexHeader& ih = r->index_.header();
+  r->layout_ = index::FieldLayout::For(r->header_.schema, ih.entry_stride() != format::kNoRecordTableStride);
   const auto* index_uuid = ih.dataset_uuid()->bytes();
   for (size_t i = 0; i < h.uuid.size(); ++i) {
     if (index_uuid->Get(static_cast<flatbuffers::uoffset_t>(i)) != h.uuid[i]) {
@@ -124,7 +124,40 @@ Result<std::unique_ptr<ShardReader>> ShardReader::Open(const std::string& file_p
   if (r->index_.list_fields() != r->layout_.list_fields) {
     return corrupt(index_path, "list index sections do not match the shard's indexed list fields");
   }
+  if (!r->layout_.record_table) UREC_RETURN_IF_ERROR(r->CheckRowDirectory());
   return r;
+}
+
+Status ShardReader::CheckRowDirectory() const {
+  const auto* pages = footer_->pages();
+  uint64_t next_row = 0;
+  for (uint32_t p = 0; p < pages->size(); ++p) {
+    const fb::PageEntry& page = *pages->Get(p);
+    if (page.kind() != fb::PageKind::Scalar || page.first_row() != next_row || page.row_count() == 0) {
+      return Status::Corruption(path() + ": page directory does not cover the rows in order at page " +
+                                std::to_string(p) + " (a shard without a record table finds its rows through it)");
+    }
+    next_row += page.row_count();
+  }
+  if (next_row != records()) {
+    return Status::Corruption(path() + ": page directory does not cover the rows in order: its pages hold " +
+                              std::to_string(next_row) + " of " + std::to_string(records()) + " rows");
+  }
+  return Status::OK();
+}
+
+uint32_t ShardReader::PageOfRow(uint64_t row) const {
+  const auto* pages = footer_->pages();
+  uint32_t lo = 0, hi = pages->size();  // the first page past `row` is in [lo, hi]
+  while (lo < hi) {
+    const uint32_t mid = lo + (hi - lo) / 2;
+    if (pages->Get(mid)->first_row() <= row) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo == 0 ? format::kNoScalarPage : lo - 1;
 }
 
 std::string ShardReader::RowContext(uint64_t row) const { return path() + ": row " + std::to_string(row); }
@@ -136,6 +169,7 @@ Status ShardReader::CheckPagesPresent() const {
 
 Result<const uint8_t*> ShardReader::Entry(uint64_t row, bool verify) const {
   const uint8_t* entry = index_.entry(row);
+  if (!layout_.record_table) return entry;  // nullptr: nothing to check
   if (verify && !index::EntryChecksumMatches(layout_, entry, row)) {
     return Status::Corruption(index_path() + ": record table entry of row " + std::to_string(row) +
                               " checksum mismatch");
@@ -238,25 +272,27 @@ Result<std::shared_ptr<const DecodedPage>> ShardReader::DecodePage(uint32_t page
   auto decoded = std::make_shared<DecodedPage>();
   decoded->raw_size = page.raw_length();
   decoded->first_row = page.first_row();
-  decoded->raw.reset(new (std::nothrow) uint8_t[decoded->raw_size == 0 ? 1 : decoded->raw_size]);
-  if (decoded->raw == nullptr) return Status::IOError(where + ": cannot allocate " + std::to_string(decoded->raw_size) + " bytes");
+  const uint8_t* raw = stored;  // a page stored raw is read where it lies, in the mapping
   if (page.codec() == fb::Codec::Zstd) {
+    decoded->raw.reset(new (std::nothrow) uint8_t[decoded->raw_size == 0 ? 1 : decoded->raw_size]);
+    if (decoded->raw == nullptr) {
+      return Status::IOError(where + ": cannot allocate " + std::to_string(decoded->raw_size) + " bytes");
+    }
     if (!Inflate(stored, page.stored_length(), decoded->raw.get(), decoded->raw_size)) {
       return Status::Corruption(where + " does not inflate");
     }
-  } else {
-    std::memcpy(decoded->raw.get(), stored, decoded->raw_size);
+    raw = decoded->raw.get();
   }
-  UREC_ASSIGN_OR_RETURN(decoded->view,
-                        format::ScalarPageView::Parse(decoded->raw.get(), decoded->raw_size, header_.schema,
-                                              layout_.column_fields, page.row_count(), where));
+  UREC_ASSIGN_OR_RETURN(decoded->view, format::ScalarPageView::Parse(raw, decoded->raw_size, header_.schema,
+                                                                     layout_.column_fields, page.row_count(), where));
   return std::shared_ptr<const DecodedPage>(std::move(decoded));
 }
 
 Result<std::shared_ptr<const DecodedPage>> ShardReader::ScalarPage(const uint8_t* entry, uint64_t row, bool verify,
                                                                    uint32_t* row_in_page) const {
-  const uint32_t page_number = format::LoadLE<uint32_t>(entry + format::kEntryScalarPageOffset);
-  const uint32_t page_row = format::LoadLE<uint32_t>(entry + format::kEntryScalarRowOffset);
+  // Without a record table the directory, checked at open, locates the row.
+  const uint32_t page_number =
+      layout_.record_table ? format::LoadLE<uint32_t>(entry + format::kEntryScalarPageOffset) : PageOfRow(row);
   std::shared_ptr<const DecodedPage> decoded;
   for (const CachedPage& slot : t_page_cache) {
     if (slot.serial == serial_ && slot.page == page_number && slot.decoded != nullptr) decoded = slot.decoded;
@@ -267,10 +303,12 @@ Result<std::shared_ptr<const DecodedPage>> ShardReader::ScalarPage(const uint8_t
     t_page_cache_next = (t_page_cache_next + 1) % kPageCacheSlots;
     slot = CachedPage{serial_, page_number, decoded};
   }
+  const uint64_t page_row =
+      layout_.record_table ? format::LoadLE<uint32_t>(entry + format::kEntryScalarRowOffset) : row - decoded->first_row;
   if (page_row >= decoded->view.rows() || uint64_t{decoded->first_row} + page_row != row) {
     return Status::Corruption(RowContext(row) + ": scalar locator points at the wrong row");
   }
-  *row_in_page = page_row;
+  *row_in_page = static_cast<uint32_t>(page_row);
   return decoded;
 }
 

@@ -29,7 +29,7 @@ struct BlobBytes {
 
 // An inflated, validated scalar page.
 struct DecodedPage {
-  std::unique_ptr<uint8_t[]> raw;
+  std::unique_ptr<uint8_t[]> raw;  // null for a page stored raw: the view reads the mapping
   uint64_t raw_size = 0;
   uint32_t first_row = 0;
   format::ScalarPageView view;
@@ -66,7 +66,8 @@ class ShardReader {
   uint16_t major() const { return major_; }
   uint16_t minor() const { return minor_; }
 
-  // Entry of `row`, its checksum verified when `verify`.
+  // Entry of `row`, its checksum verified when `verify`; nullptr when the
+  // shard has no record table (format/SPEC.md 8.5; layout().record_table).
   Result<const uint8_t*> Entry(uint64_t row, bool verify) const;
 
   // The stored bytes of blob `slot` of the entry, bounds-checked, checksum
@@ -84,7 +85,8 @@ class ShardReader {
   void PrefetchEntry(uint64_t row) const;
   void PrefetchBlobs(uint64_t row) const;
 
-  // The scalar page holding `row` (per-thread cache of recently used pages).
+  // The scalar page holding `row` (per-thread cache of recently used pages);
+  // `entry` is Entry(row)'s.
   Result<std::shared_ptr<const DecodedPage>> ScalarPage(const uint8_t* entry, uint64_t row, bool verify,
                                                         uint32_t* row_in_page) const;
 
@@ -99,6 +101,10 @@ class ShardReader {
   Status CheckPageEntry(uint32_t page_number, const fb::PageEntry& page) const;
 
   Status CheckPagesPresent() const;
+  // Without a record table (SPEC.md 8.5): the directory holds scalar pages
+  // only, covering the rows in order; PageOfRow finds a row's page in it.
+  Status CheckRowDirectory() const;
+  uint32_t PageOfRow(uint64_t row) const;
 
   io::MappedFile shard_;
   index::IndexReader index_;

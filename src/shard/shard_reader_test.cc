@@ -35,7 +35,7 @@ class ShardReaderTest : public ::testing::Test {
     ASSERT_TRUE(written.ok()) << written.status().ToString();
     shard_ = written->shard_path;
     index_ = written->index_path;
-    layout_ = index::FieldLayout::For(spec_.schema);
+    layout_ = index::FieldLayout::For(spec_.schema, spec_.record_table);
   }
   void SetUp() override { Write(); }
 
@@ -465,6 +465,125 @@ TEST_F(ShardReaderTest, VerifyFindsASortedIndexOutOfOrder) {
     format::StoreLE<uint32_t>(sorted + last, first_row);
   });
   ExpectError(Verify(), StatusCode::kCorruption, index_, "sorted index 0: not sorted at entry 1");
+}
+
+
+// --- Shards without a record table (SPEC.md 8.5) -------------------------------
+
+ShardSpec ColumnOnly() {
+  ShardSpec spec;
+  spec.schema = testing::ColumnOnlySchema();
+  spec.record_table = false;
+  return spec;
+}
+
+TEST_F(ShardReaderTest, WithoutARecordTableRowsAreFoundThroughTheDirectory) {
+  Write(ColumnOnly());
+  ASSERT_EQ(layout_.entry_stride, 0u);
+  const auto sections = testing::IndexSections(index_);
+  ASSERT_EQ(sections.size(), 1u);
+  EXPECT_EQ(sections[0].length(), 0u);
+  EXPECT_EQ(format::LoadLE<uint16_t>(reinterpret_cast<const uint8_t*>(ReadBytes(index_).data()) +
+                                     format::kPreambleMinorOffset),
+            format::kFormatMinorNoRecordTable);
+  EXPECT_EQ(format::LoadLE<uint16_t>(reinterpret_cast<const uint8_t*>(ReadBytes(shard_).data()) +
+                                     format::kPreambleMinorOffset),
+            0);  // the shard file is an ordinary one
+  auto reader = OpenOk(/*verify_index=*/true);
+  ASSERT_NE(reader, nullptr);
+  ASSERT_GT(reader->footer().pages()->size(), 3u);  // small pages: a binary search has work
+  for (uint64_t row = 0; row < spec_.records; ++row) {
+    auto entry = reader->Entry(row, true);
+    ASSERT_TRUE(entry.ok()) << entry.status().ToString();
+    EXPECT_EQ(*entry, nullptr);
+    uint32_t in_page = 0;
+    auto page = reader->ScalarPage(*entry, row, true, &in_page);
+    ASSERT_TRUE(page.ok()) << page.status().ToString();
+    const testing::TestValues v = testing::TestRecord(row);
+    EXPECT_EQ((*page)->view.Value(0, in_page), v.path);
+    float score = 0;
+    std::memcpy(&score, (*page)->view.Value(1, in_page).data(), sizeof(score));
+    EXPECT_EQ(score, v.score);
+  }
+  EXPECT_TRUE(reader->Verify().ok()) << reader->Verify().ToString();
+}
+
+TEST_F(ShardReaderTest, WithoutARecordTableTheTableSectionMustBeEmpty) {
+  Write(ColumnOnly());
+  // Zeros before the trailer, so that a table of 8 bytes lies inside the file.
+  std::string bytes = ReadBytes(index_);
+  bytes.insert(bytes.size() - format::kTrailerSize, 64, '\0');
+  WriteBytes(index_, bytes);
+  ResealIndex(index_, [](format::IndexHeaderValues& v) {
+    v.sections[0] = fb::IndexSection(v.sections[0].offset(), 8, 0, -1, fb::SectionKind::RecordTable);
+  });
+  ExpectOpenFails(StatusCode::kCorruption, index_, "index section 0 length does not match");
+}
+
+TEST_F(ShardReaderTest, WithoutARecordTableNoBlobOrIndexedFieldIsListed) {
+  // TestSchema's index with its stride set to 0 and its table emptied.
+  ResealIndex(index_, [](format::IndexHeaderValues& v) {
+    v.entry_stride = 0;
+    v.sections[0] = fb::IndexSection(v.sections[0].offset(), 0, 0, -1, fb::SectionKind::RecordTable);
+  });
+  ExpectOpenFails(StatusCode::kCorruption, index_, "no record table (entry stride 0) but blob or indexed fields");
+}
+
+TEST_F(ShardReaderTest, AnIndexWithoutARecordTableBesideAShardThatNeedsOne) {
+  // A column-only index, stamped as the index of a shard with blobs.
+  ShardSpec blobs;
+  blobs.schema = Schema::Make({Field::Bytes("image"), Field::String("path")}).value();
+  Write(blobs);
+  const std::string shard_bytes = ReadBytes(shard_);
+  const auto shard_index = index::IndexReader::Open(index_, false);
+  ASSERT_TRUE(shard_index.ok());
+  const format::IndexHeaderValues wanted = index::IndexHeaderValuesOf(shard_index->header());
+  Write(ColumnOnly());
+  WriteBytes(shard_, shard_bytes);
+  ResealIndex(index_, [&](format::IndexHeaderValues& v) {
+    v.shard_file_length = wanted.shard_file_length;
+    v.shard_footer_checksum = wanted.shard_footer_checksum;
+  });
+  ExpectOpenFails(StatusCode::kCorruption, index_, "record table layout does not match the shard's schema");
+}
+
+TEST_F(ShardReaderTest, WithoutARecordTableTheDirectoryMustCoverTheRowsInOrder) {
+  auto expect_refused = [&](const std::function<void(std::vector<fb::PageEntry>&)>& edit) {
+    Write(ColumnOnly());
+    EditPages(shard_, index_, edit);
+    ExpectOpenFails(StatusCode::kCorruption, shard_, "page directory does not cover the rows in order");
+  };
+  expect_refused([](std::vector<fb::PageEntry>& pages) {  // the first page starts past row 0
+    const fb::PageEntry& e = pages[0];
+    pages[0] = With(e, e.offset(), e.stored_length(), e.raw_length(), 1, e.row_count(), e.kind(), e.codec());
+  });
+  expect_refused([](std::vector<fb::PageEntry>& pages) {  // a gap between pages
+    const fb::PageEntry& e = pages[1];
+    pages[1] = With(e, e.offset(), e.stored_length(), e.raw_length(), e.first_row() + 1, e.row_count() - 1, e.kind(),
+                    e.codec());
+  });
+  expect_refused([](std::vector<fb::PageEntry>& pages) {  // a page of no rows
+    const fb::PageEntry& e = pages[1];
+    pages[1] = With(e, e.offset(), e.stored_length(), e.raw_length(), e.first_row(), 0, e.kind(), e.codec());
+  });
+  expect_refused([](std::vector<fb::PageEntry>& pages) {  // rows past the record count
+    const fb::PageEntry& e = pages.back();
+    pages.back() = With(e, e.offset(), e.stored_length(), e.raw_length(), e.first_row(), e.row_count() + 1, e.kind(),
+                        e.codec());
+  });
+  expect_refused([](std::vector<fb::PageEntry>& pages) {  // a blob page
+    const fb::PageEntry& e = pages[1];
+    pages[1] = With(e, e.offset(), e.stored_length(), e.raw_length(), e.first_row(), e.row_count(), fb::PageKind::Blob,
+                    e.codec());
+  });
+}
+
+TEST_F(ShardReaderTest, WithoutARecordTableAFlippedPageFailsItsRowsAndVerify) {
+  Write(ColumnOnly());
+  const fb::PageEntry page = Pages().at(1);
+  FlipByte(shard_, page.offset() + 3);
+  ExpectError(ScalarPage(page.first_row(), true), StatusCode::kCorruption, shard_, "page 1 checksum mismatch");
+  ExpectError(Verify(), StatusCode::kCorruption, shard_, "page 1 checksum mismatch");
 }
 
 }  // namespace

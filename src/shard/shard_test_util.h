@@ -42,6 +42,10 @@ inline Schema TestSchema() {
       .value();
 }
 
+// Scalar-page columns only (path, score): a shard that needs no record
+// table (SPEC.md 8.5).
+inline Schema ColumnOnlySchema() { return Schema::Make({Field::String("path"), Field::Float32("score")}).value(); }
+
 // Blobs and scalars only: no scalar-page column.
 inline Schema NoColumnSchema() {
   return Schema::Make({Field::Bytes("image"), Field::Int64("label", true)}).value();
@@ -117,6 +121,8 @@ struct ShardSpec {
   uint64_t records = 30;
   PageSettings pages{4 << 10, 256, 3};  // small: a few dozen records span many pages
   format::Metadata metadata{{"classes", "a\nb"}};
+  // false: no record table where the schema allows it (SPEC.md 8.5).
+  bool record_table = true;
   // Applied to the values ShardWriter::Finalize writes (the ones a Writer
   // would give: shard 0 of 1 of dataset TestUuid(1)).
   std::function<void(format::ShardHeaderValues&, format::IndexHeaderValues&)> edit;
@@ -133,7 +139,7 @@ struct WrittenShard {
 inline Result<WrittenShard> WriteTestShard(const std::string& dir, const ShardSpec& spec) {
   ShardContext context;
   context.schema = spec.schema;
-  context.layout = index::FieldLayout::For(spec.schema);
+  context.layout = index::FieldLayout::For(spec.schema, spec.record_table);
   context.pages = spec.pages;
   context.metadata = spec.metadata;
   WrittenShard out;

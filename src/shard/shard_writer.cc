@@ -105,15 +105,23 @@ Status ShardWriter::FlushScalarPage() {
   size_t n = ZSTD_compressCCtx(zstd_.get(), compressed_.data(), compressed_.size(), raw.data(), raw.size(),
                                context_.pages.zstd_level);
   if (ZSTD_isError(n)) return Status::Internal(std::string("zstd: ") + ZSTD_getErrorName(n));
+  // SPEC.md 8.5: without a record table, a page zstd would not make a 4 KiB
+  // block shorter is stored raw (pages start at 4 KiB): no longer a file,
+  // and a read of it inflates nothing.
+  const bool stored_raw =
+      !context_.layout.record_table && format::AlignUp(n, format::kPageAlignment) ==
+                                           format::AlignUp(raw.size(), format::kPageAlignment);
+  const std::string_view stored = stored_raw ? std::string_view(raw) : std::string_view(compressed_.data(), n);
   UREC_RETURN_IF_ERROR(file_.PadTo(format::kPageAlignment));
   const uint32_t page_number = static_cast<uint32_t>(pages_.size());
-  pages_.emplace_back(file_.offset(), n, raw.size(), format::Checksum(compressed_.data(), n),
-                      static_cast<uint32_t>(scalar_page_first_row_), rows, fb::PageKind::Scalar, fb::Codec::Zstd);
+  pages_.emplace_back(file_.offset(), stored.size(), raw.size(), format::Checksum(stored.data(), stored.size()),
+                      static_cast<uint32_t>(scalar_page_first_row_), rows, fb::PageKind::Scalar,
+                      stored_raw ? fb::Codec::None : fb::Codec::Zstd);
   ++stats_.scalar_page_count;
   stats_.scalar_raw_bytes += raw.size();
-  stats_.scalar_stored_bytes += n;
-  UREC_RETURN_IF_ERROR(file_.Append(compressed_.data(), n));
-  for (uint32_t i = 0; i < rows; ++i) {
+  stats_.scalar_stored_bytes += stored.size();
+  UREC_RETURN_IF_ERROR(file_.Append(stored.data(), stored.size()));
+  for (uint32_t i = 0; context_.layout.record_table && i < rows; ++i) {
     uint8_t* entry = index_.entry(scalar_page_first_row_ + i);
     format::StoreLE<uint32_t>(entry + format::kEntryScalarPageOffset, page_number);
     format::StoreLE<uint32_t>(entry + format::kEntryScalarRowOffset, i);
@@ -136,8 +144,8 @@ Status ShardWriter::Add(const format::RecordValues& record) {
                                    " bytes, over the 2 GiB limit");
   }
   if (scalar_page_.raw_size() + row_bytes > format::kMaxScalarPageBytes / 2) UREC_RETURN_IF_ERROR(FlushScalarPage());
-  uint8_t* entry = index_.AppendEntry();
-  format::StoreLE<uint32_t>(entry + format::kEntryScalarPageOffset, format::kNoScalarPage);
+  uint8_t* entry = index_.AppendEntry();  // nullptr without a record table: nothing to store
+  if (entry != nullptr) format::StoreLE<uint32_t>(entry + format::kEntryScalarPageOffset, format::kNoScalarPage);
   for (size_t slot = 0; slot < layout.blob_fields.size(); ++slot) {
     const size_t f = static_cast<size_t>(layout.blob_fields[slot]);
     index::BlobLocator locator;
