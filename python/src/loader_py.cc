@@ -567,8 +567,11 @@ class PyLoader {
   // restores into any rank of any number of ranks (CombinePackStates).
   py::dict Combine(const py::handle& states) {
     if (!box_->loader->options().pack) {
-      RaiseStatus(Status::InvalidArgument("only a packing Loader combines the state_dicts of several ranks; "
-                                          "a plain Loader restores any one rank's state_dict"));
+      // A list is the wrong type here, as before packing loaders took one.
+      throw py::type_error(std::string("load_state_dict takes the dict state_dict() returned, not ") +
+                           Py_TYPE(states.ptr())->tp_name +
+                           " (only a packing Loader combines the state_dicts of several ranks; a plain Loader "
+                           "restores any one rank's state_dict)");
     }
     if (!PyList_Check(states.ptr()) && !PyTuple_Check(states.ptr())) {
       throw py::type_error("the state_dicts of the ranks must be a list, not " +
