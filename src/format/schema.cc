@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <unordered_set>
 
 #include "format/endian.h"
@@ -12,9 +13,10 @@ namespace unirecord {
 
 namespace {
 
-// SPEC.md section 5, "Shard header" (the schema): every element type, in FieldType order.
-const std::vector<TypeInfo>& TypeTable() {
-  static const std::vector<TypeInfo> table = {
+// SPEC.md section 5, "Shard header" (the schema): every element type, in
+// FieldType order. A constant array, not a function-local vector: FindType
+// runs for every value written (no initialisation guard, no indirection).
+constexpr TypeInfo kTypes[] = {
       {FieldType::kInt32, "int32", 4, 'i', true, 0},   {FieldType::kInt64, "int64", 8, 'i', true, 0},
       {FieldType::kFloat32, "float32", 4, 'f', true, 0}, {FieldType::kFloat64, "float64", 8, 'f', true, 0},
       {FieldType::kString, "string", 0, 0, false, 0},   {FieldType::kBytes, "bytes", 0, 0, false, 0},
@@ -22,9 +24,7 @@ const std::vector<TypeInfo>& TypeTable() {
       {FieldType::kUint16, "uint16", 2, 'u', true, format::kFormatMinorArrays},  {FieldType::kInt16, "int16", 2, 'i', true, format::kFormatMinorArrays},
       {FieldType::kUint32, "uint32", 4, 'u', true, format::kFormatMinorArrays},  {FieldType::kFloat16, "float16", 2, 'f', false, format::kFormatMinorArrays},
       {FieldType::kBool, "bool", 1, 'b', true, format::kFormatMinorArrays},
-  };
-  return table;
-}
+};
 
 // SPEC.md section 5, "Shard header" (storage classes); indexed scalars aside.
 const KindInfo kKinds[] = {
@@ -37,15 +37,18 @@ const KindInfo kKinds[] = {
 
 }  // namespace
 
-const std::vector<TypeInfo>& AllTypes() { return TypeTable(); }
+const std::vector<TypeInfo>& AllTypes() {
+  static const std::vector<TypeInfo> all(std::begin(kTypes), std::end(kTypes));
+  return all;
+}
 
 const TypeInfo* FindType(FieldType type) {
   const size_t i = static_cast<size_t>(type) - 1;
-  return i < TypeTable().size() ? &TypeTable()[i] : nullptr;
+  return i < std::size(kTypes) ? &kTypes[i] : nullptr;
 }
 
 const TypeInfo* FindType(std::string_view name) {
-  for (const TypeInfo& t : TypeTable()) {
+  for (const TypeInfo& t : kTypes) {
     if (name == t.name) return &t;
   }
   return nullptr;
@@ -59,7 +62,7 @@ const char* FieldTypeName(FieldType type) {
 Result<FieldType> ParseFieldType(std::string_view name) {
   if (const TypeInfo* t = FindType(name)) return t->type;
   std::string known;
-  for (const TypeInfo& t : TypeTable()) known += (known.empty() ? "'" : ", '") + std::string(t.name) + "'";
+  for (const TypeInfo& t : kTypes) known += (known.empty() ? "'" : ", '") + std::string(t.name) + "'";
   if (name.empty()) return Status::InvalidArgument("field type must be one of " + known);
   return Status::InvalidArgument("unknown field type '" + std::string(name) + "' (expected one of " + known + ")");
 }
