@@ -14,8 +14,10 @@ Field Boxes() { return Field::Array("boxes", FieldType::kFloat32, {kVariableDim,
 
 TEST(ArrayValuesTest, TypeTableIsIndexedByFieldType) {
   for (const TypeInfo& t : AllTypes()) {
-    EXPECT_EQ(FindType(t.type), &t);
-    EXPECT_EQ(FindType(std::string_view(t.name)), &t);
+    ASSERT_NE(FindType(t.type), nullptr);
+    EXPECT_EQ(FindType(t.type)->type, t.type);
+    EXPECT_STREQ(FindType(t.type)->name, t.name);
+    EXPECT_EQ(FindType(std::string_view(t.name)), FindType(t.type));
   }
   EXPECT_EQ(FindType(static_cast<FieldType>(0)), nullptr);
   EXPECT_EQ(FindType(static_cast<FieldType>(14)), nullptr);
