@@ -114,6 +114,10 @@ def main():
     print(f"loader, x + score across shard and column file / in one shard: "
           f"{result['loader_split_over_one_shard']:.3f}x (goal >= 0.9x; "
           f"{med['loader_split_records_per_s']:.0f} vs {med['loader_one_shard_records_per_s']:.0f} records/s)")
+    # Each round's own ratios (paired: measured under the same conditions), against the noise across rounds.
+    print("per round: add time %s; loader %s" % (
+        ", ".join("%.2f %%" % (100 * row["add_scalar_s"] / row["rewrite_s"]) for row in rows),
+        ", ".join("%.3fx" % (row["loader_split_records_per_s"] / row["loader_one_shard_records_per_s"]) for row in rows)))
     save_json(result, args.json)
 
 
