@@ -133,8 +133,11 @@ def test_byte_identical_on_dask(pristine, reference, tmp_path):
     with cluster, distributed.Client(cluster) as client:
         for shards_per_task in (1, 3):
             path = copy(pristine, tmp_path / ("dask%d" % shards_per_task))
-            summaries = add_both(path, client=client, shards_per_task=shards_per_task)
+            with distributed.get_task_stream(client) as stream:
+                summaries = add_both(path, client=client, shards_per_task=shards_per_task)
             assert_same(path.parent, reference, summaries)
+            keys = [str(task["key"]) for task in stream.data]
+            assert keys and all(k.startswith("unirecord-add-fields-") for k in keys), keys  # as the dashboard shows
         # A function failing on a worker: its error comes back naming the field and record; nothing committed.
         path = copy(pristine, tmp_path / "failing")
         with pytest.raises(LookupError, match="no score for 33") as raised:

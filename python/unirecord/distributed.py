@@ -81,7 +81,7 @@ def _check_counts(num_shards, shards_per_task):
 
 
 def _run(client, out, plan, submit, commit, *, num_shards, shards_per_task, progress, retries, commit_threads, sync,
-         as_completed=None, append=False, ranges=None, begin=None):
+         as_completed=None, append=False, ranges=None, begin=None, task="convert"):
     """The driver: one task per run of ``shards_per_task`` shards of ``plan``
     (``submit(client, token, first, end, part, num_parts, key, retries)``
     returns its future), the progress bar as tasks finish, then
@@ -91,7 +91,8 @@ def _run(client, out, plan, submit, commit, *, num_shards, shards_per_task, prog
     ``append``: the commit adds one segment to the committed dataset.
     ``ranges``: the tasks' shard runs (default: cut by ``shards_per_task``);
     ``begin(num_parts)``: the run's StagedWrite (default: one of dataset
-    ``plan.name`` in OUT)."""
+    ``plan.name`` in OUT). ``task`` names the tasks' keys
+    (``unirecord-TASK-TOKEN-PART``, as Dask's dashboard shows them)."""
     if as_completed is None:
         import distributed
 
@@ -110,7 +111,7 @@ def _run(client, out, plan, submit, commit, *, num_shards, shards_per_task, prog
             staged.keep_committed()
         futures = {}
         for part, (first, end) in enumerate(ranges):
-            key = "unirecord-convert-%s-%05d" % (staged.token, part)
+            key = "unirecord-%s-%s-%05d" % (task, staged.token, part)
             futures[submit(client, staged.token, first, end, part, len(ranges), key, retries)] = part
         reports = [None] * len(ranges)
         done = dict(files_done=0, files_total=plan.candidates, written=0, rejected=0, bytes=0, seconds=0.0,

@@ -246,7 +246,8 @@ def _add_in_parts(path: Any, dataset: "_core.Dataset", schema: "_core.Schema", s
         return staged.commit()
 
     options = dict(num_shards=len(plan.starts) - 1, shards_per_task=shards_per_task, progress=progress,
-                   retries=retries, commit_threads=commit_threads, sync=sync, ranges=plan.ranges, begin=begin)
+                   retries=retries, commit_threads=commit_threads, sync=sync, ranges=plan.ranges, begin=begin,
+                   task="add-fields")
     if client is not None:
         return _run(client, path, plan, submit, commit, **options)
     try:
