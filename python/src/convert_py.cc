@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <optional>
+#include <tuple>
 
 #include "convert_py.h"
 
@@ -154,17 +155,28 @@ py::dict ConvertManifest(const py::object& manifest, const py::object& out, cons
   });
 }
 
-void RegisterConvert(py::module_& m) {
-  // The keyword defaults are those of a default-constructed ConvertOptions (as urec's).
+// Defines converter `name`: its `leading` arguments (positional, then
+// py::kw_only() and its own keywords), the keywords every converter takes
+// (their defaults those of a default-constructed ConvertOptions, as urec's),
+// then `trailing` ones.
+template <typename Function, typename... Leading, typename... Trailing>
+void DefConvert(py::module_& m, const char* name, Function function, const char* doc, std::tuple<Leading...> leading,
+                Trailing... trailing) {
   const unirecord::ConvertOptions c;
-  m.def("convert_imagefolder", &ConvertImageFolder, py::arg("src"), py::arg("out"), py::kw_only(),
-        py::arg("name") = py::none(), py::arg("num_shards") = c.num_shards,
-        py::arg("target_shard_bytes") = c.target_shard_bytes, py::arg("threads") = c.threads,
-        py::arg("strict") = c.strict, py::arg("keep_original") = c.keep_original, py::arg("sync") = c.sync,
-        py::arg("progress") = py::none(), py::arg("max_pixels") = c.limits.max_pixels,
-        py::arg("follow_links_outside") = c.follow_links_outside, py::arg("allow_empty") = c.allow_empty,
-        py::arg("append") = c.append, py::arg("extend_classes") = c.extend_classes,
-        R"doc(
+  std::apply(
+      [&](auto... lead) {
+        m.def(name, function, lead..., py::arg("name") = py::none(), py::arg("num_shards") = c.num_shards,
+              py::arg("target_shard_bytes") = c.target_shard_bytes, py::arg("threads") = c.threads,
+              py::arg("strict") = c.strict, py::arg("keep_original") = c.keep_original, py::arg("sync") = c.sync,
+              py::arg("progress") = py::none(), py::arg("max_pixels") = c.limits.max_pixels,
+              py::arg("follow_links_outside") = c.follow_links_outside, py::arg("allow_empty") = c.allow_empty,
+              py::arg("append") = c.append, trailing..., doc);
+      },
+      leading);
+}
+
+void RegisterConvert(py::module_& m) {
+  DefConvert(m, "convert_imagefolder", &ConvertImageFolder, R"doc(
 Converts a torchvision-style ImageFolder SRC/<class>/**/<image> into a dataset
 in OUT (the code behind `urec convert imagefolder`).
 
@@ -196,15 +208,10 @@ The defaults are C++'s ConvertOptions (as urec's). Returns the report dict (name
 image_bytes, source_bytes, transcoded, kept_original, png, kept_original_reasons
 ({reason: count}), output_bytes, shards, seconds, uuid, shard_paths,
 not_written, rejects_path).
-)doc");
-  m.def("convert_jsonl", &ConvertManifest<unirecord::ConvertJsonl>, py::arg("manifest"), py::arg("out"), py::kw_only(),
-        py::arg("schema"), py::arg("name") = py::none(), py::arg("num_shards") = c.num_shards,
-        py::arg("target_shard_bytes") = c.target_shard_bytes, py::arg("threads") = c.threads,
-        py::arg("strict") = c.strict, py::arg("keep_original") = c.keep_original, py::arg("sync") = c.sync,
-        py::arg("progress") = py::none(), py::arg("max_pixels") = c.limits.max_pixels,
-        py::arg("follow_links_outside") = c.follow_links_outside, py::arg("allow_empty") = c.allow_empty,
-        py::arg("append") = c.append,
-        R"doc(
+)doc",
+             std::make_tuple(py::arg("src"), py::arg("out"), py::kw_only()),
+             py::arg("extend_classes") = unirecord::ConvertOptions().extend_classes);
+  DefConvert(m, "convert_jsonl", &ConvertManifest<unirecord::ConvertJsonl>, R"doc(
 Converts a manifest, one sample a line, into a dataset in OUT (the code
 behind `urec convert jsonl`): JSON Lines, one object a line with a key per field. SCHEMA is a JSON file
 {"fields": [{"name": ..., "type": ..., "shape": [...], "indexed": bool}, ...]}
@@ -219,15 +226,9 @@ of not_written and of rejects_path ("line N" or the image's path, and the
 reason). ValueError for a bad schema file. name defaults to the
 manifest's file name without its extension; the other keywords and the
 report are convert_imagefolder's.
-)doc");
-  m.def("convert_csv", &ConvertManifest<unirecord::ConvertCsv>, py::arg("manifest"), py::arg("out"), py::kw_only(),
-        py::arg("schema"), py::arg("name") = py::none(), py::arg("num_shards") = c.num_shards,
-        py::arg("target_shard_bytes") = c.target_shard_bytes, py::arg("threads") = c.threads,
-        py::arg("strict") = c.strict, py::arg("keep_original") = c.keep_original, py::arg("sync") = c.sync,
-        py::arg("progress") = py::none(), py::arg("max_pixels") = c.limits.max_pixels,
-        py::arg("follow_links_outside") = c.follow_links_outside, py::arg("allow_empty") = c.allow_empty,
-        py::arg("append") = c.append,
-        R"doc(
+)doc",
+             std::make_tuple(py::arg("manifest"), py::arg("out"), py::kw_only(), py::arg("schema")));
+  DefConvert(m, "convert_csv", &ConvertManifest<unirecord::ConvertCsv>, R"doc(
 Converts a manifest, one sample a line, into a dataset in OUT (the code
 behind `urec convert csv`): CSV with a header row naming each field once; string and image cells are taken as they are, the others parsed as JSON (3, 0.5, true, [1, 2, 3]); quoted cells may hold commas, quotes as "" and newlines. SCHEMA is a JSON file
 {"fields": [{"name": ..., "type": ..., "shape": [...], "indexed": bool}, ...]}
@@ -242,15 +243,9 @@ of not_written and of rejects_path ("line N" or the image's path, and the
 reason). ValueError for a bad schema file, a header that does not name the fields or an unclosed quote. name defaults to the
 manifest's file name without its extension; the other keywords and the
 report are convert_imagefolder's.
-)doc");
-  m.def("convert_coco", &ConvertCoco, py::arg("annotations"), py::arg("images"), py::arg("out"), py::kw_only(),
-        py::arg("name") = py::none(), py::arg("num_shards") = c.num_shards,
-        py::arg("target_shard_bytes") = c.target_shard_bytes, py::arg("threads") = c.threads,
-        py::arg("strict") = c.strict, py::arg("keep_original") = c.keep_original, py::arg("sync") = c.sync,
-        py::arg("progress") = py::none(), py::arg("max_pixels") = c.limits.max_pixels,
-        py::arg("follow_links_outside") = c.follow_links_outside, py::arg("allow_empty") = c.allow_empty,
-        py::arg("append") = c.append,
-        R"doc(
+)doc",
+             std::make_tuple(py::arg("manifest"), py::arg("out"), py::kw_only(), py::arg("schema")));
+  DefConvert(m, "convert_coco", &ConvertCoco, R"doc(
 Converts a COCO instances file (ANNOTATIONS) and the folder of its images
 (IMAGES) into a dataset in OUT (the code behind `urec convert coco`).
 
@@ -266,7 +261,8 @@ the report counts annotations and annotations_rejected. name defaults to
 ANNOTATIONS' file name without .json; the other options are
 convert_imagefolder's. Load boxes with
 Loader(..., label_field=None, boxes="boxes", box_aligned=["category_id"]).
-)doc");
+)doc",
+             std::make_tuple(py::arg("annotations"), py::arg("images"), py::arg("out"), py::kw_only()));
 }
 
 }  // namespace unirecord_py
