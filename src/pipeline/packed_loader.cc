@@ -264,18 +264,21 @@ Status CheckPackOptions(const std::vector<std::shared_ptr<const Dataset>>& datas
 
 // The tokens of a dataset's documents: the elements of `field` (a 1-D
 // variable-shape array) summed over its records, plus one per record for an
-// EOS, from the record table's blob lengths (no blob is read).
+// EOS, from the record table's blob lengths (no blob is read), of the file
+// each shard's value is read from (the shard, or a column file: SPEC.md 1.4).
 Result<uint64_t> DatasetTokens(const Dataset& dataset, const std::string& field, bool eos) {
   using dataset_internal::ShardAccess;
   uint64_t tokens = eos ? dataset.size() : 0;
+  const int in_dataset = dataset.schema().FieldIndex(field);
+  if (in_dataset < 0) return Status::InvalidArgument("pack: the dataset has no field '" + field + "'");
   for (size_t s = 0; s < ShardAccess::ShardCount(dataset); ++s) {
-    const shard::ShardReader& frame = ShardAccess::Frame(dataset, s);
-    const Schema& schema = frame.header().schema;
-    const int index = schema.FieldIndex(field);
-    if (index < 0) return Status::InvalidArgument(frame.path() + ": no field '" + field + "'");
+    UREC_ASSIGN_OR_RETURN(std::vector<ShardPages::Reader> frames, ShardAccess::Files(dataset, s, false));
+    const auto [source, index] = ShardAccess::SourceOf(dataset, s, static_cast<size_t>(in_dataset));
+    const shard::ShardReader& frame = *frames[source].reader;
+    const Field& stored = frame.header().schema.field(index);
     const size_t slot = static_cast<size_t>(frame.layout().blob_slot[index]);
-    const uint64_t prefix = format::ShapePrefixBytes(schema.field(index));
-    const uint64_t width = NumericWidth(schema.field(index).type);
+    const uint64_t prefix = format::ShapePrefixBytes(stored);
+    const uint64_t width = NumericWidth(stored.type);
     for (uint64_t row = 0; row < frame.records(); ++row) {
       UREC_ASSIGN_OR_RETURN(const uint8_t* entry, frame.Entry(row, /*verify=*/true));
       const uint32_t bytes = index::LoadBlobLocator(frame.layout(), entry, slot).raw_length;

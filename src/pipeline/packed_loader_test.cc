@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "unirecord/fields.h"
 #include "unirecord/loader.h"
 #include "unirecord/writer.h"
 #include "util/test_files.h"
@@ -503,6 +504,36 @@ TEST(PackedLoaderTest, WeightsInTokensGiveTheTokenShares) {
     const Delivered by_documents = DeliveredPerDataset(Epoch(*OpenMixture(o, dirs)), 60);
     EXPECT_LT(static_cast<double>(by_documents.tokens[0]) / (by_documents.tokens[0] + by_documents.tokens[1]), 0.5);
   }
+}
+
+TEST(PackedLoaderTest, WeightsInTokensCountAReplacedTokenFieldWhereItIsRead) {
+  // The long dataset's documents replaced by 10-token ones in a field group
+  // (format/SPEC.md 1.4): its token count is the column file's, as the reads.
+  const std::vector<std::vector<uint64_t>> lengths = {std::vector<uint64_t>(60, 10), std::vector<uint64_t>(40, 10)};
+  const std::vector<std::string> dirs = {WriteLengths("short", lengths[0]),
+                                         WriteLengths("long", std::vector<uint64_t>(40, 40))};
+  Result<Schema> replaced = Schema::Make({Field::Array("tokens", FieldType::kInt32, {kVariableDim}),
+                                          Field::Array("mask", FieldType::kUint8, {kVariableDim})});
+  ASSERT_TRUE(replaced.ok());
+  AddFieldsOptions add;
+  add.writer.sync = false;
+  add.commit.sync = false;
+  const auto ten = [](const Dataset&, uint64_t, RecordBuilder& out) {
+    const std::vector<int32_t> tokens(10, 7);
+    const std::vector<uint8_t> mask(10, 1);
+    UREC_RETURN_IF_ERROR(out.SetValues(0, FieldType::kInt32, tokens.data(), {10}));
+    return out.SetValues(1, FieldType::kUint8, mask.data(), {10});
+  };
+  ASSERT_TRUE(AddFields(dirs[1] + "/long", *replaced, ten, add).ok());
+  LoaderOptions o = PackOptionsFor(PackStrategy::kConcat);
+  o.sampler.weights = {0.7, 0.3};
+  o.pack->weight_unit = WeightUnit::kTokens;
+  std::unique_ptr<Loader> loader = OpenMixture(o, dirs);
+  ASSERT_NE(loader, nullptr);
+  const Delivered d = DeliveredPerDataset(Epoch(*loader), 60);
+  const std::vector<uint64_t> counts = ReferenceTokenCounts({0.7, 0.3}, lengths, 100);
+  EXPECT_EQ(d.tokens[0], counts[0] * 10);
+  EXPECT_EQ(d.tokens[1], counts[1] * 10);
 }
 
 TEST(PackedLoaderTest, WeightsInTokensOverVaryingLengths) {
