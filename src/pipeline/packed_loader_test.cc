@@ -477,6 +477,17 @@ std::vector<uint64_t> ReferenceTokenCounts(const std::vector<double>& token_weig
   return counts;
 }
 
+// Tokens an epoch of `strategy` delivers from the 70/30 mixture in tokens
+// of `dirs` (the first of 60 documents).
+Delivered TokenMixtureEpoch(PackStrategy strategy, const std::vector<std::string>& dirs) {
+  LoaderOptions o = PackOptionsFor(strategy);
+  o.sampler.weights = {0.7, 0.3};
+  o.pack->weight_unit = WeightUnit::kTokens;
+  std::unique_ptr<Loader> loader = OpenMixture(o, dirs);
+  EXPECT_NE(loader, nullptr);
+  return loader == nullptr ? Delivered{} : DeliveredPerDataset(Epoch(*loader), 60);
+}
+
 TEST(PackedLoaderTest, WeightsInTokensGiveTheTokenShares) {
   // Short documents (10 tokens) against long ones (40): 70/30 in documents
   // would be 37/63 in tokens.
@@ -484,12 +495,7 @@ TEST(PackedLoaderTest, WeightsInTokensGiveTheTokenShares) {
   const std::vector<std::string> dirs = {WriteLengths("short", lengths[0]), WriteLengths("long", lengths[1])};
   for (PackStrategy strategy : {PackStrategy::kConcat, PackStrategy::kBestFit}) {
     SCOPED_TRACE(PackStrategyName(strategy));
-    LoaderOptions o = PackOptionsFor(strategy);
-    o.sampler.weights = {0.7, 0.3};
-    o.pack->weight_unit = WeightUnit::kTokens;
-    std::unique_ptr<Loader> loader = OpenMixture(o, dirs);
-    ASSERT_NE(loader, nullptr);
-    const Delivered d = DeliveredPerDataset(Epoch(*loader), 60);
+    const Delivered d = TokenMixtureEpoch(strategy, dirs);
     const std::vector<uint64_t> counts = ReferenceTokenCounts({0.7, 0.3}, lengths, 100);
     // Constant lengths: the tokens are the counts' exactly, and each share
     // is within K x M tokens of its weight (K = 2 datasets, M = 40 the
@@ -500,6 +506,8 @@ TEST(PackedLoaderTest, WeightsInTokensGiveTheTokenShares) {
     EXPECT_LE(std::abs(static_cast<double>(d.tokens[0]) - 0.7 * total), 2 * 40.0);
     EXPECT_LE(std::abs(static_cast<double>(d.tokens[1]) - 0.3 * total), 2 * 40.0);
     // The same weights in documents: far from 70/30 in tokens.
+    LoaderOptions o = PackOptionsFor(strategy);
+    o.sampler.weights = {0.7, 0.3};
     o.pack->weight_unit = WeightUnit::kDocuments;
     const Delivered by_documents = DeliveredPerDataset(Epoch(*OpenMixture(o, dirs)), 60);
     EXPECT_LT(static_cast<double>(by_documents.tokens[0]) / (by_documents.tokens[0] + by_documents.tokens[1]), 0.5);
@@ -525,12 +533,7 @@ TEST(PackedLoaderTest, WeightsInTokensCountAReplacedTokenFieldWhereItIsRead) {
     return out.SetValues(1, FieldType::kUint8, mask.data(), {10});
   };
   ASSERT_TRUE(AddFields(dirs[1] + "/long", *replaced, ten, add).ok());
-  LoaderOptions o = PackOptionsFor(PackStrategy::kConcat);
-  o.sampler.weights = {0.7, 0.3};
-  o.pack->weight_unit = WeightUnit::kTokens;
-  std::unique_ptr<Loader> loader = OpenMixture(o, dirs);
-  ASSERT_NE(loader, nullptr);
-  const Delivered d = DeliveredPerDataset(Epoch(*loader), 60);
+  const Delivered d = TokenMixtureEpoch(PackStrategy::kConcat, dirs);
   const std::vector<uint64_t> counts = ReferenceTokenCounts({0.7, 0.3}, lengths, 100);
   EXPECT_EQ(d.tokens[0], counts[0] * 10);
   EXPECT_EQ(d.tokens[1], counts[1] * 10);
