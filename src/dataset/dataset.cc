@@ -682,7 +682,6 @@ namespace dataset_internal {
 size_t ShardAccess::ShardCount(const Dataset& d) { return d.impl_->shards.size(); }
 uint64_t ShardAccess::FirstId(const Dataset& d, size_t s) { return d.impl_->first_ids[s]; }
 const shard::ShardReader& ShardAccess::Frame(const Dataset& d, size_t s) { return *d.impl_->shards[s]; }
-Result<ShardPages::Reader> ShardAccess::Pages(const Dataset& d, size_t s) { return d.impl_->pages->Pages(s, 0); }
 Result<std::vector<ShardPages::Reader>> ShardAccess::Files(const Dataset& d, size_t s, bool pages) {
   std::vector<ShardPages::Reader> files;
   for (uint32_t source = 0; source <= d.impl_->columns[s].size(); ++source) {

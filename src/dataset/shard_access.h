@@ -22,9 +22,8 @@ class ShardAccess {
   // The id of shard s's first record.
   static uint64_t FirstId(const Dataset& dataset, size_t s);
   // Shard s's frame: header, footer and index (remote: the cached frame,
-  // whose pages are not readable; Pages() gives those).
+  // whose pages are not readable; Files(..., true) gives those).
   static const shard::ShardReader& Frame(const Dataset& dataset, size_t s);
-  static Result<ShardPages::Reader> Pages(const Dataset& dataset, size_t s);
   // Shard s's files by source: the shard (0), then its column files
   // (format/SPEC.md 1.4). `pages`: readable (remote: downloaded and held
   // while the Readers are), else their frames (index reads only).
