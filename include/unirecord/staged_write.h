@@ -42,6 +42,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "unirecord/schema.h"
 #include "unirecord/status.h"
@@ -121,6 +123,14 @@ class PartWriter {
   // As Writer's; every part must set the same metadata (Commit checks).
   Status SetMetadata(const std::string& key, const std::string& value);
   Status Write(RecordBuilder& record);
+  // Writes `rows` records at once from columns when every field of the
+  // schema is a numeric scalar or fixed-shape array stored in scalar pages
+  // (not indexed, not a blob; InvalidArgument otherwise): `columns[k]` holds
+  // field k's values of the rows back to back, little-endian (the bytes of
+  // a C-contiguous array of shape (rows, *shape)). The files equal those of
+  // Write() record by record with the same values, at a fraction of the
+  // cost (AddFields of arrays writes this way).
+  Status WriteColumns(const std::vector<std::string_view>& columns, uint64_t rows);
   // Ends the current shard (an empty one when nothing was written to it)
   // and starts the next.
   Status NextShard();

@@ -23,11 +23,12 @@ unirecord::AddFieldsOptions Synced(bool sync) {
 }
 
 // The whole add (AddFields), or with `part` (a dict of unirecord.FieldPart's
-// members) one part of a staged add (AddFieldsPart), of `values`.
-// `options`: Synced's, with the segments given values and the defaults.
-unirecord::Result<unirecord::WriterSummary> Add(const std::string& where, const Schema& schema,
-                                                const unirecord::FieldValues& values, const py::object& part,
-                                                const unirecord::AddFieldsOptions& options) {
+// members) one part of a staged add (AddFieldsPart), of `values` (a
+// FieldValues or FieldColumns). `options`: Synced's, with the segments given
+// values and the defaults.
+template <typename Values>
+unirecord::Result<unirecord::WriterSummary> Add(const std::string& where, const Schema& schema, const Values& values,
+                                                const py::object& part, const unirecord::AddFieldsOptions& options) {
   if (part.is_none()) {
     py::gil_scoped_release nogil;
     return unirecord::AddFields(where, schema, values, options);
@@ -77,11 +78,14 @@ Status FillFromDict(const Schema& schema, const std::function<py::object()>& get
   }
 }
 
-// Synced(sync), with `segments` (None: all) and `default` (None, or the dict
-// of values every record of the other segments gets).
+// Synced(sync), with `segments` (None: all), `default` (None, or the dict
+// of values every record of the other segments gets) and `uuid`, the
+// dataset's the values were made for.
 unirecord::AddFieldsOptions WithSegments(bool sync, const py::object& segments, const py::object& default_values,
-                                         const Schema& schema, std::optional<py::error_already_set>* raised) {
+                                         const Schema& schema, const std::string& uuid,
+                                         std::optional<py::error_already_set>* raised) {
   unirecord::AddFieldsOptions options = Synced(sync);
+  options.dataset_uuid = uuid;
   if (!segments.is_none()) options.segments = segments.cast<std::vector<uint32_t>>();
   if (!default_values.is_none()) {
     // Pointers: copies of Python objects would need the GIL; both outlive the add.
@@ -92,11 +96,6 @@ unirecord::AddFieldsOptions WithSegments(bool sync, const py::object& segments, 
     };
   }
   return options;
-}
-
-Status CommittedMeanwhile(const std::string& where) {
-  return Status::FailedPrecondition(where + ": another writer committed while the values were made for the "
-                                    "version before; add the fields again");
 }
 
 }  // namespace
@@ -111,12 +110,12 @@ void RegisterFields(py::module_& m) {
         // A Python exception raised by `values` (or by a bad value) stops the
         // add; it is raised again once AddFields has cleaned up.
         std::optional<py::error_already_set> raised;
-        const unirecord::AddFieldsOptions options = WithSegments(sync, segments, default_values, schema, &raised);
-        unirecord::Result<unirecord::WriterSummary> added = Add(
-            where, schema, [&](const unirecord::Dataset& d, uint64_t id, RecordBuilder& out) -> Status {
-              if (d.uuid() != uuid) return CommittedMeanwhile(where);
-              return FillFromDict(schema, [&] { return values(id); }, id, out, &raised);
-            }, part, options);
+        const unirecord::AddFieldsOptions options =
+            WithSegments(sync, segments, default_values, schema, uuid, &raised);
+        const unirecord::FieldValues from_dicts = [&](const unirecord::Dataset&, uint64_t id, RecordBuilder& out) {
+          return FillFromDict(schema, [&] { return values(id); }, id, out, &raised);
+        };
+        unirecord::Result<unirecord::WriterSummary> added = Add(where, schema, from_dicts, part, options);
         if (raised) throw *raised;
         return SummaryDict(Unwrap(std::move(added)));
       },
@@ -137,38 +136,27 @@ void RegisterFields(py::module_& m) {
         if (arrays.size() != schema.num_fields()) throw py::value_error("add_field_arrays: one array per field");
         // Each array: C-contiguous, the field's dtype, shape (records, *field shape); checked here so
         // that the values below are read without the GIL.
-        std::vector<const uint8_t*> data;
-        std::vector<size_t> row_bytes;
+        unirecord::FieldColumns columns;
+        columns.first_id = first_id;
+        columns.records = arrays.empty() ? 0 : static_cast<uint64_t>(arrays[0].shape(0));
         for (size_t k = 0; k < arrays.size(); ++k) {
           const unirecord::Field& f = schema.field(k);
           const py::array& a = arrays[k];
           std::vector<int64_t> shape(a.shape(), a.shape() + a.ndim());
           if (!unirecord::IsNumeric(f.type) || f.has_variable_shape() ||
               py::str(a.dtype()).cast<std::string>() != unirecord::FindType(f.type)->name ||
-              !(a.flags() & py::array::c_style) || shape.empty() ||
+              !(a.flags() & py::array::c_style) || shape.empty() || static_cast<uint64_t>(shape[0]) != columns.records ||
               std::vector<int64_t>(shape.begin() + 1, shape.end()) != f.shape) {
             throw py::value_error("add_field_arrays: field '" + f.name + "' needs a C-contiguous " +
                                   unirecord::FindType(f.type)->name + " array of shape (records, *" +
-                                  f.name + ".shape)");
+                                  f.name + ".shape), as long as the others");
           }
-          data.push_back(static_cast<const uint8_t*>(a.data()));
-          row_bytes.push_back(static_cast<size_t>(f.num_elements()) * unirecord::NumericWidth(f.type));
+          columns.columns.emplace_back(static_cast<const char*>(a.data()), static_cast<size_t>(a.nbytes()));
         }
-        const uint64_t records = arrays.empty() ? 0 : static_cast<uint64_t>(arrays[0].shape(0));
         std::optional<py::error_already_set> raised;
-        const unirecord::AddFieldsOptions options = WithSegments(sync, segments, default_values, schema, &raised);
-        unirecord::Result<unirecord::WriterSummary> added = Add(
-            where, schema,
-            [&](const unirecord::Dataset& d, uint64_t id, RecordBuilder& out) -> Status {
-              if (d.uuid() != uuid || id < first_id || id - first_id >= records) return CommittedMeanwhile(where);
-              const uint64_t row = id - first_id;
-              for (size_t k = 0; k < data.size(); ++k) {
-                const unirecord::Field& f = schema.field(k);
-                UREC_RETURN_IF_ERROR(out.SetValues(k, f.type, data[k] + row * row_bytes[k], f.shape));
-              }
-              return Status::OK();
-            },
-            part, options);
+        const unirecord::AddFieldsOptions options =
+            WithSegments(sync, segments, default_values, schema, uuid, &raised);
+        unirecord::Result<unirecord::WriterSummary> added = Add(where, schema, columns, part, options);
         if (raised) throw *raised;
         return SummaryDict(Unwrap(std::move(added)));
       },

@@ -5,8 +5,10 @@
 #include "unirecord/fields.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "dataset/commit.h"
+#include "format/record_values.h"
 #include "io/file.h"
 #include "unirecord/staged_write.h"
 
@@ -71,10 +73,77 @@ Status CheckSegments(const std::string& path, const Dataset& dataset, const AddF
                                  "or a default");
 }
 
+// The first of records [first, first + count) that `columns` lacks.
+std::optional<uint64_t> MissingRecord(const FieldColumns& columns, uint64_t first, uint64_t count) {
+  const uint64_t end = columns.first_id + columns.records;
+  if (first >= columns.first_id && first + count <= end) return std::nullopt;
+  return first < columns.first_id ? first : end;
+}
+
+Status NoValues(const FieldColumns& columns) {
+  return Status::InvalidArgument("the arrays hold the values of records " + std::to_string(columns.first_id) +
+                                 " to " + std::to_string(columns.first_id + columns.records) + " (excluded)");
+}
+
+// InvalidArgument unless `columns` fits `fields`: one array per field, each
+// numeric of fixed shape, `records` rows long, bools 0 or 1.
+Status CheckColumns(const Schema& fields, const FieldColumns& columns) {
+  if (columns.columns.size() != fields.num_fields()) {
+    return Status::InvalidArgument("add fields: " + std::to_string(columns.columns.size()) + " arrays for " +
+                                   std::to_string(fields.num_fields()) + " fields");
+  }
+  for (size_t k = 0; k < fields.num_fields(); ++k) {
+    const Field& f = fields.field(k);
+    if (!IsNumeric(f.type) || f.has_variable_shape()) {
+      return Status::InvalidArgument("add fields: field '" + f.name + "' is " + FieldTypeName(f.type) +
+                                     (f.has_variable_shape() ? " of variable shape" : "") +
+                                     "; arrays hold numbers of fixed shape only");
+    }
+    const std::string_view column = columns.columns[k];
+    const uint64_t width = NumericWidth(f.type) * static_cast<uint64_t>(f.num_elements());
+    if (width == 0 ? !column.empty() : column.size() % width != 0 || column.size() / width != columns.records) {
+      return Status::InvalidArgument("add fields: the array of field '" + f.name + "' holds " +
+                                     std::to_string(column.size()) + " bytes, not " +
+                                     std::to_string(columns.records) + " records of " + std::to_string(width));
+    }
+    const size_t bad = f.type == FieldType::kBool ? format::FirstBadBoolByte(column) : column.size();
+    if (bad != column.size()) {
+      return Status::InvalidArgument("add fields: record " + std::to_string(columns.first_id + bad / width) +
+                                     ": bool field '" + f.name + "' holds a byte other than 0 or 1");
+    }
+  }
+  return Status::OK();
+}
+
+// FieldValues reading `columns` (checked by CheckColumns), for the records
+// an add does not write column by column.
+FieldValues RowsOf(const Schema& fields, const FieldColumns& columns) {
+  return [&fields, &columns](const Dataset&, uint64_t id, RecordBuilder& out) -> Status {
+    if (MissingRecord(columns, id, 1)) return NoValues(columns);
+    const uint64_t row = id - columns.first_id;
+    for (size_t k = 0; k < fields.num_fields(); ++k) {
+      const Field& f = fields.field(k);
+      const uint64_t width = NumericWidth(f.type) * static_cast<uint64_t>(f.num_elements());
+      UREC_RETURN_IF_ERROR(out.SetValues(k, f.type, columns.columns[k].data() + row * width, f.shape));
+    }
+    return Status::OK();
+  };
+}
+
+// FailedPrecondition when options.dataset_uuid names another version than
+// `dataset`.
+Status CheckUuid(const std::string& path, const Dataset& dataset, const AddFieldsOptions& options) {
+  if (options.dataset_uuid.empty() || dataset.uuid() == options.dataset_uuid) return Status::OK();
+  return Status::FailedPrecondition(path + ": another writer committed while the values were made for the "
+                                    "version before; add the fields again");
+}
+
 // Stages `part` of the add to `dataset` (dataset `d`), whose shards and
-// segments the caller checked.
+// segments the caller checked. `columns`, when given, holds what `values`
+// reads: the part is then written column by column where its fields allow.
 Result<WriterSummary> WritePart(const dataset::DatasetPath& d, const Dataset& dataset, const Schema& fields,
-                                const FieldValues& values, const FieldPart& part, const AddFieldsOptions& options) {
+                                const FieldValues& values, const FieldColumns* columns, const FieldPart& part,
+                                const AddFieldsOptions& options) {
   WriterOptions part_options = options.writer;
   if (options.match_shard_pages) {
     part_options.scalar_page_bytes = MatchedPageBytes(dataset, fields, options.writer.scalar_page_bytes);
@@ -89,10 +158,27 @@ Result<WriterSummary> WritePart(const dataset::DatasetPath& d, const Dataset& da
   const bool given = options.segments.empty() || std::find(options.segments.begin(), options.segments.end(),
                                                            segment) != options.segments.end();
   const FieldValues& fill = given ? values : options.defaults;
+  const bool by_column = given && columns != nullptr &&
+                         std::all_of(fields.fields().begin(), fields.fields().end(),
+                                     [](const Field& f) { return f.storage() == StorageClass::kColumn; });
   RecordBuilder builder(fields);
+  std::vector<std::string_view> rows(fields.num_fields());
   for (uint32_t j = part.first_shard; j < part.end_shard; ++j) {
     if (j > part.first_shard) UREC_RETURN_IF_ERROR(writer->NextShard());
     const ShardInfo& shard = dataset.shards()[j];
+    if (by_column) {
+      if (const std::optional<uint64_t> missing = MissingRecord(*columns, shard.first_id, shard.records)) {
+        return Status::InvalidArgument("add fields: record " + std::to_string(*missing) + ": " +
+                                       NoValues(*columns).message());
+      }
+      for (size_t k = 0; k < rows.size(); ++k) {
+        const Field& f = fields.field(k);
+        const uint64_t width = NumericWidth(f.type) * static_cast<uint64_t>(f.num_elements());
+        rows[k] = columns->columns[k].substr((shard.first_id - columns->first_id) * width, shard.records * width);
+      }
+      UREC_RETURN_IF_ERROR(writer->WriteColumns(rows, shard.records));
+      continue;
+    }
     for (uint64_t id = shard.first_id; id < shard.first_id + shard.records; ++id) {
       builder.Clear();
       Status set = fill(dataset, id, builder);
@@ -104,10 +190,9 @@ Result<WriterSummary> WritePart(const dataset::DatasetPath& d, const Dataset& da
   return writer->summary();
 }
 
-}  // namespace
-
-Result<WriterSummary> AddFields(const std::string& path, const Schema& fields, const FieldValues& values,
-                                const AddFieldsOptions& options) {
+// AddFields of `values`, or of `columns` when given (`values` reads them).
+Result<WriterSummary> AddAll(const std::string& path, const Schema& fields, const FieldValues& values,
+                             const FieldColumns* columns, const AddFieldsOptions& options) {
   UREC_RETURN_IF_ERROR(CheckAddOptions(path, fields, options));
   UREC_ASSIGN_OR_RETURN(const dataset::DatasetPath d,
                         dataset::ResolveDatasetPath(path, "fields are added only to those"));
@@ -121,27 +206,20 @@ Result<WriterSummary> AddFields(const std::string& path, const Schema& fields, c
     return Status::FailedPrecondition("add fields to " + path + ": another writer committed meanwhile; try again");
   }
   UREC_RETURN_IF_ERROR(CheckSegments(path, *dataset, options));
+  UREC_RETURN_IF_ERROR(CheckUuid(path, *dataset, options));
   for (uint32_t k = 0; k < parts; ++k) {
     const SegmentInfo& segment = dataset->segments()[k];
     const FieldPart part{staged->token(), k, parts, dataset->version(), segment.first_shard,
                          segment.first_shard + segment.shards};
-    UREC_RETURN_IF_ERROR(WritePart(d, *dataset, fields, values, part, options).status());
+    UREC_RETURN_IF_ERROR(WritePart(d, *dataset, fields, values, columns, part, options).status());
   }
   UREC_RETURN_IF_ERROR(staged->Commit());
   return staged->summary();
 }
 
-Result<std::unique_ptr<StagedWrite>> BeginAddFields(const std::string& path, uint32_t num_parts,
-                                                    const StagedWriteOptions& options) {
-  UREC_ASSIGN_OR_RETURN(const dataset::DatasetPath d,
-                        dataset::ResolveDatasetPath(path, "fields are added only to those"));
-  UREC_ASSIGN_OR_RETURN(std::unique_ptr<StagedWrite> staged, StagedWrite::Begin(d.dir, d.name, num_parts, options));
-  UREC_RETURN_IF_ERROR(staged->AddFieldGroup());
-  return staged;
-}
-
-Result<WriterSummary> AddFieldsPart(const std::string& path, const Schema& fields, const FieldValues& values,
-                                    const FieldPart& part, const AddFieldsOptions& options) {
+// AddFieldsPart of `values`, or of `columns` when given (`values` reads them).
+Result<WriterSummary> AddPart(const std::string& path, const Schema& fields, const FieldValues& values,
+                              const FieldColumns* columns, const FieldPart& part, const AddFieldsOptions& options) {
   UREC_RETURN_IF_ERROR(CheckAddOptions(path, fields, options));
   UREC_ASSIGN_OR_RETURN(const dataset::DatasetPath d,
                         dataset::ResolveDatasetPath(path, "fields are added only to those"));
@@ -163,7 +241,41 @@ Result<WriterSummary> AddFieldsPart(const std::string& path, const Schema& field
     }
   }
   UREC_RETURN_IF_ERROR(CheckSegments(path, *dataset, options));
-  return WritePart(d, *dataset, fields, values, part, options);
+  UREC_RETURN_IF_ERROR(CheckUuid(path, *dataset, options));
+  return WritePart(d, *dataset, fields, values, columns, part, options);
+}
+
+}  // namespace
+
+Result<WriterSummary> AddFields(const std::string& path, const Schema& fields, const FieldValues& values,
+                                const AddFieldsOptions& options) {
+  return AddAll(path, fields, values, nullptr, options);
+}
+
+Result<WriterSummary> AddFields(const std::string& path, const Schema& fields, const FieldColumns& values,
+                                const AddFieldsOptions& options) {
+  UREC_RETURN_IF_ERROR(CheckColumns(fields, values));
+  return AddAll(path, fields, RowsOf(fields, values), &values, options);
+}
+
+Result<WriterSummary> AddFieldsPart(const std::string& path, const Schema& fields, const FieldValues& values,
+                                    const FieldPart& part, const AddFieldsOptions& options) {
+  return AddPart(path, fields, values, nullptr, part, options);
+}
+
+Result<WriterSummary> AddFieldsPart(const std::string& path, const Schema& fields, const FieldColumns& values,
+                                    const FieldPart& part, const AddFieldsOptions& options) {
+  UREC_RETURN_IF_ERROR(CheckColumns(fields, values));
+  return AddPart(path, fields, RowsOf(fields, values), &values, part, options);
+}
+
+Result<std::unique_ptr<StagedWrite>> BeginAddFields(const std::string& path, uint32_t num_parts,
+                                                    const StagedWriteOptions& options) {
+  UREC_ASSIGN_OR_RETURN(const dataset::DatasetPath d,
+                        dataset::ResolveDatasetPath(path, "fields are added only to those"));
+  UREC_ASSIGN_OR_RETURN(std::unique_ptr<StagedWrite> staged, StagedWrite::Begin(d.dir, d.name, num_parts, options));
+  UREC_RETURN_IF_ERROR(staged->AddFieldGroup());
+  return staged;
 }
 
 Result<WriterSummary> DropFields(const std::string& path, const std::vector<std::string>& names,

@@ -483,6 +483,133 @@ TEST_F(FieldsTest, ValuesThatFailCommitNothing) {
   }
 }
 
+// Arrays (FieldColumns) of every record: numeric columns of several widths,
+// an indexed scalar (written record by record) and a bool array.
+struct Arrays {
+  explicit Arrays(uint64_t records) {
+    for (uint64_t id = 0; id < records; ++id) {
+      for (int j = 0; j < 3; ++j) u8.push_back(static_cast<uint8_t>(id * 7 + j));
+      d.push_back(static_cast<double>(id) / 3);
+      rank.push_back(static_cast<float>((id * 37) % 101));
+      flag.push_back(static_cast<uint8_t>(id % 2));
+      flag.push_back(static_cast<uint8_t>(id % 3 == 0));
+    }
+  }
+  static Schema Columns() {
+    return *Schema::Make({Field::Array("u8", FieldType::kUint8, {3}), Field::Float64("d"),
+                          Field::Array("flag", FieldType::kBool, {2})});
+  }
+  static Schema Indexed() { return *Schema::Make({Field::Float32("rank", /*indexed=*/true)}); }
+  // Field k of Columns() for records [first, first + count).
+  FieldColumns OfColumns(uint64_t first, uint64_t count) const {
+    return {first, count,
+            {View(u8.data() + 3 * first, 3 * count), View(d.data() + first, 8 * count),
+             View(flag.data() + 2 * first, 2 * count)}};
+  }
+  // The same values, set record by record.
+  Status Set(uint64_t id, RecordBuilder& out) const {
+    UREC_RETURN_IF_ERROR(out.SetValues(0, FieldType::kUint8, u8.data() + 3 * id, {3}));
+    UREC_RETURN_IF_ERROR(out.SetFloat64(1, d[id]));
+    return out.SetValues(2, FieldType::kBool, flag.data() + 2 * id, {2});
+  }
+  static std::string_view View(const void* data, size_t bytes) {
+    return std::string_view(static_cast<const char*>(data), bytes);
+  }
+  std::vector<uint8_t> u8, flag;
+  std::vector<double> d;
+  std::vector<float> rank;
+};
+
+TEST_F(FieldsTest, ArraysAreWrittenColumnByColumnWithTheBytesOfAFunction) {
+  // Two segments: 60 records in 3 shards, then 9 in shards of one record.
+  WriterOptions options = testing::SmallPages(0);
+  options.target_shard_bytes = 1;
+  options.append = true;
+  ASSERT_TRUE(testing::WriteSample(dir_, "train", 9, options).ok());
+  const uint64_t records = kRecords + 9;
+  const std::string by_column = scratch_ / "by_column";
+  fs::create_directory(by_column);
+  for (const auto& entry : fs::directory_iterator(dir_)) {
+    if (entry.is_regular_file()) fs::copy_file(entry.path(), by_column / entry.path().filename());
+  }
+  const Arrays values(records);
+  // Record by record into dir_, from arrays into by_column: scalar-page
+  // columns, then an indexed field (record by record either way), then
+  // one segment's values from arrays beside defaults, with a record table.
+  auto set = [&](const Dataset&, uint64_t id, RecordBuilder& out) { return values.Set(id, out); };
+  ASSERT_TRUE(AddFields(path_, Arrays::Columns(), set, SmallColumnPages()).ok());
+  auto added = AddFields(by_column + "/train", Arrays::Columns(), values.OfColumns(0, records), SmallColumnPages());
+  ASSERT_TRUE(added.ok()) << added.status().ToString();
+  EXPECT_EQ(added->records, records);
+  const auto rank = [&](const Dataset&, uint64_t id, RecordBuilder& out) { return out.SetFloat32(0, values.rank[id]); };
+  ASSERT_TRUE(AddFields(path_, Arrays::Indexed(), rank, SmallColumnPages()).ok());
+  ASSERT_TRUE(AddFields(by_column + "/train", Arrays::Indexed(),
+                        FieldColumns{0, records, {Arrays::View(values.rank.data(), 4 * records)}},
+                        SmallColumnPages()).ok());
+  AddFieldsOptions new_only = SmallColumnPages();
+  new_only.segments = {1};
+  new_only.writer.record_table = true;
+  new_only.defaults = [&](const Dataset&, uint64_t id, RecordBuilder& out) { return values.Set(records - 1 - id, out); };
+  ASSERT_TRUE(AddFields(path_, Arrays::Columns(), set, new_only).ok());
+  ASSERT_TRUE(AddFields(by_column + "/train", Arrays::Columns(), values.OfColumns(kRecords, 9), new_only).ok());
+  const std::map<std::string, std::string> expected = FilesOf(dir_), written = FilesOf(by_column);
+  ASSERT_EQ(written.size(), expected.size());
+  for (const auto& [file, bytes] : expected) {
+    ASSERT_EQ(written.count(file), 1u) << file;
+    EXPECT_TRUE(written.at(file) == bytes) << file;
+  }
+  auto dataset = Dataset::Open(by_column + "/train");
+  ASSERT_TRUE(dataset.ok()) << dataset.status().ToString();
+  EXPECT_TRUE((*dataset)->Verify().ok());
+  auto last = (*dataset)->Get(records - 1);
+  ASSERT_TRUE(last.ok()) << last.status().ToString();
+  EXPECT_EQ(*last->GetFloat64("d"), values.d[records - 1]);
+  EXPECT_EQ(*last->GetFloat32("rank"), values.rank[records - 1]);
+}
+
+TEST_F(FieldsTest, ArraysThatDoNotFitAreRefusedNamingTheFieldOrRecord) {
+  const Arrays values(kRecords);
+  auto refused = [&](const Schema& fields, const FieldColumns& columns, const AddFieldsOptions& options) {
+    auto added = AddFields(path_, fields, columns, options);
+    EXPECT_FALSE(added.ok());
+    return added.ok() ? std::string() : added.status().message();
+  };
+  const AddFieldsOptions options = SmallColumnPages();
+  FieldColumns short_d = values.OfColumns(0, kRecords);
+  short_d.columns[1].remove_suffix(8);
+  EXPECT_NE(refused(Arrays::Columns(), short_d, options).find("the array of field 'd' holds 472 bytes, not 60 records of 8"),
+            std::string::npos);
+  FieldColumns two = values.OfColumns(0, kRecords);
+  two.columns.pop_back();
+  EXPECT_NE(refused(Arrays::Columns(), two, options).find("2 arrays for 3 fields"), std::string::npos);
+  Arrays bad_bool(kRecords);
+  bad_bool.flag[2 * 41 + 1] = 2;
+  EXPECT_NE(refused(Arrays::Columns(), bad_bool.OfColumns(0, kRecords), options)
+                .find("record 41: bool field 'flag' holds a byte other than 0 or 1"),
+            std::string::npos);
+  // Records the arrays lack: by columns, and record by record (an indexed field).
+  EXPECT_NE(refused(Arrays::Columns(), values.OfColumns(1, kRecords - 1), options)
+                .find("record 0: the arrays hold the values of records 1 to 60 (excluded)"),
+            std::string::npos);
+  EXPECT_NE(refused(Arrays::Indexed(), FieldColumns{0, 30, {Arrays::View(values.rank.data(), 4 * 30)}}, options)
+                .find("record 30: the arrays hold the values of records 0 to 30 (excluded)"),
+            std::string::npos);
+  const Schema text = *Schema::Make({Field::String("text")});
+  EXPECT_NE(refused(text, FieldColumns{0, kRecords, {""}}, options).find("field 'text' is string"), std::string::npos);
+  // Values made for another version.
+  AddFieldsOptions stale = options;
+  stale.dataset_uuid = "00000000-0000-0000-0000-000000000000";
+  auto meanwhile = AddFields(path_, Arrays::Columns(), values.OfColumns(0, kRecords), stale);
+  ASSERT_FALSE(meanwhile.ok());
+  EXPECT_EQ(meanwhile.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(meanwhile.status().message().find("another writer committed"), std::string::npos);
+  auto dataset = Dataset::Open(path_);
+  ASSERT_TRUE(dataset.ok());
+  EXPECT_EQ((*dataset)->version(), 1u) << "nothing committed";
+  stale.dataset_uuid = (*dataset)->uuid();
+  EXPECT_TRUE(AddFields(path_, Arrays::Columns(), values.OfColumns(0, kRecords), stale).ok());
+}
+
 TEST_F(FieldsTest, MergeRefusesOtherFieldGroupsNamingBoth) {
   // The same fields in other groups: two adds of two fields each.
   auto other = testing::WriteSample(scratch_ / "other", "train", 10, testing::SmallPages(1));

@@ -51,12 +51,8 @@ Status SetNumericValues(format::RecordValues& impl, size_t field, FieldType type
   size_t count = 1;
   for (int64_t d : shape) count *= static_cast<size_t>(d);
   const std::string_view bytes(static_cast<const char*>(data), count * NumericWidth(f.type));  // host is little-endian
-  if (f.type == FieldType::kBool) {
-    for (char c : bytes) {
-      if (c != 0 && c != 1) {
-        return Status::InvalidArgument("record: bool field '" + f.name + "' holds a byte other than 0 or 1");
-      }
-    }
+  if (f.type == FieldType::kBool && format::FirstBadBoolByte(bytes) != bytes.size()) {
+    return Status::InvalidArgument("record: bool field '" + f.name + "' holds a byte other than 0 or 1");
   }
   if (shape.empty()) {
     std::memcpy(slot->scalar, bytes.data(), bytes.size());

@@ -149,6 +149,8 @@ struct Writer::Impl {
   Status StagePart();
   Status Init(const std::string& out, const std::string& dataset_name, const Schema& schema,
               const WriterOptions& writer_options);
+  // PartWriter::WriteColumns.
+  Status WriteColumns(const std::vector<std::string_view>& columns, uint64_t rows);
   bool finished_ok = false;
 };
 
@@ -282,6 +284,9 @@ PartWriter::~PartWriter() = default;
 const Schema& PartWriter::schema() const { return writer_->schema(); }
 Status PartWriter::SetMetadata(const std::string& key, const std::string& value) { return writer_->SetMetadata(key, value); }
 Status PartWriter::Write(RecordBuilder& record) { return writer_->Write(record); }
+Status PartWriter::WriteColumns(const std::vector<std::string_view>& columns, uint64_t rows) {
+  return writer_->impl_->WriteColumns(columns, rows);
+}
 uint64_t PartWriter::records_written() const { return writer_->records_written(); }
 Status PartWriter::Finish() { return writer_->Finish(); }
 const WriterSummary& PartWriter::summary() const { return writer_->summary(); }
@@ -335,6 +340,55 @@ Status Writer::Write(RecordBuilder& record) {
   }
   ++w.written;
   record.Clear();
+  return Status::OK();
+}
+
+Status Writer::Impl::WriteColumns(const std::vector<std::string_view>& columns, uint64_t rows) {
+  if (finished) return Status::FailedPrecondition("part writer: WriteColumns after Finish");
+  if (!failure.ok()) return Status::FailedPrecondition("part writer: unusable after an earlier error: " + failure.message());
+  const Schema& schema = context.schema;
+  if (mode != ShardingMode::kTargetSize || !shard::ShardWriter::TakesColumns(context)) {
+    return Status::InvalidArgument("part writer: WriteColumns takes numeric scalars and fixed-shape arrays stored "
+                                   "in scalar pages only (" + schema.ToString() + "); write records");
+  }
+  if (columns.size() != schema.num_fields()) {
+    return Status::InvalidArgument("part writer: WriteColumns got " + std::to_string(columns.size()) +
+                                   " columns for " + std::to_string(schema.num_fields()) + " fields");
+  }
+  for (size_t k = 0; k < columns.size(); ++k) {
+    const Field& f = schema.field(k);
+    const uint64_t width = NumericWidth(f.type) * static_cast<uint64_t>(f.num_elements());
+    if (columns[k].size() / width != rows || columns[k].size() % width != 0) {
+      return Status::InvalidArgument("part writer: column of field '" + f.name + "' holds " +
+                                     std::to_string(columns[k].size()) + " bytes, not " + std::to_string(rows) +
+                                     " rows of " + std::to_string(width));
+    }
+    const size_t bad = f.type == FieldType::kBool ? format::FirstBadBoolByte(columns[k]) : columns[k].size();
+    if (bad != columns[k].size()) {
+      return Status::InvalidArgument("part writer: bool field '" + f.name + "' of record " +
+                                     std::to_string(written + bad / width) + " holds a byte other than 0 or 1");
+    }
+  }
+  started = true;
+  std::vector<std::string_view> rest = columns;
+  for (uint64_t done = 0; done < rows;) {
+    Result<shard::ShardWriter*> shard = ShardForNext();
+    // ShardForNext cuts a shard before a record once it is long enough; a
+    // shard's length changes only when a page is written (AddColumns stops
+    // there), but its first record moves it from empty to cuttable.
+    const bool first = shard.ok() && (*shard)->records() == 0 && options.target_shard_bytes > 0;
+    Result<uint64_t> added = shard.ok() ? (*shard)->AddColumns(rest, first ? 1 : rows - done) : shard.status();
+    if (!added.ok()) {
+      failure = added.status();
+      return failure;
+    }
+    for (size_t k = 0; k < rest.size(); ++k) {
+      const Field& f = schema.field(k);
+      rest[k].remove_prefix(*added * NumericWidth(f.type) * static_cast<uint64_t>(f.num_elements()));
+    }
+    done += *added;
+    written += *added;
+  }
   return Status::OK();
 }
 

@@ -32,6 +32,15 @@ struct RecordValues {
   std::vector<Slot> slots;
 };
 
+// The first of a bool field's element bytes that is neither 0 nor 1 (the
+// two a stored bool may hold), or bytes.size() when there is none.
+inline size_t FirstBadBoolByte(std::string_view bytes) {
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    if (bytes[i] != 0 && bytes[i] != 1) return i;
+  }
+  return bytes.size();
+}
+
 }  // namespace unirecord::format
 
 #endif  // UNIRECORD_FORMAT_RECORD_VALUES_H_

@@ -10,7 +10,9 @@ namespace unirecord::format {
 ScalarPageBuilder::ScalarPageBuilder(const Schema& schema, std::vector<int> column_fields) {
   for (int f : column_fields) {
     Column column;
-    column.is_string = schema.field(static_cast<size_t>(f)).type == FieldType::kString;
+    const Field& field = schema.field(static_cast<size_t>(f));
+    column.is_string = field.type == FieldType::kString;
+    if (!column.is_string) column.width = NumericWidth(field.type) * static_cast<uint64_t>(field.num_elements());
     columns_.push_back(std::move(column));
   }
 }
@@ -24,12 +26,17 @@ void ScalarPageBuilder::AddRow(const std::vector<std::string_view>& values) {
   ++rows_;
 }
 
-uint64_t ScalarPageBuilder::raw_size() const {
+void ScalarPageBuilder::AddRows(const std::vector<std::string_view>& values, uint32_t rows) {
+  for (size_t c = 0; c < columns_.size(); ++c) columns_[c].data.append(values[c].data(), columns_[c].width * rows);
+  rows_ += rows;
+}
+
+uint64_t ScalarPageBuilder::raw_size_after(uint64_t more) const {
   uint64_t size = kScalarPageFixedSize + 8 * columns_.size();
   for (const Column& column : columns_) {
     size = AlignUp(size, kScalarColumnAlignment);
     if (column.is_string) size += 4 * (uint64_t{rows_} + 1);
-    size += column.data.size();
+    size += column.data.size() + more * column.width;
   }
   return size;
 }

@@ -7,11 +7,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "format/array_values.h"
@@ -45,6 +47,15 @@ inline Schema TestSchema() {
 // Scalar-page columns only (path, score): a shard that needs no record
 // table (SPEC.md 8.5).
 inline Schema ColumnOnlySchema() { return Schema::Make({Field::String("path"), Field::Float32("score")}).value(); }
+
+// Fixed-width numeric columns only, of widths that leave padding between
+// them in a scalar page: rows ShardWriter::AddColumns takes. Their values
+// are TestRecordValues' generic ones.
+inline Schema NumericColumnSchema() {
+  return Schema::Make({Field::Array("u8", FieldType::kUint8, {3}), Field::Float64("d"), Field::Int32("i"),
+                       Field::Array("flag", FieldType::kBool, {2}), Field::Float32("score")})
+      .value();
+}
 
 // Blobs and scalars only: no scalar-page column.
 inline Schema NoColumnSchema() {
@@ -100,6 +111,13 @@ class TestRecordValues {
                                std::string_view(reinterpret_cast<const char*>(v_.tokens.data()), 4 * v_.tokens.size()),
                                &slot.owned);
         slot.value = slot.owned;
+      } else {
+        // Any other field: a fixed-shape numeric, bytes a function of k and f.
+        slot.owned.resize(NumericWidth(field.type) * static_cast<size_t>(field.num_elements()));
+        for (size_t j = 0; j < slot.owned.size(); ++j) {
+          slot.owned[j] = static_cast<char>(field.type == FieldType::kBool ? (k + j) % 2 : (k * 31 + f * 7 + j) & 0xFF);
+        }
+        slot.value = slot.owned;
       }
     }
   }
@@ -123,6 +141,9 @@ struct ShardSpec {
   format::Metadata metadata{{"classes", "a\nb"}};
   // false: no record table where the schema allows it (SPEC.md 8.5).
   bool record_table = true;
+  // > 0: the rows go through ShardWriter::AddColumns (the schema allows
+  // it), at most this many a call; 0: Add, row by row.
+  uint64_t column_chunk = 0;
   // Applied to the values ShardWriter::Finalize writes (the ones a Writer
   // would give: shard 0 of 1 of dataset TestUuid(1)).
   std::function<void(format::ShardHeaderValues&, format::IndexHeaderValues&)> edit;
@@ -147,8 +168,24 @@ inline Result<WrittenShard> WriteTestShard(const std::string& dir, const ShardSp
   out.index_path = format::IndexPathFor(out.shard_path);
   UREC_ASSIGN_OR_RETURN(std::unique_ptr<ShardWriter> writer,
                         ShardWriter::Create(context, 0, out.shard_path, out.index_path));
-  for (uint64_t k = 0; k < spec.records; ++k) {
-    UREC_RETURN_IF_ERROR(writer->Add(TestRecordValues(spec.schema, k).values()));
+  if (spec.column_chunk == 0) {
+    for (uint64_t k = 0; k < spec.records; ++k) {
+      UREC_RETURN_IF_ERROR(writer->Add(TestRecordValues(spec.schema, k).values()));
+    }
+  } else {
+    std::vector<std::string> columns(spec.schema.num_fields());
+    for (uint64_t k = 0; k < spec.records; ++k) {
+      const TestRecordValues row(spec.schema, k);
+      for (size_t f = 0; f < columns.size(); ++f) columns[f] += row.values().slots[f].value;
+    }
+    std::vector<std::string_view> rest(columns.begin(), columns.end());
+    for (uint64_t done = 0; done < spec.records;) {
+      UREC_ASSIGN_OR_RETURN(const uint64_t added,
+                            writer->AddColumns(rest, std::min(spec.column_chunk, spec.records - done)));
+      if (added == 0) return Status::Internal("AddColumns added no row");
+      for (size_t f = 0; f < rest.size(); ++f) rest[f].remove_prefix(added * (columns[f].size() / spec.records));
+      done += added;
+    }
   }
   UREC_RETURN_IF_ERROR(writer->Close());
   format::ShardHeaderValues header;

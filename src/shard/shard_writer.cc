@@ -130,20 +130,25 @@ Status ShardWriter::FlushScalarPage() {
   return Status::OK();
 }
 
-Status ShardWriter::Add(const format::RecordValues& record) {
+Status ShardWriter::BeforeRow(uint64_t row_bytes) {
   if (index_.rows() >= UINT32_MAX) {
     return Status::InvalidArgument("shard " + std::to_string(shard_number_) + " is full (2^32 - 1 records)");
   }
-  const index::FieldLayout& layout = context_.layout;
   // A scalar page's string offsets are u32 (SPEC.md section 12): start a new
   // page before a row that would overflow them, refuse a row that alone would.
-  uint64_t row_bytes = 0;
-  for (int f : layout.column_fields) row_bytes += record.slots[static_cast<size_t>(f)].value.size();
   if (row_bytes > format::kMaxScalarPageBytes / 2) {
     return Status::InvalidArgument("record's non-blob fields total " + std::to_string(row_bytes) +
                                    " bytes, over the 2 GiB limit");
   }
-  if (scalar_page_.raw_size() + row_bytes > format::kMaxScalarPageBytes / 2) UREC_RETURN_IF_ERROR(FlushScalarPage());
+  if (scalar_page_.raw_size() + row_bytes > format::kMaxScalarPageBytes / 2) return FlushScalarPage();
+  return Status::OK();
+}
+
+Status ShardWriter::Add(const format::RecordValues& record) {
+  const index::FieldLayout& layout = context_.layout;
+  uint64_t row_bytes = 0;
+  for (int f : layout.column_fields) row_bytes += record.slots[static_cast<size_t>(f)].value.size();
+  UREC_RETURN_IF_ERROR(BeforeRow(row_bytes));
   uint8_t* entry = index_.AppendEntry();  // nullptr without a record table: nothing to store
   if (entry != nullptr) format::StoreLE<uint32_t>(entry + format::kEntryScalarPageOffset, format::kNoScalarPage);
   for (size_t slot = 0; slot < layout.blob_fields.size(); ++slot) {
@@ -175,6 +180,54 @@ Status ShardWriter::Add(const format::RecordValues& record) {
     if (scalar_page_.raw_size() >= context_.pages.scalar_page_bytes) UREC_RETURN_IF_ERROR(FlushScalarPage());
   }
   return Status::OK();
+}
+
+bool ShardWriter::TakesColumns(const ShardContext& context) {
+  const index::FieldLayout& layout = context.layout;
+  if (!layout.blob_fields.empty() || !layout.indexed_fields.empty() || layout.column_fields.empty()) return false;
+  for (int f : layout.column_fields) {
+    const Field& field = context.schema.field(static_cast<size_t>(f));
+    if (!IsNumeric(field.type) || field.has_variable_shape() || field.num_elements() == 0) return false;
+  }
+  return true;
+}
+
+Result<uint64_t> ShardWriter::AddColumns(const std::vector<std::string_view>& columns, uint64_t count) {
+  if (!TakesColumns(context_) || columns.size() != context_.layout.column_fields.size()) {
+    return Status::Internal("shard writer: rows from columns need fixed-width numeric columns only");
+  }
+  if (count == 0) return uint64_t{0};
+  uint64_t row_bytes = 0;
+  for (int f : context_.layout.column_fields) {
+    const Field& field = context_.schema.field(static_cast<size_t>(f));
+    row_bytes += NumericWidth(field.type) * static_cast<uint64_t>(field.num_elements());
+  }
+  UREC_RETURN_IF_ERROR(BeforeRow(row_bytes));
+  // Add row by row writes the page after the row that fills it, and before
+  // a row that would overflow it (BeforeRow, on the next call): the rows up
+  // to the first such point, found by bisection (both grow with the rows).
+  const uint64_t page_bytes = context_.pages.scalar_page_bytes;
+  const auto ends_page = [&](uint64_t rows) {
+    const uint64_t size = scalar_page_.raw_size_after(rows);
+    return size >= page_bytes || size + row_bytes > format::kMaxScalarPageBytes / 2;
+  };
+  uint64_t low = 1, high = std::min<uint64_t>(count, UINT32_MAX - index_.rows());
+  if (ends_page(low)) {
+    high = low;
+  } else if (ends_page(high)) {
+    while (high - low > 1) {  // ends_page(high) and not ends_page(low)
+      const uint64_t mid = low + (high - low) / 2;
+      (ends_page(mid) ? high : low) = mid;
+    }
+  }
+  const uint64_t rows = high;
+  for (uint64_t i = 0; i < rows; ++i) {
+    uint8_t* entry = index_.AppendEntry();  // nullptr without a record table
+    if (entry != nullptr) format::StoreLE<uint32_t>(entry + format::kEntryScalarPageOffset, format::kNoScalarPage);
+  }
+  scalar_page_.AddRows(columns, static_cast<uint32_t>(rows));
+  if (scalar_page_.raw_size() >= page_bytes) UREC_RETURN_IF_ERROR(FlushScalarPage());
+  return rows;
 }
 
 Status ShardWriter::Close() {

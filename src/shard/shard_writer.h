@@ -58,6 +58,17 @@ class ShardWriter {
   // Appends one record (all fields set, checked by the caller).
   Status Add(const format::RecordValues& record);
 
+  // Whether AddColumns takes the rows of `context`'s shards: every field is
+  // a numeric scalar-page column of fixed shape, so a row is its columns'
+  // bytes and nothing goes to blob pages or the record table's values.
+  static bool TakesColumns(const ShardContext& context);
+  // Appends rows straight from columns (TakesColumns): `columns[c]` holds
+  // the values of column c (of layout.column_fields) of up to `count` rows
+  // back to back. Adds rows until the scalar page being filled is full
+  // (and writes it) or `count`, and returns how many: the files equal those
+  // of Add row by row, so a caller that cuts shards checks between calls.
+  Result<uint64_t> AddColumns(const std::vector<std::string_view>& columns, uint64_t count);
+
   uint64_t records() const { return index_.rows(); }
   uint64_t file_bytes() const { return file_.offset(); }
 
@@ -88,6 +99,9 @@ class ShardWriter {
                  index::BlobLocator* locator);
   Status CloseBlobPage();
   Status FlushScalarPage();
+  // Refuses a row of `row_bytes` of scalar-page values, or any row once
+  // the shard is full; writes the page first if the row would overflow it.
+  Status BeforeRow(uint64_t row_bytes);
 
   const ShardContext& context_;
   const uint32_t shard_number_;

@@ -165,6 +165,41 @@ TEST(ShardWriterTest, AnEmptyShardAndAShardWithoutColumnsReadBack) {
   }
 }
 
+// AddColumns writes the bytes Add writes row by row: the same page cuts
+// (pages of one row, pages exactly full at 1 and 4 rows of 84 and 136 raw
+// bytes, pages that fill on a row's padding, one page), with and without a
+// record table, whatever the calls' sizes.
+TEST(ShardWriterTest, RowsFromColumnsWriteTheFilesOfRowByRow) {
+  for (const uint32_t page_bytes : {1u, 84u, 136u, 256u, 1000u, 1u << 20}) {
+    for (const bool record_table : {true, false}) {
+      ShardSpec by_row;
+      by_row.schema = testing::NumericColumnSchema();
+      by_row.records = 700;
+      by_row.pages.scalar_page_bytes = page_bytes;
+      by_row.record_table = record_table;
+      unirecord::testing::ScratchDir row_dir;
+      auto expected = WriteTestShard(row_dir.path(), by_row);
+      ASSERT_TRUE(expected.ok()) << expected.status().ToString();
+      for (const uint64_t chunk : {uint64_t{1}, uint64_t{7}, uint64_t{700}}) {
+        SCOPED_TRACE("page bytes " + std::to_string(page_bytes) + ", record table " + std::to_string(record_table) +
+                     ", rows a call " + std::to_string(chunk));
+        ShardSpec by_column = by_row;
+        by_column.column_chunk = chunk;
+        unirecord::testing::ScratchDir column_dir;
+        auto written = WriteTestShard(column_dir.path(), by_column);
+        ASSERT_TRUE(written.ok()) << written.status().ToString();
+        EXPECT_TRUE(testing::ReadBytes(written->shard_path) == testing::ReadBytes(expected->shard_path));
+        EXPECT_TRUE(testing::ReadBytes(written->index_path) == testing::ReadBytes(expected->index_path));
+      }
+    }
+  }
+  // Fields that are not fixed-width scalar-page columns are refused.
+  ShardSpec mixed;
+  mixed.column_chunk = 10;
+  unirecord::testing::ScratchDir mixed_dir;
+  EXPECT_FALSE(WriteTestShard(mixed_dir.path(), mixed).ok());
+}
+
 TEST(ShardWriterTest, WriteShardHeaderRefusesAHeaderOfAnotherSize) {
   unirecord::testing::ScratchDir dir;
   ShardSpec spec;
