@@ -159,9 +159,21 @@ BENCHMARK(BM_RandomIndexedLabel)->Arg(1)->Arg(0);
 // Many threads on one Dataset (items/s summed over threads).
 BENCHMARK(BM_RandomIndexedLabel)->Arg(1)->Threads(4)->Threads(16)->UseRealTime();
 
+// The index dataset, verified, with no scalar pages kept (each random Get
+// inflates its page).
+std::shared_ptr<Dataset> IndexDatasetKeepingNoPages() {
+  static const std::shared_ptr<Dataset> dataset = [] {
+    DatasetOptions options;
+    options.page_cache_bytes = 0;
+    return OpenOrGenerate("index-1.28M", kIndexRecords, 16, 1, options);
+  }();
+  return dataset;
+}
+
+// Arg: 0 random ids, 1 sequential ids, 2 random ids without kept pages.
 void BM_RandomGet(benchmark::State& state) {
-  auto ds = IndexDataset(true);
-  const bool sequential = state.range(0) != 0;
+  auto ds = state.range(0) == 2 ? IndexDatasetKeepingNoPages() : IndexDataset(true);
+  const bool sequential = state.range(0) == 1;
   RandomIds ids;
   uint64_t next = 0;
   size_t bytes = 0;
@@ -176,9 +188,11 @@ void BM_RandomGet(benchmark::State& state) {
   }
   benchmark::DoNotOptimize(bytes);
   state.SetItemsProcessed(state.iterations());
-  state.SetLabel(sequential ? "sequential ids" : "random ids (scalar page inflated per call)");
+  state.SetLabel(sequential               ? "sequential ids"
+                 : state.range(0) == 2 ? "random ids, no kept pages (scalar page inflated per call)"
+                                       : "random ids (scalar pages kept, DatasetOptions::page_cache_bytes)");
 }
-BENCHMARK(BM_RandomGet)->Arg(0)->Arg(1);
+BENCHMARK(BM_RandomGet)->Arg(0)->Arg(1)->Arg(2);
 
 void BM_RandomBlob(benchmark::State& state) {
   const bool verify = state.range(0) != 0;

@@ -405,6 +405,15 @@ Result<std::shared_ptr<Dataset>> Dataset::Impl::FromSegments(std::vector<OpenedS
                                                              std::shared_ptr<remote::RemoteShards> remote) {
   auto impl = std::make_unique<Impl>();
   impl->options = options;
+  if (remote == nullptr && options.page_cache_bytes > 0) {
+    const auto budget = std::make_shared<shard::PageBudget>(options.page_cache_bytes);
+    for (OpenedSegment& segment : segments) {
+      for (const auto& shard : segment.shards) shard->KeepDecodedPages(budget);
+      for (OpenedGroup& group : segment.groups) {
+        for (const auto& file : group.files) file->KeepDecodedPages(budget);
+      }
+    }
+  }
   const ShardReader* dataset_last = nullptr;  // the last segment's first shard: the dataset's metadata
   uint64_t next_id = 0;
   for (size_t k = 0; k < segments.size(); ++k) {

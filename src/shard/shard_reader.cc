@@ -288,6 +288,24 @@ Result<std::shared_ptr<const DecodedPage>> ShardReader::DecodePage(uint32_t page
   return std::shared_ptr<const DecodedPage>(std::move(decoded));
 }
 
+bool PageBudget::Take(uint64_t bytes) {
+  uint64_t used = used_.load(std::memory_order_relaxed);
+  do {
+    if (bytes > limit_ || used > limit_ - bytes) return false;
+  } while (!used_.compare_exchange_weak(used, used + bytes, std::memory_order_relaxed));
+  return true;
+}
+
+void ShardReader::KeepDecodedPages(std::shared_ptr<PageBudget> budget) {
+  if (footer_ == nullptr || footer_->pages() == nullptr || budget == nullptr) return;
+  kept_pages_.reset(new KeptPage[footer_->pages()->size()]);
+  page_budget_ = std::move(budget);
+}
+
+ShardReader::~ShardReader() {
+  if (page_budget_ != nullptr) page_budget_->Give(kept_bytes_);
+}
+
 Result<std::shared_ptr<const DecodedPage>> ShardReader::ScalarPage(const uint8_t* entry, uint64_t row, bool verify,
                                                                    uint32_t* row_in_page) const {
   // Without a record table the directory, checked at open, locates the row.
@@ -297,8 +315,28 @@ Result<std::shared_ptr<const DecodedPage>> ShardReader::ScalarPage(const uint8_t
   for (const CachedPage& slot : t_page_cache) {
     if (slot.serial == serial_ && slot.page == page_number && slot.decoded != nullptr) decoded = slot.decoded;
   }
+  // A page number past the directory is refused by DecodePage.
+  KeptPage* kept = kept_pages_ != nullptr && page_number < footer_->pages()->size() ? &kept_pages_[page_number]
+                                                                                     : nullptr;
+  if (decoded == nullptr && kept != nullptr && kept->ready.load(std::memory_order_acquire) &&
+      (kept->verified || !verify)) {
+    decoded = kept->page;
+  }
   if (decoded == nullptr) {
     UREC_ASSIGN_OR_RETURN(decoded, DecodePage(page_number, verify));
+    // A page stored raw keeps only its view: its bytes are the mapping's.
+    const uint64_t bytes = sizeof(DecodedPage) + (decoded->raw != nullptr ? decoded->raw_size : 0);
+    if (kept != nullptr && page_budget_->Take(bytes)) {
+      std::lock_guard<std::mutex> lock(keep_mu_);
+      if (kept->ready.load(std::memory_order_relaxed)) {
+        page_budget_->Give(bytes);  // another thread kept it first
+      } else {
+        kept->page = decoded;
+        kept->verified = verify;
+        kept->ready.store(true, std::memory_order_release);
+        kept_bytes_ += bytes;
+      }
+    }
     CachedPage& slot = t_page_cache[t_page_cache_next];
     t_page_cache_next = (t_page_cache_next + 1) % kPageCacheSlots;
     slot = CachedPage{serial_, page_number, decoded};

@@ -3,8 +3,10 @@
 #ifndef UNIRECORD_SHARD_SHARD_READER_H_
 #define UNIRECORD_SHARD_SHARD_READER_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -35,6 +37,21 @@ struct DecodedPage {
   format::ScalarPageView view;
 };
 
+// The bytes of decoded scalar pages the readers of one dataset may keep for
+// all threads to share (DatasetOptions::page_cache_bytes).
+class PageBudget {
+ public:
+  explicit PageBudget(uint64_t limit) : limit_(limit) {}
+  // Takes `bytes` of the budget; false, taking nothing, past the limit.
+  bool Take(uint64_t bytes);
+  void Give(uint64_t bytes) { used_.fetch_sub(bytes, std::memory_order_relaxed); }
+  uint64_t used() const { return used_.load(std::memory_order_relaxed); }
+
+ private:
+  const uint64_t limit_;
+  std::atomic<uint64_t> used_{0};
+};
+
 // Where Open finds the index and what the files are called in messages: a
 // remote dataset's cached files are named by their URLs.
 struct ShardFiles {
@@ -53,6 +70,7 @@ class ShardReader {
   // `verify_index`). The schema is that of this shard's header.
   static Result<std::unique_ptr<ShardReader>> Open(const std::string& path, bool verify_index,
                                                    const ShardFiles& files = {});
+  ~ShardReader();  // gives back the budget its kept pages took
 
   const std::string& path() const { return name_; }
   const std::string& index_path() const { return index_name_; }
@@ -85,8 +103,15 @@ class ShardReader {
   void PrefetchEntry(uint64_t row) const;
   void PrefetchBlobs(uint64_t row) const;
 
-  // The scalar page holding `row` (per-thread cache of recently used pages);
-  // `entry` is Entry(row)'s.
+  // From now on a scalar page decoded for a read is kept for every thread
+  // while `budget` allows: a read at random then inflates a page once, not
+  // once per record. The first pages decoded stay (with reads at random,
+  // which ones matters little; sequential reads hit the per-thread cache).
+  // Call before reads begin.
+  void KeepDecodedPages(std::shared_ptr<PageBudget> budget);
+
+  // The scalar page holding `row` (kept pages, then a per-thread cache of
+  // recently used ones); `entry` is Entry(row)'s.
   Result<std::shared_ptr<const DecodedPage>> ScalarPage(const uint8_t* entry, uint64_t row, bool verify,
                                                         uint32_t* row_in_page) const;
 
@@ -121,6 +146,16 @@ class ShardReader {
   uint16_t major_ = 0;
   uint16_t minor_ = 0;
   uint64_t serial_ = 0;  // distinguishes readers in the per-thread page cache
+  // KeepDecodedPages': one slot per page of the directory, set once.
+  struct KeptPage {
+    std::atomic<bool> ready{false};
+    bool verified = false;  // its checksum was checked (reads that verify need that)
+    std::shared_ptr<const DecodedPage> page;
+  };
+  std::shared_ptr<PageBudget> page_budget_;
+  std::unique_ptr<KeptPage[]> kept_pages_;
+  mutable std::mutex keep_mu_;
+  mutable uint64_t kept_bytes_ = 0;  // under keep_mu_
 };
 
 }  // namespace unirecord::shard

@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
+#include <thread>
 
 #include "shard/shard_test_util.h"
 
@@ -311,6 +313,62 @@ TEST_F(ShardReaderTest, ScalarLocatorOfABlobPage) {
     format::StoreLE<uint32_t>(entry + format::kEntryScalarPageOffset, blob_page);
   });
   ExpectError(ScalarPage(1, false), StatusCode::kCorruption, shard_, "is not a scalar page");
+}
+
+// KeepDecodedPages: a page decoded by one thread is the page every other
+// thread reads, as long as the budget holds it; the budget is given back
+// when the reader goes; a damaged page is never kept.
+TEST_F(ShardReaderTest, KeptPagesAreSharedByThreadsWithinTheBudget) {
+  const size_t score = static_cast<size_t>(layout_.column_slot[3]);  // TestSchema's field 3
+  // Every row's page read on a thread of its own (whose recent pages are
+  // empty), the score checked: the pages it got, by row (held, so that no
+  // other page can take a freed one's address).
+  auto read_all = [&](const ShardReader& reader) {
+    std::vector<std::shared_ptr<const DecodedPage>> pages(spec_.records);
+    std::thread([&] {
+      for (uint64_t row = 0; row < spec_.records; ++row) {
+        uint32_t row_in_page = 0;
+        auto page = reader.ScalarPage(*reader.Entry(row, true), row, true, &row_in_page);
+        ASSERT_TRUE(page.ok()) << page.status().ToString();
+        float value = 0;
+        std::memcpy(&value, (*page)->view.Value(score, row_in_page).data(), 4);
+        EXPECT_EQ(value, testing::TestRecord(row).score) << row;
+        pages[row] = *page;
+      }
+    }).join();
+    return pages;
+  };
+  auto reader = OpenOk();
+  ASSERT_NE(reader, nullptr);
+  const auto budget = std::make_shared<PageBudget>(1 << 20);
+  reader->KeepDecodedPages(budget);
+  const auto first = read_all(*reader);
+  EXPECT_TRUE(read_all(*reader) == first) << "a second thread reads the pages the first one decoded";
+  EXPECT_GT(budget->used(), 0u);
+  reader.reset();
+  EXPECT_EQ(budget->used(), 0u);
+  // A budget of one inflated page keeps one: the other pages are decoded again.
+  reader = OpenOk();
+  const uint64_t one_page = sizeof(DecodedPage) + Pages()[FirstPage(fb::PageKind::Scalar)].raw_length();
+  const auto small = std::make_shared<PageBudget>(one_page);
+  reader->KeepDecodedPages(small);
+  const auto a = read_all(*reader);
+  const auto b = read_all(*reader);
+  EXPECT_EQ(a[0], b[0]);
+  EXPECT_NE(a.back(), b.back());
+  EXPECT_EQ(small->used(), one_page);
+  // A damaged page fails every read: nothing of it was kept.
+  reader.reset();
+  const fb::PageEntry page = Pages()[FirstPage(fb::PageKind::Scalar)];
+  FlipByte(shard_, page.offset() + page.stored_length() / 2);
+  reader = OpenOk();
+  reader->KeepDecodedPages(budget);
+  uint32_t row_in_page = 0;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    ExpectError(reader->ScalarPage(*reader->Entry(0, true), 0, true, &row_in_page).status(), StatusCode::kCorruption,
+                shard_, "checksum mismatch");
+  }
+  EXPECT_EQ(budget->used(), 0u);
 }
 
 TEST_F(ShardReaderTest, ScalarPageChecksumMismatch) {
