@@ -128,14 +128,19 @@ Result<std::unique_ptr<ShardReader>> ShardReader::Open(const std::string& file_p
   return r;
 }
 
-Status ShardReader::CheckRowDirectory() const {
+Status ShardReader::CheckRowDirectory() {
   const auto* pages = footer_->pages();
   uint64_t next_row = 0;
+  uniform_page_rows_ = pages->size() > 0 ? pages->Get(0)->row_count() : 0;
   for (uint32_t p = 0; p < pages->size(); ++p) {
     const fb::PageEntry& page = *pages->Get(p);
     if (page.kind() != fb::PageKind::Scalar || page.first_row() != next_row || page.row_count() == 0) {
       return Status::Corruption(path() + ": page directory does not cover the rows in order at page " +
                                 std::to_string(p) + " (a shard without a record table finds its rows through it)");
+    }
+    // Pages of fixed-width rows hold the same count, the last one fewer.
+    if (p + 1 < pages->size() ? page.row_count() != uniform_page_rows_ : page.row_count() > uniform_page_rows_) {
+      uniform_page_rows_ = 0;
     }
     next_row += page.row_count();
   }
@@ -147,6 +152,7 @@ Status ShardReader::CheckRowDirectory() const {
 }
 
 uint32_t ShardReader::PageOfRow(uint64_t row) const {
+  if (uniform_page_rows_ > 0 && row < records()) return static_cast<uint32_t>(row / uniform_page_rows_);
   const auto* pages = footer_->pages();
   uint32_t lo = 0, hi = pages->size();  // the first page past `row` is in [lo, hi]
   while (lo < hi) {

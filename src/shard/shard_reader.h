@@ -128,8 +128,11 @@ class ShardReader {
   Status CheckPagesPresent() const;
   // Without a record table (SPEC.md 8.5): the directory holds scalar pages
   // only, covering the rows in order; PageOfRow finds a row's page in it.
-  Status CheckRowDirectory() const;
+  Status CheckRowDirectory();
   uint32_t PageOfRow(uint64_t row) const;
+  // CheckRowDirectory's: the rows of every page when all but the last hold
+  // the same number and the last no more (pages of fixed-width rows), else 0.
+  uint32_t uniform_page_rows_ = 0;
 
   io::MappedFile shard_;
   index::IndexReader index_;
