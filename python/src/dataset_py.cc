@@ -289,7 +289,8 @@ std::shared_ptr<PyDataset> NewDataset(const py::object& path, const py::object& 
                                       const py::object& verify_checksums, const py::object& allow_partial,
                                       const py::object& bytes_as_arg, const py::object& cache_dir,
                                       const py::object& cache_limit, const py::object& remote_options,
-                                      const py::object& version, const py::object& tag) {
+                                      const py::object& version, const py::object& tag,
+                                      const py::object& page_cache_bytes) {
   auto d = std::make_shared<PyDataset>();
   const std::string bytes_as = StrArg("bytes_as", bytes_as_arg);
   if (bytes_as != "memoryview" && bytes_as != "numpy") {
@@ -319,6 +320,7 @@ std::shared_ptr<PyDataset> NewDataset(const py::object& path, const py::object& 
   SetRemoteOptions(remote_options, &d->options.remote);
   if (!version.is_none()) d->options.version = IntArgAs<uint64_t>("version", version, 1);
   if (!tag.is_none()) d->options.tag = StrArg("tag", tag);
+  d->options.page_cache_bytes = IntArgAs<uint64_t>("page_cache_bytes", page_cache_bytes);
   OpenInto(*d);
   return d;
 }
@@ -498,7 +500,8 @@ Raises ValueError for an invalid schema (naming the field).
 Random access to the records of a unirecord dataset (a map-style dataset).
 
 Dataset(path, fields=None, *, verify_checksums=True, allow_partial=False, bytes_as="memoryview",
-        cache_dir=None, cache_limit=0, remote_options=None, version=None, tag=None)
+        cache_dir=None, cache_limit=0, remote_options=None, version=None, tag=None,
+        page_cache_bytes=256 << 20)
 
 path: a directory holding the shards, one .urec file, a glob pattern, a
 list of .urec paths, or a remote dataset: http(s)://HOST/DIR/ (or
@@ -513,6 +516,9 @@ request_deadline_s (0: none), s3_endpoint (""), s3_addressing ("auto").
 version / tag: open a kept version of a dataset with a manifest (its
 generation, or the tag naming it; unirecord.versions lists them; default
 the latest). Reading it gives the same bytes whatever was committed since.
+page_cache_bytes: scalar pages (numbers, small arrays, strings) inflated for
+reads are kept up to this many bytes for all threads (a shuffled Loader of
+such fields then inflates each page once); 0: none kept.
 
 Opening maps the files and reads only their fixed-size parts: no per-record
 work and no per-record Python objects, so it is cheap in every DataLoader
@@ -530,7 +536,8 @@ what DataLoader workers do), even when a newer one has committed since.
       .def(py::init(&NewDataset), py::arg("path"), py::arg("fields") = py::none(), py::kw_only(),
            py::arg("verify_checksums") = true, py::arg("allow_partial") = false, py::arg("bytes_as") = "memoryview",
            py::arg("cache_dir") = py::none(), py::arg("cache_limit") = 0, py::arg("remote_options") = py::none(),
-           py::arg("version") = py::none(), py::arg("tag") = py::none())
+           py::arg("version") = py::none(), py::arg("tag") = py::none(),
+           py::arg("page_cache_bytes") = uint64_t{256} << 20)
       .def("__len__", [](const PyDataset& d) { return d.dataset->size(); })
       .def("__getitem__", &GetItem, py::arg("index"),
            "The record at index (negative counts from the end) as a dict of the selected fields.")
@@ -685,7 +692,8 @@ what DataLoader workers do), even when a newer one has committed since.
             return py::make_tuple(FsNames(d.paths), d.path_is_list, d.field_names, d.options.verify_checksums,
                                   d.options.allow_partial, d.bytes_as_numpy,
                                   FsName(d.options.remote.cache_dir), d.options.remote.cache_limit,
-                                  RemoteOptionsDict(d.options.remote), d.dataset->version());
+                                  RemoteOptionsDict(d.options.remote), d.dataset->version(),
+                                  d.options.page_cache_bytes);
           },
           [](const py::tuple& t) {
             auto d = std::make_shared<PyDataset>();
@@ -701,6 +709,7 @@ what DataLoader workers do), even when a newer one has committed since.
             }
             if (t.size() > 8) SetRemoteOptions(t[8], &d->options.remote);
             if (t.size() > 9) d->options.version = t[9].cast<uint64_t>();  // the version opened, not its tag
+            if (t.size() > 10) d->options.page_cache_bytes = t[10].cast<uint64_t>();
             OpenInto(*d);
             return d;
           }));

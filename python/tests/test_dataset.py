@@ -138,6 +138,28 @@ def test_pickle_reopens(written):
     assert pickle.loads(pickle.dumps(SCHEMA)) == SCHEMA
 
 
+def test_kept_pages_read_what_inflating_each_time_reads(written):
+    """page_cache_bytes: inflated scalar pages kept for all threads (default)
+    or none (0) give the same records, read at random and through a shuffled
+    Loader; the setting travels through pickling; a bad value is refused."""
+    kept = unirecord.Dataset(written)
+    none = unirecord.Dataset(written, page_cache_bytes=0)
+    order = np.random.default_rng(3).permutation(len(kept)).tolist() * 2
+    assert [kept[i]["weight"] for i in order] == [none[i]["weight"] for i in order]
+    assert sorted(none[i]["name"] for i in range(len(none))) == sorted(make_record(i)["name"] for i in range(40))
+
+    def batches(ds):
+        loader = unirecord.Loader(ds, batch_size=8, shuffle=True, seed=5, image_field=None, label_field=None,
+                                  fields=["weight", "mean"], threads=2)
+        return [(b["weight"].tolist(), b["mean"].tolist()) for b in loader]
+
+    assert batches(kept) == batches(none)
+    assert pickle.loads(pickle.dumps(none)).__getstate__()[10] == 0
+    assert kept.__getstate__()[10] == 256 << 20
+    with pytest.raises((ValueError, TypeError), match="page_cache_bytes"):
+        unirecord.Dataset(written, page_cache_bytes=-1)
+
+
 def test_open_builds_no_per_record_python_objects(tmp_path):
     n = 20000
     with unirecord.Writer(tmp_path, {"label": Field("label", "int64", indexed=True), "x": "float32"},
