@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "dataset/commit.h"
+#include "format/array_values.h"
 #include "format/record_values.h"
 #include "io/file.h"
 #include "unirecord/staged_write.h"
@@ -33,7 +34,7 @@ uint32_t MatchedPageBytes(const Dataset& dataset, const Schema& fields, uint32_t
   for (const Field& f : fields.fields()) {
     if (f.storage() != StorageClass::kColumn) continue;
     // A string's bytes are unknown ahead: counted as 16.
-    row_bytes += f.type == FieldType::kString ? 16 : static_cast<uint64_t>(f.num_elements()) * NumericWidth(f.type);
+    row_bytes += f.type == FieldType::kString ? 16 : format::FixedValueBytes(f);
   }
   if (pages == 0 || row_bytes == 0) return configured;
   const uint64_t matched = records / pages * row_bytes;
@@ -100,7 +101,7 @@ Status CheckColumns(const Schema& fields, const FieldColumns& columns) {
                                      "; arrays hold numbers of fixed shape only");
     }
     const std::string_view column = columns.columns[k];
-    const uint64_t width = NumericWidth(f.type) * static_cast<uint64_t>(f.num_elements());
+    const uint64_t width = format::FixedValueBytes(f);
     if (width == 0 ? !column.empty() : column.size() % width != 0 || column.size() / width != columns.records) {
       return Status::InvalidArgument("add fields: the array of field '" + f.name + "' holds " +
                                      std::to_string(column.size()) + " bytes, not " +
@@ -123,7 +124,7 @@ FieldValues RowsOf(const Schema& fields, const FieldColumns& columns) {
     const uint64_t row = id - columns.first_id;
     for (size_t k = 0; k < fields.num_fields(); ++k) {
       const Field& f = fields.field(k);
-      const uint64_t width = NumericWidth(f.type) * static_cast<uint64_t>(f.num_elements());
+      const uint64_t width = format::FixedValueBytes(f);
       UREC_RETURN_IF_ERROR(out.SetValues(k, f.type, columns.columns[k].data() + row * width, f.shape));
     }
     return Status::OK();
@@ -173,7 +174,7 @@ Result<WriterSummary> WritePart(const dataset::DatasetPath& d, const Dataset& da
       }
       for (size_t k = 0; k < rows.size(); ++k) {
         const Field& f = fields.field(k);
-        const uint64_t width = NumericWidth(f.type) * static_cast<uint64_t>(f.num_elements());
+        const uint64_t width = format::FixedValueBytes(f);
         rows[k] = columns->columns[k].substr((shard.first_id - columns->first_id) * width, shard.records * width);
       }
       UREC_RETURN_IF_ERROR(writer->WriteColumns(rows, shard.records));

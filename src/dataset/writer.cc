@@ -9,6 +9,7 @@
 
 #include "dataset/commit.h"
 #include "dataset/record_builder_impl.h"
+#include "format/array_values.h"
 #include "format/dataset_uuid.h"
 #include "format/file_names.h"
 #include "format/format_constants.h"
@@ -357,7 +358,7 @@ Status Writer::Impl::WriteColumns(const std::vector<std::string_view>& columns, 
   }
   for (size_t k = 0; k < columns.size(); ++k) {
     const Field& f = schema.field(k);
-    const uint64_t width = NumericWidth(f.type) * static_cast<uint64_t>(f.num_elements());
+    const uint64_t width = format::FixedValueBytes(f);
     if (columns[k].size() / width != rows || columns[k].size() % width != 0) {
       return Status::InvalidArgument("part writer: column of field '" + f.name + "' holds " +
                                      std::to_string(columns[k].size()) + " bytes, not " + std::to_string(rows) +
@@ -384,7 +385,7 @@ Status Writer::Impl::WriteColumns(const std::vector<std::string_view>& columns, 
     }
     for (size_t k = 0; k < rest.size(); ++k) {
       const Field& f = schema.field(k);
-      rest[k].remove_prefix(*added * NumericWidth(f.type) * static_cast<uint64_t>(f.num_elements()));
+      rest[k].remove_prefix(*added * format::FixedValueBytes(f));
     }
     done += *added;
     written += *added;

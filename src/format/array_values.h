@@ -18,6 +18,12 @@ namespace unirecord::format {
 // The 8-byte indexed representation of the scalar at `p` (SPEC.md 8.2).
 uint64_t IndexedBitsOf(FieldType type, const uint8_t* p);
 
+// Bytes of one value of a numeric field of fixed shape: its elements times
+// their width (a scalar's: the width).
+inline uint64_t FixedValueBytes(const Field& field) {
+  return NumericWidth(field.type) * static_cast<uint64_t>(field.num_elements());
+}
+
 // Bytes of the shape prefix of a variable-shape array (SPEC.md 6.3): a u32
 // per variable dimension, zero-padded to a multiple of 8.
 size_t ShapePrefixBytes(const Field& field);

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "format/array_values.h"
 #include "format/endian.h"
 #include "format/format_constants.h"
 
@@ -12,7 +13,7 @@ ScalarPageBuilder::ScalarPageBuilder(const Schema& schema, std::vector<int> colu
     Column column;
     const Field& field = schema.field(static_cast<size_t>(f));
     column.is_string = field.type == FieldType::kString;
-    if (!column.is_string) column.width = NumericWidth(field.type) * static_cast<uint64_t>(field.num_elements());
+    if (!column.is_string) column.width = FixedValueBytes(field);
     columns_.push_back(std::move(column));
   }
 }
@@ -112,7 +113,7 @@ Result<ScalarPageView> ScalarPageView::Parse(const uint8_t* data, uint64_t size,
         return corrupt("scalar page string column '" + field.name + "' length mismatch");
       }
     } else {
-      column.value_width = NumericWidth(field.type) * static_cast<uint64_t>(field.num_elements());
+      column.value_width = FixedValueBytes(field);
       column.data = data + start;
       const uint64_t expected = column.value_width * view.rows_;
       if (expected > length || length - expected >= kScalarColumnAlignment) {

@@ -200,7 +200,7 @@ Result<uint64_t> ShardWriter::AddColumns(const std::vector<std::string_view>& co
   uint64_t row_bytes = 0;
   for (int f : context_.layout.column_fields) {
     const Field& field = context_.schema.field(static_cast<size_t>(f));
-    row_bytes += NumericWidth(field.type) * static_cast<uint64_t>(field.num_elements());
+    row_bytes += format::FixedValueBytes(field);
   }
   UREC_RETURN_IF_ERROR(BeforeRow(row_bytes));
   // Add row by row writes the page after the row that fills it, and before
