@@ -38,5 +38,35 @@ TEST(ScalarPageTest, BuildAndParse) {
   EXPECT_FALSE(ScalarPageView::Parse(reinterpret_cast<const uint8_t*>(raw.data()), raw.size() - 9, *schema, columns, 3, "t").ok());
 }
 
+// AddRows of numeric columns builds the page AddRow builds row by row, and
+// raw_size_after(n) is the size that page has after n more rows.
+TEST(ScalarPageTest, RowsAddedAtOnceBuildThePageOfRowByRow) {
+  auto schema = Schema::Make({Field::Array("u8", FieldType::kUint8, {3}), Field::Float64("d"),
+                              Field::Array("h", FieldType::kInt16, {1})});
+  ASSERT_TRUE(schema.ok());
+  const std::vector<int> columns = {0, 1, 2};
+  constexpr uint32_t kRows = 11;
+  std::string u8, d, h;
+  for (uint32_t r = 0; r < kRows; ++r) {
+    for (int j = 0; j < 3; ++j) u8.push_back(static_cast<char>(r * 3 + j));
+    const double value = r / 7.0;
+    d.append(reinterpret_cast<const char*>(&value), 8);
+    const int16_t small = static_cast<int16_t>(-static_cast<int>(r));
+    h.append(reinterpret_cast<const char*>(&small), 2);
+  }
+  ScalarPageBuilder by_row(*schema, columns), at_once(*schema, columns);
+  for (uint32_t r = 0; r < kRows; ++r) {
+    EXPECT_EQ(at_once.raw_size_after(r), by_row.raw_size()) << r;
+    by_row.AddRow({std::string_view(u8).substr(3 * r, 3), std::string_view(d).substr(8 * r, 8),
+                   std::string_view(h).substr(2 * r, 2)});
+  }
+  EXPECT_EQ(at_once.raw_size_after(kRows), by_row.raw_size());
+  at_once.AddRows({u8.substr(0, 12), d.substr(0, 32), h.substr(0, 8)}, 4);  // in two runs
+  at_once.AddRows({u8.substr(12), d.substr(32), h.substr(8)}, kRows - 4);
+  EXPECT_EQ(at_once.rows(), kRows);
+  EXPECT_EQ(at_once.raw_size(), by_row.raw_size());
+  EXPECT_TRUE(at_once.Finish() == by_row.Finish());
+}
+
 }  // namespace
 }  // namespace unirecord::format
