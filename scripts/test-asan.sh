@@ -6,7 +6,8 @@
 # (the image layer), the sampler, the threaded loader (with its batched
 # fields) and the sample decoder, the query parser and plans (a damaged
 # sorted index included), the remote cache (pins, eviction), locations and
-# the prefetch window must be clean too, views held past their
+# the prefetch window must be clean too, the shard reader's pages kept for
+# all threads and the shard writer's rows from columns too, views held past their
 # Dataset/Loader must stay valid, staged writes (parts, commit, merge,
 # append, versions, tags, gc) must be clean, and Result's asserts must hold. Only these targets
 # are built, so it takes a few minutes on two cores. This list is the one
@@ -18,7 +19,7 @@ SUITES=(image/jpeg_probe_test image/jpeg_corpus_test image/jpeg_decoder_test ima
         image/png_decoder_test image/jpeg_huffman_test image/jpeg_restart_crop_test image/jpeg_transcode_test image/resample_test sample/sampler_test
         pipeline/loader_test pipeline/loader_device_test gpu/host_convert_test pipeline/batch_fields_test pipeline/sample_decoder_test
         pipeline/packer_test pipeline/packed_loader_test query/parser_test query/query_test query/list_query_test
-        index/list_index_test
+        index/list_index_test shard/shard_reader_test shard/shard_writer_test
         dataset/dataset_lifetime_test dataset/staged_write_test dataset/versions_test dataset/compact_test dataset/fields_test util/status_test remote/shard_cache_test remote/location_test
         remote/remote_shards_test convert/manifest_test convert/coco_annotations_test convert/json_policy_test
         convert/source_path_test)

@@ -93,9 +93,9 @@ struct DatasetOptions {
   // strings) inflated for reads are kept, up to this many bytes, for every
   // thread reading this Dataset to share: reads at random (a shuffled
   // Loader of such fields) then inflate each page once, not once per
-  // record. The first pages read stay until the Dataset closes. 0: only
-  // each thread's few most recent pages. Local datasets; a remote one keeps
-  // each thread's recent pages only. Default: 256 MiB.
+  // record. The first pages read stay until the Dataset closes (a remote
+  // dataset's: until it closes the file, once read). 0: only each thread's
+  // few most recent pages. Default: 256 MiB.
   uint64_t page_cache_bytes = uint64_t{256} << 20;
 
   // Remote datasets (http://, https://, s3://): the cache directory and its

@@ -405,12 +405,18 @@ Result<std::shared_ptr<Dataset>> Dataset::Impl::FromSegments(std::vector<OpenedS
                                                              std::shared_ptr<remote::RemoteShards> remote) {
   auto impl = std::make_unique<Impl>();
   impl->options = options;
-  if (remote == nullptr && options.page_cache_bytes > 0) {
+  if (options.page_cache_bytes > 0) {
     const auto budget = std::make_shared<shard::PageBudget>(options.page_cache_bytes);
-    for (OpenedSegment& segment : segments) {
-      for (const auto& shard : segment.shards) shard->KeepDecodedPages(budget);
-      for (OpenedGroup& group : segment.groups) {
-        for (const auto& file : group.files) file->KeepDecodedPages(budget);
+    if (remote != nullptr) {
+      // Its pages are read through the data files it opens (the readers
+      // here hold the frames only).
+      remote->KeepDecodedPages(budget);
+    } else {
+      for (OpenedSegment& segment : segments) {
+        for (const auto& shard : segment.shards) shard->KeepDecodedPages(budget);
+        for (OpenedGroup& group : segment.groups) {
+          for (const auto& file : group.files) file->KeepDecodedPages(budget);
+        }
       }
     }
   }

@@ -431,6 +431,7 @@ std::shared_ptr<const ShardData> RemoteShards::Opened(Shard& shard, io::FlockedF
   auto data = std::make_shared<ShardData>();
   data->pin = std::move(pin);
   data->reader = std::move(reader);
+  data->reader->KeepDecodedPages(page_budget_);  // none kept without a budget
   shard.open = data;
   return std::shared_ptr<const ShardData>(std::move(data));
 }

@@ -91,6 +91,11 @@ class RemoteShards {
 
   RemoteStats stats() const;
 
+  // The files' data readers opened from now on keep their inflated scalar
+  // pages within `budget` (shard::ShardReader::KeepDecodedPages), until
+  // the file is closed. Call before reads begin.
+  void KeepDecodedPages(std::shared_ptr<shard::PageBudget> budget) { page_budget_ = std::move(budget); }
+
  private:
   struct Shard {
     std::string name;        // file name (the remote's)
@@ -168,6 +173,7 @@ class RemoteShards {
   std::atomic<uint64_t> verify_failures_{0};
   std::atomic<uint64_t> prefetched_{0};
   std::atomic<uint64_t> read_fetches_{0};
+  std::shared_ptr<shard::PageBudget> page_budget_;
 };
 
 }  // namespace unirecord::remote
