@@ -5,11 +5,15 @@ which builds the C++ library from the repository root (..) and links it in.
     pip install --no-build-isolation --no-index ./python  # offline (Debian's setuptools + pybind11-dev)
 
 Environment: CMAKE_BUILD_PARALLEL_LEVEL (jobs, default: all cores),
-UNIRECORD_CMAKE_ARGS (extra CMake arguments), UNIRECORD_BUILD_TYPE (default Release).
+UNIRECORD_CMAKE_ARGS (extra CMake arguments), UNIRECORD_BUILD_TYPE (default Release),
+UNIRECORD_PREBUILT_CORE (the path of a _core module built already, by the root
+build with -DUNIRECORD_BUILD_PYTHON=ON: the wheel takes it instead of compiling;
+scripts/test-python.sh uses it).
 """
 
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -27,6 +31,12 @@ class CMakeExtension(Extension):
 
 class CMakeBuild(build_ext):
     def build_extension(self, ext: Extension) -> None:
+        prebuilt = os.environ.get("UNIRECORD_PREBUILT_CORE")
+        if prebuilt:
+            target = Path(self.get_ext_fullpath(ext.name))
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(prebuilt, target)
+            return
         out_dir = Path(self.get_ext_fullpath(ext.name)).resolve().parent
         build_dir = Path(self.build_temp).resolve() / "cmake"
         build_dir.mkdir(parents=True, exist_ok=True)

@@ -17,13 +17,13 @@ s3rver_installed() {
     [ -x "$s3rver_dir/node_modules/.bin/s3rver" ]
 }
 packages=(
-  build-essential cmake pkg-config git
+  build-essential cmake pkg-config git ninja-build ccache
   libjpeg62-turbo-dev libpng-dev
   libcurl4-openssl-dev
   libzstd-dev libxxhash-dev libflatbuffers-dev flatbuffers-compiler
   libcli11-dev nlohmann-json3-dev googletest libgtest-dev libbenchmark-dev libsqlite3-dev libroaring-dev
   python3 python3-dev python3-venv python3-pip python3-setuptools python3-wheel pybind11-dev libdlpack-dev
-  python3-numpy python3-pil python3-pytest python3-torch python3-torchvision python3-matplotlib
+  python3-numpy python3-pil python3-pytest python3-pytest-xdist python3-torch python3-torchvision python3-matplotlib
   python3-dask python3-distributed
   libstb-dev libyuv-dev libswscale-dev
   strace

@@ -11,7 +11,11 @@ fi
 export UREC="${UREC:-$PWD/${BUILD_DIR:-build}/tools/urec}"
 suites=(tests/cli)
 if [ -f python/pyproject.toml ] || [ -f python/setup.py ]; then
-  "$VENV/bin/python" -m pip install -q --no-build-isolation --no-index ./python
+  # The wheel takes the module that scripts/build.sh linked to the library
+  # (BUILD/python) instead of compiling the library a second time.
+  core=$(ls "${BUILD_DIR:-build}"/python/unirecord/_core*.so 2>/dev/null | head -n 1)
+  UNIRECORD_PREBUILT_CORE=${core:+$PWD/$core} \
+    "$VENV/bin/python" -m pip install -q --no-build-isolation --no-index ./python
   suites+=(python/tests)
 fi
 "$VENV/bin/python" -m pytest -q "${suites[@]}"
