@@ -12,12 +12,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build-gpu}
 BUNDLE=${BUNDLE:-build-gpu-bundle}
-# The one list of programs: run_gpu.sh runs the tests among them.
-programs=(host_convert_test cuda_interface_test device_batches_test loader_device_test loader_test loader_bench urec)
 if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
   cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCHS:-80;90}" >/dev/null
 fi
 grep -q '^UNIRECORD_ENABLE_CUDA:BOOL=ON' "$BUILD_DIR/CMakeCache.txt" || { echo "gpu_bundle: $BUILD_DIR is not a CUDA build" >&2; exit 1; }
+# The programs: every test labelled gpu (CMake lists them when it configures;
+# run_gpu.sh runs the tests among them), the loader benchmark and urec.
+mapfile -t gpu_tests < <(grep . "$BUILD_DIR/gpu_test_programs.txt")
+((${#gpu_tests[@]})) || { echo "gpu_bundle: $BUILD_DIR/gpu_test_programs.txt lists no test" >&2; exit 1; }
+programs=("${gpu_tests[@]}" loader_bench urec)
 cmake --build "$BUILD_DIR" -j "$(nproc)" --target "${programs[@]}" unirecord
 rm -rf "$BUNDLE"
 mkdir -p "$BUNDLE/bin" "$BUNDLE/lib" "$BUNDLE/include"

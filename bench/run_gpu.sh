@@ -77,15 +77,18 @@ if [ ! -d "$records" ]; then
     "$BIN/urec" convert imagefolder "$WORK/folder90" "$records" --name train >/dev/null
 fi
 check cuda_check "$PYTHON" python/tests/cuda_check.py "$records" "$DEVICE"
-# The over-HTTP device test serves the dataset with nginx; a GPU host without
-# it runs the others and says so (CI runs that test on the host device).
-device_tests="device or without_images"
+# The device tests are those parametrized over `device` (python/tests/conftest.py
+# marks them), in the files that use cuda_check.DEVICES; an empty selection is
+# a failure (pytest exits 5). The over-HTTP
+# one serves the dataset with nginx; a GPU host without it runs the others and
+# says so (CI runs that test on the host device).
+device_filter=()
 if ! command -v nginx >/dev/null && [ ! -x /usr/sbin/nginx ]; then
-  device_tests="($device_tests) and not over_http"
+  device_filter=(-k "not over_http")
   echo "== no nginx here: test_device_loader_over_http left out"
 fi
-check python_device_tests "$PYTHON" -m pytest -q -p no:cacheprovider python/tests/test_loader.py \
-  python/tests/test_loader_fields.py python/tests/test_packing.py -k "$device_tests"
+check python_device_tests "$PYTHON" -m pytest -q -p no:cacheprovider -c python/pyproject.toml --rootdir python \
+  $(grep -l "cuda_check.DEVICES" python/tests/test_*.py) -m device "${device_filter[@]}"
 echo "$passed passed, $failed failed${failures[*]:+ (${failures[*]})}" | tee "$OUT/summary.txt"
 status=$((failed > 0))
 [ "${BENCH:-1}" = 0 ] && exit $status

@@ -174,6 +174,7 @@ struct LoaderStats {
   double decode_s = 0;   // probe, crop planning, partial decode and resize into the slot
                          // (in the batch's layout: the resizer writes NCHW itself)
   double upload_s = 0;   // queueing copy and conversion on the CUDA stream
+  uint64_t uploads = 0;  // batches queued on the device (device loaders; prefetched ones included)
   double wait_s = 0;     // consumer waiting in Next()
   double wall_s = 0;     // since Create or ResetStats
   double images_per_s = 0;

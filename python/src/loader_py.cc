@@ -597,6 +597,7 @@ class PyLoader {
     d["read_s"] = s.read_s;
     d["decode_s"] = s.decode_s;
     d["upload_s"] = s.upload_s;
+    d["uploads"] = s.uploads;
     d["wait_s"] = s.wait_s;
     d["wall_s"] = s.wall_s;
     d["images_per_s"] = s.images_per_s;

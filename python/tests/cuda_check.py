@@ -55,7 +55,7 @@ def compare_normalised(device_loader, cpu_loader, device):
     returns the samples compared."""
     m, s = _imagenet_scale()
     n = 0
-    for (gi, gl, gid), (ci, cl, cid) in zip(device_loader, cpu_loader):
+    for (gi, gl, gid), (ci, cl, cid) in zip(device_loader, cpu_loader, strict=True):
         assert _on_device(gi, device) and _on_device(gl, device) and gi.dtype == torch.float32 and gi.shape == ci.shape
         assert gi.data_ptr() != ci.data_ptr()
         assert torch.equal(gid, cid) and torch.equal(gl.cpu(), cl)
@@ -74,13 +74,16 @@ def run(records, device="cuda"):
     # uint8 NHWC is the raw pixels; float16 NCHW normalised.
     for dtype, layout in ((torch.uint8, "NHWC"), (torch.float16, "NCHW")):
         pairs = zip(unirecord.Loader(records, device=device, dtype=dtype, layout=layout, **kw),
-                    unirecord.Loader(records, layout=layout, **kw))
+                    unirecord.Loader(records, layout=layout, **kw), strict=True)
+        compared = 0
         for (gi, _, gid), (ci, _, cid) in pairs:
+            compared += len(gid)
             assert gi.dtype == dtype and torch.equal(gid, cid)
             if dtype == torch.uint8:
                 assert torch.equal(gi.cpu(), ci)
             else:
                 assert (gi.float().cpu() - (ci.float() - m) / s).abs().max().item() < 2e-2
+        assert compared == len(unirecord.Dataset(records))
     # Lifetime: a batch kept through the whole next epoch (its host and device
     # buffers are not refilled meanwhile) stays unchanged; plain loops work.
     loader = unirecord.Loader(records, device=device, **dict(kw, batch_size=9))
@@ -107,17 +110,18 @@ def run(records, device="cuda"):
     loader.load_state_dict(state)
     got = [ids.clone() for _, _, ids in loader]
     _synchronize(device)
-    assert len(got) == len(want) > 0 and all(torch.equal(a, b) for a, b in zip(got, want))
+    assert len(got) == len(want) > 0 and all(torch.equal(a, b) for a, b in zip(got, want, strict=True))
     assert torch.equal(held[0], held_copy)
     del held, held_copy, it
     gc.collect()
     if device != "cuda":
         return
-    # A side stream as the consumer (the loader makes the current stream wait).
+    # A side stream as the consumer (the loader makes the current stream
+    # wait): its batches equal the CPU loader's, read on that stream.
     side = torch.cuda.Stream()
     with torch.cuda.stream(side):
-        total = sum(images.sum().item() for images, _, _ in unirecord.Loader(records, device=device, **kw))
-    assert total != 0
+        assert compare_normalised(unirecord.Loader(records, device=device, **kw), unirecord.Loader(records, **kw),
+                                  device) == len(unirecord.Dataset(records))
 
 
 def run_fields(records, device="cuda", **loader_kw):
@@ -127,8 +131,9 @@ def run_fields(records, device="cuda", **loader_kw):
     for ragged in ("pad", "jagged"):
         kw = dict(loader_kw, ragged=ragged)
         batches = 0
-        for g, c in zip(unirecord.Loader(records, device=device, dtype=torch.uint8, layout="NHWC", **kw),
-                        unirecord.Loader(records, layout="NHWC", **kw)):
+        host = unirecord.Loader(records, layout="NHWC", **kw)
+        for g, c in zip(unirecord.Loader(records, device=device, dtype=torch.uint8, layout="NHWC", **kw), host,
+                        strict=True):
             assert g.keys() == c.keys(), (g.keys(), c.keys())
             for key, want in c.items():
                 got = g[key]
@@ -140,7 +145,7 @@ def run_fields(records, device="cuda", **loader_kw):
                     assert _on_device(got, device) and got.dtype == want.dtype and torch.equal(got.cpu(), want), key
                     assert got.data_ptr() != want.data_ptr(), key
             batches += 1
-        assert batches > 0
+        assert batches == len(host) > 0
 
 
 if __name__ == "__main__":

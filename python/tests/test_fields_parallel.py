@@ -110,9 +110,10 @@ def test_byte_identical_in_local_processes(pristine, reference, tmp_path, shards
     summaries = add_both(path, processes=2, shards_per_task=shards_per_task, progress=seen.append)
     assert_same(path.parent, reference, summaries)
     # Tasks never span the segments' boundary.
-    appended = unirecord.Dataset(pristine / "train").segments[1]["shards"]
-    assert summaries[0]["tasks"] == 2 + (appended + shards_per_task - 1) // shards_per_task if shards_per_task == 2 \
-        else 3 + appended
+    segments = unirecord.Dataset(pristine / "train").segments
+    assert len(segments) == 2 and all(segment["shards"] > shards_per_task for segment in segments)
+    expected_tasks = sum(-(-segment["shards"] // shards_per_task) for segment in segments)
+    assert summaries[0]["tasks"] == expected_tasks
     assert seen[-1]["files_done"] == seen[-1]["files_total"] == TOTAL
 
 

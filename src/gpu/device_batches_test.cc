@@ -1,6 +1,7 @@
 // CUDA device tests, built with CUDA only (cuda_interface_test covers both
-// builds; pipeline/loader_device_test runs the Loader on this device and on
-// the host device). They need a CUDA device and skip (with a message) without
+// builds; device_batches_protocol_test runs the upload protocol and
+// pipeline/loader_device_test the Loader on this device and on the host
+// device). They need a CUDA device and skip (with a message) without
 // one, or fail when UNIRECORD_REQUIRE_GPU=1 (bench/run_gpu.sh).
 #include "gpu/device_batches.h"
 
@@ -149,44 +150,6 @@ TEST(DeviceBatchesTest, UploadEventsOrderProducerAndConsumer) {
   cudaFree(snapshot);
   batches->reset();
   cudaStreamDestroy(consumer);
-}
-
-// Fields ride with the images: each range lands on the device 256-byte
-// aligned and intact; a later, larger batch grows the slot's buffers while
-// the consumer holds a copy of the first batch's fields.
-TEST(DeviceBatchesTest, FieldsUploadWithTheImagesAndGrow) {
-  SKIP_WITHOUT_DEVICE();
-  CudaOptions o;
-  o.device = 0;
-  o.dtype = DeviceDType::kUint8;
-  o.layout = ImageLayout::kNHWC;
-  const size_t count = 4;
-  const int h = 8, w = 8;
-  Result<std::unique_ptr<DeviceBatches>> batches = DeviceBatches::Create(o, 1, count, h, w);
-  ASSERT_TRUE(batches.ok()) << batches.status().ToString();
-  DeviceBatches& db = **batches;
-  for (size_t scale : {size_t{1}, size_t{1000}}) {
-    SCOPED_TRACE(testing::Message() << "scale " << scale);
-    const std::vector<std::vector<uint8_t>> ranges = {Pattern(13 * scale, 3), {}, Pattern(8 * scale, 4),
-                                                      Pattern(300 * scale, 5)};
-    std::vector<DeviceBatches::FieldUpload> uploads;
-    for (const std::vector<uint8_t>& r : ranges) uploads.push_back({r.data(), r.size(), nullptr});
-    const std::vector<uint8_t> pixels = Pattern(count * h * w * 3, 6);
-    std::memcpy(db.host(0), pixels.data(), pixels.size());
-    ASSERT_TRUE(db.Upload(0, count, &uploads).ok());
-    ASSERT_CUDA(cudaEventSynchronize(static_cast<cudaEvent_t>(db.ready_event(0))));
-    for (size_t i = 0; i < ranges.size(); ++i) {
-      ASSERT_NE(uploads[i].device, nullptr);
-      EXPECT_EQ(reinterpret_cast<uintptr_t>(uploads[i].device) % 256, 0u);
-      std::vector<uint8_t> back(ranges[i].size());
-      ASSERT_CUDA(cudaMemcpy(back.data(), uploads[i].device, back.size(), cudaMemcpyDeviceToHost));
-      EXPECT_TRUE(back == ranges[i]) << "range " << i;
-    }
-    std::vector<uint8_t> images(pixels.size());
-    ASSERT_CUDA(cudaMemcpy(images.data(), db.device_output(0), images.size(), cudaMemcpyDeviceToHost));
-    EXPECT_TRUE(images == pixels);
-    ASSERT_TRUE(db.Recycle(0).ok());
-  }
 }
 
 TEST(GpuBandwidthTest, MeasuresEveryPath) {

@@ -205,9 +205,21 @@ TEST_P(LoaderDeviceTest, HeldBatchSurvivesSetEpochAndRestore) {
     EXPECT_TRUE(h_end->empty());
     EXPECT_TRUE(d_end->empty());
   };
-  // Time for the workers to fill and upload the batches ahead, so that the
-  // run change drops uploaded slots, not only empty ones.
-  auto let_prefetch_fill = [] { std::this_thread::sleep_for(std::chrono::milliseconds(100)); };
+  // Waits until the workers have uploaded a batch into each of the
+  // `free_slots` buffers that no held batch occupies, so that the run change
+  // drops uploaded slots, not only empty ones. Counts since the last run
+  // change (ResetStats there): uploads past the batches handed out are ahead.
+  auto let_prefetch_fill = [&device](uint64_t free_slots) {
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+    auto ahead = [&] {
+      const LoaderStats stats = device.stats();
+      return stats.uploads >= stats.batches + free_slots;
+    };
+    while (!ahead() && std::chrono::steady_clock::now() < give_up) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    ASSERT_TRUE(ahead()) << "the batches ahead were never uploaded";
+  };
 
   Batch held;
   next_pair(&held, 0, 0);
@@ -217,7 +229,8 @@ TEST_P(LoaderDeviceTest, HeldBatchSurvivesSetEpochAndRestore) {
   next_pair(&second, 0, 1);
   ASSERT_FALSE(HasFatalFailure());
   second.Release();
-  let_prefetch_fill();
+  let_prefetch_fill(2);  // 3 buffers, `held` in one
+  ASSERT_FALSE(HasFatalFailure());
 
   host.SetEpoch(1);
   device.SetEpoch(1);
@@ -227,6 +240,7 @@ TEST_P(LoaderDeviceTest, HeldBatchSurvivesSetEpochAndRestore) {
 
   host.SetEpoch(2);
   device.SetEpoch(2);
+  device.ResetStats();
   for (uint64_t index = 0; index < 3; ++index) {
     Batch d;
     next_pair(&d, 2, index);
@@ -244,7 +258,8 @@ TEST_P(LoaderDeviceTest, HeldBatchSurvivesSetEpochAndRestore) {
     next_pair(&d, 2, 4);
     ASSERT_FALSE(HasFatalFailure());
   }
-  let_prefetch_fill();
+  let_prefetch_fill(1);  // `held` and `after_save` in two of the 3 buffers
+  ASSERT_FALSE(HasFatalFailure());
   ASSERT_TRUE(host.Restore(host_state).ok());
   ASSERT_TRUE(device.Restore(device_state).ok());
   rest_of_epoch(2, 3);

@@ -192,6 +192,7 @@ void Loader::Impl::FinishBatch(size_t slot_index, std::unique_lock<std::mutex>& 
   }
   lock.lock();
   totals.upload_s += Seconds(took);
+  if (device != nullptr && uploaded.ok()) ++totals.uploads;
   if (!uploaded.ok()) slot.error = std::move(uploaded);
 }
 
