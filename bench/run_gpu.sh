@@ -77,9 +77,8 @@ if [ ! -d "$records" ]; then
     "$BIN/urec" convert imagefolder "$WORK/folder90" "$records" --name train >/dev/null
 fi
 check cuda_check "$PYTHON" python/tests/cuda_check.py "$records" "$DEVICE"
-# The device tests are those parametrized over `device` (python/tests/conftest.py
-# marks them), in the files that use cuda_check.DEVICES; an empty selection is
-# a failure (pytest exits 5). The over-HTTP
+# The device tests are those parametrized over cuda_check.DEVICES, which carry
+# the marker `device`; an empty selection is a failure (pytest exits 5). The over-HTTP
 # one serves the dataset with nginx; a GPU host without it runs the others and
 # says so (CI runs that test on the host device).
 device_filter=()

@@ -34,4 +34,4 @@ if "$VENV/bin/python" -c 'import xdist' 2>/dev/null; then
   parallel=(-n "${PYTEST_WORKERS:-$(nproc)}")
 fi
 PYTHONPATH=$PWD/tests${PYTHONPATH:+:$PYTHONPATH} UNIRECORD_STRICT_SKIPS=1 \
-  "$VENV/bin/python" -m pytest -q -rs -p skip_policy "${parallel[@]}" "${suites[@]}"
+  "$VENV/bin/python" -m pytest -q -rs -p skip_policy --rootdir "$PWD" "${parallel[@]}" "${suites[@]}"

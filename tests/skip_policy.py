@@ -6,7 +6,10 @@ instead of leaving it green with less tested.
 
 Each line of allowed_skips.txt: a glob over the test's node id, " | ", a
 regular expression the skip's reason must match (re.search), " | ", why the
-skip is expected on CI. Blank lines and lines starting with # are ignored."""
+skip is expected on CI. Blank lines and lines starting with # are ignored.
+
+It also registers the `device` marker of the GPU tests (bench/run_gpu.sh
+selects them with -m device)."""
 import fnmatch
 import os
 import pathlib
@@ -17,6 +20,7 @@ import pytest
 ALLOWED_FILE = pathlib.Path(__file__).with_name("allowed_skips.txt")
 REPOSITORY = pathlib.Path(__file__).resolve().parents[1]
 STRICT_ENV = "UNIRECORD_STRICT_SKIPS"
+DEVICE_MARKER = "device: runs the loader's device path (python/tests/cuda_check.py's DEVICES carry it)"
 
 
 def load_allowed(path=ALLOWED_FILE):
@@ -50,10 +54,14 @@ class SkipPolicy:
         self.rootpath = rootpath
         self.unexpected = []
 
-    def _node(self, nodeid):
-        """The node id with its path from the repository's root, whichever
-        rootdir pytest chose (python/ when given python/tests alone)."""
-        path, sep, rest = nodeid.partition("::")
+    def _node(self, report):
+        """The report's node id with its path from the repository's root,
+        whichever rootdir pytest chose (a file outside it has no path in
+        its node id: its location has)."""
+        path, sep, rest = report.nodeid.partition("::")
+        location = getattr(report, "location", None)
+        if location:
+            path = location[0]
         try:
             path = (self.rootpath / path).resolve().relative_to(REPOSITORY).as_posix()
         except ValueError:
@@ -62,7 +70,7 @@ class SkipPolicy:
 
     def _seen(self, report):
         if report.skipped and not hasattr(report, "wasxfail"):
-            node, reason = self._node(report.nodeid), skip_reason(report)
+            node, reason = self._node(report), skip_reason(report)
             if not is_allowed(node, reason, self.allowed):
                 self.unexpected.append((node, reason))
 
@@ -85,5 +93,7 @@ class SkipPolicy:
 
 
 def pytest_configure(config):
+    # python/pyproject.toml registers it too, for runs rooted in python/.
+    config.addinivalue_line("markers", DEVICE_MARKER)
     if os.environ.get(STRICT_ENV) == "1":
         config.pluginmanager.register(SkipPolicy(load_allowed(), config.rootpath), "unirecord_skip_policy")

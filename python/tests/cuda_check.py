@@ -10,22 +10,23 @@ import gc
 import os
 import sys
 
+import pytest
 import torch
 
 import unirecord
 
 
 # The devices a test runs the loader's device path on: the host device always,
-# CUDA where there is one.
-DEVICES = ("emulated", "cuda")
+# CUDA where there is one. Each carries the `device` marker, so a test
+# parametrized over them is one that bench/run_gpu.sh selects (-m device),
+# whatever its name.
+DEVICES = tuple(pytest.param(device, marks=pytest.mark.device, id=device) for device in ("emulated", "cuda"))
 
 
 def require(device):
     """In a pytest test: skips the CUDA case without a CUDA device, or fails it
     when UNIRECORD_REQUIRE_GPU=1 (bench/run_gpu.sh sets it: there a skip would
     hide a broken GPU path)."""
-    import pytest
-
     if device == "cuda" and not unirecord.cuda_available():
         if os.environ.get("UNIRECORD_REQUIRE_GPU") == "1":
             pytest.fail("UNIRECORD_REQUIRE_GPU=1 but no CUDA device is usable (unirecord built without CUDA, or torch sees none)")
