@@ -424,39 +424,52 @@ class S3rver(_ServerProcess):
                 env=env)
         self._wait_until_listening(timeout=30)
 
-    def put(self, key, data, conn=None):
-        """PUT bytes `data` at `key` of the bucket, signed (SigV4), on
-        connection `conn` (None: one of its own)."""
+    def _send(self, method, key, data, conn, answered):
+        """`method` on `key` of the bucket, signed (SigV4), on connection
+        `conn` (None: one of its own); refused unless answered `answered`."""
         path = f"/{self.bucket}/{urllib.parse.quote(key)}"
         headers = {"host": f"127.0.0.1:{self.port}",
                    "x-amz-date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ"),
                    "x-amz-content-sha256": hashlib.sha256(data).hexdigest()}
         signed = sorted(headers)
-        signature = sigv4_signature(self.SECRET, self.REGION, "PUT", path, "", headers, signed)
+        signature = sigv4_signature(self.SECRET, self.REGION, method, path, "", headers, signed)
         headers["Authorization"] = (f"AWS4-HMAC-SHA256 Credential={self.KEY}/{headers['x-amz-date'][:8]}/"
                                     f"{self.REGION}/s3/aws4_request, SignedHeaders={';'.join(signed)}, "
                                     f"Signature={signature}")
         own = conn is None
         conn = conn or http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
         try:
-            conn.request("PUT", path, body=data, headers=headers)
+            conn.request(method, path, body=data, headers=headers)
             resp = conn.getresponse()
             body = resp.read()
-            if resp.status != 200:
-                raise RuntimeError(f"PUT {path}: {resp.status} {body[:300]!r}")
+            if resp.status != answered:
+                raise RuntimeError(f"{method} {path}: {resp.status} {body[:300]!r}")
         finally:
             if own:
                 conn.close()
 
-    def put_folder(self, folder, prefix):
-        """Every file of `folder` under KEY prefix/NAME, on one connection."""
+    def put(self, key, data, conn=None):
+        """PUT bytes `data` at `key` of the bucket, signed (SigV4)."""
+        self._send("PUT", key, data, conn, 200)
+
+    def _each_file(self, folder, prefix, send):
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
         try:
             for name in sorted(os.listdir(folder)):
-                with open(os.path.join(folder, name), "rb") as f:
-                    self.put(f"{prefix}/{name}", f.read(), conn)
+                send(f"{prefix}/{name}", os.path.join(folder, name), conn)
         finally:
             conn.close()
+
+    def put_folder(self, folder, prefix):
+        """Every file of `folder` under KEY prefix/NAME, on one connection."""
+        def put(key, path, conn):
+            with open(path, "rb") as f:
+                self.put(key, f.read(), conn)
+        self._each_file(folder, prefix, put)
+
+    def delete_folder(self, folder, prefix):
+        """The keys prefix/NAME of every file of `folder` deleted."""
+        self._each_file(folder, prefix, lambda key, path, conn: self._send("DELETE", key, b"", conn, 204))
 
     def answers(self, status):
         """How many requests it answered with HTTP `status` (its log)."""

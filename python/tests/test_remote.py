@@ -488,19 +488,29 @@ def _numbered_dataset(folder, name, count, shards, first_id=0):
 
 @pytest.fixture(scope="module")
 def s3_listed(tmp_path_factory):
-    """s3rver holding bucket/many/ (one dataset of 600 shards: 1,201 keys)
-    and bucket/two/ (the same, and a small dataset "a" whose keys come first:
-    "big.uset" is on the listing's second page)."""
+    """s3rver holding bucket/many/: one dataset "big" of 600 shards, 1,201
+    keys; a small dataset "a" to add beside it."""
     root = tmp_path_factory.mktemp("listed")
     many = _numbered_dataset(root / "many", "big", MANY_SHARDS, MANY_SHARDS)
-    two = _numbered_dataset(root / "two", "big", MANY_SHARDS, MANY_SHARDS)
-    _numbered_dataset(two, "a", 4, 2, first_id=10_000)
     assert len(list(many.iterdir())) > 1200
+    small = _numbered_dataset(root / "small", "a", 4, 2, first_id=10_000)
     server = S3rver()
     server.put_folder(many, "many")
-    server.put_folder(two, "two")
-    yield {"server": server, "many": many, "two": two}
+    yield {"server": server, "many": many, "small": small}
     server.stop()
+
+
+@pytest.fixture
+def s3_two(s3_listed, tmp_path):
+    """bucket/many/ with "a" beside "big" while the test runs; its copy on
+    disk. The keys of "a" come first: "big.uset" is on the second page."""
+    server, two = s3_listed["server"], tmp_path / "two"
+    shutil.copytree(s3_listed["many"], two)
+    for path in s3_listed["small"].iterdir():
+        shutil.copyfile(path, two / path.name)
+    server.put_folder(s3_listed["small"], "many")
+    yield two
+    server.delete_folder(s3_listed["small"], "many")
 
 
 @pytest.fixture
@@ -530,22 +540,21 @@ def test_s3_folder_of_1200_keys_opens_and_reads_equal_to_local(s3_listed, s3_env
     assert server.answers(500) == failures_before
 
 
-def test_s3_folder_of_two_datasets_is_refused_as_on_disk(s3_listed, s3_env, tmp_path):
+def test_s3_folder_of_two_datasets_is_refused_as_on_disk(s3_listed, s3_two, s3_env, tmp_path):
     """Read one page, the folder would open "a" (its keys come first) where
     the same folder on disk is refused: now both refuse, naming both."""
     server = s3_listed["server"]
     options = {"cache_dir": tmp_path / "cache", "remote_options": {"s3_endpoint": server.url}}
     with pytest.raises(ValueError) as on_disk:
-        unirecord.Dataset(s3_listed["two"])
+        unirecord.Dataset(s3_two)
     with pytest.raises(ValueError) as remote:
-        unirecord.Dataset("s3://bucket/two/", **options)
+        unirecord.Dataset("s3://bucket/many/", **options)
     shape = ": holds more than one dataset (a, big); open one as DIR/NAME"
-    assert str(on_disk.value) == f"{s3_listed['two']}{shape}, or its shards with a glob like DIR/NAME-*.urec"
-    assert str(remote.value) == f"s3://bucket/two/{shape}"
-    # Named, each opens (no listing).
-    assert [r["id"] for r in records_of(unirecord.Dataset("s3://bucket/two/a", **options))] == list(
+    assert str(on_disk.value) == f"{s3_two}{shape}, or its shards with a glob like DIR/NAME-*.urec"
+    assert str(remote.value) == f"s3://bucket/many/{shape}"
+    # Named, it opens (no listing).
+    assert sorted(r["id"] for r in records_of(unirecord.Dataset("s3://bucket/many/a", **options))) == list(
         range(10_000, 10_004))
-    assert len(unirecord.Dataset("s3://bucket/two/big.uset", **options)) == MANY_SHARDS
 
 
 def test_http_folder_with_loose_shards_is_refused_as_on_disk(served, tmp_path):
