@@ -11,20 +11,28 @@ python/tests), started and stopped by the tests:
   records each request (method, target, headers) for the S3 tests. It also
   serves as an HTTP forward proxy (absolute request targets), so that S3
   virtual-hosted URLs (http://BUCKET.s3.test/...) reach it through
-  `http_proxy` without DNS.
+  `http_proxy` without DNS, and answers S3 ListObjectsV2 from nginx's
+  listing, `s3_page_keys` keys a page, later pages named by continuation
+  tokens that need encoding ('+', '/', '=').
 - S3rver: s3rver (npm; pinned in tests/s3rver/package-lock.json, installed
   by scripts/install-deps.sh), an S3 implementation written elsewhere, on
-  127.0.0.1 with one bucket and its data in a temporary directory.
+  127.0.0.1 with one bucket and its data in a temporary directory. Its
+  continuation tokens are DES-encrypted, which Node 17+ (OpenSSL 3) refuses
+  unless its legacy provider is loaded: without --openssl-legacy-provider
+  it answers every truncated listing (over 1,000 keys) with HTTP 500
+  (ERR_OSSL_EVP_UNSUPPORTED).
 - sigv4_signature: AWS Signature Version 4 from a request's parts, written
   here from AWS's documentation (hashlib/hmac): the S3 tests check libcurl's
   signatures with it and S3rver.put signs its uploads with it.
 """
+import base64
 import datetime
 import hashlib
 import hmac
 import http.client
 import os
 import pwd
+import re
 import select
 import shutil
 import socket
@@ -34,6 +42,7 @@ import threading
 import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from xml.sax.saxutils import escape as xml_escape
 
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
 S3RVER = os.environ.get("UREC_S3RVER") or os.path.join(os.path.dirname(os.path.abspath(__file__)), "s3rver",
@@ -161,6 +170,7 @@ class FaultProxy:
     def __init__(self, upstream_port, bucket=None):
         self.upstream_port = upstream_port
         self.bucket = bucket  # S3 tests: strip /BUCKET (path-style) or BUCKET. (virtual)
+        self.s3_page_keys = 1000  # keys of a ListObjectsV2 page, as S3's default max-keys
         self.faults = []
         self.log = []  # (method, target, host, headers dict)
         self.in_flight = 0
@@ -214,22 +224,53 @@ class FaultProxy:
         return chosen
 
     def _upstream_path(self, handler):
+        """(path on nginx, host, the query of an S3 listing or None)."""
         target = handler.path
         host = handler.headers.get("Host", "")
         if target.startswith("http://"):  # forward-proxy form
             parts = urllib.parse.urlsplit(target)
             host = parts.netloc
             target = parts.path + (("?" + parts.query) if parts.query else "")
+        listing = None
         if self.bucket:
             if host.startswith(self.bucket + "."):
                 pass  # virtual-hosted: the path is the key
             elif target.startswith("/" + self.bucket):
                 target = target[len(self.bucket) + 1:] or "/"
             split = urllib.parse.urlsplit(target)
-            query = dict(urllib.parse.parse_qsl(split.query))
-            if query.get("list-type") == "2":  # ListObjectsV2: nginx's listing of the prefix
+            query = dict(urllib.parse.parse_qsl(split.query, keep_blank_values=True))
+            if query.get("list-type") == "2":  # ListObjectsV2: from nginx's listing of the prefix
+                listing = query
                 target = "/" + query.get("prefix", "")
-        return target, host
+        return target, host, listing
+
+    def _s3_listing(self, query, html):
+        """One ListObjectsV2 page (delimiter "/") of the files nginx's
+        listing `html` links to."""
+        prefix = query.get("prefix", "")
+        names = sorted(urllib.parse.unquote(h) for h in re.findall(r'href="([^"?]+)"', html)
+                       if not h.endswith("/"))
+        start = 0
+        if "continuation-token" in query:
+            raw = base64.b64decode(query["continuation-token"], validate=True)  # binascii.Error: not base64
+            if raw[:2] != b"\xfb\xff":
+                raise ValueError(f"not a token of ours: {query['continuation-token']}")
+            start = int(raw[2:])
+        page = names[start:start + self.s3_page_keys]
+        following = start + len(page)
+        truncated = following < len(names)
+        xml = ['<?xml version="1.0" encoding="UTF-8"?>\n<ListBucketResult xmlns="http://s3.amazonaws.com/doc/'
+               f'2006-03-01/"><Name>{self.bucket}</Name><Prefix>{xml_escape(prefix)}</Prefix>'
+               f'<KeyCount>{len(page)}</KeyCount><MaxKeys>{self.s3_page_keys}</MaxKeys><Delimiter>/</Delimiter>'
+               f'<IsTruncated>{"true" if truncated else "false"}</IsTruncated>']
+        if truncated:  # base64 of bytes that make '+', '/' and '=' appear
+            raw = b"\xfb\xff" + str(following).encode()
+            token = base64.b64encode(raw + b" " * ((1 - len(raw)) % 3)).decode()
+            xml.append(f"<NextContinuationToken>{token}</NextContinuationToken>")
+        for name in page:
+            xml.append(f"<Contents><Key>{xml_escape(prefix + name)}</Key><Size>0</Size></Contents>")
+        xml.append("</ListBucketResult>")
+        return "".join(xml).encode()
 
     def _handle(self, h):
         with self.lock:
@@ -242,7 +283,7 @@ class FaultProxy:
                 self.in_flight -= 1
 
     def _answer(self, h):
-        path, host = self._upstream_path(h)
+        path, host, listing = self._upstream_path(h)
         with self.lock:
             self.log.append(("GET", h.path, host, dict(h.headers.items())))
         faults = self._faults_for(path)
@@ -267,6 +308,17 @@ class FaultProxy:
         resp = conn.getresponse()
         body = resp.read()
         conn.close()
+        if listing is not None and resp.status == 200:
+            try:
+                body = self._s3_listing(listing, body.decode())
+            except ValueError as e:  # binascii.Error too: a token that came back changed
+                h.send_response(400)
+                body = (f"<Error><Code>InvalidArgument</Code><Message>The continuation token provided is incorrect: "
+                        f"{xml_escape(str(e))}</Message></Error>").encode()
+                h.send_header("Content-Length", str(len(body)))
+                h.end_headers()
+                h.wfile.write(body)
+                return
         cut = next((f for f in faults if f.kind in ("drop", "truncate", "stall", "trickle")), None)
         h.send_response(resp.status)
         for name, value in resp.getheaders():
@@ -363,38 +415,61 @@ class S3rver(_ServerProcess):
         self.log_path = os.path.join(self.prefix, "s3rver.log")
         data = os.path.join(self.prefix, "data")
         os.makedirs(data)
+        # DES for its continuation tokens (the module's docstring).
+        env = dict(os.environ, NODE_OPTIONS=(os.environ.get("NODE_OPTIONS", "") + " --openssl-legacy-provider").strip())
         with open(self.log_path, "w") as log:
             self.proc = subprocess.Popen(
                 [S3RVER, "-d", data, "-a", "127.0.0.1", "-p", str(self.port), "--service-endpoint", "localhost",
-                 "--configure-bucket", bucket], stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+                 "--configure-bucket", bucket], stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                env=env)
         self._wait_until_listening(timeout=30)
 
-    def put(self, key, data):
-        """PUT bytes `data` at `key` of the bucket, signed (SigV4)."""
+    def _send(self, method, key, data, conn, answered):
+        """`method` on `key` of the bucket, signed (SigV4), on connection
+        `conn` (None: one of its own); refused unless answered `answered`."""
         path = f"/{self.bucket}/{urllib.parse.quote(key)}"
         headers = {"host": f"127.0.0.1:{self.port}",
                    "x-amz-date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ"),
                    "x-amz-content-sha256": hashlib.sha256(data).hexdigest()}
         signed = sorted(headers)
-        signature = sigv4_signature(self.SECRET, self.REGION, "PUT", path, "", headers, signed)
+        signature = sigv4_signature(self.SECRET, self.REGION, method, path, "", headers, signed)
         headers["Authorization"] = (f"AWS4-HMAC-SHA256 Credential={self.KEY}/{headers['x-amz-date'][:8]}/"
                                     f"{self.REGION}/s3/aws4_request, SignedHeaders={';'.join(signed)}, "
                                     f"Signature={signature}")
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        own = conn is None
+        conn = conn or http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
         try:
-            conn.request("PUT", path, body=data, headers=headers)
+            conn.request(method, path, body=data, headers=headers)
             resp = conn.getresponse()
             body = resp.read()
-            if resp.status != 200:
-                raise RuntimeError(f"PUT {path}: {resp.status} {body[:300]!r}")
+            if resp.status != answered:
+                raise RuntimeError(f"{method} {path}: {resp.status} {body[:300]!r}")
+        finally:
+            if own:
+                conn.close()
+
+    def put(self, key, data, conn=None):
+        """PUT bytes `data` at `key` of the bucket, signed (SigV4)."""
+        self._send("PUT", key, data, conn, 200)
+
+    def _each_file(self, folder, prefix, send):
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        try:
+            for name in sorted(os.listdir(folder)):
+                send(f"{prefix}/{name}", os.path.join(folder, name), conn)
         finally:
             conn.close()
 
     def put_folder(self, folder, prefix):
-        """Every file of `folder` under KEY prefix/NAME."""
-        for name in sorted(os.listdir(folder)):
-            with open(os.path.join(folder, name), "rb") as f:
-                self.put(f"{prefix}/{name}", f.read())
+        """Every file of `folder` under KEY prefix/NAME, on one connection."""
+        def put(key, path, conn):
+            with open(path, "rb") as f:
+                self.put(key, f.read(), conn)
+        self._each_file(folder, prefix, put)
+
+    def delete_folder(self, folder, prefix):
+        """The keys prefix/NAME of every file of `folder` deleted."""
+        self._each_file(folder, prefix, lambda key, path, conn: self._send("DELETE", key, b"", conn, 204))
 
     def answers(self, status):
         """How many requests it answered with HTTP `status` (its log)."""

@@ -1,9 +1,11 @@
 """Remote datasets against real servers on 127.0.0.1: nginx serving converted
 datasets (Range requests, autoindex) and a fault-injecting proxy in front of
-it (tests/remote_servers.py). Every record read remotely must equal the local
-one; every fault must end in the right bytes or a clear error, never wrong
-data, a crash or a hang; the cache directory shared by processes under a
-budget must stay consistent, also after a loader is killed mid-download."""
+it, and s3rver (tests/remote_servers.py). Every record read remotely must
+equal the local one; every fault must end in the right bytes or a clear
+error, never wrong data, a crash or a hang; the cache directory shared by
+processes under a budget must stay consistent, also after a loader is killed
+mid-download; a folder is listed whole (every page of an S3 listing) and
+holds one dataset remotely exactly as on disk."""
 import gc
 import hashlib
 import os
@@ -22,7 +24,7 @@ import unirecord
 from urec_fixtures import write_jpeg
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "tests"))
-from remote_servers import FaultProxy, Nginx  # noqa: E402
+from remote_servers import FaultProxy, Nginx, S3rver  # noqa: E402
 
 for _name in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "all_proxy"):
     os.environ.pop(_name, None)  # requests to 127.0.0.1 must not leave through a proxy
@@ -469,3 +471,110 @@ def test_loader_killed_mid_download_then_restarted(served, proxy, tmp_path):
     assert rerun.returncode == 0, err
     assert json.loads((tmp_path / "rerun.json").read_text()) == _local_result(served["local"])
     assert check_cache_consistent(cache, served["local"]) == SHARDS
+
+
+# ---- Folder listings: every page, one dataset a folder as on disk ----
+
+MANY_SHARDS = 600  # 1,200 keys (a shard and its index each) and the manifest: two ListObjectsV2 pages
+
+
+def _numbered_dataset(folder, name, count, shards, first_id=0):
+    fields = [unirecord.Field("id", "int64", indexed=True), unirecord.Field("text", "string")]
+    with unirecord.Writer(folder, fields, name, num_shards=shards, sync=False) as w:
+        for k in range(count):
+            w.write({"id": first_id + k, "text": f"{name} {k}"})
+    return folder
+
+
+@pytest.fixture(scope="module")
+def s3_listed(tmp_path_factory):
+    """s3rver holding bucket/many/: one dataset "big" of 600 shards, 1,201
+    keys; a small dataset "a" to add beside it."""
+    root = tmp_path_factory.mktemp("listed")
+    many = _numbered_dataset(root / "many", "big", MANY_SHARDS, MANY_SHARDS)
+    assert len(list(many.iterdir())) > 1200
+    small = _numbered_dataset(root / "small", "a", 4, 2, first_id=10_000)
+    server = S3rver()
+    server.put_folder(many, "many")
+    yield {"server": server, "many": many, "small": small}
+    server.stop()
+
+
+@pytest.fixture
+def s3_two(s3_listed, tmp_path):
+    """bucket/many/ with "a" beside "big" while the test runs; its copy on
+    disk. The keys of "a" come first: "big.uset" is on the second page."""
+    server, two = s3_listed["server"], tmp_path / "two"
+    shutil.copytree(s3_listed["many"], two)
+    for path in s3_listed["small"].iterdir():
+        shutil.copyfile(path, two / path.name)
+    server.put_folder(s3_listed["small"], "many")
+    yield two
+    server.delete_folder(s3_listed["small"], "many")
+
+
+@pytest.fixture
+def s3_env(monkeypatch, tmp_path):
+    """s3rver's credentials, nothing else of AWS's; its endpoint as remote options."""
+    for name in ("AWS_SESSION_TOKEN", "AWS_DEFAULT_REGION", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_PROFILE",
+                 "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", S3rver.KEY)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", S3rver.SECRET)
+    monkeypatch.setenv("AWS_REGION", S3rver.REGION)
+
+
+def test_s3_folder_of_1200_keys_opens_and_reads_equal_to_local(s3_listed, s3_env, tmp_path):
+    """Its manifest is on the listing's second page: read one page only, the
+    folder "names no manifest" (and s3rver under Node 17+ without the
+    legacy provider answers the second page with HTTP 500)."""
+    server = s3_listed["server"]
+    failures_before = server.answers(500)
+    local = unirecord.Dataset(s3_listed["many"])
+    ds = unirecord.Dataset("s3://bucket/many/", cache_dir=tmp_path / "cache",
+                           remote_options={"s3_endpoint": server.url, "max_requests": 8})
+    assert len(ds) == len(local) == MANY_SHARDS and ds.uuid == local.uuid and ds.schema == local.schema
+    assert [as_comparable(r) for r in records_of(ds)] == [as_comparable(r) for r in records_of(local)]
+    assert ds.remote_stats()["shard_downloads"] == MANY_SHARDS
+    assert server.answers(500) == failures_before
+
+
+def test_s3_folder_of_two_datasets_is_refused_as_on_disk(s3_listed, s3_two, s3_env, tmp_path):
+    """Read one page, the folder would open "a" (its keys come first) where
+    the same folder on disk is refused: now both refuse, naming both."""
+    server = s3_listed["server"]
+    options = {"cache_dir": tmp_path / "cache", "remote_options": {"s3_endpoint": server.url}}
+    with pytest.raises(ValueError) as on_disk:
+        unirecord.Dataset(s3_two)
+    with pytest.raises(ValueError) as remote:
+        unirecord.Dataset("s3://bucket/many/", **options)
+    shape = ": holds more than one dataset (a, big); open one as DIR/NAME"
+    assert str(on_disk.value) == f"{s3_two}{shape}, or its shards with a glob like DIR/NAME-*.urec"
+    assert str(remote.value) == f"s3://bucket/many/{shape}"
+    # Named, it opens (no listing).
+    assert sorted(r["id"] for r in records_of(unirecord.Dataset("s3://bucket/many/a", **options))) == list(
+        range(10_000, 10_004))
+
+
+def test_http_folder_with_loose_shards_is_refused_as_on_disk(served, tmp_path):
+    """A dataset beside .urec files no manifest commits (the layout before
+    manifests: another dataset) is refused on disk; remotely the loose
+    shards went unseen and the dataset opened."""
+    mixed = served["www"] / "mixed"
+    shutil.copytree(served["local"], mixed)
+    shutil.copyfile(next(served["local"].glob("*.urec")), mixed / "old-00000-of-00001.urec")
+    try:
+        with pytest.raises(ValueError) as on_disk:
+            unirecord.Dataset(mixed)
+        url = served["nginx"].url + "/mixed/"
+        with pytest.raises(ValueError) as remote:
+            unirecord.Dataset(url, cache_dir=tmp_path / "cache")
+        shape = (": holds more than one dataset (train, and .urec files without a manifest such as "
+                 "old-00000-of-00001.urec); open one as DIR/NAME")
+        assert str(on_disk.value).startswith(f"{mixed}{shape}")
+        assert str(remote.value) == f"{url}{shape}"
+        assert len(unirecord.Dataset(url + "train", cache_dir=tmp_path / "cache")) == 64
+    finally:
+        shutil.rmtree(mixed)
+

@@ -147,36 +147,20 @@ Result<std::shared_ptr<Dataset>> OpenCommitted(const std::string& dir, const std
 // manifest, the layout before manifests) every .urec file in it. Shards of a
 // generation no manifest names are uncommitted or superseded, and so are
 // pre-manifest shards of a name that now has a manifest: never opened.
+// format::FindFolderDatasets judges, as it does a remote folder's listing.
 Result<std::shared_ptr<Dataset>> OpenDirectory(const std::string& dir, const DatasetOptions& options) {
   UREC_ASSIGN_OR_RETURN(std::vector<std::string> files, io::ListDirectory(dir));
-  std::vector<std::string> committed;  // dataset names with a manifest
-  for (const std::string& file : files) {
-    if (std::optional<std::string> name = format::ManifestDatasetName(file)) committed.push_back(*name);
+  const format::FolderDatasets found = format::FindFolderDatasets(files);
+  UREC_RETURN_IF_ERROR(format::CheckOneDataset(dir, found, /*globs=*/true));
+  if (!found.committed.empty()) return OpenCommitted(dir, found.committed.front(), options);
+  if (!found.loose.empty()) {
+    std::vector<std::string> loose;
+    for (const std::string& file : found.loose) loose.push_back(io::JoinPath(dir, file));
+    return Dataset::Open(loose, options);
   }
-  std::vector<std::string> loose;
-  bool uncommitted = false;
-  for (const std::string& file : files) {
-    if (file[0] == '.' || !EndsWith(file, format::kShardExtension)) continue;
-    const std::optional<format::ShardFileParts> parts = format::ParseShardFileName(file);
-    if (parts && (parts->generation > 0 ||
-                  std::find(committed.begin(), committed.end(), parts->name) != committed.end())) {
-      uncommitted = uncommitted || parts->generation > 0;
-      continue;
-    }
-    loose.push_back(io::JoinPath(dir, file));
-  }
-  if (committed.size() == 1 && loose.empty()) return OpenCommitted(dir, committed.front(), options);
-  if (committed.empty() && !loose.empty()) return Dataset::Open(loose, options);
-  if (committed.empty()) {
-    return Status::NotFound(dir + (uncommitted ? ": no committed dataset, only the shards of an unfinished write "
-                                                 "(its next write removes them)"
-                                               : ": no .urec shards in this directory"));
-  }
-  std::string names;
-  for (const std::string& name : committed) names += (names.empty() ? "" : ", ") + name;
-  if (!loose.empty()) names += ", and .urec files without a manifest such as " + io::BaseName(loose.front());
-  return Status::InvalidArgument(dir + ": holds more than one dataset (" + names +
-                                 "); open one as DIR/NAME, or its shards with a glob like DIR/NAME-*.urec");
+  return Status::NotFound(dir + (found.unfinished ? ": no committed dataset, only the shards of an unfinished write "
+                                                    "(its next write removes them)"
+                                                  : ": no .urec shards in this directory"));
 }
 
 Status FieldCheck(const Schema& schema, size_t field) {

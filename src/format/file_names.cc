@@ -1,5 +1,6 @@
 #include "format/file_names.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 
@@ -282,6 +283,36 @@ FileOfDataset ClassifyFile(const std::string& file, const std::string& name) {
     result.role = FileRole::kTemporary;
   }
   return result;
+}
+
+FolderDatasets FindFolderDatasets(const std::vector<std::string>& files) {
+  FolderDatasets found;
+  for (const std::string& file : files) {
+    if (std::optional<std::string> name = ManifestDatasetName(file)) found.committed.push_back(*name);
+  }
+  std::sort(found.committed.begin(), found.committed.end());
+  found.committed.erase(std::unique(found.committed.begin(), found.committed.end()), found.committed.end());
+  for (const std::string& file : files) {
+    if (file.empty() || file[0] == '.' || !EndsWith(file, kShardExtension)) continue;
+    const std::optional<ShardFileParts> parts = ParseShardFileName(file);
+    if (parts && (parts->generation > 0 ||
+                  std::binary_search(found.committed.begin(), found.committed.end(), parts->name))) {
+      found.unfinished = found.unfinished || parts->generation > 0;
+      continue;
+    }
+    found.loose.push_back(file);
+  }
+  std::sort(found.loose.begin(), found.loose.end());
+  return found;
+}
+
+Status CheckOneDataset(const std::string& folder, const FolderDatasets& found, bool globs) {
+  if (found.committed.size() + (found.loose.empty() ? 0 : 1) <= 1) return Status::OK();
+  std::string names;
+  for (const std::string& name : found.committed) names += (names.empty() ? "" : ", ") + name;
+  if (!found.loose.empty()) names += ", and .urec files without a manifest such as " + found.loose.front();
+  return Status::InvalidArgument(folder + ": holds more than one dataset (" + names + "); open one as DIR/NAME" +
+                                 (globs ? ", or its shards with a glob like DIR/NAME-*.urec" : ""));
 }
 
 }  // namespace unirecord::format

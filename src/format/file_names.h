@@ -10,6 +10,9 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
+
+#include "unirecord/status.h"
 
 namespace unirecord::format {
 
@@ -95,6 +98,23 @@ struct FileOfDataset {
   uint64_t group_generation = 0;  // kShard: a column file's field group
 };
 FileOfDataset ClassifyFile(const std::string& file, const std::string& name);
+
+// What a folder holds, judged from the names of its files: a local
+// directory's entries or a remote folder's listing, so that both open the
+// same folder alike. Shards of a generation no manifest names are an
+// unfinished or superseded write, never a dataset; shards of generation 0
+// whose name has no manifest are a dataset of the layout before manifests.
+struct FolderDatasets {
+  std::vector<std::string> committed;  // names of the datasets with a manifest, sorted
+  std::vector<std::string> loose;      // file names of the shards without a manifest, sorted
+  bool unfinished = false;             // shards of a generation > 0 were left out
+};
+FolderDatasets FindFolderDatasets(const std::vector<std::string>& files);
+// InvalidArgument when `found` is more than one dataset (two manifests, or
+// a manifest and loose shards), naming them: "FOLDER: holds more than one
+// dataset (a, b); open one as DIR/NAME" (`globs`: ", or its shards with a
+// glob like DIR/NAME-*.urec" too). OK otherwise.
+Status CheckOneDataset(const std::string& folder, const FolderDatasets& found, bool globs);
 
 }  // namespace unirecord::format
 

@@ -142,5 +142,48 @@ TEST(FileNamesTest, StagedPartsAreTemporariesOfTheirDatasetOnly) {
   EXPECT_FALSE(IsStagingToken(std::string(21, '1')));
 }
 
+using Names = std::vector<std::string>;
+
+TEST(FolderDatasetsTest, OneManifestIsOneDatasetWhateverElseIsThere) {
+  const FolderDatasets found = FindFolderDatasets(
+      {"train-00000-of-00002.g000003.urec", "train-00000-of-00002.g000003.uidx", "train.uset", "train.utag",
+       "train.g000002.uver", "train-00000-of-00002.g000002.urec", ".train.lock", "train.rejects.g000003.tsv",
+       "train-00000-of-00001.urec", "sub"});
+  EXPECT_EQ(found.committed, Names{"train"});
+  EXPECT_TRUE(found.loose.empty());  // generation 0 shards of a name with a manifest are superseded
+  EXPECT_TRUE(found.unfinished);
+  EXPECT_TRUE(CheckOneDataset("d", found, true).ok());
+}
+
+TEST(FolderDatasetsTest, TwoManifestsAreRefusedNamingBoth) {
+  const FolderDatasets found = FindFolderDatasets({"val.uset", "a-00000-of-00001.g000001.urec", "big.uset", "a.uset"});
+  EXPECT_EQ(found.committed, (Names{"a", "big", "val"}));
+  const Status local = CheckOneDataset("/data/d", found, true);
+  EXPECT_EQ(local.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(local.message(), "/data/d: holds more than one dataset (a, big, val); open one as DIR/NAME, or its "
+                             "shards with a glob like DIR/NAME-*.urec");
+  EXPECT_EQ(CheckOneDataset("s3://b/d/", found, false).message(),
+            "s3://b/d/: holds more than one dataset (a, big, val); open one as DIR/NAME");
+}
+
+TEST(FolderDatasetsTest, ManifestBesideLooseShardsIsTwoDatasets) {
+  const FolderDatasets found =
+      FindFolderDatasets({"old-00001-of-00002.urec", "train.uset", "old-00000-of-00002.urec", ".old-x.urec"});
+  EXPECT_EQ(found.loose, (Names{"old-00000-of-00002.urec", "old-00001-of-00002.urec"}));
+  EXPECT_EQ(CheckOneDataset("d", found, false).message(),
+            "d: holds more than one dataset (train, and .urec files without a manifest such as "
+            "old-00000-of-00002.urec); open one as DIR/NAME");
+}
+
+TEST(FolderDatasetsTest, LooseShardsAloneAreOneDatasetAndNothingIsNone) {
+  const FolderDatasets loose = FindFolderDatasets({"x-00000-of-00001.urec", "x-00000-of-00001.uidx", "notes.txt"});
+  EXPECT_TRUE(loose.committed.empty());
+  EXPECT_EQ(loose.loose, Names{"x-00000-of-00001.urec"});
+  EXPECT_TRUE(CheckOneDataset("d", loose, true).ok());
+  const FolderDatasets none = FindFolderDatasets({"y-00000-of-00001.g000001.urec", "notes.txt"});
+  EXPECT_TRUE(none.committed.empty() && none.loose.empty() && none.unfinished);
+  EXPECT_TRUE(CheckOneDataset("d", none, true).ok());
+}
+
 }  // namespace
 }  // namespace unirecord::format

@@ -246,9 +246,33 @@ struct HttpClient::Attempt {
   }
 };
 
+SigV4Signer::SigV4Signer(const AwsCredentials& credentials, const std::string& service,
+                         const std::vector<std::string>& headers)
+    : scope_("aws:amz:" + credentials.region + ":" + service),
+      key_pair_(credentials.access_key + ":" + credentials.secret_key) {
+  for (const std::string& header : headers) headers_ = curl_slist_append(headers_, header.c_str());
+}
+
+SigV4Signer::~SigV4Signer() { curl_slist_free_all(headers_); }
+
+std::vector<std::string> SigV4Signer::S3Headers(const AwsCredentials& credentials) {
+  std::vector<std::string> headers = {kEmptyPayloadSha256Header};
+  if (!credentials.session_token.empty()) headers.push_back("x-amz-security-token: " + credentials.session_token);
+  return headers;
+}
+
+void SigV4Signer::Sign(void* curl) const {
+  curl_easy_setopt(curl, CURLOPT_AWS_SIGV4, scope_.c_str());
+  curl_easy_setopt(curl, CURLOPT_USERPWD, key_pair_.c_str());
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers_);
+}
+
 HttpClient::HttpClient(const Location& location, const RemoteOptions& options)
     : location_(location), options_(options) {
   GlobalInit();
+  if (location_.s3 && !location_.credentials.access_key.empty()) {
+    signer_ = std::make_unique<SigV4Signer>(location_.credentials, "s3", SigV4Signer::S3Headers(location_.credentials));
+  }
 }
 
 HttpClient::~HttpClient() {
@@ -355,28 +379,12 @@ Status HttpClient::Get(const std::string& url, std::optional<ByteRange> range, s
       range_text = std::to_string(range->begin) + "-" + std::to_string(range->end - 1);
       curl_easy_setopt(handle, CURLOPT_RANGE, range_text.c_str());
     }
-    curl_slist* headers = nullptr;
-    std::string sigv4, userpwd;
-    if (location_.s3 && !location_.credentials.access_key.empty()) {
-      sigv4 = "aws:amz:" + location_.credentials.region + ":s3";
-      userpwd = location_.credentials.access_key + ":" + location_.credentials.secret_key;
-      curl_easy_setopt(handle, CURLOPT_AWS_SIGV4, sigv4.c_str());
-      curl_easy_setopt(handle, CURLOPT_USERPWD, userpwd.c_str());
-      // Required by S3 for every SigV4 request (400 without it, from AWS and
-      // s3rver alike); libcurl 7.88 does not add it. Every request is a GET:
-      // the SHA-256 of an empty body, which is also what libcurl signs.
-      headers = curl_slist_append(headers, kEmptyPayloadSha256Header);
-      if (!location_.credentials.session_token.empty()) {
-        headers = curl_slist_append(headers, ("x-amz-security-token: " + location_.credentials.session_token).c_str());
-      }
-      curl_easy_setopt(handle, CURLOPT_HTTPHEADER, headers);
-    }
+    if (signer_ != nullptr) signer_->Sign(handle);
     requests_.fetch_add(1);
     // Stalled or trickling attempts (retried) and the deadline: Attempt::GoOn.
     const CURLcode code = a.Perform(multi);
     long status = a.status;
     if (code == CURLE_OK || status == 0) curl_easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &status);
-    curl_slist_free_all(headers);
     {
       std::lock_guard<std::mutex> lock(mu_);
       idle_handles_.emplace_back(handle, multi);

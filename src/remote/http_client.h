@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -20,7 +21,40 @@
 #include "unirecord/remote.h"
 #include "unirecord/status.h"
 
+struct curl_slist;
+
 namespace unirecord::remote {
+
+// Signs requests by AWS Signature Version 4 through libcurl
+// (CURLOPT_AWS_SIGV4): the scope REGION/SERVICE (the credentials' region),
+// their key pair, and `headers` ("Name: value") added to every request and
+// signed with it. libcurl 7.88 signs host, x-amz-date and the headers
+// given, not those it adds itself (Range), and the query as it is given:
+// signed queries are built by CanonicalQuery (folder_listing.h). The date
+// is the clock's unless `headers` hold an X-Amz-Date (how sigv4_test.cc
+// checks it against AWS's published examples).
+class SigV4Signer {
+ public:
+  SigV4Signer(const AwsCredentials& credentials, const std::string& service, const std::vector<std::string>& headers);
+  ~SigV4Signer();
+  SigV4Signer(const SigV4Signer&) = delete;
+  SigV4Signer& operator=(const SigV4Signer&) = delete;
+
+  // The headers of HttpClient's S3 requests: x-amz-content-sha256, which S3
+  // requires of every SigV4 request (400 without it, from AWS and s3rver
+  // alike; libcurl 7.88 does not add it), the SHA-256 of an empty body
+  // (every request is a GET); x-amz-security-token with a session token.
+  static std::vector<std::string> S3Headers(const AwsCredentials& credentials);
+
+  // Sets up `curl` (a CURL*) to sign its request; this signer must outlive
+  // the request.
+  void Sign(void* curl) const;
+
+ private:
+  std::string scope_;     // "aws:amz:REGION:SERVICE"
+  std::string key_pair_;  // "ACCESS:SECRET"
+  curl_slist* headers_ = nullptr;
+};
 
 // Bytes [begin, end) of an object.
 struct ByteRange {
@@ -99,6 +133,7 @@ class HttpClient {
 
   Location location_;
   RemoteOptions options_;
+  std::unique_ptr<SigV4Signer> signer_;  // s3 with credentials
   std::mutex mu_;
   std::condition_variable slot_cv_;
   int in_flight_ = 0;

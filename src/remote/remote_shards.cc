@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <functional>
-#include <set>
 
 #include "format/endian.h"
 #include "format/file_names.h"
@@ -10,6 +9,7 @@
 #include "format/header_codec.h"
 #include "format/manifest.h"
 #include "index/index_file.h"
+#include "remote/folder_listing.h"
 
 namespace unirecord::remote {
 namespace {
@@ -17,8 +17,6 @@ namespace {
 // Bytes fetched from each end of a shard for its frame; more when the
 // header or footer is longer. A shard this small or smaller is fetched whole.
 constexpr uint64_t kFrameProbeBytes = 64 << 10;
-// The listing of a folder (an HTML index page, an S3 ListObjectsV2 answer).
-constexpr uint64_t kMaxListingBytes = 16 << 20;
 // An index file: its record table is 8 + 24 x blobs + 8 x indexed + 8 bytes a record.
 constexpr uint64_t kMaxIndexBytes = uint64_t{4} << 30;
 // Shards read lately kept open (and pinned) between reads, at least: a
@@ -28,38 +26,6 @@ constexpr size_t kRecentShards = 2;
 constexpr size_t kCursorSearch = 256;
 // Verification failures of one shard before its download is reported.
 constexpr int kDownloadAttempts = 3;
-
-// Names "X.uset" in a listing (HTML hrefs or S3 <Key>s): the X's, distinct.
-std::vector<std::string> ListedDatasets(const std::string& listing) {
-  std::set<std::string> names;
-  const std::string extension = format::ManifestFileName("");
-  for (size_t at = listing.find(extension); at != std::string::npos; at = listing.find(extension, at + 1)) {
-    const size_t end = at + extension.size();
-    if (end < listing.size() && (std::isalnum(static_cast<unsigned char>(listing[end])) || listing[end] == '.')) continue;
-    size_t begin = at;
-    while (begin > 0 && std::string("\"'/<> =\n\t").find(listing[begin - 1]) == std::string::npos) --begin;
-    std::optional<std::string> name = format::ManifestDatasetName(listing.substr(begin, end - begin));
-    if (name && !name->empty()) names.insert(*name);
-  }
-  return std::vector<std::string>(names.begin(), names.end());
-}
-
-// RFC 3986 encoding of a query value, '/' included, as SigV4's canonical
-// query has it.
-std::string PercentEncode(const std::string& s) {
-  static const char* hex = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : s) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += hex[c >> 4];
-      out += hex[c & 15];
-    }
-  }
-  return out;
-}
 
 // Writes a response body into a file, starting over on each attempt.
 class FileSink : public BodySink {
@@ -148,24 +114,19 @@ RemoteStats RemoteShards::stats() const {
 }
 
 Result<std::string> RemoteShards::ListedDataset(const std::string& location) const {
-  std::string listing_url = location_.folder_url;
-  if (location_.s3) {
-    listing_url = location_.folder_url.substr(0, location_.folder_url.size() - location_.key_prefix.size()) +
-                  "?delimiter=%2F&list-type=2&prefix=" + PercentEncode(location_.key_prefix);  // sorted and
-    // encoded already: libcurl 7.88 signs the query as given, SigV4 wants it canonical
-  }
-  UREC_ASSIGN_OR_RETURN(std::string listing, http_->GetString(listing_url, std::nullopt, kMaxListingBytes));
-  std::vector<std::string> names = ListedDatasets(listing);
-  if (names.empty()) {
+  UREC_ASSIGN_OR_RETURN(
+      std::vector<std::string> files,
+      ListFolder(location_, [&](const std::string& url, uint64_t max_bytes) {
+        return http_->GetString(url, std::nullopt, max_bytes);
+      }, location));
+  // What the names hold is judged as a local directory's are.
+  const format::FolderDatasets found = format::FindFolderDatasets(files);
+  UREC_RETURN_IF_ERROR(format::CheckOneDataset(location, found, /*globs=*/false));
+  if (found.committed.empty()) {
     return Status::NotFound(location + ": its listing names no manifest (.uset); give the dataset's location as " +
                             "FOLDER/NAME or FOLDER/NAME.uset");
   }
-  if (names.size() > 1) {
-    std::string all;
-    for (const std::string& n : names) all += (all.empty() ? "" : ", ") + n;
-    return Status::InvalidArgument(location + ": holds more than one dataset (" + all + "); open one as FOLDER/NAME");
-  }
-  return names.front();
+  return found.committed.front();
 }
 
 Result<uint64_t> RemoteShards::WantedVersion(const std::string& name, uint64_t version, const std::string& tag) const {

@@ -111,8 +111,10 @@ class RemoteShards {
   };
 
   RemoteShards() = default;
-  // The one dataset that location_'s folder listing names (`location` for
-  // messages); NotFound when it names none, InvalidArgument for several.
+  // The one dataset that location_'s folder listing (every page of it,
+  // ListFolder) names, judged as a local directory is
+  // (format::FindFolderDatasets); `location` for messages. NotFound when it
+  // names no manifest, InvalidArgument for more than one dataset.
   Result<std::string> ListedDataset(const std::string& location) const;
   // The text of dataset `name`'s manifest in location_'s folder.
   Result<std::string> FetchManifest(const std::string& name) const;

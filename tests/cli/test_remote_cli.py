@@ -3,13 +3,15 @@ the fault proxy of tests/remote_servers.py in front where a test needs it)
 against the same dataset on disk; the Unavailable exit code, also for
 servers that stall, trickle or outlast a deadline; S3 URLs signed by
 libcurl's SigV4, path-style and virtual-hosted, checked against an
-independent SigV4 computation (hashlib/hmac); and the same against s3rver,
-an S3 implementation written elsewhere (listing, ranged GETs, both
-addressings, wrong credentials)."""
+independent SigV4 computation (hashlib/hmac), every page of a folder's
+listing too; a folder of two datasets refused remotely as on disk; and the
+same against s3rver, an S3 implementation written elsewhere (listing, ranged
+GETs, both addressings, wrong credentials)."""
 import json
 import os
 import pathlib
 import re
+import shutil
 import sys
 import urllib.parse
 
@@ -169,6 +171,66 @@ def test_s3_virtual_hosted_from_aws_files(urec, served, tmp_path, monkeypatch):
         assert lower["x-amz-security-token"] == "tok123"
         assert "x-amz-security-token" in lower["authorization"].split("SignedHeaders=")[1].split(",")[0].split(";")
         check_signed(entry, "AKIDFILE", "filesecret", "ap-south-1")
+
+
+def s3_fake_env(monkeypatch, proxy):
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDTEST")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secret/key+1")
+    monkeypatch.setenv("AWS_REGION", "eu-west-3")
+    monkeypatch.setenv("AWS_ENDPOINT_URL", proxy.url)
+
+
+@pytest.fixture
+def small_pages(served):
+    """The fake S3 answers listings 2 keys a page."""
+    proxy = served["proxy"]
+    proxy.clear()
+    proxy.s3_page_keys = 2
+    yield proxy
+    proxy.s3_page_keys = 1000
+    proxy.clear()
+
+
+def test_s3_listing_pages_are_all_read_each_signed(urec, served, small_pages, tmp_path, monkeypatch):
+    """A listing of 2 keys a page: the folder's files span several pages;
+    read one, the manifest is not in it ("its listing names no manifest").
+    Each next page's request carries the token, encoded ('+', '/', '='), and
+    is signed as the independent computation signs it."""
+    proxy = small_pages
+    s3_fake_env(monkeypatch, proxy)
+    local = json.loads(urec("inspect", served["local"], "--json").stdout)
+    remote = json.loads(urec("inspect", "s3://bucket/ds/", "--json", "--cache-dir", tmp_path).stdout)
+    assert without_paths(remote) == without_paths(local)
+    listings = [entry[1] for entry in proxy.log if "list-type=2" in entry[1]]
+    files = [p for p in os.listdir(served["local"]) if not p.startswith(".")]
+    assert len(files) > 4 and len(listings) == (len(files) + 1) // 2
+    assert listings[0] == "/bucket/?delimiter=%2F&list-type=2&prefix=ds%2F"
+    for listing in listings[1:]:
+        assert re.fullmatch(r"/bucket/\?continuation-token=%2B%2F[A-Za-z0-9%]+%3D%3D&delimiter=%2F&list-type=2"
+                            r"&prefix=ds%2F", listing), listing
+    for entry in proxy.log:
+        check_signed(entry, "AKIDTEST", "secret/key+1", "eu-west-3")
+
+
+def test_s3_folder_of_two_datasets_is_refused_as_on_disk(urec, served, small_pages, tmp_path, monkeypatch):
+    """Read one page, the listing showed the first dataset's keys only."""
+    two = served["local"].parent / "two"
+    shutil.copytree(served["local"], two)
+    try:
+        src = tmp_path / "src"
+        urec("synth-imagefolder", src, "--classes", 2, "--per-class", 2, "--width", 64, "--height", 48)
+        urec("convert", "imagefolder", src, two, "--name", "val", "--shards", 2)
+        s3_fake_env(monkeypatch, small_pages)
+        on_disk = urec("inspect", two, check=False)
+        remote = urec("inspect", "s3://bucket/two/", "--cache-dir", tmp_path / "cache", check=False)
+        assert on_disk.returncode == remote.returncode == 2, remote.stderr
+        shape = ": holds more than one dataset (train, val); open one as DIR/NAME"
+        assert f"{two}{shape}, or its shards with a glob like DIR/NAME-*.urec" in on_disk.stderr
+        assert f"s3://bucket/two/{shape}\n" in remote.stderr
+        named = json.loads(urec("inspect", "s3://bucket/two/val", "--json", "--cache-dir", tmp_path / "cache").stdout)
+        assert named["records"] == 4
+    finally:
+        shutil.rmtree(two)
 
 
 @pytest.fixture(scope="module")
