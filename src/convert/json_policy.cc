@@ -54,7 +54,7 @@ class PolicySax final : public Json::json_sax_t {
   }
 
   bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
-    return Fail("not valid JSON: " + WithoutTag(e.what()));
+    return Fail("not valid JSON: " + MessageText(WithoutTag(e.what())));
   }
 
   // Once the parse is done (values no longer move as arrays grow): the
@@ -173,7 +173,7 @@ std::string ParseConverterJson(std::string_view text, Json* value, WrittenIntege
     return "too large to parse in memory";
   } catch (const Json::exception& e) {  // not expected: the SAX interface reports errors
     *value = Json();
-    return "not valid JSON: " + WithoutTag(e.what());
+    return "not valid JSON: " + MessageText(WithoutTag(e.what()));
   }
 }
 

@@ -23,6 +23,10 @@ TEST(ConverterJson, ParsesWhatJsonIs) {
   EXPECT_EQ(Why("{\"a\": [1,, 2]}").rfind("not valid JSON: parse error at line 1, column 10", 0), 0u) << Why("{\"a\": [1,, 2]}");
   EXPECT_EQ(Why("1e400").rfind("not valid JSON: number overflow", 0), 0u) << Why("1e400");
   EXPECT_EQ(Why("{} x").rfind("not valid JSON: ", 0), 0u);
+  // nlohmann's message holds the token it read: bounded (MessageText), not a 2 MB echo.
+  const std::string long_token = Why("\"" + std::string(2 << 20, 'x') + "\\q\"");
+  EXPECT_EQ(long_token.rfind("not valid JSON: parse error at line 1, column ", 0), 0u) << long_token.substr(0, 300);
+  EXPECT_LT(long_token.size(), 300u);
 }
 
 // Before: nothing stopped a COCO file nested 10^5 deep, and dumping it
