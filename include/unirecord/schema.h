@@ -91,6 +91,19 @@ float HalfToFloat(uint16_t bits);
 // __float2half_rn); FloatToHalf(HalfToFloat(h)) == h for every h but NaNs.
 uint16_t FloatToHalf(float value);
 
+// The one float policy of every writer (JSON and CSV values, Python numbers,
+// lists and numpy arrays; docs/python.md and docs/cli.md, "How numbers are
+// stored"): `value` stored as the float `type` (float16, float32 or float64)
+// is rounded to the nearest value of that type, ties to even, as IEEE 754
+// and numpy's astype round; below the smallest normal value that means a
+// subnormal, and below half the smallest subnormal (float32: 2^-150, about
+// 7e-46) a zero of the value's sign. NaN and infinities stay what they are. A
+// finite value that would round to an infinity is refused: false, nothing
+// written (float32: |value| >= 2^128 - 2^103, about 3.4028235678e38; float16:
+// >= 65520). Writes the type's width of little-endian bytes at `out`; false
+// for a type that is not a float.
+bool NarrowFloat(FieldType type, double value, void* out);
+
 // A field's kind follows from its type and shape; it decides where values
 // live, how they are checked and how they are read (format/SPEC.md section 5).
 enum class FieldKind : uint8_t {

@@ -8,6 +8,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 
 namespace unirecord {
@@ -28,6 +29,14 @@ enum class StatusCode : int {
 
 // Short stable name of a code ("Corruption", "NotFound", ...).
 const char* StatusCodeName(StatusCode code);
+
+// Text from outside (a field name, a key, a path, a value) as a message
+// quotes it, the one helper every message uses for that: bytes below 0x20
+// and 0x7F as \xNN (a NUL would end the message where it is printed as a C
+// string), and at most kMaxMessageTextBytes of it, cut before a character
+// and followed by "... (N bytes)" (a 2 MB name is not echoed whole).
+inline constexpr size_t kMaxMessageTextBytes = 200;
+std::string MessageText(std::string_view text);
 
 class [[nodiscard]] Status {
  public:

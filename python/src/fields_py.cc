@@ -47,7 +47,7 @@ unirecord::Result<unirecord::WriterSummary> Add(const std::string& where, const 
 
 // Sets the fields of `schema` in `out` from the dict get() returns for
 // record `id`: a ValueError or TypeError (a value the field refuses) is
-// InvalidArgument naming the record; any other Python exception is kept in
+// InvalidArgument (AddFields adds "record ID: "); any other Python exception is kept in
 // `*raised` (raised again once the add has cleaned up). Takes the GIL.
 Status FillFromDict(const Schema& schema, const std::function<py::object()>& get, uint64_t id, RecordBuilder& out,
                     std::optional<py::error_already_set>* raised) {
@@ -59,7 +59,7 @@ Status FillFromDict(const Schema& schema, const std::function<py::object()>& get
                            std::string(Py_TYPE(record.ptr())->tp_name));
     }
     std::vector<std::unique_ptr<HeldBuffer>> held;
-    FillRecord(out, schema, py::reinterpret_borrow<py::dict>(record), &held, "record " + std::to_string(id));
+    FillRecord(out, schema, py::reinterpret_borrow<py::dict>(record), &held, "");  // AddFields names the record
     // Bytes are viewed until written: copy them in now.
     for (size_t k = 0; k < schema.num_fields(); ++k) {
       if (schema.field(k).type != unirecord::FieldType::kBytes) continue;
@@ -71,7 +71,7 @@ Status FillFromDict(const Schema& schema, const std::function<py::object()>& get
     return Status::OK();
   } catch (py::error_already_set& e) {
     if (e.matches(PyExc_ValueError) || e.matches(PyExc_TypeError)) {
-      return Status::InvalidArgument("record " + std::to_string(id) + ": " + py::str(e.value()).cast<std::string>());
+      return Status::InvalidArgument(py::str(e.value()).cast<std::string>());  // AddFields names the record
     }
     raised->emplace(std::move(e));
     return Status::Internal("stopped by a Python exception");

@@ -3,12 +3,57 @@
 
 namespace unirecord_py {
 
+namespace {
+
+// `value`'s repr for a message, bounded as every quoted input is (MessageText).
+std::string Repr(const py::handle& value) { return unirecord::MessageText(py::repr(value).cast<std::string>()); }
+
+// "field 'v' (float32)", how the messages below start.
+std::string FieldWhere(const Field& f) {
+  return "field '" + f.name + "' (" + unirecord::FieldTypeName(f.type) + ")";
+}
+
+// The refusal of the one float policy (NarrowFloat) for `value`.
+Status OutOfFloatRange(const Field& f, const std::string& value) {
+  return Status::InvalidArgument(FieldWhere(f) + ": " + value + " is out of " + unirecord::FieldTypeName(f.type) +
+                                 "'s range");
+}
+
+// The numbers of `a` (kind 'f', 'i' or 'u') as the float field `f`'s type,
+// each through NarrowFloat, as JSON values go: rounded to the nearest, a
+// finite value that would round to an infinity refused naming it and its
+// position. A long double past float64's range is refused as well.
+Status NarrowFloats(const Field& f, const py::array& a, py::array* out) {
+  const py::module_ np = py::module_::import("numpy");
+  const py::array wide = np.attr("ascontiguousarray")(a, "float64");
+  if (a.dtype().kind() == 'f' && a.itemsize() > 8) {
+    const py::array lost = np.attr("flatnonzero")(np.attr("isfinite")(a).attr("__and__")(
+        np.attr("isinf")(wide)));
+    if (lost.size() > 0) return OutOfFloatRange(f, Repr(a.attr("flat")[lost.attr("item")(0)]));
+  }
+  *out = py::array(py::dtype(unirecord::FindType(f.type)->name),
+                   std::vector<py::ssize_t>(a.shape(), a.shape() + a.ndim()));
+  const double* given = static_cast<const double*>(wide.data());
+  auto* stored = static_cast<uint8_t*>(out->mutable_data());
+  const size_t width = unirecord::NumericWidth(f.type);
+  for (py::ssize_t k = 0; k < wide.size(); ++k) {
+    if (!unirecord::NarrowFloat(f.type, given[k], stored + k * width)) {
+      return OutOfFloatRange(f, py::repr(py::float_(given[k])).cast<std::string>() +
+                                    (a.ndim() > 0 ? " (element " + std::to_string(k) + " in C order)" : ""));
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
 // Any numeric field's value (a scalar, a numpy array or nested lists) as
 // the field's dtype (TypeInfo::name is numpy's name), then RecordBuilder::
 // SetValues, which checks the shape against the field's pattern. A value
 // whose dtype differs is cast only when nothing changes: an integer or bool
 // target takes values that round-trip exactly; a float target takes any
-// integer or float (rounded to the nearest).
+// integer or float by the one float policy (NarrowFloat: rounded to the
+// nearest, never from a finite value to an infinity).
 Status SetNumericValue(RecordBuilder& b, size_t index, const Field& f, const py::handle& value) {
   const py::module_ np = py::module_::import("numpy");
   const py::dtype dtype(unirecord::FindType(f.type)->name);
@@ -16,25 +61,30 @@ Status SetNumericValue(RecordBuilder& b, size_t index, const Field& f, const py:
   try {
     given = np.attr("asarray")(value);
   } catch (py::error_already_set& e) {  // ragged nested lists
-    return Status::InvalidArgument("field '" + f.name + "' (" + unirecord::FieldTypeName(f.type) +
-                                   "): not an array: " + e.what());
+    return Status::InvalidArgument(FieldWhere(f) + ": not an array: " + unirecord::MessageText(e.what()));
   }
   py::array a = py::reinterpret_borrow<py::array>(given);
   const char given_kind = a.dtype().kind();
+  const bool numbers = given_kind == 'b' || given_kind == 'i' || given_kind == 'u' || given_kind == 'f';
+  // Narrowing into a float type: a wider float, or an integer into float16.
+  const bool narrows = dtype.kind() == 'f' && ((given_kind == 'f' && a.itemsize() > dtype.itemsize()) ||
+                                               ((given_kind == 'i' || given_kind == 'u') && dtype.itemsize() == 2));
   if (!a.dtype().is(dtype) && a.size() > 0) {
-    if (given_kind != 'b' && given_kind != 'i' && given_kind != 'u' && given_kind != 'f') {
-      return Status::InvalidArgument("field '" + f.name + "' (" + unirecord::FieldTypeName(f.type) +
-                                     ") needs numbers, got " + py::repr(value).cast<std::string>());
+    if (!numbers) return Status::InvalidArgument(FieldWhere(f) + " needs numbers, got " + Repr(value));
+    if (narrows) {
+      py::array narrowed;
+      UREC_RETURN_IF_ERROR(NarrowFloats(f, a, &narrowed));
+      a = narrowed;
+    } else {
+      py::object cast = a.attr("astype")(dtype);
+      const bool to_float = dtype.kind() == 'f' && given_kind != 'b';
+      if (!to_float && !np.attr("array_equal")(cast, a).cast<bool>()) {
+        return Status::InvalidArgument(FieldWhere(f) + ": values of dtype " + py::str(a.dtype()).cast<std::string>() +
+                                       " and shape " + py::str(a.attr("shape")).cast<std::string>() +
+                                       " cannot be cast exactly to " + unirecord::FieldTypeName(f.type));
+      }
+      a = py::reinterpret_borrow<py::array>(cast);
     }
-    py::object cast = a.attr("astype")(dtype);
-    const bool to_float = dtype.kind() == 'f' && given_kind != 'b';
-    if (!to_float && !np.attr("array_equal")(cast, a).cast<bool>()) {
-      return Status::InvalidArgument("field '" + f.name + "' (" + unirecord::FieldTypeName(f.type) + "): values of dtype " +
-                                     py::str(a.dtype()).cast<std::string>() + " and shape " +
-                                     py::str(a.attr("shape")).cast<std::string>() + " cannot be cast exactly to " +
-                                     unirecord::FieldTypeName(f.type));
-    }
-    a = py::reinterpret_borrow<py::array>(cast);
   } else if (!a.dtype().is(dtype)) {
     a = py::reinterpret_borrow<py::array>(a.attr("astype")(dtype));  // empty: nothing to lose
   }
@@ -49,16 +99,15 @@ int64_t ToInt64(const Field& f, const py::handle& value) {
   PyObject* idx = PyNumber_Index(value.ptr());
   if (idx == nullptr) {
     PyErr_Clear();
-    RaiseStatus(Status::InvalidArgument("field '" + f.name + "' (" + unirecord::FieldTypeName(f.type) +
-                                        ") needs an integer, got " + py::repr(value).cast<std::string>()));
+    RaiseStatus(Status::InvalidArgument(FieldWhere(f) + " needs an integer, got " + Repr(value)));
   }
   int overflow = 0;
   long long v = PyLong_AsLongLongAndOverflow(idx, &overflow);
   Py_DECREF(idx);
   bool bad = overflow != 0 || !unirecord::FitsIntegral(f.type, v);
   if (bad) {
-    RaiseStatus(Status::InvalidArgument("field '" + f.name + "': " + py::repr(value).cast<std::string>() +
-                                        " does not fit " + unirecord::FieldTypeName(f.type)));
+    RaiseStatus(Status::InvalidArgument("field '" + f.name + "': " + Repr(value) + " does not fit " +
+                                        unirecord::FieldTypeName(f.type)));
   }
   return v;
 }
@@ -66,9 +115,11 @@ int64_t ToInt64(const Field& f, const py::handle& value) {
 double ToDouble(const Field& f, const py::handle& value) {
   double v = PyFloat_AsDouble(value.ptr());
   if (v == -1.0 && PyErr_Occurred()) {
+    // An int past any double (10**400): out of range, not "not a number".
+    const bool too_large = PyErr_ExceptionMatches(PyExc_OverflowError);
     PyErr_Clear();
-    RaiseStatus(Status::InvalidArgument("field '" + f.name + "' (" + unirecord::FieldTypeName(f.type) +
-                                        ") needs a number, got " + py::repr(value).cast<std::string>()));
+    if (too_large) RaiseStatus(OutOfFloatRange(f, Repr(value)));
+    RaiseStatus(Status::InvalidArgument(FieldWhere(f) + " needs a number, got " + Repr(value)));
   }
   return v;
 }
@@ -92,8 +143,9 @@ void FillRecord(RecordBuilder& b, const Schema& schema, const py::dict& record,
       st = b.SetValues(i, f.type, &v, {});
     } else if (unirecord::IsNumeric(f.type) && !f.is_array() && unirecord::NumericWidth(f.type) >= 4) {
       const double v = ToDouble(f, value);  // float32, float64 without numpy
-      const float narrow = static_cast<float>(v);
-      st = b.SetValues(i, f.type, unirecord::NumericWidth(f.type) == 8 ? static_cast<const void*>(&v) : &narrow, {});
+      uint8_t stored[8];
+      st = unirecord::NarrowFloat(f.type, v, stored) ? b.SetValues(i, f.type, stored, {})
+                                                      : OutOfFloatRange(f, Repr(py::float_(v)));
     } else if (unirecord::IsNumeric(f.type)) {
       if (!f.is_array()) ToDouble(f, value);  // raises "needs a number" for anything else
       st = SetNumericValue(b, i, f, value);
@@ -107,15 +159,13 @@ void FillRecord(RecordBuilder& b, const Schema& schema, const py::dict& record,
             HeldBuffer buf(raw);
             st = b.SetString(i, buf.bytes());  // copied
           } else {
-            st = Status::InvalidArgument("field '" + f.name + "' (string) needs a str, got " +
-                                         py::repr(value).cast<std::string>());
+            st = Status::InvalidArgument("field '" + f.name + "' (string) needs a str, got " + Repr(value));
           }
           break;
         case FieldType::kBytes:
           if (!PyObject_CheckBuffer(raw)) {
             st = Status::InvalidArgument("field '" + f.name +
-                                         "' (bytes) needs bytes or a contiguous buffer, got " +
-                                         py::repr(value).cast<std::string>());
+                                         "' (bytes) needs bytes or a contiguous buffer, got " + Repr(value));
           } else {
             held->push_back(std::make_unique<HeldBuffer>(raw));
             st = b.SetBytes(i, held->back()->bytes());
@@ -127,7 +177,7 @@ void FillRecord(RecordBuilder& b, const Schema& schema, const py::dict& record,
     }
     if (!st.ok()) {
       b.Clear();
-      RaiseStatus(Status(st.code(), where + ": " + st.message()));
+      RaiseStatus(where.empty() ? st : Status(st.code(), where + ": " + st.message()));
     }
   }
   if (found != static_cast<size_t>(py::len(record))) {
@@ -135,7 +185,7 @@ void FillRecord(RecordBuilder& b, const Schema& schema, const py::dict& record,
     for (auto item : record) {
       std::string key = py::str(item.first).cast<std::string>();
       if (schema.FieldIndex(key) < 0) {
-        RaiseStatus(Status::InvalidArgument("record has a value for '" + key +
+        RaiseStatus(Status::InvalidArgument("record has a value for '" + unirecord::MessageText(key) +
                                             "', which is not a field of the schema (" + schema.ToString() + ")"));
       }
     }

@@ -54,7 +54,8 @@ double ToDouble(const Field& f, const py::handle& value);
 // Sets every field of `schema` in `b` from `record`, a dict {field name:
 // value} with a value for each field and no other key (Writer.write's
 // rules); `held` keeps the buffers that bytes fields view until the record
-// is written. Raises naming `where` ("record 3") and clears `b` on a bad value.
+// is written. Raises naming `where` ("record 3"; "": the caller names the
+// record) and clears `b` on a bad value.
 void FillRecord(RecordBuilder& b, const Schema& schema, const py::dict& record,
                 std::vector<std::unique_ptr<HeldBuffer>>* held, const std::string& where);
 

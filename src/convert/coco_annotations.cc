@@ -55,12 +55,16 @@ const Json* Member(const Json& obj, const char* key) {
   return it == obj.end() ? nullptr : &*it;
 }
 
-// An integer member: "" and *out, or why not.
-std::string IntegerMember(const Json& obj, const char* key, bool required, int64_t* out) {
+// An integer member: "" and *out, or why not (`written`: the file's
+// integers past 64 bits, named as written).
+std::string IntegerMember(const Json& obj, const char* key, bool required, int64_t* out,
+                          const WrittenIntegers& written) {
   const Json* value = Member(obj, key);
   if (value == nullptr) return required ? std::string("missing key '") + key + "'" : "";
-  if (!value->is_number_integer()) return std::string("'") + key + "' must be an integer, not " + QuoteJson(*value);
-  const std::string why = JsonToInt64(*value, out);
+  if (!value->is_number_integer() && written.count(value) == 0) {
+    return std::string("'") + key + "' must be an integer, not " + QuoteJson(*value);
+  }
+  const std::string why = JsonToInt64(*value, out, &written);
   return why.empty() ? "" : std::string("'") + key + "': " + why;
 }
 
@@ -76,10 +80,10 @@ std::string Float32Member(const Json& obj, const char* key, float* out) {
 
 // The annotation at annotations[index], or why it cannot be used (the image
 // and category it names are checked by the caller).
-std::string ReadAnnotation(const Json& a, CocoAnnotation* out, int64_t* image_id) {
+std::string ReadAnnotation(const Json& a, const WrittenIntegers& written, CocoAnnotation* out, int64_t* image_id) {
   if (!a.is_object()) return "not an object: " + QuoteJson(a);
-  std::string why = IntegerMember(a, "image_id", true, image_id);
-  if (why.empty()) why = IntegerMember(a, "category_id", true, &out->category_id);
+  std::string why = IntegerMember(a, "image_id", true, image_id, written);
+  if (why.empty()) why = IntegerMember(a, "category_id", true, &out->category_id, written);
   if (!why.empty()) return why;
   const Json* box = Member(a, "bbox");
   if (box == nullptr) return "missing key 'bbox'";
@@ -102,7 +106,7 @@ std::string ReadAnnotation(const Json& a, CocoAnnotation* out, int64_t* image_id
     if (!why.empty()) return "'area' (not given: the box's width * height): " + why;
   }
   int64_t crowd = 0;
-  why = IntegerMember(a, "iscrowd", false, &crowd);
+  why = IntegerMember(a, "iscrowd", false, &crowd, written);
   if (!why.empty()) return why;
   if (crowd != 0 && crowd != 1) return "'iscrowd' must be 0 or 1, not " + std::to_string(crowd);
   out->iscrowd = static_cast<uint8_t>(crowd);
@@ -115,7 +119,8 @@ std::string ReadAnnotation(const Json& a, CocoAnnotation* out, int64_t* image_id
 
 Result<CocoAnnotations> ParseCocoAnnotations(std::string_view json, const std::string& path) {
   Json doc;
-  const std::string bad = ParseConverterJson(NonFiniteAsNull(json), &doc);
+  WrittenIntegers written;
+  const std::string bad = ParseConverterJson(NonFiniteAsNull(WithoutByteOrderMark(json)), &doc, &written);
   if (!bad.empty()) {
     if (bad.rfind("too large", 0) == 0) return Status::InvalidArgument(path + ": " + bad);
     return Status::Corruption(path + ": " + bad);
@@ -139,7 +144,7 @@ Result<CocoAnnotations> ParseCocoAnnotations(std::string_view json, const std::s
     const Json& c = (*categories)[i];
     const std::string where = "categories[" + std::to_string(i) + "]";
     int64_t id = 0;
-    std::string why = IntegerMember(c, "id", true, &id);
+    std::string why = IntegerMember(c, "id", true, &id, written);
     const Json* name = Member(c, "name");
     if (why.empty() && (name == nullptr || !name->is_string())) why = "'name' must be a string";
     if (why.empty() && category_of.count(id) > 0) why = "duplicate category id " + std::to_string(id);
@@ -169,12 +174,13 @@ Result<CocoAnnotations> ParseCocoAnnotations(std::string_view json, const std::s
                                     [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7F; });
     const std::string where = named ? file->get<std::string>() : "images[" + std::to_string(i) + "]";
     CocoImage image;
-    std::string why = m.is_object() ? IntegerMember(m, "id", true, &image.id) : "not an object: " + QuoteJson(m);
+    std::string why =
+        m.is_object() ? IntegerMember(m, "id", true, &image.id, written) : "not an object: " + QuoteJson(m);
     if (why.empty() && file == nullptr) why = "missing key 'file_name'";
     if (why.empty() && !file->is_string()) why = "'file_name' must be a string, not " + QuoteJson(*file);
     if (why.empty()) why = CheckSourcePathText(file->get<std::string>(), "'file_name'", "the images folder");
-    if (why.empty()) why = IntegerMember(m, "width", false, &image.width);
-    if (why.empty()) why = IntegerMember(m, "height", false, &image.height);
+    if (why.empty()) why = IntegerMember(m, "width", false, &image.width, written);
+    if (why.empty()) why = IntegerMember(m, "height", false, &image.height, written);
     if (why.empty() && image_of.count(image.id) > 0) {
       why = "duplicate image id " + std::to_string(image.id) + " (first: " + image_of[image.id].file_name + ")";
     }
@@ -192,13 +198,13 @@ Result<CocoAnnotations> ParseCocoAnnotations(std::string_view json, const std::s
   for (size_t i = 0; annotations != nullptr && i < annotations->size(); ++i) {
     const Json& a = (*annotations)[i];
     int64_t id = 0;
-    std::string why = a.is_object() ? IntegerMember(a, "id", true, &id) : "not an object: " + QuoteJson(a);
+    std::string why = a.is_object() ? IntegerMember(a, "id", true, &id, written) : "not an object: " + QuoteJson(a);
     const std::string where = why.empty() ? "annotation " + std::to_string(id) : "annotations[" + std::to_string(i) + "]";
     CocoAnnotation annotation;
     annotation.id = id;
     int64_t image_id = 0;
     if (why.empty() && annotation_seen.count(id) > 0) why = "duplicate annotation id " + std::to_string(id);
-    if (why.empty()) why = ReadAnnotation(a, &annotation, &image_id);
+    if (why.empty()) why = ReadAnnotation(a, written, &annotation, &image_id);
     if (why.empty() && image_of.count(image_id) == 0) {
       why = "image_id " + std::to_string(image_id) + " is not among the usable images";
     }

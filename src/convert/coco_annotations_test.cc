@@ -159,7 +159,8 @@ TEST(CocoAnnotations, NumbersPastTheStoredTypeAreRejectsRowsNamingFieldAndValue)
       {"id": 3, "image_id": 1, "category_id": 1, "bbox": [0, 0, 3e38, 3e38]},
       {"id": 4, "image_id": 1, "category_id": 1, "bbox": [-1e39, 0, 1, 1]},
       {"id": 5, "image_id": 1, "category_id": 1, "bbox": [0, 0, 3.4e38, 1]},
-      {"id": 6, "image_id": 1, "category_id": 18446744073709551615, "bbox": [0, 0, 1, 1]}],
+      {"id": 6, "image_id": 1, "category_id": 18446744073709551615, "bbox": [0, 0, 1, 1]},
+      {"id": 7, "image_id": -9223372036854775809, "category_id": 1, "bbox": [0, 0, 1, 1]}],
     "categories": [{"id": 1, "name": "c"}]})";
   Result<CocoAnnotations> coco = ParseCocoAnnotations(json, "a.json");
   ASSERT_TRUE(coco.ok()) << coco.status().ToString();
@@ -170,6 +171,8 @@ TEST(CocoAnnotations, NumbersPastTheStoredTypeAreRejectsRowsNamingFieldAndValue)
   EXPECT_EQ(ReasonFor(*coco, "annotation 4"), "'bbox': -1e+39 is out of float32's range (in [-1e+39,0,1,1])");
   EXPECT_EQ(ReasonFor(*coco, "annotation 6"), "'category_id': 18446744073709551615 is out of int64's range");
   EXPECT_EQ(ReasonFor(*coco, "big.jpg"), "'id': 9223372036854775808 is out of int64's range");
+  // Past 64 bits, as written (issue 47: "must be an integer, not -9.223372036854776e+18").
+  EXPECT_EQ(ReasonFor(*coco, "annotation 7"), "'image_id': -9223372036854775809 is out of int64's range");
   EXPECT_EQ(ReasonFor(*coco, "b.jpg"), "'width' must be an integer, not 1.5");
   ASSERT_EQ(coco->images.size(), 1u);
   ASSERT_EQ(coco->images[0].annotations.size(), 1u);

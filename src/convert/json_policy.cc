@@ -1,6 +1,5 @@
 #include "convert/json_policy.h"
 
-#include <cfloat>
 #include <cmath>
 #include <cstring>
 #include <new>
@@ -22,7 +21,7 @@ std::string WithoutTag(const std::string& what) {
 // value and store another). Returning false stops the parse.
 class PolicySax final : public Json::json_sax_t {
  public:
-  explicit PolicySax(Json* root) : root_(root) {}
+  PolicySax(Json* root, WrittenIntegers* written) : root_(root), written_(written) {}
 
   const std::string& error() const { return error_; }
 
@@ -30,7 +29,13 @@ class PolicySax final : public Json::json_sax_t {
   bool boolean(bool v) override { return Put(Json(v)) != nullptr; }
   bool number_integer(number_integer_t v) override { return Put(Json(v)) != nullptr; }
   bool number_unsigned(number_unsigned_t v) override { return Put(Json(v)) != nullptr; }
-  bool number_float(number_float_t v, const string_t&) override { return Put(Json(v)) != nullptr; }
+  bool number_float(number_float_t v, const string_t& text) override {
+    if (Put(Json(v)) == nullptr) return false;
+    // An integer literal read as a double: one past 64 bits (no "-0").
+    const bool integer = text.find_first_not_of("-0123456789") == std::string::npos && std::fabs(v) >= 0x1p63;
+    if (written_ != nullptr && integer) written_at_.push_back({PathOfLast(), text});
+    return true;
+  }
   bool string(string_t& v) override { return Put(Json(std::move(v))) != nullptr; }
   bool binary(binary_t& v) override { return Put(Json::binary(std::move(v))) != nullptr; }
 
@@ -42,14 +47,24 @@ class PolicySax final : public Json::json_sax_t {
   bool key(string_t& k) override {
     Frame& top = frames_.back();
     if (top.container->contains(k)) {
-      return Fail("key '" + k + "' appears twice in one object (at " + Where(/*pending=*/false) + ")");
+      return Fail("key '" + MessageText(k) + "' appears twice in one object (at " + Where(/*pending=*/false) + ")");
     }
     top.key = k;
     return true;
   }
 
   bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
-    return Fail("not valid JSON: " + WithoutTag(e.what()));
+    return Fail("not valid JSON: " + MessageText(WithoutTag(e.what())));
+  }
+
+  // Once the parse is done (values no longer move as arrays grow): the
+  // integer literals past 64 bits, by the address of their value.
+  void ListWrittenIntegers() const {
+    for (const auto& [path, text] : written_at_) {
+      const Json* value = root_;
+      for (const Step& step : path) value = step.in_array ? &(*value)[step.index] : &(*value)[step.key];
+      (*written_)[value] = text;
+    }
   }
 
  private:
@@ -57,6 +72,21 @@ class PolicySax final : public Json::json_sax_t {
     Json* container;
     std::string key;  // objects: the key of the value being read
   };
+  struct Step {
+    bool in_array;
+    size_t index;     // in_array
+    std::string key;  // else
+  };
+
+  // The steps from the root to the value placed last.
+  std::vector<Step> PathOfLast() const {
+    std::vector<Step> path;
+    for (const Frame& frame : frames_) {
+      const bool in_array = frame.container->is_array();
+      path.push_back({in_array, in_array ? frame.container->size() - 1 : 0, in_array ? std::string() : frame.key});
+    }
+    return path;
+  }
 
   // Places `v` where the parse is (the root, the end of the open array, or
   // the open object's current key); its address, or nullptr on failure.
@@ -114,18 +144,28 @@ class PolicySax final : public Json::json_sax_t {
   }
 
   Json* root_;
+  WrittenIntegers* written_;
+  std::vector<std::pair<std::vector<Step>, std::string>> written_at_;
   std::vector<Frame> frames_;
   std::string error_;
 };
 
 }  // namespace
 
-std::string ParseConverterJson(std::string_view text, Json* value) {
+std::string ParseConverterJson(std::string_view text, Json* value, WrittenIntegers* written) {
   *value = Json();
+  if (written != nullptr) written->clear();
+  // nlohmann would skip it wherever a parse starts: a line or a cell too.
+  if (text.size() != WithoutByteOrderMark(text).size()) {
+    return "a UTF-8 byte-order mark starts the value (only a file's first bytes may hold one)";
+  }
   try {
-    PolicySax sax(value);
+    PolicySax sax(value, written);
     const bool ok = Json::sax_parse(text.begin(), text.end(), &sax);
-    if (ok) return "";
+    if (ok) {
+      if (written != nullptr) sax.ListWrittenIntegers();
+      return "";
+    }
     *value = Json();
     return sax.error().empty() ? std::string("not valid JSON") : sax.error();
   } catch (const std::bad_alloc&) {
@@ -133,8 +173,12 @@ std::string ParseConverterJson(std::string_view text, Json* value) {
     return "too large to parse in memory";
   } catch (const Json::exception& e) {  // not expected: the SAX interface reports errors
     *value = Json();
-    return "not valid JSON: " + WithoutTag(e.what());
+    return "not valid JSON: " + MessageText(WithoutTag(e.what()));
   }
+}
+
+std::string_view WithoutByteOrderMark(std::string_view text) {
+  return text.substr(0, 3) == "\xEF\xBB\xBF" ? text.substr(3) : text;
 }
 
 std::string QuoteJson(const Json& value) {
@@ -142,7 +186,7 @@ std::string QuoteJson(const Json& value) {
   return text.size() <= 60 ? text : text.substr(0, 57) + "...";
 }
 
-std::string JsonToElement(const TypeInfo& type, const Json& v, uint8_t bytes[8]) {
+std::string JsonToElement(const TypeInfo& type, const Json& v, uint8_t bytes[8], const WrittenIntegers* written) {
   std::memset(bytes, 0, 8);
   if (type.kind == 'b') {
     if (!v.is_boolean() && !(v.is_number_integer() && (v.get<int64_t>() == 0 || v.get<int64_t>() == 1))) {
@@ -155,19 +199,19 @@ std::string JsonToElement(const TypeInfo& type, const Json& v, uint8_t bytes[8])
     if (!v.is_number()) return QuoteJson(v) + " is not a number";
     const double d = v.get<double>();
     if (!std::isfinite(d)) return QuoteJson(v) + " is not a finite number";
-    if (type.width == 4) {
-      if (!(std::fabs(d) <= FLT_MAX)) return QuoteJson(v) + " is out of float32's range";
-      const float f = static_cast<float>(d);
-      std::memcpy(bytes, &f, 4);
-    } else {
-      std::memcpy(bytes, &d, 8);
-    }
+    if (!NarrowFloat(type.type, d, bytes)) return QuoteJson(v) + " is out of " + type.name + "'s range";
     return "";
   }
   if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) {
     return QuoteJson(v) + " is out of " + type.name + "'s range";
   }
-  if (!v.is_number_integer()) return QuoteJson(v) + " is not an integer";
+  if (!v.is_number_integer()) {
+    const auto as_written = written != nullptr ? written->find(&v) : WrittenIntegers::const_iterator();
+    if (written != nullptr && as_written != written->end()) {
+      return MessageText(as_written->second) + " is out of " + type.name + "'s range";
+    }
+    return QuoteJson(v) + " is not an integer";
+  }
   const int64_t i = v.get<int64_t>();
   if (!FitsIntegral(type.type, i)) return QuoteJson(v) + " is out of " + type.name + "'s range";
   for (int k = 0; k < type.width; ++k) bytes[k] = static_cast<uint8_t>(static_cast<uint64_t>(i) >> (8 * k));
@@ -181,9 +225,9 @@ std::string JsonToFloat32(const Json& v, float* out) {
   return why;
 }
 
-std::string JsonToInt64(const Json& v, int64_t* out) {
+std::string JsonToInt64(const Json& v, int64_t* out, const WrittenIntegers* written) {
   uint8_t bytes[8];
-  std::string why = JsonToElement(*FindType(FieldType::kInt64), v, bytes);
+  std::string why = JsonToElement(*FindType(FieldType::kInt64), v, bytes, written);
   if (why.empty()) {
     uint64_t u = 0;
     for (int k = 0; k < 8; ++k) u |= static_cast<uint64_t>(bytes[k]) << (8 * k);

@@ -6,6 +6,7 @@
 #define UNIRECORD_SRC_CONVERT_JSON_POLICY_H_
 
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -22,14 +23,28 @@ using Json = nlohmann::json;
 // that walks a parsed value recursively can run out of stack.
 inline constexpr int kMaxJsonDepth = 32;
 
-// Parses `text` (a UTF-8 byte-order mark first is skipped) into *value, or
-// says why not, naming where in the value it happened:
+// Integer literals past 64 bits (nlohmann reads them as the nearest double),
+// as written, by the value that holds them: JsonToElement names them as given
+// ("-9223372036854775809 is out of int64's range", not a rounded double "is
+// not an integer"). The addresses hold while the parsed value is not changed.
+using WrittenIntegers = std::map<const Json*, std::string>;
+
+// Parses `text` into *value, or says why not, naming where in the value it
+// happened:
 //   "not valid JSON: parse error at line 1, column 15: ..." (nlohmann's
 //     message without its tag; numbers beyond double's range included),
 //   "arrays and objects nest deeper than 32 levels (at images[0].file_name)",
-//   "key 'image' appears twice in one object (at annotations[3])".
+//   "key 'image' appears twice in one object (at annotations[3])",
+//   "a UTF-8 byte-order mark starts the value (only a file's first bytes may
+//     hold one)": a file's reader skips the mark first (WithoutByteOrderMark),
+//     so that a JSON Lines line or a CSV cell that starts with one is refused.
+// With `written`, the integer literals past 64 bits go there.
 // Nothing is thrown; memory exhaustion is reported as a reason too.
-std::string ParseConverterJson(std::string_view text, Json* value);
+std::string ParseConverterJson(std::string_view text, Json* value, WrittenIntegers* written = nullptr);
+
+// `text` without the UTF-8 byte-order mark it may start with (Excel and some
+// editors write one): what every converter does with its files' first bytes.
+std::string_view WithoutByteOrderMark(std::string_view text);
 
 // `value` as JSON text for a message, cut to 60 bytes.
 std::string QuoteJson(const Json& value);
@@ -38,12 +53,14 @@ std::string QuoteJson(const Json& value);
 // float32, float64) from `v`, little-endian into bytes[0, type.width), or why
 // not: "\"a\" is not a number", "2.5 is not an integer", "300 is out of
 // uint8's range", "1e+39 is out of float32's range", "2 is not a bool (true,
-// false, 0 or 1)". A value the type cannot hold is never rounded into it
-// (no float32 infinity from a finite double).
-std::string JsonToElement(const TypeInfo& type, const Json& v, uint8_t bytes[8]);
+// false, 0 or 1)". Floats follow the one float policy (schema.h's
+// NarrowFloat: rounded to the nearest, never rounded into an infinity).
+// `written`: ParseConverterJson's, naming an integer past 64 bits as given.
+std::string JsonToElement(const TypeInfo& type, const Json& v, uint8_t bytes[8],
+                          const WrittenIntegers* written = nullptr);
 // The same for one float32 or int64.
 std::string JsonToFloat32(const Json& v, float* out);
-std::string JsonToInt64(const Json& v, int64_t* out);
+std::string JsonToInt64(const Json& v, int64_t* out, const WrittenIntegers* written = nullptr);
 
 }  // namespace unirecord::convert_internal
 

@@ -13,10 +13,12 @@ namespace {
 // The fields a manifest with an image adds to its records (as ConvertImageFolder's).
 const char* const kImageExtras[] = {"path", "width", "height", "jpeg_layout", "source_size", "source_xxh3"};
 
-// Appends one element of numeric `type` from JSON `v`, or says why not.
-std::string AppendElement(const TypeInfo& type, const Json& v, std::vector<uint8_t>* out) {
+// Appends one element of numeric `type` from JSON `v`, or says why not
+// (`written`: the line's integers past 64 bits, as ParseConverterJson gives them).
+std::string AppendElement(const TypeInfo& type, const Json& v, const WrittenIntegers& written,
+                          std::vector<uint8_t>* out) {
   uint8_t bytes[8];
-  std::string why = JsonToElement(type, v, bytes);
+  std::string why = JsonToElement(type, v, bytes, &written);
   if (why.empty()) out->insert(out->end(), bytes, bytes + type.width);
   return why;
 }
@@ -24,9 +26,9 @@ std::string AppendElement(const TypeInfo& type, const Json& v, std::vector<uint8
 // Flattens nested arrays `v` of rank shape->size() (row-major) into `out`,
 // filling the -1 extents of *shape from the first row at each depth and
 // checking every row against it.
-std::string AppendArray(const TypeInfo& type, const Json& v, size_t depth, std::vector<int64_t>* shape,
-                        std::vector<bool>* seen, std::vector<uint8_t>* out) {
-  if (depth == shape->size()) return AppendElement(type, v, out);
+std::string AppendArray(const TypeInfo& type, const Json& v, const WrittenIntegers& written, size_t depth,
+                        std::vector<int64_t>* shape, std::vector<bool>* seen, std::vector<uint8_t>* out) {
+  if (depth == shape->size()) return AppendElement(type, v, written, out);
   if (!v.is_array()) return "expected an array of rank " + std::to_string(shape->size()) + ", found " + QuoteJson(v);
   const int64_t n = static_cast<int64_t>(v.size());
   if (!(*seen)[depth]) {
@@ -38,19 +40,20 @@ std::string AppendArray(const TypeInfo& type, const Json& v, size_t depth, std::
            std::to_string((*shape)[depth]) + " are expected";
   }
   for (const Json& item : v) {
-    std::string why = AppendArray(type, item, depth + 1, shape, seen, out);
+    std::string why = AppendArray(type, item, written, depth + 1, shape, seen, out);
     if (!why.empty()) return why;
   }
   return "";
 }
 
 // The values of one sample from the object `sample`; "" or why not.
-std::string ReadSample(const Json& sample, const ManifestSchema& schema, ManifestLine* line) {
+std::string ReadSample(const Json& sample, const WrittenIntegers& written, const ManifestSchema& schema,
+                       ManifestLine* line) {
   if (!sample.is_object()) return "not a JSON object: " + QuoteJson(sample);
   for (auto it = sample.begin(); it != sample.end(); ++it) {
     bool known = false;
     for (const Field& f : schema.fields) known = known || f.name == it.key();
-    if (!known) return "key '" + it.key() + "' is not a field of the schema";
+    if (!known) return "key '" + MessageText(it.key()) + "' is not a field of the schema";
   }
   line->values.resize(schema.fields.size());
   for (size_t k = 0; k < schema.fields.size(); ++k) {
@@ -71,7 +74,7 @@ std::string ReadSample(const Json& sample, const ManifestSchema& schema, Manifes
     const TypeInfo& type = *FindType(field.type);
     value.shape = field.shape;
     std::vector<bool> seen(field.shape.size(), false);
-    std::string why = AppendArray(type, *it, 0, &value.shape, &seen, &value.data);
+    std::string why = AppendArray(type, *it, written, 0, &value.shape, &seen, &value.data);
     if (!why.empty()) return "field '" + field.name + "': " + why;
     // Extents under an empty one are never seen ([] for a (-1, -1) field):
     // the array is empty, and so are they.
@@ -86,7 +89,8 @@ std::string ReadSample(const Json& sample, const ManifestSchema& schema, Manifes
 
 Result<ManifestSchema> ParseManifestSchema(std::string_view text, const std::string& file) {
   Json root;
-  const std::string bad = ParseConverterJson(text, &root);
+  WrittenIntegers written;
+  const std::string bad = ParseConverterJson(WithoutByteOrderMark(text), &root, &written);
   if (!bad.empty()) return Status::InvalidArgument("schema file " + file + ": " + bad);
   const auto fields = root.is_object() ? root.find("fields") : root.end();
   if (!root.is_object() || fields == root.end() || !fields->is_array() || fields->empty()) {
@@ -113,7 +117,7 @@ Result<ManifestSchema> ParseManifestSchema(std::string_view text, const std::str
     } else {
       const TypeInfo* info = FindType(std::string_view(type));
       if (info == nullptr || info->width == 0 || info->type == FieldType::kFloat16) {
-        return Status::InvalidArgument(where + ": type '" + type +
+        return Status::InvalidArgument(where + ": type '" + MessageText(type) +
                                        "' is not image, string or a numeric type other than float16");
       }
       field.type = info->type;
@@ -125,7 +129,7 @@ Result<ManifestSchema> ParseManifestSchema(std::string_view text, const std::str
       }
       for (const Json& d : shape) {
         int64_t extent = 0;
-        const std::string why = JsonToInt64(d, &extent);
+        const std::string why = JsonToInt64(d, &extent, &written);
         if (!why.empty()) return Status::InvalidArgument(where + ": 'shape' holds " + why);
         field.shape.push_back(extent);
       }
@@ -175,6 +179,9 @@ Status SetManifestValues(const ManifestSchema& schema, const ManifestLine& line,
 }
 
 std::vector<ManifestLine> ParseJsonlManifest(std::string_view text, const ManifestSchema& schema) {
+  // A byte-order mark is skipped at the start of the file only: one that
+  // starts another line is refused with that line (ParseConverterJson).
+  text = WithoutByteOrderMark(text);
   std::vector<ManifestLine> lines;
   uint64_t number = 0;
   size_t start = 0;
@@ -187,8 +194,9 @@ std::vector<ManifestLine> ParseJsonlManifest(std::string_view text, const Manife
     ManifestLine line;
     line.line = number;
     Json sample;
-    line.reason = ParseConverterJson(line_text, &sample);
-    if (line.reason.empty()) line.reason = ReadSample(sample, schema, &line);
+    WrittenIntegers written;
+    line.reason = ParseConverterJson(line_text, &sample, &written);
+    if (line.reason.empty()) line.reason = ReadSample(sample, written, schema, &line);
     lines.push_back(std::move(line));
   }
   return lines;
@@ -197,8 +205,8 @@ std::vector<ManifestLine> ParseJsonlManifest(std::string_view text, const Manife
 Result<std::vector<ManifestLine>> ParseCsvManifest(std::string_view text, const ManifestSchema& schema,
                                                    const std::string& file) {
   // A UTF-8 byte-order mark (Excel writes one) is not part of the first
-  // column's name; JSON Lines and COCO skip it too (ParseConverterJson).
-  if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
+  // column's name; JSON Lines and COCO skip it too.
+  text = WithoutByteOrderMark(text);
   // Rows of cells, each with the line it starts on.
   std::vector<std::pair<uint64_t, std::vector<std::string>>> rows;
   uint64_t line = 1;
@@ -248,7 +256,7 @@ Result<std::vector<ManifestLine>> ParseCsvManifest(std::string_view text, const 
   std::map<std::string, size_t> column;
   for (size_t c = 0; c < header.size(); ++c) {
     if (!column.emplace(header[c], c).second) {
-      return Status::InvalidArgument(file + ": the header names column '" + header[c] + "' twice");
+      return Status::InvalidArgument(file + ": the header names column '" + MessageText(header[c]) + "' twice");
     }
   }
   std::set<std::string> names;
@@ -257,7 +265,9 @@ Result<std::vector<ManifestLine>> ParseCsvManifest(std::string_view text, const 
     if (!column.count(f.name)) return Status::InvalidArgument(file + ": the header has no column '" + f.name + "'");
   }
   for (const std::string& h : header) {
-    if (!names.count(h)) return Status::InvalidArgument(file + ": column '" + h + "' is not a field of the schema");
+    if (!names.count(h)) {
+      return Status::InvalidArgument(file + ": column '" + MessageText(h) + "' is not a field of the schema");
+    }
   }
   std::vector<ManifestLine> lines;
   for (size_t r = 1; r < rows.size(); ++r) {
@@ -271,6 +281,7 @@ Result<std::vector<ManifestLine>> ParseCsvManifest(std::string_view text, const 
     }
     // The row as the JSON object a JSON Lines manifest would hold.
     Json sample = Json::object();
+    WrittenIntegers written;  // of every cell (a map's values keep their addresses)
     for (size_t k = 0; k < schema.fields.size() && out.reason.empty(); ++k) {
       const Field& f = schema.fields[k];
       const std::string& cell = cells[column[f.name]];
@@ -278,10 +289,12 @@ Result<std::vector<ManifestLine>> ParseCsvManifest(std::string_view text, const 
         sample[f.name] = cell;
         continue;
       }
-      const std::string why = ParseConverterJson(cell, &sample[f.name]);
+      WrittenIntegers in_cell;
+      const std::string why = ParseConverterJson(cell, &sample[f.name], &in_cell);
       if (!why.empty()) out.reason = "field '" + f.name + "': " + why;
+      written.insert(in_cell.begin(), in_cell.end());
     }
-    if (out.reason.empty()) out.reason = ReadSample(sample, schema, &out);
+    if (out.reason.empty()) out.reason = ReadSample(sample, written, schema, &out);
     lines.push_back(std::move(out));
   }
   return lines;

@@ -79,7 +79,7 @@ Result<WriterSummary> AddFieldsFromJsonl(const std::string& path, const std::str
   if (!defaults.empty()) {
     default_line = convert_internal::ParseJsonlManifest(defaults, fields);
     if (default_line.size() != 1 || !default_line[0].reason.empty()) {
-      return Status::InvalidArgument("defaults " + defaults + ": " +
+      return Status::InvalidArgument("defaults " + MessageText(defaults) + ": " +
                                      (default_line.size() == 1 ? default_line[0].reason
                                                                : std::string("not one JSON object")));
     }

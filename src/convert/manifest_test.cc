@@ -197,5 +197,31 @@ TEST(CsvManifest, AByteOrderMarkIsSkippedAndPathsFollowThePolicy) {
   EXPECT_EQ((*lines)[2].reason, "field 'image': the image path 'c\\x0Ad.jpg' holds the control character 0x0A at byte 1");
 }
 
+// Before: nlohmann skipped a byte-order mark at the start of every line and
+// every CSV cell; an integer past 64 bits was "-9.223372036854776e+18 is not
+// an integer" (issue 47).
+TEST(JsonlManifest, AByteOrderMarkStartsTheFileOnlyAndHugeIntegersAreOutOfRange) {
+  const ManifestSchema s = MakeSchema("\xEF\xBB\xBF" R"({"fields": [{"name": "n", "type": "int64"},
+                                           {"name": "x", "type": "float64", "shape": [-1]}]})");
+  const std::string bom = "\xEF\xBB\xBF";
+  const std::vector<ManifestLine> lines = ParseJsonlManifest(
+      bom + R"({"n": 1, "x": []})" "\n" + bom + R"({"n": 2, "x": []})" "\n"
+      R"({"n": -9223372036854775809, "x": []})" "\n" R"({"n": 3, "x": [1, 100000000000000000000]})" "\n",
+      s);
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_EQ(lines[0].reason, "");
+  EXPECT_EQ(lines[1].line, 2u);
+  EXPECT_EQ(lines[1].reason, "a UTF-8 byte-order mark starts the value (only a file's first bytes may hold one)");
+  EXPECT_EQ(lines[2].reason, "field 'n': -9223372036854775809 is out of int64's range");
+  EXPECT_EQ(lines[3].reason, "");
+  EXPECT_EQ(Elements<double>(lines[3].values[1]), (std::vector<double>{1, 1e20}));
+  auto csv = ParseCsvManifest(bom + "n,x\n" + bom + "4,[]\n18446744073709551616,[]\n", s, "m.csv");
+  ASSERT_TRUE(csv.ok()) << csv.status().ToString();
+  ASSERT_EQ(csv->size(), 2u);
+  EXPECT_EQ((*csv)[0].reason,
+            "field 'n': a UTF-8 byte-order mark starts the value (only a file's first bytes may hold one)");
+  EXPECT_EQ((*csv)[1].reason, "field 'n': 18446744073709551616 is out of int64's range");
+}
+
 }  // namespace
 }  // namespace unirecord::convert_internal

@@ -34,8 +34,11 @@ Status ReadSourceFile(const std::string& path, std::string* bytes) {
 }
 
 Status ReadConverterInput(const std::string& what, const std::string& path, std::string* text) {
-  Status read = ReadSourceFile(path, text);
-  if (!read.ok()) return Status(read.code(), what + " " + path + ": " + read.message());
+  // Not ReadSourceFile: its codes are a rejects row's. A directory, FIFO or
+  // device given as the file stays InvalidArgument (bad usage: urec exits 2);
+  // the FIFO is refused without waiting for a writer.
+  const Status read = io::ReadFile(path, kMaxSourceFileBytes, text);
+  if (!read.ok()) return Status(read.code(), what + " " + read.message());  // io's message starts with the path
   return Status::OK();
 }
 

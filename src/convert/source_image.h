@@ -21,8 +21,9 @@ inline constexpr uint64_t kMaxSourceFileBytes = uint64_t{1} << 30;
 // blocking reads), NotSupported for a file over kMaxSourceFileBytes.
 Status ReadSourceFile(const std::string& path, std::string* bytes);
 
-// ReadSourceFile for a file the converter needs whole (annotations, a
-// manifest, a schema): its error is "WHAT PATH: reason".
+// A file the converter needs whole (annotations, a manifest, a schema), of
+// at most kMaxSourceFileBytes: its error is "WHAT PATH: reason", with
+// io::ReadFile's code (InvalidArgument for a directory, FIFO or device).
 Status ReadConverterInput(const std::string& what, const std::string& path, std::string* text);
 
 // The header of a source image that unirecord's decoders accept.

@@ -15,23 +15,6 @@ std::string RealPath(const std::string& path) {
   return resolved ? std::string(resolved.get()) : std::string();
 }
 
-// A byte of `path` for a message: printable as is, else \xNN.
-std::string Printable(std::string_view path) {
-  std::string out;
-  for (const char ch : path) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (c < 0x20 || c == 0x7F) {
-      char hex[5];
-      std::snprintf(hex, sizeof(hex), "\\x%02X", c);
-      out += hex;
-    } else {
-      out += ch;
-    }
-    if (out.size() > 200) return out.substr(0, 197) + "...";
-  }
-  return out;
-}
-
 }  // namespace
 
 std::string CheckSourcePathText(std::string_view path, const std::string& what, const std::string& folder) {
@@ -41,12 +24,12 @@ std::string CheckSourcePathText(std::string_view path, const std::string& what, 
     if (c < 0x20 || c == 0x7F) {
       char code[8];
       std::snprintf(code, sizeof(code), "0x%02X", c);
-      return what + " '" + Printable(path) + "' holds the control character " + code + " at byte " +
+      return what + " '" + MessageText(path) + "' holds the control character " + code + " at byte " +
              std::to_string(i) + (c == 0 ? " (a NUL: the file read would not be the one named)" : "");
     }
   }
   if (path.front() == '/') {
-    return what + " '" + std::string(path) + "' is absolute: it must be relative to " + folder;
+    return what + " '" + MessageText(path) + "' is absolute: it must be relative to " + folder;
   }
   // Lexically: each ".." climbs one folder; above the root is outside it.
   int depth = 0;
@@ -55,7 +38,7 @@ std::string CheckSourcePathText(std::string_view path, const std::string& what, 
     const size_t end = std::min(path.find('/', begin), path.size());
     const std::string_view part = path.substr(begin, end - begin);
     if (part == "..") {
-      if (--depth < 0) return what + " '" + std::string(path) + "' leaves " + folder + " ('..')";
+      if (--depth < 0) return what + " '" + MessageText(path) + "' leaves " + folder + " ('..')";
     } else if (!part.empty() && part != ".") {
       ++depth;
     }
@@ -77,8 +60,8 @@ Result<std::string> SourceRoot::Resolve(const std::string& relative) const {
                        resolved.compare(0, resolved_root_.size(), resolved_root_) == 0 &&
                        resolved[resolved_root_.size()] == '/');
   if (!inside) {
-    return Status::InvalidArgument("leaves the source folder: resolves to " + Printable(resolved) + ", outside " +
-                                   Printable(resolved_root_) +
+    return Status::InvalidArgument("leaves the source folder: resolves to " + MessageText(resolved) + ", outside " +
+                                   MessageText(resolved_root_) +
                                    " (a symbolic link; follow_links_outside / --follow-links-outside allows it)");
   }
   return resolved;

@@ -1,6 +1,7 @@
 #include "unirecord/schema.h"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstring>
 #include <iterator>
@@ -64,7 +65,7 @@ Result<FieldType> ParseFieldType(std::string_view name) {
   std::string known;
   for (const TypeInfo& t : kTypes) known += (known.empty() ? "'" : ", '") + std::string(t.name) + "'";
   if (name.empty()) return Status::InvalidArgument("field type must be one of " + known);
-  return Status::InvalidArgument("unknown field type '" + std::string(name) + "' (expected one of " + known + ")");
+  return Status::InvalidArgument("unknown field type '" + MessageText(name) + "' (expected one of " + known + ")");
 }
 
 const char* BlobCompressionName(BlobCompression compression) {
@@ -74,7 +75,7 @@ const char* BlobCompressionName(BlobCompression compression) {
 Result<BlobCompression> ParseBlobCompression(std::string_view name) {
   if (name == "none") return BlobCompression::kNone;
   if (name == "zstd") return BlobCompression::kZstd;
-  return Status::InvalidArgument("unknown compression '" + std::string(name) + "' (expected 'none' or 'zstd')");
+  return Status::InvalidArgument("unknown compression '" + MessageText(name) + "' (expected 'none' or 'zstd')");
 }
 
 bool IsNumeric(FieldType type) { return NumericWidth(type) != 0; }
@@ -157,6 +158,49 @@ bool FitsIntegral(FieldType type, int64_t value) {
   return value >= min && value <= (int64_t{1} << bits) - 1;
 }
 
+bool NarrowFloat(FieldType type, double value, void* out) {
+  const double magnitude = std::fabs(value);
+  const bool finite = std::isfinite(value);
+  if (type == FieldType::kFloat64) {
+    std::memcpy(out, &value, sizeof(value));
+    return true;
+  }
+  if (type == FieldType::kFloat32) {
+    // The midpoint between FLT_MAX and 2^128: from it up, the nearest is an infinity.
+    if (finite && magnitude >= 0x1.ffffffp+127) return false;
+    // Between FLT_MAX and the midpoint the nearest is FLT_MAX (said, not left to an out-of-range cast).
+    const float f = finite && magnitude > FLT_MAX ? std::copysign(FLT_MAX, static_cast<float>(value))
+                                                  : static_cast<float>(value);
+    std::memcpy(out, &f, sizeof(f));
+    return true;
+  }
+  if (type != FieldType::kFloat16) return false;
+  // Directly from the double: through a float, a value just past a midpoint
+  // of two halves could first round onto it, then to the wrong side.
+  uint16_t bits = std::signbit(value) ? 0x8000u : 0;
+  if (!finite) {
+    bits |= std::isnan(value) ? 0x7e00u : 0x7c00u;
+  } else if (magnitude >= 65520.0) {  // 65504 (the largest half) + half its spacing
+    return false;
+  } else if (magnitude < 0x1p-14) {
+    // A subnormal half, in units of 2^-24 (the scaling is exact; 0x400,
+    // reached by rounding up, is the smallest normal, as it should be).
+    bits |= static_cast<uint16_t>(std::nearbyint(magnitude * 0x1p24));
+  } else {
+    int exponent = 0;
+    std::frexp(magnitude, &exponent);  // magnitude in [2^(exponent-1), 2^exponent)
+    double significand = std::nearbyint(std::ldexp(magnitude, 11 - exponent));  // 1024..2048, exact scaling
+    int unbiased = exponent - 1;
+    if (significand == 2048.0) {
+      significand = 1024.0;
+      ++unbiased;
+    }
+    bits |= static_cast<uint16_t>(((unbiased + 15) << 10) | (static_cast<int>(significand) - 1024));
+  }
+  format::StoreLE<uint16_t>(static_cast<uint8_t*>(out), bits);
+  return true;
+}
+
 const KindInfo& KindInfoOf(FieldKind kind) { return kKinds[static_cast<size_t>(kind)]; }
 
 Field Field::Int32(std::string name, bool indexed) {
@@ -217,7 +261,7 @@ bool Field::operator==(const Field& other) const {
 namespace {
 
 Status CheckField(const Field& f) {
-  const std::string where = "schema field '" + f.name + "'";
+  const std::string where = "schema field '" + MessageText(f.name) + "'";
   if (f.name.empty()) return Status::InvalidArgument("schema: a field has an empty name");
   if (f.name.size() > format::kMaxFieldNameBytes) {
     return Status::InvalidArgument(where + ": name longer than 255 bytes");
@@ -273,7 +317,7 @@ Result<Schema> Schema::Make(std::vector<Field> fields) {
   for (const Field& f : fields) {
     UREC_RETURN_IF_ERROR(CheckField(f));
     if (!names.insert(f.name).second) {
-      return Status::InvalidArgument("schema: field name '" + f.name + "' used twice");
+      return Status::InvalidArgument("schema: field name '" + MessageText(f.name) + "' used twice");
     }
   }
   return Schema(std::move(fields));
@@ -288,7 +332,7 @@ int Schema::FieldIndex(std::string_view name) const {
 
 Result<size_t> Schema::FindField(std::string_view name) const {
   int i = FieldIndex(name);
-  if (i < 0) return Status::KeyNotFound("no field named '" + std::string(name) + "' (fields: " + FieldNames() + ")");
+  if (i < 0) return Status::KeyNotFound("no field named '" + MessageText(name) + "' (fields: " + FieldNames() + ")");
   return static_cast<size_t>(i);
 }
 
@@ -331,7 +375,7 @@ Result<std::string> EncodeNameList(const std::vector<std::string>& names) {
   for (size_t i = 0; i < names.size(); ++i) {
     if (names[i].empty()) return Status::InvalidArgument("name list: name " + std::to_string(i) + " is empty");
     if (names[i].find('\n') != std::string::npos) {
-      return Status::InvalidArgument("name list: name '" + names[i] + "' contains a newline");
+      return Status::InvalidArgument("name list: name '" + MessageText(names[i]) + "' contains a newline");
     }
     if (i > 0) out += '\n';
     out += names[i];

@@ -2,8 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cfloat>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 
 namespace unirecord {
@@ -89,6 +91,58 @@ TEST(HalfTest, EveryHalfSurvivesARoundTrip) {
     const bool nan = (half & 0x7c00) == 0x7c00 && (half & 0x3ff) != 0;
     if (nan) continue;
     ASSERT_EQ(FloatToHalf(HalfToFloat(half)), half) << std::hex << bits;
+  }
+}
+
+// The one float policy of every writer (issue 47: numpy and Python numbers
+// stored inf for 1e39 where JSON refused it).
+TEST(NarrowFloatTest, RoundsToTheNearestAndRefusesWhatWouldBecomeAnInfinity) {
+  float f = 0;
+  EXPECT_FALSE(NarrowFloat(FieldType::kFloat32, 1e39, &f));
+  EXPECT_FALSE(NarrowFloat(FieldType::kFloat32, -1e39, &f));
+  EXPECT_FALSE(NarrowFloat(FieldType::kFloat32, 0x1.ffffffp+127, &f));  // the midpoint to 2^128
+  ASSERT_TRUE(NarrowFloat(FieldType::kFloat32, 0x1.fffffefffffffp+127, &f));
+  EXPECT_EQ(f, FLT_MAX);
+  ASSERT_TRUE(NarrowFloat(FieldType::kFloat32, -1e-46, &f));
+  EXPECT_TRUE(f == 0.0f && std::signbit(f));
+  ASSERT_TRUE(NarrowFloat(FieldType::kFloat32, 3e-45, &f));
+  EXPECT_EQ(f, 0x1p-148f);  // 2.14 units of 2^-149: 2
+  // NaN and infinities stay what they are.
+  ASSERT_TRUE(NarrowFloat(FieldType::kFloat32, -INFINITY, &f));
+  EXPECT_EQ(f, -INFINITY);
+  ASSERT_TRUE(NarrowFloat(FieldType::kFloat32, NAN, &f));
+  EXPECT_TRUE(std::isnan(f));
+  double d = 0;
+  ASSERT_TRUE(NarrowFloat(FieldType::kFloat64, 1e300, &d));
+  EXPECT_EQ(d, 1e300);
+  EXPECT_FALSE(NarrowFloat(FieldType::kInt32, 1.0, &d));  // not a float type
+}
+
+TEST(NarrowFloatTest, Float16IsRoundedOnceFromTheDouble) {
+  uint16_t h = 0;
+  EXPECT_FALSE(NarrowFloat(FieldType::kFloat16, 65520.0, &h));
+  EXPECT_FALSE(NarrowFloat(FieldType::kFloat16, -1e5, &h));
+  ASSERT_TRUE(NarrowFloat(FieldType::kFloat16, 65519.99, &h));
+  EXPECT_EQ(h, 0x7bff);
+  ASSERT_TRUE(NarrowFloat(FieldType::kFloat16, -INFINITY, &h));
+  EXPECT_EQ(h, 0xfc00);
+  ASSERT_TRUE(NarrowFloat(FieldType::kFloat16, std::ldexp(1.0, -26), &h));
+  EXPECT_EQ(h, 0x0000);
+  // Just past the midpoint of 1 and 1 + 2^-10: through a float it would
+  // round onto the midpoint, then to even (1); once, it rounds up.
+  ASSERT_TRUE(NarrowFloat(FieldType::kFloat16, 1.0 + std::ldexp(1.0, -11) + std::ldexp(1.0, -40), &h));
+  EXPECT_EQ(h, 0x3c01);
+  // Every float below the overflow: as FloatToHalf rounds it (one rounding either way).
+  uint32_t state = 12345;
+  for (int k = 0; k < 200000; ++k) {
+    state = state * 1664525u + 1013904223u;
+    const uint32_t exponent = 127 - 26 + (state >> 8) % 43;  // 2^-26 .. 2^16: subnormal halves to overflow
+    const uint32_t bits = (state & 0x80000000u) | (exponent << 23) | ((state * 2654435761u) & 0x7fffffu);
+    float x;
+    std::memcpy(&x, &bits, sizeof(x));
+    if (std::isnan(x) || std::fabs(x) >= 65520.0f) continue;
+    ASSERT_TRUE(NarrowFloat(FieldType::kFloat16, x, &h)) << x;
+    ASSERT_EQ(h, FloatToHalf(x)) << std::hexfloat << x;
   }
 }
 

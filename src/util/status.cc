@@ -22,6 +22,26 @@ const char* StatusCodeName(StatusCode code) {
   return "Unknown";
 }
 
+std::string MessageText(std::string_view text) {
+  std::string out;
+  size_t shown = 0;
+  for (; shown < text.size(); ++shown) {
+    const auto c = static_cast<unsigned char>(text[shown]);
+    // Cut before a character: not inside a UTF-8 sequence (at most 3 more bytes).
+    const bool continues_character = (c & 0xC0) == 0x80;
+    if (out.size() >= kMaxMessageTextBytes && (!continues_character || out.size() >= kMaxMessageTextBytes + 3)) break;
+    if (c < 0x20 || c == 0x7F) {
+      char hex[5];
+      std::snprintf(hex, sizeof(hex), "\\x%02X", c);
+      out += hex;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  if (shown < text.size()) out += "... (" + std::to_string(text.size()) + " bytes)";
+  return out;
+}
+
 std::string Status::ToString() const {
   if (ok()) return "OK";
   return std::string(StatusCodeName(code_)) + ": " + message_;

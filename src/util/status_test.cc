@@ -60,6 +60,24 @@ TEST(StatusTest, UnavailableHasItsOwnCodeAndName) {
   EXPECT_EQ(s.ToString(), "Unavailable: http://h/x.urec: HTTP 503 after 5 attempts");
 }
 
+// Before: a NUL in a field name ended the message where it was printed, and
+// a 2 MB name was echoed whole (issue 47).
+TEST(StatusTest, MessageTextEscapesControlBytesAndBoundsItsLength) {
+  EXPECT_EQ(MessageText(std::string("a\0b\n\x7F", 5)), "a\\x00b\\x0A\\x7F");
+  EXPECT_EQ(MessageText("caf\xC3\xA9"), "caf\xC3\xA9");  // UTF-8 as it is
+  EXPECT_EQ(MessageText(std::string(kMaxMessageTextBytes, 'x')), std::string(kMaxMessageTextBytes, 'x'));
+  const std::string huge(2 << 20, 'n');
+  EXPECT_EQ(MessageText(huge), std::string(kMaxMessageTextBytes, 'n') + "... (2097152 bytes)");
+  // Cut before a character, never inside one.
+  std::string accents = "x";
+  for (int i = 0; i < 200; ++i) accents += "\xC3\xA9";
+  const std::string shown = MessageText(accents);
+  EXPECT_EQ(shown, "x" + accents.substr(1, kMaxMessageTextBytes) + "... (401 bytes)");
+  // Bytes that are no UTF-8 at all are bounded too.
+  EXPECT_EQ(MessageText(std::string(1000, '\x80')),
+            std::string(kMaxMessageTextBytes + 3, '\x80') + "... (1000 bytes)");
+}
+
 // The check does not depend on NDEBUG: status_test builds as the library
 // does, and the message carries the error that was ignored.
 TEST(StatusDeathTest, ValueOfAnErrorAbortsWithTheStatus) {

@@ -187,3 +187,34 @@ def test_thread_counts_up_to_the_limit_still_work(urec, small_dataset, tmp_path)
     src, _ = small_dataset
     result = urec("convert", "imagefolder", src, tmp_path / "out", "--threads", 64)
     assert "6 written" in result.stdout
+
+
+# Before: add-field and convert read such a FILE as an I/O error (exit 1).
+@pytest.mark.parametrize("kind", ["directory", "fifo", "device"])
+@pytest.mark.parametrize("command", ["add-field", "convert jsonl", "add-field --schema"])
+def test_a_file_argument_that_is_no_regular_file_exits_2_naming_it(urec, small_dataset, tmp_path, kind, command):
+    _, out = small_dataset
+    schema = tmp_path / "s.json"
+    schema.write_text('{"fields": [{"name": "v", "type": "float32"}]}')
+    values = tmp_path / "v.jsonl"
+    values.write_text('{"id": 0, "v": 1}\n')
+    path = {"directory": tmp_path / "dir", "fifo": tmp_path / "fifo", "device": "/dev/zero"}[kind]
+    if kind == "directory":
+        path.mkdir()
+    elif kind == "fifo":
+        os.mkfifo(path)
+    timer = threading.Timer(20, lambda: open(path, "wb").close()) if kind == "fifo" else None
+    if timer:
+        timer.start()  # unblocks a reader that hangs
+    try:
+        if command == "add-field":
+            result = urec("add-field", out, path, "--schema", schema, check=False)
+        elif command == "add-field --schema":
+            result = urec("add-field", out, values, "--schema", path, check=False)
+        else:
+            result = urec("convert", "jsonl", path, tmp_path / "new", "--schema", schema, check=False)
+    finally:
+        if timer:
+            timer.cancel()
+    message = one_error_line(result, 2)
+    assert f"{path}: not a regular file" in message, message

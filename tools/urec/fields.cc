@@ -41,7 +41,7 @@ CommandRunner SetupAddField(CLI::App* cmd) {
     for (const std::string& pair : args->defaults) {
       const size_t eq = pair.find('=');
       if (eq == std::string::npos || eq == 0) {
-        return Status::InvalidArgument("--default " + pair + ": expected FIELD=VALUE");
+        return Status::InvalidArgument("--default " + MessageText(pair) + ": expected FIELD=VALUE");
       }
       defaults += (defaults.empty() ? "{\"" : ", \"") + pair.substr(0, eq) + "\": " + pair.substr(eq + 1);
     }
