@@ -468,8 +468,13 @@ Result<ConvertReport> WritePreparedShards(const PreparedConversion& c, const std
 Result<ConvertReport> ConvertLocally(const std::string& out, const std::string& name, const ConvertOptions& options,
                                      uint64_t files_total, ConvertReport head, const PartFunction& write_part) {
   const Clock::time_point start = Clock::now();
+  if (options.defaults && !options.append) {
+    return Status::InvalidArgument("defaults (--default) are for the fields an append's records lack: they need "
+                                   "append (--append)");
+  }
   StagedWriteOptions staged_options;
   staged_options.sync = options.sync;
+  staged_options.defaults = options.defaults;
   const std::string existing = out + "/" + name;
   bool append = false;
   if (options.append) {
