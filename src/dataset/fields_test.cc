@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <map>
 
 #include "dataset/commit.h"
@@ -1025,65 +1026,88 @@ std::vector<std::string> Snapshot(const std::string& path, uint64_t version = 0)
   return seen;
 }
 
-TEST_F(FieldsTest, AddStoppedOrKilledAtEveryStepLeavesTheDatasetBeforeOrAfter) {
-  const std::string base = scratch_ / "base";
-  fs::create_directory(base);
-  for (const auto& entry : fs::directory_iterator(dir_)) {
-    if (entry.is_regular_file()) fs::copy_file(entry.path(), base + "/" + entry.path().filename().string());
-  }
-  const std::string work = scratch_ / "work";
-  auto fresh = [&] {
-    fs::remove_all(work);
-    fs::copy(base, work);
-  };
-  const std::vector<std::string> old = Snapshot(base + "/train");
-  AddFieldsOptions synced = SmallColumnPages();  // every fsync a step too
-  synced.writer.sync = true;
-  synced.commit.sync = true;
-  auto add = [&] { return AddFields(work + "/train", AddedSchema(), FillAdded, synced); };
+// Runs `write` on dataset `work`/train (fresh(): a copy of the dataset before
+// it) stopped, then killed, at every file-system step: the dataset opens as
+// before or as after each time, its version `kept` as it was, and a rerun
+// after "before" gives "after". Returns the steps.
+std::vector<std::string> ExpectBeforeOrAfterAtEveryStep(const std::string& work, const std::function<void()>& fresh,
+                                                        uint64_t kept, const std::function<Status()>& write) {
   fresh();
+  const std::vector<std::string> old = Snapshot(work + "/train");
+  const std::vector<std::string> old_kept = Snapshot(work + "/train", kept);
   std::vector<std::string> steps;
   {
     testing::CrashAtStep counter(testing::CrashAtStep::Mode::kCountOnly, 0);
-    ASSERT_TRUE(add().ok());
+    const Status done = write();
+    EXPECT_TRUE(done.ok()) << done.ToString();
     steps = counter.log();
   }
-  const std::vector<std::string> added = Snapshot(work + "/train");
-  ASSERT_NE(added, old);
-  for (const char* kind : {"create ", "write ", "fsync ", "rename ", "unlink ", "lock "}) {
-    EXPECT_TRUE(std::any_of(steps.begin(), steps.end(), [&](const std::string& s) { return s.rfind(kind, 0) == 0; }))
-        << "no " << kind << "step";
-  }
+  const std::vector<std::string> after = Snapshot(work + "/train");
+  EXPECT_NE(after, old);
   for (auto mode : {testing::CrashAtStep::Mode::kFailFromStep, testing::CrashAtStep::Mode::kSigkillAtStep}) {
     // Killing a child at every step costs a fork each: every third step.
     const size_t stride = mode == testing::CrashAtStep::Mode::kSigkillAtStep ? 3 : 1;
-    for (size_t step = 0; step < steps.size() && !HasFatalFailure(); step += stride) {
+    for (size_t step = 0; step < steps.size() && !::testing::Test::HasFatalFailure(); step += stride) {
       SCOPED_TRACE("stopped at step " + std::to_string(step) + ": " + steps[step]);
       fresh();
       if (mode == testing::CrashAtStep::Mode::kSigkillAtStep) {
         const pid_t child = ::fork();
-        ASSERT_GE(child, 0);
         if (child == 0) {
           testing::CrashAtStep crash(mode, static_cast<int64_t>(step));
-          _exit(add().ok() ? 0 : 3);
+          _exit(write().ok() ? 0 : 3);
         }
         int status = 0;
-        ASSERT_EQ(::waitpid(child, &status, 0), child);
-        ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "status " << status;
+        EXPECT_EQ(::waitpid(child, &status, 0), child) << "fork";
+        EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "status " << status;
       } else {
         testing::CrashAtStep crash(mode, static_cast<int64_t>(step));
-        (void)add();
+        (void)write();
       }
       const std::vector<std::string> seen = Snapshot(work + "/train");
-      EXPECT_TRUE(seen == old || seen == added) << "a mix of before and after";
-      EXPECT_EQ(Snapshot(work + "/train", 1), old) << "version 1 changed";
+      EXPECT_TRUE(seen == old || seen == after) << "a mix of before and after";
+      EXPECT_EQ(Snapshot(work + "/train", kept), old_kept) << "version " << kept << " changed";
       if (seen == old) {
-        auto rerun = add();
-        ASSERT_TRUE(rerun.ok()) << rerun.status().ToString();
-        EXPECT_EQ(Snapshot(work + "/train"), added);
+        const Status rerun = write();
+        EXPECT_TRUE(rerun.ok()) << rerun.ToString();
+        EXPECT_EQ(Snapshot(work + "/train"), after);
       }
     }
   }
+  return steps;
+}
+
+TEST_F(FieldsTest, AddStoppedOrKilledAtEveryStepLeavesTheDatasetBeforeOrAfter) {
+  const std::string work = scratch_ / "work";
+  auto fresh = [&] {
+    fs::remove_all(work);
+    CopyFolder(dir_, work);
+  };
+  AddFieldsOptions synced = SmallColumnPages();  // every fsync a step too
+  synced.writer.sync = true;
+  synced.commit.sync = true;
+  const std::vector<std::string> steps = ExpectBeforeOrAfterAtEveryStep(
+      work, fresh, 1, [&] { return AddFields(work + "/train", AddedSchema(), FillAdded, synced).status(); });
+  for (const char* kind : {"create ", "write ", "fsync ", "rename ", "unlink ", "lock "}) {
+    EXPECT_TRUE(std::any_of(steps.begin(), steps.end(), [&](const std::string& s) { return s.rfind(kind, 0) == 0; }))
+        << "no " << kind << "step";
+  }
+}
+
+TEST_F(AppendAfterAddTest, AnAppendWithDefaultsStoppedOrKilledAtEveryStepLeavesTheDatasetBeforeOrAfter) {
+  ASSERT_TRUE(Add().ok());
+  const std::string work = scratch_ / "work";
+  auto fresh = [&] {
+    fs::remove_all(work);
+    CopyFolder(dir_, work);
+  };
+  WriterOptions options = AppendOptions();
+  options.defaults = SetDefaults;
+  const std::vector<std::string> steps = ExpectBeforeOrAfterAtEveryStep(
+      work, fresh, 2, [&] { return testing::WriteSample(work, "train", 5, options).status(); });
+  // Among them the column files of the defaults.
+  EXPECT_TRUE(std::any_of(steps.begin(), steps.end(), [](const std::string& s) {
+    return s.rfind("rename ", 0) == 0 && s.find(".g000003.f000004.urec") != std::string::npos;
+  }));
 }
 
 }  // namespace
