@@ -135,8 +135,11 @@ def test_appends_after_an_add_take_the_default_as_the_documented_order_gives(dat
     manifest, schema = tmp_path / "more.jsonl", tmp_path / "schema.json"
     manifest.write_text("".join('{"x": %d, "text": "t%d"}\n' % (k, k) for k in range(N + 2, N + 5)))
     schema.write_text('{"fields": [{"name": "x", "type": "int64"}, {"name": "text", "type": "string"}]}')
+    seen = []
     with pytest.raises(ValueError, match="the new records lack the fields score, blob"):
-        unirecord.convert_jsonl(manifest, tmp_path, schema=schema, name="train", append=True, sync=False)
+        unirecord.convert_jsonl(manifest, tmp_path, schema=schema, name="train", append=True, sync=False,
+                                progress=seen.append)
+    assert seen == []  # refused before a record was converted
     unirecord.convert_jsonl(manifest, tmp_path, schema=schema, name="train", append=True, sync=False, default=default)
     assert rows(dataset) == rows(reference / "train")
     assert rows(dataset)[N + 3] == {"x": N + 3, "text": "t%d" % (N + 3), "score": -1.0, "blob": b"none"}
