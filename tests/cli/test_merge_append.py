@@ -1,7 +1,8 @@
 """urec merge and urec convert --append: ids concatenated (merge, in
 argument order) or continued (append), each record equal to the input
 record it came from, no input shard rewritten (the same inodes); a class
-list that differs is refused saying so."""
+list that differs is refused saying so; an append after add-field gives the
+new records --default, or is refused naming the field."""
 import json
 import os
 
