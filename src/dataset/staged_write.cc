@@ -413,28 +413,33 @@ struct StagedWrite::Impl {
     if (new_segment) {
       segments.push_back(format::Segment{new_generation, count, kept_records, format::UuidToString(uuids[0]), {}, {}});
       if (lacking.num_fields() > 0) {
-        // The lacking fields' defaults: a field group of the new segment,
-        // whose generation must follow the segment's (SPEC.md 1.4). The
-        // parts' staged names are free again (their files have their
-        // generation names): the group is staged as part 0 of 1.
-        dataset::DefaultGroup group{out_dir, name, token, 0, 1, new_generation, ++commit_generation, {}, 0,
-                                    options.sync};
-        for (const StagedShard& s : shards) {
-          group.records.push_back(s.header.record_count);
-          group.scalar_pages += s.scalar_pages;
-        }
-        const uint64_t before = summary.bytes_written;
-        Result<format::FieldGroup> written =
-            dataset::WriteDefaultGroup(group, lacking, options.defaults, &summary.bytes_written);
-        if (!written.ok()) {
-          return Status(written.status().code(), "append to " + InDir(name) + ": " + written.status().message());
-        }
-        summary.bytes += summary.bytes_written - before;
-        segments.back().groups.push_back(std::move(*written));
+        UREC_RETURN_IF_ERROR(AddDefaults(shards, lacking, ++commit_generation, &segments.back()));
       }
     }
     UREC_RETURN_IF_ERROR(CommitSegments(commit_generation, std::move(segments)));
     summary.records = kept_records + (new_segment ? new_records : 0);
+    return Status::OK();
+  }
+
+  // Gives the new `segment` (of the stamped `shards`) the defaults of the
+  // `lacking` fields: a field group at `generation`, after the segment's
+  // (SPEC.md 1.4). The parts' staged names are free again (their files
+  // have their generation names): the group is staged as part 0 of 1.
+  Status AddDefaults(const std::vector<StagedShard>& shards, const Schema& lacking, uint64_t generation,
+                     format::Segment* segment) {
+    dataset::DefaultGroup group{out_dir, name, token, 0, 1, segment->generation, generation, {}, 0, options.sync};
+    for (const StagedShard& s : shards) {
+      group.records.push_back(s.header.record_count);
+      group.scalar_pages += s.scalar_pages;
+    }
+    const uint64_t before = summary.bytes_written;
+    Result<format::FieldGroup> written =
+        dataset::WriteDefaultGroup(group, lacking, options.defaults, &summary.bytes_written);
+    if (!written.ok()) {
+      return Status(written.status().code(), "append to " + InDir(name) + ": " + written.status().message());
+    }
+    summary.bytes += summary.bytes_written - before;
+    segment->groups.push_back(std::move(*written));
     return Status::OK();
   }
 
