@@ -87,7 +87,9 @@ struct ConvertOptions {
   // generation keeps the committed shards where they are (ids 0..n-1
   // unchanged) and adds the new records as one more segment (ids from n on;
   // format/SPEC.md 1.2). The schema and metadata must be the dataset's
-  // (InvalidArgument naming what differs). An image folder's class folders
+  // (InvalidArgument naming what differs), but for fields added to the
+  // dataset later (AddFields), which the new records get from `defaults`.
+  // An image folder's class folders
   // are mapped onto the dataset's classes by name; a class the dataset lacks
   // is refused, naming it, unless `extend_classes`. Readers of the old
   // generation keep reading it; a second writer waits for nothing: it is
@@ -99,6 +101,12 @@ struct ConvertOptions {
   // earlier label keeps its meaning; the new segment carries the longer list,
   // which is then the dataset's (older versions keep theirs).
   bool extend_classes = false;
+  // With `append`: the values of the fields the dataset has and the new
+  // records lack (fields added to it later: FieldDefaults in writer.h;
+  // JsonFieldDefaults reads them as urec's --default does). Without them such
+  // an append is refused naming the fields; defaults without `append` are
+  // refused.
+  FieldDefaults defaults;
 
   // Called every ~100 ms and once at the end, from the calling thread.
   std::function<void(const ConvertProgress&)> on_progress;
@@ -268,6 +276,15 @@ Result<ConvertReport> ConvertCsv(const std::string& manifest, const std::string&
 // segments, which this sets).
 Result<WriterSummary> AddFieldsFromJsonl(const std::string& path, const std::string& jsonl, const std::string& schema,
                                          const AddFieldsOptions& options = {}, const std::string& defaults = "");
+
+// The FieldDefaults of one JSON object, {"score": 0.0, "tag": "none"}
+// (urec's --default FIELD=VALUE): a key for every field asked for and no
+// other, each value checked and stored as a JSON Lines manifest's (the
+// policy of ConvertJsonl: numbers of the field's type and shape, strings);
+// the values of a field of bytes or float16 cannot be given so
+// (InvalidArgument naming the field). AddFieldsFromJsonl's `defaults` are
+// read so too.
+FieldDefaults JsonFieldDefaults(std::string object);
 
 }  // namespace unirecord
 

@@ -74,8 +74,11 @@ class StagedWrite {
   // Appends instead of replacing: the committed dataset's segments stay as
   // they are (format/SPEC.md section 1.2; no byte of them is copied) and the
   // parts become one new segment after them. Commit refuses parts whose
-  // schema or metadata differ from the dataset's. Without a committed
-  // dataset, the parts are the dataset.
+  // schema or metadata differ from the dataset's, but for fields added to
+  // the dataset later (AddFields) that the parts' records lack:
+  // StagedWriteOptions::defaults gives them, as a field group of the new
+  // segment written at Commit (without defaults they are refused, naming
+  // the fields). Without a committed dataset, the parts are the dataset.
   Status KeepCommitted();
 
   // Adds fields instead of records (format/SPEC.md section 1.4;

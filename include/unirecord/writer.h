@@ -40,6 +40,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -54,6 +55,21 @@ namespace unirecord {
 // names). The frozen value lives in src/format/format_constants.h; writer.cc
 // static_asserts that this public copy equals it.
 inline constexpr uint32_t kMaxDatasetShards = 99999;
+
+class RecordBuilder;
+
+// The values an append or a merge gives the fields its new records lack:
+// fields added to the dataset after its shards were written (AddFields,
+// unirecord/fields.h). Their names and types are the dataset's; the new
+// segment gets them as a field group of its own (format/SPEC.md section
+// 1.4), as if `urec add-field --default` had added them to it. `out` is a
+// builder of exactly the lacking fields, in the dataset's order (its
+// schema() names them; empty when nothing is lacking): set every one, by
+// name, or return an error. Called once before anything is written (an
+// error refuses the commit, naming the lacking fields), then once per record
+// that gets the values, on the committing thread. Without defaults, new
+// records that lack fields are refused naming them.
+using FieldDefaults = std::function<Status(RecordBuilder& out)>;
 
 struct WriterOptions {
   // How records are split into shards: set exactly one of num_shards and
@@ -111,13 +127,20 @@ struct WriterOptions {
   // records (ids from n on) as one more segment (format/SPEC.md 1.2), in
   // new shards cut by target_shard_bytes (one shard when 0; num_shards and
   // expected_records must stay 0). The schema and metadata must be the
-  // dataset's (but for a class list, which may gain names at its end):
+  // dataset's (but for a class list, which may gain names at its end, and
+  // fields added to the dataset later, which `defaults` gives the records):
   // Finish fails naming what differs and commits nothing. Readers of the
   // old generation keep reading it, and it stays a version until collected.
   // The lock is held from Create to Finish, so a second appender is refused
   // at once (FailedPrecondition naming the holder) and may retry after. No
   // dataset `name` yet: a plain write. Default: false.
   bool append = false;
+  // With append: the values of the fields the dataset has and the records
+  // lack (fields added to it later; see FieldDefaults). The records must
+  // have the dataset's first fields, in order; the rest get these. Checked
+  // at Create, when the dataset is known. Unset: records that lack fields
+  // are refused at Create, naming them.
+  FieldDefaults defaults;
 
   // false: shards whose fields are all non-indexed scalars, strings or
   // fixed-shape arrays get no record table (format/SPEC.md 8.5, format 1.2):
@@ -273,6 +296,10 @@ struct StagedWriteOptions {
   int threads = 1;
   // fsync the stamped files and the directory. Default: true.
   bool sync = true;
+  // An append (StagedWrite::KeepCommitted) or a merge: the values of the
+  // fields the new records (the inputs that have fewer fields) lack; see
+  // FieldDefaults. Any other staged write refuses defaults that set a field.
+  FieldDefaults defaults;
 };
 
 // Merges datasets with the same schema and metadata (a later input's class
@@ -285,6 +312,13 @@ struct StagedWriteOptions {
 // place when they are already `name`'s files, or copied byte for byte where
 // the file system makes no link (another device). A mismatch is refused
 // naming what differs (the schemas, or the metadata keys) and the input.
+// Inputs may differ by fields added later (AddFields): an input with the
+// first fields of the one with the most, in order, lacks the rest, and its
+// segments get them from options.defaults as a field group of defaults;
+// without defaults the merge is refused naming the fields. Inputs that lack
+// fields must lack the same ones. Inputs whose fields are alike but grouped
+// otherwise (added at other times, or carried by their shards) merge as
+// they are: each segment keeps its groups.
 Result<WriterSummary> MergeDatasets(const std::string& out_dir, const std::string& name,
                                     const std::vector<std::string>& inputs, const StagedWriteOptions& options = {});
 

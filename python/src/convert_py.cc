@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "convert_py.h"
+#include "writer_py.h"
 
 namespace unirecord_py {
 
@@ -110,10 +111,12 @@ py::dict ConvertImageFolder(const py::object& src, const py::object& out, const 
                             const py::object& threads, const py::object& strict, const py::object& keep_original,
                             const py::object& sync, const py::object& progress, const py::object& max_pixels,
                             const py::object& follow_links_outside, const py::object& allow_empty,
-                            const py::object& append, const py::object& extend_classes) {
-  const unirecord::ConvertOptions o = ConvertOptionsArgs(name, num_shards, target_shard_bytes, threads, strict,
-                                                         keep_original, sync, max_pixels, follow_links_outside,
-                                                         allow_empty, append, extend_classes);
+                            const py::object& append, const py::object& default_values,
+                            const py::object& extend_classes) {
+  unirecord::ConvertOptions o = ConvertOptionsArgs(name, num_shards, target_shard_bytes, threads, strict,
+                                                   keep_original, sync, max_pixels, follow_links_outside,
+                                                   allow_empty, append, extend_classes);
+  o.defaults = DefaultsArg(default_values);
   const std::string src_path = PathArg("src", src), out_path = PathArg("out", out);
   return RunConversion(o, progress, [&](const unirecord::ConvertOptions& options) {
     return unirecord::ConvertImageFolder(src_path, out_path, options);
@@ -125,10 +128,11 @@ py::dict ConvertCoco(const py::object& annotations, const py::object& images, co
                      const py::object& threads, const py::object& strict, const py::object& keep_original,
                      const py::object& sync, const py::object& progress, const py::object& max_pixels,
                      const py::object& follow_links_outside, const py::object& allow_empty,
-                     const py::object& append) {
-  const unirecord::ConvertOptions o = ConvertOptionsArgs(name, num_shards, target_shard_bytes, threads, strict,
-                                                         keep_original, sync, max_pixels, follow_links_outside,
-                                                         allow_empty, append, py::bool_(false));
+                     const py::object& append, const py::object& default_values) {
+  unirecord::ConvertOptions o = ConvertOptionsArgs(name, num_shards, target_shard_bytes, threads, strict,
+                                                   keep_original, sync, max_pixels, follow_links_outside,
+                                                   allow_empty, append, py::bool_(false));
+  o.defaults = DefaultsArg(default_values);
   const std::string annotations_path = PathArg("annotations", annotations), images_path = PathArg("images", images),
                     out_path = PathArg("out", out);
   return RunConversion(o, progress, [&](const unirecord::ConvertOptions& options) {
@@ -144,10 +148,11 @@ py::dict ConvertManifest(const py::object& manifest, const py::object& out, cons
                          const py::object& threads, const py::object& strict, const py::object& keep_original,
                          const py::object& sync, const py::object& progress, const py::object& max_pixels,
                          const py::object& follow_links_outside, const py::object& allow_empty,
-                     const py::object& append) {
-  const unirecord::ConvertOptions o = ConvertOptionsArgs(name, num_shards, target_shard_bytes, threads, strict,
-                                                         keep_original, sync, max_pixels, follow_links_outside,
-                                                         allow_empty, append, py::bool_(false));
+                     const py::object& append, const py::object& default_values) {
+  unirecord::ConvertOptions o = ConvertOptionsArgs(name, num_shards, target_shard_bytes, threads, strict,
+                                                   keep_original, sync, max_pixels, follow_links_outside,
+                                                   allow_empty, append, py::bool_(false));
+  o.defaults = DefaultsArg(default_values);
   const std::string manifest_path = PathArg("manifest", manifest), schema_path = PathArg("schema", schema),
                     out_path = PathArg("out", out);
   return RunConversion(o, progress, [&](const unirecord::ConvertOptions& options) {
@@ -170,7 +175,7 @@ void DefConvert(py::module_& m, const char* name, Function function, const char*
               py::arg("strict") = c.strict, py::arg("keep_original") = c.keep_original, py::arg("sync") = c.sync,
               py::arg("progress") = py::none(), py::arg("max_pixels") = c.limits.max_pixels,
               py::arg("follow_links_outside") = c.follow_links_outside, py::arg("allow_empty") = c.allow_empty,
-              py::arg("append") = c.append, trailing..., doc);
+              py::arg("append") = c.append, py::arg("default") = py::none(), trailing..., doc);
       },
       leading);
 }
@@ -201,7 +206,9 @@ empty dataset when every file is rejected; else that raises ValueError
 naming the rejects report OUT/NAME.rejected.tsv and commits nothing.
 append: add the records to dataset NAME in OUT as a new segment (its
 shards stay as they are, ids continue; the schema and metadata must be the
-dataset's) instead of replacing it; SRC's class folders are mapped onto the
+dataset's) instead of replacing it; fields added to the dataset later
+(add_fields) get default={field: value} in the new records (without it
+such an append raises ValueError naming them); SRC's class folders are mapped onto the
 dataset's classes by name, and a class it lacks raises ValueError naming it
 unless extend_classes=True adds it at the end of the class list.
 The defaults are C++'s ConvertOptions (as urec's). Returns the report dict (name, classes, written, rejected, skipped,

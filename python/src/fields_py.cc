@@ -45,39 +45,6 @@ unirecord::Result<unirecord::WriterSummary> Add(const std::string& where, const 
   return unirecord::AddFieldsPart(where, schema, values, fp, options);
 }
 
-// Sets the fields of `schema` in `out` from the dict get() returns for
-// record `id`: a ValueError or TypeError (a value the field refuses) is
-// InvalidArgument (AddFields adds "record ID: "); any other Python exception is kept in
-// `*raised` (raised again once the add has cleaned up). Takes the GIL.
-Status FillFromDict(const Schema& schema, const std::function<py::object()>& get, uint64_t id, RecordBuilder& out,
-                    std::optional<py::error_already_set>* raised) {
-  py::gil_scoped_acquire gil;
-  try {
-    const py::object record = get();
-    if (!PyDict_Check(record.ptr())) {
-      throw py::type_error("the values of record " + std::to_string(id) + " must be a dict, not " +
-                           std::string(Py_TYPE(record.ptr())->tp_name));
-    }
-    std::vector<std::unique_ptr<HeldBuffer>> held;
-    FillRecord(out, schema, py::reinterpret_borrow<py::dict>(record), &held, "");  // AddFields names the record
-    // Bytes are viewed until written: copy them in now.
-    for (size_t k = 0; k < schema.num_fields(); ++k) {
-      if (schema.field(k).type != unirecord::FieldType::kBytes) continue;
-      PyObject* raw = PyDict_GetItemString(record.ptr(), schema.field(k).name.c_str());
-      HeldBuffer buffer(raw);
-      Status copied = out.SetBytesOwned(k, std::string(buffer.bytes()));
-      if (!copied.ok()) return copied;
-    }
-    return Status::OK();
-  } catch (py::error_already_set& e) {
-    if (e.matches(PyExc_ValueError) || e.matches(PyExc_TypeError)) {
-      return Status::InvalidArgument(py::str(e.value()).cast<std::string>());  // AddFields names the record
-    }
-    raised->emplace(std::move(e));
-    return Status::Internal("stopped by a Python exception");
-  }
-}
-
 // Synced(sync), with `segments` (None: all), `default` (None, or the dict
 // of values every record of the other segments gets) and `uuid`, the
 // dataset's the values were made for.
@@ -92,7 +59,7 @@ unirecord::AddFieldsOptions WithSegments(bool sync, const py::object& segments, 
     const Schema* fields = &schema;
     const py::object* values = &default_values;
     options.defaults = [fields, values, raised](const unirecord::Dataset&, uint64_t id, RecordBuilder& out) {
-      return FillFromDict(*fields, [values] { return *values; }, id, out, raised);
+      return FillFromDict(*fields, [values] { return *values; }, "", out, raised);  // AddFields names the record
     };
   }
   return options;
@@ -113,7 +80,7 @@ void RegisterFields(py::module_& m) {
         const unirecord::AddFieldsOptions options =
             WithSegments(sync, segments, default_values, schema, uuid, &raised);
         const unirecord::FieldValues from_dicts = [&](const unirecord::Dataset&, uint64_t id, RecordBuilder& out) {
-          return FillFromDict(schema, [&] { return values(id); }, id, out, &raised);
+          return FillFromDict(schema, [&] { return values(id); }, "", out, &raised);  // AddFields names the record
         };
         unirecord::Result<unirecord::WriterSummary> added = Add(where, schema, from_dicts, part, options);
         if (raised) throw *raised;

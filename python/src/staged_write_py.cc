@@ -70,13 +70,19 @@ stamps the dataset's values into their headers and commits one manifest,
 as Writer.finish(); a missing part, a damaged shard or mismatched schemas
 commit nothing, with an error naming the part and file. abort() (or
 dropping it) removes what the run staged and releases the lock.
+default: with keep_committed(), the values of the fields the dataset has and
+the parts' records lack (fields added to it later, add_fields): a dict
+{field: value}, or one JSON object's text as urec's --default gives; the new
+segment gets them as a field group. Without it such parts are refused at
+commit() naming the fields.
 )doc")
       .def(py::init([](const py::object& out, const py::object& name, const py::object& num_parts,
-                       const py::object& threads, const py::object& sync) {
+                       const py::object& threads, const py::object& sync, const py::object& default_values) {
              auto p = std::make_unique<PyStagedWrite>();
              unirecord::StagedWriteOptions o;
              o.threads = IntArgAs<int>("threads", threads, 0);
              o.sync = BoolArg("sync", sync);
+             o.defaults = DefaultsArg(default_values);
              const std::string out_dir = PathArg("out", out), dataset = StrArg("name", name);
              const uint32_t parts = IntArgAs<uint32_t>("num_parts", num_parts);
              unirecord::Result<std::unique_ptr<unirecord::StagedWrite>> r = Status::Internal("not begun");
@@ -88,7 +94,7 @@ dropping it) removes what the run staged and releases the lock.
              return p;
            }),
            py::arg("out"), py::arg("name"), py::arg("num_parts"), py::kw_only(), py::arg("threads") = sw.threads,
-           py::arg("sync") = sw.sync)
+           py::arg("sync") = sw.sync, py::arg("default") = py::none())
       .def_property_readonly("token", [](PyStagedWrite& p) { return p.Live().token(); })
       .def_property_readonly("num_parts", [](PyStagedWrite& p) { return p.Live().num_parts(); })
       .def("add_report", [](PyStagedWrite& p, const py::object& label, const py::object& text) {

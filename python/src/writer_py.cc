@@ -1,6 +1,8 @@
 // unirecord.Writer, and what the writers share (writer_py.h).
 #include "writer_py.h"
 
+#include "unirecord/convert.h"
+
 namespace unirecord_py {
 
 namespace {
@@ -192,6 +194,61 @@ void FillRecord(RecordBuilder& b, const Schema& schema, const py::dict& record,
   }
 }
 
+Status FillFromDict(const Schema& schema, const std::function<py::object()>& get, const std::string& where,
+                    RecordBuilder& out, std::optional<py::error_already_set>* raised) {
+  py::gil_scoped_acquire gil;
+  try {
+    const py::object record = get();
+    if (!PyDict_Check(record.ptr())) {
+      throw py::type_error("the values of " + (where.empty() ? std::string("a record") : where) +
+                           " must be a dict, not " + std::string(Py_TYPE(record.ptr())->tp_name));
+    }
+    std::vector<std::unique_ptr<HeldBuffer>> held;
+    FillRecord(out, schema, py::reinterpret_borrow<py::dict>(record), &held, where);
+    // Bytes are viewed until written: copy them in now.
+    for (size_t k = 0; k < schema.num_fields(); ++k) {
+      if (schema.field(k).type != unirecord::FieldType::kBytes) continue;
+      PyObject* raw = PyDict_GetItemString(record.ptr(), schema.field(k).name.c_str());
+      HeldBuffer buffer(raw);
+      Status copied = out.SetBytesOwned(k, std::string(buffer.bytes()));
+      if (!copied.ok()) return copied;
+    }
+    return Status::OK();
+  } catch (py::error_already_set& e) {
+    if (e.matches(PyExc_ValueError) || e.matches(PyExc_TypeError)) {
+      const std::string message = py::str(e.value()).cast<std::string>();
+      return Status::InvalidArgument(where.empty() ? message : where + ": " + message);
+    }
+    raised->emplace(std::move(e));
+    return Status::Internal("stopped by a Python exception");
+  }
+}
+
+unirecord::FieldDefaults DefaultsArg(const py::object& value) {
+  if (value.is_none()) return nullptr;
+  if (py::isinstance<py::str>(value)) return unirecord::JsonFieldDefaults(value.cast<std::string>());
+  if (!PyDict_Check(value.ptr())) {
+    throw py::type_error("default must be a dict {field: value} (or a JSON object's text), not " +
+                         std::string(Py_TYPE(value.ptr())->tp_name));
+  }
+  // Copied with the FieldDefaults wherever it goes; released under the GIL.
+  std::shared_ptr<py::object> held(new py::object(value), [](py::object* o) {
+    py::gil_scoped_acquire gil;
+    delete o;
+  });
+  return [held](RecordBuilder& out) -> Status {
+    std::optional<py::error_already_set> raised;
+    Status set = FillFromDict(out.schema(), [&] { return *held; }, "default", out, &raised);
+    if (raised) {
+      py::gil_scoped_acquire gil;
+      set = Status::InvalidArgument("default: " + std::string(raised->type().attr("__name__").cast<std::string>()) +
+                                    ": " + py::str(raised->value()).cast<std::string>());
+      raised.reset();
+    }
+    return set;
+  };
+}
+
 py::dict SummaryDict(const unirecord::WriterSummary& s) {
   py::dict summary;
   summary["records"] = s.records;
@@ -229,7 +286,7 @@ std::unique_ptr<PyWriter> NewWriter(const py::object& out, const py::object& sch
                                     const py::object& classes, const py::object& blob_compression,
                                     const py::object& zstd_level, const py::object& threads, const py::object& sync,
                                     const py::object& blob_page_bytes, const py::object& scalar_page_bytes,
-                                    const py::object& mode) {
+                                    const py::object& mode, const py::object& default_values) {
   auto w = std::make_unique<PyWriter>();
   w->schema = ToSchema(schema);
   w->out_dir = PathArg("out", out);
@@ -243,6 +300,7 @@ std::unique_ptr<PyWriter> NewWriter(const py::object& out, const py::object& sch
     RaiseStatus(Status::InvalidArgument("mode must be 'write' or 'append', not '" + mode_name + "'"));
   }
   o.append = mode_name == "append";
+  o.defaults = DefaultsArg(default_values);
   unirecord::Result<std::unique_ptr<Writer>> r = Status::Internal("not created");
   {
     py::gil_scoped_release nogil;
@@ -285,7 +343,9 @@ before the first write; classes: list of class names (metadata "classes").
 mode="append": add the records to dataset NAME as a new generation: a new
 segment after its shards, which stay as they are (no copy; ids continue;
 same schema and metadata, or finish() raises naming what differs; new shards
-cut by target_shard_bytes). Every commit is kept as a version
+cut by target_shard_bytes). Fields added to the dataset later (add_fields)
+that the records lack get default={field: value}; without it the Writer
+raises ValueError at once naming them. Every commit is kept as a version
 (unirecord.versions; unirecord.gc removes old ones).
 )doc");
   writer_class
@@ -296,7 +356,7 @@ cut by target_shard_bytes). Every commit is kept as a version
            py::arg("blob_compression") = unirecord::BlobCompressionName(w.default_blob_compression),
            py::arg("zstd_level") = w.zstd_level, py::arg("threads") = w.threads, py::arg("sync") = w.sync,
            py::arg("blob_page_bytes") = w.blob_page_bytes, py::arg("scalar_page_bytes") = w.scalar_page_bytes,
-           py::arg("mode") = "write")
+           py::arg("mode") = "write", py::arg("default") = py::none())
       .def("finish", &PyWriter::Finish,
            "Completes and fsyncs every file and commits them as a new generation; returns the summary dict "
            "(records, shards, bytes, uuid, shard_paths, index_paths, manifest_path, generation).");

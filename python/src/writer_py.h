@@ -8,6 +8,7 @@
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -58,6 +59,22 @@ double ToDouble(const Field& f, const py::handle& value);
 // record) and clears `b` on a bad value.
 void FillRecord(RecordBuilder& b, const Schema& schema, const py::dict& record,
                 std::vector<std::unique_ptr<HeldBuffer>>* held, const std::string& where);
+
+// Sets the fields of `schema` in `out` from the dict get() returns (FillRecord,
+// bytes copied in): a ValueError or TypeError (a value the field refuses)
+// is InvalidArgument naming `where` ("record 7"; "": the caller names it); any other Python
+// exception is kept in `*raised` (to raise again once the C++ call has
+// cleaned up). Takes the GIL.
+Status FillFromDict(const Schema& schema, const std::function<py::object()>& get, const std::string& where,
+                    RecordBuilder& out, std::optional<py::error_already_set>* raised);
+
+// The keyword default= of the appends (Writer, convert_*, StagedWrite):
+// None, a dict {field: value} (Writer.write's values) or the text of one
+// JSON object (urec's --default: unirecord::JsonFieldDefaults). A Python
+// exception other than ValueError or TypeError becomes InvalidArgument too,
+// naming its type. The dict is held (released under the GIL) as long as the
+// FieldDefaults.
+unirecord::FieldDefaults DefaultsArg(const py::object& value);
 
 // The summary dict of Writer.finish(), PartWriter.finish(), StagedWrite.commit().
 py::dict SummaryDict(const unirecord::WriterSummary& s);

@@ -468,3 +468,53 @@ def test_urec_convert_with_a_scheduler_passes_allow_empty_and_follow_links_outsi
     assert empty.returncode == 0 and "0 written, 3 rejected" in empty.stdout, empty.stdout + empty.stderr
     followed = subprocess.run(base + ["--follow-links-outside"], capture_output=True, text=True, env=env, timeout=120)
     assert followed.returncode == 0 and "1 written, 2 rejected" in followed.stdout, followed.stdout + followed.stderr
+
+
+def test_an_append_after_add_fields_takes_the_default_on_dask(cluster, folder, reference, tmp_path):
+    """Scores added, then more images appended on Dask (the order a dataset
+    lives in): refused without a default, naming the field, before anything
+    is committed; with it the same files as a local append with the same
+    default (the API and urec --scheduler --default), and the same records
+    as the documented order (append, then add_fields with a default for the
+    new segment)."""
+    import numpy as np
+
+    while cluster.alive() < 2:
+        cluster.add_worker()
+    more = tmp_path / "more"
+    shutil.copytree(folder / "cat", more / "cat")
+    local, dask, cli, documented = tmp_path / "local", tmp_path / "dask", tmp_path / "cli", tmp_path / "documented"
+    scores = np.arange(90, dtype=np.float32)
+    for copy in (local, dask, cli, documented):
+        shutil.copytree(reference, copy)
+    for copy in (local, dask, cli):
+        unirecord.add_fields(copy / "train", {"score": scores}, sync=False)
+    added = files(dask)
+    with pytest.raises(ValueError, match=r"the new records lack the fields score \(score: float32\)"):
+        convert(cluster, more, dask, num_shards=2, append=True)
+    assert visible(files(dask)) == visible(added)
+    unirecord.convert_imagefolder(more, local, name="train", num_shards=2, sync=False, threads=1, append=True,
+                                  default={"score": -1.0})
+    report = convert(cluster, more, dask, num_shards=2, append=True, default={"score": -1.0})
+    assert report["written"] == 30
+    assert files(dask) == files(local)
+    done = subprocess.run([urec_binary(), "convert", "imagefolder", str(more), str(cli), "--name", "train",
+                           "--shards", "2", "--threads", "1", "--append", "--default", "score=-1",
+                           "--scheduler", cluster.address],
+                          capture_output=True, text=True, env=dict(os.environ, UREC_PYTHON=sys.executable), timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert files(cli) == files(local)
+    unirecord.convert_imagefolder(more, documented, name="train", num_shards=2, sync=False, threads=1, append=True)
+    unirecord.add_fields(documented / "train", {"score": scores}, segments=[0], default={"score": -1.0}, sync=False)
+    appended, expected = unirecord.Dataset(dask), unirecord.Dataset(documented)
+    assert [s["records"] for s in appended.segments] == [90, 30]
+    assert [appended[i]["score"] for i in (5, 89, 90, 119)] == [5.0, 89.0, -1.0, -1.0]
+    for i in range(len(expected)):
+        got, want = appended[i], expected[i]
+        assert got.keys() == want.keys() and all(bytes(got[k]) == bytes(want[k]) if isinstance(want[k], memoryview)
+                                                 else got[k] == want[k] for k in want), i
+
+
+def visible(files):
+    """files() without the hidden ones (a refused run's lock file, say)."""
+    return {name: data for name, data in files.items() if not name.startswith(".")}

@@ -93,3 +93,54 @@ def test_numpy_arrays_alone_are_read_natively(dataset, monkeypatch):
     # A non-contiguous array too.
     unirecord.add_fields(dataset, {"col": emb[:, 1]})
     assert unirecord.Dataset(dataset)[9]["col"] == emb[9, 1]
+
+
+def rows(path):
+    """Every record of the dataset at path, blobs as bytes."""
+    ds = unirecord.Dataset(path)
+    return [{k: bytes(v) if isinstance(v, (bytes, memoryview)) else v for k, v in ds[i].items()}
+            for i in range(len(ds))]
+
+
+def test_appends_after_an_add_take_the_default_as_the_documented_order_gives(dataset, tmp_path):
+    """Writer(mode="append") and convert_jsonl(append=True) after add_fields
+    (the order a dataset lives in) give the new records `default`, the records
+    the documented order gives (append, then add_fields with segments= and
+    default=); without it ValueError names the fields, committing nothing."""
+    added = {"score": np.arange(N, dtype=np.float32) / 4, "blob": [b"b%d" % k for k in range(N)]}
+    default = {"score": -1.0, "blob": b"none"}
+    more = [{"x": k, "text": "t%d" % k} for k in range(N, N + 5)]
+    reference = tmp_path / "reference"
+    reference.mkdir()
+    for name in os.listdir(tmp_path):
+        if os.path.isfile(tmp_path / name):
+            (reference / name).write_bytes((tmp_path / name).read_bytes())
+    with unirecord.Writer(reference, SCHEMA, "train", mode="append", sync=False) as w:
+        for record in more:
+            w.write(record)
+    unirecord.add_fields(reference / "train", added, segments=[0], default=default, sync=False)
+
+    unirecord.add_fields(dataset, added, sync=False)
+    with pytest.raises(ValueError, match=r"the records lack the fields score, blob .*default=\{FIELD: VALUE\}"):
+        unirecord.Writer(tmp_path, SCHEMA, "train", mode="append", sync=False)
+    with pytest.raises(ValueError, match="record has a value for 'x'"):
+        unirecord.Writer(tmp_path, SCHEMA, "train", mode="append", sync=False, default=dict(default, x=1))
+    with pytest.raises(ValueError, match="field 'blob' is bytes"):  # JSON gives no bytes
+        unirecord.Writer(tmp_path, SCHEMA, "train", mode="append", sync=False, default='{"score": 0, "blob": ""}')
+    with pytest.raises(ValueError, match="need append"):
+        unirecord.Writer(tmp_path / "other", SCHEMA, "train", sync=False, default=default)
+    with unirecord.Writer(tmp_path, SCHEMA, "train", mode="append", sync=False, default=default) as w:
+        for record in more[:2]:
+            w.write(record)
+    manifest, schema = tmp_path / "more.jsonl", tmp_path / "schema.json"
+    manifest.write_text("".join('{"x": %d, "text": "t%d"}\n' % (k, k) for k in range(N + 2, N + 5)))
+    schema.write_text('{"fields": [{"name": "x", "type": "int64"}, {"name": "text", "type": "string"}]}')
+    seen = []
+    with pytest.raises(ValueError, match="the new records lack the fields score, blob"):
+        unirecord.convert_jsonl(manifest, tmp_path, schema=schema, name="train", append=True, sync=False,
+                                progress=seen.append)
+    assert seen == []  # refused before a record was converted
+    unirecord.convert_jsonl(manifest, tmp_path, schema=schema, name="train", append=True, sync=False, default=default)
+    assert rows(dataset) == rows(reference / "train")
+    assert rows(dataset)[N + 3] == {"x": N + 3, "text": "t%d" % (N + 3), "score": -1.0, "blob": b"none"}
+    assert [s["records"] for s in unirecord.Dataset(dataset).segments] == [N, 2, 3]

@@ -147,6 +147,7 @@ class Writer:
         blob_page_bytes: int = 1048576,
         scalar_page_bytes: int = 16384,
         mode: str = "write",
+        default: Optional[Union[Dict[str, Any], str]] = None,
     ) -> None: ...
     def write(self, record: Dict[str, Any]) -> None: ...
     def set_metadata(self, key: str, value: Union[str, bytes]) -> None: ...
@@ -179,6 +180,7 @@ def convert_imagefolder(
     follow_links_outside: bool = False,
     allow_empty: bool = False,
     append: bool = False,
+    default: Optional[Union[Dict[str, Any], str]] = None,
     extend_classes: bool = False,
 ) -> Dict[str, Any]: ...
 def convert_jsonl(
@@ -198,6 +200,7 @@ def convert_jsonl(
     follow_links_outside: bool = False,
     allow_empty: bool = False,
     append: bool = False,
+    default: Optional[Union[Dict[str, Any], str]] = None,
 ) -> Dict[str, Any]: ...
 
 def convert_csv(
@@ -217,6 +220,7 @@ def convert_csv(
     follow_links_outside: bool = False,
     allow_empty: bool = False,
     append: bool = False,
+    default: Optional[Union[Dict[str, Any], str]] = None,
 ) -> Dict[str, Any]: ...
 
 def versions(path: _Path) -> List[Dict[str, Any]]: ...
@@ -268,6 +272,7 @@ def convert_coco(
     follow_links_outside: bool = False,
     allow_empty: bool = False,
     append: bool = False,
+    default: Optional[Union[Dict[str, Any], str]] = None,
 ) -> Dict[str, Any]: ...
 
 class PartWriter:
@@ -311,7 +316,16 @@ class PartWriter:
 class StagedWrite:
     """The driver of a dataset written as parts: holds the writers' lock, commits."""
 
-    def __init__(self, out: _Path, name: str, num_parts: int, *, threads: int = 1, sync: bool = True) -> None: ...
+    def __init__(
+        self,
+        out: _Path,
+        name: str,
+        num_parts: int,
+        *,
+        threads: int = 1,
+        sync: bool = True,
+        default: Optional[Union[Dict[str, Any], str]] = None,
+    ) -> None: ...
     @property
     def token(self) -> str: ...
     @property

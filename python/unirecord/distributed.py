@@ -80,15 +80,21 @@ def _check_counts(num_shards, shards_per_task):
         raise ValueError("shards_per_task must be a positive int, not %r" % (shards_per_task,))
 
 
+def _check_default(append, default):
+    if default is not None and not append:
+        raise ValueError("default is for the fields an append's records lack: it needs append=True")
+
+
 def _run(client, out, plan, submit, commit, *, num_shards, shards_per_task, progress, retries, commit_threads, sync,
-         as_completed=None, append=False, ranges=None, begin=None, task="convert"):
+         as_completed=None, append=False, default=None, ranges=None, begin=None, task="convert"):
     """The driver: one task per run of ``shards_per_task`` shards of ``plan``
     (``submit(client, token, first, end, part, num_parts, key, retries)``
     returns its future), the progress bar as tasks finish, then
     ``commit(staged, plan, reports)``; a failed task cancels the others and
     nothing is committed. ``as_completed`` yields the futures as they finish
     (default: Dask's; ``unirecord.write_dataset``'s local runs pass theirs).
-    ``append``: the commit adds one segment to the committed dataset.
+    ``append``: the commit adds one segment to the committed dataset;
+    ``default``: the values of the fields it has and the new records lack.
     ``ranges``: the tasks' shard runs (default: cut by ``shards_per_task``);
     ``begin(num_parts)``: the run's StagedWrite (default: one of dataset
     ``plan.name`` in OUT). ``task`` names the tasks' keys
@@ -105,7 +111,7 @@ def _run(client, out, plan, submit, commit, *, num_shards, shards_per_task, prog
     start = time.monotonic()
     if begin is None:
         def begin(num_parts):
-            return _core.StagedWrite(out, plan.name, num_parts, threads=commit_threads, sync=sync)
+            return _core.StagedWrite(out, plan.name, num_parts, threads=commit_threads, sync=sync, default=default)
     with begin(len(ranges)) as staged:
         if append:
             staged.keep_committed()
@@ -147,7 +153,7 @@ def _run(client, out, plan, submit, commit, *, num_shards, shards_per_task, prog
 def convert_imagefolder(src, out, client=None, *, num_shards, name=None, shards_per_task=1, threads=1,
                         strict=False, keep_original=False, sync=True, max_pixels=None, follow_links_outside=False,
                         allow_empty=False, progress=None, retries=1, commit_threads=1, append=False,
-                        extend_classes=False):
+                        extend_classes=False, default=None):
     """Converts the ImageFolder SRC into OUT on the workers of ``client``.
 
     Returns the report dict of :func:`unirecord.convert_imagefolder` (plus
@@ -163,9 +169,10 @@ def convert_imagefolder(src, out, client=None, *, num_shards, name=None, shards_
     terminal), False, True, or a callable taking a dict (files_done,
     files_total, written, rejected, bytes, seconds, tasks_done,
     tasks_total) after each task. commit_threads: threads that verify and
-    stamp shards at the commit. The other keywords (``append`` and
-    ``extend_classes`` too: the same new segment as a local append) are
-    :func:`unirecord.convert_imagefolder`'s.
+    stamp shards at the commit. The other keywords (``append``,
+    ``extend_classes`` and ``default`` too: the same new segment as a local
+    append) are :func:`unirecord.convert_imagefolder`'s; ``default`` may
+    also be the text of one JSON object, as ``urec --default`` gives.
 
     Raises what the local conversion raises; a failed task fails the whole
     conversion (nothing committed, the old dataset NAME stays) after its
@@ -177,6 +184,7 @@ def convert_imagefolder(src, out, client=None, *, num_shards, name=None, shards_
     if client is None:
         client = distributed.get_client()
     _check_counts(num_shards, shards_per_task)
+    _check_default(append, default)
     src = os.path.abspath(os.fspath(src))
     out = os.path.abspath(os.fspath(out))
     options = dict(strict=strict, keep_original=keep_original, sync=sync,
@@ -192,17 +200,18 @@ def convert_imagefolder(src, out, client=None, *, num_shards, name=None, shards_
 
     return _run(client, out, plan, submit, _core._commit_imagefolder, num_shards=num_shards,
                 shards_per_task=shards_per_task, progress=progress, retries=retries, commit_threads=commit_threads,
-                sync=sync, append=append)
+                sync=sync, append=append, default=default)
 
 
 def _convert_source(kind, input, images, schema, out, client, *, num_shards, name, shards_per_task, threads, strict,
                     keep_original, sync, max_pixels, follow_links_outside, allow_empty, progress, retries,
-                    commit_threads, append):
+                    commit_threads, append, default):
     import distributed
 
     if client is None:
         client = distributed.get_client()
     _check_counts(num_shards, shards_per_task)
+    _check_default(append, default)
     source = (kind, os.path.abspath(os.fspath(input)), None if images is None else os.path.abspath(os.fspath(images)),
               None if schema is None else os.path.abspath(os.fspath(schema)))
     out = os.path.abspath(os.fspath(out))
@@ -219,12 +228,12 @@ def _convert_source(kind, input, images, schema, out, client, *, num_shards, nam
 
     return _run(client, out, plan, submit, _core._commit_source, num_shards=num_shards,
                 shards_per_task=shards_per_task, progress=progress, retries=retries, commit_threads=commit_threads,
-                sync=sync, append=append)
+                sync=sync, append=append, default=default)
 
 
 def convert_coco(annotations, images, out, client=None, *, num_shards, name=None, shards_per_task=1, threads=1,
                  strict=False, keep_original=False, sync=True, max_pixels=None, follow_links_outside=False,
-                 allow_empty=False, progress=None, retries=1, commit_threads=1, append=False):
+                 allow_empty=False, progress=None, retries=1, commit_threads=1, append=False, default=None):
     """:func:`unirecord.convert_coco` on the workers of ``client``: the same
     bytes for the same ``num_shards`` and options, whatever the workers.
     ANNOTATIONS, IMAGES and OUT must be the same paths on every worker. The
@@ -234,19 +243,20 @@ def convert_coco(annotations, images, out, client=None, *, num_shards, name=None
                            shards_per_task=shards_per_task, threads=threads, strict=strict,
                            keep_original=keep_original, sync=sync, max_pixels=max_pixels,
                            follow_links_outside=follow_links_outside, allow_empty=allow_empty, progress=progress,
-                           retries=retries, commit_threads=commit_threads, append=append)
+                           retries=retries, commit_threads=commit_threads, append=append, default=default)
 
 
 def _manifest_converter(kind, doc):
     """convert_jsonl / convert_csv: a manifest ``kind`` on the workers of ``client``."""
     def convert(manifest, out, client=None, *, schema, num_shards, name=None, shards_per_task=1, threads=1,
                 strict=False, keep_original=False, sync=True, max_pixels=None, follow_links_outside=False,
-                allow_empty=False, progress=None, retries=1, commit_threads=1, append=False):
+                allow_empty=False, progress=None, retries=1, commit_threads=1, append=False, default=None):
         return _convert_source(kind, manifest, None, schema, out, client, num_shards=num_shards, name=name,
                                shards_per_task=shards_per_task, threads=threads, strict=strict,
                                keep_original=keep_original, sync=sync, max_pixels=max_pixels,
                                follow_links_outside=follow_links_outside, allow_empty=allow_empty,
-                               progress=progress, retries=retries, commit_threads=commit_threads, append=append)
+                               progress=progress, retries=retries, commit_threads=commit_threads, append=append,
+                               default=default)
 
     convert.__name__ = convert.__qualname__ = "convert_" + kind
     convert.__doc__ = doc
@@ -259,6 +269,22 @@ convert_jsonl = _manifest_converter(
     manifest must be at the same paths on every worker.""")
 convert_csv = _manifest_converter(
     "csv", """:func:`unirecord.convert_csv` on the workers of ``client`` (as :func:`convert_jsonl`).""")
+
+
+def _defaults_object(parser, pairs):
+    """--default FIELD=VALUE pairs as one JSON object's text (None for none), as urec makes it: the values
+    stay JSON, checked by the JSON policy of urec's local conversion."""
+    import json
+
+    if not pairs:
+        return None
+    items = []
+    for pair in pairs:
+        field, eq, value = pair.partition("=")
+        if not eq or not field:
+            parser.error("--default %s: expected FIELD=VALUE" % pair)
+        items.append("%s: %s" % (json.dumps(field), value))
+    return "{" + ", ".join(items) + "}"
 
 
 def main(argv=None):
@@ -289,6 +315,8 @@ def main(argv=None):
     parser.add_argument("--allow-empty", action="store_true")
     parser.add_argument("--append", action="store_true")
     parser.add_argument("--extend-classes", action="store_true", help="imagefolder: with --append")
+    parser.add_argument("--default", action="append", default=[], metavar="FIELD=VALUE",
+                        help="with --append: a field added to the dataset later and its value (JSON), as urec's")
     args = parser.parse_args(argv)
     if (args.format == "coco") != (args.images is not None):
         parser.error("--images goes with --format coco, and only with it")
@@ -297,7 +325,7 @@ def main(argv=None):
     options = dict(num_shards=args.shards, name=args.name, shards_per_task=args.shards_per_task,
                    threads=args.threads, strict=args.strict, keep_original=args.keep_original,
                    max_pixels=args.max_pixels, follow_links_outside=args.follow_links_outside,
-                   allow_empty=args.allow_empty, append=args.append)
+                   allow_empty=args.allow_empty, append=args.append, default=_defaults_object(parser, args.default))
     if args.extend_classes and args.format != "imagefolder":
         parser.error("--extend-classes goes with the image folder format only")
     try:

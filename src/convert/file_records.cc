@@ -5,12 +5,14 @@
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <utility>
 
 #include <unistd.h>
 
 #include "convert/source_path.h"
+#include "dataset/field_defaults.h"
 #include "format/file_names.h"
 #include "io/file.h"
 #include "unirecord/dataset.h"
@@ -442,7 +444,7 @@ Result<ConvertReport> ConvertPrepared(const PreparedConversion& c, const std::st
   }
   std::vector<size_t> starts = c.shard_starts;
   if (!starts.empty()) starts.pop_back();  // a part lists where its shards start
-  return ConvertLocally(out, c.name, options, c.files.size(), c.head,
+  return ConvertLocally(out, c.name, options, c.schema, c.files.size(), c.head,
                         [&](const std::string& token, uint32_t part, uint32_t num_parts, const ConvertOptions& o) {
                           return WritePreparedRange(c, out, token, 0, c.files.size(), starts, part, num_parts, o);
                         });
@@ -466,16 +468,28 @@ Result<ConvertReport> WritePreparedShards(const PreparedConversion& c, const std
 
 
 Result<ConvertReport> ConvertLocally(const std::string& out, const std::string& name, const ConvertOptions& options,
-                                     uint64_t files_total, ConvertReport head, const PartFunction& write_part) {
+                                     const Schema& schema, uint64_t files_total, ConvertReport head,
+                                     const PartFunction& write_part) {
   const Clock::time_point start = Clock::now();
+  if (options.defaults && !options.append) {
+    return Status::InvalidArgument("defaults (--default) are for the fields an append's records lack: they need "
+                                   "append (--append)");
+  }
   StagedWriteOptions staged_options;
   staged_options.sync = options.sync;
+  staged_options.defaults = options.defaults;
   const std::string existing = out + "/" + name;
   bool append = false;
   if (options.append) {
     Result<std::shared_ptr<Dataset>> old = Dataset::Open(existing);
     if (!old.ok() && old.status().code() != StatusCode::kNotFound) return old.status();
     append = old.ok();
+    // Records that lack fields the dataset added later are refused now, not
+    // once converted (the commit checks again, and the rest of the schema).
+    if (const std::optional<Schema> lacking = append ? dataset::LackingFields(schema, (*old)->schema()) : std::nullopt) {
+      UREC_RETURN_IF_ERROR(
+          dataset::CheckDefaults("append to " + existing, "the new records", "the dataset", *lacking, options.defaults));
+    }
   }
   const uint32_t parts = 1;
   UREC_ASSIGN_OR_RETURN(std::unique_ptr<StagedWrite> staged, StagedWrite::Begin(out, name, parts, staged_options));

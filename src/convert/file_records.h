@@ -145,11 +145,14 @@ using PartFunction = std::function<Result<ConvertReport>(const std::string& toke
                                                           const ConvertOptions& options)>;
 
 // A local conversion: a staged write of dataset `name` in `out` of one part
-// (two with options.append and a dataset NAME there: first a copy of its
-// shards), committed by CommitParts(head); options.on_progress sees
-// `files_total` candidates, the last call after the commit.
+// of records of `schema` (with options.append and a dataset NAME there,
+// appended: records that lack fields it added later are refused before
+// they are written unless options.defaults fit), committed by
+// CommitParts(head); options.on_progress sees `files_total` candidates, the
+// last call after the commit.
 Result<ConvertReport> ConvertLocally(const std::string& out, const std::string& name, const ConvertOptions& options,
-                                     uint64_t files_total, ConvertReport head, const PartFunction& write_part);
+                                     const Schema& schema, uint64_t files_total, ConvertReport head,
+                                     const PartFunction& write_part);
 
 }  // namespace unirecord::convert_internal
 

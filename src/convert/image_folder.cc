@@ -248,7 +248,8 @@ Result<ConvertReport> ConvertImageFolder(const std::string& src, const std::stri
   whole.files = std::move(plan.files);
   whole.shard_starts = plan.shard_starts;
   if (!whole.shard_starts.empty()) whole.shard_starts.pop_back();  // a part lists where its shards start
-  return ConvertLocally(out, plan.name, options, plan.candidates, PlanReport(plan),
+  UREC_ASSIGN_OR_RETURN(const Schema schema, ImageFolderSchema());
+  return ConvertLocally(out, plan.name, options, schema, plan.candidates, PlanReport(plan),
                         [&](const std::string& token, uint32_t part, uint32_t num_parts, const ConvertOptions& o) {
                           whole.part = part;
                           whole.num_parts = num_parts;

@@ -2,6 +2,8 @@
 // and values, parsed as ConvertJsonl parses its manifest, added as a field
 // group (unirecord/fields.h).
 #include <cstring>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -75,17 +77,12 @@ Result<WriterSummary> AddFieldsFromJsonl(const std::string& path, const std::str
   // (AddFieldsOptions::segments empty means every segment.)
   if (add.segments.empty()) return Status::InvalidArgument(jsonl + ": no line for any record of " + path);
   if (add.segments.size() == segments.size()) add.segments.clear();
-  std::vector<ManifestLine> default_line;
-  if (!defaults.empty()) {
-    default_line = convert_internal::ParseJsonlManifest(defaults, fields);
-    if (default_line.size() != 1 || !default_line[0].reason.empty()) {
-      return Status::InvalidArgument("defaults " + MessageText(defaults) + ": " +
-                                     (default_line.size() == 1 ? default_line[0].reason
-                                                               : std::string("not one JSON object")));
-    }
-    add.defaults = [&](const Dataset&, uint64_t, RecordBuilder& out) {
-      return convert_internal::SetManifestValues(fields, default_line[0], 0, out);
-    };
+  const FieldDefaults default_values = defaults.empty() ? nullptr : JsonFieldDefaults(defaults);
+  if (default_values) {
+    RecordBuilder check(fields.schema);
+    const Status fits = default_values(check);
+    if (!fits.ok()) return Status::InvalidArgument("defaults " + MessageText(defaults) + ": " + fits.message());
+    add.defaults = [&](const Dataset&, uint64_t, RecordBuilder& out) { return default_values(out); };
   }
   return AddFields(path, fields.schema, [&](const Dataset& d, uint64_t id, RecordBuilder& out) -> Status {
     if (d.size() != records) {
@@ -93,6 +90,36 @@ Result<WriterSummary> AddFieldsFromJsonl(const std::string& path, const std::str
     }
     return convert_internal::SetManifestValues(with_id, lines[line_of[id] - 1], 1, out);
   }, add);
+}
+
+FieldDefaults JsonFieldDefaults(std::string object) {
+  // Parsed once for the fields asked for (a check, then every record, ask
+  // for the same ones).
+  struct Parsed {
+    ManifestSchema fields;
+    ManifestLine line;
+  };
+  auto parsed = std::make_shared<std::optional<Parsed>>();
+  return [object = std::move(object), parsed](RecordBuilder& out) -> Status {
+    if (!*parsed || (*parsed)->fields.schema != out.schema()) {
+      Parsed p;
+      p.fields.fields = out.schema().fields();
+      p.fields.schema = out.schema();
+      for (const Field& f : p.fields.fields) {
+        if (f.type == FieldType::kBytes || f.type == FieldType::kFloat16) {
+          return Status::InvalidArgument("field '" + f.name + "' is " + FieldTypeName(f.type) +
+                                         ", whose values JSON does not give (give them from Python or C++)");
+        }
+      }
+      std::vector<ManifestLine> lines = convert_internal::ParseJsonlManifest(object, p.fields);
+      if (lines.size() != 1 || !lines[0].reason.empty()) {
+        return Status::InvalidArgument(lines.size() == 1 ? lines[0].reason : "not one JSON object: " + MessageText(object));
+      }
+      p.line = std::move(lines[0]);
+      *parsed = std::move(p);
+    }
+    return convert_internal::SetManifestValues((*parsed)->fields, (*parsed)->line, 0, out);
+  };
 }
 
 }  // namespace unirecord

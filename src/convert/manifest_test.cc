@@ -6,6 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "unirecord/convert.h"
+#include "unirecord/dataset.h"
+#include "util/test_files.h"
+
 namespace unirecord::convert_internal {
 namespace {
 
@@ -221,6 +225,46 @@ TEST(JsonlManifest, AByteOrderMarkStartsTheFileOnlyAndHugeIntegersAreOutOfRange)
   EXPECT_EQ((*csv)[0].reason,
             "field 'n': a UTF-8 byte-order mark starts the value (only a file's first bytes may hold one)");
   EXPECT_EQ((*csv)[1].reason, "field 'n': 18446744073709551616 is out of int64's range");
+}
+
+TEST(JsonFieldDefaults, SetExactlyTheFieldsAskedForWithTheManifestsValuesOrSayWhy) {
+  const FieldDefaults defaults = JsonFieldDefaults(R"({"score": 0.5, "tag": "none", "emb": [1, -2, 3]})");
+  const Schema lacking = *Schema::Make({Field::Float32("score", /*indexed=*/true), Field::String("tag"),
+                                        Field::Array("emb", FieldType::kInt32, {3})});
+  // The values written are the object's (through a Writer and back).
+  testing::ScratchDir dir;
+  WriterOptions options;
+  options.sync = false;
+  auto writer = Writer::Create(dir.path(), "d", lacking, options);
+  ASSERT_TRUE(writer.ok());
+  RecordBuilder out(lacking);
+  for (int k = 0; k < 2; ++k) {
+    ASSERT_TRUE(defaults(out).ok());
+    ASSERT_TRUE((*writer)->Write(out).ok());
+  }
+  ASSERT_TRUE((*writer)->Finish().ok());
+  auto record = (*Dataset::Open(dir.path()))->Get(1);
+  ASSERT_TRUE(record.ok());
+  EXPECT_EQ(*record->GetFloat32("score"), 0.5f);
+  EXPECT_EQ(*record->GetString("tag"), "none");
+  EXPECT_EQ(record->GetArray("emb")->as<int32_t>()[1], -2);
+  // Asked for other fields: each is read again, and refused saying why.
+  auto why = [&](std::vector<Field> fields, const std::string& object = "") {
+    RecordBuilder b(fields.empty() ? Schema() : *Schema::Make(fields));
+    return (object.empty() ? defaults : JsonFieldDefaults(object))(b).message();
+  };
+  EXPECT_EQ(why({Field::Float32("score"), Field::String("tag")}), "key 'emb' is not a field of the schema");
+  EXPECT_EQ(why({}), "key 'emb' is not a field of the schema");  // (keys in sorted order)
+  EXPECT_EQ(why({Field::Float32("score"), Field::String("tag"), Field::Array("emb", FieldType::kInt32, {3}),
+                 Field::Int64("n")}),
+            "missing field 'n'");
+  EXPECT_NE(why({Field::Float32("score")}, R"({"score": 1e39})").find("out of float32's range"), std::string::npos);
+  EXPECT_NE(why({Field::Float32("score")}, "[1]").find("not a JSON object"), std::string::npos);
+  EXPECT_EQ(why({Field::Bytes("thumb")}, R"({"thumb": ""})"),
+            "field 'thumb' is bytes, whose values JSON does not give (give them from Python or C++)");
+  EXPECT_NE(why({Field::Array("h", FieldType::kFloat16, {})}, R"({"h": 1})").find("'h' is float16"), std::string::npos);
+  RecordBuilder nothing{Schema()};
+  EXPECT_TRUE(JsonFieldDefaults("{}")(nothing).ok());
 }
 
 }  // namespace

@@ -73,39 +73,6 @@ Status WriteRange(const std::string& dir, uint64_t begin, uint64_t end, bool app
   return writer->Finish();
 }
 
-// Every field of every record as bytes: the values, shapes and types.
-std::vector<std::string> Dump(const Dataset& d) {
-  std::vector<std::string> out;
-  for (uint64_t id = 0; id < d.size(); ++id) {
-    auto record = d.Get(id);
-    EXPECT_TRUE(record.ok()) << record.status().ToString();
-    if (!record.ok()) break;
-    std::string row;
-    for (size_t i = 0; i < d.schema().num_fields(); ++i) {
-      const Field& f = d.schema().field(i);
-      if (f.type == FieldType::kBytes) {
-        row += std::string(*record->GetBytes(i));
-      } else if (f.type == FieldType::kString) {
-        row += std::string(*record->GetString(i));
-      } else if (f.is_array()) {
-        const ArrayView v = *record->GetArray(i);
-        row += std::string(static_cast<const char*>(v.data), v.bytes());
-        for (size_t j = 0; j < v.shape.ndim; ++j) row += "," + std::to_string(v.shape[j]);
-      } else if (IsIntegral(f.type)) {
-        row += std::to_string(*record->GetInt64(i));
-      } else {
-        const double v = *record->GetFloat64(i);
-        row += std::isnan(v) ? (std::signbit(v) ? "-nan" : "nan") : std::to_string(v);
-        char bits[8];
-        if (!std::isnan(v)) std::memcpy(bits, &v, 8), row.append(bits, 8);
-      }
-      row += '|';
-    }
-    out.push_back(row);
-  }
-  return out;
-}
-
 TEST(CompactTest, SeveralSegmentsBecomeOneWithTheSameRecords) {
   testing::ScratchDir dir;
   ASSERT_TRUE(WriteRange(dir.path(), 0, 40, false, "a\nb").ok());
@@ -115,7 +82,7 @@ TEST(CompactTest, SeveralSegmentsBecomeOneWithTheSameRecords) {
   ASSERT_TRUE(before.ok()) << before.status().ToString();
   ASSERT_EQ((*before)->segments().size(), 3u);
   ASSERT_GT((*before)->num_files(), 3u);
-  const std::vector<std::string> expected = Dump(**before);
+  const std::vector<std::string> expected = *testing::DumpRecords(**before);
   ASSERT_EQ(expected.size(), 90u);
 
   CompactOptions options;
@@ -131,7 +98,7 @@ TEST(CompactTest, SeveralSegmentsBecomeOneWithTheSameRecords) {
   EXPECT_EQ((*after)->version(), 4u);
   EXPECT_EQ((*after)->schema(), (*before)->schema());
   EXPECT_EQ((*after)->metadata(), (*before)->metadata());  // the grown class list
-  EXPECT_EQ(Dump(**after), expected);
+  EXPECT_EQ(*testing::DumpRecords(**after), expected);
   EXPECT_EQ(*(*after)->GetIndexedInt64(17, *(*after)->schema().FindField("label")),
             *(*before)->GetIndexedInt64(17, *(*before)->schema().FindField("label")));
   // The version before is kept and reads as it did, until collected.
@@ -139,11 +106,11 @@ TEST(CompactTest, SeveralSegmentsBecomeOneWithTheSameRecords) {
   v3.version = 3;
   auto kept = Dataset::Open(dir.path(), v3);
   ASSERT_TRUE(kept.ok()) << kept.status().ToString();
-  EXPECT_EQ(Dump(**kept), expected);
+  EXPECT_EQ(*testing::DumpRecords(**kept), expected);
   GcOptions gc;
   gc.keep_last = 1;
   ASSERT_TRUE(CollectGarbage(dir / "train", gc).ok());
-  EXPECT_EQ(Dump(**Dataset::Open(dir.path())), expected);
+  EXPECT_EQ(*testing::DumpRecords(**Dataset::Open(dir.path())), expected);
 
   // By size (the default cut) it is the same records again.
   CompactOptions by_size;
@@ -153,7 +120,7 @@ TEST(CompactTest, SeveralSegmentsBecomeOneWithTheSameRecords) {
   auto again = Dataset::Open(dir.path());
   ASSERT_TRUE(again.ok());
   EXPECT_GT((*again)->num_files(), 2u);
-  EXPECT_EQ(Dump(**again), expected);
+  EXPECT_EQ(*testing::DumpRecords(**again), expected);
 }
 
 TEST(CompactTest, FieldGroupsAndDropsAreFoldedIntoTheShards) {
@@ -170,7 +137,7 @@ TEST(CompactTest, FieldGroupsAndDropsAreFoldedIntoTheShards) {
   auto before = Dataset::Open(dir.path());
   ASSERT_TRUE(before.ok()) << before.status().ToString();
   ASSERT_FALSE((*before)->segments()[0].field_groups.empty());
-  const std::vector<std::string> expected = Dump(**before);
+  const std::vector<std::string> expected = *testing::DumpRecords(**before);
   CompactOptions options;
   options.sync = false;
   ASSERT_TRUE(CompactDataset(dir / "train", options).ok());
@@ -181,7 +148,7 @@ TEST(CompactTest, FieldGroupsAndDropsAreFoldedIntoTheShards) {
   EXPECT_TRUE((*after)->segments()[0].dropped_fields.empty());
   EXPECT_EQ((*after)->schema(), (*before)->schema());  // without path and grid, with quality and caption
   EXPECT_FALSE((*after)->schema().FindField("path").ok());
-  EXPECT_EQ(Dump(**after), expected);
+  EXPECT_EQ(*testing::DumpRecords(**after), expected);
 }
 
 TEST(CompactTest, RefusesWhatItCannotDo) {

@@ -8,9 +8,13 @@
 #include <optional>
 
 #include "dataset/commit.h"
+#include "dataset/field_defaults.h"
 #include "format/array_values.h"
 #include "format/record_values.h"
+#include "format/file_names.h"
+#include "format/header_codec.h"
 #include "io/file.h"
+#include "shard/shard_reader.h"
 #include "unirecord/staged_write.h"
 
 namespace unirecord {
@@ -21,24 +25,14 @@ Result<std::shared_ptr<Dataset>> OpenCommitted(const dataset::DatasetPath& d) {
   return Dataset::Open(io::JoinPath(d.dir, d.name));
 }
 
-// WriterOptions::scalar_page_bytes for column files of `fields` beside
-// `dataset`'s shards: the shards' mean rows per scalar page times the new
-// fields' bytes a row, within [kMinColumnPageBytes, `configured`].
+// MatchedPageBytes for column files of `fields` beside all of `dataset`'s shards.
 uint32_t MatchedPageBytes(const Dataset& dataset, const Schema& fields, uint32_t configured) {
-  constexpr uint64_t kMinColumnPageBytes = 512;
-  uint64_t records = 0, pages = 0, row_bytes = 0;
+  uint64_t records = 0, pages = 0;
   for (const ShardInfo& shard : dataset.shards()) {
     records += shard.records;
     pages += shard.scalar_pages;
   }
-  for (const Field& f : fields.fields()) {
-    if (f.storage() != StorageClass::kColumn) continue;
-    // A string's bytes are unknown ahead: counted as 16.
-    row_bytes += f.type == FieldType::kString ? 16 : format::FixedValueBytes(f);
-  }
-  if (pages == 0 || row_bytes == 0) return configured;
-  const uint64_t matched = records / pages * row_bytes;
-  return static_cast<uint32_t>(std::min<uint64_t>(configured, std::max(kMinColumnPageBytes, matched)));
+  return dataset::MatchedPageBytes(records, pages, fields, configured);
 }
 
 // InvalidArgument for options AddFields refuses.
@@ -329,3 +323,83 @@ Result<WriterSummary> DropFields(const std::string& path, const std::vector<std:
 }
 
 }  // namespace unirecord
+
+namespace unirecord::dataset {
+
+uint32_t MatchedPageBytes(uint64_t records, uint64_t pages, const Schema& fields, uint32_t configured) {
+  constexpr uint64_t kMinColumnPageBytes = 512;
+  uint64_t row_bytes = 0;
+  for (const Field& f : fields.fields()) {
+    if (f.storage() != StorageClass::kColumn) continue;
+    // A string's bytes are unknown ahead: counted as 16.
+    row_bytes += f.type == FieldType::kString ? 16 : format::FixedValueBytes(f);
+  }
+  if (pages == 0 || row_bytes == 0) return configured;
+  const uint64_t matched = records / pages * row_bytes;
+  return static_cast<uint32_t>(std::min<uint64_t>(configured, std::max(kMinColumnPageBytes, matched)));
+}
+
+std::optional<Schema> LackingFields(const Schema& records, const Schema& dataset) {
+  const std::vector<Field>& have = records.fields();
+  const std::vector<Field>& all = dataset.fields();
+  if (have.size() > all.size() || !std::equal(have.begin(), have.end(), all.begin())) return std::nullopt;
+  if (have.size() == all.size()) return Schema();
+  Result<Schema> lacking = Schema::Make(std::vector<Field>(all.begin() + have.size(), all.end()));
+  if (!lacking.ok()) return std::nullopt;  // (a dataset's fields always make a schema)
+  return *lacking;
+}
+
+Status CheckDefaults(const std::string& where, const std::string& whose, const std::string& owner,
+                     const Schema& lacking, const FieldDefaults& defaults) {
+  const std::string named = lacking.num_fields() == 0 ? std::string("no field") : "the fields " + lacking.FieldNames();
+  if (!defaults) {
+    if (lacking.num_fields() == 0) return Status::OK();
+    return Status::InvalidArgument(where + ": " + whose + " lack " + named + " (" + lacking.ToString() +
+                                   "), added to " + owner + " after its shards were written; give them a default "
+                                   "(urec: --default FIELD=VALUE; Python: default={FIELD: VALUE}; C++: the "
+                                   "options' defaults), or drop the fields first");
+  }
+  RecordBuilder check(lacking);
+  const Status set = defaults(check);
+  if (set.ok()) return Status::OK();
+  return Status::InvalidArgument(where + ": the defaults: " + set.message() + " (" + whose + " lack " + named + ")");
+}
+
+Result<format::FieldGroup> WriteDefaultGroup(const DefaultGroup& where, const Schema& lacking,
+                                             const FieldDefaults& defaults, uint64_t* bytes_written) {
+  uint64_t records = 0;
+  for (uint64_t n : where.records) records += n;
+  WriterOptions options = AddFieldsOptions().writer;  // as AddFields writes column files
+  options.sync = where.sync;
+  options.scalar_page_bytes = MatchedPageBytes(records, where.scalar_pages, lacking, options.scalar_page_bytes);
+  UREC_ASSIGN_OR_RETURN(std::unique_ptr<PartWriter> writer, PartWriter::Create(where.dir, where.name, where.token,
+                                                                               where.part, where.num_parts, lacking,
+                                                                               options));
+  RecordBuilder row(lacking);
+  for (size_t j = 0; j < where.records.size(); ++j) {
+    if (j > 0) UREC_RETURN_IF_ERROR(writer->NextShard());
+    for (uint64_t r = 0; r < where.records[j]; ++r) {
+      Status set = defaults(row);
+      if (!set.ok()) return Status::InvalidArgument("the defaults: " + set.message());
+      set = writer->Write(row);  // (InvalidArgument for a field the defaults left unset)
+      if (!set.ok()) return Status(set.code(), "the defaults: " + set.message());
+    }
+  }
+  UREC_RETURN_IF_ERROR(writer->Finish());
+  const WriterSummary& staged = writer->summary();
+  const auto count = static_cast<uint32_t>(where.records.size());
+  format::FieldGroup group{where.group_generation, "", {}};
+  for (const Field& f : lacking.fields()) group.fields.push_back(f.name);
+  for (uint32_t j = 0; j < count; ++j) {
+    const std::string path = io::JoinPath(
+        where.dir, format::ColumnFileName(where.name, where.segment_generation, where.group_generation, j, count));
+    UREC_RETURN_IF_ERROR(io::RenameFile(staged.index_paths[j], format::IndexPathFor(path)));
+    UREC_RETURN_IF_ERROR(io::RenameFile(staged.shard_paths[j], path));
+    UREC_ASSIGN_OR_RETURN(std::unique_ptr<shard::ShardReader> file, shard::ShardReader::Open(path, true));
+    if (j == 0) group.uuid = format::UuidToString(file->header().values.uuid);
+  }
+  *bytes_written += staged.bytes;
+  return group;
+}
+
+}  // namespace unirecord::dataset

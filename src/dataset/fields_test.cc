@@ -11,8 +11,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <map>
 
+#include "dataset/commit.h"
 #include "dataset/test_util.h"
 #include "format/checksum.h"
 #include "format/format_constants.h"
@@ -311,27 +313,14 @@ TEST_F(FieldsTest, DroppedFieldsAreHiddenAndTheirColumnFilesGoWithTheirVersions)
   EXPECT_FALSE(record->GetString("path").ok());
 }
 
-TEST_F(FieldsTest, AppendsMustCarryTheAddedFieldsAndEverySegmentGetsNewOnes) {
+TEST_F(FieldsTest, AnAppendCarryingTheAddedFieldsJoinsWithoutAGroupAndEverySegmentGetsNewOnes) {
   ASSERT_TRUE(Add().ok());
   auto combined = Dataset::Open(path_);
   ASSERT_TRUE(combined.ok());
   const Schema schema = (*combined)->schema();
-  // An append with the schema before the add is refused.
   WriterOptions options = testing::SmallPages(0);
   options.append = true;
   options.sync = false;
-  auto refused = [&] {
-    UREC_ASSIGN_OR_RETURN(auto writer, Writer::Create(dir_, "train", testing::SampleSchema(), options));
-    UREC_RETURN_IF_ERROR(writer->SetMetadata("classes", "a\nb\nc\nd\ne"));
-    UREC_RETURN_IF_ERROR(writer->SetMetadata("source", "train"));
-    RecordBuilder record(writer->schema());
-    const testing::SampleValues v = testing::SampleRecord(kRecords);  // viewed until Write
-    UREC_RETURN_IF_ERROR(testing::FillSample(record, v));
-    UREC_RETURN_IF_ERROR(writer->Write(record));
-    return writer->Finish();
-  }();
-  ASSERT_FALSE(refused.ok());
-  EXPECT_NE(refused.message().find("schema"), std::string::npos) << refused.message();
   // With every field it joins as a segment of its own.
   {
     auto writer = Writer::Create(dir_, "train", schema, options);
@@ -610,13 +599,185 @@ TEST_F(FieldsTest, ArraysThatDoNotFitAreRefusedNamingTheFieldOrRecord) {
   EXPECT_TRUE(AddFields(path_, Arrays::Columns(), values.OfColumns(0, kRecords), stale).ok());
 }
 
-TEST_F(FieldsTest, MergeRefusesOtherFieldGroupsNamingBoth) {
-  // The same fields in other groups: two adds of two fields each.
-  auto other = testing::WriteSample(scratch_ / "other", "train", 10, testing::SmallPages(1));
-  ASSERT_TRUE(other.ok());
+// The values an append or a merge gives records without AddedSchema's fields.
+Status SetDefaults(RecordBuilder& out) {
+  UREC_RETURN_IF_ERROR(out.SetFloat32("quality", -1.0f));
+  UREC_RETURN_IF_ERROR(out.SetString("caption", "none"));
+  UREC_RETURN_IF_ERROR(out.SetBytesOwned("thumb", "?"));
+  const int32_t emb[3] = {0, 0, 7};
+  return out.SetArray("emb", emb, 3);
+}
+
+WriterOptions AppendOptions() {
+  WriterOptions options = testing::SmallPages(0);
+  options.append = true;
+  return options;
+}
+
+// Copies the files of dataset folder `from` into a new folder `to`.
+void CopyFolder(const std::string& from, const std::string& to) {
+  fs::create_directory(to);
+  for (const auto& entry : fs::directory_iterator(from)) {
+    if (entry.is_regular_file()) fs::copy_file(entry.path(), fs::path(to) / entry.path().filename());
+  }
+}
+
+class AppendAfterAddTest : public FieldsTest {
+ protected:
+  // The documented order, in a copy of the dataset before the add: append 5
+  // records, then add the fields, with values for segment 0 and the
+  // defaults for the new one. Returns its records.
+  std::vector<std::string> AppendThenAdd() {
+    const std::string reference = scratch_ / "reference";
+    CopyFolder(dir_, reference);
+    EXPECT_TRUE(testing::WriteSample(reference, "train", 5, AppendOptions()).ok());
+    AddFieldsOptions only_old = SmallColumnPages();
+    only_old.segments = {0};
+    only_old.defaults = [](const Dataset&, uint64_t, RecordBuilder& out) { return SetDefaults(out); };
+    auto added = AddFields(reference + "/train", AddedSchema(), FillAdded, only_old);
+    EXPECT_TRUE(added.ok()) << added.status().ToString();
+    return *testing::DumpRecords(**Dataset::Open(reference + "/train"));
+  }
+
+  // Checks the dataset holds AppendThenAdd()'s records, the new segment's
+  // defaults in a field group of its own, read through indexes and queries.
+  void ExpectAppendedAfterAdd(const std::vector<std::string>& reference, uint32_t new_shards) {
+    auto dataset = Dataset::Open(path_);
+    ASSERT_TRUE(dataset.ok()) << dataset.status().ToString();
+    const Dataset& d = **dataset;
+    ASSERT_EQ(d.size(), kRecords + 5);
+    EXPECT_EQ(*testing::DumpRecords(d), reference);
+    ASSERT_EQ(d.segments().size(), 2u);
+    const SegmentInfo& appended = d.segments()[1];
+    ASSERT_EQ(appended.field_groups.size(), 1u);
+    EXPECT_EQ(appended.field_groups[0].fields, (std::vector<std::string>{"quality", "caption", "thumb", "emb"}));
+    EXPECT_EQ(appended.field_groups[0].paths.size(), new_shards);
+    EXPECT_GT(appended.field_groups[0].generation, appended.generation);
+    ExpectSampleAndAdded(d, kRecords - 1);
+    auto record = d.Get(kRecords + 2);
+    ASSERT_TRUE(record.ok());
+    EXPECT_EQ(*record->GetFloat32("quality"), -1.0f);
+    EXPECT_EQ(*record->GetString("caption"), "none");
+    EXPECT_EQ(*record->GetBytes("thumb"), "?");
+    EXPECT_EQ(record->GetArray("emb")->as<int32_t>()[2], 7);
+    EXPECT_EQ(*record->GetString("path"), testing::SampleRecord(2).path);
+    EXPECT_EQ(*d.GetIndexedFloat64(kRecords + 2, *d.schema().FindField("quality")), -1.0);
+    auto defaulted = Query::Parse("quality < 0", d);
+    ASSERT_TRUE(defaulted.ok());
+    std::vector<uint64_t> ids(5);
+    for (uint64_t k = 0; k < 5; ++k) ids[k] = kRecords + k;
+    EXPECT_EQ(*defaulted->Ids(d), ids);
+    EXPECT_TRUE(d.Verify().ok()) << d.Verify().ToString();
+    // The version before the append opens as it was.
+    auto before = OpenVersion(path_, d.version() - 2);
+    ASSERT_TRUE(before.ok()) << before.status().ToString();
+    EXPECT_EQ((*before)->size(), kRecords);
+  }
+};
+
+TEST_F(AppendAfterAddTest, WithoutDefaultsItIsRefusedNamingTheFieldsAndTheWayThrough) {
+  ASSERT_TRUE(Add().ok());
+  auto refused = testing::WriteSample(dir_, "train", 5, AppendOptions());
+  ASSERT_FALSE(refused.ok());
+  const std::string message = refused.status().message();
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument) << message;
+  EXPECT_NE(message.find("append to " + path_ + ": the records lack the fields quality, caption, thumb, emb"),
+            std::string::npos) << message;
+  EXPECT_NE(message.find("--default FIELD=VALUE"), std::string::npos) << message;
+  EXPECT_EQ((*Dataset::Open(path_))->version(), 2u);
+  // Defaults that do not set exactly those fields are refused too, naming them.
+  WriterOptions options = AppendOptions();
+  options.defaults = [](RecordBuilder& out) { return out.SetInt64("label", 1); };
+  const Status unknown = testing::WriteSample(dir_, "train", 5, options).status();
+  EXPECT_NE(unknown.message().find("the defaults: "), std::string::npos) << unknown.message();
+  EXPECT_NE(unknown.message().find("no field named 'label'"), std::string::npos) << unknown.message();
+  options.defaults = [](RecordBuilder& out) { return out.SetFloat32("quality", 0.0f); };
+  const Status partial = testing::WriteSample(dir_, "train", 5, options).status();
+  EXPECT_NE(partial.message().find("field 'caption' of record 0 is not set"), std::string::npos) << partial.message();
+  EXPECT_EQ((*Dataset::Open(path_))->version(), 2u);
+  // Defaults without an append, or for records that lack nothing.
+  options.append = false;
+  EXPECT_EQ(Writer::Create(dir_, "train", testing::SampleSchema(), options).status().code(),
+            StatusCode::kInvalidArgument);
+  options.append = true;
+  const Status nothing = testing::WriteSample(scratch_ / "other", "train", 5, options).status();
+  EXPECT_NE(nothing.message().find("no dataset there yet"), std::string::npos) << nothing.message();
+}
+
+TEST_F(AppendAfterAddTest, WithDefaultsTheNewSegmentGetsThemAsTheDocumentedOrderGives) {
+  const std::vector<std::string> reference = AppendThenAdd();
+  ASSERT_TRUE(Add().ok());
+  WriterOptions options = AppendOptions();
+  options.defaults = SetDefaults;
+  auto appended = testing::WriteSample(dir_, "train", 5, options);
+  ASSERT_TRUE(appended.ok()) << appended.status().ToString();
+  ExpectAppendedAfterAdd(reference, 1);
+  // A later add reaches both segments; a later append of the same records
+  // takes the defaults again.
+  ASSERT_TRUE(testing::WriteSample(dir_, "train", 5, options).ok());
+  auto three = Dataset::Open(path_);
+  ASSERT_TRUE(three.ok()) << three.status().ToString();
+  EXPECT_EQ((*three)->segments().size(), 3u);
+  EXPECT_EQ(*(*three)->Get(kRecords + 7)->GetString("caption"), "none");
+}
+
+TEST_F(AppendAfterAddTest, AStagedAppendInPartsGetsTheDefaultsBesideEveryShard) {
+  const std::vector<std::string> reference = AppendThenAdd();
+  ASSERT_TRUE(Add().ok());
+  StagedWriteOptions staged_options;
+  staged_options.sync = false;
+  staged_options.defaults = SetDefaults;
+  auto staged = StagedWrite::Begin(dir_, "train", 2, staged_options);
+  ASSERT_TRUE(staged.ok()) << staged.status().ToString();
+  ASSERT_TRUE((*staged)->KeepCommitted().ok());
+  const Schema schema = testing::SampleSchema();
+  for (uint32_t k : {1u, 0u}) {  // records 0..2, 3..4; written last to first
+    auto part = PartWriter::Create(dir_, "train", (*staged)->token(), k, 2, schema, testing::SmallPages(0));
+    ASSERT_TRUE(part.ok()) << part.status().ToString();
+    ASSERT_TRUE((*part)->SetMetadata("classes", "a\nb\nc\nd\ne").ok());
+    ASSERT_TRUE((*part)->SetMetadata("source", "train").ok());
+    RecordBuilder record(schema);
+    for (uint64_t id = k * 3; id < (k == 0 ? 3u : 5u); ++id) {
+      const testing::SampleValues v = testing::SampleRecord(id);  // viewed until Write
+      ASSERT_TRUE(testing::FillSample(record, v).ok());
+      ASSERT_TRUE((*part)->Write(record).ok());
+    }
+    ASSERT_TRUE((*part)->Finish().ok());
+  }
+  const Status committed = (*staged)->Commit();
+  ASSERT_TRUE(committed.ok()) << committed.ToString();
+  ExpectAppendedAfterAdd(reference, 2);
+}
+
+TEST_F(AppendAfterAddTest, ASegmentThatLacksTheFieldsOfTheOthersIsRefusedAtOpenNamingIt) {
+  ASSERT_TRUE(Add().ok());
+  WriterOptions options = AppendOptions();
+  options.defaults = SetDefaults;
+  ASSERT_TRUE(testing::WriteSample(dir_, "train", 5, options).ok());
+  // A manifest (well formed, its UUID its segments') whose new segment lacks
+  // the group: no reader, loader or query gets past the open.
+  auto manifest = format::ReadManifest(dir_, "train");
+  ASSERT_TRUE(manifest.ok());
+  std::vector<format::Segment> segments = manifest->segments;
+  segments[1].groups.clear();
+  testing::WriteBytes(path_ + ".uset", format::EncodeManifest(dataset::ManifestOf(manifest->generation, segments)));
+  auto lacking = Dataset::Open(path_);
+  ASSERT_FALSE(lacking.ok());
+  EXPECT_EQ(lacking.status().code(), StatusCode::kCorruption);
+  EXPECT_NE(lacking.status().message().find(": segment 1 has the fields image: bytes"), std::string::npos)
+      << lacking.status().message();
+  EXPECT_NE(lacking.status().message().find("emb: int32[3]"), std::string::npos) << lacking.status().message();
+}
+
+TEST_F(FieldsTest, MergeGivesInputsThatLackAddedFieldsTheDefaultsOrIsRefusedNamingThem) {
+  ASSERT_TRUE(Add().ok());
+  // The same fields in other groups (two adds of two fields each) merge as
+  // they are, each segment with its own groups.
+  const std::string grouped = scratch_ / "grouped";
+  ASSERT_TRUE(testing::WriteSample(grouped, "train", 10, testing::SmallPages(1)).ok());
   for (const std::vector<size_t>& half : {std::vector<size_t>{0, 1}, std::vector<size_t>{2, 3}}) {
     const Schema schema = *Schema::Make({AddedSchema().field(half[0]), AddedSchema().field(half[1])});
-    auto added = AddFields(scratch_ / "other/train", schema, [&](const Dataset&, uint64_t id, RecordBuilder& out) {
+    auto added = AddFields(grouped + "/train", schema, [&](const Dataset&, uint64_t id, RecordBuilder& out) {
       if (half[0] == 0) {
         UREC_RETURN_IF_ERROR(out.SetFloat32(0, Quality(id)));
         return out.SetString(1, Caption(id));
@@ -627,22 +788,65 @@ TEST_F(FieldsTest, MergeRefusesOtherFieldGroupsNamingBoth) {
     }, SmallColumnPages());
     ASSERT_TRUE(added.ok()) << added.status().ToString();
   }
-  ASSERT_TRUE(Add().ok());
-  auto merged = MergeDatasets(scratch_ / "merged", "all", {path_, scratch_ / "other/train"});
-  ASSERT_FALSE(merged.ok());
-  EXPECT_NE(merged.status().message().find("other field groups"), std::string::npos) << merged.status().message();
-  EXPECT_NE(merged.status().message().find("[quality, caption, thumb, emb]"), std::string::npos)
-      << merged.status().message();
-  // The same groups merge, their column files linked.
-  auto same = MergeDatasets(scratch_ / "merged", "all", {path_, path_});
+  StagedWriteOptions options;
+  options.sync = false;
+  auto same = MergeDatasets(scratch_ / "merged", "all", {path_, grouped + "/train"}, options);
   ASSERT_TRUE(same.ok()) << same.status().ToString();
-  auto dataset = Dataset::Open(scratch_ / "merged/all");
-  ASSERT_TRUE(dataset.ok()) << dataset.status().ToString();
-  EXPECT_EQ((*dataset)->size(), 2 * kRecords);
-  ExpectSampleAndAdded(**dataset, 3);
-  auto second = (*dataset)->Get(kRecords + 3);
-  ASSERT_TRUE(second.ok());
-  EXPECT_EQ(*second->GetString("caption"), Caption(3));
+  auto merged = Dataset::Open(scratch_ / "merged/all");
+  ASSERT_TRUE(merged.ok()) << merged.status().ToString();
+  EXPECT_EQ((*merged)->segments()[1].field_groups.size(), 2u);
+  ExpectSampleAndAdded(**merged, 3);
+  EXPECT_EQ(*(*merged)->Get(kRecords + 3)->GetString("caption"), Caption(3));
+  // An input without the fields: refused without defaults, naming them.
+  const std::string plain = scratch_ / "plain";
+  ASSERT_TRUE(testing::WriteSample(plain, "train", 10, testing::SmallPages(2)).ok());
+  auto refused = MergeDatasets(scratch_ / "merged", "all", {plain + "/train", path_}, options);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("merge: the records of input 0 (" + plain +
+                                            "/train) lack the fields quality, caption, thumb, emb"),
+            std::string::npos) << refused.status().message();
+  EXPECT_NE(refused.status().message().find("--default"), std::string::npos) << refused.status().message();
+  // With them its segments get a group of defaults; the records equal those
+  // of a merge with the fields added to it first (its values the defaults).
+  const std::string filled = scratch_ / "filled";
+  CopyFolder(plain, filled);
+  ASSERT_TRUE(AddFields(filled + "/train", AddedSchema(),
+                        [](const Dataset&, uint64_t, RecordBuilder& out) { return SetDefaults(out); },
+                        SmallColumnPages()).ok());
+  ASSERT_TRUE(MergeDatasets(scratch_ / "reference", "all", {filled + "/train", path_}, options).ok());
+  options.defaults = SetDefaults;
+  auto with_defaults = MergeDatasets(scratch_ / "merged", "all", {plain + "/train", path_}, options);
+  ASSERT_TRUE(with_defaults.ok()) << with_defaults.status().ToString();
+  auto defaulted = Dataset::Open(scratch_ / "merged/all");
+  ASSERT_TRUE(defaulted.ok()) << defaulted.status().ToString();
+  EXPECT_EQ(*testing::DumpRecords(**defaulted), *testing::DumpRecords(**Dataset::Open(scratch_ / "reference/all")));
+  EXPECT_EQ((*defaulted)->segments()[0].field_groups.size(), 1u);
+  EXPECT_EQ(*(*defaulted)->Get(4)->GetString("caption"), "none");
+  EXPECT_EQ(*(*defaulted)->Get(10 + 7)->GetString("caption"), Caption(7));
+  EXPECT_TRUE((*defaulted)->Verify().ok());
+  // Inputs that lack other fields, or whose fields are in another order.
+  const std::string half = scratch_ / "half";
+  CopyFolder(plain, half);
+  const Schema first_two = *Schema::Make({AddedSchema().field(0), AddedSchema().field(1)});
+  ASSERT_TRUE(AddFields(half + "/train", first_two, [](const Dataset&, uint64_t id, RecordBuilder& out) {
+    UREC_RETURN_IF_ERROR(out.SetFloat32(0, Quality(id)));
+    return out.SetString(1, Caption(id));
+  }, SmallColumnPages()).ok());
+  const Status different = MergeDatasets(scratch_ / "merged", "all", {half + "/train", path_, plain + "/train"},
+                                         options).status();
+  EXPECT_NE(different.message().find("must lack the same ones"), std::string::npos) << different.message();
+  const std::string swapped = scratch_ / "swapped";
+  CopyFolder(plain, swapped);
+  const Schema other_order = *Schema::Make({AddedSchema().field(1), AddedSchema().field(0)});
+  ASSERT_TRUE(AddFields(swapped + "/train", other_order, [](const Dataset&, uint64_t id, RecordBuilder& out) {
+    UREC_RETURN_IF_ERROR(out.SetString(0, Caption(id)));
+    return out.SetFloat32(1, Quality(id));
+  }, SmallColumnPages()).ok());
+  const Status order = MergeDatasets(scratch_ / "merged", "all", {path_, swapped + "/train"}, options).status();
+  EXPECT_NE(order.message().find("input 1 (" + swapped + "/train) has another schema"), std::string::npos)
+      << order.message();
+  EXPECT_EQ((*Dataset::Open(scratch_ / "merged/all"))->version(), (*defaulted)->version());
 }
 
 // --- Corruption: one case per new way to be wrong -----------------------------
@@ -822,65 +1026,88 @@ std::vector<std::string> Snapshot(const std::string& path, uint64_t version = 0)
   return seen;
 }
 
-TEST_F(FieldsTest, AddStoppedOrKilledAtEveryStepLeavesTheDatasetBeforeOrAfter) {
-  const std::string base = scratch_ / "base";
-  fs::create_directory(base);
-  for (const auto& entry : fs::directory_iterator(dir_)) {
-    if (entry.is_regular_file()) fs::copy_file(entry.path(), base + "/" + entry.path().filename().string());
-  }
-  const std::string work = scratch_ / "work";
-  auto fresh = [&] {
-    fs::remove_all(work);
-    fs::copy(base, work);
-  };
-  const std::vector<std::string> old = Snapshot(base + "/train");
-  AddFieldsOptions synced = SmallColumnPages();  // every fsync a step too
-  synced.writer.sync = true;
-  synced.commit.sync = true;
-  auto add = [&] { return AddFields(work + "/train", AddedSchema(), FillAdded, synced); };
+// Runs `write` on dataset `work`/train (fresh(): a copy of the dataset before
+// it) stopped, then killed, at every file-system step: the dataset opens as
+// before or as after each time, its version `kept` as it was, and a rerun
+// after "before" gives "after". Returns the steps.
+std::vector<std::string> ExpectBeforeOrAfterAtEveryStep(const std::string& work, const std::function<void()>& fresh,
+                                                        uint64_t kept, const std::function<Status()>& write) {
   fresh();
+  const std::vector<std::string> old = Snapshot(work + "/train");
+  const std::vector<std::string> old_kept = Snapshot(work + "/train", kept);
   std::vector<std::string> steps;
   {
     testing::CrashAtStep counter(testing::CrashAtStep::Mode::kCountOnly, 0);
-    ASSERT_TRUE(add().ok());
+    const Status done = write();
+    EXPECT_TRUE(done.ok()) << done.ToString();
     steps = counter.log();
   }
-  const std::vector<std::string> added = Snapshot(work + "/train");
-  ASSERT_NE(added, old);
-  for (const char* kind : {"create ", "write ", "fsync ", "rename ", "unlink ", "lock "}) {
-    EXPECT_TRUE(std::any_of(steps.begin(), steps.end(), [&](const std::string& s) { return s.rfind(kind, 0) == 0; }))
-        << "no " << kind << "step";
-  }
+  const std::vector<std::string> after = Snapshot(work + "/train");
+  EXPECT_NE(after, old);
   for (auto mode : {testing::CrashAtStep::Mode::kFailFromStep, testing::CrashAtStep::Mode::kSigkillAtStep}) {
     // Killing a child at every step costs a fork each: every third step.
     const size_t stride = mode == testing::CrashAtStep::Mode::kSigkillAtStep ? 3 : 1;
-    for (size_t step = 0; step < steps.size() && !HasFatalFailure(); step += stride) {
+    for (size_t step = 0; step < steps.size() && !::testing::Test::HasFatalFailure(); step += stride) {
       SCOPED_TRACE("stopped at step " + std::to_string(step) + ": " + steps[step]);
       fresh();
       if (mode == testing::CrashAtStep::Mode::kSigkillAtStep) {
         const pid_t child = ::fork();
-        ASSERT_GE(child, 0);
         if (child == 0) {
           testing::CrashAtStep crash(mode, static_cast<int64_t>(step));
-          _exit(add().ok() ? 0 : 3);
+          _exit(write().ok() ? 0 : 3);
         }
         int status = 0;
-        ASSERT_EQ(::waitpid(child, &status, 0), child);
-        ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "status " << status;
+        EXPECT_EQ(::waitpid(child, &status, 0), child) << "fork";
+        EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "status " << status;
       } else {
         testing::CrashAtStep crash(mode, static_cast<int64_t>(step));
-        (void)add();
+        (void)write();
       }
       const std::vector<std::string> seen = Snapshot(work + "/train");
-      EXPECT_TRUE(seen == old || seen == added) << "a mix of before and after";
-      EXPECT_EQ(Snapshot(work + "/train", 1), old) << "version 1 changed";
+      EXPECT_TRUE(seen == old || seen == after) << "a mix of before and after";
+      EXPECT_EQ(Snapshot(work + "/train", kept), old_kept) << "version " << kept << " changed";
       if (seen == old) {
-        auto rerun = add();
-        ASSERT_TRUE(rerun.ok()) << rerun.status().ToString();
-        EXPECT_EQ(Snapshot(work + "/train"), added);
+        const Status rerun = write();
+        EXPECT_TRUE(rerun.ok()) << rerun.ToString();
+        EXPECT_EQ(Snapshot(work + "/train"), after);
       }
     }
   }
+  return steps;
+}
+
+TEST_F(FieldsTest, AddStoppedOrKilledAtEveryStepLeavesTheDatasetBeforeOrAfter) {
+  const std::string work = scratch_ / "work";
+  auto fresh = [&] {
+    fs::remove_all(work);
+    CopyFolder(dir_, work);
+  };
+  AddFieldsOptions synced = SmallColumnPages();  // every fsync a step too
+  synced.writer.sync = true;
+  synced.commit.sync = true;
+  const std::vector<std::string> steps = ExpectBeforeOrAfterAtEveryStep(
+      work, fresh, 1, [&] { return AddFields(work + "/train", AddedSchema(), FillAdded, synced).status(); });
+  for (const char* kind : {"create ", "write ", "fsync ", "rename ", "unlink ", "lock "}) {
+    EXPECT_TRUE(std::any_of(steps.begin(), steps.end(), [&](const std::string& s) { return s.rfind(kind, 0) == 0; }))
+        << "no " << kind << "step";
+  }
+}
+
+TEST_F(AppendAfterAddTest, AnAppendWithDefaultsStoppedOrKilledAtEveryStepLeavesTheDatasetBeforeOrAfter) {
+  ASSERT_TRUE(Add().ok());
+  const std::string work = scratch_ / "work";
+  auto fresh = [&] {
+    fs::remove_all(work);
+    CopyFolder(dir_, work);
+  };
+  WriterOptions options = AppendOptions();
+  options.defaults = SetDefaults;
+  const std::vector<std::string> steps = ExpectBeforeOrAfterAtEveryStep(
+      work, fresh, 2, [&] { return testing::WriteSample(work, "train", 5, options).status(); });
+  // Among them the column files of the defaults.
+  EXPECT_TRUE(std::any_of(steps.begin(), steps.end(), [](const std::string& s) {
+    return s.rfind("rename ", 0) == 0 && s.find(".g000003.f000004.urec") != std::string::npos;
+  }));
 }
 
 }  // namespace

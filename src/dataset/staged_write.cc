@@ -4,6 +4,7 @@
 #include <random>
 
 #include "dataset/commit.h"
+#include "dataset/field_defaults.h"
 #include "dataset/shard_access.h"
 #include "format/dataset_uuid.h"
 #include "format/file_names.h"
@@ -43,6 +44,7 @@ struct StagedShard {
   uint64_t shard_header_length = 0;
   uint64_t index_header_length = 0;
   uint64_t index_file_length = 0;
+  uint64_t scalar_pages = 0;
 };
 
 // Copies `from` to a new file `to` (through io, so crash tests see it).
@@ -106,21 +108,6 @@ Status LinkSegment(const Dataset& dataset, const SegmentInfo& segment, const std
   return Status::OK();
 }
 
-// How merge tells field groups apart (SPEC.md 1.4): the schema, the groups
-// of the first segment and the dropped fields.
-std::string DescribeFields(const Dataset& dataset) {
-  std::string out = "schema " + dataset.schema().ToString();
-  auto names = [](const std::vector<std::string>& fields) {
-    std::string list;
-    for (const std::string& f : fields) list += (list.empty() ? "" : ", ") + f;
-    return "[" + list + "]";
-  };
-  const SegmentInfo& first = dataset.segments()[0];
-  for (const FieldGroupInfo& group : first.field_groups) out += " + field group " + names(group.fields);
-  if (!first.dropped_fields.empty()) out += " - dropped " + names(first.dropped_fields);
-  return out;
-}
-
 // Whether the files of `segment` already have generation-`generation` names of dataset `name` in
 // `out_dir` (a dataset appended to or merged into itself): kept in place.
 bool NamedInPlace(const Dataset& dataset, const SegmentInfo& segment, const std::string& out_dir,
@@ -128,6 +115,47 @@ bool NamedInPlace(const Dataset& dataset, const SegmentInfo& segment, const std:
   if (segment.generation == 0) return false;
   const ShardInfo& first = dataset.shards()[segment.first_shard];
   return first.path == io::JoinPath(out_dir, format::ShardFileName(name, segment.generation, 0, segment.shards));
+}
+
+// The fields the merge's inputs lack of the one with the most fields (the
+// first such: the widest), which `defaults` gives them; (*lacks)[k] says
+// whether input k lacks them. InvalidArgument naming the inputs unless every
+// input has the widest one's first fields, those that lack fields lack the
+// same ones, and the defaults fit.
+Result<Schema> LackingOfInputs(const std::vector<std::string>& inputs,
+                               const std::vector<std::shared_ptr<Dataset>>& opened, const FieldDefaults& defaults,
+                               std::vector<bool>* lacks) {
+  auto input = [&](size_t k) { return "input " + std::to_string(k) + " (" + inputs[k] + ")"; };
+  size_t widest = 0;
+  for (size_t k = 1; k < opened.size(); ++k) {
+    if (opened[k]->schema().num_fields() > opened[widest]->schema().num_fields()) widest = k;
+  }
+  const Schema& all = opened[widest]->schema();
+  lacks->assign(opened.size(), false);
+  Schema lacking;
+  std::string whose;  // the inputs that lack it
+  for (size_t k = 0; k < opened.size(); ++k) {
+    const std::optional<Schema> of = dataset::LackingFields(opened[k]->schema(), all);
+    if (!of) {
+      return Status::InvalidArgument("merge: " + input(k) + " has another schema " + opened[k]->schema().ToString() +
+                                     " (" + input(widest) + ": " + all.ToString() +
+                                     "); datasets merge only with the same fields and metadata, or with fields "
+                                     "some added later (at the end of theirs) that the others lack");
+    }
+    if (of->num_fields() == 0) continue;
+    if (!whose.empty() && *of != lacking) {
+      return Status::InvalidArgument("merge: the records of " + input(k) + " lack the fields " + of->FieldNames() +
+                                     " of " + input(widest) + ", those of " + whose + " the fields " +
+                                     lacking.FieldNames() + "; inputs that lack fields must lack the same ones "
+                                     "(merge in steps, or add the fields first)");
+    }
+    (*lacks)[k] = true;
+    whose += (whose.empty() ? "" : ", ") + input(k);
+    lacking = *of;
+  }
+  UREC_RETURN_IF_ERROR(dataset::CheckDefaults("merge", "the records of " + (whose.empty() ? "the inputs" : whose),
+                                              input(widest), lacking, defaults));
+  return lacking;
 }
 
 }  // namespace
@@ -219,6 +247,7 @@ struct StagedWrite::Impl {
     s->index = index::IndexHeaderValuesOf(r.index().header());
     s->shard_header_length = r.header_length();
     s->index_header_length = r.index().header_length();
+    s->scalar_pages = r.footer().scalar_page_count();
     if (s->header.shard_number != s->shard_in_part || s->header.shard_count != part.shards) {
       return Status::Corruption("staged write: " + Describe(*s) + " says it is shard " +
                                 std::to_string(s->header.shard_number) + " of " + std::to_string(s->header.shard_count) +
@@ -285,13 +314,9 @@ struct StagedWrite::Impl {
       }
       return Status::OK();
     }));
-    if (committed != nullptr && !add_fields) {
-      const std::string differs = SchemaOrMetadataDifference(dataset_header.schema, dataset_header.metadata,
-                                                             committed->schema(), committed->metadata(),
-                                                             "the dataset's", format::ClassList::kMayGrow);
-      if (!differs.empty()) {
-        return Status::InvalidArgument("append to " + InDir(name) + ": the new records have another " + differs);
-      }
+    Schema lacking;  // the fields the new records lack of the dataset they join
+    if (!add_fields) {
+      UREC_ASSIGN_OR_RETURN(lacking, LackingOfNewRecords(committed.get(), dataset_header));
     }
     std::vector<uint64_t> part_records(parts.size(), 0);
     for (const StagedShard& s : shards) {
@@ -384,12 +409,60 @@ struct StagedWrite::Impl {
       summary.bytes += s.index.shard_file_length + s.index_file_length;
       summary.bytes_written += s.index.shard_file_length + s.index_file_length;
     }
+    uint64_t commit_generation = new_generation;
     if (new_segment) {
       segments.push_back(format::Segment{new_generation, count, kept_records, format::UuidToString(uuids[0]), {}, {}});
+      if (lacking.num_fields() > 0) {
+        UREC_RETURN_IF_ERROR(AddDefaults(shards, lacking, ++commit_generation, &segments.back()));
+      }
     }
-    UREC_RETURN_IF_ERROR(CommitSegments(new_generation, std::move(segments)));
+    UREC_RETURN_IF_ERROR(CommitSegments(commit_generation, std::move(segments)));
     summary.records = kept_records + (new_segment ? new_records : 0);
     return Status::OK();
+  }
+
+  // Gives the new `segment` (of the stamped `shards`) the defaults of the
+  // `lacking` fields: a field group at `generation`, after the segment's
+  // (SPEC.md 1.4). The parts' staged names are free again (their files
+  // have their generation names): the group is staged as part 0 of 1.
+  Status AddDefaults(const std::vector<StagedShard>& shards, const Schema& lacking, uint64_t generation,
+                     format::Segment* segment) {
+    dataset::DefaultGroup group{out_dir, name, token, 0, 1, segment->generation, generation, {}, 0, options.sync};
+    for (const StagedShard& s : shards) {
+      group.records.push_back(s.header.record_count);
+      group.scalar_pages += s.scalar_pages;
+    }
+    const uint64_t before = summary.bytes_written;
+    Result<format::FieldGroup> written =
+        dataset::WriteDefaultGroup(group, lacking, options.defaults, &summary.bytes_written);
+    if (!written.ok()) {
+      return Status(written.status().code(), "append to " + InDir(name) + ": " + written.status().message());
+    }
+    summary.bytes += summary.bytes_written - before;
+    segment->groups.push_back(std::move(*written));
+    return Status::OK();
+  }
+
+  // The fields the new records (shards of `header`) lack of the `committed`
+  // dataset they are appended to, which options.defaults gives them (none
+  // without a dataset); InvalidArgument naming what differs unless their
+  // schema is the dataset's or its first fields, their metadata may follow
+  // its, and the defaults fit.
+  Result<Schema> LackingOfNewRecords(const Dataset* committed, const format::ShardHeaderContents& header) const {
+    std::string where = "append to " + InDir(name);
+    Schema lacking;
+    if (committed == nullptr) {
+      where = keep_committed ? where + " (no dataset there yet)" : "write " + InDir(name) + " (not an append)";
+    } else {
+      std::optional<Schema> lacks = dataset::LackingFields(header.schema, committed->schema());
+      const std::string differs =
+          !lacks ? "schema " + header.schema.ToString() + " (the dataset's: " + committed->schema().ToString() + ")"
+                 : format::MetadataDifference(header.metadata, committed->metadata(), format::ClassList::kMayGrow);
+      if (!differs.empty()) return Status::InvalidArgument(where + ": the new records have another " + differs);
+      lacking = std::move(*lacks);
+    }
+    UREC_RETURN_IF_ERROR(dataset::CheckDefaults(where, "the new records", "the dataset", lacking, options.defaults));
+    return lacking;
   }
 
   // Steps 3 (the reports) and 4 with the files in place.
@@ -479,23 +552,19 @@ Result<WriterSummary> MergeDatasets(const std::string& out_dir, const std::strin
     // must carry what may follow the input before it (its last segment's).
     const std::string differs =
         opened.empty() ? std::string()
-                       : SchemaOrMetadataDifference((*input)->schema(),
-                                                    dataset_internal::ShardAccess::Frame(**input, 0).header().metadata,
-                                                    opened.back()->schema(), opened.back()->metadata(), inputs[k - 1],
-                                                    format::ClassList::kMayGrow);
+                       : format::MetadataDifference(dataset_internal::ShardAccess::Frame(**input, 0).header().metadata,
+                                                    opened.back()->metadata(), format::ClassList::kMayGrow);
     if (!differs.empty()) {
       return Status::InvalidArgument("merge: input " + std::to_string(k) + " (" + inputs[k] + ") has another " + differs +
                                      "; datasets merge only with the same fields and metadata");
     }
-    if (!opened.empty() && DescribeFields(**input) != DescribeFields(*opened[0])) {
-      return Status::InvalidArgument("merge: input " + std::to_string(k) + " (" + inputs[k] +
-                                     ") has other field groups than input 0 (" + inputs[0] + "): " +
-                                     DescribeFields(**input) + ", input 0 " + DescribeFields(*opened[0]) +
-                                     "; datasets merge only with the same field groups (add or drop fields first)");
-    }
     opened.push_back(std::move(*input));
   }
-  UREC_ASSIGN_OR_RETURN(dataset::DatasetLock locked, dataset::LockDataset(out_dir, name, "merge"));
+  std::vector<bool> lacks;
+  UREC_ASSIGN_OR_RETURN(const Schema lacking, LackingOfInputs(inputs, opened, options.defaults, &lacks));
+  // A token in the lock file: the field groups of defaults are staged under it.
+  const std::string token = NewToken();
+  UREC_ASSIGN_OR_RETURN(dataset::DatasetLock locked, dataset::LockDataset(out_dir, name, "merge", token));
   WriterSummary summary;
   Status status = [&]() -> Status {
     // Every input's segments, kept in place when they are this dataset's
@@ -503,13 +572,28 @@ Result<WriterSummary> MergeDatasets(const std::string& out_dir, const std::strin
     uint64_t next_generation = locked.generation;
     std::vector<format::Segment> segments;
     uint64_t first_id = 0;
-    for (const std::shared_ptr<Dataset>& input : opened) {
+    for (size_t k = 0; k < opened.size(); ++k) {
+      const std::shared_ptr<Dataset>& input = opened[k];
       for (const SegmentInfo& segment : input->segments()) {
         format::Segment named = dataset::AsSegment(segment, segment.generation, first_id);
         if (!NamedInPlace(*input, segment, out_dir, name)) {
           named.generation = next_generation++;
           UREC_RETURN_IF_ERROR(LinkSegment(*input, segment, out_dir, name, &named, &next_generation, options.sync,
                                            &summary.bytes_written));
+        }
+        if (lacks[k]) {
+          dataset::DefaultGroup group{out_dir, name, token, 0, 1, named.generation, next_generation++, {}, 0,
+                                      options.sync};
+          for (uint32_t j = 0; j < segment.shards; ++j) {
+            group.records.push_back(input->shards()[segment.first_shard + j].records);
+            group.scalar_pages += input->shards()[segment.first_shard + j].scalar_pages;
+          }
+          const uint64_t before = summary.bytes_written;
+          Result<format::FieldGroup> written =
+              dataset::WriteDefaultGroup(group, lacking, options.defaults, &summary.bytes_written);
+          if (!written.ok()) return Status(written.status().code(), "merge: " + written.status().message());
+          summary.bytes += summary.bytes_written - before;
+          named.groups.push_back(std::move(*written));
         }
         const uint64_t g = named.generation;
         for (uint32_t j = 0; j < segment.shards; ++j) {
@@ -576,6 +660,10 @@ Status StagedWrite::KeepCommitted() {
 
 Status StagedWrite::AddFieldGroup() {
   if (impl_->done) return Status::FailedPrecondition("staged write: AddFieldGroup after Commit");
+  if (impl_->options.defaults) {
+    return Status::InvalidArgument("staged write: StagedWriteOptions::defaults are an append's or a merge's; an add "
+                                   "of fields takes AddFieldsOptions::defaults");
+  }
   if (impl_->keep_committed) return Status::FailedPrecondition("staged write: AddFieldGroup after KeepCommitted");
   impl_->add_fields = true;
   return Status::OK();

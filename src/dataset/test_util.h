@@ -3,7 +3,9 @@
 #ifndef UNIRECORD_DATASET_TEST_UTIL_H_
 #define UNIRECORD_DATASET_TEST_UTIL_H_
 
+#include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -111,6 +113,42 @@ inline Status ToPreManifestLayout(const std::string& dir, const std::string& nam
   io::RemoveFileIfExists(summary.manifest_path);
   io::RemoveFileIfExists(io::JoinPath(dir, format::VersionFileName(name, summary.generation)));
   return Status::OK();
+}
+
+// Every field of every record of `d` as bytes (values and shapes; floats
+// printed and by their bits): datasets of equal dumps hold the same records.
+// The first error of a read, naming the record.
+inline Result<std::vector<std::string>> DumpRecords(const Dataset& d) {
+  std::vector<std::string> out;
+  for (uint64_t id = 0; id < d.size(); ++id) {
+    UREC_ASSIGN_OR_RETURN(const Record record, d.Get(id));
+    std::string row;
+    for (size_t i = 0; i < d.schema().num_fields(); ++i) {
+      const Field& f = d.schema().field(i);
+      if (f.type == FieldType::kBytes) {
+        UREC_ASSIGN_OR_RETURN(const std::string_view bytes, record.GetBytes(i));
+        row += std::string(bytes);
+      } else if (f.type == FieldType::kString) {
+        UREC_ASSIGN_OR_RETURN(const std::string_view text, record.GetString(i));
+        row += std::string(text);
+      } else if (f.is_array()) {
+        UREC_ASSIGN_OR_RETURN(const ArrayView v, record.GetArray(i));
+        row += std::string(static_cast<const char*>(v.data), v.bytes());
+        for (size_t j = 0; j < v.shape.ndim; ++j) row += "," + std::to_string(v.shape[j]);
+      } else if (IsIntegral(f.type)) {
+        UREC_ASSIGN_OR_RETURN(const int64_t v, record.GetInt64(i));
+        row += std::to_string(v);
+      } else {
+        UREC_ASSIGN_OR_RETURN(const double v, record.GetFloat64(i));
+        row += std::isnan(v) ? (std::signbit(v) ? "-nan" : "nan") : std::to_string(v);
+        char bits[8];
+        if (!std::isnan(v)) std::memcpy(bits, &v, 8), row.append(bits, 8);
+      }
+      row += '|';
+    }
+    out.push_back(std::move(row));
+  }
+  return out;
 }
 
 // Small pages so that a few dozen records span many pages of each kind.

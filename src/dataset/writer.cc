@@ -8,6 +8,7 @@
 #include <random>
 
 #include "dataset/commit.h"
+#include "dataset/field_defaults.h"
 #include "dataset/record_builder_impl.h"
 #include "format/array_values.h"
 #include "format/dataset_uuid.h"
@@ -227,6 +228,10 @@ Result<std::unique_ptr<Writer>> Writer::Create(const std::string& out_dir, const
                                                const Schema& schema, const WriterOptions& options) {
   UREC_RETURN_IF_ERROR(dataset::CheckDatasetName(name, "writer"));
   UREC_RETURN_IF_ERROR(CheckWriterOptions(schema, options));
+  if (options.defaults && !options.append) {
+    return Status::InvalidArgument("writer: defaults are for the fields an append's records lack: they need "
+                                   "append (Python: mode=\"append\")");
+  }
   if (options.append) {
     if (options.num_shards > 0 || options.expected_records > 0) {
       return Status::InvalidArgument("writer: append cuts new shards by target_shard_bytes only "
@@ -235,17 +240,27 @@ Result<std::unique_ptr<Writer>> Writer::Create(const std::string& out_dir, const
     const std::string existing = io::JoinPath(out_dir, name);
     Result<std::shared_ptr<Dataset>> old = Dataset::Open(existing);
     if (!old.ok() && old.status().code() != StatusCode::kNotFound) return old.status();
+    const std::string where = "append to " + existing;
     if (old.ok()) {
       StagedWriteOptions staged_options;
       staged_options.threads = options.threads;
       staged_options.sync = options.sync;
+      staged_options.defaults = options.defaults;
       auto impl = std::make_unique<Impl>();
       UREC_ASSIGN_OR_RETURN(impl->staged, StagedWrite::Begin(out_dir, name, 1, staged_options));
       UREC_RETURN_IF_ERROR(impl->staged->KeepCommitted());
       impl->part = Impl::Part{impl->staged->token(), 0, 1, RandomHex()};
       UREC_RETURN_IF_ERROR(impl->Init(out_dir, name, schema, options));
+      // Records that lack fields the dataset has are refused now, not after
+      // they are written (Finish checks again, with the rest of the schema).
+      const std::optional<Schema> lacking = dataset::LackingFields(impl->context.schema, (*old)->schema());
+      if (lacking) {
+        UREC_RETURN_IF_ERROR(dataset::CheckDefaults(where, "the records", "the dataset", *lacking, options.defaults));
+      }
       return std::unique_ptr<Writer>(new Writer(std::move(impl)));
     }
+    UREC_RETURN_IF_ERROR(
+        dataset::CheckDefaults(where + " (no dataset there yet)", "the records", "the dataset", Schema(), options.defaults));
   }
   UREC_ASSIGN_OR_RETURN(dataset::DatasetLock locked, dataset::LockDataset(out_dir, name, "writer"));
   auto impl = std::make_unique<Impl>();

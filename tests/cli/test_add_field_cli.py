@@ -2,7 +2,9 @@
 replaced and dropped as new versions without rewriting a shard (the same
 inodes); urec cat / query / inspect / verify read them with the shards'
 fields; a missing, repeated or unknown id or a bad value is refused naming
-the line; a segment without lines gets --default or is refused; urec merge refuses other field groups naming both schemas."""
+the line; a segment without lines gets --default or is refused; an append after
+add-field and urec merge give records without the added fields their
+--default values, or are refused naming the fields and --default."""
 import json
 import os
 
@@ -104,16 +106,68 @@ def test_lines_for_new_data_only_need_a_default_for_the_other_segments(urec, tmp
     assert cat(path, 5) == {"id": 5, "text": "t5", "label": 1, "score": 2.5, "tag": "new5"}
 
 
-def test_merge_refuses_other_field_groups_naming_both(urec, tmp_path):
+def test_merge_gives_an_input_without_added_fields_the_defaults(urec, tmp_path):
     a = write_dataset(urec, tmp_path / "a")
     b = write_dataset(urec, tmp_path / "b")
     schema = add_schema(tmp_path, [{"name": "score", "type": "float32"}])
     (tmp_path / "v.jsonl").write_text("".join(json.dumps({"id": i, "score": i}) + "\n" for i in range(7)))
     urec("add-field", a, tmp_path / "v.jsonl", "--schema", schema)
-    refused = urec("merge", tmp_path / "m", a, b, "--name", "all", check=False)
+    refused = urec("merge", tmp_path / "m", b, a, "--name", "all", check=False)
     assert refused.returncode == 2
-    assert "score: float32" in refused.stderr and "text: string, label: int64 (indexed)" in refused.stderr, \
-        refused.stderr
+    assert f"the records of input 0 ({b}) lack the fields score (score: float32)" in refused.stderr, refused.stderr
+    assert "--default FIELD=VALUE" in refused.stderr, refused.stderr
+    assert not (tmp_path / "m" / "all.uset").exists()
+    urec("merge", tmp_path / "m", b, a, "--name", "all", "--default", "score=-1")
+    assert cat(tmp_path / "m" / "all", 1) == {"id": 1, "text": "t1", "label": 1, "score": -1.0}
+    assert cat(tmp_path / "m" / "all", 8) == {"id": 8, "text": "t1", "label": 1, "score": 1.0}
+    assert run_urec("query", tmp_path / "m" / "all", "score < 0", "--ids").stdout.split() == list(map(str, range(7)))
+    run_urec("inspect", tmp_path / "m" / "all", "--verify")
+    # Inputs with the same fields in other groups merge as they are.
     urec("add-field", b, tmp_path / "v.jsonl", "--schema", schema)
     urec("merge", tmp_path / "m", a, b, "--name", "all")
     assert cat(tmp_path / "m" / "all", 8)["score"] == 1.0
+
+
+def test_an_append_after_add_field_takes_defaults_as_the_documented_order_gives(urec, tmp_path):
+    """The order a dataset lives in (fields computed, then more records
+    arrive) ends where the documented one does (append, then add-field with
+    --default for the new segment): the same records."""
+    path = write_dataset(urec, tmp_path / "lived", n=4)
+    reference = write_dataset(urec, tmp_path / "documented", n=4)
+    (tmp_path / "more.jsonl").write_text("".join(json.dumps({"text": f"t{i}", "label": 1}) + "\n"
+                                                 for i in range(4, 7)))
+    schema = add_schema(tmp_path, [{"name": "score", "type": "float32", "indexed": True},
+                                   {"name": "tag", "type": "string"}])
+    (tmp_path / "v.jsonl").write_text("".join(json.dumps({"id": i, "score": i / 2, "tag": f"t{i}"}) + "\n"
+                                              for i in range(4)))
+    defaults = ["--default", "score=-1", "--default", 'tag="new"']
+
+    def append(out, *extra, check=True):
+        return urec("convert", "jsonl", tmp_path / "more.jsonl", out, "--name", "m", "--schema",
+                    tmp_path / "lived" / "schema.json", "--append", *extra, check=check)
+
+    append(reference.parent)
+    urec("add-field", reference, tmp_path / "v.jsonl", "--schema", schema, *defaults)
+    urec("add-field", path, tmp_path / "v.jsonl", "--schema", schema)
+    refused = append(path.parent, check=False)
+    assert refused.returncode == 2
+    assert "the new records lack the fields score, tag (score: float32 (indexed), tag: string)" in refused.stderr, \
+        refused.stderr
+    assert "--default FIELD=VALUE" in refused.stderr, refused.stderr
+    for bad, why in ((["--default", "score=1e39", "--default", 'tag="x"'], "out of float32's range"),
+                     (["--default", "score=0"], "missing field 'tag'"),
+                     (defaults + ["--default", "label=3"], "key 'label' is not a field")):
+        refused = append(path.parent, *bad, check=False)
+        assert refused.returncode == 2 and why in refused.stderr, refused.stderr
+    assert json.loads(run_urec("inspect", path, "--json").stdout)["version"] == 2  # nothing committed
+    append(path.parent, *defaults)
+    assert [cat(path, i) for i in range(7)] == [cat(reference, i) for i in range(7)]
+    assert cat(path, 5) == {"id": 5, "text": "t5", "label": 1, "score": -1.0, "tag": "new"}
+    assert cat(path, 2) == {"id": 2, "text": "t2", "label": 2, "score": 1.0, "tag": "t2"}
+    assert run_urec("query", path, "score < 0", "--ids").stdout.split() == ["4", "5", "6"]
+    inspected = json.loads(run_urec("inspect", path, "--json", "--verify").stdout)
+    assert [s["field_groups"][0]["fields"] for s in inspected["segments"]] == [["score", "tag"]] * 2
+    # --default is an append's: refused without --append.
+    alone = urec("convert", "jsonl", tmp_path / "more.jsonl", tmp_path / "x", "--schema",
+                 tmp_path / "lived" / "schema.json", "--default", "score=0", check=False)
+    assert alone.returncode == 2 and "--append" in alone.stderr, alone.stderr

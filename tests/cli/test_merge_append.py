@@ -1,7 +1,8 @@
 """urec merge and urec convert --append: ids concatenated (merge, in
 argument order) or continued (append), each record equal to the input
 record it came from, no input shard rewritten (the same inodes); a class
-list that differs is refused saying so."""
+list that differs is refused saying so; an append after add-field gives the
+new records --default, or is refused naming the field."""
 import json
 import os
 
@@ -74,3 +75,25 @@ def test_append_extends_the_class_list_only_when_asked(urec, mixed_folder, tmp_p
     assert [int(i) for i in found] == list(range(before["records"], after["records"]))
     kept = json.loads(run_urec("inspect", tmp_path / "out", "--json", "--version", 1).stdout)
     assert kept["classes"] == old_classes
+
+
+def test_an_image_folder_appended_after_add_field_gets_the_default(urec, mixed_folder, tmp_path):
+    """Scores computed, then more images arrive: the append takes --default
+    for the field the new records lack, or is refused naming it."""
+    out = tmp_path / "out"
+    urec("convert", "imagefolder", mixed_folder, out, "--name", "train", "--shards", 2)
+    before = records(out)
+    (tmp_path / "score.json").write_text(json.dumps({"fields": [{"name": "score", "type": "float32"}]}))
+    (tmp_path / "score.jsonl").write_text("".join(json.dumps({"id": i, "score": i / 2}) + "\n"
+                                                  for i in range(len(before))))
+    urec("add-field", out / "train", tmp_path / "score.jsonl", "--schema", tmp_path / "score.json")
+    refused = urec("convert", "imagefolder", mixed_folder, out, "--name", "train", "--append", check=False)
+    assert refused.returncode == 2, refused.stderr
+    assert "the new records lack the fields score (score: float32)" in refused.stderr, refused.stderr
+    assert "--default FIELD=VALUE" in refused.stderr, refused.stderr
+    urec("convert", "imagefolder", mixed_folder, out, "--name", "train", "--append", "--default", "score=-1")
+    after = records(out)
+    assert after[: len(before)] == [dict(r, score=i / 2) for i, r in enumerate(before)]
+    assert after[len(before):] == [dict(r, score=-1.0) for r in before]
+    inspected = json.loads(run_urec("inspect", out, "--json", "--verify").stdout)
+    assert [g["fields"] for s in inspected["segments"] for g in s["field_groups"]] == [["score"], ["score"]]

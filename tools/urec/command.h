@@ -14,6 +14,8 @@
 #include <CLI/CLI.hpp>
 
 #include <functional>
+#include <string>
+#include <vector>
 
 #include "unirecord/status.h"
 
@@ -49,6 +51,14 @@ CLI::Validator RealIn(double min, double max);
 // --shard-size's text: "1000000", "64K", "512M", "1G", "2GiB", "1.5GB"
 // (powers of 1024), from 1 byte to 1e18 bytes.
 Result<uint64_t> ParseByteSize(const std::string& text);
+
+// --default FIELD=VALUE (repeated, VALUE in JSON), the values of fields that
+// records lack: add-field's (segments without lines), convert --append's and
+// merge's (fields the dataset has and the new records lack). DefaultsObject
+// makes the pairs one JSON object ("" for none; JsonFieldDefaults in
+// unirecord/convert.h reads it); InvalidArgument for a pair without '='.
+CLI::Option* AddDefaultOption(CLI::App* cmd, std::vector<std::string>* pairs, const std::string& description);
+Result<std::string> DefaultsObject(const std::vector<std::string>& pairs);
 
 }  // namespace unirecord::cli
 

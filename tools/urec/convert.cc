@@ -29,6 +29,7 @@ struct ConvertArgs {
   std::string shard_size;
   std::string scheduler;
   uint32_t shards_per_task = 1;
+  std::vector<std::string> defaults;  // --default FIELD=VALUE
   ConvertOptions options;
 };
 
@@ -58,6 +59,7 @@ Status RunOnScheduler(const ConvertArgs& args) {
   if (o.keep_original) argv.push_back("--keep-original");
   if (o.follow_links_outside) argv.push_back("--follow-links-outside");
   if (o.append) argv.push_back("--append");
+  for (const std::string& pair : args.defaults) argv.insert(argv.end(), {"--default", pair});
   if (o.extend_classes) argv.push_back("--extend-classes");
   if (o.allow_empty) argv.push_back("--allow-empty");
   std::vector<char*> c_argv;
@@ -91,6 +93,8 @@ Result<ConvertReport> RunWithProgress(ConvertArgs& args,
   if (!args.shard_size.empty()) {
     UREC_ASSIGN_OR_RETURN(args.options.target_shard_bytes, ParseByteSize(args.shard_size));
   }
+  UREC_ASSIGN_OR_RETURN(const std::string defaults, DefaultsObject(args.defaults));
+  if (!defaults.empty()) args.options.defaults = JsonFieldDefaults(defaults);
   const bool show_progress = isatty(STDERR_FILENO);
   if (show_progress) args.options.on_progress = DrawProgress;
   Result<ConvertReport> result = convert(args.options);
@@ -166,10 +170,15 @@ void AddOutputOptions(CLI::App* cmd, ConvertArgs* args, const char* order) {
       ->excludes(shards);
   cmd->add_option("--threads", o.threads, "Reading threads (0: one per core)")->capture_default_str()
       ->check(IntegerIn(0, kMaxThreads));
-  cmd->add_flag("--append", o.append,
-                "Add the records to dataset NAME in OUT (a new generation: a new segment after the old "
-                "shards, which stay as they are; ids continue; the schema and metadata must be equal, an "
-                "image folder's classes are mapped by name) instead of replacing it");
+  CLI::Option* append =
+      cmd->add_flag("--append", o.append,
+                    "Add the records to dataset NAME in OUT (a new generation: a new segment after the old "
+                    "shards, which stay as they are; ids continue; the schema and metadata must be equal, but "
+                    "for fields added to the dataset later (--default), an image folder's classes are mapped by "
+                    "name) instead of replacing it");
+  AddDefaultOption(cmd, &args->defaults,
+                   "with --append, the value the new records get for a field added to the dataset later")
+      ->needs(append);
   cmd->add_flag("--strict", o.strict, "Fail on the first file that is not a usable JPEG or PNG");
   cmd->add_flag("--keep-original", o.keep_original,
                 "Store each JPEG's source bytes untouched instead of its lossless rewrite into the fast "

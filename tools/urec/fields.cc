@@ -32,20 +32,11 @@ CommandRunner SetupAddField(CLI::App* cmd) {
                   "JSON Lines, one line per record: {\"id\": RECORD_ID, \"FIELD\": value, ...}")
       ->required();
   cmd->add_option("--schema", args->schema, "The new fields' schema file, as for convert jsonl")->required();
-  cmd->add_option("--default", args->defaults,
-                  "FIELD=VALUE (VALUE in JSON; one per new field): the value of the records of segments FILE "
-                  "has no line for (lines for new data only)");
+  AddDefaultOption(cmd, &args->defaults,
+                   "the value of the records of segments FILE has no line for (lines for new data only)");
   return [args]() -> Status {
     // {"FIELD": VALUE, ...}, parsed as a line of FILE.
-    std::string defaults;
-    for (const std::string& pair : args->defaults) {
-      const size_t eq = pair.find('=');
-      if (eq == std::string::npos || eq == 0) {
-        return Status::InvalidArgument("--default " + MessageText(pair) + ": expected FIELD=VALUE");
-      }
-      defaults += (defaults.empty() ? "{\"" : ", \"") + pair.substr(0, eq) + "\": " + pair.substr(eq + 1);
-    }
-    if (!defaults.empty()) defaults += "}";
+    UREC_ASSIGN_OR_RETURN(const std::string defaults, DefaultsObject(args->defaults));
     UREC_ASSIGN_OR_RETURN(const WriterSummary summary,
                           AddFieldsFromJsonl(args->path, args->values, args->schema, {}, defaults));
     PrintCommitted("added fields", summary);

@@ -93,6 +93,37 @@ CLI::Validator RealIn(double min, double max) {
       "NUMBER in " + std::string(range));
 }
 
+CLI::Option* AddDefaultOption(CLI::App* cmd, std::vector<std::string>* pairs, const std::string& description) {
+  return cmd->add_option("--default", *pairs, "FIELD=VALUE (VALUE in JSON: score=0, tag='\"none\"'; repeat for each "
+                                              "field): " + description);
+}
+
+Result<std::string> DefaultsObject(const std::vector<std::string>& pairs) {
+  std::string object;
+  for (const std::string& pair : pairs) {
+    const size_t eq = pair.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return Status::InvalidArgument("--default " + MessageText(pair) + ": expected FIELD=VALUE");
+    }
+    // The name as a JSON string (the value is JSON already).
+    std::string name;
+    for (const char c : pair.substr(0, eq)) {
+      if (c == '"' || c == '\\') {
+        name += '\\';
+        name += c;
+      } else if (static_cast<unsigned char>(c) < 0x20) {
+        char escaped[8];
+        std::snprintf(escaped, sizeof(escaped), "\\u%04x", static_cast<unsigned>(c));
+        name += escaped;
+      } else {
+        name += c;
+      }
+    }
+    object += (object.empty() ? "{\"" : ", \"") + name + "\": " + pair.substr(eq + 1);
+  }
+  return object.empty() ? object : object + "}";
+}
+
 }  // namespace unirecord::cli
 
 int main(int argc, char** argv) {
