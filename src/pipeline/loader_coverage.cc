@@ -1,7 +1,7 @@
 // What a Loader delivered of its epoch (Loader::coverage, ResumeCoverage):
 // the plain loader's sample::CoverageTracker counts each batch as Next hands
 // it out; the packing loader's counts each document when its last token goes
-// out (packed_loader.h: doc_ends, staged).
+// out (packed_loader.h: doc_pieces, staged).
 #include <algorithm>
 
 #include "pipeline/loader_impl.h"
@@ -21,23 +21,33 @@ void Loader::Packed::StartCoverage(const Sampler& at, bool carries) {
   coverage.Start(at, options.subset ? &*options.subset : nullptr, options.coverage, at.size(), carries);
 }
 
-// Where each document of the window is settled: at the end of its last
-// piece; nothing to place (no token, or left out by overlong): when the
-// window ends; consumed before (a carried state): never.
+// How each document of the window is settled: when the last of its pieces
+// in rows from next_row on goes out (concat: its stream's end); with nothing
+// placed (no token, or left out by overlong), when the window ends; consumed
+// before (a carried state), never.
 void Loader::Packed::PlanDocumentEnds() {
-  doc_ends.assign(lengths.size(), kSettledAtWindowEnd);
+  doc_pieces.assign(lengths.size(), kSettledAtWindowEnd);
   for (size_t d = 0; d < lengths.size(); ++d) {
     if (std::binary_search(carried_consumed.begin(), carried_consumed.end(), positions[d])) {
-      doc_ends[d] = kConsumedBefore;
+      doc_pieces[d] = kConsumedBefore;
     } else if (pack.strategy == PackStrategy::kConcat && first[d] < lengths[d]) {
-      doc_ends[d] = lengths[d];
+      doc_pieces[d] = 1;
     }
   }
-  for (const pipeline::PackPiece& piece : plan.pieces) {
-    uint64_t& end = doc_ends[piece.document];
-    if (end == kConsumedBefore) continue;
-    end = end == kSettledAtWindowEnd ? piece.offset + piece.length : std::max(end, piece.offset + piece.length);
+  for (size_t r = 0; r < plan.rows(); ++r) {
+    for (size_t i = plan.row_starts[r]; i < plan.row_starts[r + 1]; ++i) {
+      uint32_t& pieces = doc_pieces[plan.pieces[i].document];
+      if (pieces == kConsumedBefore) continue;
+      if (pieces == kSettledAtWindowEnd) pieces = 0;
+      if (r >= next_row) ++pieces;  // rows before next_row went out before a restore
+    }
   }
+}
+
+// Tokens [offset, offset + length) of document d went into a row.
+void Loader::Packed::PieceOut(size_t d, uint64_t offset, uint64_t length) {
+  if (pack.strategy == PackStrategy::kConcat && offset + length != lengths[d]) return;
+  if (--doc_pieces[d] == 0) StageDocument(d, StagedDocument::kEnded);
 }
 
 void Loader::Packed::StageDocument(size_t d, StagedDocument::Kind kind) {
@@ -47,8 +57,8 @@ void Loader::Packed::StageDocument(size_t d, StagedDocument::Kind kind) {
 // The window is cut through: its documents with nothing placed are settled,
 // delivered (no token) or dropped (overlong "drop").
 void Loader::Packed::SettleWindow() {
-  for (size_t d = 0; d < doc_ends.size(); ++d) {
-    if (doc_ends[d] != kSettledAtWindowEnd) continue;
+  for (size_t d = 0; d < doc_pieces.size(); ++d) {
+    if (doc_pieces[d] != kSettledAtWindowEnd) continue;
     StageDocument(d, lengths[d] == 0 ? StagedDocument::kEmpty : StagedDocument::kDropped);
   }
 }

@@ -507,7 +507,7 @@ struct Loader::Packed::RowWriter {
     int32_t* positions = slot.positions.data() + at;
     for (uint64_t i = 0; i < length; ++i) positions[i] = static_cast<int32_t>(i);
     slot.ids.push_back(static_cast<int64_t>(p.window.record_ids()[d]));
-    if (offset + length == p.doc_ends[d]) p.StageDocument(d, StagedDocument::kEnded);
+    p.PieceOut(d, offset, length);
     slot.cu_seqlens.push_back(slot.cu_seqlens.back() + static_cast<int32_t>(length));
     slot.max_seqlen = std::max(slot.max_seqlen, static_cast<int32_t>(length));
     filled += length;
@@ -763,8 +763,10 @@ Status Loader::Packed::Restore(const PackState& s) {
     next_row = s.rows;
     document = s.document;
     token = s.token;
+    PlanDocumentEnds();  // the rows before next_row went out before the state
   }
-  StartCoverage(at, /*carries=*/!s.consumed.empty() || !s.remaining.empty());
+  const bool mid_window = s.rows > 0 || s.document > 0 || s.token > 0;
+  StartCoverage(at, /*carries=*/mid_window || !s.consumed.empty() || !s.remaining.empty());
   return Status::OK();
 }
 

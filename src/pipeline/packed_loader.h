@@ -108,10 +108,11 @@ struct Loader::Packed final : Batch::Pool {
   // loader does not know how many batches came before a state).
   uint64_t run_batches = 0;
   // Coverage (loader_coverage.cc): documents count when their last token
-  // goes out. Per document of the window, the end of its last piece, or:
-  static constexpr uint64_t kSettledAtWindowEnd = UINT64_MAX - 1;  // nothing placed
-  static constexpr uint64_t kConsumedBefore = UINT64_MAX;          // carried as consumed
-  std::vector<uint64_t> doc_ends;
+  // goes out. Per document of the window, the pieces it has still to place
+  // in rows not yet cut (concat: 1, its stream's end), or:
+  static constexpr uint32_t kSettledAtWindowEnd = UINT32_MAX - 1;  // nothing placed
+  static constexpr uint32_t kConsumedBefore = UINT32_MAX;          // carried as consumed
+  std::vector<uint32_t> doc_pieces;
   // Documents settled while the current batch is cut, committed with it.
   struct StagedDocument {
     enum Kind : uint8_t { kEnded, kEmpty, kDropped } kind;  // last token placed; no token; left out
@@ -135,6 +136,7 @@ struct Loader::Packed final : Batch::Pool {
   Status CutRows(RowWriter& writer);
   void StartCoverage(const Sampler& at, bool carries);
   void PlanDocumentEnds();
+  void PieceOut(size_t d, uint64_t offset, uint64_t length);
   void StageDocument(size_t d, StagedDocument::Kind kind);
   void SettleWindow();
   void CommitStaged(bool batch_dropped);

@@ -73,6 +73,7 @@ class CoverageTracker {
   // Per epoch and fingerprint: the expected multiset; per subset: its digest.
   mutable std::optional<CoveragePart> expected_;
   mutable uint64_t expected_epoch_ = 0, expected_fingerprint_ = 0;
+  mutable bool expected_with_ids_ = false;  // asked for ids (they may not have fit)
   const std::vector<uint64_t>* digested_subset_ = nullptr;
   IdDigest subset_digest_;
 };

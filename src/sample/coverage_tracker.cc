@@ -116,7 +116,7 @@ Status CoverageTracker::Carry(const CoverageDigest& before) {
 const CoveragePart& CoverageTracker::Expected() const {
   const Sampler& run = *run_;
   if (expected_ && expected_epoch_ == run.epoch() && expected_fingerprint_ == fingerprint_ &&
-      expected_->ids.has_value() == with_ids()) {
+      expected_with_ids_ == with_ids()) {
     return *expected_;
   }
   CoveragePart part;
@@ -140,6 +140,7 @@ const CoveragePart& CoverageTracker::Expected() const {
   expected_ = std::move(part);
   expected_epoch_ = run.epoch();
   expected_fingerprint_ = fingerprint_;
+  expected_with_ids_ = with_ids();
   return *expected_;
 }
 
