@@ -5,10 +5,7 @@ exact and elastic resume, with real torch.distributed ranks (gloo) killed
 mid-epoch and resumed on another number of ranks; and a resume that repeats
 or skips records is reported, naming them."""
 import json
-import os
 import pickle
-import socket
-import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
@@ -17,7 +14,7 @@ import numpy as np
 import pytest
 
 import unirecord
-from urec_fixtures import loader_records  # noqa: F401 (pytest fixtures)
+from urec_fixtures import loader_records, run_processes  # noqa: F401 (pytest fixtures)
 
 torch = pytest.importorskip("torch")
 
@@ -182,30 +179,16 @@ def test_a_packing_loaders_documents_check_across_an_elastic_resume(tmp_path, st
 
 # --- Real ranks: torch.distributed over gloo, killed and resumed -------------
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def spawn(world, *args):
-    """`world` ranks of coverage_worker.py; their exit codes."""
+    """`world` ranks of coverage_worker.py; their exit codes and output."""
+    from test_elastic import free_port
+
     if not torch.distributed.is_available():
         pytest.skip("torch.distributed is not available")
     worker = Path(__file__).with_name("coverage_worker.py")
     port = str(free_port())
-    env = dict(os.environ, OMP_NUM_THREADS="1")
-    procs = [subprocess.Popen([sys.executable, str(worker), args[0], str(r), str(world), port, *map(str, args[1:])],
-                              env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT) for r in range(world)]
-    logs = []
-    for p in procs:
-        try:
-            logs.append(p.communicate(timeout=240)[0].decode())
-        except subprocess.TimeoutExpired:
-            for q in procs:
-                q.kill()
-            raise
-    return [p.returncode for p in procs], "\n".join(logs)
+    return run_processes([[sys.executable, str(worker), args[0], str(r), str(world), port, *map(str, args[1:])]
+                          for r in range(world)])
 
 
 @pytest.fixture(scope="module")
