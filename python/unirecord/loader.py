@@ -284,6 +284,11 @@ class Loader:
             ``pack_state`` that resumes exactly on the same rank of as many
             ranks, and the list of every rank's resumes on any number of
             ranks (docs/loader.md, "Packing sequences").
+        coverage: what :meth:`coverage` keeps of the ids delivered:
+            ``"digest"`` (counts and sums, a few nanoseconds a sample),
+            ``"ids"`` (the ids too, as compressed bitmaps, so that
+            :func:`unirecord.check_coverage` names each missing or repeated
+            one) or ``"none"``.
     """
 
     def __init__(
