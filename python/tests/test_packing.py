@@ -221,7 +221,7 @@ def test_resume_from_any_batch_gives_the_uninterrupted_rows(corpus, strategy):
         if batch is None:
             break
         whole.append(as_numpy(batch))
-    assert set(states[0]) == {"pack_state", "seed", "epoch"} and len(states[0]["pack_state"]) == 88
+    assert set(states[0]) == {"pack_state", "seed", "epoch", "coverage"} and len(states[0]["pack_state"]) == 88
     for k in (1, 2, len(whole) // 2, len(whole) - 1):
         resumed = packing_loader(path, strategy)
         resumed.load_state_dict(states[k])
