@@ -18,6 +18,22 @@
 //   BM_GpuTransfers               GB/s of a plain pinned cudaMemcpy vs the
 //                                 loader's upload of a 256x224x224x3 batch, and
 //                                 of the conversion kernel vs a device copy
+//   BM_CoverageCost/images:I      the coverage digest's cost (docs/loader.md,
+//                                 "Coverage"): each iteration is a round of one
+//                                 epoch with each LoaderOptions::coverage (none,
+//                                 digest, ids; coverage() taken at its end), the
+//                                 order rotating by round, one thread; counters,
+//                                 medians over rounds: digest/none and ids/none
+//                                 epoch wall times (*_over_none) and process CPU
+//                                 times (*_cpu_over_none); the coverage work alone
+//                                 (a tracker fed the epoch's batches, coverage()
+//                                 included; thread CPU) over the loader's worker
+//                                 thread-seconds for that epoch (*_share); and the
+//                                 load average (load1). images:0 is
+//                                 the worst case, samples of microseconds: 2^18
+//                                 records of an int64 and 8 int32 tokens
+//                                 ($UREC_LOADER_BENCH_DIR/numbers); images:1 the
+//                                 JPEG dataset above.
 // GPU rows report an error (skip) without a CUDA device.
 //
 // Counters of every loader row, from LoaderStats and the consumer loop:
@@ -33,6 +49,7 @@
 //   release_ms_batch  consumer time in Batch::Release per batch (GPU: records
 //                     `consumed`, waits for the copy out of the pinned buffer)
 #include <benchmark/benchmark.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -41,11 +58,14 @@
 #include <filesystem>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "convert/synthetic_images.h"
 #include "gpu/gpu_bandwidth.h"
+#include "sample/coverage.h"
 #include "unirecord/convert.h"
 #include "unirecord/loader.h"
+#include "unirecord/writer.h"
 #include "util/threads.h"
 
 namespace unirecord {
@@ -73,6 +93,31 @@ std::string DatasetPath() {
 Result<std::shared_ptr<Dataset>> BenchDataset() {
   static const Result<std::shared_ptr<Dataset>> dataset = Dataset::Open(DatasetPath());
   return dataset;
+}
+
+// 2^18 small records (an int64 and 8 int32 tokens), written once.
+Result<std::shared_ptr<Dataset>> NumbersDataset() {
+  const char* dir = std::getenv("UREC_LOADER_BENCH_DIR");
+  const fs::path path = fs::path(dir != nullptr ? dir : "/tmp/unirecord-loader-bench") / "numbers";
+  if (!fs::exists(path)) {
+    UREC_ASSIGN_OR_RETURN(Schema schema, Schema::Make({Field::Int64("x"), Field::Array("tokens", FieldType::kInt32,
+                                                                                       {kVariableDim})}));
+    WriterOptions options;
+    options.sync = false;
+    options.num_shards = 4;
+    options.expected_records = uint64_t{1} << 18;
+    UREC_ASSIGN_OR_RETURN(std::unique_ptr<Writer> writer, Writer::Create(path.string(), "numbers", schema, options));
+    RecordBuilder record(schema);
+    for (int64_t i = 0; i < (int64_t{1} << 18); ++i) {
+      record.Clear();
+      const int32_t tokens[8] = {int32_t(i), 1, 2, 3, 4, 5, 6, 7};
+      UREC_RETURN_IF_ERROR(record.SetInt64(0, i));
+      UREC_RETURN_IF_ERROR(record.SetValues(1, FieldType::kInt32, tokens, {8}));
+      UREC_RETURN_IF_ERROR(writer->Write(record));
+    }
+    UREC_RETURN_IF_ERROR(writer->Finish());
+  }
+  return Dataset::Open(path.string());
 }
 
 int Cores() { return UsableCores(); }  // the library's meaning of "all cores" (affinity, cgroup quota)
@@ -187,6 +232,101 @@ void BM_GpuTransfers(benchmark::State& state) {
   state.counters["convert_vs_d2d"] = bw.convert / bw.memcpy_d2d;
 }
 BENCHMARK(BM_GpuTransfers)->Iterations(1)->Unit(benchmark::kMillisecond);
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+double CpuSeconds(clockid_t clock) {
+  timespec t{};
+  clock_gettime(clock, &t);
+  return double(t.tv_sec) + double(t.tv_nsec) * 1e-9;
+}
+
+// The coverage work of one epoch alone: a tracker fed the batches the
+// loader handed out (as Next feeds it), then coverage() (its expected
+// multiset included), in thread CPU seconds.
+double TrackerSeconds(const LoaderOptions& options, uint64_t records, const std::vector<std::vector<uint64_t>>& batches,
+                      uint64_t epoch, CoverageDetail detail) {
+  Sampler sampler = Sampler::Create(records, options.sampler).value();
+  sampler.SetEpoch(epoch);
+  const double t0 = CpuSeconds(CLOCK_THREAD_CPUTIME_ID);
+  sample::CoverageTracker tracker;
+  tracker.Start(sampler, nullptr, detail, sampler.size());
+  uint64_t first = 0;
+  for (const std::vector<uint64_t>& ids : batches) {
+    tracker.Deliver(ids.data(), ids.size(), first);
+    first += ids.size();
+  }
+  benchmark::DoNotOptimize(tracker.Digest());
+  return CpuSeconds(CLOCK_THREAD_CPUTIME_ID) - t0;
+}
+
+void BM_CoverageCost(benchmark::State& state) {
+  const bool images = state.range(0) != 0;
+  Result<std::shared_ptr<Dataset>> dataset = images ? BenchDataset() : NumbersDataset();
+  if (!dataset.ok()) return state.SkipWithError(dataset.status().ToString().c_str());
+  const CoverageDetail details[] = {CoverageDetail::kNone, CoverageDetail::kDigest, CoverageDetail::kIds};
+  std::vector<std::unique_ptr<Loader>> loaders;
+  for (CoverageDetail detail : details) {
+    LoaderOptions options = TrainOptions(1);
+    if (!images) {
+      options.image_field.clear();
+      options.fields = {"x", "tokens"};
+    }
+    options.coverage = detail;
+    Result<std::unique_ptr<Loader>> loader = Loader::Create(*dataset, options);
+    if (!loader.ok()) return state.SkipWithError(loader.status().ToString().c_str());
+    loaders.push_back(std::move(loader).value());
+  }
+  std::vector<double> none_s, wall_ratio[2], cpu_ratio[2], hook_share[2];
+  std::vector<std::vector<uint64_t>> batches;
+  uint64_t epoch = 0, round = 0;
+  for (auto _ : state) {
+    double wall[3] = {}, cpu[3] = {}, work_s = 0;
+    for (size_t turn = 0; turn < 3; ++turn) {
+      const size_t d = (turn + round) % 3;
+      Loader& loader = *loaders[d];
+      loader.SetEpoch(epoch);
+      if (d == 0) batches.clear();
+      const double cpu0 = CpuSeconds(CLOCK_PROCESS_CPUTIME_ID);
+      const LoaderStats before = loader.stats();
+      const auto t0 = std::chrono::steady_clock::now();
+      for (;;) {
+        Result<Batch> batch = loader.Next();
+        if (!batch.ok()) return state.SkipWithError(batch.status().ToString().c_str());
+        if (batch->empty()) break;
+        if (d == 0) batches.emplace_back(batch->record_ids(), batch->record_ids() + batch->size());
+      }
+      benchmark::DoNotOptimize(loader.coverage());
+      wall[d] = SecondsSince(t0);
+      cpu[d] = CpuSeconds(CLOCK_PROCESS_CPUTIME_ID) - cpu0;
+      const LoaderStats after = loader.stats();
+      if (d == 0) work_s = (after.read_s + after.decode_s) - (before.read_s + before.decode_s);
+    }
+    none_s.push_back(wall[0]);
+    for (int k = 0; k < 2; ++k) {
+      wall_ratio[k].push_back(wall[k + 1] / wall[0]);
+      cpu_ratio[k].push_back(cpu[k + 1] / cpu[0]);
+      hook_share[k].push_back(
+          TrackerSeconds(loaders[0]->options(), (*dataset)->size(), batches, epoch, details[k + 1]) / work_s);
+    }
+    ++epoch;
+    ++round;
+  }
+  double load[3] = {};
+  state.counters["none_ms_epoch"] = Median(none_s) * 1e3;
+  state.counters["digest_over_none"] = Median(wall_ratio[0]);
+  state.counters["ids_over_none"] = Median(wall_ratio[1]);
+  state.counters["digest_cpu_over_none"] = Median(cpu_ratio[0]);
+  state.counters["ids_cpu_over_none"] = Median(cpu_ratio[1]);
+  state.counters["digest_share"] = Median(hook_share[0]);
+  state.counters["ids_share"] = Median(hook_share[1]);
+  state.counters["load1"] = getloadavg(load, 3) > 0 ? load[0] : -1;
+}
+BENCHMARK(BM_CoverageCost)->ArgName("images")->Arg(0)->Arg(1)->Iterations(15)->UseRealTime()->Unit(
+    benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace unirecord

@@ -55,6 +55,7 @@ PUBLIC_HEADERS = {
     "remote.h": "remote",
     "query.h": "query",
     "sampler.h": "sample",
+    "coverage.h": "sample",
     "image.h": "image",
     "convert.h": "convert",
     "convert_parts.h": "convert",

@@ -49,6 +49,7 @@
 #include <string_view>
 #include <vector>
 
+#include "unirecord/coverage.h"
 #include "unirecord/cuda.h"
 #include "unirecord/dataset.h"
 #include "unirecord/image.h"
@@ -156,6 +157,10 @@ struct LoaderOptions {
   // consumer may then hold at most prefetch + 1 batches at once.
   // Unset (default): no packing.
   std::optional<PackOptions> pack;
+
+  // What coverage() records of the ids handed out (coverage.h): a digest
+  // (default), the ids too, or nothing.
+  CoverageDetail coverage = CoverageDetail::kDigest;
 };
 
 // The per-sample part of `options` (transform, size, crop, decode), with the
@@ -371,6 +376,25 @@ class Loader {
   // of ranks.
   Result<PackState> pack_state() const;
   Status Restore(const PackState& state);
+
+  // What this loader (rank) has delivered of the current epoch so far
+  // (coverage.h; docs/loader.md, "Coverage"): every id handed out since
+  // SetEpoch (or Create), and after a restore what ResumeCoverage carried
+  // in; complete once the epoch's last batch is out. Take it after the
+  // epoch's last batch and before SetEpoch, which starts the next one. A
+  // packing loader's ids are documents, each counted when its last token
+  // goes out in a row. The first call of an epoch computes its expected
+  // multiset (one pass over its positions).
+  CoverageDigest coverage() const;
+  // After Restore (either), what the run that took the state delivered
+  // before it: this rank's own coverage() when resuming on the same ranks,
+  // or MergeCoverage of every rank's, which every new rank of any number of
+  // ranks is given (rank 0 adds it, the others only note it is carried).
+  // Until then coverage() counts the restore as uncarried. InvalidArgument
+  // for a digest of another epoch, seed or order, or another rank's alone;
+  // FailedPrecondition when there is nothing to carry (no restore mid-epoch
+  // since SetEpoch, or carried already).
+  Status ResumeCoverage(const CoverageDigest& before);
 
   LoaderStats stats() const;
   void ResetStats();

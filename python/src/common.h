@@ -51,6 +51,10 @@ void RegisterVersions(py::module_& m);
 void RegisterFields(py::module_& m);
 // Dataset.query and Dataset.count (after RegisterDataset).
 void RegisterQuery(py::module_& m);
+// unirecord.Coverage, CoverageCheck, check_coverage, merge_coverage.
+void RegisterCoverage(py::module_& m);
+// A unirecord.Coverage, or its bytes (TypeError otherwise; a malformed one raises as Parse says).
+unirecord::CoverageDigest CoverageArg(const py::handle& item);
 
 // LoaderOptions from the options dict of _Loader and _ImageReader (the keys
 // of _core._loader_defaults; loader_py.cc has the one table of them).

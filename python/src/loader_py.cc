@@ -39,6 +39,17 @@ py::dict PackStateDict(const unirecord::PackState& pack) {
   return d;
 }
 
+// The state dicts of every rank (a list): their "coverage" merged
+// (MergeCoverage), or None when one of them has none.
+py::object MergedCoverage(const py::handle& states) {
+  std::vector<unirecord::CoverageDigest> digests;
+  for (const py::handle item : states) {
+    if (!PyDict_Check(item.ptr()) || !py::reinterpret_borrow<py::dict>(item).contains("coverage")) return py::none();
+    digests.push_back(CoverageArg(py::reinterpret_borrow<py::dict>(item)["coverage"]));
+  }
+  return py::bytes(Unwrap(unirecord::MergeCoverage(digests)).Serialize());
+}
+
 // A packing loader's state_dict: "pack_state", and "seed" and "epoch" beside
 // it, which must agree with it (an edited copy would resume elsewhere).
 unirecord::PackState PackStateOf(const py::handle& state) {
@@ -47,7 +58,7 @@ unirecord::PackState PackStateOf(const py::handle& state) {
                          std::string(Py_TYPE(state.ptr())->tp_name));
   }
   const py::dict d = py::reinterpret_borrow<py::dict>(state);
-  const char* keys = " (keys of a packing Loader.state_dict(): pack_state, seed, epoch)";
+  const char* keys = " (keys of a packing Loader.state_dict(): pack_state, seed, epoch, coverage)";
   if (!d.contains("pack_state")) {
     RaiseStatus(Status::InvalidArgument(std::string("the state has no 'pack_state'") + keys));
   }
@@ -59,7 +70,7 @@ unirecord::PackState PackStateOf(const py::handle& state) {
   unirecord::PackState s = Unwrap(unirecord::PackState::Parse(serialized.cast<std::string>()));
   for (auto item : d) {
     const std::string key = py::str(item.first).cast<std::string>();
-    if (key == "pack_state") continue;
+    if (key == "pack_state" || key == "coverage") continue;
     const uint64_t* held = key == "seed" ? &s.window.seed : key == "epoch" ? &s.window.epoch : nullptr;
     if (held == nullptr) RaiseStatus(Status::InvalidArgument("the state has an unknown key '" + key + "'" + keys));
     const uint64_t given = IntArgAs<uint64_t>("state['" + key + "']", item.second);
@@ -155,6 +166,7 @@ py::object ToPython(void* v) { return py::int_(reinterpret_cast<uintptr_t>(v)); 
 py::object ToPython(const std::optional<std::vector<uint64_t>>& v) { return v ? py::cast(*v) : py::none(); }
 py::object ToPython(unirecord::RaggedLayout v) { return py::str(unirecord::RaggedLayoutName(v)); }
 py::object ToPython(unirecord::BoxFormat v) { return py::str(unirecord::BoxFormatName(v)); }
+py::object ToPython(unirecord::CoverageDetail v) { return py::str(unirecord::CoverageDetailName(v)); }
 py::object ToPython(const std::optional<unirecord::PackOptions>& v) {
   if (!v) return py::none();
   py::dict d;
@@ -269,6 +281,7 @@ void FromPython(const char* name, const py::handle& value, int64_t minimum, T* o
       else if constexpr (std::is_same_v<T, LoaderTransform>) return unirecord::ParseSampleTransform(text);
       else if constexpr (std::is_same_v<T, unirecord::RaggedLayout>) return unirecord::ParseRaggedLayout(text);
       else if constexpr (std::is_same_v<T, unirecord::BoxFormat>) return unirecord::ParseBoxFormat(text);
+      else if constexpr (std::is_same_v<T, unirecord::CoverageDetail>) return unirecord::ParseCoverageDetail(text);
       else return unirecord::ParseSampleOrder(text);
     }();
     if (!parsed.ok()) RaiseStatus(parsed.status().WithContext(name));
@@ -339,6 +352,7 @@ const std::vector<LoaderOption>& LoaderOptionTable() {
       UREC_LOADER_OPTION("on_bad_record", on_bad_record, 0),
       UREC_LOADER_OPTION("max_consecutive_bad", max_consecutive_bad, 1),
       UREC_LOADER_OPTION("pack", pack, 0),
+      UREC_LOADER_OPTION("coverage", coverage, 0),
       // From device, dtype, mean and std.
       UREC_LOADER_OPTION("cuda_device", cuda.device, -1),
       UREC_LOADER_OPTION("cuda_dtype", cuda.dtype, 0),
@@ -492,19 +506,31 @@ class PyLoader {
   }
   py::dict State() {
     SamplerState s;
-    std::optional<unirecord::PackState> pack;
+    unirecord::Result<unirecord::PackState> pack = Status::NotFound("not packing");
+    std::string coverage;
     {
+      py::gil_scoped_release nogil;
       std::lock_guard<std::mutex> lock(box_->mu);
       s = box_->loader->state();
-      if (box_->loader->options().pack) pack = Unwrap(box_->loader->pack_state());
+      if (box_->loader->options().pack) pack = box_->loader->pack_state();
+      coverage = box_->loader->coverage().Serialize();
     }
-    if (pack) return PackStateDict(*pack);  // a packing loader: its window's sampler state travels inside
     py::dict d;
-    d["seed"] = s.seed;
-    d["epoch"] = s.epoch;
-    d["position"] = s.position;
-    d["sampler_state"] = py::bytes(s.Serialize());
+    if (box_->loader->options().pack) {
+      d = PackStateDict(Unwrap(std::move(pack)));  // its window's sampler state travels inside
+    } else {
+      d["seed"] = s.seed;
+      d["epoch"] = s.epoch;
+      d["position"] = s.position;
+      d["sampler_state"] = py::bytes(s.Serialize());
+    }
+    d["coverage"] = py::bytes(coverage);
     return d;
+  }
+  unirecord::CoverageDigest Coverage() {
+    py::gil_scoped_release nogil;
+    std::lock_guard<std::mutex> lock(box_->mu);
+    return box_->loader->coverage();
   }
   // A state() dict, perhaps from a checkpoint: "sampler_state" is the state;
   // "seed", "epoch" and "position" are shown beside it for people and must
@@ -528,12 +554,13 @@ class PyLoader {
     SamplerState s = Unwrap(SamplerState::Parse(serialized.cast<std::string>()));
     for (auto item : d) {
       const std::string key = py::str(item.first).cast<std::string>();
-      if (key == "sampler_state") continue;
+      if (key == "sampler_state" || key == "coverage") continue;
       const uint64_t* held = key == "seed" ? &s.seed : key == "epoch" ? &s.epoch : key == "position" ? &s.position
                                                                                                      : nullptr;
       if (held == nullptr) {
         RaiseStatus(Status::InvalidArgument("the state has an unknown key '" + key +
-                                            "' (keys of Loader.state_dict(): sampler_state, seed, epoch, position)"));
+                                            "' (keys of Loader.state_dict(): sampler_state, seed, epoch, position, "
+                                            "coverage)"));
       }
       const uint64_t given = IntArgAs<uint64_t>("state['" + key + "']", item.second);
       if (given != *held) {
@@ -550,6 +577,7 @@ class PyLoader {
       st = box_->loader->Restore(s);
     }
     Check(st);
+    CarryCoverage(d);
   }
   // A packing loader's state() dict: "pack_state", and "seed" and "epoch"
   // beside it, which must agree with it.
@@ -562,20 +590,65 @@ class PyLoader {
       st = box_->loader->Restore(s);
     }
     Check(st);
+    CarryCoverage(d);
   }
-  // The state_dicts of every rank of a packing run (a list), as one that
-  // restores into any rank of any number of ranks (CombinePackStates).
-  py::dict Combine(const py::handle& states) {
-    if (!box_->loader->options().pack) {
-      // A list is the wrong type here, as before packing loaders took one.
-      throw py::type_error(std::string("load_state_dict takes the dict state_dict() returned, not ") +
-                           Py_TYPE(states.ptr())->tp_name +
-                           " (only a packing Loader combines the state_dicts of several ranks; a plain Loader "
-                           "restores any one rank's state_dict)");
+  // A restored state's "coverage" (what the run delivered before it), when
+  // it is this rank's own or every rank's merged; another rank's alone (an
+  // elastic resume from one rank's state) cannot be carried, and the
+  // loader's coverage() then counts the restore as uncarried.
+  void CarryCoverage(const py::dict& d) {
+    if (!d.contains("coverage")) return;
+    const unirecord::CoverageDigest before = CoverageArg(d["coverage"]);
+    const unirecord::SamplerOptions& o = options_.sampler;
+    const bool own = before.num_shards == o.num_shards && before.shard_id == o.shard_id &&
+                     before.num_workers == o.num_workers && before.worker_id == o.worker_id;
+    if (before.num_shards != 0 && !own) return;
+    Status st;
+    {
+      py::gil_scoped_release nogil;
+      std::lock_guard<std::mutex> lock(box_->mu);
+      st = box_->loader->ResumeCoverage(before);
     }
+    // FailedPrecondition: restored at the epoch's start, nothing to carry.
+    if (st.code() != unirecord::StatusCode::kFailedPrecondition) Check(st);
+  }
+  // The state_dicts of every rank of a run (a list), as one that restores
+  // into any rank of any number of ranks, their coverage merged: a plain
+  // loader's sampler states are one (ranks step in lockstep), a packing
+  // loader's are combined (CombinePackStates).
+  py::dict Combine(const py::handle& states) {
     if (!PyList_Check(states.ptr()) && !PyTuple_Check(states.ptr())) {
       throw py::type_error("the state_dicts of the ranks must be a list, not " +
                            std::string(Py_TYPE(states.ptr())->tp_name));
+    }
+    if (py::len(states) == 0) RaiseStatus(Status::InvalidArgument("load_state_dict: an empty list of state_dicts"));
+    if (!box_->loader->options().pack) {
+      py::dict combined;
+      for (const py::handle item : states) {
+        if (!PyDict_Check(item.ptr())) {
+          throw py::type_error("load_state_dict takes the dicts state_dict() returned, not " +
+                               std::string(Py_TYPE(item.ptr())->tp_name));
+        }
+        py::dict d = py::reinterpret_borrow<py::dict>(item);
+        if (!d.contains("sampler_state")) {
+          RaiseStatus(Status::InvalidArgument("a state has no 'sampler_state' (keys of Loader.state_dict(): "
+                                              "sampler_state, seed, epoch, position, coverage)"));
+        }
+        if (combined.empty()) {
+          for (auto kv : d) combined[kv.first] = kv.second;
+        } else if (!d["sampler_state"].equal(combined["sampler_state"])) {
+          RaiseStatus(Status::InvalidArgument(
+              "load_state_dict: the ranks' sampler states differ: every rank of a run steps in lockstep and "
+              "writes the same one; give the state_dicts of one step"));
+        }
+      }
+      py::object coverage = MergedCoverage(states);
+      if (coverage.is_none()) {
+        if (combined.contains("coverage")) PyDict_DelItemString(combined.ptr(), "coverage");
+      } else {
+        combined["coverage"] = coverage;
+      }
+      return combined;
     }
     std::vector<unirecord::PackState> parsed;
     for (const py::handle item : states) parsed.push_back(PackStateOf(item));
@@ -586,7 +659,10 @@ class PyLoader {
       py::gil_scoped_release nogil;
       combined = unirecord::CombinePackStates(datasets, options_, parsed);
     }
-    return PackStateDict(Unwrap(std::move(combined)));
+    py::dict d = PackStateDict(Unwrap(std::move(combined)));
+    py::object coverage = MergedCoverage(states);
+    if (!coverage.is_none()) d["coverage"] = coverage;
+    return d;
   }
   py::dict Stats() {
     unirecord::LoaderStats s = box_->loader->stats();
@@ -660,6 +736,7 @@ void RegisterLoader(py::module_& m) {
       .def("state", &PyLoader::State)
       .def("restore", &PyLoader::Restore, py::arg("state"))
       .def("combine", &PyLoader::Combine, py::arg("states"))
+      .def("coverage", &PyLoader::Coverage)
       .def("stats", &PyLoader::Stats)
       .def("reset_stats", &PyLoader::ResetStats)
       .def_property_readonly("batches_per_epoch", &PyLoader::BatchesPerEpoch)

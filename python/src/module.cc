@@ -39,6 +39,7 @@ PYBIND11_MODULE(_core, m) {
   unirecord_py::RegisterConvert(m);
   unirecord_py::RegisterConvertParts(m);
   unirecord_py::RegisterImage(m);
+  unirecord_py::RegisterCoverage(m);
   unirecord_py::RegisterLoader(m);
   unirecord_py::RegisterVersions(m);
   unirecord_py::RegisterFields(m);

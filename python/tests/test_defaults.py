@@ -242,7 +242,7 @@ def test_loader_and_image_dataset_defaults_are_loader_options():
     assert shared == resolved | {"seed", "drop_last", "on_bad_record", "block_size", "window", "sampler_drop_last",
                                  "max_consecutive_bad", "image_field", "label_field", "path_field", "strict", "epoch_size",
                                  "apply_exif", "dct_scaling", "max_pixels", "layout", "fields", "ragged",
-                                 "pad_value", "boxes", "box_format", "box_aligned", "masks", "pack"}
+                                 "pad_value", "boxes", "box_format", "box_aligned", "masks", "pack", "coverage"}
     assert all(loader[name] is None for name in resolved)
     # None for "none of them": LoaderOptions' empty list / empty name.
     none_is_empty = {"fields", "boxes", "box_aligned", "masks", "pack"}

@@ -1,15 +1,13 @@
 """4 processes on localhost with torch.distributed (gloo), one unirecord.Loader
 per rank, num_shards/shard_id taken from torch.distributed."""
 import json
-import os
 import socket
-import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
-from urec_fixtures import loader_records  # noqa: F401 (pytest fixtures)
+from urec_fixtures import loader_records, run_processes  # noqa: F401 (pytest fixtures)
 
 torch = pytest.importorskip("torch")
 if not torch.distributed.is_available():
@@ -30,19 +28,9 @@ def ranks(loader_records, tmp_path_factory):
     out = tmp_path_factory.mktemp("dist") / "ranks.json"
     port = free_port()
     worker = Path(__file__).with_name("dist_worker.py")
-    env = dict(os.environ, OMP_NUM_THREADS="1")
-    procs = [subprocess.Popen([sys.executable, str(worker), str(r), str(WORLD), str(port), str(loader_records), str(out)],
-                              env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-             for r in range(WORLD)]
-    logs = []
-    for p in procs:
-        try:
-            logs.append(p.communicate(timeout=240)[0].decode())
-        except subprocess.TimeoutExpired:
-            for q in procs:
-                q.kill()
-            raise
-    assert all(p.returncode == 0 for p in procs), "\n".join(logs)
+    codes, logs = run_processes([[sys.executable, str(worker), str(r), str(WORLD), str(port), str(loader_records), str(out)]
+                                 for r in range(WORLD)])
+    assert codes == [0] * WORLD, logs
     return json.loads(out.read_text())
 
 

@@ -158,8 +158,10 @@ CASES = [
     ("load_state_dict(extra key)", lambda c: c.restore(step=3), ValueError, "the state has an unknown key 'step'"),
     ("load_state_dict(str state)", lambda c: c.restore(sampler_state="x"), TypeError,
      r"state\['sampler_state'\] must be bytes"),
-    ("load_state_dict([])", lambda c: c.loader().load_state_dict([]), TypeError,
-     "load_state_dict takes the dict state_dict\\(\\) returned, not list"),
+    # A list is every rank's state_dict (their coverage merged; docs/loader.md, "Coverage").
+    ("load_state_dict([])", lambda c: c.loader().load_state_dict([]), ValueError, "an empty list of state_dicts"),
+    ("load_state_dict([str])", lambda c: c.loader().load_state_dict(["x"]), TypeError,
+     "load_state_dict takes the dicts state_dict\\(\\) returned, not str"),
 ]
 
 

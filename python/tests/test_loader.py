@@ -372,7 +372,7 @@ def test_a_state_with_or_without_its_descriptive_keys_resumes(loader_records):
     it = iter(loader)
     next(it)
     state = loader.state_dict()
-    assert set(state) == {"sampler_state", "seed", "epoch", "position"} and state["position"] == 4
+    assert set(state) == {"sampler_state", "seed", "epoch", "position", "coverage"} and state["position"] == 4
     rest = [ids.tolist() for _, _, ids in it]
     for given in (state, {"sampler_state": state["sampler_state"]}):
         again = unirecord.Loader(loader_records, **kwargs)

@@ -221,7 +221,7 @@ def test_resume_from_any_batch_gives_the_uninterrupted_rows(corpus, strategy):
         if batch is None:
             break
         whole.append(as_numpy(batch))
-    assert set(states[0]) == {"pack_state", "seed", "epoch"} and len(states[0]["pack_state"]) == 88
+    assert set(states[0]) == {"pack_state", "seed", "epoch", "coverage"} and len(states[0]["pack_state"]) == 88
     for k in (1, 2, len(whole) // 2, len(whole) - 1):
         resumed = packing_loader(path, strategy)
         resumed.load_state_dict(states[k])
@@ -301,7 +301,7 @@ def test_elastic_resume_refuses_an_incomplete_or_mixed_list(numbered_corpus):
         new.load_state_dict(states[0])
     with pytest.raises(TypeError, match="state_dict\\(\\) returned"):
         new.load_state_dict([states[0], b"x", states[2]])
-    with pytest.raises(TypeError, match="only a packing Loader combines"):
+    with pytest.raises(ValueError, match="no 'sampler_state'"):  # a plain Loader combines its own states only
         unirecord.Loader(path, 4, True, image_field=None, label_field=None, fields=["tokens"]).load_state_dict(states)
     new.load_state_dict(states)  # the list itself restores
     assert new.next_batch() is not None

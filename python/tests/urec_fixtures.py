@@ -26,6 +26,25 @@ def urec_binary():
     pytest.fail(f"{why}: this test runs the built urec binary (UREC_MAY_SKIP=1 skips it instead)", pytrace=False)
 
 
+def run_processes(commands, timeout=240):
+    """Runs the commands (argument lists) at once, one process each with
+    OMP_NUM_THREADS=1, as the ranks of a torch.distributed job; returns their
+    exit codes and their output joined. On a timeout every one is killed."""
+    import subprocess
+
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    procs = [subprocess.Popen(c, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT) for c in commands]
+    logs = []
+    for p in procs:
+        try:
+            logs.append(p.communicate(timeout=timeout)[0].decode())
+        except subprocess.TimeoutExpired:
+            for q in procs:
+                q.kill()
+            raise
+    return [p.returncode for p in procs], "\n".join(logs)
+
+
 def write_jpeg(path, width, height, seed, mode="RGB", quality=90):
     from PIL import Image
 

@@ -25,6 +25,8 @@
   :func:`compact` rewrites the latest as one segment.
 * :func:`add_fields`, :func:`drop_fields` (``unirecord.fields``) - add, replace
   or drop fields as a new version without rewriting the shards.
+* :func:`check_coverage` - whether the ranks' ``Loader.coverage()`` digests
+  together delivered each record of the epoch exactly once.
 
 Everything is a thin layer over the C++ library (``unirecord._core``).
 See docs/python.md for the full guide.
@@ -32,6 +34,8 @@ See docs/python.md for the full guide.
 
 from ._core import (
     CorruptRecordError,
+    Coverage,
+    CoverageCheck,
     Dataset,
     Field,
     NotSupportedError,
@@ -39,12 +43,14 @@ from ._core import (
     Schema,
     StagedWrite,
     Writer,
+    check_coverage,
     compact,
     convert_coco,
     convert_csv,
     convert_imagefolder,
     convert_jsonl,
     gc,
+    merge_coverage,
     tag,
     untag,
     versions,
@@ -61,6 +67,8 @@ __version__ = "0.1.0"
 __all__ = [
     "CenterCrop",
     "CorruptRecordError",
+    "Coverage",
+    "CoverageCheck",
     "Dataset",
     "Field",
     "IMAGENET_MEAN",
@@ -75,6 +83,7 @@ __all__ = [
     "StagedWrite",
     "Writer",
     "add_fields",
+    "check_coverage",
     "compact",
     "convert_coco",
     "convert_csv",
@@ -83,6 +92,7 @@ __all__ = [
     "cuda_available",
     "drop_fields",
     "gc",
+    "merge_coverage",
     "tag",
     "untag",
     "versions",

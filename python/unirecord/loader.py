@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, Literal, Option
 
 from . import _core
 from ._args import DEFAULTS, PathLike, bool_arg, channel_values, int_arg, open_dataset, record_ids, import_torch
-from ._core import Dataset, NotSupportedError
+from ._core import Coverage, Dataset, NotSupportedError
 from .packing import Pack
 from .transforms import NativeCrop, default_crop, native_options, split_transform
 
@@ -29,6 +29,7 @@ SampleOrder = Literal["sequential", "shuffle", "block"]
 Layout = Literal["NCHW", "NHWC"]
 Ragged = Literal["pad", "jagged"]
 BoxFormat = Literal["xywh", "xyxy"]
+CoverageDetail = Literal["none", "digest", "ids"]
 
 # Loader(device=EMULATED_DEVICE), for tests only: the device path runs against
 # the host device, an emulation of CUDA in ordinary memory (CudaOptions::
@@ -162,6 +163,12 @@ class Loader:
     the rest of the epoch is partitioned among them, nothing read twice or
     skipped beyond the padding (docs/loader.md, "Elastic resume").
 
+    Coverage: :meth:`coverage` is a digest of the record ids this rank has
+    delivered in the epoch; :func:`unirecord.check_coverage` over every
+    rank's says whether together they delivered each record exactly once
+    (docs/loader.md, "Coverage"). It carries across :meth:`state_dict` /
+    :meth:`load_state_dict`.
+
     Dict batches (``fields``, ``boxes``, ``masks``, or ``image_field=None``):
     ``name -> tensor``: the image and label under their field names, each
     listed field (scalars ``[B]``, arrays ``[B, ...]``, variable-shape ones
@@ -277,6 +284,11 @@ class Loader:
             ``pack_state`` that resumes exactly on the same rank of as many
             ranks, and the list of every rank's resumes on any number of
             ranks (docs/loader.md, "Packing sequences").
+        coverage: what :meth:`coverage` keeps of the ids delivered:
+            ``"digest"`` (counts and sums, a few nanoseconds a sample),
+            ``"ids"`` (the ids too, as compressed bitmaps, so that
+            :func:`unirecord.check_coverage` names each missing or repeated
+            one) or ``"none"``.
     """
 
     def __init__(
@@ -329,6 +341,7 @@ class Loader:
         cache_limit: int = 0,
         remote_options: Optional[Dict[str, Any]] = None,
         pack: Optional[Pack] = None,
+        coverage: CoverageDetail = DEFAULTS["coverage"],
     ) -> None:
         # The native loader's options: this signature's names that are loader
         # options (python/src/loader_py.cc has the one table; it checks each
@@ -530,13 +543,15 @@ class Loader:
         return self._core.epoch
 
     def state_dict(self) -> Dict[str, Any]:
-        """Where this loader is: ``{"sampler_state": bytes, "seed", "epoch", "position"}``
-        (take it between batches; position counts the positions of the epoch's
-        order all ranks have consumed together, so every rank returns the same
-        state). ``sampler_state`` is the state; the other three show what it holds.
-        A packing loader's (``pack=``) is ``{"pack_state": bytes, "seed", "epoch"}``:
-        one rank's, restored on that rank of as many ranks; to resume on another
-        number of ranks, give :meth:`load_state_dict` every rank's."""
+        """Where this loader is: ``{"sampler_state": bytes, "seed", "epoch", "position",
+        "coverage": bytes}`` (take it between batches; position counts the positions
+        of the epoch's order all ranks have consumed together, so every rank returns
+        the same sampler state). ``sampler_state`` is the state; ``seed``, ``epoch``
+        and ``position`` show what it holds; ``coverage`` is this rank's
+        :meth:`coverage` so far, carried into the resumed run.
+        A packing loader's (``pack=``) is ``{"pack_state": bytes, "seed", "epoch",
+        "coverage"}``: one rank's, restored on that rank of as many ranks; to resume
+        on another number of ranks, give :meth:`load_state_dict` every rank's."""
         return self._core.state()
 
     def load_state_dict(self, state: Union[Dict[str, Any], Sequence[Dict[str, Any]]]) -> None:
@@ -547,15 +562,31 @@ class Loader:
         out; given, each must equal what ``sampler_state`` holds (ValueError
         naming the key otherwise: an edited copy would resume somewhere else).
 
-        A packing loader (``pack=``) resumes on another number of ranks from
-        the list of the state_dicts of every rank of the old run, taken at one
-        step (e.g. gathered with ``torch.distributed.all_gather_object``): every
-        new rank loads the same list, and across both runs each token of the
-        epoch is delivered once (docs/loader.md, "Packing sequences")."""
+        ``state`` may also be the list of the state_dicts of every rank of the
+        old run, taken at one step (e.g. gathered with
+        ``torch.distributed.all_gather_object``), every new rank loading the
+        same list: :meth:`coverage` then carries what all of them delivered, so
+        the new ranks' digests check the whole epoch. One rank's state_dict
+        carries its ``coverage`` only into that rank of as many ranks; restored
+        elsewhere, :meth:`coverage` counts the part before it as uncarried.
+        A packing loader (``pack=``) resumes on another number of ranks only
+        from such a list: across both runs each token of the epoch is
+        delivered once (docs/loader.md, "Packing sequences")."""
         if isinstance(state, (list, tuple)):
             state = self._core.combine(state)
         self._core.restore(state)
         self._exhausted = False
+
+    def coverage(self) -> Coverage:
+        """What this rank has delivered of the current epoch so far: a digest
+        of its record ids (a packing loader's: documents, each counted when its
+        last token goes out), complete after the epoch's last batch. Take it
+        then, before :meth:`set_epoch` (or iterating again) starts the next
+        epoch; gather every rank's (it pickles) and give them to
+        :func:`unirecord.check_coverage`. After :meth:`load_state_dict` it
+        includes what the state's run delivered before it (this rank's own
+        state_dict, or every rank's as a list)."""
+        return self._core.coverage()
 
     def stats(self) -> Dict[str, Any]:
         """Cumulative counters and stage times (thread-seconds; ``wait_s`` is the

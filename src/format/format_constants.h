@@ -209,6 +209,32 @@ inline constexpr size_t kPackStateSpanBeginOffset = 8;       // within a span
 inline constexpr size_t kPackStateSpanEndOffset = 16;
 inline constexpr size_t kPackStateChecksumSize = 8;          // XXH3-64 (seed 0) of every byte before it
 
+// The coverage digest (SPEC.md section 13.3): what a loader delivered of an
+// epoch, kept beside its state in a checkpoint and gathered across ranks.
+inline constexpr char kCoverageMagic[4] = {'U', 'R', 'C', 'D'};
+inline constexpr uint32_t kCoverageVersion = 1;
+inline constexpr size_t kCoverageVersionOffset = 4;      // u32
+inline constexpr size_t kCoverageSeedOffset = 8;         // u64
+inline constexpr size_t kCoverageEpochOffset = 16;       // u64
+inline constexpr size_t kCoverageFingerprintOffset = 24;  // u64
+inline constexpr size_t kCoverageNumShardsOffset = 32;   // u32
+inline constexpr size_t kCoverageShardIdOffset = 36;     // u32
+inline constexpr size_t kCoverageNumWorkersOffset = 40;  // u32
+inline constexpr size_t kCoverageWorkerIdOffset = 44;    // u32
+inline constexpr size_t kCoverageFlagsOffset = 48;       // u32: bit 0 complete, bit 1 ids
+inline constexpr uint32_t kCoverageFlagComplete = 1;
+inline constexpr uint32_t kCoverageFlagIds = 2;
+inline constexpr size_t kCoverageSkippedOffset = 56;     // u64 (52..56: zero)
+inline constexpr size_t kCoverageUncarriedOffset = 64;   // u64
+inline constexpr size_t kCoveragePartsOffset = 72;       // 5 parts: count, sum1, sum2 (u64 each)
+inline constexpr size_t kCoveragePartCount = 5;          // expected, delivered, padding, dropped, cut
+inline constexpr size_t kCoveragePartSize = 24;
+inline constexpr size_t kCoverageIdsOffset = 192;        // with ids: per part [u64 length][id bitmap]
+inline constexpr size_t kCoverageChecksumSize = 8;       // XXH3-64 (seed 0) of every byte before it
+inline constexpr size_t kCoverageMinSize = kCoverageIdsOffset + kCoverageChecksumSize;
+// An id bitmap's layers (ids held more than m times, m = 0, 1, ...): at most this many.
+inline constexpr uint32_t kCoverageMaxLayers = 1024;
+
 }  // namespace unirecord::format
 
 #endif  // UNIRECORD_FORMAT_FORMAT_CONSTANTS_H_

@@ -80,6 +80,7 @@ void Loader::Impl::StartRun(uint64_t position) {
   const uint64_t per_batch = uint64_t{sampler.options().num_shards} * batch_size();
   base_batches = (sampler.GlobalPosition(start_position) + per_batch - 1) / per_batch;
   sticky_error = Status::OK();
+  coverage.Start(sampler, options.subset ? &*options.subset : nullptr, options.coverage, end_position);
   PlanRemoteReads();
   work_cv.notify_all();
 }
@@ -130,6 +131,8 @@ Result<Batch> Loader::Impl::Next(std::shared_ptr<Impl> self) {
   ++next_batch;
   ++totals.batches;
   totals.samples += slot.count;
+  coverage.Deliver(slot.record_ids.data(), slot.count, start_position + run_batch * batch_size());
+  coverage.Skip(slot.skipped);
   // The prefetch window moved on: one more batch may claim a slot. A wake
   // costs microseconds on a VM: only when a worker has work now.
   if (WorkAvailable()) work_cv.notify_all();

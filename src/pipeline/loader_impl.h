@@ -7,6 +7,7 @@
 //   loader.cc            the consumer gets it (Next), runs and epochs, Create
 //   batch.cc             the consumer releases it: the slot is free again
 //   read_plan.cc         remote datasets download ahead in the run's order
+//   loader_coverage.cc   what was delivered (coverage(), ResumeCoverage)
 // and, when packing, packed_loader.{h,cc} (with packer.{h,cc}) cuts the
 // batches of an inner Loader (windows of documents) into rows.
 // Not public API.
@@ -28,6 +29,7 @@
 #include "pipeline/batch_fields.h"
 #include "pipeline/batch_slots.h"
 #include "pipeline/device_stage.h"
+#include "sample/coverage.h"
 #include "unirecord/loader.h"
 
 namespace unirecord {
@@ -109,6 +111,10 @@ struct Loader::Impl final : Batch::Pool {
   std::vector<std::thread> workers;
   LoaderStats totals;
   pipeline::Clock::time_point stats_since = pipeline::Clock::now();
+  // The consumer's alone (StartRun, Next, coverage(), ResumeCoverage all run
+  // on the thread that drives the Loader), though StartRun and Next update
+  // it under mu.
+  sample::CoverageTracker coverage;
 
   size_t batch_size() const { return options.batch_size; }
   uint64_t EpochEnd() const;

@@ -353,6 +353,7 @@ Result<std::shared_ptr<Loader::Packed>> Loader::Packed::Create(std::vector<std::
   inner.image_field.clear();
   inner.label_field.clear();
   inner.cuda = CudaOptions{};  // windows stay on the host; packed batches go up
+  inner.coverage = CoverageDetail::kNone;  // documents count as rows go out, below
   // Empty weights in tokens (proportional to the datasets' tokens) are the
   // sampler's default (proportional to their documents): the same mixture.
   if (p->pack.weight_unit == WeightUnit::kTokens && !given.sampler.weights.empty()) {
@@ -364,6 +365,7 @@ Result<std::shared_ptr<Loader::Packed>> Loader::Packed::Create(std::vector<std::
     std::lock_guard<std::mutex> lock(p->inner->impl_->mu);
     p->order = p->inner->impl_->sampler;
   }
+  p->StartCoverage(*p->order, /*carries=*/false);
   if (given.cuda.device >= 0) {
     p->max_slots = static_cast<size_t>(given.prefetch) + 1;
     UREC_ASSIGN_OR_RETURN(p->device, pipeline::DeviceStage::Create(given.cuda, p->max_slots, given.batch_size,
@@ -467,6 +469,7 @@ Status Loader::Packed::LoadWindow() {
   } else {
     token = first[0];
   }
+  PlanDocumentEnds();
   return Status::OK();
 }
 
@@ -504,6 +507,7 @@ struct Loader::Packed::RowWriter {
     int32_t* positions = slot.positions.data() + at;
     for (uint64_t i = 0; i < length; ++i) positions[i] = static_cast<int32_t>(i);
     slot.ids.push_back(static_cast<int64_t>(p.window.record_ids()[d]));
+    p.PieceOut(d, offset, length);
     slot.cu_seqlens.push_back(slot.cu_seqlens.back() + static_cast<int32_t>(length));
     slot.max_seqlen = std::max(slot.max_seqlen, static_cast<int32_t>(length));
     filled += length;
@@ -539,6 +543,7 @@ Status Loader::Packed::CutRows(RowWriter& w) {
     }
     if (pack.strategy != PackStrategy::kConcat) {
       if (next_row == plan.rows()) {
+        SettleWindow();
         DropWindow();
         continue;
       }
@@ -563,6 +568,7 @@ Status Loader::Packed::CutRows(RowWriter& w) {
     if (w.filled == L) {
       w.EndRow();
     } else {
+      SettleWindow();
       DropWindow();  // the row continues in the next window
     }
   }
@@ -611,6 +617,7 @@ Result<size_t> Loader::Packed::Next(size_t* rows) {
       return cut;
     }
     totals.wait_s += Seconds(Clock::now() - t0);
+    CommitStaged(/*batch_dropped=*/writer.row > 0);
     return index;  // *rows == 0: the end of the epoch
   }
   const size_t n = writer.row;
@@ -652,6 +659,7 @@ Result<size_t> Loader::Packed::Next(size_t* rows) {
     std::lock_guard<std::mutex> lock(mu);
     slot.held = true;
   }
+  CommitStaged(/*batch_dropped=*/false);
   ++totals.batches;
   ++run_batches;
   totals.samples += n;
@@ -665,6 +673,9 @@ Result<size_t> Loader::Packed::Next(size_t* rows) {
 void Loader::Packed::SetEpoch(uint64_t epoch) {
   DropWindow();
   inner->SetEpoch(epoch);
+  Sampler at = *order;
+  at.SetEpoch(epoch);
+  StartCoverage(at, /*carries=*/false);
   carried_consumed.clear();
   carried_remaining.clear();
   epoch_done = false;
@@ -752,7 +763,10 @@ Status Loader::Packed::Restore(const PackState& s) {
     next_row = s.rows;
     document = s.document;
     token = s.token;
+    PlanDocumentEnds();  // the rows before next_row went out before the state
   }
+  const bool mid_window = s.rows > 0 || s.document > 0 || s.token > 0;
+  StartCoverage(at, /*carries=*/mid_window || !s.consumed.empty() || !s.remaining.empty());
   return Status::OK();
 }
 

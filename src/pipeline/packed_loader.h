@@ -18,6 +18,7 @@
 #include "pipeline/device_stage.h"
 #include "pipeline/loader_impl.h"
 #include "pipeline/packer.h"
+#include "sample/coverage.h"
 #include "unirecord/loader.h"
 #include "unirecord/packing.h"
 
@@ -106,6 +107,20 @@ struct Loader::Packed final : Batch::Pool {
   // Batches handed out since SetEpoch or Restore (Batch::index(): a packing
   // loader does not know how many batches came before a state).
   uint64_t run_batches = 0;
+  // Coverage (loader_coverage.cc): documents count when their last token
+  // goes out. Per document of the window, the pieces it has still to place
+  // in rows not yet cut (concat: 1, its stream's end), or:
+  static constexpr uint32_t kSettledAtWindowEnd = UINT32_MAX - 1;  // nothing placed
+  static constexpr uint32_t kConsumedBefore = UINT32_MAX;          // carried as consumed
+  std::vector<uint32_t> doc_pieces;
+  // Documents settled while the current batch is cut, committed with it.
+  struct StagedDocument {
+    enum Kind : uint8_t { kEnded, kEmpty, kDropped } kind;  // last token placed; no token; left out
+    uint64_t id;
+    uint64_t position;
+  };
+  std::vector<StagedDocument> staged;
+  sample::CoverageTracker coverage;
   Status sticky_error;
   LoaderStats totals;
   pipeline::Clock::time_point stats_since = pipeline::Clock::now();
@@ -119,6 +134,12 @@ struct Loader::Packed final : Batch::Pool {
   Status LoadWindow();
   void DropWindow();
   Status CutRows(RowWriter& writer);
+  void StartCoverage(const Sampler& at, bool carries);
+  void PlanDocumentEnds();
+  void PieceOut(size_t d, uint64_t offset, uint64_t length);
+  void StageDocument(size_t d, StagedDocument::Kind kind);
+  void SettleWindow();
+  void CommitStaged(bool batch_dropped);
 };
 
 }  // namespace unirecord

@@ -673,6 +673,29 @@ std::vector<std::unique_ptr<Loader>> Resume(const std::vector<std::string>& dirs
   return out;
 }
 
+// Every rank's coverage digest, through its bytes.
+std::vector<CoverageDigest> Coverages(const std::vector<std::unique_ptr<Loader>>& ranks) {
+  std::vector<CoverageDigest> out;
+  for (const auto& loader : ranks) out.push_back(*CoverageDigest::Parse(loader->coverage().Serialize()));
+  return out;
+}
+
+// What a resume carries into every new rank: the old ranks' digests merged.
+void CarryCoverage(const std::vector<CoverageDigest>& before, std::vector<std::unique_ptr<Loader>>& ranks) {
+  const CoverageDigest merged = *MergeCoverage(before);
+  for (auto& loader : ranks) {
+    if (loader->coverage().uncarried == 0) continue;  // restored at the epoch's start: nothing before
+    Status carried = loader->ResumeCoverage(merged);
+    EXPECT_TRUE(carried.ok()) << carried.ToString();
+  }
+}
+
+void ExpectCoverageExact(const std::vector<std::unique_ptr<Loader>>& ranks) {
+  Result<CoverageCheck> check = CheckCoverage(Coverages(ranks));
+  ASSERT_TRUE(check.ok()) << check.status().ToString();
+  EXPECT_TRUE(check->ok) << check->message;
+}
+
 // The tokens an epoch of the order holds: positions [0, end) once each and,
 // past the epoch's length L, DistributedSampler's padding (position p reads
 // p - L), as the sampler orders them; overlong documents as `o` places them.
@@ -715,15 +738,19 @@ std::vector<PackState> ExpectElasticEpoch(const ElasticCase& c, uint32_t w1, siz
   std::vector<std::unique_ptr<Loader>> a = Ranks(c.dirs, c.options, w1);
   std::vector<PackState> combined(1);
   std::vector<std::unique_ptr<Loader>> b = Resume(c.dirs, c.options, Step(a, first, &got), w2, &combined[0]);
+  CarryCoverage(Coverages(a), b);
   uint64_t g = combined[0].window.position, ranks = w2;
   if (w3 > 0) {
     combined.emplace_back();
     std::vector<PackState> states = Step(b, second, &got);
+    const std::vector<CoverageDigest> before = Coverages(b);
     b = Resume(c.dirs, c.options, states, w3, &combined[1]);
+    CarryCoverage(before, b);
     g = combined[1].window.position;
     ranks = w3;
   }
   Step(b, ~size_t{0}, &got);
+  ExpectCoverageExact(b);  // the documents' digests agree with the tokens
   Result<Sampler> sampler = Sampler::Create(c.sizes, c.options.sampler);
   const TokenCounts expected =
       EpochTokens(c.sizes, c.options, EndOf(sampler->num_records(), g, ranks, c.options.sampler.drop_last));
@@ -751,6 +778,7 @@ ElasticCase OneDataset(PackStrategy strategy) {
   c.sizes = {uint64_t(kDocuments)};
   c.options = PackOptionsFor(strategy);
   c.options.threads = 1;
+  c.options.coverage = CoverageDetail::kIds;
   return c;
 }
 
@@ -1001,6 +1029,76 @@ TEST(PackedElasticTest, CombiningRefusesStatesThatDoNotMakeOneStep) {
   Status wrong = b[0]->Restore(states[0]);
   EXPECT_EQ(wrong.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(wrong.message().find("CombinePackStates"), std::string::npos) << wrong.ToString();
+}
+
+// --- Coverage: documents count when their last token goes out ---
+
+TEST(PackedCoverageTest, EveryStrategyOverlongPolicyAndDropLastChecksExactly) {
+  for (PackStrategy strategy : {PackStrategy::kConcat, PackStrategy::kFirstFit, PackStrategy::kBestFit}) {
+    for (PackOverlong overlong : {PackOverlong::kSplit, PackOverlong::kTruncate, PackOverlong::kDrop}) {
+      for (bool drop_last : {false, true}) {
+        for (uint32_t ranks : {1u, 3u}) {
+          SCOPED_TRACE(std::string(PackStrategyName(strategy)) + " " + PackOverlongName(overlong) + " drop_last " +
+                       std::to_string(drop_last) + " ranks " + std::to_string(ranks));
+          LoaderOptions o = PackOptionsFor(strategy);
+          o.pack->overlong = overlong;
+          o.drop_last = drop_last;
+          o.coverage = CoverageDetail::kIds;
+          std::vector<std::unique_ptr<Loader>> loaders = Ranks({TokensDir()}, o, ranks);
+          TokenCounts counts;
+          Step(loaders, ~size_t{0}, &counts);
+          ExpectCoverageExact(loaders);
+          const CoverageCheck check = *CheckCoverage(Coverages(loaders));
+          // Every document whose tokens all went out is delivered; the others dropped.
+          std::map<int64_t, uint64_t> tokens;
+          for (const auto& [token, n] : counts) tokens[token.first] += static_cast<uint64_t>(n);
+          uint64_t whole = 0;
+          for (int i = 0; i < kDocuments; ++i) {
+            const uint64_t placed = strategy != PackStrategy::kConcat && LengthOf(i) > kSeqLen &&
+                                            overlong != PackOverlong::kSplit
+                                        ? (overlong == PackOverlong::kTruncate ? kSeqLen : 0)
+                                        : LengthOf(i);
+            if (tokens[i] == placed && (placed > 0 || overlong != PackOverlong::kDrop || LengthOf(i) == 0)) ++whole;
+          }
+          EXPECT_EQ(check.deliveries - check.padding, whole);
+          if (!drop_last && (overlong != PackOverlong::kDrop || strategy == PackStrategy::kConcat)) {
+            EXPECT_EQ(check.dropped, 0u);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(PackedCoverageTest, AResumeOnTheSameRanksCarriesEachRanksOwnDigest) {
+  for (PackStrategy strategy : {PackStrategy::kConcat, PackStrategy::kBestFit}) {
+    LoaderOptions o = PackOptionsFor(strategy);
+    o.coverage = CoverageDetail::kIds;
+    TokenCounts counts;
+    std::vector<std::unique_ptr<Loader>> a = Ranks({TokensDir()}, o, 2);
+    const std::vector<PackState> states = Step(a, 8, &counts);  // past the first window (best_fit places
+                                                                // the full pieces of split documents first)
+    const std::vector<CoverageDigest> before = Coverages(a);
+    std::vector<std::unique_ptr<Loader>> b = Ranks({TokensDir()}, o, 2);
+    for (size_t r = 0; r < b.size(); ++r) {
+      ASSERT_TRUE(b[r]->Restore(states[r]).ok());
+      EXPECT_EQ(b[r]->coverage().uncarried, 1u);
+      ASSERT_TRUE(b[r]->ResumeCoverage(before[r]).ok());
+    }
+    Step(b, ~size_t{0}, &counts);
+    ExpectCoverageExact(b);
+    // Without carrying, the documents before the state are missing.
+    std::vector<std::unique_ptr<Loader>> lost = Ranks({TokensDir()}, o, 2);
+    for (size_t r = 0; r < lost.size(); ++r) ASSERT_TRUE(lost[r]->Restore(states[r]).ok());
+    Step(lost, ~size_t{0}, &counts);
+    const CoverageCheck check = *CheckCoverage(Coverages(lost));
+    EXPECT_FALSE(check.ok);
+    EXPECT_EQ(check.uncarried, 2u);
+    IdBitmap earlier;
+    for (const CoverageDigest& d : before) ASSERT_TRUE(earlier.Add(*d.delivered.ids));
+    EXPECT_GT(earlier.count(), 0u);
+    EXPECT_EQ(check.missing_ids, earlier.Ids()) << check.message;
+  }
 }
 
 }  // namespace

@@ -88,3 +88,41 @@ def test_a_mixture_is_partitioned_as_one_dataset_in_its_proportions(replicas):
 def test_a_bad_mixture_exits_with_a_usage_error():
     result = subprocess.run([UREC, "sample", "--records", "10,5", "--weights", "1"], capture_output=True, text=True)
     assert result.returncode == 2 and "weight" in result.stderr
+
+
+def sample_check(*args):
+    return subprocess.run([UREC, "sample", "--check", *map(str, args)], capture_output=True, text=True)
+
+
+@pytest.mark.parametrize("options", [
+    ["--records", 90, "--num-shards", 4],
+    ["--records", 90, "--num-shards", 4, "--drop-last", "--order", "block", "--block-size", 8],
+    ["--records", "90,18", "--weights", "0.6,0.4", "--epoch-size", 200, "--num-shards", 3, "--ids"],
+    ["--records", 90, "--num-shards", 4, "--num-workers", 2, "--stop", 5, "--resume-shards", 3, "--ids"],
+    ["--records", 1000, "--num-shards", 8, "--stop", 30, "--resume-shards", 5],
+])
+def test_check_plans_every_rank_and_finds_the_epoch_exact(options):
+    result = sample_check("--seed", 5, "--epoch", 2, *options)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("ok: epoch 2: every record exactly once")
+
+
+def test_check_of_a_wrong_resume_names_the_records():
+    # 4 ranks stop after 8 ids each: positions [0, 32) read. Resumed at 28,
+    # positions 28..31 are read twice; at 35, 32..34 never.
+    order = urec_sample(90, seed=5)
+    early = sample_check("--records", 90, "--num-shards", 4, "--seed", 5, "--stop", 8, "--resume-shards", 3,
+                         "--resume-position", 28, "--ids")
+    assert early.returncode == 1
+    assert "4 repeated (ids " + ", ".join(map(str, sorted(order[28:32]))) + ")" in early.stderr, early.stderr
+    late = sample_check("--records", 90, "--num-shards", 4, "--seed", 5, "--stop", 8, "--resume-shards", 3,
+                        "--resume-position", 35)
+    assert late.returncode == 1 and "3 missing, 0 repeated" in late.stderr, late.stderr
+
+
+@pytest.mark.parametrize("args", [["--stop", 3], ["--resume-position", 3], ["--start", 5, "--resume-shards", 2]])
+def test_check_options_out_of_place_are_usage_errors(args):
+    with_check = sample_check("--records", 20, *args)
+    assert with_check.returncode == 2, with_check.stderr
+    without = subprocess.run([UREC, "sample", "--records", "20", "--ids"], capture_output=True, text=True)
+    assert without.returncode == 2 and "--check" in without.stderr
