@@ -4,9 +4,11 @@
 #define UNIRECORD_DATASET_TEST_UTIL_H_
 
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <vector>
 
+#include "format/checksum.h"
 #include "format/file_names.h"
 #include "io/file.h"
 #include "unirecord/dataset.h"
@@ -111,6 +113,14 @@ inline Status ToPreManifestLayout(const std::string& dir, const std::string& nam
   io::RemoveFileIfExists(summary.manifest_path);
   io::RemoveFileIfExists(io::JoinPath(dir, format::VersionFileName(name, summary.generation)));
   return Status::OK();
+}
+
+// `body` with the checksum line that ends a manifest or tags file
+// (format/SPEC.md section 1.1): a damaged file that still passes the checksum.
+inline std::string Signed(const std::string& body) {
+  char hex[17];
+  std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(format::Checksum(body.data(), body.size())));
+  return body + "checksum " + hex + "\n";
 }
 
 // Small pages so that a few dozen records span many pages of each kind.
