@@ -14,8 +14,8 @@ import pathlib
 OUT = pathlib.Path(__file__).resolve().parent / "corpus" / "versions"
 # The fixture's versions 1 and 2 (fuzz_versions.cc, WriteDataset): content-
 # derived, so the same in every build.
-UUID1 = b"__UUID1__"
-UUID2 = b"__UUID2__"
+UUID1 = b"6993e4d4-74ef-8548-a415-5c7581fbdd68"
+UUID2 = b"49f17816-4671-8940-bd3e-c7040c957992"
 OTHER = b"92bb11e6-5989-8bd0-a0c6-6b0b514a456f"
 
 _xxhash = ctypes.CDLL(ctypes.util.find_library("xxhash") or "libxxhash.so.0")

@@ -46,7 +46,8 @@ void RaiseStatus(const unirecord::Status& status) {
 void Warn(const std::string& message) {
   PyObject* text = PyUnicode_DecodeUTF8(message.data(), static_cast<Py_ssize_t>(message.size()), "backslashreplace");
   if (text == nullptr) throw py::error_already_set();
-  py::module_::import("warnings").attr("warn")(py::reinterpret_steal<py::str>(text), py::handle(PyExc_UserWarning), 2);
+  // stacklevel 1: the Python line that called into the binding.
+  py::module_::import("warnings").attr("warn")(py::reinterpret_steal<py::str>(text), py::handle(PyExc_UserWarning), 1);
 }
 
 void RegisterErrors(py::module_& m) {
