@@ -9,6 +9,7 @@
 #include "format/dataset_uuid.h"
 #include "format/file_names.h"
 #include "format/format_constants.h"
+#include "format/header_codec.h"
 #include "io/file.h"
 
 namespace unirecord::format {
@@ -27,12 +28,8 @@ std::string Hex64(uint64_t v) {
 }
 
 bool IsUuidText(const std::string& s) {
-  if (s.size() != 36) return false;
-  for (size_t i = 0; i < s.size(); ++i) {
-    const bool dash = i == 8 || i == 13 || i == 18 || i == 23;
-    if (dash ? s[i] != '-' : std::string("0123456789abcdef").find(s[i]) == std::string::npos) return false;
-  }
-  return true;
+  Uuid uuid;
+  return UuidFromString(s, &uuid);
 }
 
 // A line (or part of one) for a message: bytes outside 0x20..0x7e as \xNN,
