@@ -5,12 +5,13 @@
 // Once per process a dataset `train` of versions 1 and 2 is written; each
 // input replaces, in a copy made of hard links, the kept manifest of version
 // 1 (flags bit 0 clear) or of version 2 together with the committed one
-// (set), and writes the tags file. Then:
+// (set), and writes the tags file. (Run it with TMPDIR on a tmpfs: that
+// copy is rebuilt for every input.) Then:
 // - DecodeManifest either refuses (Corruption naming the file, a message of
 //   printable ASCII) or gives uuids in their text form;
 // - DecodeTags gives problems naming the file, printable, and tags of valid
 //   names and versions that re-encode to a file without problems;
-// - ListVersions, Dataset::Open by version 1 and by tag, and a dry-run
+// - ListVersions, Dataset::Open by the version replaced and by tag, and a dry-run
 //   CollectGarbage return a Status, never crash, and print nothing but
 //   printable ASCII; a listed uuid is a UUID's text;
 // - fail closed: a gc that runs had a tags file without a problem, every
@@ -22,6 +23,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -60,9 +62,8 @@ void RequirePrintable(const Status& status) {
   Require(Printable(status.message()), "an error message that is not printable ASCII");
 }
 
+// A new file at `path`, which Restore unlinked: never written through a link.
 void WriteFile(const std::string& path, std::string_view bytes) {
-  std::error_code ec;
-  fs::remove(path, ec);  // a hard link into the pristine copy: never written through
   FILE* f = std::fopen(path.c_str(), "wb");
   if (f == nullptr || std::fwrite(bytes.data(), 1, bytes.size(), f) != bytes.size()) {
     std::perror(path.c_str());
@@ -87,14 +88,19 @@ void WriteDataset(const std::string& dir) {
   }
 }
 
-// `work` again as hard links of every file of `pristine`.
-void Relink(const std::string& pristine, const std::string& work) {
-  std::error_code ec;
-  fs::remove_all(work, ec);
-  fs::create_directory(work);
-  for (const auto& entry : fs::directory_iterator(pristine)) {
-    fs::create_hard_link(entry.path(), fs::path(work) / entry.path().filename(), ec);
-    Require(!ec, "cannot link the fixture");
+// The files an input replaces: the kept manifests and the committed one.
+const char* const kReplaced[] = {"train.g000001.uver", "train.g000002.uver", "train.uset"};
+
+// `work` back to `pristine`'s files as hard links (readers and cleanup only
+// unlink them; WriteFile replaces them): the last input's files go, what is
+// missing is linked again, the rest is already there.
+void Restore(const std::string& pristine, const std::string& work, const std::vector<std::string>& files) {
+  for (const char* name : kReplaced) ::unlink((work + "/" + name).c_str());
+  ::unlink((work + "/train.utag").c_str());
+  for (const std::string& name : files) {
+    if (::link((pristine + "/" + name).c_str(), (work + "/" + name).c_str()) != 0) {
+      Require(errno == EEXIST, "cannot link the fixture");
+    }
   }
 }
 
@@ -125,7 +131,7 @@ void CheckDecoders(const std::string& manifest, const std::string& tags_text, bo
 }
 
 // The dataset-level reads and the gc's fail-closed promise.
-void CheckDataset(const std::string& dir, const std::string& tags_text, bool has_tags) {
+void CheckDataset(const std::string& dir, uint64_t replaced, const std::string& tags_text, bool has_tags) {
   Result<VersionList> listed = ListVersions(dir);
   if (listed.ok()) {
     for (const VersionInfo& v : listed->versions) {
@@ -136,14 +142,14 @@ void CheckDataset(const std::string& dir, const std::string& tags_text, bool has
   } else {
     RequirePrintable(listed.status());
   }
-  DatasetOptions first;
-  first.version = 1;
-  if (Result<std::shared_ptr<Dataset>> opened = Dataset::Open(dir, first); !opened.ok()) {
+  DatasetOptions by_version;
+  by_version.version = replaced;
+  if (Result<std::shared_ptr<Dataset>> opened = Dataset::Open(dir, by_version); !opened.ok()) {
     RequirePrintable(opened.status());
   }
   const format::TagsFile tags = format::DecodeTags(has_tags ? tags_text : format::EncodeTags({}), "t.utag");
-  std::vector<std::string> asked = {"keep", "best"};
-  if (!tags.tags.empty()) asked.push_back(tags.tags.begin()->first);
+  std::vector<std::string> asked = {"absent"};  // refused before any shard opens
+  if (!tags.tags.empty()) asked.push_back(tags.tags.rbegin()->first);
   for (const std::string& tag : asked) {
     DatasetOptions by_tag;
     by_tag.tag = tag;
@@ -172,10 +178,14 @@ void CheckDataset(const std::string& dir, const std::string& tags_text, bool has
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static fuzz::FuzzDir root;
-  static const std::string pristine = [] {
-    const std::string dir = root.path() + "/pristine";
-    WriteDataset(dir);
-    return dir;
+  static const std::string pristine = root.path() + "/pristine";
+  static const std::string work = root.path() + "/work";
+  static const std::vector<std::string> files = [] {
+    WriteDataset(pristine);
+    fs::create_directory(work);
+    std::vector<std::string> names;
+    for (const auto& entry : fs::directory_iterator(pristine)) names.push_back(entry.path().filename());
+    return names;
   }();
   if (size == 0) return 0;
   const bool latest = (data[0] & 1) != 0;
@@ -186,11 +196,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string tags = has_tags ? std::string(rest.substr(split + 1)) : std::string();
   CheckDecoders(manifest, tags, has_tags);
 
-  const std::string work = root.path() + "/work";
-  Relink(pristine, work);
+  Restore(pristine, work, files);
   WriteFile(work + (latest ? "/train.g000002.uver" : "/train.g000001.uver"), manifest);
   if (latest) WriteFile(work + "/train.uset", manifest);
   if (has_tags) WriteFile(work + "/train.utag", tags);
-  CheckDataset(work, tags, has_tags);
+  CheckDataset(work, latest ? 2 : 1, tags, has_tags);
   return 0;
 }
