@@ -4,7 +4,6 @@
 #define UNIRECORD_DATASET_TEST_UTIL_H_
 
 #include <cstdint>
-#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -115,14 +114,6 @@ inline Status ToPreManifestLayout(const std::string& dir, const std::string& nam
   return Status::OK();
 }
 
-// `body` with the checksum line that ends a manifest or tags file
-// (format/SPEC.md section 1.1): a damaged file that still passes the checksum.
-inline std::string Signed(const std::string& body) {
-  char hex[17];
-  std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(format::Checksum(body.data(), body.size())));
-  return body + "checksum " + hex + "\n";
-}
-
 // Small pages so that a few dozen records span many pages of each kind.
 inline WriterOptions SmallPages(uint32_t shards) {
   WriterOptions options;
@@ -130,6 +121,15 @@ inline WriterOptions SmallPages(uint32_t shards) {
   options.blob_page_bytes = 8 << 10;
   options.scalar_page_bytes = 512;
   return options;
+}
+
+// `body` with the checksum line that ends a manifest or tags file
+// (format/SPEC.md section 1.1): a damaged file that still passes the checksum.
+inline std::string Signed(const std::string& body) {
+  uint64_t sum = format::Checksum(body.data(), body.size());
+  std::string hex(16, '0');
+  for (int i = 15; i >= 0; --i, sum >>= 4) hex[i] = "0123456789abcdef"[sum & 15];
+  return body + "checksum " + hex + "\n";
 }
 
 }  // namespace unirecord::testing
