@@ -1,16 +1,14 @@
 // Format 1.2's growing datasets (format/SPEC.md sections 1.2 and 1.3):
 // manifests of segments, kept versions, tags and their collection; every
-// corruption of a manifest 2 and of a tags file refused.
+// corruption of a manifest 2 refused (tags files: tags_test.cc).
 #include "unirecord/versions.h"
 
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <set>
 
 #include "dataset/test_util.h"
-#include "format/checksum.h"
 #include "format/dataset_uuid.h"
 #include "format/file_names.h"
 #include "format/manifest.h"
