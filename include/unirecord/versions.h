@@ -5,15 +5,17 @@
 // CollectGarbage says so; then the files no kept version uses go with them.
 // CompactDataset rewrites the latest version as one segment (a new version).
 //
-//   UREC_ASSIGN_OR_RETURN(auto versions, ListVersions("out/train"));
-//   UREC_RETURN_IF_ERROR(TagVersion("out/train", "paper-v1", versions.back().generation));
+//   UREC_ASSIGN_OR_RETURN(VersionList listed, ListVersions("out/train"));
+//   UREC_RETURN_IF_ERROR(TagVersion("out/train", "paper-v1", listed.versions.back().generation));
 //   GcOptions gc;
 //   gc.keep_last = 3;  // and every tagged one
 //   UREC_ASSIGN_OR_RETURN(GcSummary freed, CollectGarbage("out/train", gc));
 //
 // `path` everywhere: a folder holding one dataset with a manifest, DIR/NAME
 // or DIR/NAME.uset. Tagging and collecting take the dataset's writers' lock
-// (FailedPrecondition while a writer holds it).
+// (FailedPrecondition while a writer holds it) and, as every writer, refuse
+// a dataset whose tags file is damaged (Corruption naming it; see
+// VersionList::tag_problems).
 #ifndef UNIRECORD_VERSIONS_H_
 #define UNIRECORD_VERSIONS_H_
 
@@ -36,15 +38,28 @@ struct VersionInfo {
   int64_t committed_unix_s = 0;   // when it committed (its kept manifest's mtime)
 };
 
-// Every kept version, oldest first. NotFound when `path` has no manifest.
-Result<std::vector<VersionInfo>> ListVersions(const std::string& path);
+struct VersionList {
+  std::vector<VersionInfo> versions;  // oldest first
+  // A warning per line of the tags file that does not read or names a
+  // version that is not kept, naming the file and the line: its tag is in
+  // no VersionInfo, and every writer refuses the dataset until the file is
+  // repaired (format/SPEC.md section 1.3). Readers go on: a version opens by
+  // number, and by every tag of a sound line.
+  std::vector<std::string> tag_problems;
+};
+
+// Every kept version. NotFound when `path` has no manifest; Corruption
+// naming the file for a kept manifest that does not read.
+Result<VersionList> ListVersions(const std::string& path);
 
 // Names kept version `version` (0: the latest) `tag`: 1 to 64 of a-z 0-9 . _ -,
 // starting with a letter. An existing tag is moved. NotFound for a version
 // that is not kept.
 Status TagVersion(const std::string& path, const std::string& tag, uint64_t version = 0);
-// NotFound when there is no such tag.
-Status UntagVersion(const std::string& path, const std::string& tag);
+// Removes `tag`; with `version` != 0 only when the tag names that version
+// (InvalidArgument otherwise, and the tag stays). NotFound when there is no
+// such tag.
+Status UntagVersion(const std::string& path, const std::string& tag, uint64_t version = 0);
 
 struct GcOptions {
   // Keep the newest `keep_last` versions (>= 1; 0: not a rule).

@@ -27,6 +27,11 @@ namespace py = pybind11;
 // Must be called with the GIL held. Never returns.
 [[noreturn]] void RaiseStatus(const unirecord::Status& status);
 
+// A problem the library went on past (a damaged tags file that a reader
+// lists around) as a Python UserWarning; raises when the warnings filter
+// makes it an error. Must be called with the GIL held.
+void Warn(const std::string& message);
+
 inline void Check(const unirecord::Status& status) {
   if (!status.ok()) RaiseStatus(status);
 }

@@ -319,7 +319,10 @@ std::shared_ptr<PyDataset> NewDataset(const py::object& path, const py::object& 
   d->options.remote.cache_limit = IntArgAs<uint64_t>("cache_limit", cache_limit);
   SetRemoteOptions(remote_options, &d->options.remote);
   if (!version.is_none()) d->options.version = IntArgAs<uint64_t>("version", version, 1);
-  if (!tag.is_none()) d->options.tag = StrArg("tag", tag);
+  if (!tag.is_none()) {
+    d->options.tag = StrArg("tag", tag);
+    if (d->options.tag.empty()) RaiseStatus(Status::InvalidArgument("tag '': an empty tag names no version"));
+  }
   d->options.page_cache_bytes = IntArgAs<uint64_t>("page_cache_bytes", page_cache_bytes);
   OpenInto(*d);
   return d;

@@ -1,4 +1,5 @@
-// Status -> Python exception: the one mapping of the binding.
+// Status -> Python exception: the one mapping of the binding (and the
+// library's warnings -> Python warnings).
 #include <Python.h>
 
 #include "common.h"
@@ -40,6 +41,13 @@ void RaiseStatus(const unirecord::Status& status) {
   PyErr_SetObject(type, text);
   Py_DECREF(text);
   throw py::error_already_set();
+}
+
+void Warn(const std::string& message) {
+  PyObject* text = PyUnicode_DecodeUTF8(message.data(), static_cast<Py_ssize_t>(message.size()), "backslashreplace");
+  if (text == nullptr) throw py::error_already_set();
+  // stacklevel 1: the Python line that called into the binding.
+  py::module_::import("warnings").attr("warn")(py::reinterpret_steal<py::str>(text), py::handle(PyExc_UserWarning), 1);
 }
 
 void RegisterErrors(py::module_& m) {

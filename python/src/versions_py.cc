@@ -13,14 +13,15 @@ void RegisterVersions(py::module_& m) {
       "versions",
       [](const py::object& path) {
         const std::string where = PathArg("path", path);
-        unirecord::Result<std::vector<unirecord::VersionInfo>> listed = unirecord::Status::Internal("not listed");
+        unirecord::Result<unirecord::VersionList> listed = unirecord::Status::Internal("not listed");
         {
           py::gil_scoped_release nogil;
           listed = unirecord::ListVersions(where);
         }
-        const std::vector<unirecord::VersionInfo> versions = Unwrap(std::move(listed));
+        const unirecord::VersionList list = Unwrap(std::move(listed));
+        for (const std::string& problem : list.tag_problems) Warn(problem);
         py::list out;
-        for (const unirecord::VersionInfo& v : versions) {
+        for (const unirecord::VersionInfo& v : list.versions) {
           py::dict version;
           version["version"] = v.generation;
           version["latest"] = v.latest;
@@ -36,7 +37,8 @@ void RegisterVersions(py::module_& m) {
       py::arg("path"),
       R"doc(The kept versions of the dataset at path (a folder, DIR/NAME or DIR/NAME.uset), oldest first:
 dicts with version (its generation; Dataset(path, version=...) opens it), latest, tags,
-committed_unix_s, segments, shards and uuid.)doc");
+committed_unix_s, segments, shards and uuid. A UserWarning names each line of a damaged tags
+file (its tag is left out; every writer refuses the dataset until the file is repaired).)doc");
   m.def(
       "tag",
       [](const py::object& path, const py::object& tag, const py::object& version) {
@@ -47,13 +49,21 @@ committed_unix_s, segments, shards and uuid.)doc");
       "Names kept version `version` (default the latest) `tag` (a-z 0-9 . _ -, starting with a letter); "
       "an existing tag moves. Tagged versions survive gc; Dataset(path, tag=...) opens one.");
   m.def(
-      "untag", [](const py::object& path, const py::object& tag) {
-        Check(unirecord::UntagVersion(PathArg("path", path), StrArg("tag", tag)));
+      "untag",
+      [](const py::object& path, const py::object& tag, const py::object& version) {
+        const uint64_t g = version.is_none() ? 0 : IntArgAs<uint64_t>("version", version, 1);
+        Check(unirecord::UntagVersion(PathArg("path", path), StrArg("tag", tag), g));
       },
-      py::arg("path"), py::arg("tag"), "Removes a tag; FileNotFoundError when there is none.");
+      py::arg("path"), py::arg("tag"), py::arg("version") = py::none(),
+      "Removes a tag; with version, only if the tag names that version (ValueError otherwise, and the tag "
+      "stays). FileNotFoundError when there is no such tag.");
   m.def(
       "gc",
       [](const py::object& path, const py::object& keep, const py::object& keep_newer_than_s, const py::object& dry_run) {
+        if (keep.is_none() && keep_newer_than_s.is_none()) {
+          RaiseStatus(unirecord::Status::InvalidArgument(
+              "gc: say which versions to keep: keep=N (the newest N) and/or keep_newer_than_s=S"));
+        }
         unirecord::GcOptions options;
         if (!keep.is_none()) options.keep_last = IntArgAs<uint32_t>("keep", keep, 1);
         if (!keep_newer_than_s.is_none()) {

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import unirecord
-from urec_fixtures import urec_binary
+from urec_fixtures import signed, urec_binary
 
 torch = pytest.importorskip("torch")
 
@@ -94,13 +94,65 @@ def test_tags_and_gc(tmp_path):
         unirecord.Dataset(out, tag="nope")
     with pytest.raises(ValueError, match="starting with a letter"):
         unirecord.tag(out, "1x")
-    with pytest.raises(ValueError, match="keep_last >= 1"):
+    with pytest.raises(ValueError, match="keep=N .the newest N. and/or keep_newer_than_s=S"):
         unirecord.gc(out)
     unirecord.untag(out, "baseline")
     unirecord.gc(out, keep=1)
     assert [v["version"] for v in unirecord.versions(out)] == [3]
     assert sorted(os.listdir(out)) == ["train-00000-of-00001.g000003.uidx", "train-00000-of-00001.g000003.urec",
                                        "train.g000003.uver", "train.uset", "train.utag"]
+
+
+def test_a_damaged_tags_file_warns_readers_and_stops_every_writer(tmp_path):
+    out = tmp_path / "out"
+    for n in (5, 6, 7):
+        write(out, 0, n)
+    unirecord.tag(out, "best", 2)
+    (out / "train.utag").write_bytes(signed(b"unirecord-tags 1\ntag best 2\nta- keep3 1\n"))
+    line = r"train.utag: tags file line 3 'ta- keep3 1' is not 'tag NAME VERSION'"
+    with pytest.warns(UserWarning, match=line):
+        listed = unirecord.versions(out)
+    assert [v["tags"] for v in listed] == [[], ["best"], []]
+    assert xs(unirecord.Dataset(out, version=1)) == list(range(5))
+    assert xs(unirecord.Dataset(out, tag="best")) == list(range(6))
+    with pytest.raises(unirecord.CorruptRecordError, match="no sound tag 'keep3': .*" + line):
+        unirecord.Dataset(out, tag="keep3")
+    for writer in (lambda: unirecord.gc(out, keep=1), lambda: unirecord.tag(out, "other"),
+                   lambda: unirecord.untag(out, "best"), lambda: write(out, 7, 9, mode="append"),
+                   lambda: unirecord.add_fields(out, {"score": np.zeros(7, dtype=np.float32)}),
+                   lambda: unirecord.drop_fields(out, ["text"]), lambda: unirecord.compact(out)):
+        with pytest.raises(unirecord.CorruptRecordError, match=line):
+            writer()
+    with pytest.warns(UserWarning, match=line):
+        assert [v["version"] for v in unirecord.versions(out)] == [1, 2, 3]
+
+
+def test_a_kept_manifest_whose_uuid_is_not_utf8_is_named(tmp_path):
+    out = tmp_path / "out"
+    write(out, 0, 5)
+    write(out, 0, 6)
+    kept = out / "train.g000001.uver"
+    lines = kept.read_bytes().split(b"\n")
+    uuid_at = next(i for i, line in enumerate(lines) if line.startswith(b"uuid "))
+    lines[uuid_at] = b"uuid \xc3" + lines[uuid_at][6:]
+    kept.write_bytes(signed(b"\n".join(lines[:-2]) + b"\n"))
+    with pytest.raises(unirecord.CorruptRecordError, match=r"train.g000001.uver: manifest bad uuid '\\xC3"):
+        unirecord.versions(out)
+
+
+def test_untag_a_version_and_an_empty_tag(tmp_path):
+    out = tmp_path / "out"
+    write(out, 0, 5)
+    write(out, 0, 6)
+    unirecord.tag(out, "best", 1)
+    with pytest.raises(ValueError, match="tag '': an empty tag names no version"):
+        unirecord.Dataset(out, tag="")
+    with pytest.raises(ValueError, match=r"tag 'best' names version 1, not 2 \(kept as it is\)"):
+        unirecord.untag(out, "best", version=2)
+    assert xs(unirecord.Dataset(out, tag="best")) == list(range(5))
+    unirecord.untag(out, "best", version=1)
+    with pytest.raises(FileNotFoundError, match="no tag 'best'"):
+        unirecord.Dataset(out, tag="best")
 
 
 def test_a_loader_reads_a_kept_version(tmp_path):

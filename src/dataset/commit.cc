@@ -120,6 +120,25 @@ namespace {
 // What the lock file's line ends with while staged write `token` holds it.
 std::string StagedWriteNote(const std::string& token) { return "staged-write " + token; }
 
+// NAME.utag, checked against the kept versions (after cleanup: those up to
+// the committed one) as writers need it.
+Result<format::Tags> SoundTags(const std::string& dir, const std::string& name) {
+  UREC_ASSIGN_OR_RETURN(format::TagsFile tags, format::ReadTags(dir, name));
+  if (tags.tags.empty() && tags.problems.empty()) return format::Tags();
+  std::set<uint64_t> kept;
+  if (Result<format::Manifest> manifest = format::ReadManifest(dir, name); manifest.ok()) {
+    kept.insert(manifest->generation);  // kept without a copy when written before format 1.2
+  }
+  UREC_ASSIGN_OR_RETURN(const std::vector<std::string> files, io::ListDirectory(dir));
+  for (const std::string& file : files) {
+    const format::FileOfDataset of = format::ClassifyFile(file, name);
+    if (of.role == format::FileRole::kVersion) kept.insert(of.generation);
+  }
+  format::CheckTagsAgainst(kept, &tags);
+  UREC_RETURN_IF_ERROR(tags.Sound());
+  return tags.tags;
+}
+
 }  // namespace
 
 bool StagedWriteUnderWay(const std::string& out_dir, const std::string& name, const std::string& token) {
@@ -148,6 +167,12 @@ Result<DatasetLock> LockDataset(const std::string& out_dir, const std::string& n
     return Status::FailedPrecondition(who + ": dataset '" + name + "' in " + out_dir + " is at the last generation");
   }
   locked.generation = *highest + 1;
+  Result<format::Tags> tags = SoundTags(out_dir, name);
+  if (!tags.ok()) {
+    locked.lock.Release();
+    return Status(tags.status().code(), who + ": " + tags.status().message());
+  }
+  locked.tags = std::move(*tags);
   return locked;
 }
 

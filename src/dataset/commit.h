@@ -48,9 +48,14 @@ Result<uint64_t> RemoveUnusedFiles(const std::string& dir, const std::string& na
 // `name` (FailedPrecondition naming the holder when another writer has it)
 // and cleans up. `generation` is the one the holder commits. A staged write
 // passes its token: the lock file names it while the run holds the lock.
+// Every writer refuses a dataset whose tags file has a line that does not
+// read or names a version that is not kept (Corruption naming the file and
+// the line, format/SPEC.md section 1.3), so that no commit or collection
+// goes on past a tag that stopped protecting its version.
 struct DatasetLock {
   io::FileLock lock;
   uint64_t generation = 0;
+  format::Tags tags;  // NAME.utag's, every one naming a kept version
 };
 Result<DatasetLock> LockDataset(const std::string& out_dir, const std::string& name, const std::string& who,
                                 const std::string& staged_token = "");

@@ -98,7 +98,7 @@ std::vector<Dataset::Impl::SegmentFiles> SegmentPaths(const std::string& dir, co
 // The generation DatasetOptions::version or ::tag asks for; 0 for the latest.
 Result<uint64_t> WantedVersion(const std::string& dir, const std::string& name, const DatasetOptions& options) {
   if (options.tag.empty()) return options.version;
-  UREC_ASSIGN_OR_RETURN(const format::Tags tags, format::ReadTags(dir, name));
+  UREC_ASSIGN_OR_RETURN(const format::TagsFile tags, format::ReadTags(dir, name));
   return format::ResolveVersion(tags, options.tag, options.version, io::JoinPath(dir, name));
 }
 

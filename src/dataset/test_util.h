@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "format/checksum.h"
 #include "format/file_names.h"
 #include "io/file.h"
 #include "unirecord/dataset.h"
@@ -158,6 +159,15 @@ inline WriterOptions SmallPages(uint32_t shards) {
   options.blob_page_bytes = 8 << 10;
   options.scalar_page_bytes = 512;
   return options;
+}
+
+// `body` with the checksum line that ends a manifest or tags file
+// (format/SPEC.md section 1.1): a damaged file that still passes the checksum.
+inline std::string Signed(const std::string& body) {
+  uint64_t sum = format::Checksum(body.data(), body.size());
+  std::string hex(16, '0');
+  for (int i = 15; i >= 0; --i, sum >>= 4) hex[i] = "0123456789abcdef"[sum & 15];
+  return body + "checksum " + hex + "\n";
 }
 
 }  // namespace unirecord::testing

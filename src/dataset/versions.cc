@@ -55,43 +55,50 @@ Status WriteTags(const DatasetPath& d, const format::Tags& tags) {
   return io::SyncDirectory(d.dir);
 }
 
-// Runs `work` under the dataset's writers' lock.
+// Runs `work(tags)` under the dataset's writers' lock, `tags` the sound
+// ones LockDataset read.
 template <typename Work>
 Status UnderLock(const DatasetPath& d, const std::string& who, Work work) {
   UREC_ASSIGN_OR_RETURN(dataset::DatasetLock locked, dataset::LockDataset(d.dir, d.name, who));
-  Status status = work();
+  Status status = work(std::move(locked.tags));
   dataset::ReleaseDataset(d.dir, d.name, &locked.lock);
   return status;
 }
 
 }  // namespace
 
-Result<std::vector<VersionInfo>> ListVersions(const std::string& path) {
+Result<VersionList> ListVersions(const std::string& path) {
   UREC_ASSIGN_OR_RETURN(const DatasetPath d, Resolve(path));
   format::Manifest latest;
   UREC_ASSIGN_OR_RETURN(const auto kept, KeptManifests(d, &latest));
-  UREC_ASSIGN_OR_RETURN(const format::Tags tags, format::ReadTags(d.dir, d.name));
-  std::vector<VersionInfo> versions;
+  UREC_ASSIGN_OR_RETURN(format::TagsFile tags, format::ReadTags(d.dir, d.name));
+  std::set<uint64_t> generations;
+  for (const auto& [g, manifest] : kept) generations.insert(g);
+  format::CheckTagsAgainst(generations, &tags);
+  VersionList list;
+  for (const std::string& problem : tags.problems) {
+    list.tag_problems.push_back(problem + " (writers refuse this dataset until the tags file is repaired)");
+  }
   for (const auto& [g, manifest] : kept) {
     VersionInfo v;
     v.generation = g;
     v.latest = g == latest.generation;
-    for (const auto& [tag, tagged] : tags) {
+    for (const auto& [tag, tagged] : tags.tags) {
       if (tagged == g) v.tags.push_back(tag);
     }
     v.segments = static_cast<uint32_t>(manifest.segments.size());
     v.shards = manifest.shard_count;
     v.uuid = manifest.uuid;
     v.committed_unix_s = CommittedAt(d, g);
-    versions.push_back(std::move(v));
+    list.versions.push_back(std::move(v));
   }
-  return versions;
+  return list;
 }
 
 Status TagVersion(const std::string& path, const std::string& tag, uint64_t version) {
   UREC_RETURN_IF_ERROR(format::CheckTagName(tag));
   UREC_ASSIGN_OR_RETURN(const DatasetPath d, Resolve(path));
-  return UnderLock(d, "tag", [&]() -> Status {
+  return UnderLock(d, "tag", [&](format::Tags tags) -> Status {
     format::Manifest latest;
     UREC_ASSIGN_OR_RETURN(const auto kept, KeptManifests(d, &latest));
     const uint64_t g = version == 0 ? latest.generation : version;
@@ -99,31 +106,37 @@ Status TagVersion(const std::string& path, const std::string& tag, uint64_t vers
       return Status::NotFound(io::JoinPath(d.dir, d.name) + ": version " + std::to_string(g) +
                               " is not kept (urec versions lists the kept ones)");
     }
-    UREC_ASSIGN_OR_RETURN(format::Tags tags, format::ReadTags(d.dir, d.name));
     tags[tag] = g;
     return WriteTags(d, tags);
   });
 }
 
-Status UntagVersion(const std::string& path, const std::string& tag) {
+Status UntagVersion(const std::string& path, const std::string& tag, uint64_t version) {
+  UREC_RETURN_IF_ERROR(format::CheckTagName(tag));
   UREC_ASSIGN_OR_RETURN(const DatasetPath d, Resolve(path));
-  return UnderLock(d, "untag", [&]() -> Status {
-    UREC_ASSIGN_OR_RETURN(format::Tags tags, format::ReadTags(d.dir, d.name));
-    if (tags.erase(tag) == 0) return Status::NotFound(io::JoinPath(d.dir, d.name) + ": no tag '" + tag + "'");
+  return UnderLock(d, "untag", [&](format::Tags tags) -> Status {
+    const auto found = tags.find(tag);
+    if (found == tags.end()) return Status::NotFound(io::JoinPath(d.dir, d.name) + ": no tag '" + tag + "'");
+    if (version != 0 && found->second != version) {
+      return Status::InvalidArgument(io::JoinPath(d.dir, d.name) + ": tag '" + tag + "' names version " +
+                                     std::to_string(found->second) + ", not " + std::to_string(version) +
+                                     " (kept as it is)");
+    }
+    tags.erase(found);
     return WriteTags(d, tags);
   });
 }
 
 Result<GcSummary> CollectGarbage(const std::string& path, const GcOptions& options) {
   if (options.keep_last == 0 && options.keep_newer_than_s < 0) {
-    return Status::InvalidArgument("gc: say which versions to keep (keep_last >= 1, or keep_newer_than_s >= 0)");
+    return Status::InvalidArgument(
+        "gc: say which versions to keep (GcOptions::keep_last >= 1, or keep_newer_than_s >= 0)");
   }
   UREC_ASSIGN_OR_RETURN(const DatasetPath d, Resolve(path));
   GcSummary summary;
-  const Status status = UnderLock(d, "gc", [&]() -> Status {
+  const Status status = UnderLock(d, "gc", [&](const format::Tags& tags) -> Status {
     format::Manifest latest;
     UREC_ASSIGN_OR_RETURN(const auto kept, KeptManifests(d, &latest));
-    UREC_ASSIGN_OR_RETURN(const format::Tags tags, format::ReadTags(d.dir, d.name));
     std::set<uint64_t> tagged;
     for (const auto& [tag, g] : tags) tagged.insert(g);
     const int64_t now = static_cast<int64_t>(std::time(nullptr));

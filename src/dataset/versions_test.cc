@@ -1,16 +1,14 @@
 // Format 1.2's growing datasets (format/SPEC.md sections 1.2 and 1.3):
 // manifests of segments, kept versions, tags and their collection; every
-// corruption of a manifest 2 and of a tags file refused.
+// corruption of a manifest 2 refused (tags files: tags_test.cc).
 #include "unirecord/versions.h"
 
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <set>
 
 #include "dataset/test_util.h"
-#include "format/checksum.h"
 #include "format/dataset_uuid.h"
 #include "format/file_names.h"
 #include "format/manifest.h"
@@ -71,11 +69,7 @@ std::vector<std::string> SampleContent(uint64_t begin, uint64_t end) {
   return content;
 }
 
-std::string Signed(const std::string& body) {
-  char hex[17];
-  std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(format::Checksum(body.data(), body.size())));
-  return body + "checksum " + hex + "\n";
-}
+using testing::Signed;
 
 const std::string kUuidA = "25661647-a09f-8738-832b-a9cd1a5612e2";
 const std::string kUuidB = "92bb11e6-5989-8bd0-a0c6-6b0b514a456f";
@@ -132,25 +126,48 @@ TEST(ManifestTest, EveryDamagedManifest2IsRefusedNamingTheProblem) {
   }
 }
 
-TEST(ManifestTest, TagsRoundTripAndEveryDamagedTagsFileIsRefused) {
-  const format::Tags tags = {{"best", 3}, {"paper-v1.2_final", 12}};
-  auto decoded = format::DecodeTags(format::EncodeTags(tags), "t.utag");
-  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
-  EXPECT_EQ(*decoded, tags);
-  for (const std::string& bad : {std::string("1best"), std::string("Best"), std::string(""), std::string(65, 'a'),
-                                 std::string("a b"), std::string("a/b")}) {
-    EXPECT_EQ(format::CheckTagName(bad).code(), StatusCode::kInvalidArgument) << bad;
-  }
-  const std::string head = "unirecord-tags 1\n";
-  for (const std::string& text : {Signed(head + "tag best 0\n"), Signed(head + "tag Best 1\n"),
-                                  Signed(head + "tag best 1\ntag best 2\n"), Signed(head + "tag best\n"),
-                                  Signed("unirecord-tags 2\n"), head + "tag best 1\nchecksum 0000000000000000\n"}) {
-    SCOPED_TRACE(text);
-    auto refused = format::DecodeTags(text, "t.utag");
+// The uuid of a manifest is read as its text form (format/SPEC.md section
+// 9): any other 36 bytes, such as a byte that is not UTF-8, are refused,
+// shown escaped, never passed on to a JSON printer or Python string.
+TEST(ManifestTest, AUuidOfAnotherFormIsRefusedNamingTheFile) {
+  std::string non_utf8 = kUuidA;
+  non_utf8[3] = '\xff';
+  std::string upper = kUuidA;
+  upper[0] = 'A';
+  std::string no_dashes = kUuidA;
+  no_dashes[8] = '0';
+  for (const std::string& uuid : {non_utf8, upper, no_dashes, kUuidA.substr(0, 35) + " "}) {
+    SCOPED_TRACE(uuid);
+    auto refused = format::DecodeManifest(
+        Signed("unirecord-manifest 1\ngeneration 4\nshards 2\nuuid " + uuid + "\n"), "t.g000004.uver");
     ASSERT_FALSE(refused.ok());
     EXPECT_EQ(refused.status().code(), StatusCode::kCorruption);
-    EXPECT_NE(refused.status().message().find("t.utag: tags file"), std::string::npos) << refused.status().message();
+    EXPECT_NE(refused.status().message().find("t.g000004.uver: manifest bad uuid"), std::string::npos)
+        << refused.status().message();
   }
+  auto shown = format::DecodeManifest(
+      Signed("unirecord-manifest 1\ngeneration 4\nshards 2\nuuid " + non_utf8 + "\n"), "t.uset");
+  EXPECT_NE(shown.status().message().find("uuid '256\\xFF1647-"), std::string::npos) << shown.status().message();
+  EXPECT_EQ(shown.status().message().find('\xff'), std::string::npos);
+}
+
+TEST(VersionsTest, AKeptManifestWithAMalformedUuidIsNamedNotListed) {
+  testing::ScratchDir dir;
+  ASSERT_TRUE(testing::WriteSample(dir.path(), "train", 5, testing::SmallPages(1)).ok());
+  ASSERT_TRUE(testing::WriteSample(dir.path(), "train", 6, testing::SmallPages(1)).ok());
+  auto kept = format::ReadVersionManifest(dir.path(), "train", 1);
+  ASSERT_TRUE(kept.ok());
+  std::string uuid = kept->uuid;
+  uuid[0] = '\xc3';  // a valid checksum over a byte that is not UTF-8 on its own
+  testing::WriteBytes(dir / "train.g000001.uver",
+                      Signed("unirecord-manifest 1\ngeneration 1\nshards 1\nuuid " + uuid + "\n"));
+  auto listed = ListVersions(dir.path());
+  ASSERT_FALSE(listed.ok());
+  EXPECT_EQ(listed.status().code(), StatusCode::kCorruption);
+  EXPECT_NE(listed.status().message().find("train.g000001.uver: manifest bad uuid '\\xC3"), std::string::npos)
+      << listed.status().message();
+  EXPECT_EQ(OpenVersion(dir.path(), 1).status().code(), StatusCode::kCorruption);
+  EXPECT_TRUE(OpenVersion(dir.path(), 2).ok());
 }
 
 TEST(VersionsTest, EveryCommitIsKeptAndOpensByVersionOrTag) {
@@ -160,18 +177,20 @@ TEST(VersionsTest, EveryCommitIsKeptAndOpensByVersionOrTag) {
   ASSERT_TRUE(testing::WriteSample(dir.path(), "train", 20, contiguous).ok());
   ASSERT_TRUE(AppendSample(dir.path(), "train", 20, 30).ok());
   ASSERT_TRUE(AppendSample(dir.path(), "train", 30, 35).ok());
-  auto versions = ListVersions(dir / "train");
-  ASSERT_TRUE(versions.ok()) << versions.status().ToString();
-  ASSERT_EQ(versions->size(), 3u);
-  EXPECT_EQ((*versions)[0].generation, 1u);
-  EXPECT_EQ((*versions)[2].segments, 3u);
-  EXPECT_TRUE((*versions)[2].latest);
+  auto listed = ListVersions(dir / "train");
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  const std::vector<VersionInfo>& versions = listed->versions;
+  ASSERT_EQ(versions.size(), 3u);
+  EXPECT_EQ(versions[0].generation, 1u);
+  EXPECT_EQ(versions[2].segments, 3u);
+  EXPECT_TRUE(versions[2].latest);
+  EXPECT_TRUE(listed->tag_problems.empty());
   for (uint64_t g : {1, 2, 3}) {
     auto opened = OpenVersion(dir.path(), g);
     ASSERT_TRUE(opened.ok()) << opened.status().ToString();
     EXPECT_EQ((*opened)->version(), g);
     EXPECT_TRUE(Content(**opened) == SampleContent(0, g == 1 ? 20 : g == 2 ? 30 : 35)) << "version " << g;
-    EXPECT_EQ((*opened)->uuid(), (*versions)[g - 1].uuid);
+    EXPECT_EQ((*opened)->uuid(), versions[g - 1].uuid);
     EXPECT_TRUE((*opened)->Verify().ok());
   }
   ASSERT_TRUE(TagVersion(dir.path(), "baseline", 1).ok());
@@ -225,7 +244,10 @@ TEST(VersionsTest, CollectionKeepsTheLatestTheTaggedAndWhatTheRulesSay) {
   for (uint64_t n : {5, 6, 7, 8, 9}) ASSERT_TRUE(testing::WriteSample(dir.path(), "train", n, testing::SmallPages(1)).ok());
   ASSERT_TRUE(TagVersion(dir.path(), "first", 1).ok());
   GcOptions none;
-  EXPECT_EQ(CollectGarbage(dir.path(), none).status().code(), StatusCode::kInvalidArgument);
+  const Status no_rule = CollectGarbage(dir.path(), none).status();
+  EXPECT_EQ(no_rule.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(no_rule.message().find("GcOptions::keep_last >= 1, or keep_newer_than_s >= 0"), std::string::npos)
+      << no_rule.message();
   GcOptions dry;
   dry.keep_last = 2;
   dry.dry_run = true;
@@ -233,7 +255,7 @@ TEST(VersionsTest, CollectionKeepsTheLatestTheTaggedAndWhatTheRulesSay) {
   ASSERT_TRUE(would.ok());
   EXPECT_EQ(would->removed, (std::vector<uint64_t>{2, 3}));
   EXPECT_EQ(would->kept, (std::vector<uint64_t>{1, 4, 5}));
-  EXPECT_EQ(ListVersions(dir.path())->size(), 5u);  // nothing removed
+  EXPECT_EQ(ListVersions(dir.path())->versions.size(), 5u);  // nothing removed
   GcOptions recent;
   recent.keep_newer_than_s = 3600;  // every version is seconds old
   auto young = CollectGarbage(dir.path(), recent);
@@ -247,8 +269,8 @@ TEST(VersionsTest, CollectionKeepsTheLatestTheTaggedAndWhatTheRulesSay) {
   EXPECT_EQ(aged->files_removed, 9u);  // each: shard, index, kept manifest
   auto left = ListVersions(dir.path());
   ASSERT_TRUE(left.ok());
-  ASSERT_EQ(left->size(), 2u);
-  EXPECT_EQ((*left)[0].tags, (std::vector<std::string>{"first"}));
+  ASSERT_EQ(left->versions.size(), 2u);
+  EXPECT_EQ(left->versions[0].tags, (std::vector<std::string>{"first"}));
   auto first = OpenVersion(dir.path(), 0, "first");
   ASSERT_TRUE(first.ok());
   EXPECT_TRUE(Content(**first) == SampleContent(0, 5));

@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <set>
 
 #include "format/checksum.h"
 #include "format/dataset_uuid.h"
 #include "format/file_names.h"
 #include "format/format_constants.h"
+#include "format/header_codec.h"
 #include "io/file.h"
 
 namespace unirecord::format {
@@ -26,12 +28,26 @@ std::string Hex64(uint64_t v) {
 }
 
 bool IsUuidText(const std::string& s) {
-  if (s.size() != 36) return false;
-  for (size_t i = 0; i < s.size(); ++i) {
-    const bool dash = i == 8 || i == 13 || i == 18 || i == 23;
-    if (dash ? s[i] != '-' : std::string("0123456789abcdef").find(s[i]) == std::string::npos) return false;
+  Uuid uuid;
+  return UuidFromString(s, &uuid);
+}
+
+// A line (or part of one) for a message: bytes outside 0x20..0x7e as \xNN,
+// so that a damaged byte shows and no message holds a NUL or invalid UTF-8.
+std::string PrintableLine(const std::string& line) {
+  constexpr size_t kShown = 80;
+  std::string out;
+  for (size_t i = 0; i < line.size() && i < kShown; ++i) {
+    const auto byte = static_cast<unsigned char>(line[i]);
+    if (byte >= 0x20 && byte < 0x7f) {
+      out += line[i];
+    } else {
+      char hex[5];
+      std::snprintf(hex, sizeof(hex), "\\x%02X", byte);
+      out += hex;
+    }
   }
-  return true;
+  return line.size() > kShown ? out + "... (" + std::to_string(line.size()) + " bytes)" : out;
 }
 
 std::string WithChecksum(std::string text) {
@@ -255,24 +271,30 @@ Result<Manifest> DecodeManifest(const std::string& text, const std::string& path
     SplitKey(line, &key, &value);
     uint64_t number = 0;
     if (key == "generation") {
-      if (has_generation || !ParseDecimal(value, format::kMaxGeneration, &number) || number == 0) return corrupt("bad generation '" + value + "'");
+      if (has_generation || !ParseDecimal(value, format::kMaxGeneration, &number) || number == 0) {
+        return corrupt("bad generation '" + PrintableLine(value) + "'");
+      }
       manifest.generation = number;
       has_generation = true;
     } else if (key == "shards") {
-      if (has_shards || !ParseDecimal(value, format::kMaxShards, &number) || number == 0) return corrupt("bad shard count '" + value + "'");
+      if (has_shards || !ParseDecimal(value, format::kMaxShards, &number) || number == 0) {
+        return corrupt("bad shard count '" + PrintableLine(value) + "'");
+      }
       manifest.shard_count = static_cast<uint32_t>(number);
       has_shards = true;
     } else if (key == "uuid") {
-      if (has_uuid || value.size() != 36) return corrupt("bad uuid '" + value + "'");
+      if (has_uuid || !IsUuidText(value)) return corrupt("bad uuid '" + PrintableLine(value) + "'");
       manifest.uuid = value;
       has_uuid = true;
     } else if (key == "segment" && segmented) {
       Segment segment;
-      if (!ParseSegment(value, &segment)) return corrupt("bad segment '" + value + "'");
+      if (!ParseSegment(value, &segment)) return corrupt("bad segment '" + PrintableLine(value) + "'");
       manifest.segments.push_back(segment);
     } else if (key == kFieldGroupKey && segmented) {
       std::pair<uint64_t, FieldGroup> group;
-      if (!ParseFieldGroup(value, &group.first, &group.second)) return corrupt("bad field group line '" + line + "'");
+      if (!ParseFieldGroup(value, &group.first, &group.second)) {
+        return corrupt("bad field group line '" + PrintableLine(line) + "'");
+      }
       groups.push_back(std::move(group));
     } else if (key == kDroppedFieldsKey && segmented) {
       std::pair<uint64_t, std::vector<std::string>> drop;
@@ -280,12 +302,12 @@ Result<Manifest> DecodeManifest(const std::string& text, const std::string& path
       SplitKey(value, &segment, &names);
       if (!ParseDecimal(segment, kMaxGeneration, &drop.first) || std::to_string(drop.first) != segment ||
           !ParseNames(names, &drop.second)) {
-        return corrupt("bad dropped fields line '" + line + "'");
+        return corrupt("bad dropped fields line '" + PrintableLine(line) + "'");
       }
       drops.push_back(std::move(drop));
     } else if (key == "report") {
       if (value.empty() || value.find_first_not_of("abcdefghijklmnopqrstuvwxyz") != std::string::npos) {
-        return corrupt("bad report label '" + value + "'");
+        return corrupt("bad report label '" + PrintableLine(value) + "'");
       }
       manifest.reports.push_back(value);
     }  // other keys: added by a later minor version, ignored
@@ -375,7 +397,7 @@ Result<Manifest> ReadVersionManifest(const std::string& dir, const std::string& 
 Status CheckTagName(const std::string& tag) {
   if (tag.empty() || tag.size() > kMaxTagBytes || tag[0] < 'a' || tag[0] > 'z' ||
       tag.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789._-") != std::string::npos) {
-    return Status::InvalidArgument("tag '" + tag + "': a tag is 1 to " + std::to_string(kMaxTagBytes) +
+    return Status::InvalidArgument("tag '" + PrintableLine(tag) + "': a tag is 1 to " + std::to_string(kMaxTagBytes) +
                                    " of a-z 0-9 . _ -, starting with a letter");
   }
   return Status::OK();
@@ -387,41 +409,110 @@ std::string EncodeTags(const Tags& tags) {
   return WithChecksum(std::move(text));
 }
 
-Result<Tags> DecodeTags(const std::string& text, const std::string& path) {
-  size_t version = 0;
-  UREC_ASSIGN_OR_RETURN(std::vector<std::string> lines, CheckedLines(text, {kTagsFirstLine}, "tags file", path, &version));
-  Tags tags;
-  for (const std::string& line : lines) {
-    std::string key, value;
-    SplitKey(line, &key, &value);
-    if (key != "tag") continue;  // added by a later version
-    std::string tag, number;
-    SplitKey(value, &tag, &number);
-    uint64_t generation = 0;
-    if (!CheckTagName(tag).ok() || !ParseDecimal(number, kMaxGeneration, &generation) || generation == 0 ||
-        !tags.emplace(tag, generation).second) {
-      return Status::Corruption(path + ": tags file has a bad line '" + line + "'");
-    }
-  }
-  return tags;
+namespace {
+
+// The first of `problems` and how many follow.
+std::string FirstProblem(const std::vector<std::string>& problems) {
+  return problems.front() +
+         (problems.size() > 1 ? " (and " + std::to_string(problems.size() - 1) + " more problems)" : "");
 }
 
-Result<Tags> ReadTags(const std::string& dir, const std::string& name) {
+}  // namespace
+
+Status TagsFile::Sound() const {
+  if (problems.empty()) return Status::OK();
+  return Status::Corruption(FirstProblem(problems) +
+                            "; a tag that does not read protects no version, so writers refuse this dataset until "
+                            "the tags file is repaired (urec versions lists the tags it still holds: remove " +
+                            path + " and tag those versions again)");
+}
+
+TagsFile DecodeTags(const std::string& text, const std::string& path) {
+  TagsFile file;
+  file.path = path;
+  size_t version = 0;
+  Result<std::vector<std::string>> lines = CheckedLines(text, {kTagsFirstLine}, "tags file", path, &version);
+  if (!lines.ok()) {
+    file.problems.push_back(lines.status().message());
+    return file;
+  }
+  constexpr size_t kListedProblems = 20;  // a file of a million bad lines: not a million messages
+  size_t unlisted = 0;
+  std::set<std::string> repeated;
+  for (size_t i = 0; i < lines->size(); ++i) {
+    const std::string& line = (*lines)[i];
+    const size_t number = i + 2;  // after the first line
+    std::string key, value, tag, generation_text;
+    SplitKey(line, &key, &value);
+    SplitKey(value, &tag, &generation_text);
+    uint64_t generation = 0;
+    std::string problem;
+    if (key != "tag" || line != "tag " + tag + " " + generation_text) {
+      problem = "is not 'tag NAME VERSION'";
+    } else if (Status name = CheckTagName(tag); !name.ok()) {
+      problem = "names no tag: " + name.message();
+    } else if (!ParseDecimal(generation_text, kMaxGeneration, &generation) || generation == 0 ||
+               std::to_string(generation) != generation_text) {
+      problem = "names no version (a generation: decimal, from 1, without leading zeros)";
+    } else if (const auto seen = file.line_of.find(tag); seen != file.line_of.end()) {
+      problem = "names tag '" + tag + "' again (line " + std::to_string(seen->second) + ")";
+      repeated.insert(tag);
+    } else {
+      file.tags.emplace(tag, generation);
+      file.line_of.emplace(tag, number);
+      continue;
+    }
+    if (file.problems.size() < kListedProblems) {
+      file.problems.push_back(path + ": tags file line " + std::to_string(number) + " '" + PrintableLine(line) + "' " +
+                              problem);
+    } else {
+      ++unlisted;
+    }
+  }
+  if (unlisted > 0) file.problems.push_back(path + ": tags file: " + std::to_string(unlisted) + " more such lines");
+  for (const std::string& tag : repeated) {  // which line is right is unknown
+    file.tags.erase(tag);
+    file.line_of.erase(tag);
+  }
+  return file;
+}
+
+Result<TagsFile> ReadTags(const std::string& dir, const std::string& name) {
   const std::string path = io::JoinPath(dir, format::TagsFileName(name));
   Result<std::string> text = ReadSmallFile(path, kMaxTagsBytes, "tags file");
   if (!text.ok()) {
-    if (text.status().code() == StatusCode::kNotFound) return Tags();
-    return text.status();
+    if (text.status().code() != StatusCode::kNotFound) return text.status();
+    TagsFile none;
+    none.path = path;
+    return none;
   }
   return DecodeTags(*text, path);
 }
 
-Result<uint64_t> ResolveVersion(const Tags& tags, const std::string& tag, uint64_t version, const std::string& where) {
+void CheckTagsAgainst(const std::set<uint64_t>& kept, TagsFile* file) {
+  for (auto it = file->tags.begin(); it != file->tags.end();) {
+    if (kept.count(it->second) > 0) {
+      ++it;
+      continue;
+    }
+    file->problems.push_back(file->path + ": tags file line " + std::to_string(file->line_of.at(it->first)) +
+                             ": tag '" + it->first + "' names version " + std::to_string(it->second) +
+                             ", which is not kept");
+    it = file->tags.erase(it);
+  }
+}
+
+Result<uint64_t> ResolveVersion(const TagsFile& file, const std::string& tag, uint64_t version,
+                                const std::string& where) {
   if (tag.empty()) return version;
-  const auto found = tags.find(tag);
-  if (found == tags.end()) {
+  UREC_RETURN_IF_ERROR(CheckTagName(tag));
+  const auto found = file.tags.find(tag);
+  if (found == file.tags.end()) {
+    if (!file.problems.empty()) {
+      return Status::Corruption(where + ": no sound tag '" + tag + "': " + FirstProblem(file.problems));
+    }
     std::string known;
-    for (const auto& [t, g] : tags) known += (known.empty() ? "" : ", ") + t;
+    for (const auto& [t, g] : file.tags) known += (known.empty() ? "" : ", ") + t;
     return Status::NotFound(where + ": no tag '" + tag + "' (" +
                             (known.empty() ? "the dataset has no tags" : "tags: " + known) + ")");
   }

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -77,13 +78,36 @@ using Tags = std::map<std::string, uint64_t>;
 // letter (so no tag reads as a version number).
 Status CheckTagName(const std::string& tag);
 std::string EncodeTags(const Tags& tags);
-Result<Tags> DecodeTags(const std::string& text, const std::string& path);
-// An empty map when DIR/NAME.utag does not exist.
-Result<Tags> ReadTags(const std::string& dir, const std::string& name);
-// The generation `tag` names in `tags`, or `version` when `tag` is empty (0:
-// the latest). NotFound for an unknown tag, InvalidArgument when `version`
-// is given and the tag names another; messages start with `where`.
-Result<uint64_t> ResolveVersion(const Tags& tags, const std::string& tag, uint64_t version, const std::string& where);
+
+// What a tags file says (SPEC.md section 1.3): the tags of its sound lines,
+// and one problem (naming the file and the line) per line that does not
+// read; a wrong first line or checksum is one problem and leaves no tag, a
+// tag named twice leaves neither line's. Readers use `tags` and warn with
+// `problems`; writers refuse a file with any (Sound), so that no tag stops
+// protecting its version without a word.
+struct TagsFile {
+  std::string path;
+  Tags tags;
+  std::map<std::string, size_t> line_of;  // tag -> its line (the first line is 1)
+  std::vector<std::string> problems;
+  // OK, or Corruption with the first problem, how many more there are and
+  // the way out.
+  Status Sound() const;
+};
+TagsFile DecodeTags(const std::string& text, const std::string& path);
+// An empty TagsFile when DIR/NAME.utag does not exist; an error only when
+// it cannot be read.
+Result<TagsFile> ReadTags(const std::string& dir, const std::string& name);
+// Moves the tags naming a generation not in `kept` from `file->tags` to its
+// problems (a tag names a version that is kept).
+void CheckTagsAgainst(const std::set<uint64_t>& kept, TagsFile* file);
+// The generation `tag` names in `file`, or `version` when `tag` is empty (0:
+// the latest). InvalidArgument for a name no tag can have, or when `version`
+// is given and the tag names another; NotFound for an unknown tag of a sound
+// file, Corruption (naming the damage) for one the file's sound lines lack;
+// messages start with `where`.
+Result<uint64_t> ResolveVersion(const TagsFile& file, const std::string& tag, uint64_t version,
+                                const std::string& where);
 
 }  // namespace unirecord::format
 

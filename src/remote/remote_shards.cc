@@ -133,9 +133,9 @@ Result<uint64_t> RemoteShards::WantedVersion(const std::string& name, uint64_t v
   if (tag.empty()) return version;
   const std::string url = location_.FileUrl(format::TagsFileName(name));
   Result<std::string> text = http_->GetString(url, std::nullopt, format::kMaxTagsBytes);
-  format::Tags tags;
+  format::TagsFile tags;  // none without a tags file
   if (text.ok()) {
-    UREC_ASSIGN_OR_RETURN(tags, format::DecodeTags(*text, url));
+    tags = format::DecodeTags(*text, url);
   } else if (text.status().code() != StatusCode::kNotFound) {
     return text.status();
   }

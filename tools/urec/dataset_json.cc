@@ -49,7 +49,10 @@ Result<std::shared_ptr<Dataset>> OpenForReading(const std::string& path, const R
 void AddVersionOptions(CLI::App* cmd, VersionChoice* version) {
   cmd->add_option("--version", version->version, "Open this kept version (generation; urec versions lists them)")
       ->check(IntegerIn(1, UINT64_MAX));
-  cmd->add_option("--tag", version->tag, "Open the version this tag names (urec tag)");
+  cmd->add_option("--tag", version->tag, "Open the version this tag names (urec tag)")
+      ->check(CLI::Validator(
+          [](const std::string& tag) { return tag.empty() ? std::string("an empty tag names no version") : std::string(); },
+          "TAG"));
 }
 
 void AddRemoteOptions(CLI::App* cmd, RemoteOptions* remote) {

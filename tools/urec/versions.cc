@@ -38,7 +38,11 @@ Status VerifyVersion(const std::string& path, uint64_t generation) {
 }
 
 Status RunVersions(const VersionsArgs& args) {
-  UREC_ASSIGN_OR_RETURN(std::vector<VersionInfo> versions, ListVersions(args.path));
+  UREC_ASSIGN_OR_RETURN(VersionList listed, ListVersions(args.path));
+  for (const std::string& problem : listed.tag_problems) {
+    std::fprintf(stderr, "urec versions: warning: %s\n", problem.c_str());
+  }
+  const std::vector<VersionInfo>& versions = listed.versions;
   std::vector<Status> verified(versions.size());
   Status first_problem;
   for (size_t i = 0; i < versions.size() && args.verify; ++i) {
@@ -58,7 +62,9 @@ Status RunVersions(const VersionsArgs& args) {
       if (args.verify) row["verified"] = verified[i].ok() ? Json("ok") : Json(verified[i].message());
       out.push_back(row);
     }
-    std::printf("%s\n", out.dump(2).c_str());
+    // Every string is checked text (uuids, tags): the replacement only keeps
+    // a wrong byte from aborting the dump.
+    std::printf("%s\n", out.dump(2, ' ', false, Json::error_handler_t::replace).c_str());
     return first_problem;
   }
   std::printf("version  committed             segments  shards  uuid                                  %stags\n",
@@ -93,13 +99,13 @@ struct TagArgs {
 
 Status RunTag(const TagArgs& args) {
   if (args.remove) {
-    UREC_RETURN_IF_ERROR(UntagVersion(args.path, args.tag));
+    UREC_RETURN_IF_ERROR(UntagVersion(args.path, args.tag, args.version));
     std::printf("removed tag %s\n", args.tag.c_str());
     return Status::OK();
   }
   UREC_RETURN_IF_ERROR(TagVersion(args.path, args.tag, args.version));
-  UREC_ASSIGN_OR_RETURN(std::vector<VersionInfo> versions, ListVersions(args.path));
-  for (const VersionInfo& v : versions) {
+  UREC_ASSIGN_OR_RETURN(VersionList listed, ListVersions(args.path));
+  for (const VersionInfo& v : listed.versions) {
     for (const std::string& tag : v.tags) {
       if (tag == args.tag) std::printf("%s -> version %llu\n", tag.c_str(), static_cast<unsigned long long>(v.generation));
     }
@@ -111,7 +117,8 @@ CommandRunner SetupTag(CLI::App* cmd) {
   auto args = std::make_shared<TagArgs>();
   cmd->add_option("PATH", args->path, "Dataset folder, DIR/NAME or DIR/NAME.uset")->required();
   cmd->add_option("TAG", args->tag, "Tag: 1 to 64 of a-z 0-9 . _ -, starting with a letter")->required();
-  cmd->add_option("--version", args->version, "The version to tag (default: the latest)")
+  cmd->add_option("--version", args->version,
+                  "The version to tag (default: the latest); with --delete, remove the tag only if it names this one")
       ->check(IntegerIn(1, UINT64_MAX));
   cmd->add_flag("--delete", args->remove, "Remove the tag instead");
   return [args] { return RunTag(*args); };
@@ -123,6 +130,9 @@ struct GcArgs {
 };
 
 Status RunGc(const GcArgs& args) {
+  if (args.options.keep_last == 0 && args.options.keep_newer_than_s < 0) {
+    return Status::InvalidArgument("say which versions to keep: --keep N (the newest N) and/or --keep-newer-than-s S");
+  }
   UREC_ASSIGN_OR_RETURN(GcSummary summary, CollectGarbage(args.path, args.options));
   std::string removed, kept;
   for (uint64_t g : summary.removed) removed += (removed.empty() ? "" : " ") + std::to_string(g);
