@@ -51,6 +51,8 @@ void RegisterVersions(py::module_& m);
 void RegisterFields(py::module_& m);
 // Dataset.query and Dataset.count (after RegisterDataset).
 void RegisterQuery(py::module_& m);
+// unirecord.Server and _serve (unirecord.serve).
+void RegisterServe(py::module_& m);
 
 // LoaderOptions from the options dict of _Loader and _ImageReader (the keys
 // of _core._loader_defaults; loader_py.cc has the one table of them).

@@ -25,6 +25,8 @@
   :func:`compact` rewrites the latest as one segment.
 * :func:`add_fields`, :func:`drop_fields` (``unirecord.fields``) - add, replace
   or drop fields as a new version without rewriting the shards.
+* :func:`serve` (``unirecord.viewer``) - the dataset in the browser: overview,
+  distributions, a filtered grid of records, a record's values and crops.
 
 Everything is a thin layer over the C++ library (``unirecord._core``).
 See docs/python.md for the full guide.
@@ -37,6 +39,7 @@ from ._core import (
     NotSupportedError,
     PartWriter,
     Schema,
+    Server,
     StagedWrite,
     Writer,
     compact,
@@ -53,6 +56,7 @@ from .fields import add_fields, drop_fields
 from .image_dataset import ImageDataset
 from .loader import IMAGENET_MEAN, IMAGENET_STD, Loader, cuda_available
 from .packing import Pack
+from .viewer import serve
 from .transforms import CenterCrop, RandomResizedCrop
 from .write import write_dataset
 
@@ -72,6 +76,7 @@ __all__ = [
     "RandomResizedCrop",
     "PartWriter",
     "Schema",
+    "Server",
     "StagedWrite",
     "Writer",
     "add_fields",
@@ -83,6 +88,7 @@ __all__ = [
     "cuda_available",
     "drop_fields",
     "gc",
+    "serve",
     "tag",
     "untag",
     "versions",
