@@ -10,8 +10,8 @@ Chromium through chromedriver, tests/browser.py) against `urec serve`:
 - thumbnails per second with the server on 1 thread: grid pages of
   ImageNet-sized JPEGs (500x375), each page's 48 thumbnails from the grid's
   answer to the last one decoded, pages never seen before;
-- the server's memory (VmRSS, RssAnon from /proc) before and after asking
-  for grid pages spread over the whole dataset, thumbnails included.
+- the server's memory (VmRSS, RssAnon, RssFile from /proc) while grid
+  pages spread over the whole dataset are asked for, thumbnails included.
 
 Datasets are made on the first run under --dir and reused: N records (label
 of 1,000 classes, indexed width and height, a path, a small JPEG from a pool
@@ -80,10 +80,16 @@ def make_photos(path):
     if (path / "photos.uset").exists():
         return
     src = path.parent / "photos-src"
-    subprocess.run([UREC, "synth-imagefolder", src, "--classes", 20, "--per-class", 100, "--width", 500,
-                    "--height", 375], check=True, capture_output=True)
-    subprocess.run([UREC, "convert", "imagefolder", src, path, "--name", "photos", "--shards", 2], check=True,
-                   capture_output=True)
+    for args in (["synth-imagefolder", src, "--classes", 20, "--per-class", 100, "--width", 500, "--height", 375],
+                 ["convert", "imagefolder", src, path, "--name", "photos", "--shards", 2]):
+        subprocess.run([UREC, *map(str, args)], check=True, capture_output=True)
+
+
+def cpu_seconds(pid):
+    """User + system CPU time of the process so far."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def memory(pid):
@@ -131,7 +137,22 @@ def query_first_page(driver, query):
     start = time.monotonic()
     box.send_keys(Keys.ENTER)
     page_ready(driver)
-    return time.monotonic() - start
+    wall = time.monotonic() - start
+    t = driver.execute_script("return window.urecTimings")
+    # In the page: from the query's submit to its first page's thumbnails decoded.
+    return {"page_s": (t["thumbnails"] - t["query"]) / 1000, "webdriver_wall_s": wall}
+
+
+def label_histogram(driver, dataset):
+    """A fresh server, and a page of its origin that asks for nothing else."""
+    server = UrecServe(UREC, dataset)
+    try:
+        driver.get(f"{server.origin}/api/overview")
+        ms, body = fetch_ms(driver, f"{server.origin}/api/distribution?field=label")
+        return {"ms": ms, "state": body["state"], "source": body.get("source"),
+                "bars": len(body["charts"][0]["bars"]) if body["state"] == "done" else None}
+    finally:
+        server.stop()
 
 
 def thumbnails_per_second(driver, dataset, pages):
@@ -140,6 +161,7 @@ def thumbnails_per_second(driver, dataset, pages):
         driver.get(server.url)
         page_ready(driver)
         rates = []
+        cpu = cpu_seconds(server.proc.pid)
         for page in range(1, pages + 1):
             driver.execute_script("document.getElementById('grid').dataset.state = 'stale'")
             driver.get(f"{server.origin}/?page={page}")
@@ -147,27 +169,45 @@ def thumbnails_per_second(driver, dataset, pages):
             t = driver.execute_script("return window.urecTimings")
             count = driver.execute_script("return document.querySelectorAll('#grid img').length")
             rates.append(count / ((t["thumbnails"] - t["grid"]) / 1000))
-        return {"pages": pages, "thumbnails_per_s_median": float(np.median(rates)),
-                "thumbnails_per_s_min": float(min(rates))}
+        cpu = cpu_seconds(server.proc.pid) - cpu
+        # The server's CPU time for those pages (their grid and overview
+        # answers included): what one thread makes per second of its own,
+        # whatever else the machine runs.
+        result = {"pages": pages, "browser_thumbnails_per_s_median": float(np.median(rates)),
+                  "browser_thumbnails_per_s_min": float(min(rates)), "browser_pages_server_cpu_s": cpu,
+                  "browser_pages_thumbnails_per_cpu_s": pages * 48 / cpu}
+        # Thumbnails alone, one request at a time, of records no page showed.
+        first = (pages + 1) * 48
+        cpu, start = cpu_seconds(server.proc.pid), time.monotonic()
+        for record in range(first, first + 400):
+            with urllib.request.urlopen(f"{server.origin}/api/thumb?id={record}") as r:
+                r.read()
+        cpu, wall = cpu_seconds(server.proc.pid) - cpu, time.monotonic() - start
+        result.update({"direct_thumbnails": 400, "direct_per_s_wall": 400 / wall, "direct_per_cpu_s": 400 / cpu})
+        return result
     finally:
         server.stop()
 
 
-def memory_over_the_dataset(server, records, pages):
-    pid = server.proc.pid
-    before = memory(pid)
-    step = max(records // 48 // pages, 1)
-    for k in range(pages):
-        page = k * step
-        with urllib.request.urlopen(f"{server.origin}/api/grid?page={page}&size=48") as r:
-            grid = json.load(r)
-        for record in grid["records"]:
-            with urllib.request.urlopen(f"{server.origin}/api/thumb?id={record['id']}") as r:
-                r.read()
-        if k == pages // 2:
-            middle = memory(pid)
-    return {"before": before, "half_way": middle, "after": memory(pid), "grid_pages": pages,
-            "thumbnails": pages * 48}
+def memory_over_the_dataset(dataset, records, pages, cache_mb):
+    """Grid pages spread over every record, each with its thumbnails, asked
+    of a server with a `cache_mb` cache; its memory every tenth of the way."""
+    server = UrecServe(UREC, dataset, "--cache-mb", cache_mb)
+    try:
+        pid = server.proc.pid
+        points = [{"pages": 0, **memory(pid)}]
+        step = max(records // 48 // pages, 1)
+        for k in range(pages):
+            with urllib.request.urlopen(f"{server.origin}/api/grid?page={k * step}&size=48") as r:
+                grid = json.load(r)
+            for record in grid["records"]:
+                with urllib.request.urlopen(f"{server.origin}/api/thumb?id={record['id']}") as r:
+                    r.read()
+            if (k + 1) % max(pages // 10, 1) == 0:
+                points.append({"pages": k + 1, **memory(pid)})
+        return {"cache_mb": cache_mb, "thumbnails": pages * 48, "points": points}
+    finally:
+        server.stop()
 
 
 def main():
@@ -175,7 +215,8 @@ def main():
     parser.add_argument("--records", type=int, default=1_281_167)
     parser.add_argument("--dir", default="/tmp/urec_viewer_bench")
     parser.add_argument("--thumbnail-pages", type=int, default=8)
-    parser.add_argument("--memory-pages", type=int, default=400)
+    parser.add_argument("--memory-pages", type=int, default=800)
+    parser.add_argument("--memory-cache-mb", type=int, default=64)
     args = parser.parse_args()
     root = pathlib.Path(args.dir)
     big = root / f"big-{args.records}"
@@ -189,15 +230,13 @@ def main():
         driver.get("about:blank")  # the browser is up before the clock starts
         server, result["cold_start"] = cold_start(driver, big)
         try:
-            ms, body = fetch_ms(driver, f"{server.origin}/api/distribution?field=label")
-            result["label_histogram"] = {"ms": ms, "state": body["state"], "source": body.get("source"),
-                                         "bars": len(body["charts"][0]["bars"]) if body["state"] == "done" else None}
             result["query_first_page_s"] = {q: query_first_page(driver, q)
                                             for q in ("label == 417", "label in [3, 7] and width >= 400")}
-            result["memory_mb"] = memory_over_the_dataset(server, args.records, args.memory_pages)
         finally:
             server.stop()
+        result["label_histogram"] = label_histogram(driver, big)
         result["thumbnails_1_thread"] = thumbnails_per_second(driver, photos, args.thumbnail_pages)
+        result["memory_mb"] = memory_over_the_dataset(big, args.records, args.memory_pages, args.memory_cache_mb)
     finally:
         browser.close()
     result["load_average_end"] = os.getloadavg()

@@ -53,6 +53,9 @@ bool RunLibpngWrite(PngWrite* w, const WriteRequest* req) {
   png_set_write_fn(png, w, WriteData, Flush);
   png_set_check_for_invalid_index(png, -1);  // indices past the PLTE are written as given
   png_set_compression_level(png, s.compression_level);
+  // Filters only help compression; at level 0 nothing is compressed, and
+  // libpng's choice of a filter per row is then its costliest step.
+  if (s.compression_level == 0) png_set_filter(png, PNG_FILTER_TYPE_BASE, PNG_FILTER_NONE);
   png_set_IHDR(png, info, static_cast<png_uint_32>(s.width), static_cast<png_uint_32>(s.height),
                s.bit_depth, s.color_type, s.interlaced ? PNG_INTERLACE_ADAM7 : PNG_INTERLACE_NONE,
                PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);

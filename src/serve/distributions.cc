@@ -40,12 +40,14 @@ class IntHistogram {
   };
   // One bar per value when exact and at most `max_values` are distinct;
   // else at most kBars equal ranges from the minimum to the maximum.
-  std::vector<Bar> Bars(size_t max_values) const {
+  // Values that hardly repeat (fewer than two records a value on average)
+  // get ranges too, unless `always_values`.
+  std::vector<Bar> Bars(size_t max_values, bool always_values = false) const {
     std::vector<std::pair<int64_t, uint64_t>> sorted(buckets_.begin(), buckets_.end());
     std::sort(sorted.begin(), sorted.end());
     std::vector<Bar> bars;
     if (count_ == 0) return bars;
-    if (shift_ == 0 && sorted.size() <= max_values) {
+    if (shift_ == 0 && sorted.size() <= max_values && (always_values || 2 * sorted.size() <= count_)) {
       for (const auto& [v, n] : sorted) bars.push_back({v, v, n});
       return bars;
     }
@@ -91,10 +93,11 @@ std::string FloatLiteral(double v) {
 // A chart of integer bars; `filter(lo, hi)` the expression selecting a bar
 // (empty: bars cannot filter), `name(v)` a value's name.
 template <typename Filter, typename Name>
-Json IntChart(const std::string& title, const IntHistogram& h, size_t max_values, Filter filter, Name name) {
+Json IntChart(const std::string& title, const IntHistogram& h, size_t max_values, Filter filter, Name name,
+              bool always_values = false) {
   Json bars = Json::array();
-  for (const IntHistogram::Bar& bar : h.Bars(max_values)) {
-    Json b{{"lo", bar.lo}, {"hi", bar.hi}, {"n", bar.n}};
+  for (const IntHistogram::Bar& bar : h.Bars(max_values, always_values)) {
+    Json b{{"lo", IntegerJson(bar.lo)}, {"hi", IntegerJson(bar.hi)}, {"n", bar.n}};
     const std::string expression = filter(bar.lo, bar.hi);
     if (!expression.empty()) b["filter"] = expression;
     if (bar.lo == bar.hi) {
@@ -148,7 +151,7 @@ Result<Json> FloatChart(const Dataset& dataset, const Field& f, const Query* fil
     return progress.Step();
   }));
   Json bars = Json::array();
-  if (few) {
+  if (few && 2 * values.size() <= count) {
     for (const auto& [v, n] : values) {
       bars.push_back(Json{{"lo", v}, {"hi", v}, {"n", n}, {"filter", name + " == " + FloatLiteral(v)}});
     }
@@ -190,7 +193,7 @@ Result<Json> IntCharts(const Dataset& dataset, const Field& f, const Query* filt
       [&](int64_t lo, int64_t hi) {
         return lo == hi ? name + " == " + IntLiteral(lo) : name + " between " + IntLiteral(lo) + " and " + IntLiteral(hi);
       },
-      [&](int64_t v) { return label ? roles.ClassName(v, false) : ""; })});
+      [&](int64_t v) { return label ? roles.ClassName(v, false) : ""; }, classes)});
 }
 
 // A string field: its values when at most kStringValues are distinct, and
@@ -209,7 +212,7 @@ Result<Json> StringCharts(const Dataset& dataset, const Field& f, const Query* f
     return progress.Step();
   }));
   Json charts = Json::array();
-  if (few) {
+  if (few && 2 * values.size() <= lengths.count()) {  // values that repeat
     Json bars = Json::array();
     for (const auto& [text, n] : values) {
       bars.push_back(Json{{"lo", text}, {"hi", text}, {"n", n}, {"name", text}, {"filter", name + " == " + QueryString(text)}});

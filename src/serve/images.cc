@@ -6,9 +6,11 @@
 namespace unirecord::serve {
 namespace {
 
-// zlib level of the PNGs: thumbnails are made far more often than they are
-// moved (the page is local), and level 1 costs a fraction of level 6.
-constexpr int kPngLevel = 1;
+// zlib level of the PNGs: 0, stored as they are (58 KB for 160x120). The
+// page is local, and compressing was half of a thumbnail's time: at level 1,
+// 457 thumbnails of 500x375 JPEGs a CPU second; stored, 1,081
+// (bench/README.md, "Viewer").
+constexpr int kPngLevel = 0;
 
 SampleDecoderOptions CropOptions(const CropRequest& crop) {
   SampleDecoderOptions options;

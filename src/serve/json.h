@@ -5,6 +5,7 @@
 #define UNIRECORD_SRC_SERVE_JSON_H_
 
 #include <cmath>
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -21,6 +22,15 @@ inline std::string DumpJson(const Json& json) {
 inline Json NumberJson(double value) {
   if (std::isnan(value)) return std::signbit(value) ? "-nan" : "nan";
   if (std::isinf(value)) return value < 0 ? "-inf" : "inf";
+  return value;
+}
+
+// An integer as the page reads it: a number when a JavaScript number holds
+// it exactly (|v| <= 2^53), else its decimal digits as a string (a 64-bit
+// hash stays exact).
+inline Json IntegerJson(int64_t value) {
+  constexpr int64_t kExact = int64_t{1} << 53;
+  if (value > kExact || value < -kExact) return std::to_string(value);
   return value;
 }
 

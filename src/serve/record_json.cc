@@ -34,7 +34,7 @@ Json ScalarJson(const Record& record, size_t field, const FieldRoles& roles) {
   if (f.type == FieldType::kBool || IsIntegral(f.type)) {
     Result<int64_t> v = record.GetInt64(field);
     if (!v.ok()) return Json{{"error", v.status().ToString()}};
-    Json out{{"v", f.type == FieldType::kBool ? Json(*v != 0) : Json(*v)}};
+    Json out{{"v", f.type == FieldType::kBool ? Json(*v != 0) : IntegerJson(*v)}};
     if (static_cast<int>(field) == roles.label) {
       const std::string name = roles.ClassName(*v, false);
       if (!name.empty()) out["name"] = name;
@@ -87,7 +87,7 @@ Json ElementJson(const ArrayView& array, size_t i) {
   switch (FindType(array.type)->kind) {
     case 'f': return NumberJson(ElementToDouble(array.type, ElementAt(array, i)));
     case 'b': return ElementToInt64(array.type, ElementAt(array, i)) != 0;
-    default: return ElementToInt64(array.type, ElementAt(array, i));
+    default: return IntegerJson(ElementToInt64(array.type, ElementAt(array, i)));
   }
 }
 

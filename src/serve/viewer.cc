@@ -134,20 +134,13 @@ Result<Reply> Viewer::Route(const std::string& path, const Params& params) {
       cache_.Put("overview", std::make_shared<const std::string>(reply.body), reply.body.size());
       return reply;
     }
-    if (api == "grid") {
-      UREC_ASSIGN_OR_RETURN(Json json, Grid(params));
-      return JsonReply(json);
-    }
-    if (api == "record") {
-      UREC_ASSIGN_OR_RETURN(Json json, RecordPage(params));
-      return JsonReply(json);
-    }
-    if (api == "distribution") {
-      UREC_ASSIGN_OR_RETURN(Json json, Distribution(params));
-      return JsonReply(json);
-    }
-    if (api == "crops") {
-      UREC_ASSIGN_OR_RETURN(Json json, Crops(params));
+    using JsonAnswer = Result<Json> (Viewer::*)(const Params&);
+    static const std::pair<const char*, JsonAnswer> kJsonAnswers[] = {
+        {"grid", &Viewer::Grid}, {"record", &Viewer::RecordPage}, {"distribution", &Viewer::Distribution},
+        {"crops", &Viewer::Crops}};
+    for (const auto& [name, answer] : kJsonAnswers) {
+      if (api != name) continue;
+      UREC_ASSIGN_OR_RETURN(Json json, (this->*answer)(params));
       return JsonReply(json);
     }
     if (api == "thumb") return Thumbnail(params);

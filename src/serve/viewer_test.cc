@@ -206,6 +206,7 @@ TEST_F(ViewerTest, DistributionBarsFilterToTheirCounts) {
     const Json d = Get("/api/distribution", {{"field", field}, {"q", "score < 5"}});
     ASSERT_EQ(d["state"], "done") << d.dump();
     for (const Json& bar : d["charts"][0]["bars"]) {
+      if (!bar.contains("filter")) continue;  // string lengths: no query selects them
       Result<Query> query = Query::Parse("(" + bar["filter"].get<std::string>() + ") and score < 5", *dataset_);
       ASSERT_TRUE(query.ok()) << query.status().ToString();
       EXPECT_EQ(*query->Count(*dataset_), bar["n"].get<uint64_t>()) << bar.dump();

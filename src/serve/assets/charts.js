@@ -4,8 +4,8 @@
 // progress; one that reads every blob waits for a click.
 import { el, fill, formatNumber, getJson, svg } from "./dom.js";
 
-const WIDTH = 360;
-const HEIGHT = 100;
+const WIDTH = 250;
+const HEIGHT = 56;
 const AXIS = 14;
 
 let generation = 0;  // a newer render stops the polls of older ones
@@ -13,6 +13,12 @@ let generation = 0;  // a newer render stops the polls of older ones
 function label(bar) {
   if (bar.name !== undefined) return bar.lo === bar.hi && typeof bar.lo === "number" ? `${bar.lo} ${bar.name}` : bar.name;
   return bar.lo === bar.hi ? formatNumber(bar.lo) : `${formatNumber(bar.lo)} – ${formatNumber(bar.hi)}`;
+}
+
+// An axis end: short (3 significant digits past a million).
+function axis(value) {
+  const n = Number(value);
+  return Number.isFinite(n) && Math.abs(n) >= 1e6 ? n.toPrecision(3) : formatNumber(value);
 }
 
 function chart(data, onFilter) {
@@ -30,10 +36,9 @@ function chart(data, onFilter) {
     drawing.append(rect);
   });
   if (bars.length) {
-    const first = bars.length <= 12 && bars[0].name !== undefined ? "" : label(bars[0]).split(" – ")[0];
-    drawing.append(svg("text", { x: 0, y: HEIGHT + AXIS - 2 }, first));
-    const last = bars[bars.length - 1];
-    const end = bars.length <= 12 && last.name !== undefined ? "" : label(last).split(" – ").pop();
+    const named = bars.length <= 12 && bars.some((b) => b.name !== undefined);
+    drawing.append(svg("text", { x: 0, y: HEIGHT + AXIS - 2 }, named ? "" : axis(bars[0].lo)));
+    const end = named ? "" : axis(bars[bars.length - 1].hi);
     drawing.append(svg("text", { x: WIDTH, y: HEIGHT + AXIS - 2, "text-anchor": "end" }, end));
   }
   const notes = [];

@@ -44,10 +44,10 @@ function renderOverview() {
                               s.records.toLocaleString("en-US"), String(s.shards),
                               s.field_groups.map((g) => `${g.fields.join(", ")} (v${g.version})`).join("; "),
                               s.dropped_fields.join(", ")]));
-  const parts = [el("div", { class: "overview-columns" }, el("div", {}, el("h4", {}, "Fields"), fields),
-                    el("div", {}, el("h4", {}, "On disk"), sizes), el("div", {}, el("h4", {}, "Segments"), segments))];
+  const parts = [el("div", {}, el("h4", {}, "Fields"), fields),
+                 el("div", {}, el("h4", {}, "On disk"), sizes, el("h4", {}, "Segments"), segments)];
   if (Array.isArray(o.versions) && o.versions.length) {
-    parts.push(el("h4", {}, "Versions"), table(["version", "committed", "tags", "records", "added", "dropped"],
+    parts.push(el("div", {}, el("h4", {}, "Versions"), table(["version", "committed", "tags", "records", "added", "dropped"],
       o.versions.map((v) => [
         `${v.version}${v.latest ? " (latest)" : ""}${v.opened ? " ← shown" : ""}`,
         new Date(v.committed_unix_s * 1000).toISOString().replace(".000", ""), (v.tags || []).join(", "),
@@ -55,20 +55,23 @@ function renderOverview() {
         [v.added_records ? `${v.added_records > 0 ? "+" : ""}${v.added_records} records` : "",
          ...(v.added_fields || [])].filter(Boolean).join(", "),
         (v.dropped_fields || []).join(", "),
-      ])));
+      ]))));
   } else if (o.versions && o.versions.error) {
     parts.push(el("div", { class: "cell-error" }, o.versions.error));
   }
   const names = o.classes.length ? o.classes.map((name, i) => el("span", { title: String(i) }, name))
     : o.categories.map((c) => el("span", { title: String(c.id) }, c.name));
-  if (names.length) parts.push(el("h4", {}, `Classes (${names.length})`), el("div", { class: "names" }, names));
+  const last = el("div", { class: "overview-last" });
+  if (names.length) last.append(el("h4", {}, `Classes (${names.length})`), el("div", { class: "names" }, names));
   if (o.metadata.length) {
-    parts.push(el("h4", {}, "Metadata"), table(["key", "bytes", "value"], o.metadata.map((m) => [
-      m.key, String(m.bytes), m.text.length > 200 ? m.text.slice(0, 200) + "…" : m.text,
+    last.append(el("h4", {}, "Metadata"), table(["key", "bytes", "value"], o.metadata.map((m) => [
+      m.key, String(m.bytes), m.text.length > 80 ? m.text.slice(0, 80) + "…" : m.text,
     ])));
   }
+  parts.push(last);
   const body = $("overview-body");
   body.classList.remove("loading");
+  body.classList.add("overview-columns");
   fill(body, parts);
 }
 
@@ -124,12 +127,13 @@ function loadDistributions() {
   renderDistributions($("charts"), overview, state.q, (filter) => applyQuery(state.q ? `(${state.q}) and ${filter}` : filter));
 }
 
-function applyQuery(q) {
+async function applyQuery(q) {
+  when("query");
   state.q = q.trim();
   state.page = 0;
   $("query").value = state.q;
   writeState(state);
-  loadGrid();
+  await loadGrid();  // the records first: the distributions' scans would compete with their thumbnails
   loadDistributions();
 }
 
@@ -185,8 +189,8 @@ function wire() {
     const before = state;
     state = readState();
     $("query").value = state.q;
-    if (before.q !== state.q || before.page !== state.page) loadGrid();
-    if (before.q !== state.q) loadDistributions();
+    const grid = before.q !== state.q || before.page !== state.page ? loadGrid() : null;
+    if (before.q !== state.q) Promise.resolve(grid).then(loadDistributions);
     showPanel();
   });
 }
