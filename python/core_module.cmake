@@ -25,7 +25,8 @@ pybind11_add_module(_core NO_EXTRAS
   ${_unirecord_py_src}/coverage_py.cc
   ${_unirecord_py_src}/versions_py.cc
   ${_unirecord_py_src}/fields_py.cc
-  ${_unirecord_py_src}/query_py.cc)
+  ${_unirecord_py_src}/query_py.cc
+  ${_unirecord_py_src}/serve_py.cc)
 target_link_libraries(_core PRIVATE unirecord)
 target_compile_options(_core PRIVATE -Wall -Wextra)
 set_target_properties(_core PROPERTIES CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON)

@@ -63,6 +63,7 @@ PUBLIC_HEADERS = {
     "sample_decoder.h": "pipeline",
     "loader.h": "pipeline",
     "packing.h": "pipeline",
+    "serve.h": "serve",
 }
 
 # Roots above the library that see only include/unirecord/ (plus their own

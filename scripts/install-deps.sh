@@ -19,7 +19,7 @@ s3rver_installed() {
 packages=(
   build-essential cmake pkg-config git ninja-build ccache
   libjpeg62-turbo-dev libpng-dev
-  libcurl4-openssl-dev
+  libcurl4-openssl-dev libcpp-httplib-dev
   libzstd-dev libxxhash-dev libflatbuffers-dev flatbuffers-compiler
   libcli11-dev nlohmann-json3-dev googletest libgtest-dev libbenchmark-dev libsqlite3-dev libroaring-dev
   python3 python3-dev python3-venv python3-pip python3-setuptools python3-wheel pybind11-dev libdlpack-dev
@@ -28,6 +28,7 @@ packages=(
   libstb-dev libyuv-dev libswscale-dev
   strace
   nginx-light
+  chromium chromium-driver python3-selenium
   nodejs
   libtorch-dev
 )

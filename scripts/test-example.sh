@@ -25,15 +25,14 @@ cmake --install "$BUILD_DIR" --prefix "$PREFIX" >/dev/null
 
 echo "test-example: no tool or test helpers in the installed library"
 # One entry point of each helper of unirecord_tools_support (what urec ships:
-# the JPEG and PNG encoders, the synthetic images, the whole-image resize,
+# the JPEG encoder, the synthetic images, the whole-image resize,
 # urec's file reads and writes) and of unirecord_testing (the test pictures,
 # the GPU bandwidth measurement): none may be defined in libunirecord.a. The
 # internal archives must define them all, or the names here went stale and
 # this check would pass for nothing. Neither archive is built by default
 # (urec builds the first): build both.
 cmake --build "$BUILD_DIR" -j "$JOBS" --target unirecord_tools_support unirecord_testing
-support_helpers=(unirecord::image_internal::EncodeJpeg unirecord::image_internal::EncodePng
-                 unirecord::image_internal::ResizeRgb unirecord::WriteSyntheticImageFolder
+support_helpers=(unirecord::image_internal::EncodeJpeg unirecord::image_internal::ResizeRgb unirecord::WriteSyntheticImageFolder
                  unirecord::EncodeSyntheticJpeg unirecord::ReadImageFile unirecord::WriteWholeFile)
 testing_helpers=(unirecord::testing::SyntheticRgb unirecord::gpu::MeasureGpuBandwidth)
 defined() { nm -C --defined-only "$1" | grep -E ' [TW] ' | sed -E 's/^[0-9a-f]* [TW] //; s/\[abi:[^]]*\]//g; s/\(.*//' | sort -u; }

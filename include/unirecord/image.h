@@ -330,6 +330,17 @@ class ImageDecoder {
   std::unique_ptr<Decoders> decoders_;
 };
 
+// --------------------------------------------------------------- encode ---
+
+// Packed RGB (width x height, rows without padding, rgb_size bytes) as an
+// 8-bit RGB PNG at zlib level `compression_level` (0..9: 0 stores the rows
+// unfiltered and uncompressed, the fastest; 9 is the smallest), which
+// decoders read back exactly: `urec show`'s contact sheets and
+// the viewer's thumbnails (unirecord/serve.h). InvalidArgument for a size
+// that does not match `rgb_size` or libpng's refusal.
+Result<std::string> EncodePngRgb(const uint8_t* rgb, size_t rgb_size, int width, int height,
+                                 int compression_level = 6);
+
 }  // namespace unirecord
 
 #endif  // UNIRECORD_IMAGE_H_

@@ -27,6 +27,7 @@
 #define UNIRECORD_QUERY_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -82,6 +83,17 @@ class Query {
   // ascending by value in the order comparisons use; values without matches
   // are left out.
   Result<std::vector<ValueCount>> CountBy(const Dataset& dataset, std::string_view field) const;
+
+  // The value of the scalar field `field` (int, float or string) of every
+  // record the query matches, or of every record when `query` is null, in id
+  // order: visit(id, value), the value as CountBy gives it. Read as CountBy
+  // reads it (the record table for an indexed field, else its scalar pages);
+  // no blob is read. Stops at the first error, a visit's included. For
+  // distributions of a field (urec serve), where CountBy's table of every
+  // distinct value would be as large as the column.
+  using ValueVisitor = std::function<Status(uint64_t id, const QueryValue& value)>;
+  static Status ForEachValue(const Dataset& dataset, std::string_view field, const Query* query,
+                             const ValueVisitor& visit);
 
  private:
   struct Impl;

@@ -60,6 +60,8 @@ void RegisterQuery(py::module_& m);
 void RegisterCoverage(py::module_& m);
 // A unirecord.Coverage, or its bytes (TypeError otherwise; a malformed one raises as Parse says).
 unirecord::CoverageDigest CoverageArg(const py::handle& item);
+// unirecord.Server and _serve (unirecord.serve).
+void RegisterServe(py::module_& m);
 
 // LoaderOptions from the options dict of _Loader and _ImageReader (the keys
 // of _core._loader_defaults; loader_py.cc has the one table of them).

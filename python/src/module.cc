@@ -43,5 +43,6 @@ PYBIND11_MODULE(_core, m) {
   unirecord_py::RegisterLoader(m);
   unirecord_py::RegisterVersions(m);
   unirecord_py::RegisterFields(m);
+  unirecord_py::RegisterServe(m);
   m.attr("built_with_cuda") = unirecord::BuiltWithCuda();
 }

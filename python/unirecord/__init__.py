@@ -27,6 +27,8 @@
   or drop fields as a new version without rewriting the shards.
 * :func:`check_coverage` - whether the ranks' ``Loader.coverage()`` digests
   together delivered each record of the epoch exactly once.
+* :func:`serve` (``unirecord.viewer``) - the dataset in the browser: overview,
+  distributions, a filtered grid of records, a record's values and crops.
 
 Everything is a thin layer over the C++ library (``unirecord._core``).
 See docs/python.md for the full guide.
@@ -41,6 +43,7 @@ from ._core import (
     NotSupportedError,
     PartWriter,
     Schema,
+    Server,
     StagedWrite,
     Writer,
     check_coverage,
@@ -59,6 +62,7 @@ from .fields import add_fields, drop_fields
 from .image_dataset import ImageDataset
 from .loader import IMAGENET_MEAN, IMAGENET_STD, Loader, cuda_available
 from .packing import Pack
+from .viewer import serve
 from .transforms import CenterCrop, RandomResizedCrop
 from .write import write_dataset
 
@@ -80,6 +84,7 @@ __all__ = [
     "RandomResizedCrop",
     "PartWriter",
     "Schema",
+    "Server",
     "StagedWrite",
     "Writer",
     "add_fields",
@@ -93,6 +98,7 @@ __all__ = [
     "drop_fields",
     "gc",
     "merge_coverage",
+    "serve",
     "tag",
     "untag",
     "versions",

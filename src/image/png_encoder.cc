@@ -53,6 +53,9 @@ bool RunLibpngWrite(PngWrite* w, const WriteRequest* req) {
   png_set_write_fn(png, w, WriteData, Flush);
   png_set_check_for_invalid_index(png, -1);  // indices past the PLTE are written as given
   png_set_compression_level(png, s.compression_level);
+  // Filters only help compression; at level 0 nothing is compressed, and
+  // libpng's choice of a filter per row is then its costliest step.
+  if (s.compression_level == 0) png_set_filter(png, PNG_FILTER_TYPE_BASE, PNG_FILTER_NONE);
   png_set_IHDR(png, info, static_cast<png_uint_32>(s.width), static_cast<png_uint_32>(s.height),
                s.bit_depth, s.color_type, s.interlaced ? PNG_INTERLACE_ADAM7 : PNG_INTERLACE_NONE,
                PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
@@ -91,23 +94,46 @@ bool RunLibpngWrite(PngWrite* w, const WriteRequest* req) {
 
 }  // namespace
 
-Result<std::string> EncodePng(const PngSpec& spec, const std::vector<uint8_t>& samples) {
+namespace {
+
+Result<std::string> Encode(const PngSpec& spec, const uint8_t* samples, size_t size) {
   int channels = 1;
   if (spec.color_type == PNG_COLOR_TYPE_RGB) channels = 3;
   if (spec.color_type == PNG_COLOR_TYPE_GRAY_ALPHA) channels = 2;
   if (spec.color_type == PNG_COLOR_TYPE_RGB_ALPHA) channels = 4;
   if (spec.width <= 0 || spec.height <= 0) return Status::InvalidArgument("PNG size must be positive");
   const size_t row_bytes = static_cast<size_t>(spec.width) * channels * (spec.bit_depth == 16 ? 2 : 1);
-  if (samples.size() != row_bytes * spec.height) {
-    return Status::InvalidArgument("PNG samples: " + std::to_string(samples.size()) + " bytes for " +
+  if (size != row_bytes * spec.height) {
+    return Status::InvalidArgument("PNG samples: " + std::to_string(size) + " bytes for " +
                                    std::to_string(row_bytes * spec.height));
   }
   std::string out;
   PngWrite w{};
   w.out = &out;
-  const WriteRequest req{&spec, samples.data(), row_bytes};
+  const WriteRequest req{&spec, samples, row_bytes};
   if (!RunLibpngWrite(&w, &req)) return Status::InvalidArgument(std::string("PNG encode: ") + w.message);
   return out;
 }
 
+}  // namespace
+
+Result<std::string> EncodePng(const PngSpec& spec, const std::vector<uint8_t>& samples) {
+  return Encode(spec, samples.data(), samples.size());
+}
+
 }  // namespace unirecord::image_internal
+
+namespace unirecord {
+
+Result<std::string> EncodePngRgb(const uint8_t* rgb, size_t rgb_size, int width, int height, int compression_level) {
+  if (compression_level < 0 || compression_level > 9) {
+    return Status::InvalidArgument("PNG compression level " + std::to_string(compression_level) + " is not 0..9");
+  }
+  image_internal::PngSpec spec;
+  spec.width = width;
+  spec.height = height;
+  spec.compression_level = compression_level;
+  return image_internal::Encode(spec, rgb, rgb_size);
+}
+
+}  // namespace unirecord

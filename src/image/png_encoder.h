@@ -1,6 +1,7 @@
-// Internal, in unirecord_testing (not installed): PNG writing on libpng, for
-// `urec show`'s contact sheets, synth-imagefolder and tests that need every
-// colour type and bit depth.
+// Internal: PNG writing on libpng, for tests that need every colour type and
+// bit depth and for synth-imagefolder; in the library, since the viewer's
+// thumbnails (src/serve) and `urec show` write 8-bit RGB through the public
+// EncodePngRgb (unirecord/image.h), which this implements.
 #ifndef UNIRECORD_SRC_IMAGE_PNG_ENCODER_H_
 #define UNIRECORD_SRC_IMAGE_PNG_ENCODER_H_
 

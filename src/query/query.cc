@@ -641,18 +641,30 @@ Result<uint64_t> Query::Count(const Dataset& dataset) const {
   return count;
 }
 
-Result<std::vector<ValueCount>> Query::CountBy(const Dataset& dataset, std::string_view field_name) const {
-  UREC_ASSIGN_OR_RETURN(size_t field, impl_->schema.FindField(field_name));
-  const Field& f = impl_->schema.field(field);
+namespace {
+
+// A comparison that reads scalar field `field_name` (its ranges unused), for
+// CountBy and ForEachValue; InvalidArgument for a bytes or array field.
+Result<Comparison> FieldReader(const Schema& schema, std::string_view field_name, const char* what) {
+  UREC_ASSIGN_OR_RETURN(size_t field, schema.FindField(field_name));
+  const Field& f = schema.field(field);
   if (f.type == FieldType::kBytes || f.is_array()) {
-    return Status::InvalidArgument("cannot count by field '" + f.name + "': it is " +
+    return Status::InvalidArgument(std::string(what) + " field '" + f.name + "': it is " +
                                    (f.is_array() ? "an array" : "a bytes field") + "; only scalar fields have values to group by");
   }
-  // A comparison that reads the field; its ranges are unused.
   Comparison reader;
   reader.field = field;
   reader.type = f.type;
   reader.indexed = f.indexed;
+  return reader;
+}
+
+}  // namespace
+
+Result<std::vector<ValueCount>> Query::CountBy(const Dataset& dataset, std::string_view field_name) const {
+  UREC_ASSIGN_OR_RETURN(const Comparison reader, FieldReader(impl_->schema, field_name, "cannot count by"));
+  const size_t field = reader.field;
+  const Field& f = impl_->schema.field(field);
   std::map<uint64_t, uint64_t> by_key;
   std::map<std::string, uint64_t> by_string;
   UREC_RETURN_IF_ERROR(ForEachShard(*impl_, dataset, ReadsPages(impl_->root) || !f.indexed,
@@ -678,6 +690,41 @@ Result<std::vector<ValueCount>> Query::CountBy(const Dataset& dataset, std::stri
     out.push_back(std::move(vc));
   }
   return out;
+}
+
+Status Query::ForEachValue(const Dataset& dataset, std::string_view field_name, const Query* query,
+                           const ValueVisitor& visit) {
+  UREC_ASSIGN_OR_RETURN(const Comparison reader, FieldReader(dataset.schema(), field_name, "cannot read values of"));
+  using dataset_internal::ShardAccess;
+  const bool reads_pages = !reader.indexed || (query != nullptr && ReadsPages(query->impl_->root));
+  if (query != nullptr) UREC_RETURN_IF_ERROR(CheckSchema(*query->impl_, dataset));
+  QueryValue value;
+  for (size_t s = 0; s < ShardAccess::ShardCount(dataset); ++s) {
+    UREC_ASSIGN_OR_RETURN(std::vector<ShardPages::Reader> files, ShardAccess::Files(dataset, s, reads_pages));
+    const ShardScan shard(dataset, s, std::move(files), dataset.options().verify_checksums);
+    Rows all;
+    if (query == nullptr) {
+      all.resize(static_cast<size_t>(shard.records()));
+      for (size_t row = 0; row < all.size(); ++row) all[row] = static_cast<uint32_t>(row);
+    }
+    Rows matched;
+    if (query != nullptr) {
+      UREC_ASSIGN_OR_RETURN(matched, Evaluate(shard, query->impl_->root, nullptr));
+    }
+    const uint64_t first_id = ShardAccess::FirstId(dataset, s);
+    for (uint32_t row : query == nullptr ? all : matched) {
+      if (reader.is_string()) {
+        UREC_ASSIGN_OR_RETURN(std::string_view v, shard.ColumnValue(reader.field, row));
+        value.type = FieldType::kString;
+        value.string_value.assign(v.data(), v.size());
+      } else {
+        UREC_ASSIGN_OR_RETURN(uint64_t key, shard.NumericKey(reader, row));
+        value = ValueOfKey(reader.type, key);
+      }
+      UREC_RETURN_IF_ERROR(visit(first_id + row, value));
+    }
+  }
+  return Status::OK();
 }
 
 }  // namespace unirecord

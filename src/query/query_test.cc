@@ -113,6 +113,57 @@ TEST(QueryTest, CountByGroupsTheMatches) {
   EXPECT_FALSE(query->CountBy(*ds, "nope").ok());
 }
 
+TEST(QueryTest, ForEachValueVisitsEveryRecordOrTheMatchesInIdOrder) {
+  auto ds = OpenSample(3);
+  // Indexed int and float; int, float and string in scalar pages.
+  for (const std::string field : {"label", "score", "big", "ratio", "path"}) {
+    SCOPED_TRACE(field);
+    std::vector<uint64_t> ids;
+    std::vector<std::string> values;
+    ASSERT_TRUE(Query::ForEachValue(*ds, field, nullptr, [&](uint64_t id, const QueryValue& v) {
+                  ids.push_back(id);
+                  values.push_back(v.ToString());
+                  return Status::OK();
+                }).ok());
+    ASSERT_EQ(ids.size(), kRecords);
+    for (uint64_t id = 0; id < kRecords; ++id) {
+      EXPECT_EQ(ids[id], id);
+      const Result<Record> got = ds->Get(id);
+      ASSERT_TRUE(got.ok());
+      const Record& record = *got;
+      QueryValue expected;
+      const FieldType type = ds->schema().field(*ds->schema().FindField(field)).type;
+      if (IsIntegral(type)) {
+        expected.int_value = *record.GetInt64(field);
+      } else if (type != FieldType::kString) {
+        expected.type = FieldType::kFloat64;
+        expected.float_value = *record.GetFloat64(field);
+      } else {
+        expected.type = FieldType::kString;
+        expected.string_value = std::string(*record.GetString(field));
+      }
+      EXPECT_EQ(values[id], expected.ToString()) << "record " << id;
+    }
+  }
+  auto query = Query::Parse("width < 60", *ds);  // records 0..19
+  ASSERT_TRUE(query.ok());
+  std::vector<uint64_t> ids;
+  ASSERT_TRUE(Query::ForEachValue(*ds, "label", &*query, [&](uint64_t id, const QueryValue&) {
+                ids.push_back(id);
+                return Status::OK();
+              }).ok());
+  EXPECT_EQ(ids, *query->Ids(*ds));
+  // A visit's error stops the scan and is the answer.
+  int visits = 0;
+  const Status stopped = Query::ForEachValue(*ds, "label", nullptr, [&](uint64_t, const QueryValue&) {
+    return ++visits == 3 ? Status::Unavailable("stop") : Status::OK();
+  });
+  EXPECT_EQ(stopped.code(), StatusCode::kUnavailable);
+  EXPECT_EQ(visits, 3);
+  EXPECT_EQ(Query::ForEachValue(*ds, "image", nullptr, [](uint64_t, const QueryValue&) { return Status::OK(); }).code(),
+            StatusCode::kInvalidArgument);
+}
+
 TEST(QueryTest, ExplainNamesThePlanOfEachClause) {
   auto ds = OpenSample(1);
   auto query = Query::Parse("path == 'x' and label in [1, 2] and width > 3", *ds);

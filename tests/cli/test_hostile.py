@@ -30,6 +30,7 @@ SUBCOMMANDS = {  # the positional arguments each needs, NAME replaced per test
     "query": ["DATASET", "label >= 0"],
     "sample": ["--records", "10"],
     "show": ["DATASET", "-o", "SHEET"],
+    "serve": ["DATASET"],  # every case here fails before it would serve
     "synth-imagefolder": ["NEW"],
     "versions": ["DATASET"],
     "tag": ["DATASET", "t"],

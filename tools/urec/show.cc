@@ -19,7 +19,6 @@
 #include "command.h"
 #include "convert/tool_files.h"
 #include "dataset_json.h"
-#include "image/png_encoder.h"
 #include "image/resize_rgb.h"
 #include "unirecord/image.h"
 #include "unirecord/query.h"
@@ -263,10 +262,7 @@ Status RunShow(const ShowArgs& args) {
               "\t" + TsvField(name) + "\t" + TsvField(path) + "\t" + std::to_string(x) + "\t" + std::to_string(y) + "\n";
   }
 
-  image_internal::PngSpec spec;
-  spec.width = sheet.width;
-  spec.height = sheet.height;
-  UREC_ASSIGN_OR_RETURN(std::string png, image_internal::EncodePng(spec, sheet.rgb));
+  UREC_ASSIGN_OR_RETURN(std::string png, EncodePngRgb(sheet.rgb.data(), sheet.rgb.size(), sheet.width, sheet.height));
   UREC_RETURN_IF_ERROR(WriteWholeFile(args.output, {png}));
   std::string legend_path = args.output;
   const size_t dot = legend_path.rfind('.');

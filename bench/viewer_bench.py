@@ -1,0 +1,247 @@
+"""The viewer's goals (issue 46), measured in a real browser (headless
+Chromium through chromedriver, tests/browser.py) against `urec serve`:
+
+- cold start: from starting `urec serve` on N records to the page showing
+  the overview and the first grid page with every thumbnail decoded;
+- the label histogram over every record (from the index): its request,
+  timed in the page;
+- a query typed into the box: from Enter to its first page shown, thumbnails
+  decoded;
+- thumbnails per second with the server on 1 thread: grid pages of
+  ImageNet-sized JPEGs (500x375), each page's 48 thumbnails from the grid's
+  answer to the last one decoded, pages never seen before;
+- the server's memory (VmRSS, RssAnon, RssFile from /proc) while grid
+  pages spread over the whole dataset are asked for, thumbnails included.
+
+Datasets are made on the first run under --dir and reused: N records (label
+of 1,000 classes, indexed width and height, a path, a small JPEG from a pool
+of 1,000; the size of ImageNet-1k's train split by default) and 2,000
+records of 500x375 JPEGs (urec synth-imagefolder).
+
+    PYTHONPATH=build/python UREC=build/tools/urec /usr/bin/python3 bench/viewer_bench.py [--records N]
+"""
+import argparse
+import io
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import time
+import urllib.request
+
+import numpy as np
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests"))
+from browser import UrecServe, chromium, wait_for  # noqa: E402
+
+UREC = os.environ.get("UREC", "build/tools/urec")
+
+
+def small_jpegs(count, width=96, height=72):
+    from PIL import Image
+
+    out = []
+    rng = np.random.default_rng(0)
+    yy, xx = np.mgrid[0:height, 0:width]
+    for k in range(count):
+        base = np.stack([(xx * 3 + k) % 256, (yy * 3 + 7 * k) % 256, (xx + yy + 13 * k) % 256], -1)
+        pixels = np.clip(base + rng.normal(0, 12, base.shape), 0, 255).astype(np.uint8)
+        buffer = io.BytesIO()
+        Image.fromarray(pixels).save(buffer, format="JPEG", quality=85)
+        out.append(buffer.getvalue())
+    return out
+
+
+def make_big(path, records):
+    import unirecord
+
+    if (path / "big.uset").exists():
+        return
+    schema = unirecord.Schema([unirecord.Field("image", "bytes"), unirecord.Field("label", "int64", indexed=True),
+                               unirecord.Field("path", "string"), unirecord.Field("width", "int32", indexed=True),
+                               unirecord.Field("height", "int32", indexed=True)])
+    jpegs = small_jpegs(1000)
+    rng = np.random.default_rng(1)
+    labels = rng.integers(0, 1000, records)
+    widths = rng.integers(200, 700, records)
+    heights = rng.integers(200, 700, records)
+    start = time.monotonic()
+    with unirecord.Writer(path, schema, "big", num_shards=8, expected_records=records, sync=False,
+                          classes=[f"n{c:08d}" for c in range(1000)]) as w:
+        for i in range(records):
+            label = int(labels[i])
+            w.write({"image": jpegs[i % 1000], "label": label, "path": f"n{label:08d}/{i}.JPEG",
+                     "width": int(widths[i]), "height": int(heights[i])})
+    print(f"made {records} records in {time.monotonic() - start:.0f} s", file=sys.stderr)
+
+
+def make_photos(path):
+    if (path / "photos.uset").exists():
+        return
+    src = path.parent / "photos-src"
+    for args in (["synth-imagefolder", src, "--classes", 20, "--per-class", 100, "--width", 500, "--height", 375],
+                 ["convert", "imagefolder", src, path, "--name", "photos", "--shards", 2]):
+        subprocess.run([UREC, *map(str, args)], check=True, capture_output=True)
+
+
+def cpu_seconds(pid):
+    """User + system CPU time of the process so far."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def memory(pid):
+    fields = {}
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            name, _, value = line.partition(":")
+            if name in ("VmRSS", "RssAnon", "RssFile"):
+                fields[name] = int(value.split()[0]) / 1024
+    return fields
+
+
+def page_ready(driver):
+    wait_for(driver, "document.getElementById('grid').dataset.state === 'ready'", timeout=300)
+
+
+def cold_start(driver, dataset):
+    start = time.monotonic()
+    server = UrecServe(UREC, dataset)
+    listening = time.monotonic() - start
+    driver.get(server.url)
+    wait_for(driver, "document.body.dataset.state === 'ready'", timeout=300)
+    total = time.monotonic() - start
+    timings = driver.execute_script("return window.urecTimings")
+    return server, {"listening_s": listening, "overview_and_first_page_s": total,
+                    "page_overview_ms": timings["overview"], "page_grid_ms": timings["grid"],
+                    "page_thumbnails_ms": timings["thumbnails"]}
+
+
+def fetch_ms(driver, url):
+    return driver.execute_async_script("""
+        const done = arguments[arguments.length - 1];
+        const start = performance.now();
+        fetch(arguments[0]).then(r => r.json()).then(body => done([performance.now() - start, body]));""", url)
+
+
+def query_first_page(driver, query):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    box = driver.find_element(By.ID, "query")
+    box.clear()
+    box.send_keys(query)
+    driver.execute_script("document.getElementById('grid').dataset.state = 'stale'")
+    start = time.monotonic()
+    box.send_keys(Keys.ENTER)
+    page_ready(driver)
+    wall = time.monotonic() - start
+    t = driver.execute_script("return window.urecTimings")
+    # In the page: from the query's submit to its first page's thumbnails decoded.
+    return {"page_s": (t["thumbnails"] - t["query"]) / 1000, "webdriver_wall_s": wall}
+
+
+def label_histogram(driver, dataset):
+    """A fresh server, and a page of its origin that asks for nothing else."""
+    server = UrecServe(UREC, dataset)
+    try:
+        driver.get(f"{server.origin}/api/overview")
+        ms, body = fetch_ms(driver, f"{server.origin}/api/distribution?field=label")
+        return {"ms": ms, "state": body["state"], "source": body.get("source"),
+                "bars": len(body["charts"][0]["bars"]) if body["state"] == "done" else None}
+    finally:
+        server.stop()
+
+
+def thumbnails_per_second(driver, dataset, pages):
+    server = UrecServe(UREC, dataset, "--threads", 1)
+    try:
+        driver.get(server.url)
+        page_ready(driver)
+        rates = []
+        cpu = cpu_seconds(server.proc.pid)
+        for page in range(1, pages + 1):
+            driver.execute_script("document.getElementById('grid').dataset.state = 'stale'")
+            driver.get(f"{server.origin}/?page={page}")
+            page_ready(driver)
+            t = driver.execute_script("return window.urecTimings")
+            count = driver.execute_script("return document.querySelectorAll('#grid img').length")
+            rates.append(count / ((t["thumbnails"] - t["grid"]) / 1000))
+        cpu = cpu_seconds(server.proc.pid) - cpu
+        # The server's CPU time for those pages (their grid and overview
+        # answers included): what one thread makes per second of its own,
+        # whatever else the machine runs.
+        result = {"pages": pages, "browser_thumbnails_per_s_median": float(np.median(rates)),
+                  "browser_thumbnails_per_s_min": float(min(rates)), "browser_pages_server_cpu_s": cpu,
+                  "browser_pages_thumbnails_per_cpu_s": pages * 48 / cpu}
+        # Thumbnails alone, one request at a time, of records no page showed.
+        first = (pages + 1) * 48
+        cpu, start = cpu_seconds(server.proc.pid), time.monotonic()
+        for record in range(first, first + 400):
+            with urllib.request.urlopen(f"{server.origin}/api/thumb?id={record}") as r:
+                r.read()
+        cpu, wall = cpu_seconds(server.proc.pid) - cpu, time.monotonic() - start
+        result.update({"direct_thumbnails": 400, "direct_per_s_wall": 400 / wall, "direct_per_cpu_s": 400 / cpu})
+        return result
+    finally:
+        server.stop()
+
+
+def memory_over_the_dataset(dataset, records, pages, cache_mb):
+    """Grid pages spread over every record, each with its thumbnails, asked
+    of a server with a `cache_mb` cache; its memory every tenth of the way."""
+    server = UrecServe(UREC, dataset, "--cache-mb", cache_mb)
+    try:
+        pid = server.proc.pid
+        points = [{"pages": 0, **memory(pid)}]
+        step = max(records // 48 // pages, 1)
+        for k in range(pages):
+            with urllib.request.urlopen(f"{server.origin}/api/grid?page={k * step}&size=48") as r:
+                grid = json.load(r)
+            for record in grid["records"]:
+                with urllib.request.urlopen(f"{server.origin}/api/thumb?id={record['id']}") as r:
+                    r.read()
+            if (k + 1) % max(pages // 10, 1) == 0:
+                points.append({"pages": k + 1, **memory(pid)})
+        return {"cache_mb": cache_mb, "thumbnails": pages * 48, "points": points}
+    finally:
+        server.stop()
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--records", type=int, default=1_281_167)
+    parser.add_argument("--dir", default="/tmp/urec_viewer_bench")
+    parser.add_argument("--thumbnail-pages", type=int, default=8)
+    parser.add_argument("--memory-pages", type=int, default=800)
+    parser.add_argument("--memory-cache-mb", type=int, default=64)
+    args = parser.parse_args()
+    root = pathlib.Path(args.dir)
+    big = root / f"big-{args.records}"
+    photos = root / "photos"
+    make_big(big, args.records)
+    make_photos(photos)
+    result = {"records": args.records, "load_average_start": os.getloadavg()}
+    browser = chromium()
+    driver = browser.driver
+    try:
+        driver.get("about:blank")  # the browser is up before the clock starts
+        server, result["cold_start"] = cold_start(driver, big)
+        try:
+            result["query_first_page_s"] = {q: query_first_page(driver, q)
+                                            for q in ("label == 417", "label in [3, 7] and width >= 400")}
+        finally:
+            server.stop()
+        result["label_histogram"] = label_histogram(driver, big)
+        result["thumbnails_1_thread"] = thumbnails_per_second(driver, photos, args.thumbnail_pages)
+        result["memory_mb"] = memory_over_the_dataset(big, args.records, args.memory_pages, args.memory_cache_mb)
+    finally:
+        browser.close()
+    result["load_average_end"] = os.getloadavg()
+    print(json.dumps(result, indent=1))
+
+
+if __name__ == "__main__":
+    main()
