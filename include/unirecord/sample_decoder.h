@@ -152,6 +152,9 @@ class SampleSource {
   size_t image_field_ = kNone;
   size_t label_field_ = kNone;
   bool label_indexed_ = false;
+  // A label that is not indexed is read alone from its scalar page (not
+  // with the record's other fields, the image among them).
+  std::shared_ptr<const dataset_internal::FieldReads> label_reads_;
   size_t path_field_ = kNone;
 };
 

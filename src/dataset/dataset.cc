@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "dataset/dataset_impl.h"
+#include "dataset/field_reads.h"
 #include "dataset/shard_access.h"
 #include "format/manifest.h"
 #include "format/array_values.h"
@@ -23,9 +24,12 @@ using shard::ShardReader;
 // What a Record holds (Record::Impl, private to Record, is this): the
 // getters' helpers below take it.
 struct RecordData {
-  std::shared_ptr<const Dataset> owner;  // keeps `dataset` and the mapped files alive
+  // Keeps `dataset` and the mapped files alive: the Dataset, or the
+  // FieldReads the record was read with (which holds it).
+  std::shared_ptr<const void> owner;
   std::vector<std::shared_ptr<const void>> holds;  // a remote dataset's files read: kept mapped and pinned
   const Dataset::Impl* dataset = nullptr;
+  const dataset_internal::FieldReads* reads = nullptr;  // null: every field was read
   uint64_t id = 0;
   // Of each source of the record's segment (its shard, its column files).
   struct Source {
@@ -548,7 +552,9 @@ const std::vector<ShardInfo>& Dataset::shards() const { return impl_->infos; }
 const std::vector<SegmentInfo>& Dataset::segments() const { return impl_->segments; }
 uint64_t Dataset::version() const { return impl_->version; }
 
-Result<Record> Dataset::Get(uint64_t id) const {
+Result<Record> Dataset::Get(uint64_t id) const { return Read(id, nullptr); }
+
+Result<Record> Dataset::Read(uint64_t id, const std::shared_ptr<const dataset_internal::FieldReads>& reads) const {
   const bool verify = impl_->options.verify_checksums;
   io::TruncationCheckScope check_the_shard_once;  // not once per blob of the record
   UREC_ASSIGN_OR_RETURN(auto located, impl_->Locate(id));
@@ -556,24 +562,41 @@ Result<Record> Dataset::Get(uint64_t id) const {
   const uint64_t row = located.second;
   Record record;
   Record::Impl& r = *record.impl_;
-  r.owner = shared_from_this();
+  if (reads != nullptr) {
+    r.owner = reads;
+  } else {
+    r.owner = shared_from_this();
+  }
   r.dataset = impl_.get();
+  r.reads = reads.get();
   r.id = id;
   r.fields = &impl_->segment_fields[impl_->segment_of[s]];
   r.sources.resize(r.fields->layouts.size());
+  const std::vector<dataset_internal::SourceReads>* wanted =
+      reads != nullptr ? &reads->Sources(impl_->segment_of[s]) : nullptr;
   for (uint32_t k = 0; k < r.sources.size(); ++k) {
+    const dataset_internal::SourceReads* want = wanted != nullptr ? &(*wanted)[k] : nullptr;
+    if (want != nullptr && !want->entry) continue;  // no field read is in this file
     UREC_ASSIGN_OR_RETURN(ShardPages::Reader pages, impl_->pages->Pages(s, k));
     const ShardReader* shard = pages.reader;
     if (pages.hold != nullptr) r.holds.push_back(std::move(pages.hold));
     RecordData::Source& source = r.sources[k];
     UREC_ASSIGN_OR_RETURN(source.entry, shard->Entry(row, verify));
     const index::FieldLayout& layout = r.fields->layouts[k];
-    source.blobs.reserve(layout.blob_fields.size());
-    for (size_t slot = 0; slot < layout.blob_fields.size(); ++slot) {
-      UREC_ASSIGN_OR_RETURN(shard::BlobBytes bytes, shard->ReadBlob(source.entry, row, slot, verify));
-      source.blobs.push_back(ToBlob(std::move(bytes)));
+    if (want != nullptr) {
+      source.blobs.resize(layout.blob_fields.size());  // those not wanted stay empty, never handed out
+      for (uint32_t slot : want->blob_slots) {
+        UREC_ASSIGN_OR_RETURN(shard::BlobBytes bytes, shard->ReadBlob(source.entry, row, slot, verify));
+        source.blobs[slot] = ToBlob(std::move(bytes));
+      }
+    } else {
+      source.blobs.reserve(layout.blob_fields.size());
+      for (size_t slot = 0; slot < layout.blob_fields.size(); ++slot) {
+        UREC_ASSIGN_OR_RETURN(shard::BlobBytes bytes, shard->ReadBlob(source.entry, row, slot, verify));
+        source.blobs.push_back(ToBlob(std::move(bytes)));
+      }
     }
-    if (!layout.column_fields.empty()) {
+    if (want != nullptr ? want->page : !layout.column_fields.empty()) {
       UREC_ASSIGN_OR_RETURN(source.page, shard->ScalarPage(source.entry, row, verify, &source.page_row));
     }
   }
@@ -696,8 +719,11 @@ std::pair<uint32_t, size_t> ShardAccess::SourceOf(const Dataset& d, size_t s, si
   const Dataset::Impl::FieldSource& at = d.impl_->SourceOf(s, field);
   return {at.source, at.field};
 }
-void ShardAccess::Prefetch(const Dataset& d, uint64_t id, ShardPages::PrefetchStage stage) {
-  d.impl_->Prefetch(id, stage);
+Result<Record> ShardAccess::Get(const std::shared_ptr<const FieldReads>& reads, uint64_t id) {
+  return reads->dataset().Read(id, reads);
+}
+void ShardAccess::Prefetch(const FieldReads& reads, uint64_t id, ShardPages::PrefetchStage stage) {
+  reads.dataset().impl_->Prefetch(id, stage, reads);
 }
 
 }  // namespace dataset_internal
@@ -721,6 +747,10 @@ Result<const Field*> TypedField(const RecordData& r, size_t field, bool (*accept
   const Schema& schema = r.dataset->schema;
   UREC_RETURN_IF_ERROR(FieldCheck(schema, field));
   const Field& f = schema.field(field);
+  if (r.reads != nullptr && !r.reads->Reads(field)) {
+    return Status::FailedPrecondition("record " + std::to_string(r.id) + ": field '" + f.name +
+                                      "' was not read (the record was read for " + r.reads->Names() + ")");
+  }
   if (!accepts(f.type) || f.is_array() != array) {
     return Status::InvalidArgument("record " + std::to_string(r.id) + ": field '" + f.name + "' is " +
                                    FieldTypeName(f.type) + (f.is_array() ? " array" : "") + ", not " + wanted);

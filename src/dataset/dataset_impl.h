@@ -113,11 +113,12 @@ struct Dataset::Impl {
     return segment_fields[segment_of[s]].layouts[source];
   }
 
-  // ShardPages::Prefetch of record `id`; ids out of range are ignored.
-  void Prefetch(uint64_t id, ShardPages::PrefetchStage stage) const {
+  // ShardPages::Prefetch of what `reads` reads of record `id`; ids out of
+  // range are ignored.
+  void Prefetch(uint64_t id, ShardPages::PrefetchStage stage, const dataset_internal::FieldReads& reads) const {
     if (id >= size) return;
     const size_t s = ShardOf(id);
-    pages->Prefetch(s, id - first_ids[s], stage);
+    pages->Prefetch(s, id - first_ids[s], stage, reads.Sources(segment_of[s]));
   }
 };
 

@@ -7,9 +7,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <utility>
 #include <vector>
 
+#include "dataset/field_reads.h"
 #include "dataset/shard_pages.h"
 #include "shard/shard_reader.h"
 #include "unirecord/dataset.h"
@@ -31,8 +33,13 @@ class ShardAccess {
   // Where field `field` of the dataset's schema is read in shard s: the
   // source (an index into Files()) and the field's index in that file.
   static std::pair<uint32_t, size_t> SourceOf(const Dataset& dataset, size_t s, size_t field);
-  // ShardPages::Prefetch of record `id` (ids past the end are ignored).
-  static void Prefetch(const Dataset& dataset, uint64_t id, ShardPages::PrefetchStage stage);
+  // Record `id` of reads->dataset(), only the fields `reads` names: no
+  // other source, blob or page is read (or verified); the Record's getters
+  // of another field fail with FailedPrecondition.
+  static Result<Record> Get(const std::shared_ptr<const FieldReads>& reads, uint64_t id);
+  // ShardPages::Prefetch of what that read of record `id` touches (ids past
+  // the end are ignored).
+  static void Prefetch(const FieldReads& reads, uint64_t id, ShardPages::PrefetchStage stage);
 };
 
 }  // namespace unirecord::dataset_internal

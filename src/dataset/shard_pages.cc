@@ -13,16 +13,17 @@ class Local final : public ShardPages {
   Result<Reader> Pages(size_t s, uint32_t source) const override {
     return Reader{source == 0 ? shards_[s].get() : columns_[s][source - 1].get(), nullptr};
   }
-  void Prefetch(size_t s, uint64_t row, PrefetchStage stage) const override {
-    auto prefetch = [&](const shard::ShardReader& file) {
+  void Prefetch(size_t s, uint64_t row, PrefetchStage stage,
+                const std::vector<dataset_internal::SourceReads>& sources) const override {
+    for (size_t source = 0; source < sources.size(); ++source) {
+      if (!sources[source].entry) continue;
+      const shard::ShardReader& file = source == 0 ? *shards_[s] : *columns_[s][source - 1];
       if (stage == PrefetchStage::kEntry) {
         file.PrefetchEntry(row);
-      } else {
-        file.PrefetchBlobs(row);
+      } else if (!sources[source].blob_slots.empty()) {
+        file.PrefetchBlobs(row, sources[source].blob_slots);
       }
-    };
-    prefetch(*shards_[s]);
-    for (const auto& column : columns_[s]) prefetch(*column);
+    }
   }
   void Plan(std::vector<uint32_t>) const override {}
   bool remote() const override { return false; }
@@ -43,7 +44,7 @@ class Remote final : public ShardPages {
     const shard::ShardReader* reader = data->reader.get();
     return Reader{reader, std::move(data)};
   }
-  void Prefetch(size_t, uint64_t, PrefetchStage) const override {}
+  void Prefetch(size_t, uint64_t, PrefetchStage, const std::vector<dataset_internal::SourceReads>&) const override {}
   void Plan(std::vector<uint32_t> visits) const override { remote_->Plan(std::move(visits)); }
   bool remote() const override { return true; }
   RemoteStats stats() const override { return remote_->stats(); }

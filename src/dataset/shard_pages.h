@@ -9,6 +9,7 @@
 #include <memory>
 #include <vector>
 
+#include "dataset/field_reads.h"
 #include "remote/remote_shards.h"
 #include "shard/shard_reader.h"
 #include "unirecord/dataset.h"
@@ -31,10 +32,12 @@ class ShardPages {
   // (format/SPEC.md 1.4), readable: local, the opened file; remote,
   // downloaded, verified and pinned while the Reader is held.
   virtual Result<Reader> Pages(size_t s, uint32_t source) const = 0;
-  // Starts loading row `row` of shard s: its record-table entry (kEntry) or
-  // its blobs' first bytes (kBlobs). Nothing where the shard may not be
+  // Starts loading row `row` of shard s: the record-table entries (kEntry)
+  // or the blobs' first bytes (kBlobs) of what `sources` reads of its files
+  // (by source, as Pages numbers them). Nothing where the shard may not be
   // here yet (remote).
-  virtual void Prefetch(size_t s, uint64_t row, PrefetchStage stage) const = 0;
+  virtual void Prefetch(size_t s, uint64_t row, PrefetchStage stage,
+                        const std::vector<dataset_internal::SourceReads>& sources) const = 0;
   // The shards in the order reads will visit them: downloaded ahead (remote).
   virtual void Plan(std::vector<uint32_t> visits) const = 0;
   virtual bool remote() const = 0;

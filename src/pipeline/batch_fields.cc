@@ -378,6 +378,12 @@ Result<BatchFields> BatchFields::Create(const Schema& schema, const LoaderOption
   return fields;
 }
 
+std::vector<size_t> BatchFields::SchemaFields() const {
+  std::vector<size_t> indexes;
+  for (const FieldSpec& spec : specs_) indexes.push_back(spec.index);
+  return indexes;
+}
+
 void BatchFields::Allocate(size_t batch_size, std::vector<FieldBuffer>* buffers,
                            std::vector<BatchField>* fields) const {
   buffers->resize(specs_.size());

@@ -79,6 +79,8 @@ class BatchFields {
 
   bool empty() const { return specs_.empty(); }
   bool has_masks() const { return has_masks_; }
+  // The fields read, as indexes into the schema.
+  std::vector<size_t> SchemaFields() const;
 
   // Buffers for one batch of up to `batch_size` samples, and its fields.
   void Allocate(size_t batch_size, std::vector<FieldBuffer>* buffers, std::vector<BatchField>* fields) const;

@@ -17,14 +17,6 @@ using pipeline::BatchSlots;
 using pipeline::Clock;
 using pipeline::Seconds;
 
-Loader::Impl::Impl(Sampler s, std::vector<SampleSource> srcs) : sources(std::move(srcs)), sampler(std::move(s)) {
-  uint64_t first = 0;
-  for (const SampleSource& source : sources) {
-    first_ids.push_back(first);
-    first += source.dataset().size();
-  }
-}
-
 // The Loader is going; batches the consumer holds may outlive it (they share
 // this Impl), so the buffers stay until the last one is released.
 void Loader::Impl::StopWorkers() {
@@ -40,10 +32,6 @@ void Loader::Impl::StopWorkers() {
 uint64_t Loader::Impl::EpochEnd() const {
   const uint64_t size = sampler.size();
   return options.drop_last ? size - size % batch_size() : size;
-}
-
-size_t Loader::Impl::SourceOf(uint64_t id) const {
-  return static_cast<size_t>(std::upper_bound(first_ids.begin(), first_ids.end(), id) - first_ids.begin()) - 1;
 }
 
 uint64_t Loader::Impl::RecordAt(const Sampler& order, uint64_t position) const {
@@ -85,6 +73,17 @@ void Loader::Impl::StartRun(uint64_t position) {
   work_cv.notify_all();
 }
 
+// This run's order, then the next epoch's (ReadPlan::PlanRemote).
+void Loader::Impl::PlanRemoteReads() {
+  if (!reads.any_remote()) return;
+  std::vector<uint64_t> ids;
+  for (uint64_t p = start_position; p < end_position; ++p) ids.push_back(RecordAt(p));
+  Sampler next_epoch = sampler;
+  next_epoch.SetEpoch(sampler.epoch() + 1);
+  for (uint64_t p = 0, end = EpochEnd(); p < end; ++p) ids.push_back(RecordAt(next_epoch, p));
+  reads.PlanRemote(ids);
+}
+
 // Stops handing out work and waits until no worker is busy. Caller holds `lock`.
 void Loader::Impl::Quiesce(std::unique_lock<std::mutex>& lock) {
   ++generation;
@@ -97,7 +96,7 @@ Result<Batch> Loader::Impl::Next(std::shared_ptr<Impl> self) {
   if (!sticky_error.ok()) return sticky_error;
   Batch batch;
   batch.epoch_ = sampler.epoch();
-  if (sources[0].has_image()) batch.height_ = batch.width_ = options.image_size;
+  if (reads.source(0).has_image()) batch.height_ = batch.width_ = options.image_size;
   batch.layout_ = options.layout;
   if (next_batch >= run_batches) return batch;  // end of the epoch
   const uint64_t run_batch = next_batch;
@@ -141,10 +140,10 @@ Result<Batch> Loader::Impl::Next(std::shared_ptr<Impl> self) {
   batch.slot_ = slot_index;
   batch.size_ = slot.count;
   batch.index_ = base_batches + run_batch;
-  batch.images_ = sources[0].has_image() ? slot.images : nullptr;
-  batch.labels_ = sources[0].has_labels() ? slot.labels.data() : nullptr;
+  batch.images_ = reads.source(0).has_image() ? slot.images : nullptr;
+  batch.labels_ = reads.source(0).has_labels() ? slot.labels.data() : nullptr;
   batch.record_ids_ = slot.record_ids.data();
-  batch.crops_ = sources[0].has_image() ? slot.crops.data() : nullptr;
+  batch.crops_ = reads.source(0).has_image() ? slot.crops.data() : nullptr;
   batch.fields_ = &slot.fields;
   if (device != nullptr) {
     batch.device_images_ = device->device_images(slot_index);
@@ -320,31 +319,42 @@ Result<std::unique_ptr<Loader>> Loader::Create(std::vector<std::shared_ptr<const
   Result<Sampler> sampler = Sampler::Create(sizes, options.sampler);
   if (!sampler.ok()) return sampler.status().WithContext("loader");
 
-  auto impl = std::make_shared<Impl>(std::move(sampler).value(), std::move(sources));
-  impl->options = options;
-  {
-    const Schema& schema = impl->sources[0].dataset().schema();
-    UREC_ASSIGN_OR_RETURN(impl->fields, pipeline::BatchFields::Create(schema, options));
-    impl->read_records = !impl->fields.empty() || !impl->sources[0].has_image();
-    // A Record is read by field index: a mixture read so needs one schema.
-    for (size_t k = 1; impl->read_records && k < impl->sources.size(); ++k) {
-      const Schema& other = impl->sources[k].dataset().schema();
-      if (!(other == schema)) {
-        return Status::InvalidArgument("loader: batched fields (or image_field=None) over several datasets need one "
-                                       "schema: " + DatasetName(0, impl->sources[0].dataset()) + " has " +
-                                       schema.ToString() + ", " + DatasetName(k, impl->sources[k].dataset()) +
-                                       " has " + other.ToString());
-      }
+  const Schema& schema = sources[0].dataset().schema();
+  UREC_ASSIGN_OR_RETURN(pipeline::BatchFields fields, pipeline::BatchFields::Create(schema, options));
+  const bool read_records = !fields.empty() || !sources[0].has_image();
+  // A Record is read by field index: a mixture read so needs one schema.
+  for (size_t k = 1; read_records && k < sources.size(); ++k) {
+    const Schema& other = sources[k].dataset().schema();
+    if (!(other == schema)) {
+      return Status::InvalidArgument("loader: batched fields (or image_field=None) over several datasets need one "
+                                     "schema: " + DatasetName(0, sources[0].dataset()) + " has " +
+                                     schema.ToString() + ", " + DatasetName(k, sources[k].dataset()) +
+                                     " has " + other.ToString());
     }
-    if (impl->sources[0].has_image()) impl->image_index = static_cast<size_t>(schema.FieldIndex(options.image_field));
-    if (impl->sources[0].has_labels()) impl->label_index = static_cast<size_t>(schema.FieldIndex(options.label_field));
   }
+  const size_t image_index = sources[0].has_image() ? static_cast<size_t>(schema.FieldIndex(options.image_field)) : 0;
+  const size_t label_index = sources[0].has_labels() ? static_cast<size_t>(schema.FieldIndex(options.label_field)) : 0;
+  // Records are read for the fields the later stages use, no other.
+  std::vector<size_t> record_fields;
+  if (read_records) {
+    record_fields = fields.SchemaFields();
+    if (sources[0].has_image()) record_fields.push_back(image_index);
+    if (sources[0].has_labels()) record_fields.push_back(label_index);
+  }
+  UREC_ASSIGN_OR_RETURN(pipeline::ReadPlan plan, pipeline::ReadPlan::Create(std::move(sources), record_fields));
+
+  auto impl = std::make_shared<Impl>(std::move(sampler).value(), std::move(plan));
+  impl->options = options;
+  impl->fields = std::move(fields);
+  impl->read_records = read_records;
+  impl->image_index = image_index;
+  impl->label_index = label_index;
   // The upload reads NHWC; the conversion kernel makes the device layout.
   if (options.cuda.device >= 0) impl->options.layout = ImageLayout::kNHWC;
   impl->options.decode.layout = impl->options.layout;
   const SampleDecoderOptions sample_options = SampleOptionsOf(impl->options);
-  impl->image_bytes = impl->sources[0].has_image() ? sample_options.output_bytes() : 0;
-  impl->samples_per_claim = impl->sources[0].has_image() ? 1 : pipeline::kSamplesPerClaimWithoutImages;
+  impl->image_bytes = impl->reads.source(0).has_image() ? sample_options.output_bytes() : 0;
+  impl->samples_per_claim = impl->reads.source(0).has_image() ? 1 : pipeline::kSamplesPerClaimWithoutImages;
   UREC_ASSIGN_OR_RETURN(impl->thread_count, ResolveThreadCount(options.threads, "loader: threads"));
   impl->consumer_polls = impl->thread_count < UsableCores();
   for (int i = 0; i < impl->thread_count; ++i) {

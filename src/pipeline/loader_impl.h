@@ -6,7 +6,8 @@
 //   device_stage.{h,cc}  the batch is uploaded to a device
 //   loader.cc            the consumer gets it (Next), runs and epochs, Create
 //   batch.cc             the consumer releases it: the slot is free again
-//   read_plan.cc         remote datasets download ahead in the run's order
+//   read_plan.{h,cc}     what is read of each record (only the fields used),
+//                        and remote datasets download ahead in the run's order
 //   loader_coverage.cc   what was delivered (coverage(), ResumeCoverage)
 // and, when packing, packed_loader.{h,cc} (with packer.{h,cc}) cuts the
 // batches of an inner Loader (windows of documents) into rows.
@@ -25,10 +26,10 @@
 #include <thread>
 #include <vector>
 
-#include "dataset/shard_access.h"
 #include "pipeline/batch_fields.h"
 #include "pipeline/batch_slots.h"
 #include "pipeline/device_stage.h"
+#include "pipeline/read_plan.h"
 #include "sample/coverage.h"
 #include "unirecord/loader.h"
 
@@ -59,19 +60,18 @@ constexpr size_t kMaxSamplesPerClaim = kSamplesPerClaimWithoutImages;
 struct Loader::Impl final : Batch::Pool {
   using Slot = pipeline::Slot;
 
-  Impl(Sampler s, std::vector<SampleSource> srcs);
+  Impl(Sampler s, pipeline::ReadPlan plan) : reads(std::move(plan)), sampler(std::move(s)) {}
   ~Impl() override { StopWorkers(); }
 
   // --- set at Create, then read-only ---
-  // The datasets (several: a mixture, whose sampler ids number their records
-  // one after another from first_ids[k]).
-  std::vector<SampleSource> sources;
-  std::vector<uint64_t> first_ids;
+  // The datasets (several: a mixture, whose sampler ids number their
+  // records one after another) and what is read of their records.
+  pipeline::ReadPlan reads;
   LoaderOptions options;
   pipeline::BatchFields fields;
-  // Samples go through a Record (one read of every blob and the scalar page)
-  // when fields are batched or there is no image; else the image and label
-  // are read alone (SampleDecoder::DecodeRecord).
+  // Samples go through a Record (of the fields used: the image, the label
+  // and the batched fields) when fields are batched or there is no image;
+  // else the image and label are read alone (SampleDecoder::DecodeRecord).
   bool read_records = false;
   size_t image_index = 0;
   size_t label_index = 0;
@@ -118,8 +118,6 @@ struct Loader::Impl final : Batch::Pool {
 
   size_t batch_size() const { return options.batch_size; }
   uint64_t EpochEnd() const;
-  // The dataset of mixture id `id` (its record: id - first_ids[k]).
-  size_t SourceOf(uint64_t id) const;
   uint64_t RecordAt(uint64_t position) const { return RecordAt(sampler, position); }
   uint64_t RecordAt(const Sampler& order, uint64_t position) const;
 
@@ -136,9 +134,8 @@ struct Loader::Impl final : Batch::Pool {
   void WorkerLoop(SampleDecoder& decoder);
   Status LoadSample(uint64_t position, uint64_t record, Slot& slot, size_t offset, uint64_t epoch, uint64_t seed,
                     SampleDecoder& decoder, SampleTimes& times, uint64_t* skipped, std::string* last_bad);
-  Status ReadRecord(const SampleSource& source, uint64_t id, Slot& slot, size_t offset, uint64_t epoch,
-                    uint64_t seed, SampleDecoder& decoder, SampleTimes& times, CropWindow* window);
-  void Prefetch(uint64_t id, ShardPages::PrefetchStage stage) const;
+  Status ReadRecord(uint64_t id, Slot& slot, size_t offset, uint64_t epoch, uint64_t seed, SampleDecoder& decoder,
+                    SampleTimes& times, CropWindow* window);
   void FinishBatch(size_t slot_index, std::unique_lock<std::mutex>& lock);
 
   // batch.cc: the consumer gives a batch back, or waits for its device copy.
@@ -146,7 +143,7 @@ struct Loader::Impl final : Batch::Pool {
   Status WaitOn(size_t slot_index, void* cuda_stream) const override;
   Status Synchronize(size_t slot_index) const override;
 
-  // read_plan.cc
+  // loader.cc: remote datasets download ahead in this run's order.
   void PlanRemoteReads();
 };
 

@@ -25,12 +25,6 @@ bool Loader::Impl::WorkAvailable() const {
   return offset / batch_size() < next_batch + options.prefetch && slots.free_count() > 0;
 }
 
-// ShardPages::Prefetch of mixture id `id`.
-void Loader::Impl::Prefetch(uint64_t id, ShardPages::PrefetchStage stage) const {
-  const size_t k = SourceOf(id);
-  dataset_internal::ShardAccess::Prefetch(sources[k].dataset(), id - first_ids[k], stage);
-}
-
 // Fills sample `offset` of `slot` from sampler position `position` (whose
 // record is `record`: RecordAt(position)); with kSkip, bad records are
 // replaced by the following positions' records.
@@ -42,13 +36,15 @@ Status Loader::Impl::LoadSample(uint64_t position, uint64_t record, Slot& slot, 
   const uint64_t size = sampler.size();
   for (int attempt = 0;; ++attempt) {
     const uint64_t id = attempt == 0 ? record : RecordAt((position + attempt) % size);
-    const size_t k = SourceOf(id);
     CropWindow window;
     // Errors name the record (and its path).
-    Status named = read_records ? ReadRecord(sources[k], id - first_ids[k], slot, offset, epoch, seed, decoder,
-                                             times, &window)
-                                : decoder.DecodeRecord(sources[k], id - first_ids[k], seed, epoch, out, image_bytes,
-                                                       label, &times, &window);
+    Status named;
+    if (read_records) {
+      named = ReadRecord(id, slot, offset, epoch, seed, decoder, times, &window);
+    } else {
+      const auto [k, in_dataset] = reads.Locate(id);
+      named = decoder.DecodeRecord(reads.source(k), in_dataset, seed, epoch, out, image_bytes, label, &times, &window);
+    }
     if (named.ok()) {
       slot.record_ids[offset] = id;
       const int32_t crop[5] = {window.x, window.y, window.width, window.height, window.flip ? 1 : 0};
@@ -65,15 +61,19 @@ Status Loader::Impl::LoadSample(uint64_t position, uint64_t record, Slot& slot, 
   }
 }
 
-// Sample `offset` of `slot` from one Record: the image (its window into
-// *window), the label and the batched fields. Adds the decode's time to
-// times.decode_s; WorkerLoop counts the rest of a claim as read time (two
-// clock reads per sample would be a tenth of a token sample's cost).
-Status Loader::Impl::ReadRecord(const SampleSource& source, uint64_t id, Slot& slot, size_t offset, uint64_t epoch,
-                                uint64_t seed, SampleDecoder& decoder, SampleTimes& times, CropWindow* window) {
+// Sample `offset` of `slot` from one Record of mixture id `id`, read for the
+// fields used (ReadPlan): the image (its window into *window), the label and
+// the batched fields. Adds the decode's time to times.decode_s; WorkerLoop
+// counts the rest of a claim as read time (two clock reads per sample would
+// be a tenth of a token sample's cost).
+Status Loader::Impl::ReadRecord(uint64_t id, Slot& slot, size_t offset, uint64_t epoch, uint64_t seed,
+                                SampleDecoder& decoder, SampleTimes& times, CropWindow* window) {
+  const std::pair<size_t, uint64_t> at = reads.Locate(id);
+  const SampleSource& source = reads.source(at.first);
+  const uint64_t in_dataset = at.second;  // what the crop is keyed and errors named with
   double decode_s = 0;
   Status status = [&]() -> Status {
-    UREC_ASSIGN_OR_RETURN(Record record, source.dataset().Get(id));
+    UREC_ASSIGN_OR_RETURN(Record record, reads.Read(id));
     if (source.has_labels()) {
       UREC_ASSIGN_OR_RETURN(slot.labels[offset], record.GetInt64(label_index));
     }
@@ -82,7 +82,7 @@ Status Loader::Impl::ReadRecord(const SampleSource& source, uint64_t id, Slot& s
       UREC_ASSIGN_OR_RETURN(std::string_view image, record.GetBytes(image_index));
       const Clock::time_point t1 = Clock::now();
       UREC_RETURN_IF_ERROR(
-          decoder.Decode(image, seed, epoch, id, slot.images + offset * image_bytes, image_bytes, window));
+          decoder.Decode(image, seed, epoch, in_dataset, slot.images + offset * image_bytes, image_bytes, window));
       decode_s = Seconds(Clock::now() - t1);
       sample.window = *window;
       sample.output_size = options.image_size;
@@ -97,7 +97,7 @@ Status Loader::Impl::ReadRecord(const SampleSource& source, uint64_t id, Slot& s
     return Status::OK();
   }();
   times.decode_s += decode_s;
-  if (!status.ok()) return status.WithContext(source.Describe(id));
+  if (!status.ok()) return status.WithContext(source.Describe(in_dataset));
   return status;
 }
 
@@ -141,8 +141,8 @@ void Loader::Impl::WorkerLoop(SampleDecoder& decoder) {
       for (size_t k = 0; k < take && status.ok(); ++k) {
         // Samples of microseconds wait mostly on memory: start loading
         // the next ones' entries and values while this one is read.
-        if (k + 2 < take) Prefetch(ids[k + 2], ShardPages::PrefetchStage::kEntry);
-        if (k + 1 < take) Prefetch(ids[k + 1], ShardPages::PrefetchStage::kBlobs);
+        if (k + 2 < take) reads.Prefetch(ids[k + 2], ShardPages::PrefetchStage::kEntry);
+        if (k + 1 < take) reads.Prefetch(ids[k + 1], ShardPages::PrefetchStage::kBlobs);
         status = LoadSample(position + k, ids[k], slot, offset + k, epoch, seed, decoder, times, &skipped, &last_bad);
         error_offset = offset + k;
       }

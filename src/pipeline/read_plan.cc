@@ -1,33 +1,55 @@
-// Remote datasets download ahead in the order the loader will read them.
-#include "pipeline/loader_impl.h"
+#include "pipeline/read_plan.h"
 
-namespace unirecord {
+#include <algorithm>
 
-// A remote dataset downloads shards ahead in this run's order (a pure
-// function of seed and epoch, known before the first read), followed by the
-// next epoch's: the next epoch's first shards download while this one ends
-// instead of stalling its first batch (a plan of an epoch that never comes
-// costs prefetch_shards downloads at most). A mixture plans each remote
-// dataset's own records.
-void Loader::Impl::PlanRemoteReads() {
-  bool any_remote = false;
-  for (const SampleSource& source : sources) any_remote = any_remote || source.dataset().is_remote();
-  if (!any_remote) return;
-  std::vector<std::vector<uint64_t>> ids(sources.size());
-  auto add = [&](const Sampler& order, uint64_t begin, uint64_t end) {
-    for (uint64_t p = begin; p < end; ++p) {
-      const uint64_t id = RecordAt(order, p);
-      const size_t k = SourceOf(id);
-      if (sources[k].dataset().is_remote()) ids[k].push_back(id - first_ids[k]);
-    }
-  };
-  add(sampler, start_position, end_position);
-  Sampler next_epoch = sampler;
-  next_epoch.SetEpoch(sampler.epoch() + 1);
-  add(next_epoch, 0, EpochEnd());
-  for (size_t k = 0; k < sources.size(); ++k) {
-    if (sources[k].dataset().is_remote()) sources[k].dataset().PlanReads(ids[k]);
+namespace unirecord::pipeline {
+
+Result<ReadPlan> ReadPlan::Create(std::vector<SampleSource> sources, const std::vector<size_t>& record_fields) {
+  ReadPlan plan;
+  uint64_t first = 0;
+  for (const SampleSource& source : sources) {
+    plan.first_ids_.push_back(first);
+    first += source.dataset().size();
+    plan.any_remote_ = plan.any_remote_ || source.dataset().is_remote();
+    if (record_fields.empty()) continue;
+    UREC_ASSIGN_OR_RETURN(std::shared_ptr<const dataset_internal::FieldReads> reads,
+                          dataset_internal::FieldReads::Create(source.dataset().shared_from_this(), record_fields));
+    plan.reads_.push_back(std::move(reads));
+  }
+  plan.sources_ = std::move(sources);
+  return plan;
+}
+
+std::pair<size_t, uint64_t> ReadPlan::Locate(uint64_t id) const {
+  const auto k = static_cast<size_t>(std::upper_bound(first_ids_.begin(), first_ids_.end(), id) - first_ids_.begin()) - 1;
+  return {k, id - first_ids_[k]};
+}
+
+Result<Record> ReadPlan::Read(uint64_t id) const {
+  const auto [k, record] = Locate(id);
+  return dataset_internal::ShardAccess::Get(reads_[k], record);
+}
+
+void ReadPlan::Prefetch(uint64_t id, ShardPages::PrefetchStage stage) const {
+  const auto [k, record] = Locate(id);
+  if (k < reads_.size()) dataset_internal::ShardAccess::Prefetch(*reads_[k], record, stage);
+}
+
+// A remote dataset downloads ahead in this order (a pure function of seed
+// and epoch, known before the first read); the loader passes this run's
+// order followed by the next epoch's, so that the next epoch's first shards
+// download while this one ends instead of stalling its first batch (a plan
+// of an epoch that never comes costs prefetch_shards downloads at most). A
+// mixture plans each remote dataset's own records.
+void ReadPlan::PlanRemote(const std::vector<uint64_t>& ids) const {
+  std::vector<std::vector<uint64_t>> records(sources_.size());
+  for (uint64_t id : ids) {
+    const auto [k, record] = Locate(id);
+    if (sources_[k].dataset().is_remote()) records[k].push_back(record);
+  }
+  for (size_t k = 0; k < sources_.size(); ++k) {
+    if (sources_[k].dataset().is_remote()) sources_[k].dataset().PlanReads(records[k]);
   }
 }
 
-}  // namespace unirecord
+}  // namespace unirecord::pipeline

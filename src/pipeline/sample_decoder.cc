@@ -5,6 +5,8 @@
 #include <cmath>
 #include <utility>
 
+#include "dataset/shard_access.h"
+
 namespace unirecord {
 
 // Both from kTransformNames (sample_decoder.h), the one table of the names.
@@ -130,6 +132,9 @@ Result<SampleSource> SampleSource::Create(std::shared_ptr<const Dataset> dataset
       return Status::InvalidArgument("label field '" + fields.label + "' is not an int32/int64 scalar");
     }
     source.label_indexed_ = label.indexed;
+    if (!label.indexed) {
+      UREC_ASSIGN_OR_RETURN(source.label_reads_, dataset_internal::FieldReads::Create(dataset, {source.label_field_}));
+    }
   }
   const int path_field = fields.path.empty() ? -1 : schema.FieldIndex(fields.path);
   if (path_field >= 0 && schema.field(path_field).type == FieldType::kString) {
@@ -148,7 +153,7 @@ Status SampleSource::Read(uint64_t id, Blob* image, int64_t* label) const {
   if (label_indexed_) {
     UREC_ASSIGN_OR_RETURN(*label, dataset_->GetIndexedInt64(id, label_field_));
   } else {
-    UREC_ASSIGN_OR_RETURN(Record record, dataset_->Get(id));
+    UREC_ASSIGN_OR_RETURN(Record record, dataset_internal::ShardAccess::Get(label_reads_, id));
     UREC_ASSIGN_OR_RETURN(*label, record.GetInt64(label_field_));
   }
   return Status::OK();

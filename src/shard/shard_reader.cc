@@ -232,10 +232,10 @@ Result<BlobBytes> ShardReader::ReadBlob(const uint8_t* entry, uint64_t row, size
 
 void ShardReader::PrefetchEntry(uint64_t row) const { __builtin_prefetch(index_.entry(row)); }
 
-void ShardReader::PrefetchBlobs(uint64_t row) const {
+void ShardReader::PrefetchBlobs(uint64_t row, const std::vector<uint32_t>& slots) const {
   if (frame_only_) return;
   const uint8_t* entry = index_.entry(row);
-  for (size_t slot = 0; slot < layout_.blob_fields.size(); ++slot) {
+  for (uint32_t slot : slots) {
     const index::BlobLocator b = index::LoadBlobLocator(layout_, entry, slot);
     if (b.offset < pages_begin_ || !format::RangeWithin(b.offset, b.stored_length, pages_end_)) continue;
     const uint8_t* bytes = shard_.data() + b.offset;

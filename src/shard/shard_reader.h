@@ -96,12 +96,12 @@ class ShardReader {
   // (the Loader, within a claim of samples): PrefetchEntry starts loading
   // row's record-table entry; PrefetchBlobs reads that entry (so call it a
   // row after PrefetchEntry) and starts loading the first
-  // kPrefetchBlobBytes of each of its blobs. Only CPU prefetch
+  // kPrefetchBlobBytes of each of its blobs in `slots`. Only CPU prefetch
   // instructions, which never fault; nothing is checked or returned, so
   // the read that follows checks everything as usual. `row` < records().
   static constexpr uint64_t kPrefetchBlobBytes = 16 << 10;
   void PrefetchEntry(uint64_t row) const;
-  void PrefetchBlobs(uint64_t row) const;
+  void PrefetchBlobs(uint64_t row, const std::vector<uint32_t>& slots) const;
 
   // From now on a scalar page decoded for a read is kept for every thread
   // while `budget` allows: a read at random then inflates a page once, not

@@ -1,0 +1,49 @@
+// Reads of some fields of a Dataset's records, resolved once: by segment,
+// which of its sources (its shard, the column files of its field groups:
+// format/SPEC.md section 1.4) are read at all, which of their blobs, and
+// whether their scalar page. The Loader reads through one the fields its
+// later stages use (ShardAccess::Get): a record read so touches no byte of
+// another field, and verify_checksums covers exactly the bytes it reads.
+// Not public API.
+#ifndef UNIRECORD_DATASET_FIELD_READS_H_
+#define UNIRECORD_DATASET_FIELD_READS_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "unirecord/dataset.h"
+
+namespace unirecord::dataset_internal {
+
+// One source of a segment: what a read of the chosen fields takes from it.
+struct SourceReads {
+  bool entry = false;                // its record-table entry (every read of it starts there)
+  std::vector<uint32_t> blob_slots;  // the blobs read, by slot, increasing
+  bool page = false;                 // its scalar page
+};
+
+class FieldReads {
+ public:
+  // `fields`: indexes into dataset->schema(); OutOfRange for one past it.
+  static Result<std::shared_ptr<const FieldReads>> Create(std::shared_ptr<const Dataset> dataset,
+                                                          const std::vector<size_t>& fields);
+
+  const Dataset& dataset() const { return *dataset_; }
+  bool Reads(size_t field) const { return field < reads_.size() && reads_[field] != 0; }
+  // "'label', 'boxes'": the fields read, for messages.
+  std::string Names() const;
+  // By source of segment `segment` (Dataset::segments()).
+  const std::vector<SourceReads>& Sources(size_t segment) const { return segments_[segment]; }
+
+ private:
+  std::shared_ptr<const Dataset> dataset_;
+  std::vector<uint8_t> reads_;                     // by field of the schema
+  std::vector<std::vector<SourceReads>> segments_;  // by segment, by source
+};
+
+}  // namespace unirecord::dataset_internal
+
+#endif  // UNIRECORD_DATASET_FIELD_READS_H_
