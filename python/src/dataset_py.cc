@@ -3,9 +3,12 @@
 #include <pybind11/stl.h>
 
 #include <cstring>
+#include <iterator>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "common.h"
 #include "unirecord/schema.h"
@@ -235,94 +238,231 @@ void OpenInto(PyDataset& d) {
   }
 }
 
-// remote_options: the RemoteOptions fields other than cache_dir and
-// cache_limit, by name (docs/remote.md); the ranges are RemoteShards::Open's
-// to check.
-const std::pair<const char*, int RemoteOptions::*> kRemoteIntOptions[] = {
-    {"prefetch_shards", &RemoteOptions::prefetch_shards}, {"max_requests", &RemoteOptions::max_requests},
-    {"attempts", &RemoteOptions::attempts},               {"retry_backoff_ms", &RemoteOptions::retry_backoff_ms},
-    {"timeout_s", &RemoteOptions::timeout_s},             {"min_rate_bytes_per_s", &RemoteOptions::min_rate_bytes_per_s},
-    {"min_rate_window_s", &RemoteOptions::min_rate_window_s}, {"request_deadline_s", &RemoteOptions::request_deadline_s}};
-const std::pair<const char*, std::string RemoteOptions::*> kRemoteStringOptions[] = {
-    {"s3_endpoint", &RemoteOptions::s3_endpoint}, {"s3_addressing", &RemoteOptions::s3_addressing}};
+// One remote option (a RemoteOptions member other than cache_dir and
+// cache_limit, docs/remote.md) by name: Dataset(remote_options={name: ...})
+// and unirecord.Remote take them; the ranges are RemoteShards::Open's to check.
+struct RemoteOption {
+  const char* name;
+  py::object (*get)(const RemoteOptions&);
+  void (*set)(const std::string& shown_as, const py::handle&, RemoteOptions&);
+};
 
-void SetRemoteOptions(const py::object& options, RemoteOptions* remote) {
+template <typename T>
+T RemoteValue(const std::string& shown_as, const py::handle& value) {
+  if constexpr (std::is_same_v<T, std::string>) return StrArg(shown_as, value);
+  else return IntArgAs<T>(shown_as, value);
+}
+
+#define UREC_REMOTE_OPTION(MEMBER)                                                                  \
+  RemoteOption {                                                                                     \
+    #MEMBER, [](const RemoteOptions& o) { return py::cast(o.MEMBER); },                              \
+        [](const std::string& shown_as, const py::handle& v, RemoteOptions& o) {                     \
+          o.MEMBER = RemoteValue<decltype(o.MEMBER)>(shown_as, v);                                   \
+        }                                                                                            \
+  }
+
+const std::vector<RemoteOption>& RemoteOptionTable() {
+  static const std::vector<RemoteOption> table = {
+      UREC_REMOTE_OPTION(prefetch_shards),   UREC_REMOTE_OPTION(max_requests),
+      UREC_REMOTE_OPTION(attempts),          UREC_REMOTE_OPTION(retry_backoff_ms),
+      UREC_REMOTE_OPTION(timeout_s),         UREC_REMOTE_OPTION(min_rate_bytes_per_s),
+      UREC_REMOTE_OPTION(min_rate_window_s), UREC_REMOTE_OPTION(request_deadline_s),
+      UREC_REMOTE_OPTION(s3_endpoint),       UREC_REMOTE_OPTION(s3_addressing),
+  };
+  return table;
+}
+
+#undef UREC_REMOTE_OPTION
+
+const RemoteOption* FindRemoteOption(const std::string& name) {
+  for (const RemoteOption& option : RemoteOptionTable()) {
+    if (name == option.name) return &option;
+  }
+  return nullptr;
+}
+
+void SetRemoteOptions(const py::handle& options, RemoteOptions* remote) {
   if (options.is_none()) return;
   if (!py::isinstance<py::dict>(options)) {
     throw py::type_error("remote_options must be a dict, not " + py::repr(options).cast<std::string>());
   }
-  for (auto item : options.cast<py::dict>()) {
+  for (auto item : py::reinterpret_borrow<py::dict>(options)) {
     const std::string key = StrArg("remote_options key", item.first);
-    const std::string name = "remote_options['" + key + "']";
-    bool known = false;
-    for (const auto& [option, member] : kRemoteIntOptions) {
-      if (key == option) {
-        remote->*member = IntArgAs<int>(name, item.second);
-        known = true;
-      }
-    }
-    for (const auto& [option, member] : kRemoteStringOptions) {
-      if (key == option) {
-        remote->*member = StrArg(name, item.second);
-        known = true;
-      }
-    }
-    if (!known) {
+    const RemoteOption* option = FindRemoteOption(key);
+    if (option == nullptr) {
       std::string names;
-      for (const auto& option : kRemoteIntOptions) names += std::string(option.first) + ", ";
-      for (const auto& option : kRemoteStringOptions) names += std::string(option.first) + ", ";
+      for (const RemoteOption& known : RemoteOptionTable()) names += std::string(known.name) + ", ";
       RaiseStatus(Status::InvalidArgument("unknown remote option '" + key + "' (known: " + names +
                                           "and cache_dir and cache_limit as arguments of their own)"));
     }
+    option->set("remote_options['" + key + "']", item.second, *remote);
   }
 }
 
-// All of them, as SetRemoteOptions takes them (pickling).
+// All of them, as SetRemoteOptions takes them.
 py::dict RemoteOptionsDict(const RemoteOptions& remote) {
   py::dict d;
-  for (const auto& [option, member] : kRemoteIntOptions) d[option] = remote.*member;
-  for (const auto& [option, member] : kRemoteStringOptions) d[option] = remote.*member;
+  for (const RemoteOption& option : RemoteOptionTable()) d[option.name] = option.get(remote);
   return d;
 }
 
+// One keyword of unirecord.Dataset (or its path): how a value is checked and
+// kept in a PyDataset before it opens, and the value that opens the same
+// dataset again (what a pickle holds: the version opened, not its tag).
+struct DatasetOption {
+  const char* name;
+  void (*set)(const std::string& shown_as, const py::handle&, PyDataset&);
+  py::object (*get)(const PyDataset&);
+};
+
+void SetPath(const std::string& shown_as, const py::handle& v, PyDataset& d) {
+  d.paths.clear();
+  d.path_is_list = py::isinstance<py::list>(v) || py::isinstance<py::tuple>(v);
+  if (!d.path_is_list) return d.paths.push_back(PathArg(shown_as, v));
+  for (auto p : v) d.paths.push_back(PathArg(shown_as, p));
+  if (d.paths.empty()) RaiseStatus(Status::InvalidArgument("empty list of shard paths"));
+}
+
+void SetFieldNames(const std::string& shown_as, const py::handle& v, PyDataset& d) {
+  d.field_names.clear();
+  if (v.is_none()) return;
+  if (py::isinstance<py::str>(v)) return d.field_names.push_back(StrArg(shown_as, v));
+  if (!py::isinstance<py::iterable>(v)) {
+    throw py::type_error(shown_as + " must be a field name or a list of them, not " + py::repr(v).cast<std::string>());
+  }
+  for (py::handle name : v) d.field_names.push_back(StrArg(shown_as, name));
+}
+
+void SetBytesAs(const std::string& shown_as, const py::handle& v, PyDataset& d) {
+  const std::string bytes_as = StrArg(shown_as, v);
+  if (bytes_as != "memoryview" && bytes_as != "numpy") {
+    RaiseStatus(Status::InvalidArgument(shown_as + " must be 'memoryview' or 'numpy', not '" + bytes_as + "'"));
+  }
+  d.bytes_as_numpy = bytes_as == "numpy";
+}
+
+// The version opened (None: a dataset without a manifest, a glob or .urec files).
+py::object OpenedVersion(const PyDataset& d) {
+  const uint64_t opened = d.dataset ? d.dataset->version() : d.options.version;
+  return opened == 0 ? py::none() : py::object(py::int_(opened));
+}
+
+// A bool, integer or optional member of the options, by the UREC_DATASET_* macros.
+#define UREC_DATASET_BOOL(NAME, MEMBER)                                                                   \
+  DatasetOption {                                                                                          \
+    NAME, [](const std::string& s, const py::handle& v, PyDataset& d) { d.MEMBER = BoolArg(s, v); },       \
+        [](const PyDataset& d) -> py::object { return py::bool_(d.MEMBER); }                               \
+  }
+#define UREC_DATASET_UINT64(NAME, MEMBER)                                                                 \
+  DatasetOption {                                                                                          \
+    NAME, [](const std::string& s, const py::handle& v, PyDataset& d) { d.MEMBER = IntArgAs<uint64_t>(s, v); }, \
+        [](const PyDataset& d) -> py::object { return py::int_(d.MEMBER); }                                \
+  }
+
+// The one list of Dataset's keywords (and its path): the constructor, the
+// pickle (a dict keyed by these names) and unirecord.Remote's checks
+// (_check_dataset_option) go through it.
+const std::vector<DatasetOption>& DatasetOptionTable() {
+  static const std::vector<DatasetOption> table = {
+      {"path", &SetPath, [](const PyDataset& d) -> py::object {
+         return d.path_is_list ? py::object(FsNames(d.paths)) : py::object(FsName(d.paths[0]));
+       }},
+      {"fields", &SetFieldNames, [](const PyDataset& d) -> py::object { return py::cast(d.field_names); }},
+      UREC_DATASET_BOOL("verify_checksums", options.verify_checksums),
+      UREC_DATASET_BOOL("allow_partial", options.allow_partial),
+      {"bytes_as", &SetBytesAs,
+       [](const PyDataset& d) -> py::object { return py::str(d.bytes_as_numpy ? "numpy" : "memoryview"); }},
+      {"cache_dir",
+       [](const std::string& s, const py::handle& v, PyDataset& d) {
+         d.options.remote.cache_dir = v.is_none() ? "" : PathArg(s, v);
+       },
+       [](const PyDataset& d) -> py::object {
+         return d.options.remote.cache_dir.empty() ? py::none() : py::object(FsName(d.options.remote.cache_dir));
+       }},
+      UREC_DATASET_UINT64("cache_limit", options.remote.cache_limit),
+      {"remote_options", [](const std::string&, const py::handle& v, PyDataset& d) { SetRemoteOptions(v, &d.options.remote); },
+       [](const PyDataset& d) -> py::object { return RemoteOptionsDict(d.options.remote); }},
+      {"version",
+       [](const std::string& s, const py::handle& v, PyDataset& d) {
+         d.options.version = v.is_none() ? 0 : IntArgAs<uint64_t>(s, v, 1);
+       },
+       &OpenedVersion},
+      {"tag", [](const std::string& s, const py::handle& v, PyDataset& d) { d.options.tag = v.is_none() ? "" : StrArg(s, v); },
+       [](const PyDataset&) -> py::object { return py::none(); }},  // the version opened stands for it
+      UREC_DATASET_UINT64("page_cache_bytes", options.page_cache_bytes),
+  };
+  return table;
+}
+
+#undef UREC_DATASET_BOOL
+#undef UREC_DATASET_UINT64
+
+const DatasetOption* FindDatasetOption(const std::string& name) {
+  for (const DatasetOption& option : DatasetOptionTable()) {
+    if (name == option.name) return &option;
+  }
+  return nullptr;
+}
+
+// A Dataset opened from {keyword: value} (keys of DatasetOptionTable).
+std::shared_ptr<PyDataset> OpenDataset(const py::dict& options) {
+  auto d = std::make_shared<PyDataset>();
+  for (auto item : options) {
+    const std::string key = py::str(item.first).cast<std::string>();
+    const DatasetOption* option = FindDatasetOption(key);
+    if (option == nullptr) RaiseStatus(Status::InvalidArgument("unknown Dataset option '" + key + "'"));
+    option->set(key, item.second, *d);
+  }
+  if (d->paths.empty()) RaiseStatus(Status::InvalidArgument("a Dataset needs a path"));
+  OpenInto(*d);
+  return d;
+}
+
+// The pickle of a Dataset: {keyword: value} of every DatasetOption.
+py::dict DatasetState(const PyDataset& d) {
+  py::dict state;
+  for (const DatasetOption& option : DatasetOptionTable()) state[option.name] = option.get(d);
+  return state;
+}
+
+// A pickle of before the dict: (paths, path_is_list, field names,
+// verify_checksums, allow_partial, bytes_as_numpy[, cache_dir, cache_limit[,
+// remote_options[, version[, page_cache_bytes]]]]), grown at its end.
+std::shared_ptr<PyDataset> OpenPositionalState(const py::tuple& t) {
+  if (t.size() < 6) RaiseStatus(Status::InvalidArgument("a Dataset pickle of " + std::to_string(t.size()) + " values"));
+  py::dict options;
+  options["path"] = t[1].cast<bool>() ? py::object(py::list(t[0])) : py::object(py::list(t[0])[0]);
+  const char* names[] = {"fields", "verify_checksums", "allow_partial", "bytes_as", "cache_dir",
+                         "cache_limit", "remote_options", "version", "page_cache_bytes"};
+  for (size_t i = 2; i < t.size() && i - 2 < std::size(names); ++i) options[names[i - 2]] = t[i];
+  options["bytes_as"] = t[5].cast<bool>() ? "numpy" : "memoryview";
+  if (t.size() > 9 && t[9].cast<uint64_t>() == 0) options["version"] = py::none();  // no manifest
+  return OpenDataset(options);
+}
+
+// Dataset(...): its parameters are the table's, in the table's order.
 std::shared_ptr<PyDataset> NewDataset(const py::object& path, const py::object& fields,
                                       const py::object& verify_checksums, const py::object& allow_partial,
-                                      const py::object& bytes_as_arg, const py::object& cache_dir,
+                                      const py::object& bytes_as, const py::object& cache_dir,
                                       const py::object& cache_limit, const py::object& remote_options,
                                       const py::object& version, const py::object& tag,
                                       const py::object& page_cache_bytes) {
-  auto d = std::make_shared<PyDataset>();
-  const std::string bytes_as = StrArg("bytes_as", bytes_as_arg);
-  if (bytes_as != "memoryview" && bytes_as != "numpy") {
-    RaiseStatus(Status::InvalidArgument("bytes_as must be 'memoryview' or 'numpy', not '" + bytes_as + "'"));
-  }
-  d->bytes_as_numpy = bytes_as == "numpy";
-  if (py::isinstance<py::list>(path) || py::isinstance<py::tuple>(path)) {
-    d->path_is_list = true;
-    for (auto p : path) d->paths.push_back(PathArg("path", p));
-    if (d->paths.empty()) RaiseStatus(Status::InvalidArgument("empty list of shard paths"));
-  } else {
-    d->paths.push_back(PathArg("path", path));
-  }
-  if (!fields.is_none()) {
-    if (py::isinstance<py::str>(fields)) {
-      d->field_names.push_back(StrArg("fields", fields));
-    } else if (py::isinstance<py::iterable>(fields)) {
-      for (py::handle name : fields) d->field_names.push_back(StrArg("fields", name));
-    } else {
-      throw py::type_error("fields must be a field name or a list of them, not " + py::repr(fields).cast<std::string>());
-    }
-  }
-  d->options.verify_checksums = BoolArg("verify_checksums", verify_checksums);
-  d->options.allow_partial = BoolArg("allow_partial", allow_partial);
-  if (!cache_dir.is_none()) d->options.remote.cache_dir = PathArg("cache_dir", cache_dir);
-  d->options.remote.cache_limit = IntArgAs<uint64_t>("cache_limit", cache_limit);
-  SetRemoteOptions(remote_options, &d->options.remote);
-  if (!version.is_none()) d->options.version = IntArgAs<uint64_t>("version", version, 1);
-  if (!tag.is_none()) d->options.tag = StrArg("tag", tag);
-  d->options.page_cache_bytes = IntArgAs<uint64_t>("page_cache_bytes", page_cache_bytes);
-  OpenInto(*d);
-  return d;
+  const py::object* given[] = {&path,        &fields,         &verify_checksums, &allow_partial, &bytes_as, &cache_dir,
+                               &cache_limit, &remote_options, &version,          &tag,           &page_cache_bytes};
+  const std::vector<DatasetOption>& table = DatasetOptionTable();
+  if (table.size() != std::size(given)) RaiseStatus(Status::Internal("Dataset's parameters are not its table's"));
+  py::dict options;
+  for (size_t i = 0; i < table.size(); ++i) options[table[i].name] = *given[i];
+  return OpenDataset(options);
+}
+
+// _core._check_dataset_option: one Dataset keyword or remote option checked
+// as Dataset(...) checks it, the error naming it `shown_as` (unirecord.Remote).
+void CheckDatasetOption(const std::string& key, const py::handle& value, const std::string& shown_as) {
+  PyDataset scratch;
+  if (const DatasetOption* option = FindDatasetOption(key)) return option->set(shown_as, value, scratch);
+  if (const RemoteOption* option = FindRemoteOption(key)) return option->set(shown_as, value, scratch.options.remote);
+  RaiseStatus(Status::InvalidArgument("unknown Dataset option '" + key + "'"));
 }
 
 }  // namespace
@@ -534,10 +674,11 @@ unpickling re-opens and re-maps the files of that same version (this is
 what DataLoader workers do), even when a newer one has committed since.
 )doc")
       .def(py::init(&NewDataset), py::arg("path"), py::arg("fields") = py::none(), py::kw_only(),
-           py::arg("verify_checksums") = true, py::arg("allow_partial") = false, py::arg("bytes_as") = "memoryview",
-           py::arg("cache_dir") = py::none(), py::arg("cache_limit") = 0, py::arg("remote_options") = py::none(),
-           py::arg("version") = py::none(), py::arg("tag") = py::none(),
-           py::arg("page_cache_bytes") = uint64_t{256} << 20)
+           py::arg("verify_checksums") = DatasetOptions().verify_checksums,
+           py::arg("allow_partial") = DatasetOptions().allow_partial, py::arg("bytes_as") = "memoryview",
+           py::arg("cache_dir") = py::none(), py::arg("cache_limit") = DatasetOptions().remote.cache_limit,
+           py::arg("remote_options") = py::none(), py::arg("version") = py::none(), py::arg("tag") = py::none(),
+           py::arg("page_cache_bytes") = DatasetOptions().page_cache_bytes)
       .def("__len__", [](const PyDataset& d) { return d.dataset->size(); })
       .def("__getitem__", &GetItem, py::arg("index"),
            "The record at index (negative counts from the end) as a dict of the selected fields.")
@@ -687,33 +828,18 @@ what DataLoader workers do), even when a newer one has committed since.
              return "unirecord.Dataset(" + py::repr(p).cast<std::string>() +
                     ", records=" + std::to_string(d.dataset->size()) + ", schema=" + d.dataset->schema().ToString() + ")";
            })
-      .def(py::pickle(
-          [](const PyDataset& d) {
-            return py::make_tuple(FsNames(d.paths), d.path_is_list, d.field_names, d.options.verify_checksums,
-                                  d.options.allow_partial, d.bytes_as_numpy,
-                                  FsName(d.options.remote.cache_dir), d.options.remote.cache_limit,
-                                  RemoteOptionsDict(d.options.remote), d.dataset->version(),
-                                  d.options.page_cache_bytes);
-          },
-          [](const py::tuple& t) {
-            auto d = std::make_shared<PyDataset>();
-            for (py::handle p : t[0]) d->paths.push_back(FsNameBytes(p));
-            d->path_is_list = t[1].cast<bool>();
-            d->field_names = t[2].cast<std::vector<std::string>>();
-            d->options.verify_checksums = t[3].cast<bool>();
-            d->options.allow_partial = t[4].cast<bool>();
-            d->bytes_as_numpy = t[5].cast<bool>();
-            if (t.size() > 7) {
-              d->options.remote.cache_dir = FsNameBytes(t[6]);
-              d->options.remote.cache_limit = t[7].cast<uint64_t>();
-            }
-            if (t.size() > 8) SetRemoteOptions(t[8], &d->options.remote);
-            if (t.size() > 9) d->options.version = t[9].cast<uint64_t>();  // the version opened, not its tag
-            if (t.size() > 10) d->options.page_cache_bytes = t[10].cast<uint64_t>();
-            OpenInto(*d);
-            return d;
-          }));
+      // A dict {keyword: value} (DatasetOptionTable); the tuples of earlier builds still load.
+      .def(py::pickle([](const PyDataset& d) -> py::object { return DatasetState(d); }, [](const py::object& state) {
+        if (py::isinstance<py::tuple>(state)) return OpenPositionalState(state.cast<py::tuple>());
+        if (!py::isinstance<py::dict>(state)) {
+          throw py::type_error("a Dataset pickle holds a dict, not " + py::repr(state).cast<std::string>());
+        }
+        return OpenDataset(state.cast<py::dict>());
+      }));
 
+  m.def("_check_dataset_option", &CheckDatasetOption, py::arg("key"), py::arg("value"), py::arg("shown_as"),
+        "Checks value as Dataset's keyword or remote option `key`; the error names it `shown_as`.");
+  m.attr("_remote_defaults") = RemoteOptionsDict(RemoteOptions());
   m.def("_to_schema", &ToSchema, py::arg("schema"));
 }
 

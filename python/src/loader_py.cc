@@ -170,26 +170,30 @@ py::object ToPython(const std::optional<unirecord::PackOptions>& v) {
 }
 
 // unirecord.Pack's options as a dict (Pack._native()), or None.
-void PackFromPython(const char* name, const py::handle& value, std::optional<unirecord::PackOptions>* out) {
+void PackFromPython(const std::string& name, const py::handle& value, std::optional<unirecord::PackOptions>* out) {
   out->reset();
   if (value.is_none()) return;
   if (!PyDict_Check(value.ptr())) {
-    throw py::type_error(std::string(name) + " must be a unirecord.Pack, not " + py::repr(value).cast<std::string>());
+    throw py::type_error(name + " must be a unirecord.Pack, not " + py::repr(value).cast<std::string>());
   }
   unirecord::PackOptions pack;
   for (auto item : py::reinterpret_borrow<py::dict>(value)) {
     const std::string key = py::str(item.first).cast<std::string>();
-    const std::string what = "Pack " + key;
+    const std::string what = name + "." + key;
+    const auto named = [&](auto parsed) {  // an enum's parse error names the option
+      if (!parsed.ok()) RaiseStatus(parsed.status().WithContext(what));
+      return *parsed;
+    };
     if (key == "seq_len") {
       pack.seq_len = IntArgAs<size_t>(what, item.second, 1);
     } else if (key == "window") {
       pack.window = IntArgAs<size_t>(what, item.second, 1);
     } else if (key == "strategy") {
-      pack.strategy = Unwrap(unirecord::ParsePackStrategy(StrArg(what, item.second)));
+      pack.strategy = named(unirecord::ParsePackStrategy(StrArg(what, item.second)));
     } else if (key == "overlong") {
-      pack.overlong = Unwrap(unirecord::ParsePackOverlong(StrArg(what, item.second)));
+      pack.overlong = named(unirecord::ParsePackOverlong(StrArg(what, item.second)));
     } else if (key == "weight_unit") {
-      pack.weight_unit = Unwrap(unirecord::ParseWeightUnit(StrArg(what, item.second)));
+      pack.weight_unit = named(unirecord::ParseWeightUnit(StrArg(what, item.second)));
     } else if (key == "fields") {
       if (!item.second.is_none()) {
         if (PyUnicode_Check(item.second.ptr()) || !PySequence_Check(item.second.ptr())) {
@@ -215,21 +219,21 @@ void PackFromPython(const char* name, const py::handle& value, std::optional<uni
 }
 
 template <typename T>
-void FromPython(const char* name, const py::handle& value, int64_t minimum, T* out) {
+void FromPython(const std::string& name, const py::handle& value, int64_t minimum, T* out) {
   if constexpr (std::is_same_v<T, bool>) {
     *out = BoolArg(name, value);
   } else if constexpr (std::is_integral_v<T>) {
     *out = IntArgAs<T>(name, value, static_cast<T>(std::max<int64_t>(minimum, std::numeric_limits<T>::min())));
   } else if constexpr (std::is_floating_point_v<T>) {
     if (PyBool_Check(value.ptr()) || !PyNumber_Check(value.ptr()) || PyUnicode_Check(value.ptr())) {
-      throw py::type_error(std::string(name) + " must be a number, not " + py::repr(value).cast<std::string>());
+      throw py::type_error(name + " must be a number, not " + py::repr(value).cast<std::string>());
     }
     *out = value.cast<T>();
   } else if constexpr (std::is_same_v<T, std::string>) {
     *out = StrArg(name, value);
   } else if constexpr (std::is_same_v<T, std::array<float, 3>>) {
     std::vector<float> v = value.cast<std::vector<float>>();
-    if (v.size() != 3) throw py::value_error(std::string(name) + " must hold 3 values (one per channel)");
+    if (v.size() != 3) throw py::value_error(name + " must hold 3 values (one per channel)");
     std::copy(v.begin(), v.end(), out->begin());
   } else if constexpr (std::is_same_v<T, void*>) {
     *out = reinterpret_cast<void*>(IntArgAs<uintptr_t>(name, value));
@@ -241,7 +245,7 @@ void FromPython(const char* name, const py::handle& value, int64_t minimum, T* o
     out->clear();
     if (value.is_none()) return;
     if (PyUnicode_Check(value.ptr()) || PyBytes_Check(value.ptr()) || !py::isinstance<py::sequence>(value)) {
-      throw py::type_error(std::string(name) + " must be a sequence of numbers, not " +
+      throw py::type_error(name + " must be a sequence of numbers, not " +
                            py::repr(value).cast<std::string>());
     }
     for (const py::handle item : py::reinterpret_borrow<py::sequence>(value)) {
@@ -255,7 +259,7 @@ void FromPython(const char* name, const py::handle& value, int64_t minimum, T* o
     out->clear();
     if (value.is_none()) return;
     if (PyUnicode_Check(value.ptr()) || !PySequence_Check(value.ptr())) {
-      throw py::type_error(std::string(name) + " must be a list of field names, not " +
+      throw py::type_error(name + " must be a list of field names, not " +
                            py::repr(value).cast<std::string>());
     }
     for (const py::handle item : value) out->push_back(StrArg(name, item));
@@ -277,19 +281,22 @@ void FromPython(const char* name, const py::handle& value, int64_t minimum, T* o
 }
 
 // One option of unirecord.Loader / ImageDataset as the binding sees it: its
-// name (the Python keyword, or the key the Python side derives from a
+// name (the key the Python side passes: an option group's, or derived from a
 // transform or a device), its value in a LoaderOptions, and how a Python
-// value is checked and stored there.
+// value is checked and stored there (errors name it as `shown_as`: the
+// option's name, or the attribute of the group that holds it).
 struct LoaderOption {
   const char* name;
   py::object (*get)(const LoaderOptions&);
-  void (*set)(const py::handle&, LoaderOptions&);
+  void (*set)(const std::string& shown_as, const py::handle&, LoaderOptions&);
 };
 
-#define UREC_LOADER_OPTION(NAME, MEMBER, MINIMUM)                                                    \
-  LoaderOption {                                                                                      \
-    NAME, [](const LoaderOptions& o) { return ToPython(o.MEMBER); },                                  \
-        [](const py::handle& v, LoaderOptions& o) { FromPython(NAME, v, MINIMUM, &o.MEMBER); }        \
+#define UREC_LOADER_OPTION(NAME, MEMBER, MINIMUM)                                                         \
+  LoaderOption {                                                                                           \
+    NAME, [](const LoaderOptions& o) { return ToPython(o.MEMBER); },                                       \
+        [](const std::string& shown_as, const py::handle& v, LoaderOptions& o) {                           \
+          FromPython(shown_as, v, MINIMUM, &o.MEMBER);                                                     \
+        }                                                                                                  \
   }
 
 // The one list of the options: _core._loader_defaults (the defaults of the
@@ -360,6 +367,21 @@ py::dict LoaderDefaults() {
   return d;
 }
 
+const LoaderOption* FindLoaderOption(const std::string& key) {
+  const auto& table = LoaderOptionTable();
+  auto it = std::find_if(table.begin(), table.end(), [&](const LoaderOption& e) { return key == e.name; });
+  return it == table.end() ? nullptr : &*it;
+}
+
+// _core._check_loader_option: the check of one option, for the Python
+// option groups (unirecord.Sampler, ...), which check themselves when made.
+void CheckLoaderOption(const std::string& key, const py::handle& value, const std::string& shown_as) {
+  const LoaderOption* option = FindLoaderOption(key);
+  if (option == nullptr) RaiseStatus(Status::InvalidArgument("unknown loader option '" + key + "'"));
+  LoaderOptions scratch;
+  option->set(shown_as, value, scratch);
+}
+
 }  // namespace
 
 LoaderOptions ParseLoaderOptions(const py::dict& options) {
@@ -367,10 +389,9 @@ LoaderOptions ParseLoaderOptions(const py::dict& options) {
   std::string unknown;
   for (auto item : options) {
     const std::string key = py::str(item.first).cast<std::string>();
-    const auto& table = LoaderOptionTable();
-    auto it = std::find_if(table.begin(), table.end(), [&](const LoaderOption& e) { return key == e.name; });
-    if (it == table.end()) unknown += (unknown.empty() ? "" : ", ") + key;
-    else it->set(item.second, o);
+    const LoaderOption* option = FindLoaderOption(key);
+    if (option == nullptr) unknown += (unknown.empty() ? "" : ", ") + key;
+    else option->set(key, item.second, o);
   }
   if (!unknown.empty()) RaiseStatus(Status::InvalidArgument("unknown loader option(s): " + unknown));
   o.cuda.layout = o.layout;  // on a device the kernel makes the layout (the host batch stays NHWC)
@@ -652,6 +673,8 @@ class PyLoader {
 void RegisterLoader(py::module_& m) {
   // The defaults of LoaderOptions under the option names of _Loader.
   m.attr("_loader_defaults") = LoaderDefaults();
+  m.def("_check_loader_option", &CheckLoaderOption, py::arg("key"), py::arg("value"), py::arg("shown_as"),
+        "Checks value as the loader option `key` (a key of _loader_defaults); the error names it `shown_as`.");
   py::class_<PyLoader>(m, "_Loader", "Native side of unirecord.Loader (internal).")
       .def(py::init<std::vector<std::shared_ptr<PyDataset>>, py::dict>(), py::arg("datasets"), py::arg("options"))
       .def("next", &PyLoader::Next, py::arg("wait_stream") = 0)
