@@ -203,8 +203,8 @@ def test_kept_pages_read_what_inflating_each_time_reads(written):
     assert sorted(none[i]["name"] for i in range(len(none))) == sorted(make_record(i)["name"] for i in range(40))
 
     def batches(ds):
-        loader = unirecord.Loader(ds, batch_size=8, shuffle=True, seed=5, image_field=None, label_field=None,
-                                  fields=["weight", "mean"], threads=2)
+        loader = unirecord.Loader(ds, batch_size=8, shuffle=True, seed=5, threads=2,
+                                  fields=unirecord.Fields(["weight", "mean"], image_field=None, label_field=None))
         return [(b["weight"].tolist(), b["mean"].tolist()) for b in loader]
 
     assert batches(kept) == batches(none)
