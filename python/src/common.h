@@ -39,6 +39,7 @@ T Unwrap(unirecord::Result<T>&& result) {
 
 // Adds CorruptRecordError and NotSupportedError to the module.
 void RegisterErrors(py::module_& m);
+void RegisterSchema(py::module_& m);  // Field, Schema (before RegisterDataset)
 void RegisterDataset(py::module_& m);
 void RegisterWriter(py::module_& m);
 void RegisterStagedWrite(py::module_& m);

@@ -140,7 +140,7 @@ def test_pickle_reopens(written):
 
 
 def test_pickle_is_keyed_by_the_datasets_keywords(written, tmp_path):
-    """A Dataset pickles {keyword: value} (python/src/dataset_py.cc's one table
+    """A Dataset pickles {keyword: value} (python/src/dataset_options_py.cc's one table
     of its options): the names and order of Dataset(...)'s parameters, values
     that reopen the same version."""
     ds = unirecord.Dataset(written, fields=["name"], verify_checksums=False, bytes_as="numpy",

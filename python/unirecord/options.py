@@ -8,7 +8,7 @@ cached); :class:`~unirecord.Pack` (``unirecord.packing``) is one more.
 Each is a frozen dataclass: immutable, compared by value, picklable (a loader
 made in another process takes the same objects), checked when made. The
 checks are the native loader's own (python/src/loader_py.cc's table of
-options; python/src/dataset_py.cc's for :class:`Remote`): a wrong type is a
+options; python/src/dataset_options_py.cc's for :class:`Remote`): a wrong type is a
 TypeError, a value out of range a ValueError, each naming the option as
 ``Group.name``. ``Loader(sampler=Sampler(block_size=0))`` fails where the
 Sampler is made, exactly as the loader would."""
@@ -33,7 +33,7 @@ Ragged = Literal["pad", "jagged"]
 BoxFormat = Literal["xywh", "xyxy"]
 
 # RemoteOptions' defaults (the remote options besides cache_dir and
-# cache_limit), from a default-constructed one: python/src/dataset_py.cc.
+# cache_limit), from a default-constructed one: python/src/dataset_options_py.cc.
 REMOTE_DEFAULTS: Dict[str, Any] = dict(_core._remote_defaults)
 
 
@@ -298,7 +298,7 @@ class Remote(_Options):
     s3_addressing: str = REMOTE_DEFAULTS["s3_addressing"]
 
     def __post_init__(self) -> None:
-        # Checked by Dataset's own table (dataset_py.cc), as Dataset(...) checks them.
+        # Checked by Dataset's own table (dataset_options_py.cc), as Dataset(...) checks them.
         for f in dataclass_fields(self):
             if f.name != "cache_dir" or self.cache_dir is not None:
                 _core._check_dataset_option(f.name, getattr(self, f.name), f"Remote.{f.name}")
