@@ -24,6 +24,7 @@ pybind11_add_module(_core NO_EXTRAS
   ${_unirecord_py_src}/convert_parts_py.cc
   ${_unirecord_py_src}/image_py.cc
   ${_unirecord_py_src}/loader_py.cc
+  ${_unirecord_py_src}/loader_options_py.cc
   ${_unirecord_py_src}/versions_py.cc
   ${_unirecord_py_src}/fields_py.cc
   ${_unirecord_py_src}/query_py.cc)

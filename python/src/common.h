@@ -54,8 +54,10 @@ void RegisterFields(py::module_& m);
 void RegisterQuery(py::module_& m);
 
 // LoaderOptions from the options dict of _Loader and _ImageReader (the keys
-// of _core._loader_defaults; loader_py.cc has the one table of them).
+// of _core._loader_defaults; loader_options_py.cc has the one table of them).
 unirecord::LoaderOptions ParseLoaderOptions(const py::dict& options);
+// _core._loader_defaults and _check_loader_option (loader_options_py.cc).
+void RegisterLoaderOptions(py::module_& m);
 
 // A Schema from a unirecord.Schema, a list of Field, or a dict {name: type or Field}.
 unirecord::Schema ToSchema(const py::handle& obj);

@@ -11,10 +11,10 @@ _FieldType = Union[str, type, np.dtype]
 _Value = Union[int, float, str, bytes, memoryview, npt.NDArray[Any]]
 
 built_with_cuda: bool
-# The options of _Loader and _ImageReader (python/src/loader_py.cc's table),
+# The options of _Loader and _ImageReader (python/src/loader_options_py.cc's table),
 # each with the value of a default-constructed LoaderOptions.
 _loader_defaults: Dict[str, Any]
-# RemoteOptions' defaults besides cache_dir and cache_limit (python/src/dataset_py.cc's table).
+# RemoteOptions' defaults besides cache_dir and cache_limit (python/src/dataset_options_py.cc's table).
 _remote_defaults: Dict[str, Any]
 
 class CorruptRecordError(OSError):
@@ -32,7 +32,7 @@ def _index_arg(index: Any, records: int) -> int:
     """A sequence index (negative from the end) as a position; TypeError / IndexError."""
 def _to_schema(schema: "_SchemaLike") -> "Schema": ...
 def _check_loader_option(key: str, value: Any, shown_as: str) -> None:
-    """value checked as the loader option `key` (loader_py.cc's table); the error names it `shown_as`."""
+    """value checked as the loader option `key` (loader_options_py.cc's table); the error names it `shown_as`."""
 def _check_dataset_option(key: str, value: Any, shown_as: str) -> None:
     """value checked as Dataset's keyword or remote option `key`; the error names it `shown_as`."""
 

@@ -268,7 +268,7 @@ class Loader:
         if pack is not None and not isinstance(pack, Pack):
             raise TypeError(f"pack must be a unirecord.Pack, not {pack!r}")
         self.pack = pack
-        # The native loader's options (python/src/loader_py.cc has the one
+        # The native loader's options (python/src/loader_options_py.cc has the one
         # table; it checks each value and names it): the groups' and the
         # ones resolved here.
         opts: Dict[str, Any] = dict(batch_size=batch_size, seed=seed, drop_last=drop_last,

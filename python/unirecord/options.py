@@ -7,7 +7,7 @@ cached); :class:`~unirecord.Pack` (``unirecord.packing``) is one more.
 
 Each is a frozen dataclass: immutable, compared by value, picklable (a loader
 made in another process takes the same objects), checked when made. The
-checks are the native loader's own (python/src/loader_py.cc's table of
+checks are the native loader's own (python/src/loader_options_py.cc's table of
 options; python/src/dataset_options_py.cc's for :class:`Remote`): a wrong type is a
 TypeError, a value out of range a ValueError, each naming the option as
 ``Group.name``. ``Loader(sampler=Sampler(block_size=0))`` fails where the
@@ -130,7 +130,8 @@ class Sampler(_Options):
         if self.subset is not None:
             # The ids are checked against the dataset by the Loader (record_ids).
             if isinstance(self.subset, (str, bytes)) or not hasattr(self.subset, "__len__"):
-                raise TypeError(f"Sampler.subset must be a sequence of ints (record ids), not {type(self.subset).__name__}")
+                raise TypeError("Sampler.subset must be a sequence of ints (record ids), "
+                                f"not {type(self.subset).__name__}")
             tolist = getattr(self.subset, "tolist", None)
             self._set("subset", tuple(tolist() if callable(tolist) else self.subset))
         if self.where is not None and not isinstance(self.where, str):
