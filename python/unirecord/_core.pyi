@@ -16,6 +16,9 @@ built_with_cuda: bool
 _loader_defaults: Dict[str, Any]
 # RemoteOptions' defaults besides cache_dir and cache_limit (python/src/dataset_options_py.cc's table).
 _remote_defaults: Dict[str, Any]
+# The keywords every converter takes (python/src/convert_py.cc's table), in
+# their order, with their defaults: the four converters' stubs below list them.
+_convert_keywords: Dict[str, Any]
 
 class CorruptRecordError(OSError):
     """On-disk data failed a checksum or bounds check; the message names the file and record."""
