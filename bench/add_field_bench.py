@@ -56,8 +56,9 @@ def column_bytes(out, group):
 
 
 def loader_records_per_s(path, epochs=1):
-    loader = unirecord.Loader(unirecord.Dataset(path), batch_size=1024, shuffle=True, image_field=None,
-                              label_field=None, fields=["x", "score"], threads=2, num_shards=1, shard_id=0)
+    loader = unirecord.Loader(unirecord.Dataset(path), batch_size=1024, shuffle=True, threads=2,
+                              sampler=unirecord.Sampler(num_shards=1, shard_id=0),
+                              fields=unirecord.Fields(["x", "score"], image_field=None, label_field=None))
     seen = 0
     start = time.perf_counter()
     for epoch in range(epochs):

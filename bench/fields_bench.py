@@ -119,9 +119,10 @@ def tokens(args, work):
     payload = int(lengths.sum()) * 4
 
     def ours(threads):
-        return epoch_of(unirecord.Loader(path, batch_size=BATCH, shuffle=True, image_field=None, label_field=None,
-                                         fields=["tokens"], threads=threads, num_shards=1, shard_id=0,
-                                         verify_checksums=args.verify == "on"),
+        return epoch_of(unirecord.Loader(path, batch_size=BATCH, shuffle=True, threads=threads,
+                                         sampler=unirecord.Sampler(num_shards=1, shard_id=0),
+                                         fields=unirecord.Fields(["tokens"], image_field=None, label_field=None),
+                                         decode=unirecord.Decode(verify_checksums=args.verify == "on")),
                         lambda batch: len(batch["tokens"]))
 
     peer = epoch_of(torch.utils.data.DataLoader(TokenRecords(path, args.verify == "on"), batch_size=BATCH, shuffle=True, num_workers=0,
@@ -251,9 +252,11 @@ def detection(args, work):
     unirecord.convert_coco(coco_json, folder, converted, num_shards=1)
 
     def ours(threads, path=converted):
-        return epoch_of(unirecord.Loader(path, batch_size=BATCH, shuffle=True, label_field=None, threads=threads,
-                                         transform=unirecord.RandomResizedCrop(224, flip=True), boxes="boxes",
-                                         box_aligned=["category_id"], num_shards=1, shard_id=0),
+        return epoch_of(unirecord.Loader(path, batch_size=BATCH, shuffle=True, threads=threads,
+                                         transform=unirecord.RandomResizedCrop(224, flip=True),
+                                         sampler=unirecord.Sampler(num_shards=1, shard_id=0),
+                                         fields=unirecord.Fields(label_field=None, boxes="boxes",
+                                                                 box_aligned=["category_id"])),
                         lambda batch: len(batch["image"]))
 
     def peer(workers):

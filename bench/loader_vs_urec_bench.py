@@ -51,9 +51,9 @@ def child(args):
     import unirecord
 
     loader = unirecord.Loader(args.records, batch_size=args.batch, shuffle=True, seed=0, threads=args.threads,
-                              prefetch=args.prefetch, layout=args.layout, device=args.device,
+                              prefetch=args.prefetch, device=args.device,
                               transform=unirecord.RandomResizedCrop(224, flip=True),
-                              **device_dtype(args))
+                              fields=unirecord.Fields(layout=args.layout), **device_dtype(args))
     synchronize = None
     if args.device == "cuda":
         import torch

@@ -71,8 +71,8 @@ def resident_mib():
 
 
 def run_unirecord(path, strategy):
-    loader = unirecord.Loader(path, 8, True, image_field=None, label_field=None, fields=["tokens"], threads=1,
-                              pack=unirecord.Pack(SEQ_LEN, strategy=strategy, window=WINDOW))
+    loader = unirecord.Loader(path, 8, True, threads=1, pack=unirecord.Pack(SEQ_LEN, strategy=strategy, window=WINDOW),
+                              fields=unirecord.Fields(["tokens"], image_field=None, label_field=None))
     rows = tokens = 0
     for batch in loader:
         rows += batch["tokens"].shape[0]

@@ -89,9 +89,10 @@ def urec_bench(urec, path, epochs, extra, cpu=None):
 PY_LOADER = """
 import json, sys, time, unirecord
 path, epochs, order, block, window, cache, limit = sys.argv[1:8]
-kw = dict(threads=int(sys.argv[8]), order=order, block_size=int(block), window=int(window), seed=0)
+kw = dict(threads=int(sys.argv[8]), seed=0,
+          sampler=unirecord.Sampler(order=order, block_size=int(block), window=int(window)))
 if cache:
-    kw.update(cache_dir=cache, cache_limit=int(limit), remote_options=json.loads(sys.argv[9]))
+    kw.update(remote=unirecord.Remote(cache_dir=cache, cache_limit=int(limit), **json.loads(sys.argv[9])))
 loader = unirecord.Loader(path, 256, True, **kw)
 result = []
 for epoch in range(int(epochs)):

@@ -15,13 +15,16 @@ pybind11_add_module(_core NO_EXTRAS
   ${_unirecord_py_src}/module.cc
   ${_unirecord_py_src}/errors.cc
   ${_unirecord_py_src}/args.cc
+  ${_unirecord_py_src}/schema_py.cc
   ${_unirecord_py_src}/dataset_py.cc
+  ${_unirecord_py_src}/dataset_options_py.cc
   ${_unirecord_py_src}/writer_py.cc
   ${_unirecord_py_src}/staged_write_py.cc
   ${_unirecord_py_src}/convert_py.cc
   ${_unirecord_py_src}/convert_parts_py.cc
   ${_unirecord_py_src}/image_py.cc
   ${_unirecord_py_src}/loader_py.cc
+  ${_unirecord_py_src}/loader_options_py.cc
   ${_unirecord_py_src}/coverage_py.cc
   ${_unirecord_py_src}/versions_py.cc
   ${_unirecord_py_src}/fields_py.cc

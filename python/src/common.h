@@ -44,6 +44,7 @@ T Unwrap(unirecord::Result<T>&& result) {
 
 // Adds CorruptRecordError and NotSupportedError to the module.
 void RegisterErrors(py::module_& m);
+void RegisterSchema(py::module_& m);  // Field, Schema (before RegisterDataset)
 void RegisterDataset(py::module_& m);
 void RegisterWriter(py::module_& m);
 void RegisterStagedWrite(py::module_& m);
@@ -64,8 +65,10 @@ unirecord::CoverageDigest CoverageArg(const py::handle& item);
 void RegisterServe(py::module_& m);
 
 // LoaderOptions from the options dict of _Loader and _ImageReader (the keys
-// of _core._loader_defaults; loader_py.cc has the one table of them).
+// of _core._loader_defaults; loader_options_py.cc has the one table of them).
 unirecord::LoaderOptions ParseLoaderOptions(const py::dict& options);
+// _core._loader_defaults and _check_loader_option (loader_options_py.cc).
+void RegisterLoaderOptions(py::module_& m);
 
 // A Schema from a unirecord.Schema, a list of Field, or a dict {name: type or Field}.
 unirecord::Schema ToSchema(const py::handle& obj);

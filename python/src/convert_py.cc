@@ -2,9 +2,14 @@
 #include <pybind11/functional.h>
 #include <pybind11/stl.h>
 
+#include <array>
 #include <functional>
+#include <iterator>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <tuple>
+#include <utility>
 
 #include "convert_py.h"
 #include "writer_py.h"
@@ -24,26 +29,93 @@ py::dict ProgressDict(const unirecord::ConvertProgress& p) {
   return d;
 }
 
+namespace {
+
+// The options of one converter call: ConvertOptions, and the progress
+// callable that RunConversion wraps into its on_progress.
+struct ConvertArgs {
+  unirecord::ConvertOptions options;
+  py::object progress = py::none();
+};
+
+// A keyword every converter takes: its default (that of a default-constructed
+// ConvertOptions, as urec's) and how a value is checked and kept.
+struct ConvertKeyword {
+  const char* name;
+  py::object (*default_value)(const unirecord::ConvertOptions& defaults);
+  void (*set)(const char* name, const py::handle& value, ConvertArgs& args);
+};
+
+#define UREC_CONVERT_KEYWORD(NAME, MEMBER, PARSE)                                                          \
+  ConvertKeyword {                                                                                          \
+    NAME, [](const unirecord::ConvertOptions& c) -> py::object { return py::cast(c.MEMBER); },              \
+        [](const char* name, const py::handle& v, ConvertArgs& a) { a.options.MEMBER = PARSE; }             \
+  }
+
+// The one list of the converters' common keywords, in their order: it makes
+// each converter's keywords and defaults (DefConvert), checks their values,
+// and is _core._convert_keywords (test_stubs.py checks the four stubs against it).
+constexpr ConvertKeyword kConvertKeywords[] = {
+    {"name", [](const unirecord::ConvertOptions&) -> py::object { return py::none(); },
+     [](const char* name, const py::handle& v, ConvertArgs& a) {
+       if (!v.is_none()) a.options.name = StrArg(name, v);
+     }},
+    UREC_CONVERT_KEYWORD("num_shards", num_shards, IntArgAs<uint32_t>(name, v)),
+    UREC_CONVERT_KEYWORD("target_shard_bytes", target_shard_bytes, IntArgAs<uint64_t>(name, v)),
+    UREC_CONVERT_KEYWORD("threads", threads, IntArgAs<int>(name, v, 0)),
+    UREC_CONVERT_KEYWORD("strict", strict, BoolArg(name, v)),
+    UREC_CONVERT_KEYWORD("keep_original", keep_original, BoolArg(name, v)),
+    UREC_CONVERT_KEYWORD("sync", sync, BoolArg(name, v)),
+    {"progress", [](const unirecord::ConvertOptions&) -> py::object { return py::none(); },
+     [](const char* name, const py::handle& v, ConvertArgs& a) {
+       if (!v.is_none() && !PyCallable_Check(v.ptr())) {
+         throw py::type_error(std::string(name) + " must be a callable or None, not " +
+                              py::repr(v).cast<std::string>());
+       }
+       a.progress = py::reinterpret_borrow<py::object>(v);
+     }},
+    UREC_CONVERT_KEYWORD("max_pixels", limits.max_pixels, IntArgAs<int64_t>(name, v, 1)),
+    UREC_CONVERT_KEYWORD("follow_links_outside", follow_links_outside, BoolArg(name, v)),
+    UREC_CONVERT_KEYWORD("allow_empty", allow_empty, BoolArg(name, v)),
+    UREC_CONVERT_KEYWORD("append", append, BoolArg(name, v)),
+    {"default", [](const unirecord::ConvertOptions&) -> py::object { return py::none(); },
+     [](const char*, const py::handle& v, ConvertArgs& a) {
+       a.options.defaults = DefaultsArg(py::reinterpret_borrow<py::object>(v));
+     }},
+};
+
+#undef UREC_CONVERT_KEYWORD
+
+constexpr size_t kConvertKeywordCount = std::size(kConvertKeywords);
+
+void SetConvertKeyword(const char* name, const py::handle& value, ConvertArgs& args) {
+  for (const ConvertKeyword& keyword : kConvertKeywords) {
+    if (std::string_view(keyword.name) == name) return keyword.set(name, value, args);
+  }
+  RaiseStatus(Status::Internal(std::string("no converter keyword '") + name + "'"));
+}
+
+}  // namespace
+
 unirecord::ConvertOptions ConvertOptionsArgs(const py::object& name, const py::object& num_shards,
                                              const py::object& target_shard_bytes, const py::object& threads,
                                              const py::object& strict, const py::object& keep_original,
                                              const py::object& sync, const py::object& max_pixels,
                                              const py::object& follow_links_outside, const py::object& allow_empty,
                                              const py::object& append, const py::object& extend_classes) {
-  unirecord::ConvertOptions o;
-  o.limits.max_pixels = IntArgAs<int64_t>("max_pixels", max_pixels, 1);
-  if (!name.is_none()) o.name = StrArg("name", name);
-  o.num_shards = IntArgAs<uint32_t>("num_shards", num_shards);
-  o.target_shard_bytes = IntArgAs<uint64_t>("target_shard_bytes", target_shard_bytes);
-  o.threads = IntArgAs<int>("threads", threads, 0);
-  o.strict = BoolArg("strict", strict);
-  o.keep_original = BoolArg("keep_original", keep_original);
-  o.sync = BoolArg("sync", sync);
-  o.follow_links_outside = BoolArg("follow_links_outside", follow_links_outside);
-  o.allow_empty = BoolArg("allow_empty", allow_empty);
-  o.append = BoolArg("append", append);
-  o.extend_classes = BoolArg("extend_classes", extend_classes);
-  return o;
+  ConvertArgs args;
+  const std::pair<const char*, const py::object*> given[] = {
+      {"name", &name},         {"num_shards", &num_shards},
+      {"target_shard_bytes", &target_shard_bytes},
+      {"threads", &threads},   {"strict", &strict},
+      {"keep_original", &keep_original},
+      {"sync", &sync},         {"max_pixels", &max_pixels},
+      {"follow_links_outside", &follow_links_outside},
+      {"allow_empty", &allow_empty},
+      {"append", &append}};
+  for (const auto& [keyword, value] : given) SetConvertKeyword(keyword, *value, args);
+  args.options.extend_classes = BoolArg("extend_classes", extend_classes);
+  return args.options;
 }
 
 py::dict ReportDict(const unirecord::ConvertReport& rep) {
@@ -76,14 +148,14 @@ py::dict ReportDict(const unirecord::ConvertReport& rep) {
   return d;
 }
 
-// Runs `convert` with options.on_progress calling `progress` (None: none),
+namespace {
+
+// Runs `convert` with options.on_progress calling args.progress (None: none),
 // without the GIL; its errors and the callback's become exceptions here.
-py::dict RunConversion(unirecord::ConvertOptions o, const py::object& progress,
-                       const std::function<unirecord::Result<unirecord::ConvertReport>(
-                           const unirecord::ConvertOptions&)>& convert) {
-  if (!progress.is_none() && !PyCallable_Check(progress.ptr())) {
-    throw py::type_error("progress must be a callable or None, not " + py::repr(progress).cast<std::string>());
-  }
+py::dict RunConversion(ConvertArgs args, const std::function<unirecord::Result<unirecord::ConvertReport>(
+                                             const unirecord::ConvertOptions&)>& convert) {
+  unirecord::ConvertOptions& o = args.options;
+  const py::object& progress = args.progress;
   std::optional<py::error_already_set> callback_error;
   if (!progress.is_none()) {
     // Runs on the calling thread, which released the GIL below.
@@ -106,36 +178,22 @@ py::dict RunConversion(unirecord::ConvertOptions o, const py::object& progress,
   return ReportDict(Unwrap(std::move(r)));
 }
 
-py::dict ConvertImageFolder(const py::object& src, const py::object& out, const py::object& name,
-                            const py::object& num_shards, const py::object& target_shard_bytes,
-                            const py::object& threads, const py::object& strict, const py::object& keep_original,
-                            const py::object& sync, const py::object& progress, const py::object& max_pixels,
-                            const py::object& follow_links_outside, const py::object& allow_empty,
-                            const py::object& append, const py::object& default_values,
-                            const py::object& extend_classes) {
-  unirecord::ConvertOptions o = ConvertOptionsArgs(name, num_shards, target_shard_bytes, threads, strict,
-                                                   keep_original, sync, max_pixels, follow_links_outside,
-                                                   allow_empty, append, extend_classes);
-  o.defaults = DefaultsArg(default_values);
-  const std::string src_path = PathArg("src", src), out_path = PathArg("out", out);
-  return RunConversion(o, progress, [&](const unirecord::ConvertOptions& options) {
+// A converter's own arguments, in their order.
+template <size_t N>
+using Values = std::array<py::object, N>;
+
+py::dict ConvertImageFolder(const Values<2>& given, ConvertArgs args, const Values<1>& own) {
+  args.options.extend_classes = BoolArg("extend_classes", own[0]);
+  const std::string src_path = PathArg("src", given[0]), out_path = PathArg("out", given[1]);
+  return RunConversion(std::move(args), [&](const unirecord::ConvertOptions& options) {
     return unirecord::ConvertImageFolder(src_path, out_path, options);
   });
 }
 
-py::dict ConvertCoco(const py::object& annotations, const py::object& images, const py::object& out,
-                     const py::object& name, const py::object& num_shards, const py::object& target_shard_bytes,
-                     const py::object& threads, const py::object& strict, const py::object& keep_original,
-                     const py::object& sync, const py::object& progress, const py::object& max_pixels,
-                     const py::object& follow_links_outside, const py::object& allow_empty,
-                     const py::object& append, const py::object& default_values) {
-  unirecord::ConvertOptions o = ConvertOptionsArgs(name, num_shards, target_shard_bytes, threads, strict,
-                                                   keep_original, sync, max_pixels, follow_links_outside,
-                                                   allow_empty, append, py::bool_(false));
-  o.defaults = DefaultsArg(default_values);
-  const std::string annotations_path = PathArg("annotations", annotations), images_path = PathArg("images", images),
-                    out_path = PathArg("out", out);
-  return RunConversion(o, progress, [&](const unirecord::ConvertOptions& options) {
+py::dict ConvertCoco(const Values<3>& given, ConvertArgs args, const Values<0>&) {
+  const std::string annotations_path = PathArg("annotations", given[0]), images_path = PathArg("images", given[1]),
+                    out_path = PathArg("out", given[2]);
+  return RunConversion(std::move(args), [&](const unirecord::ConvertOptions& options) {
     return unirecord::ConvertCoco(annotations_path, images_path, out_path, options);
   });
 }
@@ -143,45 +201,60 @@ py::dict ConvertCoco(const py::object& annotations, const py::object& images, co
 // convert_jsonl / convert_csv.
 template <unirecord::Result<unirecord::ConvertReport> (*Convert)(const std::string&, const std::string&,
                                                                  const std::string&, const unirecord::ConvertOptions&)>
-py::dict ConvertManifest(const py::object& manifest, const py::object& out, const py::object& schema,
-                         const py::object& name, const py::object& num_shards, const py::object& target_shard_bytes,
-                         const py::object& threads, const py::object& strict, const py::object& keep_original,
-                         const py::object& sync, const py::object& progress, const py::object& max_pixels,
-                         const py::object& follow_links_outside, const py::object& allow_empty,
-                     const py::object& append, const py::object& default_values) {
-  unirecord::ConvertOptions o = ConvertOptionsArgs(name, num_shards, target_shard_bytes, threads, strict,
-                                                   keep_original, sync, max_pixels, follow_links_outside,
-                                                   allow_empty, append, py::bool_(false));
-  o.defaults = DefaultsArg(default_values);
-  const std::string manifest_path = PathArg("manifest", manifest), schema_path = PathArg("schema", schema),
-                    out_path = PathArg("out", out);
-  return RunConversion(o, progress, [&](const unirecord::ConvertOptions& options) {
+py::dict ConvertManifest(const Values<3>& given, ConvertArgs args, const Values<0>&) {
+  const std::string manifest_path = PathArg("manifest", given[0]), out_path = PathArg("out", given[1]),
+                    schema_path = PathArg("schema", given[2]);
+  return RunConversion(std::move(args), [&](const unirecord::ConvertOptions& options) {
     return Convert(manifest_path, schema_path, out_path, options);
   });
 }
 
-// Defines converter `name`: its `leading` arguments (positional, then
-// py::kw_only() and its own keywords), the keywords every converter takes
-// (their defaults those of a default-constructed ConvertOptions, as urec's),
-// then `trailing` ones.
-template <typename Function, typename... Leading, typename... Trailing>
-void DefConvert(py::module_& m, const char* name, Function function, const char* doc, std::tuple<Leading...> leading,
-                Trailing... trailing) {
-  const unirecord::ConvertOptions c;
-  std::apply(
-      [&](auto... lead) {
-        m.def(name, function, lead..., py::arg("name") = py::none(), py::arg("num_shards") = c.num_shards,
-              py::arg("target_shard_bytes") = c.target_shard_bytes, py::arg("threads") = c.threads,
-              py::arg("strict") = c.strict, py::arg("keep_original") = c.keep_original, py::arg("sync") = c.sync,
-              py::arg("progress") = py::none(), py::arg("max_pixels") = c.limits.max_pixels,
-              py::arg("follow_links_outside") = c.follow_links_outside, py::arg("allow_empty") = c.allow_empty,
-              py::arg("append") = c.append, py::arg("default") = py::none(), trailing..., doc);
-      },
-      leading);
+template <size_t>
+using Given = const py::object&;
+
+// The Python function of a converter: its L arguments, the common keywords
+// (checked into a ConvertArgs by their rows of kConvertKeywords), its T own
+// keywords after them; calls convert(the L, the ConvertArgs, the T).
+template <typename Convert, size_t... L, size_t... C, size_t... T>
+auto ConverterFunction(Convert convert, std::index_sequence<L...>, std::index_sequence<C...>,
+                       std::index_sequence<T...>) {
+  return [convert](Given<L>... given, Given<C>... common, Given<T>... own) {
+    ConvertArgs args;
+    (kConvertKeywords[C].set(kConvertKeywords[C].name, common, args), ...);
+    return convert(Values<sizeof...(L)>{given...}, std::move(args), Values<sizeof...(T)>{own...});
+  };
 }
 
+// py::arg(name) = its default, for each common keyword.
+template <size_t... C>
+auto ConvertKeywordArgs(std::index_sequence<C...>) {
+  const unirecord::ConvertOptions defaults;
+  return std::make_tuple((py::arg(kConvertKeywords[C].name) = kConvertKeywords[C].default_value(defaults))...);
+}
+
+// Defines converter `name`: `leading` (its Given arguments, then
+// py::kw_only() and its own keywords before the common ones), the keywords
+// every converter takes (kConvertKeywords), then its `own` keywords.
+template <size_t Given, size_t Own, typename... Leading, typename... OwnArgs>
+void DefConvert(py::module_& m, const char* name, py::dict (*convert)(const Values<Given>&, ConvertArgs,
+                                                                     const Values<Own>&),
+                const char* doc, std::tuple<Leading...> leading, OwnArgs... own) {
+  static_assert(sizeof...(OwnArgs) == Own, "one py::arg per own keyword");
+  auto function = ConverterFunction(convert, std::make_index_sequence<Given>(),
+                                    std::make_index_sequence<kConvertKeywordCount>(), std::make_index_sequence<Own>());
+  std::apply([&](auto... args) { m.def(name, function, args..., own..., doc); },
+             std::tuple_cat(leading, ConvertKeywordArgs(std::make_index_sequence<kConvertKeywordCount>())));
+}
+
+}  // namespace
+
 void RegisterConvert(py::module_& m) {
-  DefConvert(m, "convert_imagefolder", &ConvertImageFolder, R"doc(
+  py::dict keywords;  // _core._convert_keywords: name -> default, in their order
+  for (const ConvertKeyword& keyword : kConvertKeywords) {
+    keywords[keyword.name] = keyword.default_value(unirecord::ConvertOptions());
+  }
+  m.attr("_convert_keywords") = keywords;
+  DefConvert<2, 1>(m, "convert_imagefolder", &ConvertImageFolder, R"doc(
 Converts a torchvision-style ImageFolder SRC/<class>/**/<image> into a dataset
 in OUT (the code behind `urec convert imagefolder`).
 
@@ -218,7 +291,7 @@ not_written, rejects_path).
 )doc",
              std::make_tuple(py::arg("src"), py::arg("out"), py::kw_only()),
              py::arg("extend_classes") = unirecord::ConvertOptions().extend_classes);
-  DefConvert(m, "convert_jsonl", &ConvertManifest<unirecord::ConvertJsonl>, R"doc(
+  DefConvert<3, 0>(m, "convert_jsonl", &ConvertManifest<unirecord::ConvertJsonl>, R"doc(
 Converts a manifest, one sample a line, into a dataset in OUT (the code
 behind `urec convert jsonl`): JSON Lines, one object a line with a key per field. SCHEMA is a JSON file
 {"fields": [{"name": ..., "type": ..., "shape": [...], "indexed": bool}, ...]}
@@ -235,7 +308,7 @@ manifest's file name without its extension; the other keywords and the
 report are convert_imagefolder's.
 )doc",
              std::make_tuple(py::arg("manifest"), py::arg("out"), py::kw_only(), py::arg("schema")));
-  DefConvert(m, "convert_csv", &ConvertManifest<unirecord::ConvertCsv>, R"doc(
+  DefConvert<3, 0>(m, "convert_csv", &ConvertManifest<unirecord::ConvertCsv>, R"doc(
 Converts a manifest, one sample a line, into a dataset in OUT (the code
 behind `urec convert csv`): CSV with a header row naming each field once; string and image cells are taken as they are, the others parsed as JSON (3, 0.5, true, [1, 2, 3]); quoted cells may hold commas, quotes as "" and newlines. SCHEMA is a JSON file
 {"fields": [{"name": ..., "type": ..., "shape": [...], "indexed": bool}, ...]}
@@ -252,7 +325,7 @@ manifest's file name without its extension; the other keywords and the
 report are convert_imagefolder's.
 )doc",
              std::make_tuple(py::arg("manifest"), py::arg("out"), py::kw_only(), py::arg("schema")));
-  DefConvert(m, "convert_coco", &ConvertCoco, R"doc(
+  DefConvert<3, 0>(m, "convert_coco", &ConvertCoco, R"doc(
 Converts a COCO instances file (ANNOTATIONS) and the folder of its images
 (IMAGES) into a dataset in OUT (the code behind `urec convert coco`).
 

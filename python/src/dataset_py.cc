@@ -1,4 +1,5 @@
-// unirecord.Field, unirecord.Schema and unirecord.Dataset.
+// unirecord.Dataset: records as Python values (bytes zero-copy), what the
+// dataset is, and its pickle (dataset_options_py.cc has its options).
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
@@ -6,112 +7,22 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "common.h"
+#include "dataset_options_py.h"
 #include "unirecord/schema.h"
 
 namespace unirecord_py {
 
 using unirecord::Blob;
-using unirecord::BlobCompression;
-using unirecord::BlobCompressionName;
 using unirecord::Dataset;
 using unirecord::DatasetOptions;
 using unirecord::Field;
 using unirecord::FieldType;
 using unirecord::Record;
-using unirecord::RemoteOptions;
 using unirecord::Schema;
 using unirecord::Status;
-
-namespace {
-
-FieldType FieldTypeArg(const py::handle& obj) {
-  std::string name;
-  if (py::isinstance<py::str>(obj)) {
-    return Unwrap(unirecord::ParseFieldType(obj.cast<std::string>()));
-  } else if (obj.is(py::type::of(py::int_()))) {
-    name = "int64";
-  } else if (obj.is(py::type::of(py::float_()))) {
-    name = "float64";
-  } else if (obj.is(py::type::of(py::str()))) {
-    name = "string";
-  } else if (obj.is(py::type::of(py::bytes()))) {
-    name = "bytes";
-  } else if (py::hasattr(obj, "name") || py::hasattr(obj, "dtype")) {
-    // numpy dtypes and scalar types: np.int32, np.dtype("float32")
-    name = py::str(py::module_::import("numpy").attr("dtype")(obj).attr("name")).cast<std::string>();
-  }
-  unirecord::Result<FieldType> type = unirecord::ParseFieldType(name);
-  if (type.ok()) return *type;
-  PyErr_SetString(PyExc_TypeError, (type.status().message() + " (or int, float, str, bytes, a numpy dtype), not " +
-                                    py::repr(obj).cast<std::string>())
-                                       .c_str());
-  throw py::error_already_set();
-}
-
-Field MakeField(const std::string& name, const py::handle& type, const py::handle& shape, const py::handle& indexed,
-                const py::handle& compression) {
-  Field f;
-  f.name = name;
-  f.type = FieldTypeArg(type);
-  if (!shape.is_none()) {
-    if (PyIndex_Check(shape.ptr())) {
-      f.shape = {IntArgAs<int64_t>("shape", shape, unirecord::kVariableDim)};
-    } else if (py::isinstance<py::sequence>(shape) && !py::isinstance<py::str>(shape)) {
-      for (py::handle dim : shape) f.shape.push_back(IntArgAs<int64_t>("shape", dim, unirecord::kVariableDim));
-    } else {
-      IntArgAs<int64_t>("shape", shape, 1);  // raises the TypeError
-    }
-  }
-  f.indexed = BoolArg("indexed", indexed);
-  f.compression = Unwrap(unirecord::ParseBlobCompression(StrArg("compression", compression)));
-  return f;
-}
-
-std::string FieldRepr(const Field& f) {
-  std::string s = "Field('" + f.name + "', '" + unirecord::FieldTypeName(f.type) + "'";
-  if (f.is_array()) {
-    s += ", shape=(";
-    for (size_t i = 0; i < f.shape.size(); ++i) s += (i ? ", " : "") + std::to_string(f.shape[i]);
-    s += f.shape.size() == 1 ? ",)" : ")";
-  }
-  if (f.indexed) s += ", indexed=True";
-  if (f.compression != BlobCompression::kNone) s += ", compression='" + std::string(BlobCompressionName(f.compression)) + "'";
-  return s + ")";
-}
-
-}  // namespace
-
-// A schema from a Schema, a list of Fields, or a dict {name: type or Field}.
-Schema ToSchema(const py::handle& obj) {
-  if (py::isinstance<Schema>(obj)) return obj.cast<Schema>();
-  std::vector<Field> fields;
-  if (py::isinstance<py::dict>(obj)) {
-    for (auto item : obj.cast<py::dict>()) {
-      std::string name = StrArg("field name", item.first);
-      if (py::isinstance<Field>(item.second)) {
-        Field f = item.second.cast<Field>();
-        f.name = name;
-        fields.push_back(f);
-      } else {
-        fields.push_back(MakeField(name, item.second, py::none(), py::bool_(false), py::str("none")));
-      }
-    }
-  } else if (py::isinstance<py::iterable>(obj) && !py::isinstance<py::str>(obj)) {
-    for (auto item : obj) {
-      if (!py::isinstance<Field>(item)) {
-        throw py::type_error("a schema's list holds unirecord.Field values, not " +
-                             py::repr(item).cast<std::string>());
-      }
-      fields.push_back(item.cast<Field>());
-    }
-  } else {
-    throw py::type_error("schema must be a Schema, a list of Field or a dict {name: type or Field}, not " +
-                         py::repr(obj).cast<std::string>());
-  }
-  return Unwrap(Schema::Make(std::move(fields)));
-}
 
 namespace {
 
@@ -207,131 +118,6 @@ py::object FieldValue(const PyDataset& d, uint64_t id, size_t index, const Recor
   RaiseStatus(Status::Internal("field '" + f.name + "' has an unknown type"));
 }
 
-void OpenInto(PyDataset& d) {
-  unirecord::Result<std::shared_ptr<Dataset>> r = Status::Internal("not opened");
-  {
-    py::gil_scoped_release nogil;
-    r = d.path_is_list ? Dataset::Open(d.paths, d.options) : Dataset::Open(d.paths[0], d.options);
-  }
-  d.dataset = Unwrap(std::move(r));
-  const Schema& schema = d.dataset->schema();
-  d.fields.clear();
-  if (d.field_names.empty()) {
-    for (size_t i = 0; i < schema.num_fields(); ++i) d.fields.push_back(i);
-  } else {
-    for (const std::string& name : d.field_names) {
-      int i = schema.FieldIndex(name);
-      if (i < 0) {
-        RaiseStatus(Status::KeyNotFound("dataset " + d.paths[0] + " has no field named '" + name +
-                                            "' (fields: " + schema.ToString() + ")"));
-      }
-      d.fields.push_back(static_cast<size_t>(i));
-    }
-  }
-  d.needs_record = false;
-  for (size_t i : d.fields) {
-    const Field& f = schema.field(i);
-    if (f.type != FieldType::kBytes && f.storage() != unirecord::StorageClass::kIndexed) d.needs_record = true;
-  }
-}
-
-// remote_options: the RemoteOptions fields other than cache_dir and
-// cache_limit, by name (docs/remote.md); the ranges are RemoteShards::Open's
-// to check.
-const std::pair<const char*, int RemoteOptions::*> kRemoteIntOptions[] = {
-    {"prefetch_shards", &RemoteOptions::prefetch_shards}, {"max_requests", &RemoteOptions::max_requests},
-    {"attempts", &RemoteOptions::attempts},               {"retry_backoff_ms", &RemoteOptions::retry_backoff_ms},
-    {"timeout_s", &RemoteOptions::timeout_s},             {"min_rate_bytes_per_s", &RemoteOptions::min_rate_bytes_per_s},
-    {"min_rate_window_s", &RemoteOptions::min_rate_window_s}, {"request_deadline_s", &RemoteOptions::request_deadline_s}};
-const std::pair<const char*, std::string RemoteOptions::*> kRemoteStringOptions[] = {
-    {"s3_endpoint", &RemoteOptions::s3_endpoint}, {"s3_addressing", &RemoteOptions::s3_addressing}};
-
-void SetRemoteOptions(const py::object& options, RemoteOptions* remote) {
-  if (options.is_none()) return;
-  if (!py::isinstance<py::dict>(options)) {
-    throw py::type_error("remote_options must be a dict, not " + py::repr(options).cast<std::string>());
-  }
-  for (auto item : options.cast<py::dict>()) {
-    const std::string key = StrArg("remote_options key", item.first);
-    const std::string name = "remote_options['" + key + "']";
-    bool known = false;
-    for (const auto& [option, member] : kRemoteIntOptions) {
-      if (key == option) {
-        remote->*member = IntArgAs<int>(name, item.second);
-        known = true;
-      }
-    }
-    for (const auto& [option, member] : kRemoteStringOptions) {
-      if (key == option) {
-        remote->*member = StrArg(name, item.second);
-        known = true;
-      }
-    }
-    if (!known) {
-      std::string names;
-      for (const auto& option : kRemoteIntOptions) names += std::string(option.first) + ", ";
-      for (const auto& option : kRemoteStringOptions) names += std::string(option.first) + ", ";
-      RaiseStatus(Status::InvalidArgument("unknown remote option '" + key + "' (known: " + names +
-                                          "and cache_dir and cache_limit as arguments of their own)"));
-    }
-  }
-}
-
-// All of them, as SetRemoteOptions takes them (pickling).
-py::dict RemoteOptionsDict(const RemoteOptions& remote) {
-  py::dict d;
-  for (const auto& [option, member] : kRemoteIntOptions) d[option] = remote.*member;
-  for (const auto& [option, member] : kRemoteStringOptions) d[option] = remote.*member;
-  return d;
-}
-
-std::shared_ptr<PyDataset> NewDataset(const py::object& path, const py::object& fields,
-                                      const py::object& verify_checksums, const py::object& allow_partial,
-                                      const py::object& bytes_as_arg, const py::object& cache_dir,
-                                      const py::object& cache_limit, const py::object& remote_options,
-                                      const py::object& version, const py::object& tag,
-                                      const py::object& page_cache_bytes) {
-  auto d = std::make_shared<PyDataset>();
-  const std::string bytes_as = StrArg("bytes_as", bytes_as_arg);
-  if (bytes_as != "memoryview" && bytes_as != "numpy") {
-    RaiseStatus(Status::InvalidArgument("bytes_as must be 'memoryview' or 'numpy', not '" + bytes_as + "'"));
-  }
-  d->bytes_as_numpy = bytes_as == "numpy";
-  if (py::isinstance<py::list>(path) || py::isinstance<py::tuple>(path)) {
-    d->path_is_list = true;
-    for (auto p : path) d->paths.push_back(PathArg("path", p));
-    if (d->paths.empty()) RaiseStatus(Status::InvalidArgument("empty list of shard paths"));
-  } else {
-    d->paths.push_back(PathArg("path", path));
-  }
-  if (!fields.is_none()) {
-    if (py::isinstance<py::str>(fields)) {
-      d->field_names.push_back(StrArg("fields", fields));
-    } else if (py::isinstance<py::iterable>(fields)) {
-      for (py::handle name : fields) d->field_names.push_back(StrArg("fields", name));
-    } else {
-      throw py::type_error("fields must be a field name or a list of them, not " + py::repr(fields).cast<std::string>());
-    }
-  }
-  d->options.verify_checksums = BoolArg("verify_checksums", verify_checksums);
-  d->options.allow_partial = BoolArg("allow_partial", allow_partial);
-  if (!cache_dir.is_none()) d->options.remote.cache_dir = PathArg("cache_dir", cache_dir);
-  d->options.remote.cache_limit = IntArgAs<uint64_t>("cache_limit", cache_limit);
-  SetRemoteOptions(remote_options, &d->options.remote);
-  if (!version.is_none()) d->options.version = IntArgAs<uint64_t>("version", version, 1);
-  if (!tag.is_none()) {
-    d->options.tag = StrArg("tag", tag);
-    if (d->options.tag.empty()) RaiseStatus(Status::InvalidArgument("tag '': an empty tag names no version"));
-  }
-  d->options.page_cache_bytes = IntArgAs<uint64_t>("page_cache_bytes", page_cache_bytes);
-  OpenInto(*d);
-  return d;
-}
-
-}  // namespace
-
-namespace {
-
 py::dict GetItem(const PyDataset& d, const py::handle& index) {
   uint64_t id = IndexArg(index, d.dataset->size());
   std::optional<Record> record;
@@ -386,161 +172,11 @@ py::dict ShardDict(const unirecord::ShardInfo& s) {
   return o;
 }
 
-}  // namespace
+using DatasetClass = py::class_<PyDataset, std::shared_ptr<PyDataset>>;
 
-void RegisterDataset(py::module_& m) {
-  py::class_<BlobView>(m, "_BlobView", py::buffer_protocol(),
-                       "Owner of a zero-copy blob view (keeps the dataset mapped).")
-      .def_buffer([](BlobView& v) {
-        static char empty = 0;
-        std::string_view s = v.blob.data();
-        char* p = s.empty() ? &empty : const_cast<char*>(s.data());
-        return py::buffer_info(p, 1, py::format_descriptor<uint8_t>::format(), 1,
-                               {static_cast<py::ssize_t>(s.size())}, {static_cast<py::ssize_t>(1)},
-                               /*readonly=*/true);
-      })
-      .def_property_readonly("zero_copy", [](const BlobView& v) { return v.blob.zero_copy(); });
-
-  py::class_<Field>(m, "Field", R"doc(
-One field of a schema.
-
-Field(name, type, shape=None, indexed=False, compression="none")
-
-type: "uint8", "int8", "uint16", "int16", "uint32", "int32", "int64",
-"float16", "float32", "float64", "bool", "string" or "bytes" (or the
-Python/numpy types int, float, str, bytes, np.int32, ...). shape: the shape
-of a numeric array field (e.g. (3,) or (28, 28)); -1 marks a dimension each
-record sets: boxes (-1, 4), tokens (-1,), a mask (-1, -1). Write such a field
-from a numpy array or nested lists; it reads back as a read-only zero-copy
-numpy array. indexed: numeric scalars (not float16): stored in the index
-so that reading it touches no page (use it for labels); or a (-1,) list of an
-integer or bool type: the index gets a list index (format 1.2) that answers
-`contains`, `any(... in [...])` and `len(...)` queries without reading blobs. compression: "none"
-(bytes read zero-copy) or "zstd" (bytes only).
-)doc")
-      .def(py::init([](const py::object& name, const py::object& type, const py::object& shape,
-                       const py::object& indexed, const py::object& compression) {
-             return MakeField(StrArg("name", name), type, shape, indexed, compression);
-           }),
-           py::arg("name"), py::arg("type"), py::arg("shape") = py::none(), py::arg("indexed") = false,
-           py::arg("compression") = "none")
-      .def_readonly("name", &Field::name, "Field name.")
-      .def_property_readonly("type", [](const Field& f) { return std::string(unirecord::FieldTypeName(f.type)); },
-                             "Type name: 'uint8', ..., 'float64', 'bool', 'string' or 'bytes' (numpy's names).")
-      .def_property_readonly("shape", [](const Field& f) { return py::tuple(py::cast(f.shape)); },
-                             "Array shape, -1 where each record sets the extent; () for a scalar.")
-      .def_readonly("indexed", &Field::indexed,
-                    "Numeric scalars: stored inline in the index. (-1,) integer or bool lists: a list index "
-                    "(format 1.2).")
-      .def_property_readonly("compression", [](const Field& f) { return std::string(BlobCompressionName(f.compression)); },
-                             "'none' or 'zstd' (bytes fields).")
-      .def("__eq__", [](const Field& a, const py::object& b) {
-        return py::isinstance<Field>(b) && a == b.cast<Field>();
-      }, py::arg("other"))
-      .def("__hash__", [](const Field& f) { return py::hash(py::str(FieldRepr(f))); })
-      .def("__repr__", &FieldRepr)
-      .def(py::pickle(
-          [](const Field& f) {
-            return py::make_tuple(f.name, unirecord::FieldTypeName(f.type), py::tuple(py::cast(f.shape)), f.indexed,
-                                  BlobCompressionName(f.compression));
-          },
-          [](const py::tuple& t) {
-            return MakeField(t[0].cast<std::string>(), t[1], t[2], t[3], t[4]);
-          }));
-
-  py::class_<Schema>(m, "Schema", R"doc(
-The ordered, typed fields every record of a dataset has.
-
-Schema(fields): a list of Field, or a dict {name: type or Field}, e.g.
-Schema({"image": "bytes", "label": unirecord.Field("label", "int64", indexed=True)}).
-Raises ValueError for an invalid schema (naming the field).
-)doc")
-      .def(py::init([](const py::object& fields) { return ToSchema(fields); }), py::arg("fields"))
-      .def_property_readonly("fields", [](const Schema& s) { return s.fields(); }, "The fields, in order.")
-      .def_property_readonly(
-          "names",
-          [](const Schema& s) {
-            std::vector<std::string> names;
-            for (const Field& f : s.fields()) names.push_back(f.name);
-            return names;
-          },
-          "Field names, in order.")
-      .def("__len__", &Schema::num_fields)
-      .def("__iter__", [](const Schema& s) { return py::iter(py::cast(s.fields())); })
-      .def("__contains__",
-           [](const Schema& s, const py::object& name) {
-             return py::isinstance<py::str>(name) && s.FieldIndex(name.cast<std::string>()) >= 0;
-           },
-           py::arg("name"))
-      .def("__getitem__",
-           [](const Schema& s, const py::object& key) -> Field {
-             if (py::isinstance<py::str>(key)) {
-               return s.field(Unwrap(s.FindField(key.cast<std::string>())));
-             }
-             if (PyBool_Check(key.ptr()) || !PyIndex_Check(key.ptr())) {
-               throw py::type_error("schema keys are field names (str) or positions (int), not " +
-                                    py::repr(key).cast<std::string>());
-             }
-             const py::int_ n(s.num_fields()), zero(0);
-             py::int_ i = py::reinterpret_steal<py::int_>(PyNumber_Index(key.ptr()));
-             py::int_ position = i < zero ? py::int_(i + n) : i;
-             if (position < zero || !(position < n)) {
-               throw py::index_error("field position " + py::repr(i).cast<std::string>() + " out of range for a schema of " +
-                                     std::to_string(s.num_fields()) + " fields");
-             }
-             return s.field(position.cast<size_t>());
-           },
-           py::arg("key"))
-      .def("__eq__", [](const Schema& a, const py::object& b) {
-        return py::isinstance<Schema>(b) && a == b.cast<Schema>();
-      }, py::arg("other"))
-      .def("__repr__", [](const Schema& s) { return "Schema(" + s.ToString() + ")"; })
-      .def("__str__", &Schema::ToString)
-      .def(py::pickle([](const Schema& s) { return py::list(py::cast(s.fields())); },
-                      [](const py::list& fields) { return ToSchema(fields); }));
-
-  py::class_<PyDataset, std::shared_ptr<PyDataset>>(m, "Dataset", R"doc(
-Random access to the records of a unirecord dataset (a map-style dataset).
-
-Dataset(path, fields=None, *, verify_checksums=True, allow_partial=False, bytes_as="memoryview",
-        cache_dir=None, cache_limit=0, remote_options=None, version=None, tag=None,
-        page_cache_bytes=256 << 20)
-
-path: a directory holding the shards, one .urec file, a glob pattern, a
-list of .urec paths, or a remote dataset: http(s)://HOST/DIR/ (or
-.../NAME, .../NAME.uset) or s3://BUCKET/KEY/... (docs/remote.md). fields:
-names of the fields ds[i] returns (default all). cache_dir: where a remote
-dataset's shards are cached (default $XDG_CACHE_HOME/unirecord or
-~/.cache/unirecord); cache_limit: their byte budget (0: none).
-remote_options: a dict of the other remote options (docs/remote.md):
-prefetch_shards (3), max_requests (4), attempts (5), retry_backoff_ms
-(200), timeout_s (30), min_rate_bytes_per_s (1024), min_rate_window_s (30),
-request_deadline_s (0: none), s3_endpoint (""), s3_addressing ("auto").
-version / tag: open a kept version of a dataset with a manifest (its
-generation, or the tag naming it; unirecord.versions lists them; default
-the latest). Reading it gives the same bytes whatever was committed since.
-page_cache_bytes: scalar pages (numbers, small arrays, strings) inflated for
-reads are kept up to this many bytes for all threads (a shuffled Loader of
-such fields then inflates each page once); 0: none kept.
-
-Opening maps the files and reads only their fixed-size parts: no per-record
-work and no per-record Python objects, so it is cheap in every DataLoader
-worker. ds[i] returns a dict {field: value}: bytes fields as read-only
-zero-copy memoryviews over the mapped file (they keep the dataset mapped;
-np.frombuffer(v, np.uint8) is zero-copy too) or, with bytes_as="numpy",
-read-only zero-copy uint8 numpy arrays (picklable, so they can travel back
-from DataLoader workers; memoryviews cannot), numbers as int/float, strings
-as str, fixed-shape arrays as numpy arrays.
-
-Pickling stores the path and options only, and the version opened;
-unpickling re-opens and re-maps the files of that same version (this is
-what DataLoader workers do), even when a newer one has committed since.
-)doc")
-      .def(py::init(&NewDataset), py::arg("path"), py::arg("fields") = py::none(), py::kw_only(),
-           py::arg("verify_checksums") = true, py::arg("allow_partial") = false, py::arg("bytes_as") = "memoryview",
-           py::arg("cache_dir") = py::none(), py::arg("cache_limit") = 0, py::arg("remote_options") = py::none(),
-           py::arg("version") = py::none(), py::arg("tag") = py::none(),
-           py::arg("page_cache_bytes") = uint64_t{256} << 20)
+// Reading records: the length, a record, one blob, a column, the deep check.
+void DefDatasetReads(DatasetClass& c) {
+  c
       .def("__len__", [](const PyDataset& d) { return d.dataset->size(); })
       .def("__getitem__", &GetItem, py::arg("index"),
            "The record at index (negative counts from the end) as a dict of the selected fields.")
@@ -576,6 +212,22 @@ what DataLoader workers do), even when a newer one has committed since.
           py::arg("field"),
           "Every record's value of an indexed numeric field as a numpy array (int64 or float64), "
           "read from the index alone.")
+      .def(
+          "verify",
+          [](const PyDataset& d) {
+            Status st;
+            {
+              py::gil_scoped_release nogil;
+              st = d.dataset->Verify();
+            }
+            Check(st);
+          },
+          "Deep check of every checksum; raises CorruptRecordError naming the file on the first problem.");
+}
+
+// What the dataset is: schema, metadata, classes, versions, files, remote counters.
+void DefDatasetFacts(DatasetClass& c) {
+  c
       .def_property_readonly("schema", [](const PyDataset& d) { return d.dataset->schema(); }, "The Schema.")
       .def_property_readonly(
           "fields",
@@ -673,51 +325,80 @@ what DataLoader workers do), even when a newer one has committed since.
             return out;
           },
           "Per-shard facts (path, records, sizes, format version).")
-      .def(
-          "verify",
-          [](const PyDataset& d) {
-            Status st;
-            {
-              py::gil_scoped_release nogil;
-              st = d.dataset->Verify();
-            }
-            Check(st);
-          },
-          "Deep check of every checksum; raises CorruptRecordError naming the file on the first problem.")
       .def("__repr__",
            [](const PyDataset& d) {
              py::object p = d.path_is_list ? py::object(FsNames(d.paths)) : py::object(FsName(d.paths[0]));
              return "unirecord.Dataset(" + py::repr(p).cast<std::string>() +
                     ", records=" + std::to_string(d.dataset->size()) + ", schema=" + d.dataset->schema().ToString() + ")";
-           })
-      .def(py::pickle(
-          [](const PyDataset& d) {
-            return py::make_tuple(FsNames(d.paths), d.path_is_list, d.field_names, d.options.verify_checksums,
-                                  d.options.allow_partial, d.bytes_as_numpy,
-                                  FsName(d.options.remote.cache_dir), d.options.remote.cache_limit,
-                                  RemoteOptionsDict(d.options.remote), d.dataset->version(),
-                                  d.options.page_cache_bytes);
-          },
-          [](const py::tuple& t) {
-            auto d = std::make_shared<PyDataset>();
-            for (py::handle p : t[0]) d->paths.push_back(FsNameBytes(p));
-            d->path_is_list = t[1].cast<bool>();
-            d->field_names = t[2].cast<std::vector<std::string>>();
-            d->options.verify_checksums = t[3].cast<bool>();
-            d->options.allow_partial = t[4].cast<bool>();
-            d->bytes_as_numpy = t[5].cast<bool>();
-            if (t.size() > 7) {
-              d->options.remote.cache_dir = FsNameBytes(t[6]);
-              d->options.remote.cache_limit = t[7].cast<uint64_t>();
-            }
-            if (t.size() > 8) SetRemoteOptions(t[8], &d->options.remote);
-            if (t.size() > 9) d->options.version = t[9].cast<uint64_t>();  // the version opened, not its tag
-            if (t.size() > 10) d->options.page_cache_bytes = t[10].cast<uint64_t>();
-            OpenInto(*d);
-            return d;
-          }));
+           });
+}
 
-  m.def("_to_schema", &ToSchema, py::arg("schema"));
+}  // namespace
+
+void RegisterDataset(py::module_& m) {
+  py::class_<BlobView>(m, "_BlobView", py::buffer_protocol(),
+                       "Owner of a zero-copy blob view (keeps the dataset mapped).")
+      .def_buffer([](BlobView& v) {
+        static char empty = 0;
+        std::string_view s = v.blob.data();
+        char* p = s.empty() ? &empty : const_cast<char*>(s.data());
+        return py::buffer_info(p, 1, py::format_descriptor<uint8_t>::format(), 1,
+                               {static_cast<py::ssize_t>(s.size())}, {static_cast<py::ssize_t>(1)},
+                               /*readonly=*/true);
+      })
+      .def_property_readonly("zero_copy", [](const BlobView& v) { return v.blob.zero_copy(); });
+
+  DatasetClass dataset(m, "Dataset", R"doc(
+Random access to the records of a unirecord dataset (a map-style dataset).
+
+Dataset(path, fields=None, *, verify_checksums=True, allow_partial=False, bytes_as="memoryview",
+        cache_dir=None, cache_limit=0, remote_options=None, version=None, tag=None,
+        page_cache_bytes=256 << 20)
+
+path: a directory holding the shards, one .urec file, a glob pattern, a
+list of .urec paths, or a remote dataset: http(s)://HOST/DIR/ (or
+.../NAME, .../NAME.uset) or s3://BUCKET/KEY/... (docs/remote.md). fields:
+names of the fields ds[i] returns (default all). cache_dir: where a remote
+dataset's shards are cached (default $XDG_CACHE_HOME/unirecord or
+~/.cache/unirecord); cache_limit: their byte budget (0: none).
+remote_options: a dict of the other remote options (docs/remote.md):
+prefetch_shards (3), max_requests (4), attempts (5), retry_backoff_ms
+(200), timeout_s (30), min_rate_bytes_per_s (1024), min_rate_window_s (30),
+request_deadline_s (0: none), s3_endpoint (""), s3_addressing ("auto").
+version / tag: open a kept version of a dataset with a manifest (its
+generation, or the tag naming it; unirecord.versions lists them; default
+the latest). Reading it gives the same bytes whatever was committed since.
+page_cache_bytes: scalar pages (numbers, small arrays, strings) inflated for
+reads are kept up to this many bytes for all threads (a shuffled Loader of
+such fields then inflates each page once); 0: none kept.
+
+Opening maps the files and reads only their fixed-size parts: no per-record
+work and no per-record Python objects, so it is cheap in every DataLoader
+worker. ds[i] returns a dict {field: value}: bytes fields as read-only
+zero-copy memoryviews over the mapped file (they keep the dataset mapped;
+np.frombuffer(v, np.uint8) is zero-copy too) or, with bytes_as="numpy",
+read-only zero-copy uint8 numpy arrays (picklable, so they can travel back
+from DataLoader workers; memoryviews cannot), numbers as int/float, strings
+as str, fixed-shape arrays as numpy arrays.
+
+Pickling stores the path and options only, and the version opened;
+unpickling re-opens and re-maps the files of that same version (this is
+what DataLoader workers do), even when a newer one has committed since.
+)doc");
+  dataset
+      .def(py::init(&NewDataset), py::arg("path"), py::arg("fields") = py::none(), py::kw_only(),
+           py::arg("verify_checksums") = DatasetOptions().verify_checksums,
+           py::arg("allow_partial") = DatasetOptions().allow_partial, py::arg("bytes_as") = "memoryview",
+           py::arg("cache_dir") = py::none(), py::arg("cache_limit") = DatasetOptions().remote.cache_limit,
+           py::arg("remote_options") = py::none(), py::arg("version") = py::none(), py::arg("tag") = py::none(),
+           py::arg("page_cache_bytes") = DatasetOptions().page_cache_bytes)
+      // A dict {keyword: value} (dataset_options_py.cc); the tuples of earlier builds still load.
+      .def(py::pickle([](const PyDataset& d) -> py::object { return DatasetState(d); }, &DatasetFromState));
+  DefDatasetReads(dataset);
+  DefDatasetFacts(dataset);
+  m.def("_check_dataset_option", &CheckDatasetOption, py::arg("key"), py::arg("value"), py::arg("shown_as"),
+        "Checks value as Dataset's keyword or remote option `key`; the error names it `shown_as`.");
+  m.attr("_remote_defaults") = RemoteDefaults();
 }
 
 }  // namespace unirecord_py

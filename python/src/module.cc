@@ -32,6 +32,7 @@ PYBIND11_MODULE(_core, m) {
   m.doc() = "Native core of the unirecord package (see the unirecord package for the documented API).";
   unirecord_py::RegisterErrors(m);
   unirecord_py::RegisterArgs(m);
+  unirecord_py::RegisterSchema(m);
   unirecord_py::RegisterDataset(m);
   unirecord_py::RegisterQuery(m);
   unirecord_py::RegisterWriter(m);

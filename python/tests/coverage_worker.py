@@ -26,8 +26,9 @@ BATCH = 4
 
 def loader_for(records):
     # num_shards and shard_id from torch.distributed
-    return unirecord.Loader(records, BATCH, shuffle=True, seed=5, return_ids=True, threads=1,
-                            transform=unirecord.CenterCrop(16, resize=16), coverage="ids")
+    return unirecord.Loader(records, BATCH, shuffle=True, seed=5, threads=1,
+                            transform=unirecord.CenterCrop(16, resize=16), fields=unirecord.Fields(return_ids=True),
+                            sampler=unirecord.Sampler(coverage="ids"))
 
 
 def checkpoint(ckpt_dir, step, rank):

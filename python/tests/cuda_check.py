@@ -6,6 +6,7 @@ run without pytest on a GPU machine (bench/run_gpu.sh does):
     python python/tests/cuda_check.py RECORDS   # RECORDS: any JPEG dataset, e.g. 90 small images
 
 (run_fields: test_loader_fields.py::test_device_fields, with its detection records.)"""
+import dataclasses
 import gc
 import os
 import sys
@@ -68,14 +69,16 @@ def compare_normalised(device_loader, cpu_loader, device):
 def run(records, device="cuda"):
     if device == "cuda":
         assert unirecord.cuda_available()
-    kw = dict(batch_size=8, shuffle=True, seed=3, threads=2, transform=unirecord.CenterCrop(32, resize=40), return_ids=True)
+    kw = dict(batch_size=8, shuffle=True, seed=3, threads=2, transform=unirecord.CenterCrop(32, resize=40),
+              fields=unirecord.Fields(return_ids=True))
     assert compare_normalised(unirecord.Loader(records, device=device, **kw), unirecord.Loader(records, **kw),
                               device) == len(unirecord.Dataset(records))
     m, s = _imagenet_scale()
     # uint8 NHWC is the raw pixels; float16 NCHW normalised.
     for dtype, layout in ((torch.uint8, "NHWC"), (torch.float16, "NCHW")):
-        pairs = zip(unirecord.Loader(records, device=device, dtype=dtype, layout=layout, **kw),
-                    unirecord.Loader(records, layout=layout, **kw), strict=True)
+        laid_out = dict(kw, fields=unirecord.Fields(layout=layout, return_ids=True))
+        pairs = zip(unirecord.Loader(records, device=device, dtype=dtype, **laid_out),
+                    unirecord.Loader(records, **laid_out), strict=True)
         compared = 0
         for (gi, _, gid), (ci, _, cid) in pairs:
             compared += len(gid)
@@ -125,16 +128,16 @@ def run(records, device="cuda"):
                                   device) == len(unirecord.Dataset(records))
 
 
-def run_fields(records, device="cuda", **loader_kw):
+def run_fields(records, device="cuda", fields=None, **loader_kw):
     """Dict batches on the device: every numeric field (padded and jagged,
     with its _lengths/_offsets) arrives on the device with the images and
-    equals the CPU loader's; strings, id and crop stay on the CPU."""
+    equals the CPU loader's; strings, id and crop stay on the CPU. `fields`:
+    the unirecord.Fields batched (its ragged and layout are set here)."""
     for ragged in ("pad", "jagged"):
-        kw = dict(loader_kw, ragged=ragged)
+        kw = dict(loader_kw, fields=dataclasses.replace(fields, ragged=ragged, layout="NHWC"))
         batches = 0
-        host = unirecord.Loader(records, layout="NHWC", **kw)
-        for g, c in zip(unirecord.Loader(records, device=device, dtype=torch.uint8, layout="NHWC", **kw), host,
-                        strict=True):
+        host = unirecord.Loader(records, **kw)
+        for g, c in zip(unirecord.Loader(records, device=device, dtype=torch.uint8, **kw), host, strict=True):
             assert g.keys() == c.keys(), (g.keys(), c.keys())
             for key, want in c.items():
                 got = g[key]

@@ -20,7 +20,8 @@ def main():
     rank, world, port = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
     records, out_json = sys.argv[4], sys.argv[5]
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world)
-    kwargs = dict(batch_size=8, seed=4, return_ids=True, threads=1, transform=unirecord.CenterCrop(16, resize=16))
+    kwargs = dict(batch_size=8, seed=4, fields=unirecord.Fields(return_ids=True), threads=1,
+                  transform=unirecord.CenterCrop(16, resize=16))
     loader = unirecord.Loader(records, shuffle=True, **kwargs)  # num_shards/shard_id from torch.distributed
     result = {"rank": rank, "num_shards": loader.num_shards, "shard_id": loader.shard_id, "len": len(loader)}
     result["epoch0"] = ids_of(loader)

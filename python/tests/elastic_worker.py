@@ -10,8 +10,8 @@ import unirecord
 
 def run(rank, world, port, records, batch_size, phase, batches, state_hex, out_json):
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world)
-    loader = unirecord.Loader(records, batch_size, shuffle=True, seed=5, return_ids=True, threads=1,
-                              transform=unirecord.CenterCrop(16, resize=16))
+    loader = unirecord.Loader(records, batch_size, shuffle=True, seed=5, threads=1,
+                              transform=unirecord.CenterCrop(16, resize=16), fields=unirecord.Fields(return_ids=True))
     assert (loader.num_shards, loader.shard_id) == (world, rank)
     ids = []
     if phase == "stop":

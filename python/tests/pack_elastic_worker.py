@@ -17,8 +17,8 @@ WINDOW = 16
 
 
 def loader_for(path, strategy, **kwargs):
-    return unirecord.Loader(path, 3, True, image_field=None, label_field=None, fields=["tokens"], threads=1,
-                            seed=7, pack=unirecord.Pack(32, strategy=strategy, window=WINDOW), **kwargs)
+    return unirecord.Loader(path, 3, True, threads=1, seed=7, pack=unirecord.Pack(32, strategy=strategy, window=WINDOW),
+                            fields=unirecord.Fields(["tokens"], image_field=None, label_field=None), **kwargs)
 
 
 def run(rank, world, port, path, strategy, phase, steps, states_file, out_json):

@@ -91,9 +91,11 @@ def test_records_equal_the_json_and_the_images_decode_as_their_sources(coco):
 
 def test_the_loader_maps_the_boxes_of_every_image(coco):
     root, doc, _ = coco
-    loader = unirecord.Loader(root / "out" / "instances", batch_size=5, shuffle=True, seed=1, label_field=None,
-                              boxes="boxes", box_aligned=["category_id", "iscrowd"],
-                              transform=unirecord.CenterCrop(24, resize=24), num_shards=1, shard_id=0)
+    loader = unirecord.Loader(root / "out" / "instances", batch_size=5, shuffle=True, seed=1,
+                              transform=unirecord.CenterCrop(24, resize=24),
+                              sampler=unirecord.Sampler(num_shards=1, shard_id=0),
+                              fields=unirecord.Fields(label_field=None, boxes="boxes",
+                                                      box_aligned=["category_id", "iscrowd"]))
     seen = []
     for batch in loader:
         assert batch["image"].shape[1:] == (3, 24, 24)

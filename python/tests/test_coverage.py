@@ -22,11 +22,10 @@ N = 90  # records of loader_records
 CROP = unirecord.CenterCrop(16, resize=16)
 
 
-def loader(records, ranks, rank, batch=8, **kwargs):
-    options = dict(seed=5, return_ids=True, threads=1, transform=CROP, coverage="ids", num_shards=ranks,
-                   shard_id=rank)
-    options.update(kwargs)
-    return unirecord.Loader(records, batch, shuffle=True, **options)
+def loader(records, ranks, rank, batch=8, coverage="ids", **sampler):
+    return unirecord.Loader(records, batch, shuffle=True, seed=5, threads=1, transform=CROP,
+                            fields=unirecord.Fields(return_ids=True),
+                            sampler=unirecord.Sampler(num_shards=ranks, shard_id=rank, coverage=coverage, **sampler))
 
 
 def run(ranks, steps=None):
@@ -158,8 +157,9 @@ def test_a_packing_loaders_documents_check_across_an_elastic_resume(tmp_path, st
     write_tokens(tmp_path / "docs", lengths)
 
     def packing(ranks, rank):
-        return unirecord.Loader(tmp_path / "docs", 3, True, image_field=None, label_field=None, fields=["tokens"],
-                                num_shards=ranks, shard_id=rank, seed=2, coverage="ids",
+        return unirecord.Loader(tmp_path / "docs", 3, True, seed=2,
+                                fields=unirecord.Fields(["tokens"], image_field=None, label_field=None),
+                                sampler=unirecord.Sampler(num_shards=ranks, shard_id=rank, coverage="ids"),
                                 pack=unirecord.Pack(16, strategy=strategy, window=8))
 
     old = [packing(3, r) for r in range(3)]

@@ -1,5 +1,6 @@
 """unirecord.Writer -> unirecord.Dataset round trips, errors, pickling,
 zero-copy views and DataLoader workers."""
+import copyreg
 import gc
 import os
 import pickle
@@ -138,6 +139,59 @@ def test_pickle_reopens(written):
     assert pickle.loads(pickle.dumps(SCHEMA)) == SCHEMA
 
 
+def test_pickle_is_keyed_by_the_datasets_keywords(written, tmp_path):
+    """A Dataset pickles {keyword: value} (python/src/dataset_options_py.cc's one table
+    of its options): the names and order of Dataset(...)'s parameters, values
+    that reopen the same version."""
+    ds = unirecord.Dataset(written, fields=["name"], verify_checksums=False, bytes_as="numpy",
+                           cache_dir=tmp_path / "cache", cache_limit=5, remote_options={"attempts": 2},
+                           page_cache_bytes=7)
+    state = ds.__getstate__()
+    signature = unirecord.Dataset.__init__.__doc__.splitlines()[0]
+    parameters = [p.split(":")[0].strip() for p in signature[signature.index("(") + 1:signature.rindex(")")].split(",")]
+    assert list(state) == [p for p in parameters if p not in ("self", "*")]
+    assert state["path"] == str(written) and state["fields"] == ["name"] and state["bytes_as"] == "numpy"
+    assert (state["verify_checksums"], state["cache_limit"], state["page_cache_bytes"]) == (False, 5, 7)
+    assert state["cache_dir"] == str(tmp_path / "cache") and state["remote_options"]["attempts"] == 2
+    assert state["version"] == ds.version and state["tag"] is None  # the version opened stands for its tag
+    again = pickle.loads(pickle.dumps(ds))
+    assert again.__getstate__() == state and again[3] == ds[3]
+    with pytest.raises(ValueError, match="unknown Dataset option 'colour'"):
+        unirecord.Dataset.__new__(unirecord.Dataset).__setstate__(dict(state, colour=1))
+    with pytest.raises(TypeError, match="a Dataset pickle holds a dict"):
+        unirecord.Dataset.__new__(unirecord.Dataset).__setstate__([str(written)])
+
+
+def old_pickle(state):
+    """A Dataset's pickle as the builds before the dict wrote it: a positional tuple."""
+
+    class Old:
+        def __reduce__(self):
+            return (copyreg.__newobj__, (unirecord.Dataset,), state)
+
+    return pickle.dumps(Old(), protocol=1)  # protocol 1: __newobj__ is a plain call, of another class
+
+
+def test_a_positional_pickle_of_earlier_builds_still_loads(written, tmp_path):
+    ds = unirecord.Dataset(written)
+    remote = unirecord.Dataset(written).__getstate__()["remote_options"]
+    # (paths, path_is_list, field names, verify_checksums, allow_partial, bytes_as_numpy,
+    #  cache_dir, cache_limit, remote_options, version, page_cache_bytes), as they wrote it.
+    old = ([str(written)], False, ["name", "label"], False, False, True, "", 0, dict(remote, attempts=3),
+           ds.version, 1 << 20)
+    loaded = pickle.loads(old_pickle(old))
+    state = loaded.__getstate__()
+    assert state["path"] == str(written) and state["fields"] == ["name", "label"] and state["bytes_as"] == "numpy"
+    assert (state["verify_checksums"], state["cache_dir"], state["page_cache_bytes"]) == (False, None, 1 << 20)
+    assert state["remote_options"]["attempts"] == 3 and state["version"] == ds.version
+    assert loaded[5] == unirecord.Dataset(written, fields=["name", "label"])[5]
+    # The shortest of them (6 values), and one of a list of shards without a manifest (version 0).
+    assert len(pickle.loads(old_pickle(old[:6]))) == len(ds)
+    shards = sorted(str(p) for p in written.glob("*.urec"))
+    listed = pickle.loads(old_pickle((shards, True, [], True, False, False, "", 0, remote, 0)))
+    assert listed.path == shards and listed.__getstate__()["version"] is None and len(listed) == len(ds)
+
+
 def test_kept_pages_read_what_inflating_each_time_reads(written):
     """page_cache_bytes: inflated scalar pages kept for all threads (default)
     or none (0) give the same records, read at random and through a shuffled
@@ -149,13 +203,13 @@ def test_kept_pages_read_what_inflating_each_time_reads(written):
     assert sorted(none[i]["name"] for i in range(len(none))) == sorted(make_record(i)["name"] for i in range(40))
 
     def batches(ds):
-        loader = unirecord.Loader(ds, batch_size=8, shuffle=True, seed=5, image_field=None, label_field=None,
-                                  fields=["weight", "mean"], threads=2)
+        loader = unirecord.Loader(ds, batch_size=8, shuffle=True, seed=5, threads=2,
+                                  fields=unirecord.Fields(["weight", "mean"], image_field=None, label_field=None))
         return [(b["weight"].tolist(), b["mean"].tolist()) for b in loader]
 
     assert batches(kept) == batches(none)
-    assert pickle.loads(pickle.dumps(none)).__getstate__()[10] == 0
-    assert kept.__getstate__()[10] == 256 << 20
+    assert pickle.loads(pickle.dumps(none)).__getstate__()["page_cache_bytes"] == 0
+    assert kept.__getstate__()["page_cache_bytes"] == 256 << 20
     with pytest.raises((ValueError, TypeError), match="page_cache_bytes"):
         unirecord.Dataset(written, page_cache_bytes=-1)
 

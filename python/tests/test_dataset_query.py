@@ -50,9 +50,10 @@ def test_bad_expressions_raise_value_error_with_the_column(loader_records):
         ds.query("")
 
 
-def epoch_ids(path, **kwargs):
-    loader = unirecord.Loader(path, batch_size=5, shuffle=True, seed=3, threads=2, return_ids=True,
-                              transform=unirecord.RandomResizedCrop(32), **kwargs)
+def epoch_ids(path, **sampler):
+    loader = unirecord.Loader(path, batch_size=5, shuffle=True, seed=3, threads=2,
+                              transform=unirecord.RandomResizedCrop(32), fields=unirecord.Fields(return_ids=True),
+                              sampler=unirecord.Sampler(**sampler))
     ids, images = [], []
     for im, _, rid in loader:
         ids += rid.tolist()
@@ -74,11 +75,13 @@ def test_loader_where_delivers_exactly_the_query_across_ranks(loader_records):
     first_ids, first_images = epoch_ids(loader_records, num_shards=4, shard_id=1, subset=expected)
     assert again_ids == first_ids == per_rank[1] and torch.equal(again_images, first_images)
     with pytest.raises(ValueError, match="not both"):
-        unirecord.Loader(loader_records, batch_size=4, shuffle=False, where=EXPR, subset=expected)
+        unirecord.Loader(loader_records, batch_size=4, shuffle=False,
+                         sampler=unirecord.Sampler(where=EXPR, subset=expected))
 
 
 def test_loader_where_resumes_mid_epoch_exactly(loader_records):
-    kwargs = dict(batch_size=4, shuffle=True, seed=9, threads=2, return_ids=True, num_shards=4, shard_id=2, where=EXPR,
+    kwargs = dict(batch_size=4, shuffle=True, seed=9, threads=2, fields=unirecord.Fields(return_ids=True),
+                  sampler=unirecord.Sampler(num_shards=4, shard_id=2, where=EXPR),
                   transform=unirecord.RandomResizedCrop(32))
     full = unirecord.Loader(loader_records, **kwargs)
     full.set_epoch(2)

@@ -2,6 +2,7 @@
 give byte-identical files from `urec` (C++) and from the Python Writer, and
 the Python signatures take their defaults from the C++ options structs."""
 import ast
+import dataclasses
 import inspect
 import math
 import re
@@ -210,15 +211,33 @@ def python_defaults(function):
             if p.default is not inspect.Parameter.empty}
 
 
+# The Loader's option groups whose attributes are native loader options
+# (attribute -> option in _NATIVE); Remote's are Dataset's.
+LOADER_GROUPS = (unirecord.Sampler, unirecord.Fields, unirecord.Decode, unirecord.Pack)
+
+
+def loader_defaults():
+    """{native option: default} of unirecord.Loader's keywords and of its groups' attributes."""
+    out = python_defaults(unirecord.Loader)
+    for group in LOADER_GROUPS:
+        for f in dataclasses.fields(group):
+            if f.name in group._NATIVE and f.default is not dataclasses.MISSING:
+                out[group._NATIVE[f.name]] = f.default
+    return out
+
+
 def test_one_table_of_loader_options_is_what_python_passes():
     """Every option of the native table (_core._loader_defaults) is a keyword of
-    unirecord.Loader or derived from its transform or device; ImageDataset's
-    keywords among them reach the native reader too."""
+    unirecord.Loader, an attribute of one of its option groups or derived from
+    its transform or device; ImageDataset's keywords among them reach the
+    native reader too."""
     cpp = set(_core._loader_defaults)
     loader = set(inspect.signature(unirecord.Loader).parameters)
+    from_groups = {key for group in LOADER_GROUPS for key in group._NATIVE.values()}
     from_transform = set(unirecord.RandomResizedCrop(8)._options()) | set(unirecord.CenterCrop(8, resize=9)._options())
     from_device = {name for name in cpp if name.startswith("cuda_")}
-    assert cpp == (cpp & loader) | from_transform | from_device
+    assert from_groups <= cpp
+    assert cpp == (cpp & loader) | from_groups | from_transform | from_device
     assert (cpp & loader) & (from_transform | from_device) == {"transform"}  # the keyword the crop comes from
     images = set(inspect.signature(unirecord.ImageDataset).parameters) & cpp
     assert images == {"transform", "seed", "image_field", "label_field", "path_field", "strict", "apply_exif",
@@ -230,7 +249,7 @@ def test_one_table_of_loader_options_is_what_python_passes():
 
 def test_loader_and_image_dataset_defaults_are_loader_options():
     cpp = cpp_loader_defaults()  # not _core._loader_defaults, where DEFAULTS[...] comes from
-    loader = python_defaults(unirecord.Loader)
+    loader = loader_defaults()
     # transform: a crop object on the Python side, a name in the table; subset: None (all records) in both;
     # weights: None in Python, [] in C++ (both: proportional to the sizes).
     shared = set(loader) & set(cpp) - {"transform", "subset", "weights"}
@@ -264,15 +283,17 @@ def test_the_literal_types_are_the_names_the_loader_parses(loader_records):
     native parser accepts: every value makes a loader, a value outside is refused."""
     import typing
 
-    from unirecord import loader as loader_module
+    from unirecord import options as groups
 
-    options = dict(on_bad_record=loader_module.OnBadRecord, order=loader_module.SampleOrder,
-                   layout=loader_module.Layout, ragged=loader_module.Ragged, box_format=loader_module.BoxFormat)
-    for option, literal in options.items():
+    options = dict(on_bad_record=("decode", groups.OnBadRecord), order=("sampler", groups.SampleOrder),
+                   layout=("fields", groups.Layout), ragged=("fields", groups.Ragged),
+                   box_format=("fields", groups.BoxFormat), coverage=("sampler", groups.CoverageDetail))
+    for option, (group, literal) in options.items():
         values = typing.get_args(literal)
-        default = inspect.signature(unirecord.Loader).parameters[option].default
+        cls = groups.GROUPS[group]
+        default = {f.name: f.default for f in dataclasses.fields(cls)}[option]
         assert values and (default is None or default in values), option
         for value in values:
-            unirecord.Loader(loader_records, 4, value != "sequential", threads=1, **{option: value})
+            unirecord.Loader(loader_records, 4, value != "sequential", threads=1, **{group: cls(**{option: value})})
         with pytest.raises(ValueError):
-            unirecord.Loader(loader_records, 4, True, threads=1, **{option: values[-1] + "x"})
+            cls(**{option: values[-1] + "x"})

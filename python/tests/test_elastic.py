@@ -38,8 +38,9 @@ def spawn(world, records, batch_size, phase, batches, state_hex, out):
 
 def epoch_order(records, epoch):
     """The epoch's whole order: one rank, batch 1, sequence of ids."""
-    loader = unirecord.Loader(records, 1, shuffle=True, seed=5, return_ids=True, threads=1, transform=CROP,
-                              num_shards=1, shard_id=0)
+    loader = unirecord.Loader(records, 1, shuffle=True, seed=5, threads=1, transform=CROP,
+                              sampler=unirecord.Sampler(num_shards=1, shard_id=0),
+                              fields=unirecord.Fields(return_ids=True))
     loader.set_epoch(epoch)
     return [int(ids[0]) for _images, _labels, ids in loader]
 
@@ -81,7 +82,8 @@ def test_a_version_1_state_still_restores(loader_records):
     """A state the previous sampler version wrote (tests/data/golden/README.md):
     rank 1 of 4, seed 4, epoch 1, one batch of 8 read."""
     state = (GOLDEN / "sampler_state_v1_n90.bin").read_bytes()
-    kwargs = dict(return_ids=True, threads=1, transform=CROP, num_shards=4, shard_id=1)
+    kwargs = dict(fields=unirecord.Fields(return_ids=True), threads=1, transform=CROP,
+                  sampler=unirecord.Sampler(num_shards=4, shard_id=1))
     resumed = unirecord.Loader(loader_records, 8, shuffle=True, **kwargs)  # seed 0: the state has 4
     resumed.load_state_dict({"sampler_state": state, "epoch": 1, "position": 8, "seed": 4})
     rest = [i for _images, _labels, ids in resumed for i in ids.tolist()]
@@ -91,15 +93,16 @@ def test_a_version_1_state_still_restores(loader_records):
     assert rest == [i for _images, _labels, ids in whole for i in ids.tolist()][8:]
     # Version 1 belongs to its partition: another number of ranks refuses it.
     with pytest.raises(ValueError, match="version 1"):
-        unirecord.Loader(loader_records, 8, shuffle=True, return_ids=True, threads=1, transform=CROP,
-                         num_shards=2, shard_id=0).load_state_dict({"sampler_state": state})
+        unirecord.Loader(loader_records, 8, shuffle=True, threads=1, transform=CROP,
+                         sampler=unirecord.Sampler(num_shards=2, shard_id=0),
+                         fields=unirecord.Fields(return_ids=True)).load_state_dict({"sampler_state": state})
 
 
-def mixed(loader_records, image_records, **kwargs):
-    options = dict(weights=[0.7, 0.3], epoch_size=200, seed=3, return_ids=True, threads=1, transform=CROP,
-                   num_shards=1, shard_id=0)
-    options.update(kwargs)
-    return unirecord.Loader([loader_records, image_records], 10, shuffle=True, **options)
+def mixed(loader_records, image_records, seed=3, **sampler):
+    """The two datasets mixed 70/30; `sampler`: Sampler attributes over that."""
+    sampler = unirecord.Sampler(**dict(dict(weights=[0.7, 0.3], epoch_size=200, num_shards=1, shard_id=0), **sampler))
+    return unirecord.Loader([loader_records, image_records], 10, shuffle=True, seed=seed, threads=1, transform=CROP,
+                            sampler=sampler, fields=unirecord.Fields(return_ids=True))
 
 
 def epoch_ids(loader):
@@ -195,10 +198,11 @@ def test_mixing_options_are_checked(loader_records, image_records, tmp_path):
     with unirecord.Writer(tmp_path, schema, "int32", sync=False) as w:
         w.write({"image": first["image"], "label": 1})
     with pytest.raises(ValueError, match=r"field 'label'.*int64.*int32"):
-        unirecord.Loader([loader_records, tmp_path], 4, shuffle=True, threads=1, transform=CROP, num_shards=1,
-                         shard_id=0)
+        unirecord.Loader([loader_records, tmp_path], 4, shuffle=True, threads=1, transform=CROP,
+                         sampler=unirecord.Sampler(num_shards=1, shard_id=0))
     # epoch_size alone resamples one dataset.
-    one = unirecord.Loader(loader_records, 10, shuffle=True, epoch_size=25, return_ids=True, threads=1,
-                           transform=CROP, num_shards=1, shard_id=0)
+    one = unirecord.Loader(loader_records, 10, shuffle=True, threads=1, transform=CROP,
+                           sampler=unirecord.Sampler(epoch_size=25, num_shards=1, shard_id=0),
+                           fields=unirecord.Fields(return_ids=True))
     ids = epoch_ids(one)
     assert len(ids) == 25 and len(set(ids)) == 25

@@ -134,18 +134,18 @@ CASES = [
     ("Loader(mean=5)", lambda c: c.loader(mean=5), TypeError, "mean must be a sequence of 3 numbers"),
     ("Loader(dtype='float32')", lambda c: c.loader(dtype="float32"), TypeError, "dtype must be a torch.dtype, not 'float32'"),
     ("Loader(drop_last='no')", lambda c: c.loader(drop_last="no"), TypeError, "drop_last must be True or False, not str"),
-    ("Loader(return_ids=1)", lambda c: c.loader(return_ids=1), TypeError, "return_ids must be True or False, not int"),
-    ("Loader(on_bad_record=5)", lambda c: c.loader(on_bad_record=5), TypeError, "on_bad_record must be a str, not int"),
-    ("Loader(layout=5)", lambda c: c.loader(layout=5), TypeError, "layout must be a str, not int"),
-    ("Loader(image_field=5)", lambda c: c.loader(image_field=5), TypeError, "image_field must be a str, not int"),
-    ("Loader(subset=[-3])", lambda c: c.loader(subset=[1, -3]), IndexError, "subset id -3 is out of range for a dataset of 90"),
-    ("Loader(order=5)", lambda c: c.loader(shuffle=True, order=5), TypeError, "order must be a str, not int"),
-    ("Loader(weights=[nan])", lambda c: c.loader(weights=[float("nan")]), ValueError,
+    ("Fields(return_ids=1)", lambda c: c.loader(fields=unirecord.Fields(return_ids=1)), TypeError, "return_ids must be True or False, not int"),
+    ("Decode(on_bad_record=5)", lambda c: c.loader(decode=unirecord.Decode(on_bad_record=5)), TypeError, "on_bad_record must be a str, not int"),
+    ("Fields(layout=5)", lambda c: c.loader(fields=unirecord.Fields(layout=5)), TypeError, "layout must be a str, not int"),
+    ("Fields(image_field=5)", lambda c: c.loader(fields=unirecord.Fields(image_field=5)), TypeError, "image_field must be a str, not int"),
+    ("Sampler(subset=[-3])", lambda c: c.loader(sampler=unirecord.Sampler(subset=[1, -3])), IndexError, "subset id -3 is out of range for a dataset of 90"),
+    ("Sampler(order=5)", lambda c: c.loader(shuffle=True, sampler=unirecord.Sampler(order=5)), TypeError, "order must be a str, not int"),
+    ("Sampler(weights=[nan])", lambda c: c.loader(sampler=unirecord.Sampler(weights=[float("nan")])), ValueError,
      r"weight 0 \(nan\) must be a finite number >= 0"),
-    ("Loader(weights=[True])", lambda c: c.loader(weights=[True]), TypeError, "weights must be a number"),
-    ("Loader(weights=0.5)", lambda c: c.loader(weights=0.5), TypeError, "weights must be a sequence of numbers"),
-    ("Loader(epoch_size=-1)", lambda c: c.loader(epoch_size=-1), ValueError, r"epoch_size=-1 is out of range"),
-    ("Loader(epoch_size=2**62)", lambda c: c.loader(epoch_size=2**62), ValueError, "epoch_size 4611686018427387904 is too large"),
+    ("Sampler(weights=[True])", lambda c: c.loader(sampler=unirecord.Sampler(weights=[True])), TypeError, "weights must be a number"),
+    ("Sampler(weights=0.5)", lambda c: c.loader(sampler=unirecord.Sampler(weights=0.5)), TypeError, "weights must be a sequence of numbers"),
+    ("Sampler(epoch_size=-1)", lambda c: c.loader(sampler=unirecord.Sampler(epoch_size=-1)), ValueError, r"epoch_size=-1 is out of range"),
+    ("Sampler(epoch_size=2**62)", lambda c: c.loader(sampler=unirecord.Sampler(epoch_size=2**62)), ValueError, "epoch_size 4611686018427387904 is too large"),
     ("Loader([])", lambda c: unirecord.Loader([], 4, shuffle=True), ValueError, "at least one dataset"),
     ("load_state_dict(position past the epoch)", lambda c: c.loader().load_state_dict(
         {"sampler_state": c.loader().state_dict()["sampler_state"][:24] + (91).to_bytes(8, "little")
@@ -185,12 +185,13 @@ def test_a_bad_argument_raises_as_python_does_and_names_itself(ctx, name, call, 
 
 def test_image_dataset_takes_max_pixels_as_the_loader(ctx):
     # The smallest JPEG of loader_records is 96x80 = 7680 pixels.
-    for make in (lambda **kw: unirecord.ImageDataset(ctx.records, unirecord.CenterCrop(16, resize=16), **kw)[0],
-                 lambda **kw: next(iter(ctx.loader(**kw)))):
-        make(max_pixels=10**6)
+    for make in (lambda limit: unirecord.ImageDataset(ctx.records, unirecord.CenterCrop(16, resize=16),
+                                                      max_pixels=limit)[0],
+                 lambda limit: next(iter(ctx.loader(decode=unirecord.Decode(max_pixels=limit))))):
+        make(10**6)
         # 300 allows the 16x16 output, not the source JPEG.
         with pytest.raises(ValueError, match=r"record 0 .*JPEG is \d+x\d+, over the limit of 300 pixels"):
-            make(max_pixels=300)
+            make(300)
 
 
 def test_non_utf8_strings_come_back_as_os_fsdecode_gives_them(tmp_path):

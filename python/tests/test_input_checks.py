@@ -41,13 +41,13 @@ def test_get_blob_of_a_non_bytes_field_is_a_type_error(loader_records):
         (dict(batch_size=8.0), TypeError, "batch_size must be an int, not float"),
         (dict(batch_size=-1), ValueError, r"batch_size=-1 is out of range \(1\.\.18446744073709551615\)"),
         (dict(batch_size=0), ValueError, r"batch_size=0 is out of range \(1\.\."),
-        (dict(batch_size=4, num_shards=-2, shard_id=0), ValueError, r"num_shards=-2 is out of range \(1\.\."),
-        (dict(batch_size=4, num_shards=2, shard_id=-1), ValueError, r"shard_id=-1 is out of range \(0\.\.1\)"),
-        (dict(batch_size=4, num_shards=2, shard_id=2), ValueError, r"shard_id=2 is out of range \(0\.\.1\)"),
+        (dict(batch_size=4, sampler=dict(num_shards=-2, shard_id=0)), ValueError, r"num_shards=-2 is out of range \(1\.\."),
+        (dict(batch_size=4, sampler=dict(num_shards=2, shard_id=-1)), ValueError, r"shard_id=-1 is out of range \(0\.\.1\)"),
+        (dict(batch_size=4, sampler=dict(num_shards=2, shard_id=2)), ValueError, r"shard_id=2 is out of range \(0\.\.1\)"),
         (dict(batch_size=4, seed=-5), ValueError, r"seed=-5 is out of range"),
-        (dict(batch_size=4, subset=[1, -3, 2]), IndexError, r"subset id -3 is out of range for a dataset of 90 records"),
-        (dict(batch_size=4, subset=[0.5]), TypeError, "subset must be a sequence of ints"),
-        (dict(batch_size=4, subset=[10**6]), IndexError, r"subset id 1000000 is out of range .* \(0\.\.89\)"),
+        (dict(batch_size=4, sampler=dict(subset=[1, -3, 2])), IndexError, r"subset id -3 is out of range for a dataset of 90 records"),
+        (dict(batch_size=4, sampler=dict(subset=[0.5])), TypeError, "subset must be a sequence of ints"),
+        (dict(batch_size=4, sampler=dict(subset=[10**6])), IndexError, r"subset id 1000000 is out of range .* \(0\.\.89\)"),
         (dict(batch_size=4, threads=-1), ValueError, r"threads=-1 is out of range"),
         (dict(batch_size=4, threads=100000), ValueError, r"threads 100000 is out of range: 0 \(all \d+ usable cores\) to 1024"),
         (dict(batch_size=4, std=[0, 0, 0]), ValueError, "std must be 3 finite values > 0"),
@@ -58,19 +58,23 @@ def test_get_blob_of_a_non_bytes_field_is_a_type_error(loader_records):
 )
 def test_loader_arguments_name_themselves_and_their_range(loader_records, kwargs, error, words):
     with pytest.raises(error, match=words):
+        if "sampler" in kwargs:  # the Sampler's own check, or the Loader's against the dataset
+            kwargs["sampler"] = unirecord.Sampler(**kwargs["sampler"])
         unirecord.Loader(loader_records, shuffle=False, threads=kwargs.pop("threads", 1), **kwargs)
 
 
 def test_numpy_integers_are_ints(loader_records):
-    loader = unirecord.Loader(loader_records, batch_size=np.int64(8), threads=1, num_shards=np.uint32(1),
-                              shard_id=np.int32(0), subset=np.arange(5, dtype=np.uint64),
-                              transform=unirecord.CenterCrop(32, resize=36), shuffle=False)
+    loader = unirecord.Loader(loader_records, batch_size=np.int64(8), threads=1,
+                              transform=unirecord.CenterCrop(32, resize=36), shuffle=False,
+                              sampler=unirecord.Sampler(num_shards=np.uint32(1), shard_id=np.int32(0),
+                                                        subset=np.arange(5, dtype=np.uint64)))
     assert loader.batch_size == 8 and len(loader) == 1
 
 
 def test_an_empty_subset_is_an_empty_epoch(loader_records):
     for subset in ([], np.array([], dtype=np.int64)):
-        loader = unirecord.Loader(loader_records, batch_size=4, shuffle=True, threads=1, subset=subset)
+        loader = unirecord.Loader(loader_records, batch_size=4, shuffle=True, threads=1,
+                                  sampler=unirecord.Sampler(subset=subset))
         assert len(loader) == 0
         for epoch in range(2):
             loader.set_epoch(epoch)

@@ -49,10 +49,10 @@ def test_loader_where_delivers_exactly_the_matching_records(coco_out):
     ds = unirecord.Dataset(coco_out)
     expression = "category_id contains 3"
     want = [i for i in range(len(ds)) if 3 in ds[i]["category_id"].tolist()]
-    loader = unirecord.Loader(coco_out, batch_size=4, shuffle=True, seed=2, threads=2, label_field=None,
-                              boxes="boxes", box_aligned=["category_id"],
-                              transform=unirecord.CenterCrop(24, resize=24), where=expression,
-                              num_shards=1, shard_id=0)
+    loader = unirecord.Loader(coco_out, batch_size=4, shuffle=True, seed=2, threads=2,
+                              transform=unirecord.CenterCrop(24, resize=24),
+                              sampler=unirecord.Sampler(where=expression, num_shards=1, shard_id=0),
+                              fields=unirecord.Fields(label_field=None, boxes="boxes", box_aligned=["category_id"]))
     seen = []
     for batch in loader:  # (the crop may drop boxes, and their category ids, from a batch: ids are what count)
         seen += batch["id"].tolist()

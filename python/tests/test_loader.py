@@ -33,8 +33,9 @@ def collect(loader):
 
 def test_batches_match_image_dataset(loader_records):
     ds = unirecord.Dataset(loader_records)
-    loader = unirecord.Loader(ds, batch_size=8, shuffle=True, seed=11, threads=2, return_ids=True,
-                              transform=unirecord.RandomResizedCrop(48, flip=True))
+    loader = unirecord.Loader(ds, batch_size=8, shuffle=True, seed=11, threads=2,
+                              transform=unirecord.RandomResizedCrop(48, flip=True),
+                              fields=unirecord.Fields(return_ids=True))
     assert len(loader) == 12  # ceil(90 / 8)
     ref = unirecord.ImageDataset(ds, unirecord.RandomResizedCrop(48, flip=True), seed=11)
     sizes = []
@@ -52,15 +53,16 @@ def test_batches_match_image_dataset(loader_records):
 
 
 def test_sequential_center_crop_and_epochs(loader_records):
-    loader = unirecord.Loader(loader_records, batch_size=16, shuffle=False, return_ids=True, threads=2,
-                              transform=unirecord.CenterCrop(32, resize=40), drop_last=True)
+    loader = unirecord.Loader(loader_records, batch_size=16, shuffle=False, threads=2,
+                              transform=unirecord.CenterCrop(32, resize=40), drop_last=True,
+                              fields=unirecord.Fields(return_ids=True))
     assert len(loader) == 5
     ids, _, labels = collect(loader)
     assert ids.tolist() == list(range(80))
     np.testing.assert_array_equal(labels.numpy(), unirecord.Dataset(loader_records).column("label")[:80])
     # Iterating again without set_epoch repeats the epoch; set_epoch changes a shuffled order.
-    shuffled = unirecord.Loader(loader_records, batch_size=16, shuffle=True, seed=2, return_ids=True, threads=2,
-                                transform=unirecord.CenterCrop(32, resize=40))
+    shuffled = unirecord.Loader(loader_records, batch_size=16, shuffle=True, seed=2, threads=2,
+                                transform=unirecord.CenterCrop(32, resize=40), fields=unirecord.Fields(return_ids=True))
     e0 = collect(shuffled)[0]
     assert sorted(e0.tolist()) == list(range(90)) and e0.tolist() != list(range(90))
     assert torch.equal(collect(shuffled)[0], e0)
@@ -75,8 +77,10 @@ def test_center_crop_matches_image_dataset(loader_records, resize):
     # Resize + CenterCrop byte for byte); without, torchvision's CenterCrop alone.
     ds = unirecord.Dataset(loader_records)
     for dct_scaling in (True, False):
-        loader = unirecord.Loader(ds, batch_size=8, shuffle=False, threads=2, return_ids=True,
-                                  transform=unirecord.CenterCrop(32, resize=resize), dct_scaling=dct_scaling)
+        loader = unirecord.Loader(ds, batch_size=8, shuffle=False, threads=2,
+                                  transform=unirecord.CenterCrop(32, resize=resize),
+                                  fields=unirecord.Fields(return_ids=True),
+                                  decode=unirecord.Decode(dct_scaling=dct_scaling))
         ref = unirecord.ImageDataset(ds, unirecord.CenterCrop(32, resize=resize), dct_scaling=dct_scaling)
         n = 0
         for images, labels, ids in loader:
@@ -89,7 +93,8 @@ def test_center_crop_matches_image_dataset(loader_records, resize):
 
 
 def test_resume_mid_epoch_is_exact(loader_records):
-    kwargs = dict(batch_size=8, shuffle=True, seed=5, return_ids=True, threads=2, transform=unirecord.RandomResizedCrop(40))
+    kwargs = dict(batch_size=8, shuffle=True, seed=5, fields=unirecord.Fields(return_ids=True), threads=2,
+                  transform=unirecord.RandomResizedCrop(40))
     full = unirecord.Loader(loader_records, **kwargs)
     full.set_epoch(3)
     ids, images, labels = collect(full)
@@ -115,7 +120,7 @@ def test_tensors_stay_valid_after_the_loader_moves_on(loader_records):
     RuntimeError (never a silent overwrite, never a deadlock). A tensor also
     outlives its loader."""
     loader = unirecord.Loader(loader_records, batch_size=8, shuffle=True, seed=1, prefetch=2, threads=2,
-                              transform=unirecord.RandomResizedCrop(32), return_ids=True)
+                              transform=unirecord.RandomResizedCrop(32), fields=unirecord.Fields(return_ids=True))
     assert len(loader) == 12
     it = iter(loader)
     kept = next(it)
@@ -152,8 +157,8 @@ def test_plain_loop_over_epochs_keeps_the_last_batch_alive(loader_records):
     # The loop variable still holds the previous epoch's last batch when the
     # next epoch starts (whichever buffer it sits in); here it is also kept
     # in `prev` through the whole next epoch. One native loader throughout.
-    loader = unirecord.Loader(loader_records, batch_size=9, shuffle=True, seed=2, threads=2, prefetch=2, return_ids=True,
-                              transform=unirecord.RandomResizedCrop(24))
+    loader = unirecord.Loader(loader_records, batch_size=9, shuffle=True, seed=2, threads=2, prefetch=2,
+                              transform=unirecord.RandomResizedCrop(24), fields=unirecord.Fields(return_ids=True))
     assert len(loader) == 10
     prev = None
     for epoch in range(4):
@@ -222,9 +227,9 @@ def test_errors(loader_records, tmp_path):
     with pytest.raises(ValueError, match="resize"):
         unirecord.Loader(loader_records, batch_size=4, shuffle=False, transform=unirecord.CenterCrop(32, resize=16))
     with pytest.raises(ValueError):
-        unirecord.Loader(loader_records, batch_size=4, shuffle=False, image_field="label")
+        unirecord.Loader(loader_records, batch_size=4, shuffle=False, fields=unirecord.Fields(image_field="label"))
     with pytest.raises(KeyError, match="no field named 'nope'"):
-        unirecord.Loader(loader_records, batch_size=4, shuffle=False, image_field="nope")
+        unirecord.Loader(loader_records, batch_size=4, shuffle=False, fields=unirecord.Fields(image_field="nope"))
     with pytest.raises(KeyError, match="no field named 'nope'"):
         unirecord.ImageDataset(loader_records, label_field="nope")
     with pytest.raises(ValueError):
@@ -241,7 +246,8 @@ def test_bad_records_raise_or_skip(tmp_path, loader_records):
     with pytest.raises(ValueError, match="img13.jpg"):
         for _ in unirecord.Loader(tmp_path, **kwargs):
             pass
-    skipping = unirecord.Loader(tmp_path, on_bad_record="skip", return_ids=True, **kwargs)
+    skipping = unirecord.Loader(tmp_path, fields=unirecord.Fields(return_ids=True),
+                                decode=unirecord.Decode(on_bad_record="skip"), **kwargs)
     ids = [i for _, _, rid in skipping for i in rid.tolist()]
     assert len(ids) == 20 and 13 not in ids
     assert skipping.stats()["skipped"] == 1 and "img13.jpg" in skipping.stats()["last_bad_record"]
@@ -267,9 +273,9 @@ def test_device_loader_over_http(loader_records, tmp_path, device):
     nginx = Nginx(tmp_path / "www")
     try:
         kw = dict(batch_size=8, shuffle=True, seed=3, threads=2, transform=unirecord.CenterCrop(32, resize=40),
-                  return_ids=True)
+                  fields=unirecord.Fields(return_ids=True))
         url = f"http://127.0.0.1:{nginx.port}/ds/train.uset"
-        remote = unirecord.Loader(url, device=device, cache_dir=tmp_path / "cache", **kw)
+        remote = unirecord.Loader(url, device=device, remote=unirecord.Remote(cache_dir=tmp_path / "cache"), **kw)
         assert cuda_check.compare_normalised(remote, unirecord.Loader(loader_records, **kw), device) == 90
     finally:
         nginx.stop()
@@ -281,9 +287,9 @@ def test_shuffle_has_no_default_and_order_must_agree(loader_records):
     with pytest.raises(TypeError, match="shuffle must be True or False, not 1"):
         unirecord.Loader(loader_records, 4, 1)
     with pytest.raises(ValueError, match="order='block' contradicts shuffle=False"):
-        unirecord.Loader(loader_records, 4, False, order="block")
+        unirecord.Loader(loader_records, 4, False, sampler=unirecord.Sampler(order="block"))
     with pytest.raises(ValueError, match="order='sequential' contradicts shuffle=True"):
-        unirecord.Loader(loader_records, 4, True, order="sequential")
+        unirecord.Loader(loader_records, 4, True, sampler=unirecord.Sampler(order="sequential"))
 
 
 def test_dataloader_spellings_are_aliases(loader_records):
@@ -317,9 +323,11 @@ def test_sampler_options_reach_the_sampler(loader_records):
     if not urec:
         pytest.skip("UREC (the urec binary) is not set")
     for rank in range(4):
-        loader = unirecord.Loader(loader_records, batch_size=5, shuffle=True, order="block", block_size=8, window=0,
-                                  sampler_drop_last=True, seed=3, num_shards=4, shard_id=rank, return_ids=True,
-                                  threads=1, transform=unirecord.CenterCrop(16, resize=16))
+        loader = unirecord.Loader(loader_records, batch_size=5, shuffle=True, seed=3, threads=1,
+                                  transform=unirecord.CenterCrop(16, resize=16),
+                                  sampler=unirecord.Sampler(order="block", block_size=8, window=0, drop_last=True,
+                                                            num_shards=4, shard_id=rank),
+                                  fields=unirecord.Fields(return_ids=True))
         ids = [i for _, _, rid in loader for i in rid.tolist()]
         want = subprocess.run([urec, "sample", "--records", "90", "--order", "block", "--block-size", "8",
                                "--window", "0", "--seed", "3", "--num-shards", "4", "--shard-id", str(rank),
@@ -334,10 +342,12 @@ def test_max_consecutive_bad_is_the_skip_limit(tmp_path, loader_records):
         for i in range(8):
             image = b"GIF89a not a jpeg" if i in (3, 4) else bytes(good[i]["image"])
             w.write({"image": image, "label": 0, "path": f"img{i}.jpg"})
-    kwargs = dict(batch_size=4, shuffle=False, threads=1, on_bad_record="skip", transform=unirecord.CenterCrop(16, resize=16))
-    assert sum(len(rid) for _, _, rid in unirecord.Loader(tmp_path, return_ids=True, max_consecutive_bad=3, **kwargs)) == 8
+    kwargs = dict(batch_size=4, shuffle=False, threads=1, transform=unirecord.CenterCrop(16, resize=16))
+    skip = lambda limit: unirecord.Decode(on_bad_record="skip", max_consecutive_bad=limit)  # noqa: E731
+    loader = unirecord.Loader(tmp_path, fields=unirecord.Fields(return_ids=True), decode=skip(3), **kwargs)
+    assert sum(len(rid) for _, _, rid in loader) == 8
     with pytest.raises(ValueError, match=r"2 bad records in a row \(on_bad_record=skip\), the last: .*img4.jpg"):
-        list(unirecord.Loader(tmp_path, max_consecutive_bad=2, **kwargs))
+        list(unirecord.Loader(tmp_path, decode=skip(2), **kwargs))
 
 
 def test_urec_bench_on_bad_record_is_the_loaders_option(tmp_path, loader_records):
@@ -357,8 +367,8 @@ def test_urec_bench_on_bad_record_is_the_loaders_option(tmp_path, loader_records
     raised = subprocess.run(bench, capture_output=True, text=True)
     assert raised.returncode != 0 and "img3.jpg" in raised.stderr
     skipped = subprocess.run(bench + ["--on-bad-record", "skip"], capture_output=True, text=True, check=True)
-    loader = unirecord.Loader(tmp_path, batch_size=4, shuffle=True, threads=1, on_bad_record="skip",
-                              transform=unirecord.RandomResizedCrop(16))
+    loader = unirecord.Loader(tmp_path, batch_size=4, shuffle=True, threads=1,
+                              transform=unirecord.RandomResizedCrop(16), decode=unirecord.Decode(on_bad_record="skip"))
     samples = sum(len(labels) for _, labels in loader)
     assert json.loads(skipped.stdout)["skipped"] == loader.stats()["skipped"] == 1
     assert json.loads(skipped.stdout)["samples"] == samples == 8
@@ -367,7 +377,8 @@ def test_urec_bench_on_bad_record_is_the_loaders_option(tmp_path, loader_records
 def test_a_state_with_or_without_its_descriptive_keys_resumes(loader_records):
     """The keys beside sampler_state may be given (as state_dict returns them) or left
     out; test_hostile_inputs.py has the states whose keys disagree with it."""
-    kwargs = dict(batch_size=4, shuffle=True, threads=1, return_ids=True, transform=unirecord.CenterCrop(16, resize=16))
+    kwargs = dict(batch_size=4, shuffle=True, threads=1, fields=unirecord.Fields(return_ids=True),
+                  transform=unirecord.CenterCrop(16, resize=16))
     loader = unirecord.Loader(loader_records, **kwargs)
     it = iter(loader)
     next(it)

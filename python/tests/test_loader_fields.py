@@ -5,6 +5,7 @@ crop_window), the boxes mapped by the plain-Python reference below and a
 padding collate; jagged offsets; datasets without images; determinism,
 resume, ranks, where= and on_bad_record with the extra fields."""
 import io
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -152,10 +153,14 @@ def assert_batches_equal(ours, theirs):
             assert torch.equal(got, want), key
 
 
+# What the detection loader batches (a test changes it with dataclasses.replace).
+FIELDS = unirecord.Fields(["tokens", "caption"], boxes="boxes", box_aligned=["category_id"])
+
+
 def loader(path, **kw):
     # prefetch 12: a test may hold a whole epoch of batches (7) at once.
     options = dict(batch_size=6, shuffle=False, seed=5, transform=unirecord.RandomResizedCrop(SIZE, flip=True), threads=3, prefetch=12,
-                   fields=["tokens", "caption"], boxes="boxes", box_aligned=["category_id"], num_shards=1, shard_id=0)
+                   fields=FIELDS, sampler=unirecord.Sampler(num_shards=1, shard_id=0))
     options.update(kw)
     return unirecord.Loader(path, **options)
 
@@ -164,7 +169,7 @@ def loader(path, **kw):
 
 @pytest.mark.parametrize("box_format", ["xywh", "xyxy"])
 def test_dict_batches_equal_a_dataloader_with_a_padding_collate(detection, box_format):
-    ours = loader(detection, box_format=box_format, pad_value=-1)
+    ours = loader(detection, fields=replace(FIELDS, box_format=box_format, pad_value=-1))
     ours.set_epoch(2)
     ref = Reference(detection, seed=5, epoch=2, box_format=box_format)
     theirs = torch.utils.data.DataLoader(ref, batch_size=6, collate_fn=lambda s: pad_collate(s, -1))
@@ -187,7 +192,7 @@ def test_four_ranks_with_where_and_extra_fields(detection):
     ref = Reference(detection, seed=5, epoch=0, box_format="xywh")
     seen = []
     for rank in range(4):
-        ours = loader(detection, where="label != 3", num_shards=4, shard_id=rank)
+        ours = loader(detection, sampler=unirecord.Sampler(where="label != 3", num_shards=4, shard_id=rank))
         positions = list(torch.utils.data.DistributedSampler(range(len(ids)), num_replicas=4, rank=rank, shuffle=False))
         theirs = torch.utils.data.DataLoader(ref, batch_size=6, sampler=[ids[p] for p in positions], collate_fn=pad_collate)
         got, want = list(ours), list(theirs)
@@ -199,7 +204,7 @@ def test_four_ranks_with_where_and_extra_fields(detection):
 
 
 def test_jagged_offsets(detection):
-    ours = loader(detection, ragged="jagged")
+    ours = loader(detection, fields=replace(FIELDS, ragged="jagged"))
     ds = unirecord.Dataset(detection)
     for batch in ours:
         offsets = batch["tokens_offsets"]
@@ -221,8 +226,7 @@ def test_jagged_offsets(detection):
 def test_device_fields(detection, device):
     cuda_check.require(device)
     cuda_check.run_fields(detection, device, batch_size=6, shuffle=True, seed=5, threads=2,
-                          transform=unirecord.RandomResizedCrop(SIZE, flip=True), fields=["tokens", "caption"],
-                          boxes="boxes", box_aligned=["category_id"])
+                          transform=unirecord.RandomResizedCrop(SIZE, flip=True), fields=FIELDS)
 
 
 def write_token_dataset(path):
@@ -237,8 +241,10 @@ def write_token_dataset(path):
 
 def test_token_dataset_without_images(tmp_path):
     write_token_dataset(tmp_path)
-    ours = unirecord.Loader(tmp_path, batch_size=8, shuffle=False, image_field=None, label_field=None,
-                            fields=["tokens", "mask", "score"], pad_value=0, num_shards=1, shard_id=0, prefetch=4)
+    ours = unirecord.Loader(tmp_path, batch_size=8, shuffle=False, prefetch=4,
+                            sampler=unirecord.Sampler(num_shards=1, shard_id=0),
+                            fields=unirecord.Fields(["tokens", "mask", "score"], image_field=None, label_field=None,
+                                                    pad_value=0))
     ds = unirecord.Dataset(tmp_path)
     theirs = torch.utils.data.DataLoader(
         [{"tokens": torch.from_numpy(ds[i]["tokens"].copy()), "mask": torch.from_numpy(ds[i]["mask"].copy()),
@@ -250,8 +256,9 @@ def test_token_dataset_without_images(tmp_path):
         assert "crop" not in a and "image" not in a and a["mask"].dtype == torch.bool
         assert_batches_equal(a, b)
     # dtype= converts images only: without images it changes nothing.
-    converted = unirecord.Loader(tmp_path, batch_size=8, shuffle=False, image_field=None, label_field=None,
-                                 fields=["score"], dtype=torch.float32, num_shards=1, shard_id=0)
+    converted = unirecord.Loader(tmp_path, batch_size=8, shuffle=False, dtype=torch.float32,
+                                 sampler=unirecord.Sampler(num_shards=1, shard_id=0),
+                                 fields=unirecord.Fields(["score"], image_field=None, label_field=None))
     assert torch.equal(next(iter(converted))["score"], want[0]["score"])
 
 
@@ -260,8 +267,8 @@ def test_token_fields_without_images_on_the_device(tmp_path, device):
     """The fields alone go up to the device."""
     cuda_check.require(device)
     write_token_dataset(tmp_path)
-    cuda_check.run_fields(tmp_path, device, batch_size=8, shuffle=True, seed=1, image_field=None,
-                          label_field=None, fields=["tokens", "mask", "score"])
+    cuda_check.run_fields(tmp_path, device, batch_size=8, shuffle=True, seed=1,
+                          fields=unirecord.Fields(["tokens", "mask", "score"], image_field=None, label_field=None))
 
 
 def test_threads_determinism_and_exact_resume(detection):
@@ -292,7 +299,7 @@ def test_bad_records_with_fields_raise_or_skip(tmp_path):
             w.write(rec)
     with pytest.raises(ValueError, match=r"record 3 \(img_003.jpg\)"):
         list(loader(tmp_path, batch_size=4))
-    batches = list(loader(tmp_path, batch_size=4, on_bad_record="skip"))
+    batches = list(loader(tmp_path, batch_size=4, decode=unirecord.Decode(on_bad_record="skip")))
     ids = torch.cat([b["id"] for b in batches]).tolist()
     assert ids == [0, 1, 2, 4, 4, 5, 6, 7]
     ds = unirecord.Dataset(tmp_path)
@@ -301,21 +308,22 @@ def test_bad_records_with_fields_raise_or_skip(tmp_path):
 
 def test_field_option_bad_records(detection):
     with pytest.raises(KeyError, match="nope"):
-        loader(detection, fields=["nope"])
+        loader(detection, fields=replace(FIELDS, names=["nope"]))
     with pytest.raises(ValueError, match="'id'"):
-        loader(detection, fields=["id"])
+        loader(detection, fields=replace(FIELDS, names=["id"]))
     with pytest.raises(TypeError, match="list of field names"):
         loader(detection, fields="tokens")
     with pytest.raises(ValueError, match="ragged"):
-        loader(detection, ragged="nested")
+        replace(FIELDS, ragged="nested")
     with pytest.raises(ValueError, match="box format"):
-        loader(detection, box_format="cxcywh")
+        replace(FIELDS, box_format="cxcywh")
     with pytest.raises(ValueError, match="float32 \\(-1, 4\\)"):
-        loader(detection, boxes="tokens", box_aligned=[])
+        loader(detection, fields=replace(FIELDS, boxes="tokens", box_aligned=[]))
     with pytest.raises(ValueError, match="'tokens_lengths' collides with the lengths of field 'tokens'"):
-        loader(detection, fields=["tokens", "tokens_lengths"])
+        loader(detection, fields=replace(FIELDS, names=["tokens", "tokens_lengths"]))
     # Without fields the batch is still the (images, labels) tuple.
-    images, labels = next(iter(unirecord.Loader(detection, batch_size=4, shuffle=False, num_shards=1, shard_id=0)))
+    images, labels = next(iter(unirecord.Loader(detection, batch_size=4, shuffle=False,
+                                                sampler=unirecord.Sampler(num_shards=1, shard_id=0))))
     ds = unirecord.Dataset(detection)
     assert images.shape == (4, 3, 224, 224) and labels.tolist() == [ds[i]["label"] for i in range(4)]
 
@@ -328,8 +336,10 @@ def check_masks_follow_crops(path, seed, mask_of):
     from torchvision.transforms import InterpolationMode
 
     images = unirecord.ImageDataset(path, unirecord.RandomResizedCrop(SIZE, flip=True), seed=seed, label_field=None)
-    ours = unirecord.Loader(path, batch_size=4, shuffle=True, seed=seed, label_field=None, masks=["mask"], threads=2,
-                            transform=unirecord.RandomResizedCrop(SIZE, flip=True), num_shards=1, shard_id=0)
+    ours = unirecord.Loader(path, batch_size=4, shuffle=True, seed=seed, threads=2,
+                            transform=unirecord.RandomResizedCrop(SIZE, flip=True),
+                            sampler=unirecord.Sampler(num_shards=1, shard_id=0),
+                            fields=unirecord.Fields(label_field=None, masks=["mask"]))
     flips = seen = 0
     for batch in ours:
         assert batch["mask"].shape == (len(batch["id"]), SIZE, SIZE) and batch["mask"].dtype == torch.uint8
@@ -365,10 +375,12 @@ def test_masks_follow_the_crop_as_torchvision_nearest(tmp_path):
     with unirecord.Writer(tmp_path / "bad", ds.schema, "bad", sync=False) as w:
         w.write({"image": jpeg_bytes(40, 30, 0), "mask": np.zeros((30, 41), np.uint8)})
     with pytest.raises(ValueError, match=r"record 0: mask field 'mask' is 30x41 .* the image is 30x40"):
-        next(iter(unirecord.Loader(tmp_path / "bad", batch_size=1, shuffle=False, label_field=None, masks=["mask"],
-                                   num_shards=1, shard_id=0)))
+        next(iter(unirecord.Loader(tmp_path / "bad", batch_size=1, shuffle=False,
+                                   sampler=unirecord.Sampler(num_shards=1, shard_id=0),
+                                   fields=unirecord.Fields(label_field=None, masks=["mask"]))))
     with pytest.raises(ValueError, match="needs an image field"):
-        unirecord.Loader(path, batch_size=1, shuffle=False, label_field=None, image_field=None, masks=["mask"])
+        unirecord.Loader(path, batch_size=1, shuffle=False,
+                         fields=unirecord.Fields(label_field=None, image_field=None, masks=["mask"]))
 
 
 def png_mask_bytes(labels, mode):
@@ -417,8 +429,9 @@ def test_png_masks_that_are_not_labels_or_are_damaged_are_named(tmp_path):
         with unirecord.Writer(tmp_path / name, schema, name, sync=False) as w:
             w.write({"image": jpeg_bytes(40, 30, 0), "mask": mask})
         with pytest.raises(error, match=rf"record 0.*mask field 'mask'.*{message}"):
-            next(iter(unirecord.Loader(tmp_path / name, batch_size=1, shuffle=False, label_field=None,
-                                       masks=["mask"], num_shards=1, shard_id=0)))
+            next(iter(unirecord.Loader(tmp_path / name, batch_size=1, shuffle=False,
+                                       sampler=unirecord.Sampler(num_shards=1, shard_id=0),
+                                       fields=unirecord.Fields(label_field=None, masks=["mask"]))))
 
 
 def test_no_label_field_means_no_labels_and_the_image_may_be_named(tmp_path):
@@ -432,13 +445,15 @@ def test_no_label_field_means_no_labels_and_the_image_may_be_named(tmp_path):
             del record["label"]
             w.write(record)
     loader = unirecord.Loader(tmp_path, batch_size=4, shuffle=False, fields=["image", "boxes"],
-                              transform=unirecord.CenterCrop(SIZE, resize=SIZE), num_shards=1, shard_id=0)
+                              transform=unirecord.CenterCrop(SIZE, resize=SIZE),
+                              sampler=unirecord.Sampler(num_shards=1, shard_id=0))
     batches = list(loader)
     assert [len(b["id"]) for b in batches] == [4, 4, 2]
     for batch in batches:
         assert "label" not in batch and batch["image"].shape[1:] == (3, SIZE, SIZE)
         assert batch["boxes"].shape[0] == len(batch["id"])
-    images, labels = next(iter(unirecord.Loader(tmp_path, batch_size=4, shuffle=False, num_shards=1, shard_id=0)))
+    images, labels = next(iter(unirecord.Loader(tmp_path, batch_size=4, shuffle=False,
+                                                sampler=unirecord.Sampler(num_shards=1, shard_id=0))))
     assert labels is None and images.shape[0] == 4
     with pytest.raises(KeyError, match="labels"):
-        unirecord.Loader(tmp_path, batch_size=4, shuffle=False, label_field="labels")
+        unirecord.Loader(tmp_path, batch_size=4, shuffle=False, fields=unirecord.Fields(label_field="labels"))

@@ -57,8 +57,8 @@ def corpus(tmp_path_factory):
 def document_order(path, window, field="text", **sampler):
     """The rank's documents in loader order, window by window (a plain
     Loader over the same sampler options: the order packing reads)."""
-    loader = unirecord.Loader(path, window, True, image_field=None, label_field=None, fields=[field],
-                              threads=1, **sampler)
+    loader = unirecord.Loader(path, window, True, threads=1,
+                              fields=unirecord.Fields([field], image_field=None, label_field=None), **sampler)
     return [batch["id"].tolist() for batch in loader]
 
 
@@ -139,8 +139,8 @@ def reference_batches(rows, docs, batch_size, eos=None, pad=0):
 def packing_loader(path, strategy, batch_size=4, window=32, **kwargs):
     pack = unirecord.Pack(SEQ_LEN, strategy=strategy, window=window,
                           **{k: kwargs.pop(k) for k in ("overlong", "eos", "pad_value") if k in kwargs})
-    return unirecord.Loader(path, batch_size, True, image_field=None, label_field=None, fields=["tokens", "mask"],
-                            pack=pack, threads=2, seed=11, **kwargs)
+    return unirecord.Loader(path, batch_size, True, pack=pack, threads=2, seed=11,
+                            fields=unirecord.Fields(["tokens", "mask"], image_field=None, label_field=None), **kwargs)
 
 
 def as_numpy(batch):
@@ -199,7 +199,8 @@ def test_every_token_once_per_epoch_over_the_ranks(corpus, strategy, world):
     path, docs = corpus
     seen = {}
     for rank in range(world):
-        for batch in packing_loader(path, strategy, num_shards=world, shard_id=rank, sampler_drop_last=True):
+        sampler = unirecord.Sampler(num_shards=world, shard_id=rank, drop_last=True)
+        for batch in packing_loader(path, strategy, sampler=sampler):
             flat = batch["tokens"][batch["segment_ids"] != 0].numpy()
             cu = batch["cu_seqlens"].numpy()
             for s, doc in enumerate(batch["id"].tolist()):
@@ -274,7 +275,7 @@ def test_elastic_resume_over_torch_distributed_delivers_every_token_once(numbere
     # state's position (bytes 32..40, SPEC.md 13.1) is where they partition from.
     with open(states, "rb") as f:
         gathered = pickle.load(f)
-    loader = pack_elastic_worker.loader_for(path, strategy, num_shards=new_world, shard_id=0)
+    loader = pack_elastic_worker.loader_for(path, strategy, sampler=unirecord.Sampler(num_shards=new_world, shard_id=0))
     combined = loader._core.combine(gathered)["pack_state"]
     g = struct.unpack_from("<Q", combined, 32)[0]
     order = [i for window in document_order(path, pack_elastic_worker.WINDOW, field="tokens", seed=7) for i in window]
@@ -288,11 +289,11 @@ def test_elastic_resume_refuses_an_incomplete_or_mixed_list(numbered_corpus):
     from pack_elastic_worker import loader_for
 
     path, _ = numbered_corpus
-    ranks = [loader_for(path, "concat", num_shards=3, shard_id=r) for r in range(3)]
+    ranks = [loader_for(path, "concat", sampler=unirecord.Sampler(num_shards=3, shard_id=r)) for r in range(3)]
     for loader in ranks:
         loader.next_batch()
     states = [loader.state_dict() for loader in ranks]
-    new = loader_for(path, "concat", num_shards=2, shard_id=0)
+    new = loader_for(path, "concat", sampler=unirecord.Sampler(num_shards=2, shard_id=0))
     with pytest.raises(ValueError, match="2 states of 3 ranks; every rank's state is needed"):
         new.load_state_dict(states[:2])
     with pytest.raises(ValueError, match="give each rank's state once"):
@@ -302,7 +303,8 @@ def test_elastic_resume_refuses_an_incomplete_or_mixed_list(numbered_corpus):
     with pytest.raises(TypeError, match="state_dict\\(\\) returned"):
         new.load_state_dict([states[0], b"x", states[2]])
     with pytest.raises(ValueError, match="no 'sampler_state'"):  # a plain Loader combines its own states only
-        unirecord.Loader(path, 4, True, image_field=None, label_field=None, fields=["tokens"]).load_state_dict(states)
+        unirecord.Loader(path, 4, True,
+                         fields=unirecord.Fields(["tokens"], image_field=None, label_field=None)).load_state_dict(states)
     new.load_state_dict(states)  # the list itself restores
     assert new.next_batch() is not None
 
@@ -313,7 +315,7 @@ def test_a_state_restores_only_on_its_rank_and_options(corpus):
     next(iter(loader))
     state = loader.state_dict()
     with pytest.raises(ValueError, match="taken on rank 0 of 1, restored on rank 1 of 2"):
-        packing_loader(path, "best_fit", num_shards=2, shard_id=1).load_state_dict(state)
+        packing_loader(path, "best_fit", sampler=unirecord.Sampler(num_shards=2, shard_id=1)).load_state_dict(state)
     with pytest.raises(ValueError, match="other packing options"):
         packing_loader(path, "first_fit").load_state_dict(state)
     with pytest.raises(ValueError, match="pack_state"):
@@ -325,13 +327,14 @@ def test_hostile_options_and_documents(corpus, tmp_path):
     with pytest.raises(TypeError, match="has no len"):
         len(packing_loader(path, "concat"))
     with pytest.raises(TypeError, match="pack must be a unirecord.Pack"):
-        unirecord.Loader(path, 4, True, image_field=None, fields=["tokens"], pack={"seq_len": 8})
+        unirecord.Loader(path, 4, True, pack={"seq_len": 8}, fields=unirecord.Fields(["tokens"], image_field=None))
     with pytest.raises(ValueError, match="unknown packing strategy 'greedy'"):
-        unirecord.Loader(path, 4, True, image_field=None, fields=["tokens"], pack=unirecord.Pack(8, strategy="greedy"))
+        unirecord.Loader(path, 4, True, pack=unirecord.Pack(8, strategy="greedy"),
+                         fields=unirecord.Fields(["tokens"], image_field=None))
     with pytest.raises(ValueError, match="seq_len"):
-        unirecord.Loader(path, 4, True, image_field=None, fields=["tokens"], pack=unirecord.Pack(0))
+        unirecord.Loader(path, 4, True, pack=unirecord.Pack(0), fields=unirecord.Fields(["tokens"], image_field=None))
     with pytest.raises(ValueError, match="field 'text' is"):
-        unirecord.Loader(path, 4, True, image_field=None, fields=["text"], pack=unirecord.Pack(8))
+        unirecord.Loader(path, 4, True, pack=unirecord.Pack(8), fields=unirecord.Fields(["text"], image_field=None))
     # A 2-D token field; fields of unequal lengths in one record.
     schema = unirecord.Schema({"tokens": unirecord.Field("tokens", "int64", shape=(-1, 2)),
                                "flat": unirecord.Field("flat", "int64", shape=(-1,)),
@@ -340,9 +343,10 @@ def test_hostile_options_and_documents(corpus, tmp_path):
         w.write({"tokens": np.zeros((3, 2), np.int64), "flat": [1, 2, 3], "mask": [1, 1, 1]})
         w.write({"tokens": np.zeros((1, 2), np.int64), "flat": [4, 5], "mask": [1]})
     with pytest.raises(ValueError, match=r"field 'tokens' is .*shape \[-1\]"):
-        unirecord.Loader(tmp_path / "bad", 2, False, image_field=None, fields=["tokens"], pack=unirecord.Pack(4))
-    loader = unirecord.Loader(tmp_path / "bad", 2, False, image_field=None, fields=["flat", "mask"],
-                              pack=unirecord.Pack(4))
+        unirecord.Loader(tmp_path / "bad", 2, False, pack=unirecord.Pack(4),
+                         fields=unirecord.Fields(["tokens"], image_field=None))
+    loader = unirecord.Loader(tmp_path / "bad", 2, False, pack=unirecord.Pack(4),
+                              fields=unirecord.Fields(["flat", "mask"], image_field=None))
     with pytest.raises(ValueError, match="pack: record 1: field 'mask' has 1 values, 'flat' 2"):
         list(loader)
     # Only empty documents: no rows, every one counted.
@@ -350,8 +354,8 @@ def test_hostile_options_and_documents(corpus, tmp_path):
     with unirecord.Writer(tmp_path / "empty", schema, "empty", sync=False) as w:
         for _ in range(10):
             w.write({"tokens": np.zeros(0, np.int32)})
-    loader = unirecord.Loader(tmp_path / "empty", 2, True, image_field=None, fields=["tokens"],
-                              pack=unirecord.Pack(4, window=3))
+    loader = unirecord.Loader(tmp_path / "empty", 2, True, pack=unirecord.Pack(4, window=3),
+                              fields=unirecord.Fields(["tokens"], image_field=None))
     assert list(loader) == []
     assert loader.stats()["empty"] == 10 and loader.stats()["documents"] == 10
 
@@ -368,16 +372,17 @@ def test_a_remote_dataset_packs_as_the_local_one(corpus, tmp_path):
     shutil.copytree(path, www / "ds")
     nginx = Nginx(www)
     try:
-        remote = unirecord.Loader(f"http://127.0.0.1:{nginx.port}/ds/", 4, True, image_field=None,
-                                  label_field=None, fields=["tokens", "mask"], threads=2, seed=11,
-                                  cache_dir=tmp_path / "cache",
-                                  pack=unirecord.Pack(SEQ_LEN, strategy="best_fit", window=32))
+        remote = unirecord.Loader(f"http://127.0.0.1:{nginx.port}/ds/", 4, True, threads=2, seed=11,
+                                  pack=unirecord.Pack(SEQ_LEN, strategy="best_fit", window=32),
+                                  fields=unirecord.Fields(["tokens", "mask"], image_field=None, label_field=None),
+                                  remote=unirecord.Remote(cache_dir=tmp_path / "cache"))
         assert_batches_equal([as_numpy(b) for b in remote], [as_numpy(b) for b in packing_loader(path, "best_fit")])
         # Weights in tokens count a remote dataset's tokens from its index alone.
-        mixed = [unirecord.Loader([first, path], 4, True, image_field=None, label_field=None,
-                                  fields=["tokens", "mask"], threads=2, seed=11, cache_dir=tmp_path / "cache",
-                                  weights=[0.8, 0.2], epoch_size=900,
-                                  pack=unirecord.Pack(SEQ_LEN, window=32, weight_unit="tokens"))
+        mixed = [unirecord.Loader([first, path], 4, True, threads=2, seed=11,
+                                  pack=unirecord.Pack(SEQ_LEN, window=32, weight_unit="tokens"),
+                                  sampler=unirecord.Sampler(weights=[0.8, 0.2], epoch_size=900),
+                                  fields=unirecord.Fields(["tokens", "mask"], image_field=None, label_field=None),
+                                  remote=unirecord.Remote(cache_dir=tmp_path / "cache"))
                  for first in (f"http://127.0.0.1:{nginx.port}/ds/", path)]
         assert_batches_equal([as_numpy(b) for b in mixed[0]], [as_numpy(b) for b in mixed[1]])
     finally:
@@ -432,8 +437,8 @@ def test_weights_in_tokens_give_the_token_shares(tmp_path, strategy):
     paths = [write_lengths(tmp_path / "short", short), write_lengths(tmp_path / "long", long_)]
 
     def shares(weight_unit):
-        loader = unirecord.Loader(paths, 4, True, image_field=None, label_field=None, fields=["tokens"],
-                                  weights=[0.7, 0.3], epoch_size=3000, seed=2,
+        loader = unirecord.Loader(paths, 4, True, seed=2, fields=unirecord.Fields(["tokens"], image_field=None),
+                                  sampler=unirecord.Sampler(weights=[0.7, 0.3], epoch_size=3000),
                                   pack=unirecord.Pack(SEQ_LEN, strategy=strategy, window=32,
                                                       weight_unit=weight_unit))
         tokens, segments = [0, 0], [0, 0]
@@ -454,5 +459,6 @@ def test_weights_in_tokens_give_the_token_shares(tmp_path, strategy):
     by_documents, _ = shares("documents")
     assert by_documents[0] / sum(by_documents) < 0.5
     with pytest.raises(ValueError, match="unknown weight unit 'bytes'"):
-        unirecord.Loader(paths, 4, True, image_field=None, label_field=None, fields=["tokens"], weights=[1, 1],
-                         pack=unirecord.Pack(SEQ_LEN, weight_unit="bytes"))
+        unirecord.Loader(paths, 4, True, pack=unirecord.Pack(SEQ_LEN, weight_unit="bytes"),
+                         sampler=unirecord.Sampler(weights=[1, 1]),
+                         fields=unirecord.Fields(["tokens"], image_field=None, label_field=None))

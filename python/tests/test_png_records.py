@@ -94,8 +94,9 @@ def test_random_resized_crop_is_torchvision_on_the_planned_window(png_folder, pn
 def test_loader_batches_equal_image_dataset(png_records):
     transform = unirecord.RandomResizedCrop(40, flip=True)
     reference = unirecord.ImageDataset(png_records, transform, seed=4)
-    loader = unirecord.Loader(png_records, batch_size=4, shuffle=True, seed=4, threads=2, return_ids=True,
-                              transform=unirecord.RandomResizedCrop(40, flip=True))
+    loader = unirecord.Loader(png_records, batch_size=4, shuffle=True, seed=4, threads=2,
+                              transform=unirecord.RandomResizedCrop(40, flip=True),
+                              fields=unirecord.Fields(return_ids=True))
     for epoch in (0, 1):
         loader.set_epoch(epoch)
         reference.set_epoch(epoch)

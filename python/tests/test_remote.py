@@ -122,7 +122,7 @@ def test_image_dataset_and_loader_equal_local(served, proxy, tmp_path):
         assert la == lb and np.array_equal(np.asarray(a), np.asarray(b)), i
 
     def batches(path, **kw):
-        loader = unirecord.Loader(path, 16, True, seed=3, threads=2, return_ids=True, **kw)
+        loader = unirecord.Loader(path, 16, True, seed=3, threads=2, fields=unirecord.Fields(return_ids=True), **kw)
         out = []
         for epoch in range(2):
             loader.set_epoch(epoch)
@@ -130,7 +130,7 @@ def test_image_dataset_and_loader_equal_local(served, proxy, tmp_path):
         return out
 
     expected = batches(served["local"])
-    got = batches(url, cache_dir=tmp_path / "c2")
+    got = batches(url, remote=unirecord.Remote(cache_dir=tmp_path / "c2"))
     assert len(got) == len(expected)
     for (ia, la, xa), (ib, lb, xb) in zip(expected, got):
         assert np.array_equal(ia, ib) and np.array_equal(la, lb) and np.array_equal(xa, xb)
@@ -307,8 +307,8 @@ def test_remote_options_bound_requests_and_prefetch(served, proxy, tmp_path):
 
     def downloads_after_one_batch(prefetch_shards, cache):
         # Batches of 4 in order, one batch ahead: the reads stay in shard 0.
-        loader = unirecord.Loader(url, 4, False, threads=1, prefetch=1, cache_dir=cache,
-                                  remote_options={"prefetch_shards": prefetch_shards})
+        loader = unirecord.Loader(url, 4, False, threads=1, prefetch=1,
+                                  remote=unirecord.Remote(cache_dir=cache, prefetch_shards=prefetch_shards))
         next(iter(loader))
         deadline = time.monotonic() + 10
         while loader.dataset.remote_stats()["shard_downloads"] < 1 + prefetch_shards and time.monotonic() < deadline:
@@ -368,8 +368,8 @@ def test_next_epoch_shards_let_go_are_downloaded_before_set_epoch(served, proxy,
         # evicted shard when the plan asks for it again, and the prefetcher
         # then takes the open copy instead of downloading it (no download to
         # see; seen once in CI under load).
-        return dict(seed=seed, threads=1, return_ids=True, order="block", block_size=per_shard,
-                    window=2 * per_shard)
+        return dict(seed=seed, threads=1, fields=unirecord.Fields(return_ids=True),
+                    sampler=unirecord.Sampler(order="block", block_size=per_shard, window=2 * per_shard))
 
     # A seed whose epoch 1 starts with a shard of epoch 0's first batch (read
     # first, let go three batches before the end).
@@ -378,8 +378,8 @@ def test_next_epoch_shards_let_go_are_downloaded_before_set_epoch(served, proxy,
         expected = [batches(local, 0), batches(local, 1)]
         if expected[1][0][0] // per_shard in {i // per_shard for i in expected[0][0]}:
             break
-    loader = unirecord.Loader(proxy.url + "/ds8/", 2 * per_shard, True, cache_dir=tmp_path / "cache",
-                              cache_limit=1, **kw(seed))
+    loader = unirecord.Loader(proxy.url + "/ds8/", 2 * per_shard, True,
+                              remote=unirecord.Remote(cache_dir=tmp_path / "cache", cache_limit=1), **kw(seed))
     assert batches(loader, 0) == expected[0]
     deadline = time.monotonic() + 30
     while loader.dataset.remote_stats()["shard_downloads"] <= shards and time.monotonic() < deadline:
@@ -413,8 +413,9 @@ def _loader_run(url, cache, limit, out, epochs=3):
 
 
 def _local_result(local, epochs=3):
-    loader = unirecord.Loader(local, 8, True, seed=11, threads=2, return_ids=True, order="block", block_size=4,
-                              window=8)
+    loader = unirecord.Loader(local, 8, True, seed=11, threads=2,
+                              sampler=unirecord.Sampler(order="block", block_size=4, window=8),
+                              fields=unirecord.Fields(return_ids=True))
     result = []
     for epoch in range(epochs):
         loader.set_epoch(epoch)

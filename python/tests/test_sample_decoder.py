@@ -69,8 +69,8 @@ def test_loader_and_image_dataset_give_the_same_pixels(orientation_records, tran
     path, jpegs = orientation_records
     ds = unirecord.Dataset(path)
     reference = unirecord.ImageDataset(ds, TRANSFORMS[transform](), seed=SEED, apply_exif=apply_exif)
-    loader = unirecord.Loader(ds, batch_size=5, shuffle=True, seed=SEED, threads=2, return_ids=True, transform=TRANSFORMS[transform](),
-                              apply_exif=apply_exif)
+    loader = unirecord.Loader(ds, batch_size=5, shuffle=True, seed=SEED, threads=2, transform=TRANSFORMS[transform](),
+                              fields=unirecord.Fields(return_ids=True), decode=unirecord.Decode(apply_exif=apply_exif))
     for epoch in (0, 2):
         loader.set_epoch(epoch)
         reference.set_epoch(epoch)

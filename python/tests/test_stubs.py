@@ -155,6 +155,22 @@ def test_stub_defaults_are_the_modules():
     assert checked == written  # every default the stub writes out was compared
 
 
+def test_the_four_converters_stubs_are_the_table_of_their_keywords():
+    """python/src/convert_py.cc has one table of the keywords every converter
+    takes (_core._convert_keywords): each converter's stub lists them all, one
+    after another in the table's order, with the table's defaults."""
+    functions = stub_tree()[0]
+    table = dict(_core._convert_keywords)
+    assert list(table)[:3] == ["name", "num_shards", "target_shard_bytes"] and len(table) >= 12
+    for name in ("convert_imagefolder", "convert_jsonl", "convert_csv", "convert_coco"):
+        args = functions[name].args
+        keywords = [a.arg for a in args.kwonlyargs]
+        first = keywords.index("name")
+        assert keywords[first:first + len(table)] == list(table), name
+        defaults = {a.arg: ast.literal_eval(d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None}
+        assert {k: defaults[k] for k in table} == table, name
+
+
 def public_callables():
     for name in unirecord.__all__:
         obj = getattr(unirecord, name)

@@ -159,8 +159,8 @@ def test_a_loader_reads_a_kept_version(tmp_path):
     out = tmp_path / "out"
     write(out, 0, 20)
     write(out, 20, 50, mode="append")
-    loader = unirecord.Loader(unirecord.Dataset(out, version=1), batch_size=4, shuffle=False, image_field=None,
-                              label_field=None, fields=["x"], threads=1)
+    loader = unirecord.Loader(unirecord.Dataset(out, version=1), batch_size=4, shuffle=False, threads=1,
+                              fields=unirecord.Fields(["x"], image_field=None, label_field=None))
     seen = [int(v) for batch in loader for v in batch["x"]]
     assert sorted(seen) == list(range(20))
 
@@ -217,7 +217,8 @@ def test_urec_versions_tag_gc_and_merge_without_copies(tmp_path):
 def test_an_append_of_other_fields_is_refused_naming_both(tmp_path):
     out = tmp_path / "out"
     write(out, 0, 5)
-    with pytest.raises(ValueError, match="the new records have another schema"):
+    # The append's defaults (main's append work) name the fields the new records lack.
+    with pytest.raises(ValueError, match="the records lack the fields text, blob .*give them a default"):
         with unirecord.Writer(out, {"x": "int64"}, "train", mode="append", sync=False) as w:
             w.write({"x": 1})
     assert xs(unirecord.Dataset(out)) == list(range(5))
@@ -291,8 +292,8 @@ def test_remote_field_groups_equal_local(tmp_path):
         stats = theirs.remote_stats()
         assert stats["shard_downloads"] == 3 + 3, stats  # three shards, three column files
         loader = unirecord.Loader(unirecord.Dataset(url, cache_dir=tmp_path / "cache2"), batch_size=4, shuffle=True,
-                                  seed=3, image_field=None, label_field=None, fields=["x", "score"],
-                                  num_shards=1, shard_id=0)
+                                  seed=3, sampler=unirecord.Sampler(num_shards=1, shard_id=0),
+                                  fields=unirecord.Fields(["x", "score"], image_field=None, label_field=None))
         seen = {}
         for batch in loader:
             for x, score in zip(batch["x"].tolist(), batch["score"].tolist()):

@@ -16,6 +16,9 @@
   :class:`StagedWrite` + :class:`PartWriter` - one dataset written as parts
   by any processes (Dask, Spark, Ray), committed by one;
   ``unirecord.distributed.convert_imagefolder`` - the conversion on Dask.
+* :class:`Sampler`, :class:`Fields`, :class:`Decode`, :class:`Remote`
+  (``unirecord.options``) - the Loader's options in typed groups:
+  ``Loader(path, 256, True, sampler=Sampler(order="block"), fields=Fields(["boxes"]))``.
 * :class:`Pack` (``unirecord.packing``) - ``Loader(pack=Pack(seq_len))``
   packs documents into rows for language models, natively.
 * :func:`write_dataset` (``unirecord.write``) - any source converted by a
@@ -61,6 +64,7 @@ from ._core import (
 from .fields import add_fields, drop_fields
 from .image_dataset import ImageDataset
 from .loader import IMAGENET_MEAN, IMAGENET_STD, Loader, cuda_available
+from .options import Decode, Fields, Remote, Sampler
 from .packing import Pack
 from .viewer import serve
 from .transforms import CenterCrop, RandomResizedCrop
@@ -74,7 +78,9 @@ __all__ = [
     "Coverage",
     "CoverageCheck",
     "Dataset",
+    "Decode",
     "Field",
+    "Fields",
     "IMAGENET_MEAN",
     "IMAGENET_STD",
     "ImageDataset",
@@ -83,6 +89,8 @@ __all__ = [
     "Pack",
     "RandomResizedCrop",
     "PartWriter",
+    "Remote",
+    "Sampler",
     "Schema",
     "Server",
     "StagedWrite",

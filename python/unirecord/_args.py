@@ -26,7 +26,7 @@ index_arg = _core._index_arg
 
 # The defaults of C++'s LoaderOptions (with its sampler, crop and decode
 # options) under the option names of _Loader and _ImageReader, read from a
-# default-constructed one (python/src/loader_py.cc has the one table of the
+# default-constructed one (python/src/loader_options_py.cc has the one table of the
 # options): the one source of the defaults of Loader, ImageDataset and the
 # transforms.
 DEFAULTS: Dict[str, Any] = dict(_core._loader_defaults)

@@ -11,9 +11,14 @@ _FieldType = Union[str, type, np.dtype]
 _Value = Union[int, float, str, bytes, memoryview, npt.NDArray[Any]]
 
 built_with_cuda: bool
-# The options of _Loader and _ImageReader (python/src/loader_py.cc's table),
+# The options of _Loader and _ImageReader (python/src/loader_options_py.cc's table),
 # each with the value of a default-constructed LoaderOptions.
 _loader_defaults: Dict[str, Any]
+# RemoteOptions' defaults besides cache_dir and cache_limit (python/src/dataset_options_py.cc's table).
+_remote_defaults: Dict[str, Any]
+# The keywords every converter takes (python/src/convert_py.cc's table), in
+# their order, with their defaults: the four converters' stubs below list them.
+_convert_keywords: Dict[str, Any]
 
 class CorruptRecordError(OSError):
     """On-disk data failed a checksum or bounds check; the message names the file and record."""
@@ -29,6 +34,10 @@ def _bool_arg(name: str, value: Any) -> bool:
 def _index_arg(index: Any, records: int) -> int:
     """A sequence index (negative from the end) as a position; TypeError / IndexError."""
 def _to_schema(schema: "_SchemaLike") -> "Schema": ...
+def _check_loader_option(key: str, value: Any, shown_as: str) -> None:
+    """value checked as the loader option `key` (loader_options_py.cc's table); the error names it `shown_as`."""
+def _check_dataset_option(key: str, value: Any, shown_as: str) -> None:
+    """value checked as Dataset's keyword or remote option `key`; the error names it `shown_as`."""
 
 class _BlobView:
     """Owner of a zero-copy blob view (keeps the dataset mapped); a buffer."""

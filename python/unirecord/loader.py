@@ -4,11 +4,12 @@ whole batches of decoded, cropped images as torch tensors from native threads.""
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, Literal, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, Optional, Sequence, Tuple, Union
 
 from . import _core
-from ._args import DEFAULTS, PathLike, bool_arg, channel_values, int_arg, open_dataset, record_ids, import_torch
+from ._args import DEFAULTS, PathLike, channel_values, int_arg, open_dataset, record_ids, import_torch
 from ._core import Coverage, Dataset, NotSupportedError
+from .options import Decode, Fields, Remote, Sampler, groups_from_keywords
 from .packing import Pack
 from .transforms import NativeCrop, default_crop, native_options, split_transform
 
@@ -22,14 +23,6 @@ Batch = Union[Tuple["torch.Tensor", Optional["torch.Tensor"]],
               Dict[str, Any]]
 
 __all__ = ["IMAGENET_MEAN", "IMAGENET_STD", "Loader", "cuda_available"]
-
-# The names the native loader parses (loader.h's ...Name/Parse... pairs).
-OnBadRecord = Literal["raise", "skip"]
-SampleOrder = Literal["sequential", "shuffle", "block"]
-Layout = Literal["NCHW", "NHWC"]
-Ragged = Literal["pad", "jagged"]
-BoxFormat = Literal["xywh", "xyxy"]
-CoverageDetail = Literal["none", "digest", "ids"]
 
 # Loader(device=EMULATED_DEVICE), for tests only: the device path runs against
 # the host device, an emulation of CUDA in ordinary memory (CudaOptions::
@@ -141,11 +134,11 @@ class Loader:
     field) as torch tensors, decoded by native threads with no worker processes.
 
     ``for images, labels in loader`` yields ``images`` uint8 ``[B, 3, H, W]``
-    (``layout="NHWC"``: ``[B, H, W, 3]``) and ``labels`` int64 ``[B]`` (None
-    when the dataset has no label field), in the order of a
-    ``DistributedSampler``-style sampler; with ``fields``, ``boxes``, ``masks``
-    or no image field each batch is a dict instead (below). The GIL is
-    released while waiting.
+    (``Fields(layout="NHWC")``: ``[B, H, W, 3]``) and ``labels`` int64 ``[B]``
+    (None when the dataset has no label field), in the order of a
+    ``DistributedSampler``-style sampler; with field names, boxes, masks or no
+    image field (:class:`Fields`) each batch is a dict instead (below). The
+    GIL is released while waiting.
 
     Zero copy and lifetime: the tensors are views of the loader's batch
     buffers (DLPack). A buffer returns to the pool of ``prefetch + 1`` when
@@ -169,31 +162,34 @@ class Loader:
     (docs/loader.md, "Coverage"). It carries across :meth:`state_dict` /
     :meth:`load_state_dict`.
 
-    Dict batches (``fields``, ``boxes``, ``masks``, or ``image_field=None``):
-    ``name -> tensor``: the image and label under their field names, each
-    listed field (scalars ``[B]``, arrays ``[B, ...]``, variable-shape ones
-    padded with ``pad_value`` plus ``NAME_lengths``, or with
-    ``ragged="jagged"`` flat plus ``NAME_offsets``; strings and bytes as
+    Dict batches (:class:`Fields` ``names``, ``boxes``, ``masks``, or
+    ``image_field=None``): ``name -> tensor``: the image and label under their
+    field names, each listed field (scalars ``[B]``, arrays ``[B, ...]``,
+    variable-shape ones padded with ``pad_value`` plus ``NAME_lengths``, or
+    with ``ragged="jagged"`` flat plus ``NAME_offsets``; strings and bytes as
     lists), ``id`` and ``crop`` (x, y, w, h, flip of each sample's window).
 
-    The defaults are those of C++'s ``LoaderOptions``, except ``layout``
-    (``NCHW``, torch's convention; C++: ``NHWC``, docs/loader.md says why) and
-    ``batch_size`` and ``shuffle``, which have none.
+    The options beyond DataLoader's come in small typed groups, as
+    torchvision's transforms: ``sampler=``:class:`Sampler`, ``fields=``
+    :class:`Fields`, ``decode=``:class:`Decode`, ``remote=``:class:`Remote`,
+    ``pack=``:class:`Pack`. Their defaults are those of C++'s
+    ``LoaderOptions``, except ``Fields.layout`` (``NCHW``, torch's convention;
+    C++: ``NHWC``, docs/loader.md says why); ``batch_size`` and ``shuffle``
+    have none. The keywords of before the groups (``block_size=``,
+    ``image_field=``, ``strict=``, ``cache_dir=``, ...) still work for one
+    release, each with a DeprecationWarning naming its new spelling
+    (``Loader(block_size=...)`` is ``Loader(sampler=Sampler(block_size=...))``);
+    one beside its group is a TypeError.
 
     Args:
         path: a dataset (a folder, ``OUT/NAME``, a shard, a glob, an
             ``http(s)://`` or ``s3://`` location, or a :class:`Dataset`), or a
-            list of them to mix (see ``weights``).
+            list of them to mix (:class:`Sampler` ``weights``).
         batch_size: samples per batch.
         shuffle: True for a training loop, False for an evaluation pass (every
-            record once, in id order, when ``num_shards`` is 1). No default.
+            record once, in id order, on one rank). No default.
         seed: the seed of the order and of the random crops; each epoch
             reseeds from it (:meth:`set_epoch`).
-        num_shards: data-parallel ranks (default: ``torch.distributed``'s
-            world size when it is initialised, else 1). As
-            ``DistributedSampler``, the epoch is padded by wrap-around to a
-            multiple of it.
-        shard_id: this rank (default: ``torch.distributed``'s rank, else 0).
         transform: a unirecord crop (:class:`RandomResizedCrop`,
             :class:`CenterCrop`), or a torchvision ``RandomResizedCrop``
             [+ ``RandomHorizontalFlip``] / ``Resize(int)`` + ``CenterCrop``,
@@ -218,77 +214,30 @@ class Loader:
         prefetch_factor: DataLoader's spelling: ``prefetch = prefetch_factor
             * threads``; give one of ``prefetch`` and ``prefetch_factor``.
         drop_last: drop the epoch's last, partial batch (DataLoader's).
-        on_bad_record: ``"raise"`` (default) or ``"skip"``: replace an
-            undecodable record by the next id of the sequence.
-        order: with ``shuffle=True``, ``"block"`` shuffles runs of
-            ``block_size`` consecutive records, then positions within
-            ``window``: mostly sequential reads for slow storage.
-        block_size: the block order's run of consecutive records.
-        window: the block order's positions shuffled together (0: none).
-        sampler_drop_last: cut the epoch to a multiple of ``num_shards``
-            instead of padding it (DistributedSampler's ``drop_last``).
-        max_consecutive_bad: with ``on_bad_record="skip"``, that many bad records
-            in a row is an error.
-        layout: ``"NCHW"`` (default) or ``"NHWC"``.
-        image_field: the bytes field of JPEGs or PNGs; None for a dataset
-            without images (dict batches).
-        label_field: the int32/int64 label field. The default, ``"label"``,
-            is used when the dataset has it (no labels otherwise); a name
-            given must exist. None: no labels.
-        path_field: the string field errors name a record by.
-        fields: more fields to batch (any type and shape; naming the image
-            field is harmless); makes batches dicts.
-        ragged: variable-shape fields ``"pad"`` (default, with
-            ``NAME_lengths``) or ``"jagged"`` (flat, with ``NAME_offsets``).
-        pad_value: what pads variable-shape fields.
-        boxes: a float32 ``(-1, 4)`` field of boxes, mapped onto the output
-            image; the empty ones are dropped with their ``box_aligned``
-            values (docs/loader.md, "Boxes").
-        box_format: ``"xywh"`` (default) or ``"xyxy"``.
-        box_aligned: fields with one row per box, dropped with their boxes.
-        masks: uint8 ``(height, width)`` fields, or palette / 8-bit gray PNGs
-            in bytes fields, the size of the image: cropped, resized
-            nearest-neighbour and flipped with it, uint8 ``[B, H, W]``.
-        strict: refuse JPEGs with recoverable damage instead of decoding them.
-        apply_exif: rotate and flip by the EXIF orientation.
-        dct_scaling: let libjpeg-turbo decode at 1/2, 1/4, 1/8 scale where
-            the output allows.
-        max_pixels: the largest image decoded.
-        subset: load only these record ids (order, padding and resume work
-            over them as over the whole dataset).
-        return_ids: also yield each batch's record ids (tuples).
-        verify_checksums: verify the checksums of what is read.
-        where: load only the records matching a query (``Dataset.query``,
-            docs/query.md), e.g. ``'label in [3, 7] and width >= 400'``.
-        weights: with several datasets, the proportions each epoch draws from
-            them (None: their sizes), in one deterministic interleaving per
-            (seed, epoch), partitioned across ranks as one dataset
-            (docs/loader.md, "Mixing"). Record ids number the datasets'
-            records one after another. The image and label fields must have
-            one type in every dataset (with ``fields``, one schema);
-            ``subset``/``where`` select in one dataset only.
-        epoch_size: samples per epoch (0: the datasets' total); alone, it
-            resamples one dataset.
-        cache_dir: where a remote dataset's files are cached (docs/remote.md).
-        cache_limit: the cache's size limit in bytes (0: none).
-        remote_options: the remote reader's options (docs/remote.md).
+        sampler: a :class:`Sampler`: ranks (default: ``torch.distributed``'s),
+            the block order, the mixing weights and epoch size, a subset or a
+            query. Default: ``Sampler()``.
+        fields: a :class:`Fields`, or a list of field names (``Fields(names)``):
+            what each batch holds (the image, label and other fields, boxes,
+            masks) and how (layout, padding). Default: ``Fields()``, the
+            ``(images, labels)`` tuple.
+        decode: a :class:`Decode`: checksums, strictness, EXIF, DCT scaling,
+            the pixel limit and what a bad record does. Default: ``Decode()``.
+        remote: a :class:`Remote`: the cache and the requests of a remote
+            dataset (docs/remote.md). Default: ``Remote()``.
         pack: a :class:`unirecord.Pack`: documents (records of 1-D token
             fields) packed into rows of ``pack.seq_len`` natively; each batch
             is a dict of ``batch_size`` rows (the packed fields,
             ``segment_ids``, ``positions``, ``cu_seqlens``, ``max_seqlen`` and
             ``id``; :class:`unirecord.Pack` says what each holds). Only the
-            packed fields are read (give ``image_field=None``); on a
+            packed fields are read (give ``Fields(image_field=None)``); on a
             ``device`` the native loader uploads every output there (at most
             ``prefetch + 1`` batches held at once). ``len()`` is unknown (the
             rows depend on the documents' lengths); ``state_dict()`` holds a
             ``pack_state`` that resumes exactly on the same rank of as many
             ranks, and the list of every rank's resumes on any number of
             ranks (docs/loader.md, "Packing sequences").
-        coverage: what :meth:`coverage` keeps of the ids delivered:
-            ``"digest"`` (counts and sums, a few nanoseconds a sample),
-            ``"ids"`` (the ids too, as compressed bitmaps, so that
-            :func:`unirecord.check_coverage` names each missing or repeated
-            one) or ``"none"``.
+        deprecated: the keywords of before the groups (above).
     """
 
     def __init__(
@@ -298,8 +247,6 @@ class Loader:
         shuffle: bool,
         *,
         seed: int = DEFAULTS["seed"],
-        num_shards: Optional[int] = None,
-        shard_id: Optional[int] = None,
         transform: Optional[Union[NativeCrop, Callable[[Any], Any]]] = None,
         device: Union[str, "torch.device"] = "cpu",
         dtype: Optional["torch.dtype"] = None,
@@ -310,82 +257,57 @@ class Loader:
         prefetch: Optional[int] = None,
         prefetch_factor: Optional[int] = None,
         drop_last: bool = DEFAULTS["drop_last"],
-        on_bad_record: OnBadRecord = DEFAULTS["on_bad_record"],
-        order: Optional[SampleOrder] = None,
-        block_size: int = DEFAULTS["block_size"],
-        window: int = DEFAULTS["window"],
-        sampler_drop_last: bool = DEFAULTS["sampler_drop_last"],
-        max_consecutive_bad: int = DEFAULTS["max_consecutive_bad"],
-        layout: Layout = "NCHW",
-        image_field: Optional[str] = DEFAULTS["image_field"],
-        label_field: Optional[str] = DEFAULTS["label_field"],
-        path_field: str = DEFAULTS["path_field"],
-        fields: Optional[Sequence[str]] = None,
-        ragged: Ragged = DEFAULTS["ragged"],
-        pad_value: float = DEFAULTS["pad_value"],
-        boxes: Optional[str] = None,
-        box_format: BoxFormat = DEFAULTS["box_format"],
-        box_aligned: Optional[Sequence[str]] = None,
-        masks: Optional[Sequence[str]] = None,
-        strict: bool = DEFAULTS["strict"],
-        apply_exif: bool = DEFAULTS["apply_exif"],
-        dct_scaling: bool = DEFAULTS["dct_scaling"],
-        max_pixels: int = DEFAULTS["max_pixels"],
-        subset: Optional[Sequence[int]] = None,
-        return_ids: bool = False,
-        verify_checksums: bool = True,
-        where: Optional[str] = None,
-        weights: Optional[Sequence[float]] = None,
-        epoch_size: int = DEFAULTS["epoch_size"],
-        cache_dir: Optional[PathLike] = None,
-        cache_limit: int = 0,
-        remote_options: Optional[Dict[str, Any]] = None,
+        sampler: Optional[Sampler] = None,
+        fields: Union[None, Sequence[str], Fields] = None,
+        decode: Optional[Decode] = None,
+        remote: Optional[Remote] = None,
         pack: Optional[Pack] = None,
-        coverage: CoverageDetail = DEFAULTS["coverage"],
+        **deprecated: Any,
     ) -> None:
-        # The native loader's options: this signature's names that are loader
-        # options (python/src/loader_py.cc has the one table; it checks each
-        # value and names it). The others are resolved below.
-        opts: Dict[str, Any] = {k: v for k, v in locals().items() if k in DEFAULTS and k not in ("transform", "pack")}
+        groups = groups_from_keywords(deprecated, dict(sampler=sampler, fields=fields, decode=decode, remote=remote))
+        #: The option groups, as given (or made from the deprecated keywords).
+        self.sampler: Sampler = groups["sampler"]
+        self.fields: Fields = groups["fields"]
+        self.decode: Decode = groups["decode"]
+        self.remote: Remote = groups["remote"]
+        sampler, fields, decode, remote = self.sampler, self.fields, self.decode, self.remote
         if pack is not None and not isinstance(pack, Pack):
             raise TypeError(f"pack must be a unirecord.Pack, not {pack!r}")
-        opts["pack"] = None if pack is None else pack._native()
         self.pack = pack
+        # The native loader's options (python/src/loader_options_py.cc has the one
+        # table; it checks each value and names it): the groups' and the
+        # ones resolved here.
+        opts: Dict[str, Any] = dict(batch_size=batch_size, seed=seed, drop_last=drop_last,
+                                    **sampler._native(), **fields._native(), **decode._native())
+        opts.update(dict(pack=None) if pack is None else pack._native())
         t = import_torch()
-        opts["order"] = _sample_order(shuffle, order)
+        opts["order"] = _sample_order(shuffle, sampler.order)
         if num_workers is not None:
             num_workers = max(int_arg("num_workers", num_workers, 0, 2**31 - 1), 1)
         opts["threads"] = threads = _alias("threads", threads, "num_workers", num_workers)
         if threads is None:
             opts["threads"] = DEFAULTS["threads"]
         opts["prefetch"] = _prefetch(prefetch, prefetch_factor, opts["threads"])
-        verify = bool_arg("verify_checksums", verify_checksums)
         several = isinstance(path, (list, tuple))
         if several and not path:
             raise ValueError("Loader needs at least one dataset, got an empty list")
         #: The datasets read (one unless mixing); ``dataset`` is the first.
-        self.datasets = [open_dataset(p, verify, cache_dir, cache_limit, remote_options)
+        self.datasets = [open_dataset(p, decode.verify_checksums, remote.cache_dir, remote.cache_limit,
+                                      remote._remote_options())
                          for p in (path if several else [path])]
         self.dataset = self.datasets[0]
-        if len(self.datasets) > 1 and (where is not None or subset is not None):
+        if len(self.datasets) > 1 and (sampler.where is not None or sampler.subset is not None):
             raise ValueError(f"subset= and where= select records of one dataset, not of the {len(self.datasets)} mixed here")
-        ids = record_ids(self.dataset, where, subset)
+        ids = record_ids(self.dataset, sampler.where, sampler.subset)
         opts["subset"] = None if ids is None else ids.tolist()
-        self.num_shards, self.shard_id = _distributed_defaults(num_shards, shard_id)
+        self.num_shards, self.shard_id = _distributed_defaults(sampler.num_shards, sampler.shard_id)
         opts["num_shards"], opts["shard_id"] = self.num_shards, self.shard_id
-        opts["label_field"] = label_field or ""
-        opts["image_field"] = image_field or ""
-        opts["boxes"] = boxes or ""
         # A dict per batch with fields (or boxes), and for a dataset without images.
-        self._dict_batches = (fields is not None or boxes is not None or masks is not None or not image_field
-                              or pack is not None)
-        self._names = (image_field or None, label_field or None)
-        for option, names in (("fields", fields), ("box_aligned", box_aligned), ("masks", masks)):
-            if names is not None and (isinstance(names, str) or not isinstance(names, Sequence)):
-                raise TypeError(f"{option} must be a list of field names, not {names!r}")
+        self._dict_batches = fields.dict_batches or pack is not None
+        self._names = (fields.image_field or None, fields.label_field or None)
         if self._dict_batches:
-            _check_field_names([*(fields or ()), *(masks or ())], boxes, box_aligned, image_field,
-                               label_field)
+            _check_field_names([*(fields.names or ()), *(fields.masks or ())], fields.boxes, fields.box_aligned,
+                               fields.image_field, fields.label_field)
         self._bool_fields = {f.name for f in self.dataset.schema if f.type == "bool"}
         crop, rest = split_transform(transform)
         if rest is not None:
@@ -398,7 +320,7 @@ class Loader:
         # The host device (testing only): the device path in ordinary memory.
         emulated = isinstance(device, str) and device == EMULATED_DEVICE
         self.device = t.device("cpu" if emulated else device)
-        self.return_ids = bool_arg("return_ids", return_ids)
+        self.return_ids = fields.return_ids
         if mean is not None:
             mean = channel_values("mean", mean, positive=False)
         if std is not None:

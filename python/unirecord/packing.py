@@ -4,7 +4,11 @@ fields) into rows of ``seq_len`` in the native loader (docs/loader.md,
 "Packing sequences")."""
 from __future__ import annotations
 
-from typing import Any, Dict, Literal, Optional, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, Dict, Literal, Optional, Sequence
+
+from . import _core
+from .options import _Options, field_names
 
 __all__ = ["Pack"]
 
@@ -13,7 +17,8 @@ Overlong = Literal["split", "truncate", "drop"]
 WeightUnit = Literal["documents", "tokens"]
 
 
-class Pack:
+@dataclass(frozen=True)
+class Pack(_Options):
     """How a :class:`unirecord.Loader` packs documents into rows.
 
     Each batch is a dict of ``batch_size`` rows: the packed fields
@@ -54,37 +59,31 @@ class Pack:
             weight_unit="tokens")``). The tokens are counted from the record
             table, without reading a document; ``epoch_size`` stays in
             documents (docs/loader.md, "Mixing by tokens").
+
+    A frozen dataclass, checked when made as the other option groups
+    (:class:`unirecord.Sampler`, ...): a wrong value is an error naming
+    ``Pack.NAME``.
     """
 
-    def __init__(
-        self,
-        seq_len: int,
-        *,
-        strategy: Strategy = "best_fit",
-        window: int = 1024,
-        overlong: Overlong = "split",
-        fields: Optional[Sequence[str]] = None,
-        pad_value: float = 0,
-        eos: Optional[int] = None,
-        weight_unit: WeightUnit = "documents",
-    ) -> None:
-        if fields is not None and (isinstance(fields, str) or not isinstance(fields, Sequence)):
-            raise TypeError(f"Pack fields must be a list of field names, not {fields!r}")
-        self.seq_len = seq_len
-        self.strategy = strategy
-        self.window = window
-        self.overlong = overlong
-        self.fields = None if fields is None else list(fields)
-        self.pad_value = pad_value
-        self.eos = eos
-        self.weight_unit = weight_unit
+    _NATIVE: ClassVar[Dict[str, str]] = dict(pack="pack")
+
+    seq_len: int
+    strategy: Strategy = "best_fit"
+    window: int = 1024
+    overlong: Overlong = "split"
+    fields: Optional[Sequence[str]] = None
+    pad_value: float = 0
+    eos: Optional[int] = None
+    weight_unit: WeightUnit = "documents"
+
+    def _normalize(self) -> None:
+        self._set("fields", field_names("Pack.fields", self.fields))
+
+    def _check(self, key: str, value: Any, shown_as: str) -> None:
+        _core._check_loader_option(key, value, "Pack")  # names each option Pack.NAME
 
     def _native(self) -> Dict[str, Any]:
-        """The options as the native loader takes them (it checks each)."""
-        return dict(seq_len=self.seq_len, strategy=self.strategy, window=self.window, overlong=self.overlong,
-                    fields=self.fields, pad_value=self.pad_value, eos=self.eos, weight_unit=self.weight_unit)
-
-    def __repr__(self) -> str:
-        return (f"Pack(seq_len={self.seq_len!r}, strategy={self.strategy!r}, window={self.window!r}, "
-                f"overlong={self.overlong!r}, fields={self.fields!r}, pad_value={self.pad_value!r}, "
-                f"eos={self.eos!r}, weight_unit={self.weight_unit!r})")
+        """The options as the native loader takes them (its table checks each)."""
+        return dict(pack=dict(seq_len=self.seq_len, strategy=self.strategy, window=self.window,
+                              overlong=self.overlong, fields=None if self.fields is None else list(self.fields),
+                              pad_value=self.pad_value, eos=self.eos, weight_unit=self.weight_unit))

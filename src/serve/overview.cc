@@ -58,9 +58,9 @@ Json BytesJson(const Dataset& dataset) {
 // headers and manifests only, milliseconds each.
 Json VersionsJson(const Dataset& dataset, const std::string& path) {
   if (dataset.version() == 0 || dataset.is_remote()) return Json::array();
-  Result<std::vector<VersionInfo>> listed = ListVersions(path);
+  Result<VersionList> listed = ListVersions(path);
   if (!listed.ok()) return Json{{"error", listed.status().ToString()}};
-  const std::vector<VersionInfo>& versions = *listed;
+  const std::vector<VersionInfo>& versions = listed->versions;
   const size_t first = versions.size() > kMaxVersionsCompared + 1 ? versions.size() - kMaxVersionsCompared - 1 : 0;
   Json out = Json::array();
   std::set<std::string> before;
