@@ -189,10 +189,11 @@ def thumbnails_per_second(driver, dataset, pages):
         server.stop()
 
 
-def memory_over_the_dataset(dataset, records, pages, cache_mb):
+def memory_over_the_dataset(dataset, records, pages, cache_mb, page_cache_mb):
     """Grid pages spread over every record, each with its thumbnails, asked
-    of a server with a `cache_mb` cache; its memory every tenth of the way."""
-    server = UrecServe(UREC, dataset, "--cache-mb", cache_mb)
+    of a server with `cache_mb` MiB of answers' cache and `page_cache_mb` of
+    scalar pages; its memory every tenth of the way."""
+    server = UrecServe(UREC, dataset, "--cache-mb", cache_mb, "--page-cache-mb", page_cache_mb)
     try:
         pid = server.proc.pid
         points = [{"pages": 0, **memory(pid)}]
@@ -205,7 +206,7 @@ def memory_over_the_dataset(dataset, records, pages, cache_mb):
                     r.read()
             if (k + 1) % max(pages // 10, 1) == 0:
                 points.append({"pages": k + 1, **memory(pid)})
-        return {"cache_mb": cache_mb, "thumbnails": pages * 48, "points": points}
+        return {"cache_mb": cache_mb, "page_cache_mb": page_cache_mb, "thumbnails": pages * 48, "points": points}
     finally:
         server.stop()
 
@@ -214,33 +215,53 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--records", type=int, default=1_281_167)
     parser.add_argument("--dir", default="/tmp/urec_viewer_bench")
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--thumbnail-pages", type=int, default=8)
-    parser.add_argument("--memory-pages", type=int, default=800)
-    parser.add_argument("--memory-cache-mb", type=int, default=64)
+    parser.add_argument("--memory-pages", type=int, default=1500)
+    parser.add_argument("--memory-cache-mb", type=int, default=32)
+    parser.add_argument("--memory-page-cache-mb", type=int, default=8)
     args = parser.parse_args()
     root = pathlib.Path(args.dir)
     big = root / f"big-{args.records}"
     photos = root / "photos"
     make_big(big, args.records)
     make_photos(photos)
-    result = {"records": args.records, "load_average_start": os.getloadavg()}
+    result = {"records": args.records, "rounds": args.rounds, "load_average_start": os.getloadavg()}
     browser = chromium()
     driver = browser.driver
+    rounds = {"cold_start": [], "query_first_page_s": [], "label_histogram": [], "thumbnails_1_thread": []}
     try:
         driver.get("about:blank")  # the browser is up before the clock starts
-        server, result["cold_start"] = cold_start(driver, big)
-        try:
-            result["query_first_page_s"] = {q: query_first_page(driver, q)
-                                            for q in ("label == 417", "label in [3, 7] and width >= 400")}
-        finally:
-            server.stop()
-        result["label_histogram"] = label_histogram(driver, big)
-        result["thumbnails_1_thread"] = thumbnails_per_second(driver, photos, args.thumbnail_pages)
-        result["memory_mb"] = memory_over_the_dataset(big, args.records, args.memory_pages, args.memory_cache_mb)
+        for _ in range(args.rounds):
+            server, cold = cold_start(driver, big)
+            rounds["cold_start"].append(cold)
+            try:
+                rounds["query_first_page_s"].append({q: query_first_page(driver, q)
+                                                     for q in ("label == 417", "label in [3, 7] and width >= 400")})
+            finally:
+                server.stop()
+            rounds["label_histogram"].append(label_histogram(driver, big))
+            rounds["thumbnails_1_thread"].append(thumbnails_per_second(driver, photos, args.thumbnail_pages))
+        result["memory_mb"] = memory_over_the_dataset(big, args.records, args.memory_pages, args.memory_cache_mb,
+                                                      args.memory_page_cache_mb)
     finally:
         browser.close()
     result["load_average_end"] = os.getloadavg()
+    result["median"] = {
+        "overview_and_first_page_s": median(r["overview_and_first_page_s"] for r in rounds["cold_start"]),
+        "label_histogram_ms": median(r["ms"] for r in rounds["label_histogram"]),
+        "query_first_page_s": {q: median(r[q]["page_s"] for r in rounds["query_first_page_s"])
+                               for q in rounds["query_first_page_s"][0]},
+        "thumbnails_direct_per_cpu_s": median(r["direct_per_cpu_s"] for r in rounds["thumbnails_1_thread"]),
+        "thumbnails_direct_per_s_wall": median(r["direct_per_s_wall"] for r in rounds["thumbnails_1_thread"]),
+        "thumbnails_browser_per_s": median(r["browser_thumbnails_per_s_median"] for r in rounds["thumbnails_1_thread"]),
+    }
+    result["rounds_detail"] = rounds
     print(json.dumps(result, indent=1))
+
+
+def median(values):
+    return float(np.median(list(values)))
 
 
 if __name__ == "__main__":

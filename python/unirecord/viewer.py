@@ -29,13 +29,16 @@ def serve(
     cache_dir: Optional[_Path] = None,
     cache_limit: int = 0,
     remote_options: Optional[Dict[str, Union[int, str]]] = None,
+    page_cache_bytes: int = 64 << 20,
 ) -> Server:
     """Serves `dataset` (a path, a remote location or an open Dataset) until
     the returned Server's stop(): its `url` is the page. `port` 0 takes a free
     one. Binding anything but 127.0.0.1 or ::1 needs a token (made when not
     given; `Server.token`). `version`, `tag`, `cache_dir`, `cache_limit` and
-    `remote_options` open the dataset as Dataset() does."""
+    `remote_options` open the dataset as Dataset() does, with
+    `page_cache_bytes` of inflated scalar pages (an open Dataset keeps its
+    own); `cache_bytes` bounds the viewer's own answers."""
     if not isinstance(dataset, Dataset):
         dataset = Dataset(dataset, version=version, tag=tag, cache_dir=cache_dir, cache_limit=cache_limit,
-                          remote_options=remote_options)
+                          remote_options=remote_options, page_cache_bytes=page_cache_bytes)
     return _serve(dataset, port, bind, token, threads, cache_bytes, thumbnail_size, box_format)

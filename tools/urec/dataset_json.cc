@@ -36,8 +36,9 @@ Json NestedArray(const ArrayView& array, size_t dim, size_t* pos) {
 }  // namespace
 
 Result<std::shared_ptr<Dataset>> OpenForReading(const std::string& path, const RemoteOptions& remote,
-                                                const VersionChoice& version) {
+                                                const VersionChoice& version, uint64_t page_cache_bytes) {
   DatasetOptions options;
+  options.page_cache_bytes = page_cache_bytes;
   options.remote = remote;
   options.version = version.version;
   options.tag = version.tag;

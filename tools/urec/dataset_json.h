@@ -26,9 +26,11 @@ void AddVersionOptions(CLI::App* cmd, VersionChoice* version);
 
 // Opens a directory, glob or shard list as a whole dataset; a single .urec
 // file opens on its own (ids then number that shard's records from 0); a
-// remote location (http://, https://, s3://) with `remote`'s cache settings.
+// remote location (http://, https://, s3://) with `remote`'s cache settings;
+// `page_cache_bytes` bounds its inflated scalar pages (DatasetOptions).
 Result<std::shared_ptr<Dataset>> OpenForReading(const std::string& path, const RemoteOptions& remote = {},
-                                                const VersionChoice& version = {});
+                                                const VersionChoice& version = {},
+                                                uint64_t page_cache_bytes = DatasetOptions{}.page_cache_bytes);
 
 // --cache-dir, --cache-limit, --prefetch-shards, --max-requests, --attempts,
 // the time limits (--timeout-s, --min-rate-*, --request-deadline-s),

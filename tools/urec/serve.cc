@@ -25,13 +25,15 @@ struct ServeArgs {
   RemoteOptions remote;
   ServeOptions serve;
   uint64_t cache_mb = 128;
+  uint64_t page_cache_mb = 64;
   std::string box_format = "xywh";
 };
 
 Status RunServe(ServeArgs args) {
   args.serve.cache_bytes = args.cache_mb << 20;
   UREC_ASSIGN_OR_RETURN(args.serve.box_format, ParseBoxFormat(args.box_format));
-  UREC_ASSIGN_OR_RETURN(std::shared_ptr<Dataset> dataset, OpenForReading(args.path, args.remote, args.version));
+  UREC_ASSIGN_OR_RETURN(std::shared_ptr<Dataset> dataset,
+                        OpenForReading(args.path, args.remote, args.version, args.page_cache_mb << 20));
   // The server's threads inherit this mask: the signals come to sigwait below.
   sigset_t stop;
   sigemptyset(&stop);
@@ -69,6 +71,10 @@ CommandRunner SetupServe(CLI::App* cmd) {
   cmd->add_option("--cache-mb", args->cache_mb, "MiB of thumbnails, query answers and distributions kept")
       ->capture_default_str()
       ->check(IntegerIn(1, 1 << 20));
+  cmd->add_option("--page-cache-mb", args->page_cache_mb,
+                  "MiB of the dataset's inflated scalar pages kept (DatasetOptions::page_cache_bytes)")
+      ->capture_default_str()
+      ->check(IntegerIn(0, 1 << 20));
   cmd->add_option("--thumbnail-size", args->serve.thumbnail_size, "Longest side of a grid thumbnail, in pixels")
       ->capture_default_str()
       ->check(IntegerIn(32, 512));

@@ -9,6 +9,25 @@ const HEIGHT = 56;
 const AXIS = 14;
 
 let generation = 0;  // a newer render stops the polls of older ones
+let controller = null;  // ... and aborts their requests
+
+// At most this many distribution requests at once: a browser opens six
+// connections to a server, and the grid's thumbnails need the others.
+const MAX_REQUESTS = 2;
+let active = 0;
+const waiting = [];
+
+async function limited(request) {
+  while (active >= MAX_REQUESTS) await new Promise((resolve) => waiting.push(resolve));
+  active += 1;
+  try {
+    return await request();
+  } finally {
+    active -= 1;
+    const next = waiting.shift();
+    if (next) next();
+  }
+}
 
 function label(bar) {
   if (bar.name !== undefined) return bar.lo === bar.hi && typeof bar.lo === "number" ? `${bar.lo} ${bar.name}` : bar.name;
@@ -55,11 +74,13 @@ function chart(data, onFilter) {
 
 async function load(card, body, field, q, onFilter, mine, scan) {
   let wait = 250;
+  const signal = controller.signal;
   for (;;) {
     let answer;
     try {
-      answer = await getJson("distribution", { field: field.name, q, scan: scan ? 1 : "" });
+      answer = await limited(() => getJson("distribution", { field: field.name, q, scan: scan ? 1 : "" }, signal));
     } catch (e) {
+      if (mine !== generation) return;  // aborted by a newer render
       fill(body, el("div", { class: "cell-error" }, e.message));
       card.dataset.state = "error";
       return;
@@ -94,8 +115,15 @@ async function load(card, body, field, q, onFilter, mine, scan) {
 
 // A card per field of `overview`, each loading its distribution over the
 // records `q` matches; onFilter(expression) when a bar is clicked.
-export function renderDistributions(container, overview, q, onFilter) {
+// Stops the polls and requests of the cards shown (a new query is coming).
+export function stopDistributions() {
   generation += 1;
+  if (controller) controller.abort();
+  controller = new AbortController();
+}
+
+export function renderDistributions(container, overview, q, onFilter) {
+  stopDistributions();
   const mine = generation;
   fill(container);
   for (const field of overview.fields) {

@@ -44,9 +44,9 @@ export function apiUrl(path, params = {}) {
 }
 
 // The answer of an API request as JSON; a failure throws an Error carrying
-// the server's message (and a query's column).
-export async function getJson(path, params = {}) {
-  const response = await fetch(apiUrl(path, params), { credentials: "same-origin" });
+// the server's message (and a query's column). `signal` may abort it.
+export async function getJson(path, params = {}, signal = undefined) {
+  const response = await fetch(apiUrl(path, params), { credentials: "same-origin", signal });
   let body = null;
   try {
     body = await response.json();

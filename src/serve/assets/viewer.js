@@ -6,7 +6,7 @@
 // errors) is put into the page as a text node or an attribute value by
 // dom.js's el() and svg(); no markup is ever made from data.
 import { el, fill, formatBytes, getJson, readState, writeState } from "./dom.js";
-import { renderDistributions } from "./charts.js";
+import { renderDistributions, stopDistributions } from "./charts.js";
 import { renderGrid } from "./grid.js";
 import { showRecord } from "./record.js";
 
@@ -129,6 +129,7 @@ function loadDistributions() {
 
 async function applyQuery(q) {
   when("query");
+  stopDistributions();  // their requests would hold connections the new page's thumbnails need
   state.q = q.trim();
   state.page = 0;
   $("query").value = state.q;
@@ -189,6 +190,7 @@ function wire() {
     const before = state;
     state = readState();
     $("query").value = state.q;
+    if (before.q !== state.q) stopDistributions();
     const grid = before.q !== state.q || before.page !== state.page ? loadGrid() : null;
     if (before.q !== state.q) Promise.resolve(grid).then(loadDistributions);
     showPanel();
