@@ -39,7 +39,9 @@ int main(int argc, char** argv) {
   return 0;
 }
 CC
-cmake -S "$WORK/parent" -B "$WORK/build" -DCMAKE_BUILD_TYPE=Release -DUNIRECORD_ENABLE_CUDA=OFF \
+# Makefiles whatever CMAKE_GENERATOR says: the target list below is read from
+# their `help` output.
+cmake -G "Unix Makefiles" -S "$WORK/parent" -B "$WORK/build" -DCMAKE_BUILD_TYPE=Release -DUNIRECORD_ENABLE_CUDA=OFF \
   -DCMAKE_DISABLE_FIND_PACKAGE_GTest=ON -DCMAKE_DISABLE_FIND_PACKAGE_benchmark=ON >"$WORK/configure.log" 2>&1 ||
   { cat "$WORK/configure.log"; echo "check-subproject: configuring a parent project failed" >&2; exit 1; }
 targets=$(cmake --build "$WORK/build" --target help)
