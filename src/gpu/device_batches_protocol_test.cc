@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "gpu/device_batches.h"
+#include "gpu/device_test_values.h"
 #include "gpu/host_convert.h"
 
 namespace unirecord::gpu {
@@ -41,33 +42,12 @@ class DeviceBatchesProtocolTest : public testing::TestWithParam<Device> {
   }
 };
 
-std::vector<uint8_t> Pattern(size_t bytes, uint32_t seed) {
-  std::vector<uint8_t> v(bytes);
-  uint32_t x = seed * 2654435761u + 1;
-  for (uint8_t& b : v) {
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    b = static_cast<uint8_t>(x);
-  }
-  return v;
-}
-
 // The slot's converted images as floats, copied off the device.
 std::vector<float> OutputValues(const CudaOptions& o, const DeviceBatches& db, size_t slot, size_t values) {
   std::vector<uint8_t> bytes(values * DTypeBytes(o.dtype));
   EXPECT_TRUE(CopyDeviceToHost(o, db.device_output(slot), bytes.data(), bytes.size()).ok());
   std::vector<float> out(values);
   for (size_t i = 0; i < values; ++i) out[i] = ConvertedValue(bytes.data(), i, o.dtype);
-  return out;
-}
-
-// What the conversion must produce: its CPU reference.
-std::vector<float> Reference(const std::vector<uint8_t>& nhwc, size_t count, int h, int w, const CudaOptions& o) {
-  std::vector<uint8_t> converted(nhwc.size() * DTypeBytes(o.dtype));
-  ConvertOnHost(nhwc.data(), converted.data(), count, h, w, o);
-  std::vector<float> out(nhwc.size());
-  for (size_t i = 0; i < out.size(); ++i) out[i] = ConvertedValue(converted.data(), i, o.dtype);
   return out;
 }
 
@@ -87,7 +67,7 @@ TEST_P(DeviceBatchesProtocolTest, RecycledSlotTakesTheNextBatch) {
   ASSERT_TRUE(batches.ok()) << batches.status().ToString();
   DeviceBatches& db = **batches;
   const size_t values = count * h * w * 3;
-  const std::vector<uint8_t> first = Pattern(values, 1), second = Pattern(values, 2);
+  const std::vector<uint8_t> first = TestPattern(values, 1), second = TestPattern(values, 2);
 
   std::memcpy(db.host(0), first.data(), values);
   ASSERT_TRUE(db.Upload(0, count).ok());
@@ -99,8 +79,8 @@ TEST_P(DeviceBatchesProtocolTest, RecycledSlotTakesTheNextBatch) {
   ASSERT_TRUE(db.Upload(0, count).ok());
   ASSERT_TRUE(db.Synchronize(0).ok());
 
-  ExpectClose(consumed, Reference(first, count, h, w, o));
-  ExpectClose(OutputValues(o, db, 0, values), Reference(second, count, h, w, o));
+  ExpectClose(consumed, ReferenceConversion(first, count, h, w, o));
+  ExpectClose(OutputValues(o, db, 0, values), ReferenceConversion(second, count, h, w, o));
 }
 
 // Fields ride with the images: each range lands on the device 256-byte
@@ -116,11 +96,11 @@ TEST_P(DeviceBatchesProtocolTest, FieldsUploadWithTheImagesAndGrow) {
   DeviceBatches& db = **batches;
   for (size_t scale : {size_t{1}, size_t{1000}}) {
     SCOPED_TRACE(testing::Message() << "scale " << scale);
-    const std::vector<std::vector<uint8_t>> ranges = {Pattern(13 * scale, 3), {}, Pattern(8 * scale, 4),
-                                                      Pattern(300 * scale, 5)};
+    const std::vector<std::vector<uint8_t>> ranges = {TestPattern(13 * scale, 3), {}, TestPattern(8 * scale, 4),
+                                                      TestPattern(300 * scale, 5)};
     std::vector<DeviceBatches::FieldUpload> uploads;
     for (const std::vector<uint8_t>& r : ranges) uploads.push_back({r.data(), r.size(), nullptr});
-    const std::vector<uint8_t> pixels = Pattern(count * h * w * 3, 6);
+    const std::vector<uint8_t> pixels = TestPattern(count * h * w * 3, 6);
     std::memcpy(db.host(0), pixels.data(), pixels.size());
     ASSERT_TRUE(db.Upload(0, count, &uploads).ok());
     ASSERT_TRUE(db.Synchronize(0).ok());

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu/device_test_values.h"
 #include "gpu/gpu_bandwidth.h"
 #include "gpu/host_convert.h"
 
@@ -33,29 +34,6 @@ bool GpuRequired() {
   }
 
 #define ASSERT_CUDA(expr) ASSERT_EQ((expr), cudaSuccess) << #expr
-
-std::vector<uint8_t> Pattern(size_t bytes, uint32_t seed) {
-  std::vector<uint8_t> v(bytes);
-  uint32_t x = seed * 2654435761u + 1;
-  for (uint8_t& b : v) {
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    b = static_cast<uint8_t>(x);
-  }
-  return v;
-}
-
-// What the kernel must produce (its CPU reference, which the host device
-// runs), as floats.
-std::vector<float> Reference(const std::vector<uint8_t>& nhwc, size_t count, int h, int w,
-                             const CudaOptions& o) {
-  std::vector<uint8_t> converted(nhwc.size() * DTypeBytes(o.dtype));
-  ConvertOnHost(nhwc.data(), converted.data(), count, h, w, o);
-  std::vector<float> out(nhwc.size());
-  for (size_t i = 0; i < out.size(); ++i) out[i] = ConvertedValue(converted.data(), i, o.dtype);
-  return out;
-}
 
 std::vector<float> ToFloats(const void* device, size_t values, DeviceDType dtype) {
   std::vector<float> out(values);
@@ -98,7 +76,7 @@ TEST(ConvertKernelTest, MatchesCpuReference) {
           o.layout = layout;
           o.normalize = normalize;
           const size_t bytes = s.count * s.h * s.w * 3;
-          const std::vector<uint8_t> input = Pattern(bytes, uint32_t(bytes));
+          const std::vector<uint8_t> input = TestPattern(bytes, uint32_t(bytes));
           uint8_t* d_in = nullptr;
           void* d_out = nullptr;
           ASSERT_CUDA(cudaMalloc(&d_in, bytes));
@@ -106,7 +84,7 @@ TEST(ConvertKernelTest, MatchesCpuReference) {
           ASSERT_CUDA(cudaMemcpy(d_in, input.data(), bytes, cudaMemcpyHostToDevice));
           ASSERT_TRUE(LaunchConvert(d_in, d_out, s.count, s.h, s.w, o, nullptr).ok());
           ASSERT_CUDA(cudaDeviceSynchronize());
-          ExpectClose(ToFloats(d_out, bytes, dtype), Reference(input, s.count, s.h, s.w, o), dtype);
+          ExpectClose(ToFloats(d_out, bytes, dtype), ReferenceConversion(input, s.count, s.h, s.w, o), dtype);
           cudaFree(d_in);
           cudaFree(d_out);
         }
@@ -131,7 +109,7 @@ TEST(DeviceBatchesTest, UploadEventsOrderProducerAndConsumer) {
   ASSERT_TRUE(batches.ok()) << batches.status().ToString();
   DeviceBatches& db = **batches;
   const size_t bytes = count * h * w * 3;
-  const std::vector<uint8_t> first = Pattern(bytes, 1), second = Pattern(bytes, 2);
+  const std::vector<uint8_t> first = TestPattern(bytes, 1), second = TestPattern(bytes, 2);
 
   std::memcpy(db.host(0), first.data(), bytes);
   ASSERT_TRUE(db.Upload(0, count).ok());
@@ -145,8 +123,8 @@ TEST(DeviceBatchesTest, UploadEventsOrderProducerAndConsumer) {
   ASSERT_CUDA(cudaStreamSynchronize(consumer));
   ASSERT_CUDA(cudaEventSynchronize(static_cast<cudaEvent_t>(db.ready_event(0))));
 
-  ExpectClose(ToFloats(snapshot, bytes, o.dtype), Reference(first, count, h, w, o), o.dtype);
-  ExpectClose(ToFloats(db.device_output(0), bytes, o.dtype), Reference(second, count, h, w, o), o.dtype);
+  ExpectClose(ToFloats(snapshot, bytes, o.dtype), ReferenceConversion(first, count, h, w, o), o.dtype);
+  ExpectClose(ToFloats(db.device_output(0), bytes, o.dtype), ReferenceConversion(second, count, h, w, o), o.dtype);
   cudaFree(snapshot);
   batches->reset();
   cudaStreamDestroy(consumer);
