@@ -276,9 +276,11 @@ class Batch {
   // Gives the buffer back now (as the destructor does).
   void Release();
 
+  // The loader's stage that handed the batch out and gets its buffer back
+  // (internal: src/pipeline/batch_stream.h).
+  struct Pool;
+
  private:
-  friend class Loader;
-  struct Pool;  // the loader's side of the hand-back
   std::shared_ptr<Pool> pool_;
   size_t slot_ = 0;
   size_t size_ = 0;
@@ -295,6 +297,10 @@ class Batch {
   const void* device_images_ = nullptr;
   void* ready_event_ = nullptr;
 };
+
+namespace pipeline {
+class BatchStream;  // src/pipeline/batch_stream.h
+}  // namespace pipeline
 
 class Loader {
  public:
@@ -375,14 +381,10 @@ class Loader {
   void ResetStats();
 
  private:
-  friend Result<PackState> CombinePackStates(const std::vector<std::shared_ptr<const Dataset>>& datasets,
-                                             const LoaderOptions& options, const std::vector<PackState>& states);
-  struct Impl;
-  struct Packed;  // LoaderOptions::pack (src/pipeline/packed_loader.h)
-  explicit Loader(std::shared_ptr<Impl> impl);
-  explicit Loader(std::shared_ptr<Packed> packed);
-  std::shared_ptr<Impl> impl_;      // shared with the batches handed out; null when packing
-  std::shared_ptr<Packed> packed_;  // when packing
+  explicit Loader(std::shared_ptr<pipeline::BatchStream> stream);
+  // The last of the stages a batch goes through, which hands the batches
+  // out (shared with them): the batches of samples, or the pack stage.
+  std::shared_ptr<pipeline::BatchStream> stream_;
 };
 
 // Elastic resume of a packing loader (docs/loader.md, "Packing sequences"):

@@ -1,9 +1,8 @@
-// Batch, the consumer's handle on a filled slot, and what its release does
-// on the loader's side: the slot is free again (after its device copy left
-// the host buffer).
+// Batch, the consumer's handle on a filled buffer of the stage that handed
+// it out (batch_stream.h), which gets the buffer back when it is released.
 #include <utility>
 
-#include "pipeline/loader_impl.h"
+#include "pipeline/batch_stream.h"
 
 namespace unirecord {
 
@@ -45,6 +44,26 @@ void Batch::Release() {
   ready_event_ = nullptr;
 }
 
+Batch Batch::Pool::Make(std::shared_ptr<Pool> pool, size_t slot, const Contents& c) {
+  Batch batch;
+  batch.pool_ = std::move(pool);
+  batch.slot_ = slot;
+  batch.size_ = c.size;
+  batch.epoch_ = c.epoch;
+  batch.index_ = c.index;
+  batch.height_ = c.height;
+  batch.width_ = c.width;
+  batch.layout_ = c.layout;
+  batch.images_ = c.images;
+  batch.labels_ = c.labels;
+  batch.record_ids_ = c.record_ids;
+  batch.crops_ = c.crops;
+  batch.fields_ = c.fields;
+  batch.device_images_ = c.device_images;
+  batch.ready_event_ = c.ready_event;
+  return batch;
+}
+
 const std::vector<BatchField>& Batch::fields() const {
   static const std::vector<BatchField> kNone;
   return fields_ != nullptr ? *fields_ : kNone;
@@ -67,26 +86,15 @@ Status Batch::Synchronize() const {
   return Status::FailedPrecondition("batch is not on a CUDA device (CudaOptions::device < 0)");
 }
 
-void Loader::Impl::Return(size_t slot_index) {
-  Status recycled;
-  if (device != nullptr) recycled = device->Recycle(slot_index);
-  bool wake = false;
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    Slot& slot = slots[slot_index];
-    slot.held = false;
-    slot.ready = false;
-    slots.PushFree(slot_index);
-    if (!recycled.ok() && sticky_error.ok()) sticky_error = recycled;
-    wake = WorkAvailable();
-  }
-  if (wake) work_cv.notify_all();
+namespace pipeline {
+
+Result<PackState> BatchStream::pack_state() const {
+  return Status::FailedPrecondition("loader: pack_state() of a loader that does not pack");
 }
 
-Status Loader::Impl::WaitOn(size_t slot_index, void* cuda_stream) const {
-  return device->WaitOn(slot_index, cuda_stream);
+Status BatchStream::Restore(const PackState&) {
+  return Status::FailedPrecondition("loader: a PackState restores only a packing loader");
 }
 
-Status Loader::Impl::Synchronize(size_t slot_index) const { return device->Synchronize(slot_index); }
-
+}  // namespace pipeline
 }  // namespace unirecord
