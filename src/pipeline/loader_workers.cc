@@ -26,22 +26,13 @@ bool SampleBatches::WorkAvailable() const {
 // record is `record`: RecordAt(position)); with kSkip, bad records are
 // replaced by the following positions' records.
 Status SampleBatches::LoadSample(uint64_t position, uint64_t record, Slot& slot, size_t offset, uint64_t epoch,
-                                uint64_t seed, SampleDecoder& decoder, SampleTimes& times, uint64_t* skipped,
-                                std::string* last_bad) {
-  uint8_t* out = slot.images + offset * image_bytes_;
-  int64_t* label = &slot.labels[offset];
+                                 uint64_t seed, DecodeStage& decode, SampleTimes& times, uint64_t* skipped,
+                                 std::string* last_bad) {
   const uint64_t size = sampler_.size();
   for (int attempt = 0;; ++attempt) {
     const uint64_t id = attempt == 0 ? record : RecordAt((position + attempt) % size);
     CropWindow window;
-    // Errors name the record (and its path).
-    Status named;
-    if (read_records_) {
-      named = ReadRecord(id, slot, offset, epoch, seed, decoder, times, &window);
-    } else {
-      const auto [k, in_dataset] = reads_.Locate(id);
-      named = decoder.DecodeRecord(reads_.source(k), in_dataset, seed, epoch, out, image_bytes_, label, &times, &window);
-    }
+    const Status named = reads_.Read(id, seed, epoch, decode, slot, offset, times, &window);  // naming the record
     if (named.ok()) {
       slot.record_ids[offset] = id;
       const int32_t crop[5] = {window.x, window.y, window.width, window.height, window.flip ? 1 : 0};
@@ -58,47 +49,7 @@ Status SampleBatches::LoadSample(uint64_t position, uint64_t record, Slot& slot,
   }
 }
 
-// Sample `offset` of `slot` from one Record of mixture id `id`, read for the
-// fields used (ReadPlan): the image (its window into *window), the label and
-// the batched fields. Adds the decode's time to times.decode_s; WorkerLoop
-// counts the rest of a claim as read time (two clock reads per sample would
-// be a tenth of a token sample's cost).
-Status SampleBatches::ReadRecord(uint64_t id, Slot& slot, size_t offset, uint64_t epoch, uint64_t seed,
-                                SampleDecoder& decoder, SampleTimes& times, CropWindow* window) {
-  const std::pair<size_t, uint64_t> at = reads_.Locate(id);
-  const SampleSource& source = reads_.source(at.first);
-  const uint64_t in_dataset = at.second;  // what the crop is keyed and errors named with
-  double decode_s = 0;
-  Status status = [&]() -> Status {
-    UREC_ASSIGN_OR_RETURN(Record record, reads_.Read(id));
-    if (source.has_labels()) {
-      UREC_ASSIGN_OR_RETURN(slot.labels[offset], record.GetInt64(label_index_));
-    }
-    SampleImage sample;
-    if (source.has_image()) {
-      UREC_ASSIGN_OR_RETURN(std::string_view image, record.GetBytes(image_index_));
-      const Clock::time_point t1 = Clock::now();
-      UREC_RETURN_IF_ERROR(
-          decoder.Decode(image, seed, epoch, in_dataset, slot.images + offset * image_bytes_, image_bytes_, window));
-      decode_s = Seconds(Clock::now() - t1);
-      sample.window = *window;
-      sample.output_size = options_.image_size;
-      if (fields_.has_masks()) {  // masks must be the size the window was planned on
-        UREC_ASSIGN_OR_RETURN(ImageInfo info, ProbeImage(image));
-        sample.width = info.window_width(options_.decode.apply_exif);
-        sample.height = info.window_height(options_.decode.apply_exif);
-      }
-    }
-    UREC_RETURN_IF_ERROR(fields_.ReadSample(record, source.has_image() ? &sample : nullptr, offset, slot.field_buffers));
-    slot.records[offset].emplace(std::move(record));
-    return Status::OK();
-  }();
-  times.decode_s += decode_s;
-  if (!status.ok()) return status.WithContext(source.Describe(in_dataset));
-  return status;
-}
-
-void SampleBatches::WorkerLoop(SampleDecoder& decoder) {
+void SampleBatches::WorkerLoop(DecodeStage& decode) {
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
     work_cv_.wait(lock, [&] { return stopping_ || WorkAvailable(); });
@@ -138,13 +89,13 @@ void SampleBatches::WorkerLoop(SampleDecoder& decoder) {
       for (size_t k = 0; k < take && status.ok(); ++k) {
         // Samples of microseconds wait mostly on memory: start loading
         // the next ones' entries and values while this one is read.
-        if (k + 2 < take) reads_.Prefetch(ids[k + 2], ShardPages::PrefetchStage::kEntry);
-        if (k + 1 < take) reads_.Prefetch(ids[k + 1], ShardPages::PrefetchStage::kBlobs);
-        status = LoadSample(position + k, ids[k], slot, offset + k, epoch, seed, decoder, times, &skipped, &last_bad);
+        if (k + 2 < take) reads_.plan().Prefetch(ids[k + 2], ShardPages::PrefetchStage::kEntry);
+        if (k + 1 < take) reads_.plan().Prefetch(ids[k + 1], ShardPages::PrefetchStage::kBlobs);
+        status = LoadSample(position + k, ids[k], slot, offset + k, epoch, seed, decode, times, &skipped, &last_bad);
         error_offset = offset + k;
       }
     }
-    if (read_records_) times.read_s += Seconds(Clock::now() - claim_start) - times.decode_s;
+    if (reads_.records()) times.read_s += Seconds(Clock::now() - claim_start) - times.decode_s;
 
     lock.lock();
     if (generation_ == my_generation) {

@@ -4,6 +4,12 @@
 
 namespace unirecord::pipeline {
 
+std::string DatasetName(size_t k, const Dataset& dataset) {
+  std::string name = "dataset " + std::to_string(k);
+  if (!dataset.shards().empty()) name += " (" + dataset.shards().front().path + ")";
+  return name;
+}
+
 Result<ReadPlan> ReadPlan::Create(std::vector<SampleSource> sources, const std::vector<size_t>& record_fields) {
   ReadPlan plan;
   uint64_t first = 0;

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -20,6 +21,9 @@
 #include "unirecord/status.h"
 
 namespace unirecord::pipeline {
+
+// "dataset 1 (path/of/its/first.urec)": how a mixture's errors name a dataset.
+std::string DatasetName(size_t k, const Dataset& dataset);
 
 class ReadPlan {
  public:

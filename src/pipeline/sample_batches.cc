@@ -44,13 +44,6 @@ Status CheckOptions(const Dataset& dataset, const LoaderOptions& o) {
   return Status::OK();
 }
 
-// "dataset 1 (path/of/its/first.urec)": how a mixture's errors name a dataset.
-std::string DatasetName(size_t k, const Dataset& dataset) {
-  std::string name = "dataset " + std::to_string(k);
-  if (!dataset.shards().empty()) name += " (" + dataset.shards().front().path + ")";
-  return name;
-}
-
 // A mixture's batches hold every dataset's samples alike: the fields the
 // loader reads must have one type and shape in all of them.
 Status CheckSameFields(const std::vector<std::shared_ptr<const Dataset>>& datasets, const LoaderOptions& o) {
@@ -68,21 +61,6 @@ Status CheckSameFields(const std::vector<std::shared_ptr<const Dataset>>& datase
                                        ", " + DatasetName(k, *datasets[k]) + " has " +
                                        Schema::Make({b}).value().ToString());
       }
-    }
-  }
-  return Status::OK();
-}
-
-// A Record is read by field index: a mixture read so needs one schema.
-Status CheckOneSchema(const std::vector<SampleSource>& sources) {
-  const Schema& schema = sources[0].dataset().schema();
-  for (size_t k = 1; k < sources.size(); ++k) {
-    const Schema& other = sources[k].dataset().schema();
-    if (!(other == schema)) {
-      return Status::InvalidArgument("loader: batched fields (or image_field=None) over several datasets need one "
-                                     "schema: " + DatasetName(0, sources[0].dataset()) + " has " +
-                                     schema.ToString() + ", " + DatasetName(k, sources[k].dataset()) +
-                                     " has " + other.ToString());
     }
   }
   return Status::OK();
@@ -113,40 +91,24 @@ Result<std::shared_ptr<SampleBatches>> SampleBatches::Create(std::vector<std::sh
   }
   UREC_RETURN_IF_ERROR(CheckOptions(*datasets[0], options));
   UREC_RETURN_IF_ERROR(CheckSameFields(datasets, options));
+  const SampleFields names{options.image_field, options.label_field, options.path_field};
   std::vector<uint64_t> sizes;
   std::vector<SampleSource> sources;
   for (size_t k = 0; k < datasets.size(); ++k) {
     sizes.push_back(options.subset ? options.subset->size() : datasets[k]->size());
     // A mixture's errors say which dataset a record is in.
     std::string name = datasets.size() > 1 ? DatasetName(k, *datasets[k]) : "";
-    Result<SampleSource> source = SampleSource::Create(
-        std::move(datasets[k]), {options.image_field, options.label_field, options.path_field}, name);
+    Result<SampleSource> source = SampleSource::Create(std::move(datasets[k]), names, name);
     if (!source.ok()) return source.status().WithContext(name.empty() ? "loader" : "loader: " + name);
     sources.push_back(std::move(source).value());
   }
   Result<Sampler> sampler = Sampler::Create(sizes, options.sampler);
   if (!sampler.ok()) return sampler.status().WithContext("loader");
+  UREC_ASSIGN_OR_RETURN(BatchFields fields,
+                        BatchFields::Create(sources[0].dataset().schema(), BatchFieldOptionsOf(options)));
 
-  const Schema& schema = sources[0].dataset().schema();
-  UREC_ASSIGN_OR_RETURN(BatchFields fields, BatchFields::Create(schema, options));
-  const bool read_records = !fields.empty() || !sources[0].has_image();
-  if (read_records) UREC_RETURN_IF_ERROR(CheckOneSchema(sources));
-  const size_t image_index = sources[0].has_image() ? static_cast<size_t>(schema.FieldIndex(options.image_field)) : 0;
-  const size_t label_index = sources[0].has_labels() ? static_cast<size_t>(schema.FieldIndex(options.label_field)) : 0;
-  // Records are read for the fields the later stages use, no other.
-  std::vector<size_t> record_fields;
-  if (read_records) {
-    record_fields = fields.SchemaFields();
-    if (sources[0].has_image()) record_fields.push_back(image_index);
-    if (sources[0].has_labels()) record_fields.push_back(label_index);
-  }
-  UREC_ASSIGN_OR_RETURN(ReadPlan plan, ReadPlan::Create(std::move(sources), record_fields));
-
-  auto batches = std::make_shared<SampleBatches>(std::move(sampler).value(), std::move(plan));
-  batches->fields_ = std::move(fields);
-  batches->read_records_ = read_records;
-  batches->image_index_ = image_index;
-  batches->label_index_ = label_index;
+  auto batches = std::make_shared<SampleBatches>(std::move(sampler).value(), std::move(fields));
+  UREC_ASSIGN_OR_RETURN(batches->reads_, RecordReads::Create(std::move(sources), names, &batches->fields_));
   UREC_RETURN_IF_ERROR(batches->Configure(options));
   UREC_RETURN_IF_ERROR(batches->StartWorkers());
   return batches;
@@ -160,19 +122,19 @@ Status SampleBatches::Configure(const LoaderOptions& options) {
   if (options.cuda.device >= 0) options_.layout = ImageLayout::kNHWC;
   options_.decode.layout = options_.layout;
   const SampleDecoderOptions sample_options = SampleOptionsOf(options_);
-  image_bytes_ = reads_.source(0).has_image() ? sample_options.output_bytes() : 0;
-  samples_per_claim_ = reads_.source(0).has_image() ? 1 : kSamplesPerClaimWithoutImages;
+  image_bytes_ = reads_.has_image() ? sample_options.output_bytes() : 0;
+  samples_per_claim_ = reads_.has_image() ? 1 : kSamplesPerClaimWithoutImages;
   UREC_ASSIGN_OR_RETURN(thread_count_, ResolveThreadCount(options.threads, "loader: threads"));
   consumer_polls_ = thread_count_ < UsableCores();
   for (int i = 0; i < thread_count_; ++i) {
-    UREC_ASSIGN_OR_RETURN(std::unique_ptr<SampleDecoder> decoder, SampleDecoder::Create(sample_options));
-    decoders_.push_back(std::move(decoder));
+    UREC_ASSIGN_OR_RETURN(std::unique_ptr<DecodeStage> decode, CreateImageDecode(sample_options, fields_.has_masks()));
+    decoders_.push_back(std::move(decode));
   }
   if (options.cuda.device >= 0) {
     UREC_ASSIGN_OR_RETURN(device_, DeviceStage::Create(options.cuda, static_cast<size_t>(options.prefetch) + 1,
                                                        options.batch_size, image_bytes_ > 0 ? options.image_size : 0));
   }
-  UREC_RETURN_IF_ERROR(slots_.Allocate(options.prefetch, options.batch_size, image_bytes_, read_records_, fields_,
+  UREC_RETURN_IF_ERROR(slots_.Allocate(options.prefetch, options.batch_size, image_bytes_, reads_.records(), fields_,
                                        device_.get()));
   std::lock_guard<std::mutex> lock(mu_);
   StartRun(0);
@@ -249,13 +211,13 @@ void SampleBatches::StartRun(uint64_t position) {
 
 // This run's order, then the next epoch's (ReadPlan::PlanRemote).
 void SampleBatches::PlanRemoteReads() {
-  if (!reads_.any_remote()) return;
+  if (!reads_.plan().any_remote()) return;
   std::vector<uint64_t> ids;
   for (uint64_t p = start_position_; p < end_position_; ++p) ids.push_back(RecordAt(p));
   Sampler next_epoch = sampler_;
   next_epoch.SetEpoch(sampler_.epoch() + 1);
   for (uint64_t p = 0, end = EpochEnd(); p < end; ++p) ids.push_back(RecordAt(next_epoch, p));
-  reads_.PlanRemote(ids);
+  reads_.plan().PlanRemote(ids);
 }
 
 // Stops handing out work and waits until no worker is busy. Caller holds `lock`.
@@ -270,7 +232,7 @@ Result<Batch> SampleBatches::Next() {
   if (!sticky_error_.ok()) return sticky_error_;
   Contents batch;
   batch.epoch = sampler_.epoch();
-  if (reads_.source(0).has_image()) batch.height = batch.width = options_.image_size;
+  if (reads_.has_image()) batch.height = batch.width = options_.image_size;
   batch.layout = options_.layout;
   if (next_batch_ >= run_batches_) return Make(nullptr, 0, batch);  // end of the epoch
   const uint64_t run_batch = next_batch_;
@@ -310,10 +272,10 @@ Result<Batch> SampleBatches::Next() {
 
   batch.size = slot.count;
   batch.index = base_batches_ + run_batch;
-  batch.images = reads_.source(0).has_image() ? slot.images : nullptr;
-  batch.labels = reads_.source(0).has_labels() ? slot.labels.data() : nullptr;
+  batch.images = reads_.has_image() ? slot.images : nullptr;
+  batch.labels = reads_.has_labels() ? slot.labels.data() : nullptr;
   batch.record_ids = slot.record_ids.data();
-  batch.crops = reads_.source(0).has_image() ? slot.crops.data() : nullptr;
+  batch.crops = reads_.has_image() ? slot.crops.data() : nullptr;
   batch.fields = &slot.fields;
   if (device_ != nullptr) {
     batch.device_images = device_->device_images(slot_index);

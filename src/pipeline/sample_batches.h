@@ -3,8 +3,11 @@
 //   read_plan.{h,cc}       what is read of each record (only the fields
 //                          used), remote datasets download ahead
 //   batch_slots.{h,cc}     a batch claims a buffer of the pool
-//   loader_workers.cc      the workers fill it: read, decode, batch fields
-//   batch_fields.{h,cc}    its fields are assembled
+//   loader_workers.cc      the workers take its samples in sampler order,
+//                          bad records raised or replaced
+//   record_reads.{h,cc}    each sample's record read into its place
+//   decode_stage.{h,cc}    its image decoded and transformed there
+//   batch_fields.{h,cc}    its fields read, then the batch's assembled
 //   device_stage.{h,cc}    it is uploaded to a device
 //   sample_batches.cc      the consumer gets it (Next): runs and epochs
 //   batch.cc               the consumer releases it: the slot is free again
@@ -27,7 +30,8 @@
 #include "pipeline/batch_slots.h"
 #include "pipeline/batch_stream.h"
 #include "pipeline/device_stage.h"
-#include "pipeline/read_plan.h"
+#include "pipeline/decode_stage.h"
+#include "pipeline/record_reads.h"
 #include "unirecord/loader.h"
 
 namespace unirecord::pipeline {
@@ -45,7 +49,8 @@ class SampleBatches final : public BatchStream {
   // theirs: the PackStage's), allocates the pool and starts epoch 0.
   static Result<std::shared_ptr<SampleBatches>> Create(std::vector<std::shared_ptr<const Dataset>> datasets,
                                                        const LoaderOptions& options);
-  SampleBatches(Sampler sampler, ReadPlan plan) : reads_(std::move(plan)), sampler_(std::move(sampler)), order_(sampler_) {}
+  SampleBatches(Sampler sampler, BatchFields fields)
+      : fields_(std::move(fields)), sampler_(std::move(sampler)), order_(sampler_) {}
   ~SampleBatches() override { Stop(); }
 
   // The sampler as created (epoch 0, position 0): where a state's
@@ -72,18 +77,12 @@ class SampleBatches final : public BatchStream {
 
  private:
   // --- set at Create, then read-only ---
-  // The datasets (several: a mixture, whose sampler ids number their
-  // records one after another) and what is read of their records.
-  ReadPlan reads_;
   LoaderOptions options_;
   BatchFields fields_;
-  // Samples go through a Record (of the fields used: the image, the label
-  // and the batched fields) when fields are batched or there is no image;
-  // else the image and label are read alone (SampleDecoder::DecodeRecord).
-  bool read_records_ = false;
-  size_t image_index_ = 0;
-  size_t label_index_ = 0;
-  std::vector<std::unique_ptr<SampleDecoder>> decoders_;  // one per worker thread
+  // The datasets (several: a mixture, whose sampler ids number their
+  // records one after another) and how a sample of them is read.
+  RecordReads reads_;
+  std::vector<std::unique_ptr<DecodeStage>> decoders_;  // one per worker thread
   size_t image_bytes_ = 0;  // one sample: image_size^2 * 3
   // Samples a worker takes per trip through the lock: 1 when each decodes an
   // image (milliseconds: finer is better balanced); more without images,
@@ -137,11 +136,9 @@ class SampleBatches final : public BatchStream {
 
   // loader_workers.cc: what a worker does with a claim.
   bool WorkAvailable() const;
-  void WorkerLoop(SampleDecoder& decoder);
+  void WorkerLoop(DecodeStage& decode);
   Status LoadSample(uint64_t position, uint64_t record, Slot& slot, size_t offset, uint64_t epoch, uint64_t seed,
-                    SampleDecoder& decoder, SampleTimes& times, uint64_t* skipped, std::string* last_bad);
-  Status ReadRecord(uint64_t id, Slot& slot, size_t offset, uint64_t epoch, uint64_t seed, SampleDecoder& decoder,
-                    SampleTimes& times, CropWindow* window);
+                    DecodeStage& decode, SampleTimes& times, uint64_t* skipped, std::string* last_bad);
   void FinishBatch(size_t slot_index, std::unique_lock<std::mutex>& lock);
 };
 
