@@ -593,10 +593,15 @@ Result<Record> Dataset::Read(uint64_t id, const std::shared_ptr<const dataset_in
   for (uint32_t k = 0; k < r.sources.size(); ++k) {
     const dataset_internal::SourceReads* want = wanted != nullptr ? &(*wanted)[k] : nullptr;
     if (want != nullptr && !want->entry) continue;  // no field read is in this file
+    RecordData::Source& source = r.sources[k];
+    if (want != nullptr && want->blob_slots.empty() && !want->page) {
+      // Indexed values alone: the index holds them (a remote shard is not downloaded).
+      UREC_ASSIGN_OR_RETURN(source.entry, impl_->SourceFrame(s, k).Entry(row, verify));
+      continue;
+    }
     UREC_ASSIGN_OR_RETURN(ShardPages::Reader pages, impl_->pages->Pages(s, k));
     const ShardReader* shard = pages.reader;
     if (pages.hold != nullptr) r.holds.push_back(std::move(pages.hold));
-    RecordData::Source& source = r.sources[k];
     UREC_ASSIGN_OR_RETURN(source.entry, shard->Entry(row, verify));
     const index::FieldLayout& layout = r.fields->layouts[k];
     if (want != nullptr) {

@@ -30,7 +30,10 @@ Result<std::shared_ptr<const FieldReads>> FieldReads::Create(std::shared_ptr<con
       if (layout.blob_slot[at.field] >= 0) source.blob_slots.push_back(static_cast<uint32_t>(layout.blob_slot[at.field]));
       if (layout.column_slot[at.field] >= 0) source.page = true;
     }
-    for (SourceReads& source : sources) std::sort(source.blob_slots.begin(), source.blob_slots.end());
+    for (SourceReads& source : sources) {
+      std::sort(source.blob_slots.begin(), source.blob_slots.end());
+      reads->reads_pages_ = reads->reads_pages_ || !source.blob_slots.empty() || source.page;
+    }
     reads->segments_.push_back(std::move(sources));
   }
   reads->dataset_ = std::move(dataset);

@@ -3,7 +3,9 @@
 // format/SPEC.md section 1.4) are read at all, which of their blobs, and
 // whether their scalar page. The Loader reads through one the fields its
 // later stages use (ShardAccess::Get): a record read so touches no byte of
-// another field, and verify_checksums covers exactly the bytes it reads.
+// another field, and verify_checksums covers exactly the bytes it reads. A
+// file of which only indexed values are read is read in its index alone:
+// a remote shard is then not downloaded.
 // Not public API.
 #ifndef UNIRECORD_DATASET_FIELD_READS_H_
 #define UNIRECORD_DATASET_FIELD_READS_H_
@@ -37,11 +39,15 @@ class FieldReads {
   std::string Names() const;
   // By source of segment `segment` (Dataset::segments()).
   const std::vector<SourceReads>& Sources(size_t segment) const { return segments_[segment]; }
+  // Some blob or scalar page is read: the shard files themselves, not only
+  // their indexes (which hold the entries and the indexed values).
+  bool reads_pages() const { return reads_pages_; }
 
  private:
   std::shared_ptr<const Dataset> dataset_;
   std::vector<uint8_t> reads_;                     // by field of the schema
   std::vector<std::vector<SourceReads>> segments_;  // by segment, by source
+  bool reads_pages_ = false;
 };
 
 }  // namespace unirecord::dataset_internal

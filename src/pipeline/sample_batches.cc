@@ -211,7 +211,7 @@ void SampleBatches::StartRun(uint64_t position) {
 
 // This run's order, then the next epoch's (ReadPlan::PlanRemote).
 void SampleBatches::PlanRemoteReads() {
-  if (!reads_.plan().any_remote()) return;
+  if (!reads_.plan().downloads()) return;
   std::vector<uint64_t> ids;
   for (uint64_t p = start_position_; p < end_position_; ++p) ids.push_back(RecordAt(p));
   Sampler next_epoch = sampler_;
