@@ -13,19 +13,8 @@ Batch& Batch::operator=(Batch&& other) noexcept {
     Release();
     pool_ = std::move(other.pool_);
     slot_ = other.slot_;
-    size_ = std::exchange(other.size_, 0);
-    epoch_ = other.epoch_;
-    index_ = other.index_;
-    height_ = other.height_;
-    width_ = other.width_;
-    layout_ = other.layout_;
-    images_ = std::exchange(other.images_, nullptr);
-    labels_ = std::exchange(other.labels_, nullptr);
-    record_ids_ = std::exchange(other.record_ids_, nullptr);
-    crops_ = std::exchange(other.crops_, nullptr);
-    fields_ = std::exchange(other.fields_, nullptr);
-    device_images_ = std::exchange(other.device_images_, nullptr);
-    ready_event_ = std::exchange(other.ready_event_, nullptr);
+    c_ = other.c_;
+    other.Clear();
   }
   return *this;
 }
@@ -34,39 +23,20 @@ Batch::~Batch() { Release(); }
 
 void Batch::Release() {
   if (pool_ != nullptr) std::exchange(pool_, nullptr)->Return(slot_);
-  size_ = 0;
-  images_ = nullptr;
-  labels_ = nullptr;
-  record_ids_ = nullptr;
-  crops_ = nullptr;
-  fields_ = nullptr;
-  device_images_ = nullptr;
-  ready_event_ = nullptr;
+  Clear();
 }
 
-Batch Batch::Pool::Make(std::shared_ptr<Pool> pool, size_t slot, const Contents& c) {
+Batch Batch::Pool::Make(std::shared_ptr<Pool> pool, size_t slot, const Contents& contents) {
   Batch batch;
   batch.pool_ = std::move(pool);
   batch.slot_ = slot;
-  batch.size_ = c.size;
-  batch.epoch_ = c.epoch;
-  batch.index_ = c.index;
-  batch.height_ = c.height;
-  batch.width_ = c.width;
-  batch.layout_ = c.layout;
-  batch.images_ = c.images;
-  batch.labels_ = c.labels;
-  batch.record_ids_ = c.record_ids;
-  batch.crops_ = c.crops;
-  batch.fields_ = c.fields;
-  batch.device_images_ = c.device_images;
-  batch.ready_event_ = c.ready_event;
+  batch.c_ = contents;
   return batch;
 }
 
 const std::vector<BatchField>& Batch::fields() const {
   static const std::vector<BatchField> kNone;
-  return fields_ != nullptr ? *fields_ : kNone;
+  return c_.fields != nullptr ? *c_.fields : kNone;
 }
 
 const BatchField* Batch::field(std::string_view name) const {
@@ -77,12 +47,12 @@ const BatchField* Batch::field(std::string_view name) const {
 }
 
 Status Batch::WaitOn(void* cuda_stream) const {
-  if (ready_event_ != nullptr) return pool_->WaitOn(slot_, cuda_stream);
+  if (c_.ready_event != nullptr) return pool_->WaitOn(slot_, cuda_stream);
   return Status::FailedPrecondition("batch is not on a CUDA device (CudaOptions::device < 0)");
 }
 
 Status Batch::Synchronize() const {
-  if (ready_event_ != nullptr) return pool_->Synchronize(slot_);
+  if (c_.ready_event != nullptr) return pool_->Synchronize(slot_);
   return Status::FailedPrecondition("batch is not on a CUDA device (CudaOptions::device < 0)");
 }
 

@@ -27,21 +27,7 @@ struct Batch::Pool {
   virtual Status Synchronize(size_t slot) const = 0;
 
   // What a batch shows through Batch's accessors.
-  struct Contents {
-    size_t size = 0;  // 0: the end-of-epoch marker
-    uint64_t epoch = 0;
-    uint64_t index = 0;
-    int height = 0;
-    int width = 0;
-    ImageLayout layout = ImageLayout::kNHWC;
-    const uint8_t* images = nullptr;
-    const int64_t* labels = nullptr;
-    const uint64_t* record_ids = nullptr;
-    const int32_t* crops = nullptr;
-    const std::vector<BatchField>* fields = nullptr;
-    const void* device_images = nullptr;
-    void* ready_event = nullptr;
-  };
+  using Contents = Batch::Contents;
   // A batch of `contents` in buffer `slot` of `pool`, which gets the
   // buffer back when the batch is released (pool null: nothing to give back).
   static Batch Make(std::shared_ptr<Pool> pool, size_t slot, const Contents& contents);
