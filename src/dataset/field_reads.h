@@ -27,11 +27,13 @@ struct SourceReads {
   bool page = false;                 // its scalar page
 };
 
+// Made by ShardAccess::Reads, which knows where the dataset's fields are.
 class FieldReads {
  public:
-  // `fields`: indexes into dataset->schema(); OutOfRange for one past it.
-  static Result<std::shared_ptr<const FieldReads>> Create(std::shared_ptr<const Dataset> dataset,
-                                                          const std::vector<size_t>& fields);
+  // `reads`: by field of the schema, 1 for a field read; `segments`: by
+  // segment, by source, what is read of it.
+  FieldReads(std::shared_ptr<const Dataset> dataset, std::vector<uint8_t> reads,
+             std::vector<std::vector<SourceReads>> segments);
 
   const Dataset& dataset() const { return *dataset_; }
   bool Reads(size_t field) const { return field < reads_.size() && reads_[field] != 0; }

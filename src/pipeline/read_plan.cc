@@ -20,7 +20,7 @@ Result<ReadPlan> ReadPlan::Create(std::vector<SampleSource> sources, const std::
     bool downloads = source.dataset().is_remote();
     if (!record_fields.empty()) {
       UREC_ASSIGN_OR_RETURN(std::shared_ptr<const dataset_internal::FieldReads> reads,
-                            dataset_internal::FieldReads::Create(source.dataset().shared_from_this(), record_fields));
+                            dataset_internal::ShardAccess::Reads(source.dataset().shared_from_this(), record_fields));
       downloads = downloads && reads->reads_pages();
       plan.reads_.push_back(std::move(reads));
     }
