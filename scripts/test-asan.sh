@@ -18,7 +18,7 @@ BUILD_DIR=${ASAN_BUILD_DIR:-build-asan}
 SUITES=(image/jpeg_probe_test image/jpeg_corpus_test image/jpeg_decoder_test image/jpeg_encoder_test
         image/png_decoder_test image/jpeg_huffman_test image/jpeg_restart_crop_test image/jpeg_transcode_test image/resample_test sample/sampler_test
         pipeline/loader_test pipeline/loader_device_test gpu/host_convert_test pipeline/batch_fields_test pipeline/sample_decoder_test
-        pipeline/packer_test pipeline/packed_loader_test query/parser_test query/query_test query/list_query_test
+        pipeline/packer_test pipeline/packed_loader_test pipeline/read_plan_test dataset/field_reads_test query/parser_test query/query_test query/list_query_test
         index/list_index_test shard/shard_reader_test shard/shard_writer_test
         dataset/dataset_lifetime_test dataset/staged_write_test dataset/versions_test dataset/compact_test dataset/fields_test util/status_test remote/shard_cache_test remote/location_test
         remote/remote_shards_test convert/manifest_test convert/coco_annotations_test convert/json_policy_test

@@ -326,7 +326,6 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
   // The library's layers above the dataset read its shards through this
   // (src/dataset/shard_access.h).
   friend class dataset_internal::ShardAccess;
-  friend class dataset_internal::FieldReads;
   explicit Dataset(std::unique_ptr<Impl> impl);
   // Get: every field (`reads` null), or only those `reads` names (ShardAccess::Get).
   Result<Record> Read(uint64_t id, const std::shared_ptr<const dataset_internal::FieldReads>& reads) const;

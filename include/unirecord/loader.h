@@ -242,26 +242,26 @@ class Batch {
   ~Batch();
 
   // True for the end-of-epoch marker that Next() returns.
-  bool empty() const { return size_ == 0; }
-  size_t size() const { return size_; }  // samples; < batch_size only for the last batch
-  uint64_t epoch() const { return epoch_; }
-  uint64_t index() const { return index_; }  // batch number within the epoch (packing: since SetEpoch or Restore)
+  bool empty() const { return c_.size == 0; }
+  size_t size() const { return c_.size; }  // samples; < batch_size only for the last batch
+  uint64_t epoch() const { return c_.epoch; }
+  uint64_t index() const { return c_.index; }  // batch number within the epoch (packing: since SetEpoch or Restore)
 
-  int height() const { return height_; }
-  int width() const { return width_; }
+  int height() const { return c_.height; }
+  int width() const { return c_.width; }
   int channels() const { return 3; }
-  ImageLayout layout() const { return layout_; }
+  ImageLayout layout() const { return c_.layout; }
   // size() * 3 * height() * width() uint8 values in layout().
-  const uint8_t* images() const { return images_; }
+  const uint8_t* images() const { return c_.images; }
   // size() labels (int32 fields widened); nullptr without a label field.
-  const int64_t* labels() const { return labels_; }
+  const int64_t* labels() const { return c_.labels; }
   // The record decoded into each slot, replacements (kSkip) included.
-  const uint64_t* record_ids() const { return record_ids_; }
+  const uint64_t* record_ids() const { return c_.record_ids; }
   // size() x 5: each sample's window (x, y, width, height) in the pixels its
   // crop was planned on (the stored image; the displayed one with
   // apply_exif), whatever DCT scale decoded it, and the flip (0/1);
   // nullptr without an image field.
-  const int32_t* crops() const { return crops_; }
+  const int32_t* crops() const { return c_.crops; }
   // The fields of LoaderOptions::fields, boxes_field, box_aligned and
   // masks, in that order (empty without them); field(name): nullptr when not batched.
   const std::vector<BatchField>& fields() const;
@@ -270,8 +270,8 @@ class Batch {
   // With CudaOptions::device >= 0: the converted images on the device,
   // size() * 3 * height() * width() values of CudaOptions::dtype in
   // CudaOptions::layout, and the cudaEvent_t recorded once they are there.
-  const void* device_images() const { return device_images_; }
-  void* ready_event() const { return ready_event_; }
+  const void* device_images() const { return c_.device_images; }
+  void* ready_event() const { return c_.ready_event; }
   // Makes `cuda_stream` (a cudaStream_t; nullptr: the default stream) wait
   // for this batch on the device, without blocking the host.
   Status WaitOn(void* cuda_stream) const;
@@ -282,25 +282,39 @@ class Batch {
   // Gives the buffer back now (as the destructor does).
   void Release();
 
+  // The loader's stage that handed the batch out and gets its buffer back
+  // (internal: src/pipeline/batch_stream.h).
+  struct Pool;
+
  private:
-  friend class Loader;
-  struct Pool;  // the loader's side of the hand-back
+  // What the accessors show, set by the stage that hands the batch out
+  // (Pool::Make).
+  struct Contents {
+    size_t size = 0;  // 0: the end-of-epoch marker
+    uint64_t epoch = 0;
+    uint64_t index = 0;
+    int height = 0;
+    int width = 0;
+    ImageLayout layout = ImageLayout::kNHWC;
+    const uint8_t* images = nullptr;
+    const int64_t* labels = nullptr;
+    const uint64_t* record_ids = nullptr;
+    const int32_t* crops = nullptr;
+    const std::vector<BatchField>* fields = nullptr;
+    const void* device_images = nullptr;
+    void* ready_event = nullptr;
+  };
+  // Empties it (size 0, no buffers), keeping its epoch, index and image shape.
+  void Clear() { c_ = Contents{0, c_.epoch, c_.index, c_.height, c_.width, c_.layout}; }
+
   std::shared_ptr<Pool> pool_;
   size_t slot_ = 0;
-  size_t size_ = 0;
-  uint64_t epoch_ = 0;
-  uint64_t index_ = 0;
-  int height_ = 0;
-  int width_ = 0;
-  ImageLayout layout_ = ImageLayout::kNHWC;
-  const uint8_t* images_ = nullptr;
-  const int64_t* labels_ = nullptr;
-  const uint64_t* record_ids_ = nullptr;
-  const int32_t* crops_ = nullptr;
-  const std::vector<BatchField>* fields_ = nullptr;
-  const void* device_images_ = nullptr;
-  void* ready_event_ = nullptr;
+  Contents c_;
 };
+
+namespace pipeline {
+class BatchStream;  // src/pipeline/batch_stream.h
+}  // namespace pipeline
 
 class Loader {
  public:
@@ -400,14 +414,10 @@ class Loader {
   void ResetStats();
 
  private:
-  friend Result<PackState> CombinePackStates(const std::vector<std::shared_ptr<const Dataset>>& datasets,
-                                             const LoaderOptions& options, const std::vector<PackState>& states);
-  struct Impl;
-  struct Packed;  // LoaderOptions::pack (src/pipeline/packed_loader.h)
-  explicit Loader(std::shared_ptr<Impl> impl);
-  explicit Loader(std::shared_ptr<Packed> packed);
-  std::shared_ptr<Impl> impl_;      // shared with the batches handed out; null when packing
-  std::shared_ptr<Packed> packed_;  // when packing
+  explicit Loader(std::shared_ptr<pipeline::BatchStream> stream);
+  // The last of the stages a batch goes through, which hands the batches
+  // out (shared with them): the batches of samples, or the pack stage.
+  std::shared_ptr<pipeline::BatchStream> stream_;
 };
 
 // Elastic resume of a packing loader (docs/loader.md, "Packing sequences"):

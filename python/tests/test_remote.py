@@ -136,6 +136,29 @@ def test_image_dataset_and_loader_equal_local(served, proxy, tmp_path):
         assert np.array_equal(ia, ib) and np.array_equal(la, lb) and np.array_equal(xa, xb)
 
 
+def test_a_loader_of_labels_downloads_no_shard(served, tmp_path):
+    """The labels are indexed: a loader of labels alone reads them from the
+    indexes opened with the dataset and downloads no shard (no image byte),
+    where a loader that also batches the paths (scalar pages) downloads them."""
+    url = served["nginx"].url + "/ds/train.uset"
+
+    def labels(path, **kw):
+        loader = unirecord.Loader(path, 16, True, seed=3, threads=2, image_field=None, **kw)
+        got = [(b["id"].numpy().copy(), b["label"].numpy().copy()) for b in loader]
+        return got, loader
+
+    expected, _ = labels(served["local"])
+    got, loader = labels(url, cache_dir=tmp_path / "labels")
+    assert len(got) == len(expected) > 0
+    for (ia, la), (ib, lb) in zip(expected, got):
+        assert np.array_equal(ia, ib) and np.array_equal(la, lb)
+    stats = loader.dataset.remote_stats()
+    assert stats["shard_downloads"] == 0 and stats["read_fetches"] == 0 and stats["prefetched"] == 0, stats
+
+    _, with_paths = labels(url, cache_dir=tmp_path / "paths", fields=["path"])
+    assert with_paths.dataset.remote_stats()["shard_downloads"] == SHARDS
+
+
 def _warm_meta(url, cache):
     """Opens once without faults: the indexes and frames are cached, no shard."""
     unirecord.Dataset(url, cache_dir=cache)

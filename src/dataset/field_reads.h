@@ -3,7 +3,9 @@
 // format/SPEC.md section 1.4) are read at all, which of their blobs, and
 // whether their scalar page. The Loader reads through one the fields its
 // later stages use (ShardAccess::Get): a record read so touches no byte of
-// another field, and verify_checksums covers exactly the bytes it reads.
+// another field, and verify_checksums covers exactly the bytes it reads. A
+// file of which only indexed values are read is read in its index alone:
+// a remote shard is then not downloaded.
 // Not public API.
 #ifndef UNIRECORD_DATASET_FIELD_READS_H_
 #define UNIRECORD_DATASET_FIELD_READS_H_
@@ -25,11 +27,13 @@ struct SourceReads {
   bool page = false;                 // its scalar page
 };
 
+// Made by ShardAccess::Reads, which knows where the dataset's fields are.
 class FieldReads {
  public:
-  // `fields`: indexes into dataset->schema(); OutOfRange for one past it.
-  static Result<std::shared_ptr<const FieldReads>> Create(std::shared_ptr<const Dataset> dataset,
-                                                          const std::vector<size_t>& fields);
+  // `reads`: by field of the schema, 1 for a field read; `segments`: by
+  // segment, by source, what is read of it.
+  FieldReads(std::shared_ptr<const Dataset> dataset, std::vector<uint8_t> reads,
+             std::vector<std::vector<SourceReads>> segments);
 
   const Dataset& dataset() const { return *dataset_; }
   bool Reads(size_t field) const { return field < reads_.size() && reads_[field] != 0; }
@@ -37,11 +41,15 @@ class FieldReads {
   std::string Names() const;
   // By source of segment `segment` (Dataset::segments()).
   const std::vector<SourceReads>& Sources(size_t segment) const { return segments_[segment]; }
+  // Some blob or scalar page is read: the shard files themselves, not only
+  // their indexes (which hold the entries and the indexed values).
+  bool reads_pages() const { return reads_pages_; }
 
  private:
   std::shared_ptr<const Dataset> dataset_;
   std::vector<uint8_t> reads_;                     // by field of the schema
   std::vector<std::vector<SourceReads>> segments_;  // by segment, by source
+  bool reads_pages_ = false;
 };
 
 }  // namespace unirecord::dataset_internal

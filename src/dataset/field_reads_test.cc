@@ -60,7 +60,7 @@ class FieldReadsTest : public ::testing::Test {
   std::shared_ptr<const FieldReads> Reads(const std::vector<std::string>& names) const {
     std::vector<size_t> fields;
     for (const std::string& name : names) fields.push_back(*dataset_->schema().FindField(name));
-    auto reads = FieldReads::Create(dataset_, fields);
+    auto reads = ShardAccess::Reads(dataset_, fields);
     EXPECT_TRUE(reads.ok()) << reads.status().ToString();
     return *reads;
   }
@@ -128,7 +128,7 @@ TEST_F(FieldReadsTest, AColumnFileIsReadOnlyForItsFields) {
 }
 
 TEST_F(FieldReadsTest, AFieldPastTheSchemaIsRefused) {
-  auto reads = FieldReads::Create(dataset_, {dataset_->schema().num_fields()});
+  auto reads = ShardAccess::Reads(dataset_, {dataset_->schema().num_fields()});
   ASSERT_FALSE(reads.ok());
   EXPECT_EQ(reads.status().code(), StatusCode::kOutOfRange);
 }

@@ -33,6 +33,10 @@ class ShardAccess {
   // Where field `field` of the dataset's schema is read in shard s: the
   // source (an index into Files()) and the field's index in that file.
   static std::pair<uint32_t, size_t> SourceOf(const Dataset& dataset, size_t s, size_t field);
+  // Reads of the fields `fields` (indexes into dataset->schema();
+  // OutOfRange for one past it) of the dataset's records.
+  static Result<std::shared_ptr<const FieldReads>> Reads(std::shared_ptr<const Dataset> dataset,
+                                                         const std::vector<size_t>& fields);
   // Record `id` of reads->dataset(), only the fields `reads` names: no
   // other source, blob or page is read (or verified); the Record's getters
   // of another field fail with FailedPrecondition.

@@ -300,7 +300,22 @@ Status EncodeElement(const Field& field, double value, std::string_view option, 
   return Status::OK();
 }
 
-Result<BatchFields> BatchFields::Create(const Schema& schema, const LoaderOptions& options) {
+BatchFieldOptions BatchFieldOptionsOf(const LoaderOptions& o) {
+  BatchFieldOptions options;
+  options.fields = o.fields;
+  options.ragged = o.ragged;
+  options.pad_value = o.pad_value;
+  options.boxes_field = o.boxes_field;
+  options.box_format = o.box_format;
+  options.box_aligned = o.box_aligned;
+  options.masks = o.masks;
+  options.image_field = o.image_field;
+  options.image_size = o.image_size;
+  options.mask_limits = o.decode.limits;
+  return options;
+}
+
+Result<BatchFields> BatchFields::Create(const Schema& schema, const BatchFieldOptions& options) {
   BatchFields fields;
   fields.ragged_ = options.ragged;
   fields.box_format_ = options.box_format;
@@ -350,7 +365,7 @@ Result<BatchFields> BatchFields::Create(const Schema& schema, const LoaderOption
                                        " of " + std::to_string(spec.field.shape.size()) +
                                        " dimensions; a mask is a uint8 (height, width) array or PNG bytes");
       }
-      spec.mask_limits = options.decode.limits;
+      spec.mask_limits = options.mask_limits;
       spec.row_bytes = size_t(options.image_size) * size_t(options.image_size);
       spec.sample_shape = {options.image_size, options.image_size};
       fields.has_masks_ = true;

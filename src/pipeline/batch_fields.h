@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "pipeline/decode_stage.h"
 #include "unirecord/dataset.h"
 #include "unirecord/loader.h"
 #include "unirecord/status.h"
@@ -31,15 +32,6 @@ struct FieldSpec {
   bool mask = false;       // LoaderOptions::masks: cropped and resized with the image
   DecodeLimits mask_limits;  // a PNG mask's (LoaderOptions::decode's)
   std::vector<int64_t> sample_shape;  // scalar, fixed-shape array, mask: one sample's shape in the batch
-};
-
-// What a sample's image became: the window of its pixels (width x height,
-// the frame the window was planned in) resized to output_size squared.
-struct SampleImage {
-  CropWindow window;
-  int width = 0;
-  int height = 0;
-  int output_size = 0;
 };
 
 // One field's buffers in one batch buffer of the pool. Sample i is written
@@ -66,6 +58,21 @@ void FillElements(uint8_t* out, size_t count, const uint8_t* value, size_t width
 // InvalidArgument naming `option` (pad_value, eos), the value and the field.
 Status EncodeElement(const Field& field, double value, std::string_view option, uint8_t* out);
 
+// The batch-assembly stage's options: LoaderOptions' of the same names.
+struct BatchFieldOptions {
+  std::vector<std::string> fields;
+  RaggedLayout ragged = RaggedLayout::kPad;
+  double pad_value = 0;
+  std::string boxes_field;
+  BoxFormat box_format = BoxFormat::kXYWH;
+  std::vector<std::string> box_aligned;
+  std::vector<std::string> masks;
+  std::string image_field;  // batched as the images; boxes and masks follow it
+  int image_size = 0;       // the images', and so the masks' size in the batch
+  DecodeLimits mask_limits;  // a PNG mask's (LoaderOptions::decode's)
+};
+BatchFieldOptions BatchFieldOptionsOf(const LoaderOptions& options);
+
 class BatchFields {
  public:
   // Resolves options.fields, boxes_field and box_aligned against `schema`:
@@ -75,7 +82,7 @@ class BatchFields {
   // mask that is neither a 2-D uint8 array nor bytes (a PNG) or without an
   // image, a pad_value the type cannot hold; NotSupported for a float16
   // scalar.
-  static Result<BatchFields> Create(const Schema& schema, const LoaderOptions& options);
+  static Result<BatchFields> Create(const Schema& schema, const BatchFieldOptions& options);
 
   bool empty() const { return specs_.empty(); }
   bool has_masks() const { return has_masks_; }

@@ -4,17 +4,28 @@
 
 namespace unirecord::pipeline {
 
+std::string DatasetName(size_t k, const Dataset& dataset) {
+  std::string name = "dataset " + std::to_string(k);
+  if (!dataset.shards().empty()) name += " (" + dataset.shards().front().path + ")";
+  return name;
+}
+
 Result<ReadPlan> ReadPlan::Create(std::vector<SampleSource> sources, const std::vector<size_t>& record_fields) {
   ReadPlan plan;
   uint64_t first = 0;
   for (const SampleSource& source : sources) {
     plan.first_ids_.push_back(first);
     first += source.dataset().size();
-    plan.any_remote_ = plan.any_remote_ || source.dataset().is_remote();
-    if (record_fields.empty()) continue;
-    UREC_ASSIGN_OR_RETURN(std::shared_ptr<const dataset_internal::FieldReads> reads,
-                          dataset_internal::FieldReads::Create(source.dataset().shared_from_this(), record_fields));
-    plan.reads_.push_back(std::move(reads));
+    // Records read in their indexes alone (indexed values) download nothing.
+    bool downloads = source.dataset().is_remote();
+    if (!record_fields.empty()) {
+      UREC_ASSIGN_OR_RETURN(std::shared_ptr<const dataset_internal::FieldReads> reads,
+                            dataset_internal::ShardAccess::Reads(source.dataset().shared_from_this(), record_fields));
+      downloads = downloads && reads->reads_pages();
+      plan.reads_.push_back(std::move(reads));
+    }
+    plan.downloads_.push_back(downloads);
+    plan.any_downloads_ = plan.any_downloads_ || downloads;
   }
   plan.sources_ = std::move(sources);
   return plan;
@@ -45,10 +56,10 @@ void ReadPlan::PlanRemote(const std::vector<uint64_t>& ids) const {
   std::vector<std::vector<uint64_t>> records(sources_.size());
   for (uint64_t id : ids) {
     const auto [k, record] = Locate(id);
-    if (sources_[k].dataset().is_remote()) records[k].push_back(record);
+    if (downloads_[k]) records[k].push_back(record);
   }
   for (size_t k = 0; k < sources_.size(); ++k) {
-    if (sources_[k].dataset().is_remote()) sources_[k].dataset().PlanReads(records[k]);
+    if (downloads_[k]) sources_[k].dataset().PlanReads(records[k]);
   }
 }
 

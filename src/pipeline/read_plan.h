@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -20,6 +21,9 @@
 #include "unirecord/status.h"
 
 namespace unirecord::pipeline {
+
+// "dataset 1 (path/of/its/first.urec)": how a mixture's errors name a dataset.
+std::string DatasetName(size_t k, const Dataset& dataset);
 
 class ReadPlan {
  public:
@@ -37,8 +41,10 @@ class ReadPlan {
   // Starts loading what Read(id) reads (ShardPages::Prefetch).
   void Prefetch(uint64_t id, ShardPages::PrefetchStage stage) const;
 
-  bool any_remote() const { return any_remote_; }
-  // The remote datasets download their shards ahead in the order of
+  // Some remote dataset downloads shards for these reads (none does where
+  // only indexed values are read: the indexes hold them).
+  bool downloads() const { return any_downloads_; }
+  // Those remote datasets download their shards ahead in the order of
   // `ids` (mixture ids: each dataset its own records).
   void PlanRemote(const std::vector<uint64_t>& ids) const;
 
@@ -46,7 +52,8 @@ class ReadPlan {
   std::vector<SampleSource> sources_;
   std::vector<uint64_t> first_ids_;  // by dataset: its records' first mixture id
   std::vector<std::shared_ptr<const dataset_internal::FieldReads>> reads_;  // by dataset; none without record fields
-  bool any_remote_ = false;
+  std::vector<bool> downloads_;  // by dataset
+  bool any_downloads_ = false;
 };
 
 }  // namespace unirecord::pipeline

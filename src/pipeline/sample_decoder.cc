@@ -133,7 +133,7 @@ Result<SampleSource> SampleSource::Create(std::shared_ptr<const Dataset> dataset
     }
     source.label_indexed_ = label.indexed;
     if (!label.indexed) {
-      UREC_ASSIGN_OR_RETURN(source.label_reads_, dataset_internal::FieldReads::Create(dataset, {source.label_field_}));
+      UREC_ASSIGN_OR_RETURN(source.label_reads_, dataset_internal::ShardAccess::Reads(dataset, {source.label_field_}));
     }
   }
   const int path_field = fields.path.empty() ? -1 : schema.FieldIndex(fields.path);
