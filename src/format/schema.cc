@@ -9,6 +9,7 @@
 
 #include "format/endian.h"
 #include "format/format_constants.h"
+#include "util/enum_names.h"
 
 namespace unirecord {
 
@@ -68,14 +69,15 @@ Result<FieldType> ParseFieldType(std::string_view name) {
   return Status::InvalidArgument("unknown field type '" + MessageText(name) + "' (expected one of " + known + ")");
 }
 
+constexpr EnumName<BlobCompression> kBlobCompressionNames[] = {{BlobCompression::kNone, "none"},
+                                                               {BlobCompression::kZstd, "zstd"}};
+
 const char* BlobCompressionName(BlobCompression compression) {
-  return compression == BlobCompression::kZstd ? "zstd" : "none";
+  return EnumNameOf(kBlobCompressionNames, compression);
 }
 
 Result<BlobCompression> ParseBlobCompression(std::string_view name) {
-  if (name == "none") return BlobCompression::kNone;
-  if (name == "zstd") return BlobCompression::kZstd;
-  return Status::InvalidArgument("unknown compression '" + MessageText(name) + "' (expected 'none' or 'zstd')");
+  return ParseEnumName(kBlobCompressionNames, name, "compression");
 }
 
 bool IsNumeric(FieldType type) { return NumericWidth(type) != 0; }

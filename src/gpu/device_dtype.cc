@@ -1,25 +1,16 @@
 // The names of DeviceDType (cuda.h), in every build, with CUDA or without.
-#include <string>
-
 #include "unirecord/cuda.h"
+#include "util/enum_names.h"
 
 namespace unirecord {
 
-const char* DeviceDTypeName(DeviceDType dtype) {
-  switch (dtype) {
-    case DeviceDType::kUint8: return "uint8";
-    case DeviceDType::kFloat16: return "float16";
-    case DeviceDType::kFloat32: return "float32";
-  }
-  return "unknown";
-}
+constexpr EnumName<DeviceDType> kDeviceDTypeNames[] = {
+    {DeviceDType::kUint8, "uint8"}, {DeviceDType::kFloat16, "float16"}, {DeviceDType::kFloat32, "float32"}};
+
+const char* DeviceDTypeName(DeviceDType dtype) { return EnumNameOf(kDeviceDTypeNames, dtype); }
 
 Result<DeviceDType> ParseDeviceDType(std::string_view name) {
-  for (DeviceDType t : {DeviceDType::kUint8, DeviceDType::kFloat16, DeviceDType::kFloat32}) {
-    if (name == DeviceDTypeName(t)) return t;
-  }
-  return Status::InvalidArgument("unknown device dtype '" + std::string(name) +
-                                 "' (expected 'uint8', 'float16' or 'float32')");
+  return ParseEnumName(kDeviceDTypeNames, name, "device dtype");
 }
 
 }  // namespace unirecord

@@ -20,16 +20,15 @@
 #include "image/jpeg_restart_crop.h"
 #include "image/libjpeg_errors.h"
 #include "image/resample.h"
+#include "util/enum_names.h"
 
 namespace unirecord {
 
-const char* ImageLayoutName(ImageLayout layout) { return layout == ImageLayout::kNCHW ? "NCHW" : "NHWC"; }
+constexpr EnumName<ImageLayout> kImageLayoutNames[] = {{ImageLayout::kNCHW, "NCHW"}, {ImageLayout::kNHWC, "NHWC"}};
 
-Result<ImageLayout> ParseImageLayout(std::string_view name) {
-  if (name == "NCHW") return ImageLayout::kNCHW;
-  if (name == "NHWC") return ImageLayout::kNHWC;
-  return Status::InvalidArgument("unknown layout '" + std::string(name) + "' (expected 'NCHW' or 'NHWC')");
-}
+const char* ImageLayoutName(ImageLayout layout) { return EnumNameOf(kImageLayoutNames, layout); }
+
+Result<ImageLayout> ParseImageLayout(std::string_view name) { return ParseEnumName(kImageLayoutNames, name, "layout"); }
 
 namespace {
 

@@ -7,6 +7,7 @@
 
 #include "pipeline/pack_stage.h"
 #include "pipeline/sample_batches.h"
+#include "util/enum_names.h"
 
 namespace unirecord {
 
@@ -21,22 +22,19 @@ SampleDecoderOptions SampleOptionsOf(const LoaderOptions& o) {
   return sample;
 }
 
-const char* RaggedLayoutName(RaggedLayout layout) { return layout == RaggedLayout::kJagged ? "jagged" : "pad"; }
+constexpr EnumName<RaggedLayout> kRaggedLayoutNames[] = {{RaggedLayout::kPad, "pad"}, {RaggedLayout::kJagged, "jagged"}};
+constexpr EnumName<OnBadRecord> kOnBadRecordNames[] = {{OnBadRecord::kRaise, "raise"}, {OnBadRecord::kSkip, "skip"}};
+
+const char* RaggedLayoutName(RaggedLayout layout) { return EnumNameOf(kRaggedLayoutNames, layout); }
 
 Result<RaggedLayout> ParseRaggedLayout(std::string_view name) {
-  if (name == "pad") return RaggedLayout::kPad;
-  if (name == "jagged") return RaggedLayout::kJagged;
-  return Status::InvalidArgument("unknown ragged layout '" + std::string(name) + "' (expected 'pad' or 'jagged')");
+  return ParseEnumName(kRaggedLayoutNames, name, "ragged layout");
 }
 
-const char* OnBadRecordName(OnBadRecord on_bad_record) {
-  return on_bad_record == OnBadRecord::kSkip ? "skip" : "raise";
-}
+const char* OnBadRecordName(OnBadRecord on_bad_record) { return EnumNameOf(kOnBadRecordNames, on_bad_record); }
 
 Result<OnBadRecord> ParseOnBadRecord(std::string_view name) {
-  if (name == "raise") return OnBadRecord::kRaise;
-  if (name == "skip") return OnBadRecord::kSkip;
-  return Status::InvalidArgument("unknown bad-record policy '" + std::string(name) + "' (expected 'raise' or 'skip')");
+  return ParseEnumName(kOnBadRecordNames, name, "bad-record policy");
 }
 
 Result<std::unique_ptr<Loader>> Loader::Create(std::shared_ptr<const Dataset> dataset,

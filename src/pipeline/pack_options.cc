@@ -8,58 +8,33 @@
 #include "format/array_values.h"
 #include "index/record_table.h"
 #include "pipeline/pack_stage.h"
+#include "util/enum_names.h"
 #include "util/splitmix64.h"
 
 namespace unirecord {
 
-const char* PackStrategyName(PackStrategy strategy) {
-  switch (strategy) {
-    case PackStrategy::kConcat: return "concat";
-    case PackStrategy::kFirstFit: return "first_fit";
-    case PackStrategy::kBestFit: return "best_fit";
-  }
-  return "unknown";
-}
+constexpr EnumName<PackStrategy> kPackStrategyNames[] = {
+    {PackStrategy::kConcat, "concat"}, {PackStrategy::kFirstFit, "first_fit"}, {PackStrategy::kBestFit, "best_fit"}};
+constexpr EnumName<PackOverlong> kPackOverlongNames[] = {
+    {PackOverlong::kSplit, "split"}, {PackOverlong::kTruncate, "truncate"}, {PackOverlong::kDrop, "drop"}};
+constexpr EnumName<WeightUnit> kWeightUnitNames[] = {{WeightUnit::kDocuments, "documents"},
+                                                     {WeightUnit::kTokens, "tokens"}};
+
+const char* PackStrategyName(PackStrategy strategy) { return EnumNameOf(kPackStrategyNames, strategy); }
 
 Result<PackStrategy> ParsePackStrategy(std::string_view name) {
-  for (PackStrategy s : {PackStrategy::kConcat, PackStrategy::kFirstFit, PackStrategy::kBestFit}) {
-    if (name == PackStrategyName(s)) return s;
-  }
-  return Status::InvalidArgument("unknown packing strategy '" + std::string(name) +
-                                 "' (expected 'concat', 'first_fit' or 'best_fit')");
+  return ParseEnumName(kPackStrategyNames, name, "packing strategy");
 }
 
-const char* PackOverlongName(PackOverlong overlong) {
-  switch (overlong) {
-    case PackOverlong::kSplit: return "split";
-    case PackOverlong::kTruncate: return "truncate";
-    case PackOverlong::kDrop: return "drop";
-  }
-  return "unknown";
-}
+const char* PackOverlongName(PackOverlong overlong) { return EnumNameOf(kPackOverlongNames, overlong); }
 
 Result<PackOverlong> ParsePackOverlong(std::string_view name) {
-  for (PackOverlong o : {PackOverlong::kSplit, PackOverlong::kTruncate, PackOverlong::kDrop}) {
-    if (name == PackOverlongName(o)) return o;
-  }
-  return Status::InvalidArgument("unknown overlong policy '" + std::string(name) +
-                                 "' (expected 'split', 'truncate' or 'drop')");
+  return ParseEnumName(kPackOverlongNames, name, "overlong policy");
 }
 
-const char* WeightUnitName(WeightUnit unit) {
-  switch (unit) {
-    case WeightUnit::kDocuments: return "documents";
-    case WeightUnit::kTokens: return "tokens";
-  }
-  return "unknown";
-}
+const char* WeightUnitName(WeightUnit unit) { return EnumNameOf(kWeightUnitNames, unit); }
 
-Result<WeightUnit> ParseWeightUnit(std::string_view name) {
-  for (WeightUnit u : {WeightUnit::kDocuments, WeightUnit::kTokens}) {
-    if (name == WeightUnitName(u)) return u;
-  }
-  return Status::InvalidArgument("unknown weight unit '" + std::string(name) + "' (expected 'documents' or 'tokens')");
-}
+Result<WeightUnit> ParseWeightUnit(std::string_view name) { return ParseEnumName(kWeightUnitNames, name, "weight unit"); }
 
 namespace pipeline {
 

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "dataset/shard_access.h"
+#include "util/enum_names.h"
 
 namespace unirecord {
 
@@ -28,13 +29,11 @@ Result<SampleTransform> ParseSampleTransform(std::string_view name) {
                                  transforms + ")");
 }
 
-const char* BoxFormatName(BoxFormat format) { return format == BoxFormat::kXYXY ? "xyxy" : "xywh"; }
+constexpr EnumName<BoxFormat> kBoxFormatNames[] = {{BoxFormat::kXYWH, "xywh"}, {BoxFormat::kXYXY, "xyxy"}};
 
-Result<BoxFormat> ParseBoxFormat(std::string_view name) {
-  if (name == "xywh") return BoxFormat::kXYWH;
-  if (name == "xyxy") return BoxFormat::kXYXY;
-  return Status::InvalidArgument("unknown box format '" + std::string(name) + "' (expected 'xywh' or 'xyxy')");
-}
+const char* BoxFormatName(BoxFormat format) { return EnumNameOf(kBoxFormatNames, format); }
+
+Result<BoxFormat> ParseBoxFormat(std::string_view name) { return ParseEnumName(kBoxFormatNames, name, "box format"); }
 
 size_t MapBoxes(const CropWindow& window, int out_width, int out_height, BoxFormat format, const float* in,
                 size_t count, float* out, uint8_t* keep) {

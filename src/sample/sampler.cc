@@ -6,6 +6,7 @@
 
 #include "format/endian.h"
 #include "format/format_constants.h"
+#include "util/enum_names.h"
 #include "util/splitmix64.h"
 
 namespace unirecord {
@@ -76,21 +77,13 @@ uint64_t Permutation::Inverse(uint64_t y) const {
   return y;
 }
 
-const char* SampleOrderName(SampleOrder order) {
-  switch (order) {
-    case SampleOrder::kSequential: return "sequential";
-    case SampleOrder::kShuffle: return "shuffle";
-    case SampleOrder::kBlockShuffle: return "block";
-  }
-  return "unknown";
-}
+constexpr EnumName<SampleOrder> kSampleOrderNames[] = {
+    {SampleOrder::kSequential, "sequential"}, {SampleOrder::kShuffle, "shuffle"}, {SampleOrder::kBlockShuffle, "block"}};
+
+const char* SampleOrderName(SampleOrder order) { return EnumNameOf(kSampleOrderNames, order); }
 
 Result<SampleOrder> ParseSampleOrder(std::string_view name) {
-  if (name == "sequential") return SampleOrder::kSequential;
-  if (name == "shuffle") return SampleOrder::kShuffle;
-  if (name == "block") return SampleOrder::kBlockShuffle;
-  return Status::InvalidArgument("unknown sample order '" + std::string(name) +
-                                 "' (expected sequential, shuffle or block)");
+  return ParseEnumName(kSampleOrderNames, name, "sample order");
 }
 
 std::string SamplerState::Serialize() const {
