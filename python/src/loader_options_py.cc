@@ -192,7 +192,8 @@ struct LoaderOption {
 // The one list of the options: _core._loader_defaults (the defaults of the
 // Python signatures) and the parsing of _Loader's and _ImageReader's options
 // both come from it; python/tests/test_defaults.py checks that unirecord.Loader
-// and ImageDataset take each one (or derive it: transform, device).
+// (as a keyword or an attribute of its option groups) and ImageDataset take
+// each one (or derive it: transform, device).
 const std::vector<LoaderOption>& LoaderOptionTable() {
   static const std::vector<LoaderOption> table = {
       UREC_LOADER_OPTION("batch_size", batch_size, 1),
