@@ -9,9 +9,12 @@ Chromium through chromedriver, tests/browser.py) against `urec serve`:
   decoded;
 - thumbnails per second with the server on 1 thread: grid pages of
   ImageNet-sized JPEGs (500x375), each page's 48 thumbnails from the grid's
-  answer to the last one decoded, pages never seen before;
+  answer to the last one drawn (the page asks for them as one atlas,
+  /api/thumbs), pages never seen before; then thumbnails asked without a
+  browser, one at a time (/api/thumb) and a page's 48 at a time (the atlas's
+  two requests), with the server's CPU seconds;
 - the server's memory (VmRSS, RssAnon, RssFile from /proc) while grid
-  pages spread over the whole dataset are asked for, thumbnails included.
+  pages spread over the whole dataset are asked for, their atlases included.
 
 Datasets are made on the first run under --dir and reused: N records (label
 of 1,000 classes, indexed width and height, a path, a small JPEG from a pool
@@ -167,7 +170,7 @@ def thumbnails_per_second(driver, dataset, pages):
             driver.get(f"{server.origin}/?page={page}")
             page_ready(driver)
             t = driver.execute_script("return window.urecTimings")
-            count = driver.execute_script("return document.querySelectorAll('#grid img').length")
+            count = driver.execute_script("return document.querySelectorAll('#grid canvas.thumb[data-state=drawn]').length")
             rates.append(count / ((t["thumbnails"] - t["grid"]) / 1000))
         cpu = cpu_seconds(server.proc.pid) - cpu
         # The server's CPU time for those pages (their grid and overview
@@ -184,6 +187,18 @@ def thumbnails_per_second(driver, dataset, pages):
                 r.read()
         cpu, wall = cpu_seconds(server.proc.pid) - cpu, time.monotonic() - start
         result.update({"direct_thumbnails": 400, "direct_per_s_wall": 400 / wall, "direct_per_cpu_s": 400 / cpu})
+        # The same as atlases of 48, as the page asks for them (cells, then
+        # the picture), of records no page showed.
+        first, atlases = first + 400, 10
+        cpu, start = cpu_seconds(server.proc.pid), time.monotonic()
+        for k in range(atlases):
+            ids = ",".join(str(first + 48 * k + i) for i in range(48))
+            for path in ("thumbs", "thumbs.png"):
+                with urllib.request.urlopen(f"{server.origin}/api/{path}?ids={ids}") as r:
+                    r.read()
+        cpu, wall = cpu_seconds(server.proc.pid) - cpu, time.monotonic() - start
+        result.update({"atlas_thumbnails": atlases * 48, "atlas_per_s_wall": atlases * 48 / wall,
+                       "atlas_per_cpu_s": atlases * 48 / cpu})
         return result
     finally:
         server.stop()
@@ -201,8 +216,9 @@ def memory_over_the_dataset(dataset, records, pages, cache_mb, page_cache_mb):
         for k in range(pages):
             with urllib.request.urlopen(f"{server.origin}/api/grid?page={k * step}&size=48") as r:
                 grid = json.load(r)
-            for record in grid["records"]:
-                with urllib.request.urlopen(f"{server.origin}/api/thumb?id={record['id']}") as r:
+            ids = ",".join(str(record["id"]) for record in grid["records"])
+            for path in ("thumbs", "thumbs.png"):  # as the page asks for them
+                with urllib.request.urlopen(f"{server.origin}/api/{path}?ids={ids}") as r:
                     r.read()
             if (k + 1) % max(pages // 10, 1) == 0:
                 points.append({"pages": k + 1, **memory(pid)})
@@ -254,7 +270,11 @@ def main():
                                for q in rounds["query_first_page_s"][0]},
         "thumbnails_direct_per_cpu_s": median(r["direct_per_cpu_s"] for r in rounds["thumbnails_1_thread"]),
         "thumbnails_direct_per_s_wall": median(r["direct_per_s_wall"] for r in rounds["thumbnails_1_thread"]),
+        "thumbnails_atlas_per_cpu_s": median(r["atlas_per_cpu_s"] for r in rounds["thumbnails_1_thread"]),
+        "thumbnails_atlas_per_s_wall": median(r["atlas_per_s_wall"] for r in rounds["thumbnails_1_thread"]),
         "thumbnails_browser_per_s": median(r["browser_thumbnails_per_s_median"] for r in rounds["thumbnails_1_thread"]),
+        "thumbnails_browser_pages_per_cpu_s": median(r["browser_pages_thumbnails_per_cpu_s"]
+                                                     for r in rounds["thumbnails_1_thread"]),
     }
     result["rounds_detail"] = rounds
     print(json.dumps(result, indent=1))
