@@ -12,7 +12,7 @@ Chromium through chromedriver, tests/browser.py) against `urec serve`:
   answer to the last one drawn (the page asks for them as one atlas,
   /api/thumbs), pages never seen before; then thumbnails asked without a
   browser, one at a time (/api/thumb) and a page's 48 at a time (the atlas's
-  two requests), with the server's CPU seconds;
+  two requests, picture then cells), with the server's CPU seconds;
 - the server's memory (VmRSS, RssAnon, RssFile from /proc) while grid
   pages spread over the whole dataset are asked for, their atlases included.
 
@@ -187,13 +187,13 @@ def thumbnails_per_second(driver, dataset, pages):
                 r.read()
         cpu, wall = cpu_seconds(server.proc.pid) - cpu, time.monotonic() - start
         result.update({"direct_thumbnails": 400, "direct_per_s_wall": 400 / wall, "direct_per_cpu_s": 400 / cpu})
-        # The same as atlases of 48, as the page asks for them (cells, then
-        # the picture), of records no page showed.
+        # The same as atlases of 48, as the page asks for them (the picture,
+        # then its cells), of records no page showed.
         first, atlases = first + 400, 10
         cpu, start = cpu_seconds(server.proc.pid), time.monotonic()
         for k in range(atlases):
             ids = ",".join(str(first + 48 * k + i) for i in range(48))
-            for path in ("thumbs", "thumbs.png"):
+            for path in ("thumbs.png", "thumbs"):
                 with urllib.request.urlopen(f"{server.origin}/api/{path}?ids={ids}") as r:
                     r.read()
         cpu, wall = cpu_seconds(server.proc.pid) - cpu, time.monotonic() - start
@@ -217,7 +217,7 @@ def memory_over_the_dataset(dataset, records, pages, cache_mb, page_cache_mb):
             with urllib.request.urlopen(f"{server.origin}/api/grid?page={k * step}&size=48") as r:
                 grid = json.load(r)
             ids = ",".join(str(record["id"]) for record in grid["records"])
-            for path in ("thumbs", "thumbs.png"):  # as the page asks for them
+            for path in ("thumbs.png", "thumbs"):  # as the page asks for them
                 with urllib.request.urlopen(f"{server.origin}/api/{path}?ids={ids}") as r:
                     r.read()
             if (k + 1) % max(pages // 10, 1) == 0:

@@ -296,23 +296,30 @@ Result<Reply> Viewer::Thumbnail(const Params& params) {
   return Png(key, [&] { return images_.Thumbnail(id, field, size); });
 }
 
-Result<std::shared_ptr<const Atlas>> Viewer::ThumbnailAtlas(const Params& params) {
+Result<std::shared_ptr<const Atlas>> Viewer::ThumbnailAtlas(const Params& params, bool with_png) {
   UREC_ASSIGN_OR_RETURN(const std::vector<uint64_t> ids, RecordIds(params));
   UREC_ASSIGN_OR_RETURN(const size_t field, ImageField(params));
   UREC_ASSIGN_OR_RETURN(const int size, ThumbnailSize(params));
-  std::string key = "atlas:" + std::to_string(field) + ":" + std::to_string(size) + ":";
+  std::string key = std::to_string(field) + ":" + std::to_string(size) + ":";
   for (uint64_t id : ids) key += std::to_string(id) + ",";
-  if (auto cached = cache_.Get<Atlas>(key)) return cached;
+  if (auto cached = cache_.Get<Atlas>("atlas:" + key)) return cached;
+  if (!with_png) {
+    if (auto cached = cache_.Get<Atlas>("cells:" + key)) return cached;
+  }
   UREC_ASSIGN_OR_RETURN(Atlas made, images_.ThumbnailAtlas(ids, field, size));
-  uint64_t bytes = made.png.size() + key.size();
-  for (const AtlasCell& cell : made.cells) bytes += sizeof(AtlasCell) + cell.error.size();
+  // The cells are kept apart from the picture: a page asks for the picture,
+  // then the cells, which stay cached when the picture is too large to be.
+  Atlas cells{made.width, made.height, made.cells, ""};
+  uint64_t cells_bytes = key.size();
+  for (const AtlasCell& cell : cells.cells) cells_bytes += sizeof(AtlasCell) + cell.error.size();
+  cache_.Put("cells:" + key, std::make_shared<const Atlas>(std::move(cells)), cells_bytes);
   auto atlas = std::make_shared<const Atlas>(std::move(made));
-  cache_.Put(key, atlas, bytes);
+  cache_.Put("atlas:" + key, atlas, cells_bytes + atlas->png.size());
   return atlas;
 }
 
 Result<Json> Viewer::AtlasCells(const Params& params) {
-  UREC_ASSIGN_OR_RETURN(std::shared_ptr<const Atlas> atlas, ThumbnailAtlas(params));
+  UREC_ASSIGN_OR_RETURN(std::shared_ptr<const Atlas> atlas, ThumbnailAtlas(params, false));
   Json cells = Json::array();
   for (const AtlasCell& cell : atlas->cells) {
     if (cell.error.empty()) {
@@ -325,7 +332,7 @@ Result<Json> Viewer::AtlasCells(const Params& params) {
 }
 
 Result<Reply> Viewer::AtlasImage(const Params& params) {
-  UREC_ASSIGN_OR_RETURN(std::shared_ptr<const Atlas> atlas, ThumbnailAtlas(params));
+  UREC_ASSIGN_OR_RETURN(std::shared_ptr<const Atlas> atlas, ThumbnailAtlas(params, true));
   return Reply{200, "image/png", atlas->png, true};
 }
 

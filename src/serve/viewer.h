@@ -76,7 +76,9 @@ class Viewer {
   Result<Json> Grid(const Params& params);
   Result<Json> RecordPage(const Params& params);
   Result<Reply> Thumbnail(const Params& params);
-  Result<std::shared_ptr<const Atlas>> ThumbnailAtlas(const Params& params);
+  // The atlas `params` ask for, from the cache or made; its picture may be
+  // missing (empty png) unless `with_png`.
+  Result<std::shared_ptr<const Atlas>> ThumbnailAtlas(const Params& params, bool with_png);
   Result<Json> AtlasCells(const Params& params);
   Result<Reply> AtlasImage(const Params& params);
   Result<Json> Crops(const Params& params);

@@ -135,19 +135,20 @@ function showThumbnailError(thumbnail, message) {
   thumbnail.shown.replaceWith(el("div", { class: "image-error" }, message));
 }
 
-// One field's thumbnails from their atlas: its cells (and their errors)
-// first, then the picture, each cell drawn from its part of it.
+// One field's thumbnails from their atlas: the picture first (the server
+// makes it, and keeps its cells), then its cells (and their errors), each
+// drawn from its part of the picture.
 async function drawAtlas(field, thumbnails) {
   const params = { ids: thumbnails.map((t) => t.id).join(","), field };
-  let layout;
   const image = new Image();
+  image.src = apiUrl("thumbs.png", params);
+  await image.decode().catch(() => null);  // a failure's message comes with the cells
+  let layout;
   try {
     layout = await getJson("thumbs", params);
-    image.src = apiUrl("thumbs.png", params);
-    await image.decode();
+    if (!image.naturalWidth) throw new Error("the thumbnails could not be shown");
   } catch (e) {
-    const message = e.message || "the thumbnails could not be shown";
-    thumbnails.forEach((t) => showThumbnailError(t, message));
+    thumbnails.forEach((t) => showThumbnailError(t, e.message));
     return;
   }
   layout.cells.forEach((at, k) => {
