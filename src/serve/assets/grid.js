@@ -136,17 +136,18 @@ function showThumbnailError(thumbnail, message) {
 }
 
 // One field's thumbnails from their atlas: the picture first (the server
-// makes it, and keeps its cells), then its cells (and their errors), each
-// drawn from its part of the picture.
+// makes it, and keeps its cells), then, while it arrives and is decoded,
+// its cells (and their errors), each drawn from its part of the picture.
 async function drawAtlas(field, thumbnails) {
   const params = { ids: thumbnails.map((t) => t.id).join(","), field };
-  const image = new Image();
-  image.src = apiUrl("thumbs.png", params);
-  await image.decode().catch(() => null);  // a failure's message comes with the cells
+  const src = apiUrl("thumbs.png", params);
   let layout;
+  let picture;
   try {
-    layout = await getJson("thumbs", params);
-    if (!image.naturalWidth) throw new Error("the thumbnails could not be shown");
+    const response = await fetch(src, { credentials: "same-origin" });
+    const decoded = response.ok ? response.blob().then((blob) => createImageBitmap(blob)) : Promise.resolve(null);
+    [layout, picture] = await Promise.all([getJson("thumbs", params), decoded.catch(() => null)]);
+    if (!picture) throw new Error("the thumbnails could not be shown");
   } catch (e) {
     thumbnails.forEach((t) => showThumbnailError(t, e.message));
     return;
@@ -160,9 +161,10 @@ async function drawAtlas(field, thumbnails) {
     const { canvas } = thumbnail;
     canvas.width = at.width;
     canvas.height = at.height;
-    canvas.getContext("2d").drawImage(image, at.x, at.y, at.width, at.height, 0, 0, at.width, at.height);
-    Object.assign(canvas.dataset, { atlas: image.src, x: at.x, y: at.y, state: "drawn" });
+    canvas.getContext("2d").drawImage(picture, at.x, at.y, at.width, at.height, 0, 0, at.width, at.height);
+    Object.assign(canvas.dataset, { atlas: src, x: at.x, y: at.y, state: "drawn" });
   });
+  picture.close();
 }
 
 // Fills `container` with the cells of `grid` (an /api/grid answer); `open`
