@@ -185,7 +185,7 @@ CELL_PIXELS = """
       const box = canvas.getBoundingClientRect();
       done({shown: pixels(canvas, 0, 0, w, h), atlas: pixels(atlas, x, y, w, h), x, y, width: w, height: h,
             shown_width: box.width, shown_height: box.height, atlas_url: new URL(atlas.src).pathname,
-            atlas_width: atlas.naturalWidth, atlas_height: atlas.naturalHeight,
+            atlas_src: canvas.dataset.atlas, atlas_width: atlas.naturalWidth, atlas_height: atlas.naturalHeight,
             cells: document.querySelectorAll('.cell canvas.thumb').length});
     });"""
 
@@ -201,10 +201,13 @@ def test_thumbnail_pixels_are_the_decoders_at_that_size(browser, served, images,
     assert (width, height) == (round(stored["width"] * scale), round(stored["height"] * scale))
     assert (got["shown_width"], got["shown_height"]) == (width, height)  # shown 1:1
     assert scale <= 0.5  # decoded at a reduced DCT scale, then resized
-    # The page's one atlas: 8 cells of 160 x 160 a row, the record's cell where its place on the page says.
+    # The page's one atlas: 8 cells a row, the record's where its place on the page says.
     assert got["atlas_url"] == "/api/thumbs.png"
-    assert (got["atlas_width"], got["atlas_height"]) == (8 * 160, (got["cells"] + 7) // 8 * 160)
-    assert (got["x"], got["y"]) == (record % 8 * 160, record // 8 * 160)
+    layout = json.loads(raw_get(served.origin, got["atlas_src"].replace("/api/thumbs.png", "/api/thumbs"))[1])
+    cell_width, cell_height = layout["cell_width"], layout["cell_height"]
+    assert cell_width == 160 and height <= cell_height <= 160
+    assert (got["atlas_width"], got["atlas_height"]) == (8 * cell_width, (got["cells"] + 7) // 8 * cell_height)
+    assert (got["x"], got["y"]) == (record % 8 * cell_width, record // 8 * cell_height)
     jpeg = tmp_path / "thumb.jpg"
     jpeg.write_bytes(run("cat", images, record, "--field", "image", text=False).stdout)
     want = read_ppm(run("decode", jpeg, "--crop", f"0,0,{stored['width']},{stored['height']}",

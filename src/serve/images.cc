@@ -85,25 +85,36 @@ Result<Atlas> Images::ThumbnailAtlas(const std::vector<uint64_t>& ids, size_t fi
   }
   const int count = static_cast<int>(ids.size());
   Atlas atlas;
-  atlas.width = std::min(count, kAtlasColumns) * size;
-  atlas.height = (count + kAtlasColumns - 1) / kAtlasColumns * size;
-  std::vector<uint8_t> rgb(size_t(atlas.width) * size_t(atlas.height) * 3, 0);
-  const size_t atlas_row = size_t(atlas.width) * 3;
+  atlas.cell_width = atlas.cell_height = 1;
+  std::vector<RgbImage> thumbnails(ids.size());
   for (int k = 0; k < count; ++k) {
-    AtlasCell cell{ids[k], k % kAtlasColumns * size, k / kAtlasColumns * size, 0, 0, ""};
+    AtlasCell cell{ids[k], 0, 0, 0, 0, ""};
     Result<RgbImage> thumbnail = ThumbnailPixels(ids[k], field, size);
     if (thumbnail.ok()) {
-      cell.width = thumbnail->width;
-      cell.height = thumbnail->height;
-      const size_t row = size_t(cell.width) * 3;
-      for (int y = 0; y < cell.height; ++y) {
-        std::memcpy(rgb.data() + size_t(cell.y + y) * atlas_row + size_t(cell.x) * 3,
-                    thumbnail->pixels.data() + size_t(y) * row, row);
-      }
+      thumbnails[k] = std::move(*thumbnail);
+      cell.width = thumbnails[k].width;  // FitInSquare: at most size x size
+      cell.height = thumbnails[k].height;
+      atlas.cell_width = std::max(atlas.cell_width, cell.width);
+      atlas.cell_height = std::max(atlas.cell_height, cell.height);
     } else {
       cell.error = thumbnail.status().ToString();
     }
     atlas.cells.push_back(std::move(cell));
+  }
+  atlas.width = std::min(count, kAtlasColumns) * atlas.cell_width;
+  atlas.height = (count + kAtlasColumns - 1) / kAtlasColumns * atlas.cell_height;
+  std::vector<uint8_t> rgb(size_t(atlas.width) * size_t(atlas.height) * 3, 0);
+  const size_t atlas_row = size_t(atlas.width) * 3;
+  for (int k = 0; k < count; ++k) {
+    AtlasCell& cell = atlas.cells[k];
+    cell.x = k % kAtlasColumns * atlas.cell_width;
+    cell.y = k / kAtlasColumns * atlas.cell_height;
+    const size_t row = size_t(cell.width) * 3;
+    for (int y = 0; y < cell.height; ++y) {
+      std::memcpy(rgb.data() + size_t(cell.y + y) * atlas_row + size_t(cell.x) * 3,
+                  thumbnails[k].pixels.data() + size_t(y) * row, row);
+    }
+    thumbnails[k] = RgbImage{};
   }
   UREC_ASSIGN_OR_RETURN(atlas.png, EncodePngRgb(rgb.data(), rgb.size(), atlas.width, atlas.height, kAtlasPngLevel));
   return atlas;

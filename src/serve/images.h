@@ -31,14 +31,17 @@ struct CropRequest {
 };
 
 // A page of thumbnails as one picture (an atlas), so that a browser asks
-// once for a grid page's images: cell k of the page's n at
-// x = (k % kAtlasColumns) * size, y = (k / kAtlasColumns) * size, its
-// thumbnail (Images::ThumbnailPixels, exactly) in the top-left width x height
-// of that size x size square, the rest black; a cell whose thumbnail could
-// not be made is black and carries its error.
+// once for a grid page's images. Its cells are all cell_width x
+// cell_height, the largest width and the largest height of its thumbnails
+// (at most the thumbnail size): cell k of the page's n at
+// x = (k % kAtlasColumns) * cell_width, y = (k / kAtlasColumns) * cell_height,
+// its thumbnail (Images::ThumbnailPixels, exactly) in the cell's top-left
+// width x height, the rest black; a cell whose thumbnail could not be made
+// is black and carries its error.
 inline constexpr int kAtlasColumns = 8;
-// An atlas's bound: 8 Mi pixels, 24 MiB of RGB while it is made (200 cells
-// of 200 x 200, the grid's largest page at the default size of 160).
+// An atlas's bound, checked before anything is decoded as if every cell
+// were size x size: 8 Mi pixels, 24 MiB of RGB (200 cells of 200 x 200, the
+// grid's largest page at the default size of 160; 32 of 512 x 512).
 inline constexpr uint64_t kMaxAtlasPixels = uint64_t{1} << 23;
 
 struct AtlasCell {
@@ -49,6 +52,7 @@ struct AtlasCell {
 
 struct Atlas {
   int width = 0, height = 0;
+  int cell_width = 0, cell_height = 0;
   std::vector<AtlasCell> cells;
   std::string png;
 };

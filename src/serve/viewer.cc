@@ -309,7 +309,7 @@ Result<std::shared_ptr<const Atlas>> Viewer::ThumbnailAtlas(const Params& params
   UREC_ASSIGN_OR_RETURN(Atlas made, images_.ThumbnailAtlas(ids, field, size));
   // The cells are kept apart from the picture: a page asks for the picture,
   // then the cells, which stay cached when the picture is too large to be.
-  Atlas cells{made.width, made.height, made.cells, ""};
+  Atlas cells{made.width, made.height, made.cell_width, made.cell_height, made.cells, ""};
   uint64_t cells_bytes = key.size();
   for (const AtlasCell& cell : cells.cells) cells_bytes += sizeof(AtlasCell) + cell.error.size();
   cache_.Put("cells:" + key, std::make_shared<const Atlas>(std::move(cells)), cells_bytes);
@@ -328,7 +328,12 @@ Result<Json> Viewer::AtlasCells(const Params& params) {
       cells.push_back(Json{{"id", cell.id}, {"error", cell.error}});
     }
   }
-  return Json{{"width", atlas->width}, {"height", atlas->height}, {"columns", kAtlasColumns}, {"cells", std::move(cells)}};
+  return Json{{"width", atlas->width},
+              {"height", atlas->height},
+              {"columns", kAtlasColumns},
+              {"cell_width", atlas->cell_width},
+              {"cell_height", atlas->cell_height},
+              {"cells", std::move(cells)}};
 }
 
 Result<Reply> Viewer::AtlasImage(const Params& params) {

@@ -179,39 +179,53 @@ TEST_F(ViewerTest, AtlasHoldsEachThumbnailInItsCell) {
   std::string list;
   for (uint64_t id : ids) list += (list.empty() ? "" : ",") + std::to_string(id);
   const Params params{{"ids", list}, {"field", "image"}, {"size", "64"}};
+  // Every cell is as wide as the widest thumbnail, as high as the highest.
+  int cell_width = 0, cell_height = 0;
+  for (uint64_t id : ids) {
+    int width = 0, height = 0;
+    FitInSquare(40 + 8 * int(id), 30 + 2 * int(id), 64, &width, &height);
+    cell_width = std::max(cell_width, width);
+    cell_height = std::max(cell_height, height);
+  }
+  ASSERT_EQ(cell_width, 64);  // record 7's and 11's were reduced
+  ASSERT_LT(cell_height, 64);
   const Json layout = Get("/api/thumbs", params);
   EXPECT_EQ(layout["columns"], 8);
-  EXPECT_EQ(layout["width"], 8 * 64);
-  EXPECT_EQ(layout["height"], 2 * 64);
+  EXPECT_EQ(layout["cell_width"], cell_width);
+  EXPECT_EQ(layout["cell_height"], cell_height);
+  EXPECT_EQ(layout["width"], 8 * cell_width);
+  EXPECT_EQ(layout["height"], 2 * cell_height);
   const RgbImage atlas = DecodePng(viewer_->Answer("/api/thumbs.png", params));
-  ASSERT_EQ(atlas.width, 8 * 64);
-  ASSERT_EQ(atlas.height, 2 * 64);
+  ASSERT_EQ(atlas.width, 8 * cell_width);
+  ASSERT_EQ(atlas.height, 2 * cell_height);
   ASSERT_EQ(layout["cells"].size(), ids.size());
   for (size_t k = 0; k < ids.size(); ++k) {
     const Json& cell = layout["cells"][k];
     EXPECT_EQ(cell["id"], ids[k]);
     EXPECT_FALSE(cell.contains("error")) << cell.dump();
     const int x = cell["x"], y = cell["y"], width = cell["width"], height = cell["height"];
-    EXPECT_EQ(x, static_cast<int>(k % 8) * 64);
-    EXPECT_EQ(y, static_cast<int>(k / 8) * 64);
+    EXPECT_EQ(x, static_cast<int>(k % 8) * cell_width);
+    EXPECT_EQ(y, static_cast<int>(k / 8) * cell_height);
     // Its pixels are /api/thumb's for that record, exactly; the rest of the cell is black.
     const RgbImage thumb = DecodePng(
         viewer_->Answer("/api/thumb", {{"id", std::to_string(ids[k])}, {"field", "image"}, {"size", "64"}}));
     ASSERT_EQ(thumb.width, width);
     ASSERT_EQ(thumb.height, height);
-    for (int row = 0; row < 64; ++row) {
+    for (int row = 0; row < cell_height; ++row) {
       const uint8_t* at = atlas.pixels.data() + (size_t(y + row) * atlas.width + x) * 3;
       if (row < height) {
         EXPECT_TRUE(std::equal(at, at + width * 3, thumb.pixels.data() + size_t(row) * width * 3)) << k << " " << row;
       }
       const int blank_from = row < height ? width : 0;
-      EXPECT_TRUE(std::all_of(at + blank_from * 3, at + 64 * 3, [](uint8_t v) { return v == 0; })) << k << " " << row;
+      EXPECT_TRUE(std::all_of(at + blank_from * 3, at + cell_width * 3, [](uint8_t v) { return v == 0; }))
+          << k << " " << row;
     }
   }
-  // One row when it fits in one; the default size is the server's thumbnail size.
+  // One row when it fits in one; never enlarged at the server's thumbnail size (160).
   const Json one = Get("/api/thumbs", {{"ids", "3,3"}});
-  EXPECT_EQ(one["width"], 2 * 160);
-  EXPECT_EQ(one["height"], 160);
+  EXPECT_EQ(one["width"], 2 * 64);
+  EXPECT_EQ(one["height"], 36);
+  EXPECT_EQ(one["cells"][1]["x"], 64);
 }
 
 TEST_F(ViewerTest, AtlasRefusesBadIdsAndTooManyPixels) {
