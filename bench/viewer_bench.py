@@ -12,7 +12,9 @@ Chromium through chromedriver, tests/browser.py) against `urec serve`:
   answer to the last one drawn (the page asks for them as one atlas,
   /api/thumbs), pages never seen before; then thumbnails asked without a
   browser, one at a time (/api/thumb) and a page's 48 at a time (the atlas's
-  two requests, picture then cells), with the server's CPU seconds;
+  two requests, picture then cells), with the server's CPU seconds; then,
+  in the browser, 48 thumbnails as 48 images (as the page asked before the
+  atlas) and as one atlas, alternately (both see the same load);
 - the server's memory (VmRSS, RssAnon, RssFile from /proc) while grid
   pages spread over the whole dataset are asked for, their atlases included.
 
@@ -95,6 +97,33 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def tree_cpu_seconds(pid):
+    """CPU time of the process and all its descendants (the browser's
+    processes under chromedriver's)."""
+    parents = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    parents[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
+            except OSError:
+                pass
+    tree, grown = {pid}, True
+    while grown:
+        grown = False
+        for child, parent in parents.items():
+            if parent in tree and child not in tree:
+                tree.add(child)
+                grown = True
+    total = 0.0
+    for member in tree:
+        try:
+            total += cpu_seconds(member)
+        except OSError:
+            pass
+    return total
+
+
 def memory(pid):
     fields = {}
     with open(f"/proc/{pid}/status") as f:
@@ -158,13 +187,54 @@ def label_histogram(driver, dataset):
         server.stop()
 
 
+# In a page of the viewer's origin: 48 thumbnails as 48 images (one request
+# each, as the page asked before the atlas) or as the page asks now (an
+# atlas's picture, decoded, and its cells, drawn into 48 canvases); the
+# milliseconds until all are decoded or drawn.
+SINGLE_IMAGES_MS = """
+    const done = arguments[arguments.length - 1];
+    const start = performance.now();
+    Promise.all(arguments[0].map((id) => { const image = new Image(); image.src = '/api/thumb?id=' + id;
+                                           return image.decode(); }))
+      .then(() => done(performance.now() - start));"""
+ATLAS_MS = """
+    const done = arguments[arguments.length - 1];
+    const ids = arguments[0].join(',');
+    const start = performance.now();
+    fetch('/api/thumbs.png?ids=' + ids).then((response) => {
+      const picture = response.blob().then((blob) => createImageBitmap(blob));
+      return Promise.all([fetch('/api/thumbs?ids=' + ids).then((r) => r.json()), picture]);
+    }).then(([layout, picture]) => {
+      for (const at of layout.cells) {
+        const canvas = document.createElement('canvas'); canvas.width = at.width; canvas.height = at.height;
+        canvas.getContext('2d').drawImage(picture, at.x, at.y, at.width, at.height, 0, 0, at.width, at.height);
+      }
+      done(performance.now() - start);
+    });"""
+
+
+def atlas_versus_single_images(driver, origin, first, pairs):
+    """The same kind of 48 thumbnails (records never asked before) both ways,
+    alternately, so that both see the same load: thumbnails per second."""
+    driver.get(f"{origin}/api/overview")
+    single, atlas = [], []
+    for k in range(pairs):
+        for script, rates in ((SINGLE_IMAGES_MS, single), (ATLAS_MS, atlas)):
+            ids = list(range(first, first + 48))
+            first += 48
+            rates.append(48 / (driver.execute_async_script(script, ids) / 1000))
+    return {"single_images_per_s_median": float(np.median(single)), "atlas_per_s_median": float(np.median(atlas)),
+            "single_images_per_s": single, "atlas_per_s": atlas}
+
+
 def thumbnails_per_second(driver, dataset, pages):
     server = UrecServe(UREC, dataset, "--threads", 1)
     try:
         driver.get(server.url)
         page_ready(driver)
         rates = []
-        cpu = cpu_seconds(server.proc.pid)
+        browser_pid = driver.service.process.pid
+        cpu, browser_cpu = cpu_seconds(server.proc.pid), tree_cpu_seconds(browser_pid)
         for page in range(1, pages + 1):
             driver.execute_script("document.getElementById('grid').dataset.state = 'stale'")
             driver.get(f"{server.origin}/?page={page}")
@@ -172,13 +242,13 @@ def thumbnails_per_second(driver, dataset, pages):
             t = driver.execute_script("return window.urecTimings")
             count = driver.execute_script("return document.querySelectorAll('#grid canvas.thumb[data-state=drawn]').length")
             rates.append(count / ((t["thumbnails"] - t["grid"]) / 1000))
-        cpu = cpu_seconds(server.proc.pid) - cpu
+        cpu, browser_cpu = cpu_seconds(server.proc.pid) - cpu, tree_cpu_seconds(browser_pid) - browser_cpu
         # The server's CPU time for those pages (their grid and overview
         # answers included): what one thread makes per second of its own,
-        # whatever else the machine runs.
+        # whatever else the machine runs; and the browser's (every process).
         result = {"pages": pages, "browser_thumbnails_per_s_median": float(np.median(rates)),
                   "browser_thumbnails_per_s_min": float(min(rates)), "browser_pages_server_cpu_s": cpu,
-                  "browser_pages_thumbnails_per_cpu_s": pages * 48 / cpu}
+                  "browser_pages_thumbnails_per_cpu_s": pages * 48 / cpu, "browser_pages_browser_cpu_s": browser_cpu}
         # Thumbnails alone, one request at a time, of records no page showed.
         first = (pages + 1) * 48
         cpu, start = cpu_seconds(server.proc.pid), time.monotonic()
@@ -199,6 +269,7 @@ def thumbnails_per_second(driver, dataset, pages):
         cpu, wall = cpu_seconds(server.proc.pid) - cpu, time.monotonic() - start
         result.update({"atlas_thumbnails": atlases * 48, "atlas_per_s_wall": atlases * 48 / wall,
                        "atlas_per_cpu_s": atlases * 48 / cpu})
+        result["in_browser"] = atlas_versus_single_images(driver, server.origin, first + atlases * 48, 4)
         return result
     finally:
         server.stop()
@@ -273,8 +344,15 @@ def main():
         "thumbnails_atlas_per_cpu_s": median(r["atlas_per_cpu_s"] for r in rounds["thumbnails_1_thread"]),
         "thumbnails_atlas_per_s_wall": median(r["atlas_per_s_wall"] for r in rounds["thumbnails_1_thread"]),
         "thumbnails_browser_per_s": median(r["browser_thumbnails_per_s_median"] for r in rounds["thumbnails_1_thread"]),
+        "thumbnails_in_browser_48_images_per_s": median(r["in_browser"]["single_images_per_s_median"]
+                                                        for r in rounds["thumbnails_1_thread"]),
+        "thumbnails_in_browser_atlas_per_s": median(r["in_browser"]["atlas_per_s_median"]
+                                                    for r in rounds["thumbnails_1_thread"]),
         "thumbnails_browser_pages_per_cpu_s": median(r["browser_pages_thumbnails_per_cpu_s"]
                                                      for r in rounds["thumbnails_1_thread"]),
+        "thumbnails_browser_page_cpu_ms": {
+            who: median(1000 * r[f"browser_pages_{who}_cpu_s"] / r["pages"] for r in rounds["thumbnails_1_thread"])
+            for who in ("server", "browser")},
     }
     result["rounds_detail"] = rounds
     print(json.dumps(result, indent=1))
