@@ -213,18 +213,29 @@ ATLAS_MS = """
     });"""
 
 
-def atlas_versus_single_images(driver, origin, first, pairs):
+def atlas_versus_single_images(driver, server, first, pairs):
     """The same kind of 48 thumbnails (records never asked before) both ways,
-    alternately, so that both see the same load: thumbnails per second."""
-    driver.get(f"{origin}/api/overview")
-    single, atlas = [], []
+    alternately, so that both see the same load: thumbnails per second, and
+    the server's and the browser's CPU milliseconds per 48 (whatever the load)."""
+    driver.get(f"{server.origin}/api/overview")
+    browser_pid = driver.service.process.pid
+    ways = {"single_images": SINGLE_IMAGES_MS, "atlas": ATLAS_MS}
+    rates = {way: [] for way in ways}
+    cpu = {way: [0.0, 0.0] for way in ways}
     for k in range(pairs):
-        for script, rates in ((SINGLE_IMAGES_MS, single), (ATLAS_MS, atlas)):
+        for way, script in ways.items():
             ids = list(range(first, first + 48))
             first += 48
-            rates.append(48 / (driver.execute_async_script(script, ids) / 1000))
-    return {"single_images_per_s_median": float(np.median(single)), "atlas_per_s_median": float(np.median(atlas)),
-            "single_images_per_s": single, "atlas_per_s": atlas}
+            before = cpu_seconds(server.proc.pid), tree_cpu_seconds(browser_pid)
+            rates[way].append(48 / (driver.execute_async_script(script, ids) / 1000))
+            cpu[way][0] += cpu_seconds(server.proc.pid) - before[0]
+            cpu[way][1] += tree_cpu_seconds(browser_pid) - before[1]
+    result = {}
+    for way in ways:
+        result.update({f"{way}_per_s_median": float(np.median(rates[way])), f"{way}_per_s": rates[way],
+                       f"{way}_server_cpu_ms_per_48": 1000 * cpu[way][0] / pairs,
+                       f"{way}_browser_cpu_ms_per_48": 1000 * cpu[way][1] / pairs})
+    return result
 
 
 def thumbnails_per_second(driver, dataset, pages):
@@ -269,7 +280,7 @@ def thumbnails_per_second(driver, dataset, pages):
         cpu, wall = cpu_seconds(server.proc.pid) - cpu, time.monotonic() - start
         result.update({"atlas_thumbnails": atlases * 48, "atlas_per_s_wall": atlases * 48 / wall,
                        "atlas_per_cpu_s": atlases * 48 / cpu})
-        result["in_browser"] = atlas_versus_single_images(driver, server.origin, first + atlases * 48, 4)
+        result["in_browser"] = atlas_versus_single_images(driver, server, first + atlases * 48, 6)
         return result
     finally:
         server.stop()
@@ -348,6 +359,9 @@ def main():
                                                         for r in rounds["thumbnails_1_thread"]),
         "thumbnails_in_browser_atlas_per_s": median(r["in_browser"]["atlas_per_s_median"]
                                                     for r in rounds["thumbnails_1_thread"]),
+        "thumbnails_in_browser_cpu_ms_per_48": {
+            f"{way}_{who}": median(r["in_browser"][f"{way}_{who}_cpu_ms_per_48"] for r in rounds["thumbnails_1_thread"])
+            for way in ("single_images", "atlas") for who in ("server", "browser")},
         "thumbnails_browser_pages_per_cpu_s": median(r["browser_pages_thumbnails_per_cpu_s"]
                                                      for r in rounds["thumbnails_1_thread"]),
         "thumbnails_browser_page_cpu_ms": {
