@@ -1,8 +1,9 @@
 // The viewer's pictures, as PNG: a record's image at thumbnail size, decoded
 // at that size by the crop-before-decode path (ImageDecoder::
 // DecodeCropResized on the whole image, with DCT scaling: never a full
-// decode then a resize), and the crops the training transform feeds for a
-// seed and epoch (SampleDecoder, as the Loader and `urec show` make them).
+// decode then a resize), a grid page's thumbnails in one atlas, and the
+// crops the training transform feeds for a seed and epoch (SampleDecoder,
+// as the Loader and `urec show` make them).
 #ifndef UNIRECORD_SRC_SERVE_IMAGES_H_
 #define UNIRECORD_SRC_SERVE_IMAGES_H_
 
