@@ -9,9 +9,14 @@ Chromium through chromedriver, tests/browser.py) against `urec serve`:
   decoded;
 - thumbnails per second with the server on 1 thread: grid pages of
   ImageNet-sized JPEGs (500x375), each page's 48 thumbnails from the grid's
-  answer to the last one decoded, pages never seen before;
+  answer to the last one drawn (the page asks for them as one atlas,
+  /api/thumbs), pages never seen before; then thumbnails asked without a
+  browser, one at a time (/api/thumb) and a page's 48 at a time (the atlas's
+  two requests, picture then cells), with the server's CPU seconds; then,
+  in the browser, 48 thumbnails as 48 images (as the page asked before the
+  atlas) and as one atlas, alternately (both see the same load);
 - the server's memory (VmRSS, RssAnon, RssFile from /proc) while grid
-  pages spread over the whole dataset are asked for, thumbnails included.
+  pages spread over the whole dataset are asked for, their atlases included.
 
 Datasets are made on the first run under --dir and reused: N records (label
 of 1,000 classes, indexed width and height, a path, a small JPEG from a pool
@@ -92,6 +97,33 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def tree_cpu_seconds(pid):
+    """CPU time of the process and all its descendants (the browser's
+    processes under chromedriver's)."""
+    parents = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    parents[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
+            except OSError:
+                pass
+    tree, grown = {pid}, True
+    while grown:
+        grown = False
+        for child, parent in parents.items():
+            if parent in tree and child not in tree:
+                tree.add(child)
+                grown = True
+    total = 0.0
+    for member in tree:
+        try:
+            total += cpu_seconds(member)
+        except OSError:
+            pass
+    return total
+
+
 def memory(pid):
     fields = {}
     with open(f"/proc/{pid}/status") as f:
@@ -155,27 +187,79 @@ def label_histogram(driver, dataset):
         server.stop()
 
 
+# In a page of the viewer's origin: 48 thumbnails as 48 images (one request
+# each, as the page asked before the atlas) or as the page asks now (an
+# atlas's picture, decoded, and its cells, drawn into 48 canvases); the
+# milliseconds until all are decoded or drawn.
+SINGLE_IMAGES_MS = """
+    const done = arguments[arguments.length - 1];
+    const start = performance.now();
+    Promise.all(arguments[0].map((id) => { const image = new Image(); image.src = '/api/thumb?id=' + id;
+                                           return image.decode(); }))
+      .then(() => done(performance.now() - start));"""
+ATLAS_MS = """
+    const done = arguments[arguments.length - 1];
+    const ids = arguments[0].join(',');
+    const start = performance.now();
+    fetch('/api/thumbs.png?ids=' + ids).then((response) => {
+      const picture = response.blob().then((blob) => createImageBitmap(blob));
+      return Promise.all([fetch('/api/thumbs?ids=' + ids).then((r) => r.json()), picture]);
+    }).then(([layout, picture]) => {
+      for (const at of layout.cells) {
+        const canvas = document.createElement('canvas'); canvas.width = at.width; canvas.height = at.height;
+        canvas.getContext('2d').drawImage(picture, at.x, at.y, at.width, at.height, 0, 0, at.width, at.height);
+      }
+      done(performance.now() - start);
+    });"""
+
+
+def atlas_versus_single_images(driver, server, first, pairs):
+    """The same kind of 48 thumbnails (records never asked before) both ways,
+    alternately, so that both see the same load: thumbnails per second, and
+    the server's and the browser's CPU milliseconds per 48 (whatever the load)."""
+    driver.get(f"{server.origin}/api/overview")
+    browser_pid = driver.service.process.pid
+    ways = {"single_images": SINGLE_IMAGES_MS, "atlas": ATLAS_MS}
+    rates = {way: [] for way in ways}
+    cpu = {way: [0.0, 0.0] for way in ways}
+    for k in range(pairs):
+        for way, script in ways.items():
+            ids = list(range(first, first + 48))
+            first += 48
+            before = cpu_seconds(server.proc.pid), tree_cpu_seconds(browser_pid)
+            rates[way].append(48 / (driver.execute_async_script(script, ids) / 1000))
+            cpu[way][0] += cpu_seconds(server.proc.pid) - before[0]
+            cpu[way][1] += tree_cpu_seconds(browser_pid) - before[1]
+    result = {}
+    for way in ways:
+        result.update({f"{way}_per_s_median": float(np.median(rates[way])), f"{way}_per_s": rates[way],
+                       f"{way}_server_cpu_ms_per_48": 1000 * cpu[way][0] / pairs,
+                       f"{way}_browser_cpu_ms_per_48": 1000 * cpu[way][1] / pairs})
+    return result
+
+
 def thumbnails_per_second(driver, dataset, pages):
     server = UrecServe(UREC, dataset, "--threads", 1)
     try:
         driver.get(server.url)
         page_ready(driver)
         rates = []
-        cpu = cpu_seconds(server.proc.pid)
+        browser_pid = driver.service.process.pid
+        cpu, browser_cpu = cpu_seconds(server.proc.pid), tree_cpu_seconds(browser_pid)
         for page in range(1, pages + 1):
             driver.execute_script("document.getElementById('grid').dataset.state = 'stale'")
             driver.get(f"{server.origin}/?page={page}")
             page_ready(driver)
             t = driver.execute_script("return window.urecTimings")
-            count = driver.execute_script("return document.querySelectorAll('#grid img').length")
+            count = driver.execute_script("return document.querySelectorAll('#grid canvas.thumb[data-state=drawn]').length")
             rates.append(count / ((t["thumbnails"] - t["grid"]) / 1000))
-        cpu = cpu_seconds(server.proc.pid) - cpu
+        cpu, browser_cpu = cpu_seconds(server.proc.pid) - cpu, tree_cpu_seconds(browser_pid) - browser_cpu
         # The server's CPU time for those pages (their grid and overview
         # answers included): what one thread makes per second of its own,
-        # whatever else the machine runs.
+        # whatever else the machine runs; and the browser's (every process).
         result = {"pages": pages, "browser_thumbnails_per_s_median": float(np.median(rates)),
                   "browser_thumbnails_per_s_min": float(min(rates)), "browser_pages_server_cpu_s": cpu,
-                  "browser_pages_thumbnails_per_cpu_s": pages * 48 / cpu}
+                  "browser_pages_thumbnails_per_cpu_s": pages * 48 / cpu, "browser_pages_browser_cpu_s": browser_cpu}
         # Thumbnails alone, one request at a time, of records no page showed.
         first = (pages + 1) * 48
         cpu, start = cpu_seconds(server.proc.pid), time.monotonic()
@@ -184,6 +268,19 @@ def thumbnails_per_second(driver, dataset, pages):
                 r.read()
         cpu, wall = cpu_seconds(server.proc.pid) - cpu, time.monotonic() - start
         result.update({"direct_thumbnails": 400, "direct_per_s_wall": 400 / wall, "direct_per_cpu_s": 400 / cpu})
+        # The same as atlases of 48, as the page asks for them (the picture,
+        # then its cells), of records no page showed.
+        first, atlases = first + 400, 10
+        cpu, start = cpu_seconds(server.proc.pid), time.monotonic()
+        for k in range(atlases):
+            ids = ",".join(str(first + 48 * k + i) for i in range(48))
+            for path in ("thumbs.png", "thumbs"):
+                with urllib.request.urlopen(f"{server.origin}/api/{path}?ids={ids}") as r:
+                    r.read()
+        cpu, wall = cpu_seconds(server.proc.pid) - cpu, time.monotonic() - start
+        result.update({"atlas_thumbnails": atlases * 48, "atlas_per_s_wall": atlases * 48 / wall,
+                       "atlas_per_cpu_s": atlases * 48 / cpu})
+        result["in_browser"] = atlas_versus_single_images(driver, server, first + atlases * 48, 6)
         return result
     finally:
         server.stop()
@@ -201,8 +298,9 @@ def memory_over_the_dataset(dataset, records, pages, cache_mb, page_cache_mb):
         for k in range(pages):
             with urllib.request.urlopen(f"{server.origin}/api/grid?page={k * step}&size=48") as r:
                 grid = json.load(r)
-            for record in grid["records"]:
-                with urllib.request.urlopen(f"{server.origin}/api/thumb?id={record['id']}") as r:
+            ids = ",".join(str(record["id"]) for record in grid["records"])
+            for path in ("thumbs.png", "thumbs"):  # as the page asks for them
+                with urllib.request.urlopen(f"{server.origin}/api/{path}?ids={ids}") as r:
                     r.read()
             if (k + 1) % max(pages // 10, 1) == 0:
                 points.append({"pages": k + 1, **memory(pid)})
@@ -254,7 +352,21 @@ def main():
                                for q in rounds["query_first_page_s"][0]},
         "thumbnails_direct_per_cpu_s": median(r["direct_per_cpu_s"] for r in rounds["thumbnails_1_thread"]),
         "thumbnails_direct_per_s_wall": median(r["direct_per_s_wall"] for r in rounds["thumbnails_1_thread"]),
+        "thumbnails_atlas_per_cpu_s": median(r["atlas_per_cpu_s"] for r in rounds["thumbnails_1_thread"]),
+        "thumbnails_atlas_per_s_wall": median(r["atlas_per_s_wall"] for r in rounds["thumbnails_1_thread"]),
         "thumbnails_browser_per_s": median(r["browser_thumbnails_per_s_median"] for r in rounds["thumbnails_1_thread"]),
+        "thumbnails_in_browser_48_images_per_s": median(r["in_browser"]["single_images_per_s_median"]
+                                                        for r in rounds["thumbnails_1_thread"]),
+        "thumbnails_in_browser_atlas_per_s": median(r["in_browser"]["atlas_per_s_median"]
+                                                    for r in rounds["thumbnails_1_thread"]),
+        "thumbnails_in_browser_cpu_ms_per_48": {
+            f"{way}_{who}": median(r["in_browser"][f"{way}_{who}_cpu_ms_per_48"] for r in rounds["thumbnails_1_thread"])
+            for way in ("single_images", "atlas") for who in ("server", "browser")},
+        "thumbnails_browser_pages_per_cpu_s": median(r["browser_pages_thumbnails_per_cpu_s"]
+                                                     for r in rounds["thumbnails_1_thread"]),
+        "thumbnails_browser_page_cpu_ms": {
+            who: median(1000 * r[f"browser_pages_{who}_cpu_s"] / r["pages"] for r in rounds["thumbnails_1_thread"])
+            for who in ("server", "browser")},
     }
     result["rounds_detail"] = rounds
     print(json.dumps(result, indent=1))

@@ -2,7 +2,8 @@
 driven through chromedriver (tests/browser.py), against datasets made here,
 served on 127.0.0.1 and stopped by the tests. The overview; a histogram bar
 clicked filters; a query filters, a wrong one is shown at its column; a
-thumbnail's pixels are `urec decode`'s at that size; boxes are drawn where
+thumbnail's pixels (drawn from the page's atlas) are `urec decode`'s at that
+size, and one that cannot be made is its error in its cell; boxes are drawn where
 the record says; the training crops are the loader's; a hostile dataset
 (markup and script in class names, captions, field names, paths, metadata)
 runs nothing; a damaged shard is an error in its cells; a remote dataset
@@ -92,6 +93,10 @@ def grid_total(driver):
                                 "document.getElementById('grid').dataset.total"))
 
 
+def drawn_thumbnails(driver):
+    return driver.execute_script("return document.querySelectorAll('#grid canvas.thumb[data-state=drawn]').length")
+
+
 def submit_query(driver, text):
     box = driver.find_element(By.ID, "query")
     box.clear()
@@ -163,31 +168,77 @@ def test_query_filters_and_a_wrong_one_is_shown_at_its_column(browser, served, i
     assert browser.execute_script("return document.getElementById('query').selectionStart") == 15
 
 
+# The cell's canvas as the page drew it, the part of the atlas the page
+# loaded that the page says is the cell's, and where that part is.
+CELL_PIXELS = """
+    const canvas = document.querySelector(`.cell[data-id="${arguments[0]}"] canvas.thumb`);
+    const done = arguments[arguments.length - 1];
+    const pixels = (source, x, y, w, h) => {
+      const c = document.createElement('canvas'); c.width = w; c.height = h;
+      const context = c.getContext('2d'); context.drawImage(source, x, y, w, h, 0, 0, w, h);
+      return Array.from(context.getImageData(0, 0, w, h).data);
+    };
+    const atlas = new Image();
+    atlas.src = canvas.dataset.atlas;
+    atlas.decode().then(() => {
+      const [x, y, w, h] = [+canvas.dataset.x, +canvas.dataset.y, canvas.width, canvas.height];
+      const box = canvas.getBoundingClientRect();
+      done({shown: pixels(canvas, 0, 0, w, h), atlas: pixels(atlas, x, y, w, h), x, y, width: w, height: h,
+            shown_width: box.width, shown_height: box.height, atlas_url: new URL(atlas.src).pathname,
+            atlas_src: canvas.dataset.atlas, atlas_width: atlas.naturalWidth, atlas_height: atlas.naturalHeight,
+            cells: document.querySelectorAll('.cell canvas.thumb').length});
+    });"""
+
+
 def test_thumbnail_pixels_are_the_decoders_at_that_size(browser, served, images, tmp_path):
     open_page(browser, served.url)
     ds = unirecord.Dataset(images)
     record = max(range(len(ds)), key=lambda i: max(ds[i]["width"], ds[i]["height"]))  # the most reduced
-    pixels = browser.execute_script("""
-        const img = document.querySelector('.cell[data-id="%d"] img');
-        const canvas = document.createElement('canvas');
-        canvas.width = img.naturalWidth; canvas.height = img.naturalHeight;
-        const context = canvas.getContext('2d');
-        context.drawImage(img, 0, 0);
-        return [img.naturalWidth, img.naturalHeight, img.width, img.height,
-                Array.from(context.getImageData(0, 0, canvas.width, canvas.height).data)];""" % record)
-    width, height, shown_width, shown_height, rgba = pixels
+    got = browser.execute_async_script(CELL_PIXELS, record)
+    width, height = got["width"], got["height"]
     stored = ds[record]
     scale = min(1, 160 / stored["width"], 160 / stored["height"])  # fitted in 160, never enlarged
     assert (width, height) == (round(stored["width"] * scale), round(stored["height"] * scale))
-    assert (shown_width, shown_height) == (width, height)  # shown 1:1
+    assert (got["shown_width"], got["shown_height"]) == (width, height)  # shown 1:1
     assert scale <= 0.5  # decoded at a reduced DCT scale, then resized
+    # The page's one atlas: 8 cells a row, the record's where its place on the page says.
+    assert got["atlas_url"] == "/api/thumbs.png"
+    layout = json.loads(raw_get(served.origin, got["atlas_src"].replace("/api/thumbs.png", "/api/thumbs"))[1])
+    cell_width, cell_height = layout["cell_width"], layout["cell_height"]
+    assert cell_width == 160 and height <= cell_height <= 160
+    assert (got["atlas_width"], got["atlas_height"]) == (8 * cell_width, (got["cells"] + 7) // 8 * cell_height)
+    assert (got["x"], got["y"]) == (record % 8 * cell_width, record // 8 * cell_height)
     jpeg = tmp_path / "thumb.jpg"
     jpeg.write_bytes(run("cat", images, record, "--field", "image", text=False).stdout)
     want = read_ppm(run("decode", jpeg, "--crop", f"0,0,{stored['width']},{stored['height']}",
                         "--resize", f"{width}x{height}", "-o", "-", text=False).stdout)
-    got = np.array(rgba, np.uint8).reshape(height, width, 4)
-    assert (got[..., 3] == 255).all()
-    assert np.array_equal(got[..., :3], want)
+    for name in ("atlas", "shown"):
+        pixels = np.array(got[name], np.uint8).reshape(height, width, 4)
+        assert (pixels[..., 3] == 255).all(), name
+        assert np.array_equal(pixels[..., :3], want), name
+
+
+def test_a_thumbnail_that_cannot_be_made_is_an_error_in_its_cell(browser, tmp_path):
+    from PIL import Image
+
+    schema = unirecord.Schema([unirecord.Field("image", "bytes"), unirecord.Field("label", "int64")])
+    Image.fromarray(np.full((48, 64, 3), 90, np.uint8)).save(tmp_path / "ok.png")
+    png = bytearray((tmp_path / "ok.png").read_bytes())
+    png[png.find(b"IDAT") + 12] ^= 0x55  # the header reads, the pixels do not
+    with unirecord.Writer(tmp_path / "ds", schema, "bad", sync=False) as w:
+        for k in range(5):
+            write_jpeg(tmp_path / f"{k}.jpg", 80, 60, k)
+            w.write({"image": bytes(png) if k == 3 else (tmp_path / f"{k}.jpg").read_bytes(), "label": k})
+    server = UrecServe(urec_binary(), tmp_path / "ds")
+    try:
+        open_page(browser, server.url)
+        error = browser.find_element(By.CSS_SELECTOR, '.cell[data-id="3"] .image-error').text
+        assert "PNG" in error, error
+        drawn = [int(c.get_attribute("data-id")) for c in browser.find_elements(By.CSS_SELECTOR, ".cell")
+                 if c.find_elements(By.CSS_SELECTOR, "canvas.thumb[data-state=drawn]")]
+        assert drawn == [0, 1, 2, 4]
+    finally:
+        server.stop()
 
 
 def test_record_page_shows_values_crops_and_the_cat_command(browser, served, images, tmp_path):
@@ -238,7 +289,7 @@ def test_boxes_are_drawn_where_the_record_says(browser, tmp_path):
             cell = f'.cell[data-id="{k}"]'
             drawn = browser.execute_script("""
                 const cell = document.querySelector(arguments[0]);
-                const img = cell.querySelector('img').getBoundingClientRect();
+                const img = cell.querySelector('canvas.thumb').getBoundingClientRect();
                 const svg = cell.querySelector('svg.boxes');
                 return [svg.getAttribute('viewBox'), [...svg.querySelectorAll('rect.box')].map(r => {
                   const at = r.getBoundingClientRect();
@@ -289,6 +340,7 @@ def test_hostile_dataset_is_shown_and_runs_nothing(browser, tmp_path):
             assert text in page_text, text
         names = [e.text for e in browser.find_elements(By.CSS_SELECTOR, "#overview-body .names span")]
         assert names == HOSTILE
+        assert drawn_thumbnails(browser) == len(HOSTILE)
         # Nothing ran and nothing was injected: one script (the page's), no
         # element with a handler attribute, no image but the thumbnails.
         assert browser.execute_script("return window.__alerts") == []
@@ -324,9 +376,7 @@ def test_damaged_shard_is_an_error_in_its_cells(browser, images, tmp_path):
         bad = browser.find_elements(By.CSS_SELECTOR, "#grid .cell.bad")
         assert [int(c.get_attribute("data-id")) for c in bad] == [victim]
         assert "Corruption" in bad[0].text and "checksum" in bad[0].text
-        loaded = browser.execute_script("return [...document.querySelectorAll('#grid .cell img')]"
-                                        ".filter(i => i.complete && i.naturalWidth > 0).length")
-        assert loaded == len(ds) - 1
+        assert drawn_thumbnails(browser) == len(ds) - 1
     finally:
         server.stop()
 
@@ -340,9 +390,7 @@ def test_remote_dataset_over_nginx(browser, images, tmp_path):
         open_page(browser, server.url)
         assert "remote" in browser.find_element(By.ID, "dataset-facts").text
         assert grid_total(browser) == 24
-        loaded = browser.execute_script("return [...document.querySelectorAll('#grid .cell img')]"
-                                        ".filter(i => i.complete && i.naturalWidth > 0).length")
-        assert loaded == 24
+        assert drawn_thumbnails(browser) == 24
         submit_query(browser, "label == 3")
         assert grid_total(browser) == 6
     finally:
@@ -390,9 +438,7 @@ def test_python_serve_with_a_token(browser, images):
         status, body = raw_get(origin, "/api/overview?token=" + server.token)
         assert status == 200 and json.loads(body)["records"] == 24
         open_page(browser, f"{origin}/?token={server.token}")  # the cookie carries the token to the images
-        loaded = browser.execute_script("return [...document.querySelectorAll('#grid .cell img')]"
-                                        ".filter(i => i.complete && i.naturalWidth > 0).length")
-        assert loaded == 24
+        assert drawn_thumbnails(browser) == 24
     assert not server.running
     with unirecord.serve(unirecord.Dataset(images)) as local:
         assert local.token == "" and local.url == f"http://127.0.0.1:{local.port}/"

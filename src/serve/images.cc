@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 namespace unirecord::serve {
 namespace {
@@ -11,6 +12,7 @@ namespace {
 // 457 thumbnails of 500x375 JPEGs a CPU second; stored, 1,081
 // (bench/README.md, "Viewer").
 constexpr int kPngLevel = 0;
+constexpr int kAtlasPngLevel = 0;
 
 SampleDecoderOptions CropOptions(const CropRequest& crop) {
   SampleDecoderOptions options;
@@ -56,18 +58,66 @@ void Images::ReturnDecoder(std::unique_ptr<ImageDecoder> decoder) {
   decoders_.push_back(std::move(decoder));
 }
 
-Result<std::string> Images::Thumbnail(uint64_t id, size_t field, int size) {
+Result<RgbImage> Images::ThumbnailPixels(uint64_t id, size_t field, int size) {
   UREC_ASSIGN_OR_RETURN(Blob blob, dataset_->GetBlob(id, field));
   UREC_ASSIGN_OR_RETURN(ImageInfo info, ProbeImage(blob.data()));
-  int width = 0, height = 0;
-  FitInSquare(info.width, info.height, size, &width, &height);
-  std::vector<uint8_t> rgb(size_t(width) * size_t(height) * 3);
-  {
-    Lease decoder(this);
-    UREC_RETURN_IF_ERROR(decoder->DecodeCropResized(blob.data(), CropWindow{0, 0, info.width, info.height, false},
-                                                    width, height, rgb.data(), rgb.size()));
+  RgbImage image;
+  FitInSquare(info.width, info.height, size, &image.width, &image.height);
+  image.pixels.resize(size_t(image.width) * size_t(image.height) * 3);
+  Lease decoder(this);
+  UREC_RETURN_IF_ERROR(decoder->DecodeCropResized(blob.data(), CropWindow{0, 0, info.width, info.height, false},
+                                                  image.width, image.height, image.pixels.data(),
+                                                  image.pixels.size()));
+  return image;
+}
+
+Result<std::string> Images::Thumbnail(uint64_t id, size_t field, int size) {
+  UREC_ASSIGN_OR_RETURN(RgbImage image, ThumbnailPixels(id, field, size));
+  return EncodePngRgb(image.pixels.data(), image.pixels.size(), image.width, image.height, kPngLevel);
+}
+
+Result<Atlas> Images::ThumbnailAtlas(const std::vector<uint64_t>& ids, size_t field, int size) {
+  const uint64_t cell_pixels = uint64_t(size) * uint64_t(size);
+  if (ids.empty() || size <= 0 || ids.size() > kMaxAtlasPixels / cell_pixels) {
+    return Status::InvalidArgument("an atlas holds 1 to " + std::to_string(kMaxAtlasPixels / cell_pixels) +
+                                   " thumbnails of size " + std::to_string(size) + ", not " +
+                                   std::to_string(ids.size()));
   }
-  return EncodePngRgb(rgb.data(), rgb.size(), width, height, kPngLevel);
+  const int count = static_cast<int>(ids.size());
+  Atlas atlas;
+  atlas.cell_width = atlas.cell_height = 1;
+  std::vector<RgbImage> thumbnails(ids.size());
+  for (int k = 0; k < count; ++k) {
+    AtlasCell cell{ids[k], 0, 0, 0, 0, ""};
+    Result<RgbImage> thumbnail = ThumbnailPixels(ids[k], field, size);
+    if (thumbnail.ok()) {
+      thumbnails[k] = std::move(*thumbnail);
+      cell.width = thumbnails[k].width;  // FitInSquare: at most size x size
+      cell.height = thumbnails[k].height;
+      atlas.cell_width = std::max(atlas.cell_width, cell.width);
+      atlas.cell_height = std::max(atlas.cell_height, cell.height);
+    } else {
+      cell.error = thumbnail.status().ToString();
+    }
+    atlas.cells.push_back(std::move(cell));
+  }
+  atlas.width = std::min(count, kAtlasColumns) * atlas.cell_width;
+  atlas.height = (count + kAtlasColumns - 1) / kAtlasColumns * atlas.cell_height;
+  std::vector<uint8_t> rgb(size_t(atlas.width) * size_t(atlas.height) * 3, 0);
+  const size_t atlas_row = size_t(atlas.width) * 3;
+  for (int k = 0; k < count; ++k) {
+    AtlasCell& cell = atlas.cells[k];
+    cell.x = k % kAtlasColumns * atlas.cell_width;
+    cell.y = k / kAtlasColumns * atlas.cell_height;
+    const size_t row = size_t(cell.width) * 3;
+    for (int y = 0; y < cell.height; ++y) {
+      std::memcpy(rgb.data() + size_t(cell.y + y) * atlas_row + size_t(cell.x) * 3,
+                  thumbnails[k].pixels.data() + size_t(y) * row, row);
+    }
+    thumbnails[k] = RgbImage{};
+  }
+  UREC_ASSIGN_OR_RETURN(atlas.png, EncodePngRgb(rgb.data(), rgb.size(), atlas.width, atlas.height, kAtlasPngLevel));
+  return atlas;
 }
 
 Result<SampleSource> Images::SourceOf(size_t field) const {

@@ -44,13 +44,11 @@ Reply ErrorReply(int status, const std::string& message, int column = 0) {
   return Reply{status, "application/json", DumpJson(body), false};
 }
 
-// Parameter `name` as an unsigned decimal in [lo, hi]; `fallback` when absent.
-Result<uint64_t> UintParam(const Params& params, const char* name, uint64_t fallback, uint64_t lo, uint64_t hi) {
-  auto found = params.find(name);
-  if (found == params.end() || found->second.empty()) return fallback;
-  const std::string& text = found->second;
+// `text`, parameter `name`'s value (or one of its values), as an unsigned
+// decimal in [lo, hi].
+Result<uint64_t> ParseUint(const std::string& text, const char* name, uint64_t lo, uint64_t hi) {
   uint64_t value = 0;
-  bool ok = text.size() <= 20;
+  bool ok = !text.empty() && text.size() <= 20;
   for (char c : text) {
     if (!ok || !std::isdigit(static_cast<unsigned char>(c))) {
       ok = false;
@@ -65,6 +63,13 @@ Result<uint64_t> UintParam(const Params& params, const char* name, uint64_t fall
                                    " to " + std::to_string(hi) + ", not '" + text.substr(0, 40) + "'");
   }
   return value;
+}
+
+// Parameter `name` as an unsigned decimal in [lo, hi]; `fallback` when absent.
+Result<uint64_t> UintParam(const Params& params, const char* name, uint64_t fallback, uint64_t lo, uint64_t hi) {
+  auto found = params.find(name);
+  if (found == params.end() || found->second.empty()) return fallback;
+  return ParseUint(found->second, name, lo, hi);
 }
 
 // Parameter `name` (at most max_bytes), "" when absent.
@@ -137,13 +142,14 @@ Result<Reply> Viewer::Route(const std::string& path, const Params& params) {
     using JsonAnswer = Result<Json> (Viewer::*)(const Params&);
     static const std::pair<const char*, JsonAnswer> kJsonAnswers[] = {
         {"grid", &Viewer::Grid}, {"record", &Viewer::RecordPage}, {"distribution", &Viewer::Distribution},
-        {"crops", &Viewer::Crops}};
+        {"crops", &Viewer::Crops}, {"thumbs", &Viewer::AtlasCells}};
     for (const auto& [name, answer] : kJsonAnswers) {
       if (api != name) continue;
       UREC_ASSIGN_OR_RETURN(Json json, (this->*answer)(params));
       return JsonReply(json);
     }
     if (api == "thumb") return Thumbnail(params);
+    if (api == "thumbs.png") return AtlasImage(params);
     if (api == "crop") return Crop(params);
     return Status::NotFound("no such request: " + path.substr(0, 200));
   }
@@ -191,14 +197,42 @@ Result<Json> Viewer::Grid(const Params& params) {
               {"page_ms", ms(matched, std::chrono::steady_clock::now())}};
 }
 
+Status Viewer::CheckRecordExists(uint64_t id) const {
+  if (id < dataset_->size()) return Status::OK();
+  return Status::OutOfRange("record " + std::to_string(id) + " does not exist (the dataset has " +
+                            std::to_string(dataset_->size()) + " records)");
+}
+
 Result<uint64_t> Viewer::RecordId(const Params& params) const {
   if (params.find("id") == params.end()) return Status::InvalidArgument("parameter 'id' is missing");
   UREC_ASSIGN_OR_RETURN(const uint64_t id, UintParam(params, "id", 0, 0, std::numeric_limits<uint64_t>::max()));
-  if (id >= dataset_->size()) {
-    return Status::OutOfRange("record " + std::to_string(id) + " does not exist (the dataset has " +
-                              std::to_string(dataset_->size()) + " records)");
-  }
+  UREC_RETURN_IF_ERROR(CheckRecordExists(id));
   return id;
+}
+
+Result<std::vector<uint64_t>> Viewer::RecordIds(const Params& params) const {
+  UREC_ASSIGN_OR_RETURN(const std::string text, TextParam(params, "ids", kMaxPageSize * 21));
+  if (text.empty()) return Status::InvalidArgument("parameter 'ids' is missing");
+  std::vector<uint64_t> ids;
+  for (size_t at = 0; at <= text.size();) {
+    size_t end = text.find(',', at);
+    if (end == std::string::npos) end = text.size();
+    if (ids.size() == kMaxPageSize) {
+      return Status::InvalidArgument("parameter 'ids' names more than " + std::to_string(kMaxPageSize) + " records");
+    }
+    UREC_ASSIGN_OR_RETURN(const uint64_t id,
+                          ParseUint(text.substr(at, end - at), "ids", 0, std::numeric_limits<uint64_t>::max()));
+    UREC_RETURN_IF_ERROR(CheckRecordExists(id));
+    ids.push_back(id);
+    at = end + 1;
+  }
+  return ids;
+}
+
+Result<int> Viewer::ThumbnailSize(const Params& params) const {
+  UREC_ASSIGN_OR_RETURN(const uint64_t size,
+                        UintParam(params, "size", static_cast<uint64_t>(options_.thumbnail_size), kMinImageSize, kMaxImageSize));
+  return static_cast<int>(size);
 }
 
 Result<Json> Viewer::RecordPage(const Params& params) {
@@ -257,10 +291,54 @@ Result<Reply> Viewer::Png(const std::string& key, const std::function<Result<std
 Result<Reply> Viewer::Thumbnail(const Params& params) {
   UREC_ASSIGN_OR_RETURN(const uint64_t id, RecordId(params));
   UREC_ASSIGN_OR_RETURN(const size_t field, ImageField(params));
-  UREC_ASSIGN_OR_RETURN(const uint64_t size,
-                        UintParam(params, "size", static_cast<uint64_t>(options_.thumbnail_size), kMinImageSize, kMaxImageSize));
+  UREC_ASSIGN_OR_RETURN(const int size, ThumbnailSize(params));
   const std::string key = "thumb:" + std::to_string(field) + ":" + std::to_string(size) + ":" + std::to_string(id);
-  return Png(key, [&] { return images_.Thumbnail(id, field, static_cast<int>(size)); });
+  return Png(key, [&] { return images_.Thumbnail(id, field, size); });
+}
+
+Result<std::shared_ptr<const Atlas>> Viewer::ThumbnailAtlas(const Params& params, bool with_png) {
+  UREC_ASSIGN_OR_RETURN(const std::vector<uint64_t> ids, RecordIds(params));
+  UREC_ASSIGN_OR_RETURN(const size_t field, ImageField(params));
+  UREC_ASSIGN_OR_RETURN(const int size, ThumbnailSize(params));
+  std::string key = std::to_string(field) + ":" + std::to_string(size) + ":";
+  for (uint64_t id : ids) key += std::to_string(id) + ",";
+  if (auto cached = cache_.Get<Atlas>("atlas:" + key)) return cached;
+  if (!with_png) {
+    if (auto cached = cache_.Get<Atlas>("cells:" + key)) return cached;
+  }
+  UREC_ASSIGN_OR_RETURN(Atlas made, images_.ThumbnailAtlas(ids, field, size));
+  // The cells are kept apart from the picture: a page asks for the picture,
+  // then the cells, which stay cached when the picture is too large to be.
+  Atlas cells{made.width, made.height, made.cell_width, made.cell_height, made.cells, ""};
+  uint64_t cells_bytes = key.size();
+  for (const AtlasCell& cell : cells.cells) cells_bytes += sizeof(AtlasCell) + cell.error.size();
+  cache_.Put("cells:" + key, std::make_shared<const Atlas>(std::move(cells)), cells_bytes);
+  auto atlas = std::make_shared<const Atlas>(std::move(made));
+  cache_.Put("atlas:" + key, atlas, cells_bytes + atlas->png.size());
+  return atlas;
+}
+
+Result<Json> Viewer::AtlasCells(const Params& params) {
+  UREC_ASSIGN_OR_RETURN(std::shared_ptr<const Atlas> atlas, ThumbnailAtlas(params, false));
+  Json cells = Json::array();
+  for (const AtlasCell& cell : atlas->cells) {
+    if (cell.error.empty()) {
+      cells.push_back(Json{{"id", cell.id}, {"x", cell.x}, {"y", cell.y}, {"width", cell.width}, {"height", cell.height}});
+    } else {
+      cells.push_back(Json{{"id", cell.id}, {"error", cell.error}});
+    }
+  }
+  return Json{{"width", atlas->width},
+              {"height", atlas->height},
+              {"columns", kAtlasColumns},
+              {"cell_width", atlas->cell_width},
+              {"cell_height", atlas->cell_height},
+              {"cells", std::move(cells)}};
+}
+
+Result<Reply> Viewer::AtlasImage(const Params& params) {
+  UREC_ASSIGN_OR_RETURN(std::shared_ptr<const Atlas> atlas, ThumbnailAtlas(params, true));
+  return Reply{200, "image/png", atlas->png, true};
 }
 
 Result<Reply> Viewer::Crop(const Params& params) {

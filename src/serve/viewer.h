@@ -9,6 +9,9 @@
 //   /api/grid?q=Q&page=P&size=S       a page of the records Q matches, summarised
 //   /api/record?id=N                  every value of record N (bounded)
 //   /api/thumb?id=N&field=F&size=S    record N's image F as a PNG thumbnail
+//   /api/thumbs?ids=N,M,...&field=F&size=S   a page's thumbnails as one atlas
+//                                     (images.h): its cells and their errors
+//   /api/thumbs.png?ids=N,M,...&field=F&size=S   that atlas, PNG
 //   /api/crops?id=N&field=F&transform=T&size=S&seed=S&epoch=E&count=C
 //                                     the training crops' windows and boxes
 //   /api/crop?id=N&field=F&transform=T&size=S&seed=S&epoch=E   one crop, PNG
@@ -73,6 +76,11 @@ class Viewer {
   Result<Json> Grid(const Params& params);
   Result<Json> RecordPage(const Params& params);
   Result<Reply> Thumbnail(const Params& params);
+  // The atlas `params` ask for, from the cache or made; its picture may be
+  // missing (empty png) unless `with_png`.
+  Result<std::shared_ptr<const Atlas>> ThumbnailAtlas(const Params& params, bool with_png);
+  Result<Json> AtlasCells(const Params& params);
+  Result<Reply> AtlasImage(const Params& params);
   Result<Json> Crops(const Params& params);
   Result<Reply> Crop(const Params& params);
   Result<Json> Distribution(const Params& params);
@@ -81,7 +89,10 @@ class Viewer {
   // the parsed query.
   Result<std::shared_ptr<const std::vector<uint64_t>>> Matches(const std::string& expression,
                                                                std::shared_ptr<const Query>* query);
+  Status CheckRecordExists(uint64_t id) const;
   Result<uint64_t> RecordId(const Params& params) const;
+  Result<std::vector<uint64_t>> RecordIds(const Params& params) const;  // ids=N,M,...
+  Result<int> ThumbnailSize(const Params& params) const;
   Result<size_t> ImageField(const Params& params) const;
   Result<CropRequest> CropParams(const Params& params) const;
   Result<Reply> Png(const std::string& key, const std::function<Result<std::string>()>& make);

@@ -1,11 +1,13 @@
 // The viewer's answers (viewer.h) on a small dataset with images, boxes,
 // hostile strings and a damaged record, and the server's HTTP checks
 // (token, Host, methods, headers). The page itself is tested in a real
-// browser (tests/cli/test_viewer.py).
+// browser (python/tests/test_viewer.py).
 #include "serve/viewer.h"
 
 #include <gtest/gtest.h>
 #include <httplib.h>
+
+#include <algorithm>
 
 #include "image/test_images.h"
 #include "serve/assets.h"
@@ -162,6 +164,90 @@ TEST_F(ViewerTest, ThumbnailIsTheDecoderOutputAtThatSize) {
   EXPECT_EQ(viewer_->Answer("/api/thumb", {{"id", "7"}, {"size", "4096"}}).status, 400);
 }
 
+// Decodes a PNG answer.
+RgbImage DecodePng(const Reply& reply) {
+  EXPECT_EQ(reply.status, 200) << reply.body;
+  EXPECT_EQ(reply.content_type, "image/png");
+  ImageDecoder decoder;
+  Result<RgbImage> image = decoder.Decode(reply.body);
+  EXPECT_TRUE(image.ok()) << image.status().ToString();
+  return image.ok() ? *image : RgbImage{};
+}
+
+TEST_F(ViewerTest, AtlasHoldsEachThumbnailInItsCell) {
+  const std::vector<uint64_t> ids = {7, 2, 11, 0, 1, 3, 4, 5, 6};  // 8 cells a row: two rows
+  std::string list;
+  for (uint64_t id : ids) list += (list.empty() ? "" : ",") + std::to_string(id);
+  const Params params{{"ids", list}, {"field", "image"}, {"size", "64"}};
+  // Every cell is as wide as the widest thumbnail, as high as the highest.
+  int cell_width = 0, cell_height = 0;
+  for (uint64_t id : ids) {
+    int width = 0, height = 0;
+    FitInSquare(40 + 8 * int(id), 30 + 2 * int(id), 64, &width, &height);
+    cell_width = std::max(cell_width, width);
+    cell_height = std::max(cell_height, height);
+  }
+  ASSERT_EQ(cell_width, 64);  // record 7's and 11's were reduced
+  ASSERT_LT(cell_height, 64);
+  const Json layout = Get("/api/thumbs", params);
+  EXPECT_EQ(layout["columns"], 8);
+  EXPECT_EQ(layout["cell_width"], cell_width);
+  EXPECT_EQ(layout["cell_height"], cell_height);
+  EXPECT_EQ(layout["width"], 8 * cell_width);
+  EXPECT_EQ(layout["height"], 2 * cell_height);
+  const RgbImage atlas = DecodePng(viewer_->Answer("/api/thumbs.png", params));
+  ASSERT_EQ(atlas.width, 8 * cell_width);
+  ASSERT_EQ(atlas.height, 2 * cell_height);
+  ASSERT_EQ(layout["cells"].size(), ids.size());
+  for (size_t k = 0; k < ids.size(); ++k) {
+    const Json& cell = layout["cells"][k];
+    EXPECT_EQ(cell["id"], ids[k]);
+    EXPECT_FALSE(cell.contains("error")) << cell.dump();
+    const int x = cell["x"], y = cell["y"], width = cell["width"], height = cell["height"];
+    EXPECT_EQ(x, static_cast<int>(k % 8) * cell_width);
+    EXPECT_EQ(y, static_cast<int>(k / 8) * cell_height);
+    // Its pixels are /api/thumb's for that record, exactly; the rest of the cell is black.
+    const RgbImage thumb = DecodePng(
+        viewer_->Answer("/api/thumb", {{"id", std::to_string(ids[k])}, {"field", "image"}, {"size", "64"}}));
+    ASSERT_EQ(thumb.width, width);
+    ASSERT_EQ(thumb.height, height);
+    for (int row = 0; row < cell_height; ++row) {
+      const uint8_t* at = atlas.pixels.data() + (size_t(y + row) * atlas.width + x) * 3;
+      if (row < height) {
+        EXPECT_TRUE(std::equal(at, at + width * 3, thumb.pixels.data() + size_t(row) * width * 3)) << k << " " << row;
+      }
+      const int blank_from = row < height ? width : 0;
+      EXPECT_TRUE(std::all_of(at + blank_from * 3, at + cell_width * 3, [](uint8_t v) { return v == 0; }))
+          << k << " " << row;
+    }
+  }
+  // One row when it fits in one; never enlarged at the server's thumbnail size (160).
+  const Json one = Get("/api/thumbs", {{"ids", "3,3"}});
+  EXPECT_EQ(one["width"], 2 * 64);
+  EXPECT_EQ(one["height"], 36);
+  EXPECT_EQ(one["cells"][1]["x"], 64);
+}
+
+TEST_F(ViewerTest, AtlasRefusesBadIdsAndTooManyPixels) {
+  for (const char* ids : {"", "1,,2", "1,", ",1", "1,x", "-1", "1 2", "99999999999999999999999"}) {
+    Get("/api/thumbs", {{"ids", ids}}, 400);
+    EXPECT_EQ(viewer_->Answer("/api/thumbs.png", {{"ids", ids}}).status, 400) << ids;
+  }
+  Get("/api/thumbs", {}, 400);
+  Get("/api/thumbs", {{"ids", "1,12"}}, 404);  // the dataset has 12 records
+  std::string many;
+  for (uint64_t i = 0; i <= kMaxPageSize; ++i) many += (i ? "," : "") + std::to_string(i % kRecords);
+  Get("/api/thumbs", {{"ids", many}}, 400);
+  // 33 cells of 512 x 512 are over kMaxAtlasPixels; 32 are not.
+  std::string cells;
+  for (int i = 0; i < 33; ++i) cells += (i ? "," : "") + std::to_string(i % kRecords);
+  static_assert(32 * 512 * 512 <= kMaxAtlasPixels && 33 * 512 * 512 > kMaxAtlasPixels);
+  const Json refused = Get("/api/thumbs", {{"ids", cells}, {"size", "512"}}, 400);
+  EXPECT_NE(refused["error"].get<std::string>().find("1 to 32 thumbnails"), std::string::npos) << refused.dump();
+  Get("/api/thumbs", {{"ids", "1"}, {"field", "label"}}, 400);
+  Get("/api/thumbs", {{"ids", "1"}, {"size", "4096"}}, 400);
+}
+
 TEST_F(ViewerTest, CropsAreTheLoadersCropsWithTheirBoxes) {
   const Params params{{"id", "4"}, {"seed", "9"}, {"epoch", "2"}, {"size", "48"}, {"transform", "train"}};
   const Reply png = viewer_->Answer("/api/crop", params);
@@ -244,6 +330,13 @@ TEST_F(ViewerTest, DamagedRecordIsAnErrorInItsCell) {
   }
   EXPECT_EQ(viewer.Answer("/api/thumb", {{"id", "9"}}).status, 500);
   EXPECT_EQ(viewer.Answer("/api/thumb", {{"id", "8"}}).status, 200);
+  // In an atlas, its cell carries the error and the others their thumbnails.
+  const Json atlas = Json::parse(viewer.Answer("/api/thumbs", {{"ids", "8,9,10"}}).body);
+  ASSERT_EQ(atlas["cells"].size(), 3u) << atlas.dump();
+  EXPECT_NE(atlas["cells"][1]["error"].get<std::string>().find("Corruption"), std::string::npos) << atlas.dump();
+  EXPECT_FALSE(atlas["cells"][1].contains("x"));
+  for (int k : {0, 2}) EXPECT_GT(atlas["cells"][k]["width"].get<int>(), 0) << atlas.dump();
+  EXPECT_EQ(viewer.Answer("/api/thumbs.png", {{"ids", "8,9,10"}}).status, 200);
 }
 
 TEST_F(ViewerTest, NothingOutsideTheDatasetIsServed) {
@@ -294,6 +387,15 @@ TEST_F(ViewerTest, ServerRefusesOtherHostsMissingTokensAndWrites) {
   EXPECT_EQ(client.Get("/api/overview", {{"Host", "evil.example:80"}, {"Cookie", "urec_token=0123456789abcdefXYZ"}})->status,
             403);
   EXPECT_EQ(client.Post("/api/overview?token=0123456789abcdefXYZ", "x", "text/plain")->status, 405);
+  // Answers go as they are, whatever the browser accepts (no brotli or gzip
+  // made for each request).
+  for (const char* path : {"/viewer.js", "/api/overview", "/"}) {
+    auto plain = client.Get(std::string(path) + "?token=0123456789abcdefXYZ", {{"Accept-Encoding", "gzip, deflate, br"}});
+    ASSERT_TRUE(plain) << path;
+    EXPECT_EQ(plain->status, 200) << path;
+    EXPECT_FALSE(plain->has_header("Content-Encoding")) << path << ": " << plain->get_header_value("Content-Encoding");
+    if (std::string(path) == "/viewer.js") EXPECT_EQ(plain->body, FindAsset("viewer.js")->data);
+  }
   (*server)->Stop();
   (*server)->Wait();
 

@@ -1,8 +1,9 @@
 // The grid of records: each record a cell with its image (a thumbnail the
 // server decoded at that size), the boxes it holds drawn over it, and a
 // short form of every other field. A record that could not be read is a
-// cell holding its error.
-import { apiUrl, el, fill, formatBytes, formatNumber, svg } from "./dom.js";
+// cell holding its error. A page's thumbnails come in one picture, an atlas
+// (/api/thumbs, src/serve/images.h), each cell drawn from its part of it.
+import { apiUrl, el, fill, formatBytes, formatNumber, getJson, svg } from "./dom.js";
 
 // The size a width x height image is shown at in a size x size square:
 // aspect kept, never enlarged (the server's FitInSquare, src/serve/images.cc).
@@ -12,10 +13,10 @@ export function fitInSquare(width, height, size) {
   return [fit(width), fit(height)];
 }
 
-// An image shown at shown_width x shown_height with `boxes` ([x, y, w, h]
-// in the frame_width x frame_height frame of the image) drawn over it.
-export function picture(src, shownWidth, shownHeight, frameWidth, frameHeight, boxes, alt) {
-  const image = el("img", { src, width: shownWidth, height: shownHeight, alt, decoding: "async" });
+// `image` (an element shown at shown_width x shown_height) with `boxes`
+// ([x, y, w, h] in the frame_width x frame_height frame of the image) drawn
+// over it.
+function framed(image, shownWidth, shownHeight, frameWidth, frameHeight, boxes) {
   const node = el("div", { class: "picture" }, image);
   if (boxes && boxes.length) {
     const overlay = svg("svg", {
@@ -34,7 +35,14 @@ export function picture(src, shownWidth, shownHeight, frameWidth, frameHeight, b
     }
     node.append(overlay);
   }
-  // An image the server could not make: its error, as text, in its place.
+  return node;
+}
+
+// The image at `src` shown as framed() shows it; one the server could not
+// make is its error, as text, in its place.
+export function picture(src, shownWidth, shownHeight, frameWidth, frameHeight, boxes, alt) {
+  const image = el("img", { src, width: shownWidth, height: shownHeight, alt, decoding: "async" });
+  const node = framed(image, shownWidth, shownHeight, frameWidth, frameHeight, boxes);
   image.addEventListener("error", async () => {
     let message = "the image could not be shown";
     try {
@@ -93,7 +101,9 @@ export function imageFieldOf(overview, fields) {
   return fields.findIndex((f, i) => overview.fields[i].kind === "bytes" && f.format && f.width && !f.error);
 }
 
-function cell(overview, record, open) {
+// A record's cell; its thumbnail, if it has one, is a canvas that
+// drawAtlases() fills, listed in `thumbnails` under the image field's name.
+function cell(overview, record, open, thumbnails) {
   const id = el("div", { class: "id" }, `#${record.id}`);
   if (record.error) {
     return el("div", { class: "cell bad", "data-id": record.id }, id, el("div", { class: "cell-error" }, record.error));
@@ -103,9 +113,13 @@ function cell(overview, record, open) {
   if (image >= 0) {
     const summary = record.fields[image];
     const [width, height] = fitInSquare(summary.width, summary.height, overview.thumbnail_size);
+    const canvas = el("canvas", { class: "thumb", width, height, role: "img", "aria-label": `record ${record.id}`,
+                                  "data-state": "loading" });
+    const shown = framed(canvas, width, height, summary.width, summary.height, record.boxes);
+    node.append(shown);
     const name = overview.fields[image].name;
-    node.append(picture(apiUrl("thumb", { id: record.id, field: name }), width, height, summary.width, summary.height,
-                        record.boxes, `record ${record.id}`));
+    if (!thumbnails.has(name)) thumbnails.set(name, []);
+    thumbnails.get(name).push({ id: record.id, canvas, shown });
   }
   record.fields.forEach((summary, i) => {
     if (i === image) return;
@@ -117,8 +131,47 @@ function cell(overview, record, open) {
   return node;
 }
 
+function showThumbnailError(thumbnail, message) {
+  thumbnail.shown.replaceWith(el("div", { class: "image-error" }, message));
+}
+
+// One field's thumbnails from their atlas: the picture first (the server
+// makes it, and keeps its cells), then, while it arrives and is decoded,
+// its cells (and their errors), each drawn from its part of the picture.
+async function drawAtlas(field, thumbnails) {
+  const params = { ids: thumbnails.map((t) => t.id).join(","), field };
+  const src = apiUrl("thumbs.png", params);
+  let layout;
+  let picture;
+  try {
+    const response = await fetch(src, { credentials: "same-origin" });
+    const decoded = response.ok ? response.blob().then((blob) => createImageBitmap(blob)) : Promise.resolve(null);
+    [layout, picture] = await Promise.all([getJson("thumbs", params), decoded.catch(() => null)]);
+    if (!picture) throw new Error("the thumbnails could not be shown");
+  } catch (e) {
+    thumbnails.forEach((t) => showThumbnailError(t, e.message));
+    return;
+  }
+  layout.cells.forEach((at, k) => {
+    const thumbnail = thumbnails[k];
+    if (at.error) {
+      showThumbnailError(thumbnail, at.error);
+      return;
+    }
+    const { canvas } = thumbnail;
+    canvas.width = at.width;
+    canvas.height = at.height;
+    canvas.getContext("2d").drawImage(picture, at.x, at.y, at.width, at.height, 0, 0, at.width, at.height);
+    Object.assign(canvas.dataset, { atlas: src, x: at.x, y: at.y, state: "drawn" });
+  });
+  picture.close();
+}
+
 // Fills `container` with the cells of `grid` (an /api/grid answer); `open`
-// is called with a record's id when its cell is clicked.
+// is called with a record's id when its cell is clicked. Resolves when
+// every thumbnail is drawn (or shows its error).
 export function renderGrid(container, overview, grid, open) {
-  fill(container, grid.records.map((record) => cell(overview, record, open)));
+  const thumbnails = new Map();
+  fill(container, grid.records.map((record) => cell(overview, record, open, thumbnails)));
+  return Promise.all([...thumbnails].map(([field, list]) => drawAtlas(field, list)));
 }

@@ -113,11 +113,10 @@ async function loadGrid() {
     `${total.toLocaleString("en-US")} ${state.q ? "matching" : ""} records`;
   $("prev").disabled = state.page === 0;
   $("next").disabled = state.page + 1 >= pages;
-  renderGrid(grid, overview, answer, openRecord);
+  const drawn = renderGrid(grid, overview, answer, openRecord);
   grid.dataset.total = String(total);
   when("grid");
-  const images = [...grid.querySelectorAll("img")];
-  await Promise.all(images.map((image) => image.decode().catch(() => null)));
+  await drawn;
   when("thumbnails");
   grid.dataset.state = "ready";
 }
