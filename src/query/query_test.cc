@@ -10,7 +10,7 @@
 #include <functional>
 #include <random>
 
-#include "dataset/test_util.h"
+#include "dataset/dataset_testing.h"
 #include "index/index_file.h"
 #include "io/file.h"
 #include "query/query_answers.h"
