@@ -13,7 +13,7 @@
 #include "dataset/dataset_testing.h"
 #include "index/index_file.h"
 #include "io/file.h"
-#include "query/query_answers.h"
+#include "query/query_testing.h"
 
 namespace unirecord {
 namespace {
