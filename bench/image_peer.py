@@ -160,9 +160,15 @@ def main():
         [e[s] for s, _ in SUBSETS])
     row("    PIL+torchvision Resize(256)+CenterCrop(224)+PILToTensor",
         [v[s] for s, _ in SUBSETS])
-    if not args.cpp_json:
-        return
-    c = cpp_rates(args.cpp_json)
+    if args.cpp_json:
+        c = cpp_rates(args.cpp_json)
+        print_ratios(c, e, v)
+        if "entropy_floor" in c:
+            print_bounds(c, e, v)
+
+
+def print_ratios(c, e, v):
+    """The C++ cases' rates (image_bench's JSON `c`) over the peer's (`e` train, `v` validation)."""
     rate = lambda name: c[name]["items_per_second"]  # noqa: E731
     print("ratios (images/s over images/s, one core):")
     print(f"  (c) crop decode + resize        / (e): {rate('c_crop_decode_resize') / e['all']:5.2f}")
@@ -192,10 +198,12 @@ def main():
               f"{fl.get('vs_fast_floor', float('nan')):5.2f} (floor {fl.get('fast_floor_us', float('nan')):.0f} us)")
         print(f"  bits per pixel of the originals: {d.get('bits_per_pixel', float('nan')):.2f}; "
               f"fast layout / original bytes: {d.get('fast_layout_size', float('nan')):.3f}")
-    if "entropy_floor" not in c:
-        return
 
-    # Where the bound is, per subset.
+
+def print_bounds(c, e, v):
+    """Where the bound is, per subset."""
+    rate = lambda name: c[name]["items_per_second"]  # noqa: E731
+
     def ratio_row(label, fn):
         cells = []
         for subset, suffix in SUBSETS:

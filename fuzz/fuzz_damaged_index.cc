@@ -29,7 +29,7 @@
 #include "fuzz_dir.h"
 #include "fuzz_query_dataset.h"
 #include "index/index_file.h"
-#include "query/query_answers.h"
+#include "query/query_testing.h"
 #include "unirecord/dataset.h"
 #include "unirecord/query.h"
 

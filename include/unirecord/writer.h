@@ -284,6 +284,9 @@ class Writer {
 
  private:
   friend class PartWriter;  // staged_write.h: a part is a Writer without lock or commit
+  // PartWriter's own calls (staged_write.h), which act on the Writer's state.
+  Status WriteColumns(const std::vector<std::string_view>& columns, uint64_t rows);
+  Status NextShard();
   struct Impl;
   explicit Writer(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;

@@ -112,10 +112,8 @@ struct PySourcePlan {
   unirecord::SourcePlan plan;
 };
 
-
-}  // namespace
-
-void RegisterConvertParts(py::module_& m) {
+// The image folder's staged conversion: plan, parts, commit.
+void RegisterImageFolderParts(py::module_& m) {
   const unirecord::ConvertOptions c;
   py::class_<PyImageFolderPlan>(m, "_ImageFolderPlan")
       .def_property_readonly("name", [](const PyImageFolderPlan& p) { return FsName(p.plan.name); })
@@ -179,7 +177,10 @@ void RegisterConvertParts(py::module_& m) {
             return unirecord::CommitImageFolder(w, plan.plan, parts);
           });
         }, py::arg("staged"), py::arg("plan"), py::arg("reports"));
+}
 
+// The staged conversion of COCO / JSON Lines / CSV sources: plan, parts, commit.
+void RegisterSourceParts(py::module_& m) {
   py::class_<PySourcePlan>(m, "_SourcePlan")
       .def_property_readonly("name", [](const PySourcePlan& p) { return FsName(p.plan.name); })
       .def_property_readonly("candidates", [](const PySourcePlan& p) { return p.plan.shard_starts.back(); })
@@ -237,6 +238,13 @@ void RegisterConvertParts(py::module_& m) {
             return unirecord::CommitSource(w, plan.plan, parts);
           });
         }, py::arg("staged"), py::arg("plan"), py::arg("reports"));
+}
+
+}  // namespace
+
+void RegisterConvertParts(py::module_& m) {
+  RegisterImageFolderParts(m);
+  RegisterSourceParts(m);
 }
 
 }  // namespace unirecord_py

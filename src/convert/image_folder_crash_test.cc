@@ -20,7 +20,7 @@
 #include "unirecord/convert.h"
 #include "unirecord/dataset.h"
 #include "unirecord/staged_write.h"
-#include "util/test_files.h"
+#include "util/files_testing.h"
 
 namespace unirecord {
 namespace {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "unirecord/convert_parts.h"
-#include "util/test_files.h"
+#include "util/files_testing.h"
 #include "convert/synthetic_images.h"
 #include "unirecord/convert.h"
 #include "unirecord/dataset.h"

@@ -8,7 +8,7 @@
 
 #include "unirecord/convert.h"
 #include "unirecord/dataset.h"
-#include "util/test_files.h"
+#include "util/files_testing.h"
 
 namespace unirecord::convert_internal {
 namespace {

@@ -6,7 +6,7 @@
 
 #include "convert/synthetic_images.h"
 #include "io/file.h"
-#include "util/test_files.h"
+#include "util/files_testing.h"
 
 namespace unirecord {
 namespace {

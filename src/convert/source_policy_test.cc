@@ -13,7 +13,7 @@
 #include "convert/synthetic_images.h"
 #include "unirecord/convert.h"
 #include "unirecord/dataset.h"
-#include "util/test_files.h"
+#include "util/files_testing.h"
 
 namespace unirecord {
 namespace {

@@ -8,7 +8,7 @@
 #include <set>
 #include <vector>
 
-#include "util/test_files.h"
+#include "util/files_testing.h"
 #include "unirecord/image.h"
 
 namespace unirecord {

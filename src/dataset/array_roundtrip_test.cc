@@ -6,7 +6,7 @@
 #include <cstring>
 #include <random>
 
-#include "dataset/test_util.h"
+#include "dataset/dataset_testing.h"
 #include "format/checksum.h"
 #include "format/endian.h"
 #include "index/index_file.h"

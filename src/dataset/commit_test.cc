@@ -10,7 +10,7 @@
 #include <filesystem>
 
 #include "format/manifest.h"
-#include "dataset/test_util.h"
+#include "dataset/dataset_testing.h"
 #include "format/checksum.h"
 #include "format/file_names.h"
 #include "format/format_constants.h"

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <unistd.h>
 
-#include "dataset/test_util.h"
+#include "dataset/dataset_testing.h"
 #include "format/endian.h"
 #include "format/fixed_parts.h"
 #include "format/format_constants.h"

@@ -338,6 +338,125 @@ Result<Schema> ResolveFields(const Schema& base, const Dataset::Impl::OpenedSegm
   return Schema::Make(std::move(all));
 }
 
+// Shares one budget of `page_cache_bytes` of decoded pages among the
+// dataset's files (a remote dataset's: among the data files it opens; the
+// readers here hold the frames only).
+void ShareDecodedPages(std::vector<Dataset::Impl::OpenedSegment>& segments, uint64_t page_cache_bytes,
+                       remote::RemoteShards* remote) {
+  if (page_cache_bytes == 0) return;
+  const auto budget = std::make_shared<shard::PageBudget>(page_cache_bytes);
+  if (remote != nullptr) {
+    remote->KeepDecodedPages(budget);
+    return;
+  }
+  for (Dataset::Impl::OpenedSegment& segment : segments) {
+    for (const auto& shard : segment.shards) shard->KeepDecodedPages(budget);
+    for (Dataset::Impl::OpenedGroup& group : segment.groups) {
+      for (const auto& file : group.files) file->KeepDecodedPages(budget);
+    }
+  }
+}
+
+// Sorts segment `k`'s shards by number and checks that they are one
+// segment: metadata that may follow that of the segment before (whose first
+// shard is `previous`, null for the first), one dataset UUID and shard
+// count, no number twice, one schema and metadata, and every shard unless
+// `allow_partial`. Sets `*complete` when every shard is there.
+Status CheckSegmentShards(size_t k, std::vector<std::unique_ptr<ShardReader>>* shards, const ShardReader* previous,
+                          bool allow_partial, bool* complete) {
+  std::vector<std::unique_ptr<ShardReader>>& opened = *shards;
+  if (opened.empty()) return Status::Corruption("segment " + std::to_string(k) + " has no shards");
+  std::sort(opened.begin(), opened.end(), [](const auto& a, const auto& b) {
+    return a->header().values.shard_number < b->header().values.shard_number;
+  });
+  const ShardReader& first = *opened.front();
+  if (previous != nullptr) {
+    const std::string differs = format::MetadataDifference(first.header().metadata, previous->header().metadata,
+                                                           format::ClassList::kMayGrow);
+    if (!differs.empty()) {
+      return Status::Corruption(first.path() + ": segment " + std::to_string(k) + " has another " + differs +
+                                " than segment " + std::to_string(k - 1) + " (" + previous->path() + ")");
+    }
+  }
+  const format::ShardHeaderValues& reference = first.header().values;
+  for (size_t i = 0; i < opened.size(); ++i) {
+    const ShardReader& shard = *opened[i];
+    const format::ShardHeaderValues& v = shard.header().values;
+    if (v.uuid != reference.uuid || v.shard_count != reference.shard_count) {
+      return Status::Corruption(shard.path() + ": belongs to dataset " + format::UuidToString(v.uuid) + " (" +
+                                std::to_string(v.shard_count) + " shards), not to dataset " +
+                                format::UuidToString(reference.uuid) + " (" + std::to_string(reference.shard_count) +
+                                " shards) of " + first.path() +
+                                "; to open one of several datasets in a directory, use a glob like DIR/NAME-*.urec");
+    }
+    if (i > 0 && v.shard_number == opened[i - 1]->header().values.shard_number) {
+      return Status::InvalidArgument(shard.path() + ": shard " + std::to_string(v.shard_number) +
+                                     " given twice (also " + opened[i - 1]->path() + ")");
+    }
+    if (shard.header().schema != first.header().schema || shard.header().metadata != first.header().metadata) {
+      return Status::Corruption(shard.path() + ": schema or metadata differ from " + first.path());
+    }
+  }
+  *complete = opened.size() == reference.shard_count;
+  if (!*complete && !allow_partial) {
+    uint32_t expected = 0;
+    for (const auto& shard : opened) {
+      if (shard->header().values.shard_number != expected) break;
+      ++expected;
+    }
+    return Status::NotFound(MissingShardName(first.path(), expected, reference.shard_count) +
+                            ": shard missing (dataset " + format::UuidToString(reference.uuid) + " has " +
+                            std::to_string(reference.shard_count) + " shards, " + std::to_string(opened.size()) +
+                            " found)");
+  }
+  return Status::OK();
+}
+
+// What Dataset::shards() says of `shard`, shard `number` of the dataset, in
+// segment `segment`, holding the records from `first_id` on.
+ShardInfo ShardInfoOf(const ShardReader& shard, uint32_t number, uint32_t segment, uint64_t first_id) {
+  ShardInfo info;
+  info.path = shard.path();
+  info.index_path = shard.index_path();
+  info.number = number;
+  info.segment = segment;
+  info.first_id = first_id;
+  info.records = shard.records();
+  info.file_bytes = shard.file_size();
+  info.index_bytes = shard.index().file_size();
+  info.blob_pages = shard.footer().blob_page_count();
+  info.scalar_pages = shard.footer().scalar_page_count();
+  info.blob_bytes = shard.footer().blob_bytes();
+  info.scalar_raw_bytes = shard.footer().scalar_raw_bytes();
+  info.scalar_stored_bytes = shard.footer().scalar_stored_bytes();
+  info.blob_page_bytes = shard.header().values.blob_page_bytes;
+  info.scalar_page_bytes = shard.header().values.scalar_page_bytes;
+  info.index_entry_bytes = shard.layout().entry_stride;
+  info.format_major = shard.major();
+  info.format_minor = shard.minor();
+  return info;
+}
+
+// The field groups of `opened` as Dataset::segments() names them; their
+// column files move into `columns` (by shard, from segment.first_shard on).
+std::vector<FieldGroupInfo> TakeFieldGroups(
+    Dataset::Impl::OpenedSegment& opened, uint32_t first_shard,
+    std::vector<std::vector<std::unique_ptr<ShardReader>>>* columns) {
+  std::vector<FieldGroupInfo> groups;
+  for (Dataset::Impl::OpenedGroup& group : opened.groups) {
+    FieldGroupInfo info;
+    info.generation = group.group.generation;
+    info.uuid = group.group.uuid;
+    info.fields = group.group.fields;
+    for (size_t j = 0; j < group.files.size(); ++j) {
+      info.paths.push_back(group.files[j]->path());
+      (*columns)[first_shard + j].push_back(std::move(group.files[j]));
+    }
+    groups.push_back(std::move(info));
+  }
+  return groups;
+}
+
 }  // namespace
 
 Result<std::shared_ptr<Dataset>> Dataset::Impl::FromSegments(std::vector<OpenedSegment> segments,
@@ -345,72 +464,17 @@ Result<std::shared_ptr<Dataset>> Dataset::Impl::FromSegments(std::vector<OpenedS
                                                              std::shared_ptr<remote::RemoteShards> remote) {
   auto impl = std::make_unique<Impl>();
   impl->options = options;
-  if (options.page_cache_bytes > 0) {
-    const auto budget = std::make_shared<shard::PageBudget>(options.page_cache_bytes);
-    if (remote != nullptr) {
-      // Its pages are read through the data files it opens (the readers
-      // here hold the frames only).
-      remote->KeepDecodedPages(budget);
-    } else {
-      for (OpenedSegment& segment : segments) {
-        for (const auto& shard : segment.shards) shard->KeepDecodedPages(budget);
-        for (OpenedGroup& group : segment.groups) {
-          for (const auto& file : group.files) file->KeepDecodedPages(budget);
-        }
-      }
-    }
-  }
+  ShareDecodedPages(segments, options.page_cache_bytes, remote.get());
   const ShardReader* dataset_last = nullptr;  // the last segment's first shard: the dataset's metadata
   uint64_t next_id = 0;
   for (size_t k = 0; k < segments.size(); ++k) {
     std::vector<std::unique_ptr<ShardReader>>& opened = segments[k].shards;
-    if (opened.empty()) return Status::Corruption("segment " + std::to_string(k) + " has no shards");
-    std::sort(opened.begin(), opened.end(), [](const auto& a, const auto& b) {
-      return a->header().values.shard_number < b->header().values.shard_number;
-    });
+    bool complete = false;
+    UREC_RETURN_IF_ERROR(CheckSegmentShards(k, &opened, dataset_last, options.allow_partial, &complete));
     const ShardReader& first = *opened.front();
-    if (dataset_last != nullptr) {
-      const std::string differs = format::MetadataDifference(first.header().metadata, dataset_last->header().metadata,
-                                                             format::ClassList::kMayGrow);
-      if (!differs.empty()) {
-        return Status::Corruption(first.path() + ": segment " + std::to_string(k) + " has another " + differs +
-                                  " than segment " + std::to_string(k - 1) + " (" + dataset_last->path() + ")");
-      }
-    }
     dataset_last = &first;
-    const format::ShardHeaderValues& reference = first.header().values;
-    for (size_t i = 0; i < opened.size(); ++i) {
-      const ShardReader& shard = *opened[i];
-      const format::ShardHeaderValues& v = shard.header().values;
-      if (v.uuid != reference.uuid || v.shard_count != reference.shard_count) {
-        return Status::Corruption(shard.path() + ": belongs to dataset " + format::UuidToString(v.uuid) + " (" +
-                                  std::to_string(v.shard_count) + " shards), not to dataset " +
-                                  format::UuidToString(reference.uuid) + " (" + std::to_string(reference.shard_count) +
-                                  " shards) of " + first.path() +
-                                  "; to open one of several datasets in a directory, use a glob like DIR/NAME-*.urec");
-      }
-      if (i > 0 && v.shard_number == opened[i - 1]->header().values.shard_number) {
-        return Status::InvalidArgument(shard.path() + ": shard " + std::to_string(v.shard_number) +
-                                       " given twice (also " + opened[i - 1]->path() + ")");
-      }
-      if (shard.header().schema != first.header().schema || shard.header().metadata != first.header().metadata) {
-        return Status::Corruption(shard.path() + ": schema or metadata differ from " + first.path());
-      }
-    }
-    const bool complete = opened.size() == reference.shard_count;
-    if (!complete && !options.allow_partial) {
-      uint32_t expected = 0;
-      for (const auto& shard : opened) {
-        if (shard->header().values.shard_number != expected) break;
-        ++expected;
-      }
-      return Status::NotFound(MissingShardName(first.path(), expected, reference.shard_count) +
-                              ": shard missing (dataset " + format::UuidToString(reference.uuid) + " has " +
-                              std::to_string(reference.shard_count) + " shards, " + std::to_string(opened.size()) +
-                              " found)");
-    }
     SegmentInfo segment;
-    segment.uuid = format::UuidToString(reference.uuid);
+    segment.uuid = format::UuidToString(first.header().values.uuid);
     segment.first_shard = static_cast<uint32_t>(impl->shards.size());
     segment.shards = static_cast<uint32_t>(opened.size());
     segment.first_id = next_id;
@@ -421,26 +485,8 @@ Result<std::shared_ptr<Dataset>> Dataset::Impl::FromSegments(std::vector<OpenedS
         return Status::Corruption(shard->index_path() + ": first id " + std::to_string(ih.first_id()) +
                                   " but the shards before it hold " + std::to_string(in_segment) + " records");
       }
-      ShardInfo info;
-      info.path = shard->path();
-      info.index_path = shard->index_path();
-      info.number = static_cast<uint32_t>(impl->shards.size());
-      info.segment = static_cast<uint32_t>(k);
-      info.first_id = next_id;
-      info.records = shard->records();
-      info.file_bytes = shard->file_size();
-      info.index_bytes = shard->index().file_size();
-      info.blob_pages = shard->footer().blob_page_count();
-      info.scalar_pages = shard->footer().scalar_page_count();
-      info.blob_bytes = shard->footer().blob_bytes();
-      info.scalar_raw_bytes = shard->footer().scalar_raw_bytes();
-      info.scalar_stored_bytes = shard->footer().scalar_stored_bytes();
-      info.blob_page_bytes = shard->header().values.blob_page_bytes;
-      info.scalar_page_bytes = shard->header().values.scalar_page_bytes;
-      info.index_entry_bytes = shard->layout().entry_stride;
-      info.format_major = shard->major();
-      info.format_minor = shard->minor();
-      impl->infos.push_back(std::move(info));
+      impl->infos.push_back(
+          ShardInfoOf(*shard, static_cast<uint32_t>(impl->shards.size()), static_cast<uint32_t>(k), next_id));
       impl->first_ids.push_back(next_id);
       impl->segment_of.push_back(static_cast<uint32_t>(k));
       impl->columns.emplace_back();
@@ -467,17 +513,7 @@ Result<std::shared_ptr<Dataset>> Dataset::Impl::FromSegments(std::vector<OpenedS
       return Status::Corruption(first.path() + ": segment " + std::to_string(k) + " has the fields " +
                                 schema.ToString() + ", segment 0 " + impl->schema.ToString());
     }
-    for (OpenedGroup& group : segments[k].groups) {
-      FieldGroupInfo info;
-      info.generation = group.group.generation;
-      info.uuid = group.group.uuid;
-      info.fields = group.group.fields;
-      for (size_t j = 0; j < group.files.size(); ++j) {
-        info.paths.push_back(group.files[j]->path());
-        impl->columns[segment.first_shard + j].push_back(std::move(group.files[j]));
-      }
-      segment.field_groups.push_back(std::move(info));
-    }
+    segment.field_groups = TakeFieldGroups(segments[k], segment.first_shard, &impl->columns);
     impl->segment_fields.push_back(std::move(fields));
     impl->segments.push_back(std::move(segment));
   }

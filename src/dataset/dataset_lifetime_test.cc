@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "dataset/test_util.h"
+#include "dataset/dataset_testing.h"
 #include "unirecord/dataset.h"
 
 namespace unirecord {

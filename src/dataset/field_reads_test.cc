@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "dataset/shard_access.h"
-#include "dataset/test_util.h"
+#include "dataset/dataset_testing.h"
 #include "unirecord/dataset.h"
 #include "unirecord/fields.h"
-#include "util/test_files.h"
+#include "util/files_testing.h"
 
 namespace unirecord {
 namespace {

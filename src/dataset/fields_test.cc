@@ -15,7 +15,7 @@
 #include <map>
 
 #include "dataset/commit.h"
-#include "dataset/test_util.h"
+#include "dataset/dataset_testing.h"
 #include "format/checksum.h"
 #include "format/format_constants.h"
 #include "format/file_names.h"
@@ -27,7 +27,7 @@
 #include "unirecord/staged_write.h"
 #include "unirecord/versions.h"
 #include "unirecord/writer.h"
-#include "util/test_files.h"
+#include "util/files_testing.h"
 
 namespace unirecord {
 namespace {

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <thread>
 
-#include "dataset/test_util.h"
+#include "dataset/dataset_testing.h"
 #include "io/file.h"
 #include "unirecord/dataset.h"
 #include "unirecord/writer.h"

@@ -1,10 +1,10 @@
 // StagedWrite: commits a dataset whose parts PartWriters staged in other
 // processes (staged_write.h; format/SPEC.md section 1.1).
 #include <map>
-#include <random>
 
 #include "dataset/commit.h"
 #include "dataset/field_defaults.h"
+#include "dataset/segment_links.h"
 #include "dataset/shard_access.h"
 #include "format/dataset_uuid.h"
 #include "format/file_names.h"
@@ -20,14 +20,6 @@
 
 namespace unirecord {
 namespace {
-
-// 18 decimal digits from the system's random source.
-std::string NewToken() {
-  std::random_device random;
-  const uint64_t value = (static_cast<uint64_t>(random()) << 32) ^ random();
-  std::string digits = std::to_string(value % 1000000000000000000ull);
-  return std::string(18 - digits.size(), '0') + digits;
-}
 
 // One staged shard on its way into the dataset.
 struct StagedShard {
@@ -47,15 +39,6 @@ struct StagedShard {
   uint64_t scalar_pages = 0;
 };
 
-// Copies `from` to a new file `to` (through io, so crash tests see it).
-Status CopyWholeFile(const std::string& from, const std::string& to, bool sync) {
-  UREC_ASSIGN_OR_RETURN(io::MappedFile source, io::MappedFile::Open(from));
-  UREC_ASSIGN_OR_RETURN(io::WritableFile file, io::WritableFile::Create(to));
-  if (source.size() > 0) UREC_RETURN_IF_ERROR(file.Append(source.data(), source.size()));
-  if (sync) UREC_RETURN_IF_ERROR(file.Sync());
-  return file.Close();
-}
-
 bool SamePageSettings(const format::ShardHeaderValues& a, const format::ShardHeaderValues& b) {
   return a.blob_page_bytes == b.blob_page_bytes && a.scalar_page_bytes == b.scalar_page_bytes &&
          a.zstd_level == b.zstd_level;
@@ -73,89 +56,6 @@ std::string SchemaOrMetadataDifference(const Schema& schema, const format::Metad
     return "schema " + schema.ToString() + " (" + reference + ": " + reference_schema.ToString() + ")";
   }
   return format::MetadataDifference(metadata, reference_metadata, classes);
-}
-
-// Gives segment `segment` of `dataset` the names of `named` (its generation)
-// in `out_dir` without writing its bytes: hard links, or a copy where the
-// file system makes no link (another device); its field groups' column files
-// likewise, each group at generation (*next_generation)++ (set in `named`).
-// Adds the bytes copied to `*copied`.
-Status LinkSegment(const Dataset& dataset, const SegmentInfo& segment, const std::string& out_dir,
-                   const std::string& name, format::Segment* named, uint64_t* next_generation, bool sync,
-                   uint64_t* copied) {
-  auto link = [&](const std::string& from, const std::string& to) -> Status {
-    if (io::LinkFile(from, to).ok()) return Status::OK();
-    UREC_ASSIGN_OR_RETURN(io::MappedFile source, io::MappedFile::Open(from));
-    *copied += source.size();
-    return CopyWholeFile(from, to, sync);
-  };
-  for (uint32_t j = 0; j < segment.shards; ++j) {
-    const ShardInfo& shard = dataset.shards()[segment.first_shard + j];
-    const std::string to = io::JoinPath(out_dir, format::ShardFileName(name, named->generation, j, segment.shards));
-    UREC_RETURN_IF_ERROR(link(shard.index_path, format::IndexPathFor(to)));
-    UREC_RETURN_IF_ERROR(link(shard.path, to));
-  }
-  for (size_t g = 0; g < segment.field_groups.size(); ++g) {
-    named->groups[g].generation = (*next_generation)++;
-    for (uint32_t j = 0; j < segment.shards; ++j) {
-      const std::string& from = segment.field_groups[g].paths[j];
-      const std::string to = io::JoinPath(
-          out_dir, format::ColumnFileName(name, named->generation, named->groups[g].generation, j, segment.shards));
-      UREC_RETURN_IF_ERROR(link(format::IndexPathFor(from), format::IndexPathFor(to)));
-      UREC_RETURN_IF_ERROR(link(from, to));
-    }
-  }
-  return Status::OK();
-}
-
-// Whether the files of `segment` already have generation-`generation` names of dataset `name` in
-// `out_dir` (a dataset appended to or merged into itself): kept in place.
-bool NamedInPlace(const Dataset& dataset, const SegmentInfo& segment, const std::string& out_dir,
-                  const std::string& name) {
-  if (segment.generation == 0) return false;
-  const ShardInfo& first = dataset.shards()[segment.first_shard];
-  return first.path == io::JoinPath(out_dir, format::ShardFileName(name, segment.generation, 0, segment.shards));
-}
-
-// The fields the merge's inputs lack of the one with the most fields (the
-// first such: the widest), which `defaults` gives them; (*lacks)[k] says
-// whether input k lacks them. InvalidArgument naming the inputs unless every
-// input has the widest one's first fields, those that lack fields lack the
-// same ones, and the defaults fit.
-Result<Schema> LackingOfInputs(const std::vector<std::string>& inputs,
-                               const std::vector<std::shared_ptr<Dataset>>& opened, const FieldDefaults& defaults,
-                               std::vector<bool>* lacks) {
-  auto input = [&](size_t k) { return "input " + std::to_string(k) + " (" + inputs[k] + ")"; };
-  size_t widest = 0;
-  for (size_t k = 1; k < opened.size(); ++k) {
-    if (opened[k]->schema().num_fields() > opened[widest]->schema().num_fields()) widest = k;
-  }
-  const Schema& all = opened[widest]->schema();
-  lacks->assign(opened.size(), false);
-  Schema lacking;
-  std::string whose;  // the inputs that lack it
-  for (size_t k = 0; k < opened.size(); ++k) {
-    const std::optional<Schema> of = dataset::LackingFields(opened[k]->schema(), all);
-    if (!of) {
-      return Status::InvalidArgument("merge: " + input(k) + " has another schema " + opened[k]->schema().ToString() +
-                                     " (" + input(widest) + ": " + all.ToString() +
-                                     "); datasets merge only with the same fields and metadata, or with fields "
-                                     "some added later (at the end of theirs) that the others lack");
-    }
-    if (of->num_fields() == 0) continue;
-    if (!whose.empty() && *of != lacking) {
-      return Status::InvalidArgument("merge: the records of " + input(k) + " lack the fields " + of->FieldNames() +
-                                     " of " + input(widest) + ", those of " + whose + " the fields " +
-                                     lacking.FieldNames() + "; inputs that lack fields must lack the same ones "
-                                     "(merge in steps, or add the fields first)");
-    }
-    (*lacks)[k] = true;
-    whose += (whose.empty() ? "" : ", ") + input(k);
-    lacking = *of;
-  }
-  UREC_RETURN_IF_ERROR(dataset::CheckDefaults("merge", "the records of " + (whose.empty() ? "the inputs" : whose),
-                                              input(widest), lacking, defaults));
-  return lacking;
 }
 
 }  // namespace
@@ -188,9 +88,9 @@ struct StagedWrite::Impl {
     const Dataset& d = **committed;
     for (const SegmentInfo& segment : d.segments()) {
       format::Segment named = dataset::AsSegment(segment, segment.generation, segment.first_id);
-      if (!NamedInPlace(d, segment, out_dir, name)) {
+      if (!dataset::NamedInPlace(d, segment, out_dir, name)) {
         named.generation = (*next_generation)++;
-        UREC_RETURN_IF_ERROR(LinkSegment(d, segment, out_dir, name, &named, next_generation, options.sync,
+        UREC_RETURN_IF_ERROR(dataset::LinkSegment(d, segment, out_dir, name, &named, next_generation, options.sync,
                                          &summary.bytes_written));
       }
       segments->push_back(std::move(named));
@@ -256,8 +156,36 @@ struct StagedWrite::Impl {
     return reader;
   }
 
+  // Step 3 of a commit (SPEC.md 1.1): the staged shards get their generation
+  // names, are verified and stamped with the dataset's values; then step 4.
   Status CommitParts() {
     UREC_ASSIGN_OR_RETURN(const std::vector<dataset::PartFile> parts, ReadPartFiles());
+    std::vector<StagedShard> shards = StagedShardsOf(parts);
+    std::vector<format::Segment> segments;  // kept before the new one
+    uint64_t new_generation = generation;
+    std::shared_ptr<Dataset> committed;
+    if (keep_committed || add_fields) {
+      UREC_ASSIGN_OR_RETURN(committed, KeptSegments(&segments, &new_generation));
+    }
+    if (add_fields) UREC_RETURN_IF_ERROR(PlaceBesideSegments(committed.get(), segments, &shards));
+    UREC_RETURN_IF_ERROR(RenameToGenerationNames(segments, new_generation, &shards));
+    UREC_ASSIGN_OR_RETURN(const format::ShardHeaderContents dataset_header, VerifyShards(parts, &shards));
+    Schema lacking;  // the fields the new records lack of the dataset they join
+    if (!add_fields) {
+      UREC_ASSIGN_OR_RETURN(lacking, LackingOfNewRecords(committed.get(), dataset_header));
+    }
+    UREC_RETURN_IF_ERROR(CheckRecordCounts(parts, shards, committed.get()));
+    const Runs runs = PlanRuns(shards, dataset_header);
+    UREC_RETURN_IF_ERROR(StampShards(shards, dataset_header, runs));
+    if (add_fields) {
+      return CommitFieldGroup(*committed, dataset_header.schema, std::move(segments), shards, runs.uuids,
+                              new_generation);
+    }
+    return CommitNewSegment(committed.get(), std::move(segments), shards, runs, lacking, new_generation);
+  }
+
+  // The staged shards of `parts`, in order, under their staged names.
+  std::vector<StagedShard> StagedShardsOf(const std::vector<dataset::PartFile>& parts) const {
     std::vector<StagedShard> shards;
     for (const dataset::PartFile& part : parts) {
       for (uint32_t j = 0; j < part.shards; ++j) {
@@ -268,18 +196,17 @@ struct StagedWrite::Impl {
         shards.push_back(std::move(s));
       }
     }
-    const uint32_t count = static_cast<uint32_t>(shards.size());
-    std::vector<format::Segment> segments;  // kept before the new one
-    uint64_t new_generation = generation;
-    std::shared_ptr<Dataset> committed;
-    if (keep_committed || add_fields) {
-      UREC_ASSIGN_OR_RETURN(committed, KeptSegments(&segments, &new_generation));
-    }
-    if (add_fields) UREC_RETURN_IF_ERROR(PlaceBesideSegments(committed.get(), segments, &shards));
-    // Step 3 first renames: once a staged file has its generation name, no
-    // late attempt of its part can replace it.
+    return shards;
+  }
+
+  // Step 3 first renames: once a staged file has its generation name, no
+  // late attempt of its part can replace it. Adding fields, the names are
+  // those of column files beside `segments`; else of the new segment.
+  Status RenameToGenerationNames(const std::vector<format::Segment>& segments, uint64_t new_generation,
+                                 std::vector<StagedShard>* shards) const {
+    const uint32_t count = static_cast<uint32_t>(shards->size());
     for (uint32_t n = 0; n < count; ++n) {
-      StagedShard& s = shards[n];
+      StagedShard& s = (*shards)[n];
       s.path = add_fields ? InDir(format::ColumnFileName(name, segments[s.segment].generation, new_generation,
                                                          s.shard_in_segment, segments[s.segment].shard_count))
                           : InDir(format::ShardFileName(name, new_generation, n, count));
@@ -290,22 +217,27 @@ struct StagedWrite::Impl {
         if (!moved.ok()) return Status(moved.code(), "staged write: " + Describe(s) + ": " + moved.message());
       }
     }
-    // Shard 0's schema, metadata and page settings are the dataset's; every
-    // other shard must have the same.
+    return Status::OK();
+  }
+
+  // Verifies every shard (Verify). Shard 0's schema, metadata and page
+  // settings are the dataset's (its header is returned); every other shard
+  // must have the same.
+  Result<format::ShardHeaderContents> VerifyShards(const std::vector<dataset::PartFile>& parts,
+                                                   std::vector<StagedShard>* shards) const {
     format::ShardHeaderContents dataset_header;
     {
-      UREC_ASSIGN_OR_RETURN(std::unique_ptr<shard::ShardReader> first, Verify(&shards[0], parts[0]));
+      UREC_ASSIGN_OR_RETURN(std::unique_ptr<shard::ShardReader> first, Verify(&(*shards)[0], parts[0]));
       dataset_header = first->header();
     }
-    UREC_RETURN_IF_ERROR(ParallelFor(count, options.threads, "staged write: threads", [&](size_t n) -> Status {
+    UREC_RETURN_IF_ERROR(ParallelFor(shards->size(), options.threads, "staged write: threads", [&](size_t n) -> Status {
       if (n == 0) return Status::OK();
-      StagedShard& s = shards[n];
+      StagedShard& s = (*shards)[n];
       UREC_ASSIGN_OR_RETURN(std::unique_ptr<shard::ShardReader> reader, Verify(&s, parts[s.part]));
       const format::ShardHeaderContents& h = reader->header();
       std::string differs = SchemaOrMetadataDifference(h.schema, h.metadata, dataset_header.schema,
                                                        dataset_header.metadata, "part 0", format::ClassList::kEqual);
-      if (!differs.empty()) {
-      } else if (!SamePageSettings(h.values, dataset_header.values)) {
+      if (differs.empty() && !SamePageSettings(h.values, dataset_header.values)) {
         differs = "page settings (blob_page_bytes, scalar_page_bytes, zstd_level)";
       }
       if (!differs.empty()) {
@@ -314,10 +246,13 @@ struct StagedWrite::Impl {
       }
       return Status::OK();
     }));
-    Schema lacking;  // the fields the new records lack of the dataset they join
-    if (!add_fields) {
-      UREC_ASSIGN_OR_RETURN(lacking, LackingOfNewRecords(committed.get(), dataset_header));
-    }
+    return dataset_header;
+  }
+
+  // Every part holds the records its part file says; adding fields, every
+  // shard as many as the `committed` shard it sits beside.
+  Status CheckRecordCounts(const std::vector<dataset::PartFile>& parts, const std::vector<StagedShard>& shards,
+                           const Dataset* committed) const {
     std::vector<uint64_t> part_records(parts.size(), 0);
     for (const StagedShard& s : shards) {
       part_records[s.part] += s.header.record_count;
@@ -337,44 +272,66 @@ struct StagedWrite::Impl {
                                   std::to_string(part.records));
       }
     }
-    // The dataset's values, as Writer::Finish computes them; adding fields,
-    // each segment's column files are a dataset of their own (SPEC.md 1.4).
-    std::vector<uint32_t> run_of(count, 0);
+    return Status::OK();
+  }
+
+  // The dataset's values, as Writer::Finish computes them; adding fields,
+  // each segment's column files are a dataset of their own (SPEC.md 1.4): a
+  // run. Without added fields there is one run, the new segment.
+  struct Runs {
+    std::vector<uint32_t> run_of;     // per shard: its run
+    std::vector<uint32_t> numbers;    // per shard: its number in its run
+    std::vector<uint64_t> first_ids;  // per shard: its first record's id in its run
+    std::vector<uint64_t> records;    // per run
+    std::vector<uint32_t> shards;     // per run
+    std::vector<format::Uuid> uuids;  // per run
+  };
+  Runs PlanRuns(const std::vector<StagedShard>& shards, const format::ShardHeaderContents& dataset_header) const {
+    const uint32_t count = static_cast<uint32_t>(shards.size());
+    Runs runs;
+    runs.run_of.assign(count, 0);
     for (uint32_t n = 1; n < count; ++n) {
-      run_of[n] = run_of[n - 1] + (add_fields && shards[n].segment != shards[n - 1].segment ? 1 : 0);
+      runs.run_of[n] = runs.run_of[n - 1] + (add_fields && shards[n].segment != shards[n - 1].segment ? 1 : 0);
     }
-    const size_t runs = count == 0 ? 0 : run_of[count - 1] + 1;
-    std::vector<std::vector<format::ShardDigest>> digests(runs);
-    std::vector<uint64_t> first_ids(count, 0), run_records(runs, 0);
-    std::vector<uint32_t> numbers(count, 0), run_shards(runs, 0);
+    const size_t run_count = count == 0 ? 0 : runs.run_of[count - 1] + 1;
+    std::vector<std::vector<format::ShardDigest>> digests(run_count);
+    runs.first_ids.assign(count, 0);
+    runs.numbers.assign(count, 0);
+    runs.records.assign(run_count, 0);
+    runs.shards.assign(run_count, 0);
     for (uint32_t n = 0; n < count; ++n) {
       const StagedShard& s = shards[n];
-      const uint32_t r = run_of[n];
+      const uint32_t r = runs.run_of[n];
       digests[r].push_back({s.header.record_count, s.index.shard_footer_checksum, s.index.sections.at(0).checksum()});
-      first_ids[n] = run_records[r];
-      numbers[n] = run_shards[r]++;
-      run_records[r] += s.header.record_count;
+      runs.first_ids[n] = runs.records[r];
+      runs.numbers[n] = runs.shards[r]++;
+      runs.records[r] += s.header.record_count;
     }
-    format::ShardHeaderValues page_settings = dataset_header.values;
-    std::vector<format::Uuid> uuids;
-    for (size_t r = 0; r < runs; ++r) {
-      uuids.push_back(format::DeriveDatasetUuid(digests[r], dataset_header.schema, dataset_header.metadata, page_settings));
+    for (size_t r = 0; r < run_count; ++r) {
+      runs.uuids.push_back(format::DeriveDatasetUuid(digests[r], dataset_header.schema, dataset_header.metadata,
+                                                     dataset_header.values));
     }
-    UREC_RETURN_IF_ERROR(ParallelFor(count, options.threads, "staged write: threads", [&](size_t n) -> Status {
-      StagedShard& s = shards[n];
-      const uint32_t r = run_of[n];
+    return runs;
+  }
+
+  // Writes each shard's and index's header with the values of its run.
+  Status StampShards(const std::vector<StagedShard>& shards, const format::ShardHeaderContents& dataset_header,
+                     const Runs& runs) const {
+    return ParallelFor(shards.size(), options.threads, "staged write: threads", [&](size_t n) -> Status {
+      const StagedShard& s = shards[n];
+      const uint32_t r = runs.run_of[n];
       format::ShardHeaderValues header = s.header;
-      header.uuid = uuids[r];
-      header.shard_number = numbers[n];
-      header.shard_count = run_shards[r];
+      header.uuid = runs.uuids[r];
+      header.shard_number = runs.numbers[n];
+      header.shard_count = runs.shards[r];
       UREC_RETURN_IF_ERROR(shard::WriteShardHeader(s.path, dataset_header.schema, dataset_header.metadata, header,
                                                    s.shard_header_length, options.sync));
       format::IndexHeaderValues index = s.index;
-      index.uuid = uuids[r];
-      index.shard_number = numbers[n];
-      index.shard_count = run_shards[r];
-      index.first_id = first_ids[n];
-      index.dataset_record_count = run_records[r];
+      index.uuid = runs.uuids[r];
+      index.shard_number = runs.numbers[n];
+      index.shard_count = runs.shards[r];
+      index.first_id = runs.first_ids[n];
+      index.dataset_record_count = runs.records[r];
       const std::string index_path = format::IndexPathFor(s.path);
       UREC_RETURN_IF_ERROR(index::WriteIndexHeader(
           index_path, index::IndexMinorVersion(dataset_header.schema, index.entry_stride), index, s.index_header_length));
@@ -384,16 +341,23 @@ struct StagedWrite::Impl {
         UREC_RETURN_IF_ERROR(file.Close());
       }
       return Status::OK();
-    }));
-    if (add_fields) return CommitFieldGroup(*committed, dataset_header.schema, std::move(segments), shards, uuids, new_generation);
+    });
+  }
+
+  // Commits the stamped `shards` as a new segment after the kept `segments`
+  // of `committed` (with the defaults of the `lacking` fields) and fills in
+  // the summary. An append of nothing adds no segment (its empty shard is
+  // removed at cleanup).
+  Status CommitNewSegment(const Dataset* committed, std::vector<format::Segment> segments,
+                          const std::vector<StagedShard>& shards, const Runs& runs, const Schema& lacking,
+                          uint64_t new_generation) {
     const uint64_t kept_records = committed != nullptr ? committed->size() : 0;
     if (committed != nullptr) {
       for (const ShardInfo& shard : committed->shards()) {
         summary.bytes += shard.file_bytes + shard.index_bytes;
       }
     }
-    // An append of nothing adds no segment (its empty shard is removed at cleanup).
-    const uint64_t new_records = runs == 0 ? 0 : run_records[0];
+    const uint64_t new_records = runs.records.empty() ? 0 : runs.records[0];
     const bool new_segment = segments.empty() || new_records > 0;
     for (size_t k = 0; k < segments.size(); ++k) {
       for (uint32_t j = 0; j < segments[k].shard_count; ++j) {
@@ -411,7 +375,9 @@ struct StagedWrite::Impl {
     }
     uint64_t commit_generation = new_generation;
     if (new_segment) {
-      segments.push_back(format::Segment{new_generation, count, kept_records, format::UuidToString(uuids[0]), {}, {}});
+      const uint32_t count = static_cast<uint32_t>(shards.size());
+      segments.push_back(
+          format::Segment{new_generation, count, kept_records, format::UuidToString(runs.uuids[0]), {}, {}});
       if (lacking.num_fields() > 0) {
         UREC_RETURN_IF_ERROR(AddDefaults(shards, lacking, ++commit_generation, &segments.back()));
       }
@@ -540,88 +506,6 @@ struct StagedWrite::Impl {
   }
 };
 
-Result<WriterSummary> MergeDatasets(const std::string& out_dir, const std::string& name,
-                                    const std::vector<std::string>& inputs, const StagedWriteOptions& options) {
-  if (inputs.empty()) return Status::InvalidArgument("merge: no input datasets");
-  UREC_RETURN_IF_ERROR(dataset::CheckDatasetName(name, "merge"));
-  std::vector<std::shared_ptr<Dataset>> opened;
-  for (size_t k = 0; k < inputs.size(); ++k) {
-    Result<std::shared_ptr<Dataset>> input = Dataset::Open(inputs[k]);
-    if (!input.ok()) return Status(input.status().code(), "merge: input " + std::to_string(k) + ": " + input.status().message());
-    // The inputs' segments follow one another: each input's first segment
-    // must carry what may follow the input before it (its last segment's).
-    const std::string differs =
-        opened.empty() ? std::string()
-                       : format::MetadataDifference(dataset_internal::ShardAccess::Frame(**input, 0).header().metadata,
-                                                    opened.back()->metadata(), format::ClassList::kMayGrow);
-    if (!differs.empty()) {
-      return Status::InvalidArgument("merge: input " + std::to_string(k) + " (" + inputs[k] + ") has another " + differs +
-                                     "; datasets merge only with the same fields and metadata");
-    }
-    opened.push_back(std::move(*input));
-  }
-  std::vector<bool> lacks;
-  UREC_ASSIGN_OR_RETURN(const Schema lacking, LackingOfInputs(inputs, opened, options.defaults, &lacks));
-  // A token in the lock file: the field groups of defaults are staged under it.
-  const std::string token = NewToken();
-  UREC_ASSIGN_OR_RETURN(dataset::DatasetLock locked, dataset::LockDataset(out_dir, name, "merge", token));
-  WriterSummary summary;
-  Status status = [&]() -> Status {
-    // Every input's segments, kept in place when they are this dataset's
-    // own files, else linked under new generations.
-    uint64_t next_generation = locked.generation;
-    std::vector<format::Segment> segments;
-    uint64_t first_id = 0;
-    for (size_t k = 0; k < opened.size(); ++k) {
-      const std::shared_ptr<Dataset>& input = opened[k];
-      for (const SegmentInfo& segment : input->segments()) {
-        format::Segment named = dataset::AsSegment(segment, segment.generation, first_id);
-        if (!NamedInPlace(*input, segment, out_dir, name)) {
-          named.generation = next_generation++;
-          UREC_RETURN_IF_ERROR(LinkSegment(*input, segment, out_dir, name, &named, &next_generation, options.sync,
-                                           &summary.bytes_written));
-        }
-        if (lacks[k]) {
-          dataset::DefaultGroup group{out_dir, name, token, 0, 1, named.generation, next_generation++, {}, 0,
-                                      options.sync};
-          for (uint32_t j = 0; j < segment.shards; ++j) {
-            group.records.push_back(input->shards()[segment.first_shard + j].records);
-            group.scalar_pages += input->shards()[segment.first_shard + j].scalar_pages;
-          }
-          const uint64_t before = summary.bytes_written;
-          Result<format::FieldGroup> written =
-              dataset::WriteDefaultGroup(group, lacking, options.defaults, &summary.bytes_written);
-          if (!written.ok()) return Status(written.status().code(), "merge: " + written.status().message());
-          summary.bytes += summary.bytes_written - before;
-          named.groups.push_back(std::move(*written));
-        }
-        const uint64_t g = named.generation;
-        for (uint32_t j = 0; j < segment.shards; ++j) {
-          const ShardInfo& shard = input->shards()[segment.first_shard + j];
-          const std::string path = io::JoinPath(out_dir, format::ShardFileName(name, g, j, segment.shards));
-          summary.shard_paths.push_back(path);
-          summary.index_paths.push_back(format::IndexPathFor(path));
-          summary.bytes += shard.file_bytes + shard.index_bytes;
-        }
-        segments.push_back(std::move(named));
-        first_id += segment.records;
-      }
-    }
-    if (segments.size() > format::kMaxShards) return Status::InvalidArgument("merge: more than " + std::to_string(format::kMaxShards) + " segments");
-    if (options.sync) UREC_RETURN_IF_ERROR(io::SyncDirectory(out_dir));
-    dataset::PendingGeneration pending;
-    pending.generation = std::max(locked.generation, next_generation - 1);
-    pending.segments = std::move(segments);
-    pending.sync = options.sync;
-    UREC_RETURN_IF_ERROR(dataset::CommitGeneration(out_dir, name, pending, &summary));
-    summary.records = first_id;
-    return Status::OK();
-  }();
-  dataset::ReleaseDataset(out_dir, name, &locked.lock);
-  if (!status.ok()) return status;
-  return summary;
-}
-
 StagedWrite::StagedWrite(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 StagedWrite::~StagedWrite() { dataset::ReleaseDataset(impl_->out_dir, impl_->name, &impl_->lock); }
@@ -636,7 +520,7 @@ Result<std::unique_ptr<StagedWrite>> StagedWrite::Begin(const std::string& out_d
   UREC_RETURN_IF_ERROR(ResolveThreadCount(options.threads, "staged write: threads").status());
   // The lock file names the token while this run holds it: parts stage
   // only then (dataset::StagedWriteUnderWay).
-  std::string token = NewToken();
+  std::string token = dataset::NewToken();
   UREC_ASSIGN_OR_RETURN(dataset::DatasetLock locked, dataset::LockDataset(out_dir, name, "staged write", token));
   auto impl = std::make_unique<Impl>();
   impl->out_dir = out_dir;

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "dataset/commit.h"
-#include "dataset/test_util.h"
+#include "dataset/dataset_testing.h"
 #include "format/file_names.h"
 #include "io/file.h"
 #include "unirecord/dataset.h"

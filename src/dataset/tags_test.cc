@@ -7,13 +7,13 @@
 
 #include <filesystem>
 
-#include "dataset/test_util.h"
+#include "dataset/dataset_testing.h"
 #include "format/manifest.h"
 #include "unirecord/dataset.h"
 #include "unirecord/fields.h"
 #include "unirecord/versions.h"
 #include "unirecord/writer.h"
-#include "util/test_files.h"
+#include "util/files_testing.h"
 
 namespace unirecord {
 namespace {

@@ -8,13 +8,13 @@
 #include <filesystem>
 #include <set>
 
-#include "dataset/test_util.h"
+#include "dataset/dataset_testing.h"
 #include "format/dataset_uuid.h"
 #include "format/file_names.h"
 #include "format/manifest.h"
 #include "unirecord/dataset.h"
 #include "unirecord/writer.h"
-#include "util/test_files.h"
+#include "util/files_testing.h"
 
 namespace unirecord {
 namespace {

@@ -301,14 +301,20 @@ const Schema& PartWriter::schema() const { return writer_->schema(); }
 Status PartWriter::SetMetadata(const std::string& key, const std::string& value) { return writer_->SetMetadata(key, value); }
 Status PartWriter::Write(RecordBuilder& record) { return writer_->Write(record); }
 Status PartWriter::WriteColumns(const std::vector<std::string_view>& columns, uint64_t rows) {
-  return writer_->impl_->WriteColumns(columns, rows);
+  return writer_->WriteColumns(columns, rows);
 }
 uint64_t PartWriter::records_written() const { return writer_->records_written(); }
 Status PartWriter::Finish() { return writer_->Finish(); }
 const WriterSummary& PartWriter::summary() const { return writer_->summary(); }
 
-Status PartWriter::NextShard() {
-  Writer::Impl& w = *writer_->impl_;
+Status PartWriter::NextShard() { return writer_->NextShard(); }
+
+Status Writer::WriteColumns(const std::vector<std::string_view>& columns, uint64_t rows) {
+  return impl_->WriteColumns(columns, rows);
+}
+
+Status Writer::NextShard() {
+  Impl& w = *impl_;
   if (w.finished) return Status::FailedPrecondition("part writer: NextShard after Finish");
   if (!w.failure.ok()) return Status::FailedPrecondition("part writer: unusable after an earlier error: " + w.failure.message());
   w.started = true;

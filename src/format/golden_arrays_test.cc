@@ -11,7 +11,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "dataset/test_util.h"
+#include "dataset/dataset_testing.h"
 #include "format/checksum.h"
 #include "format/endian.h"
 #include "format/file_names.h"

@@ -11,7 +11,7 @@
 #include <filesystem>
 #include <limits>
 
-#include "dataset/test_util.h"
+#include "dataset/dataset_testing.h"
 #include "format/file_names.h"
 #include "format/format_constants.h"
 #include "io/file.h"

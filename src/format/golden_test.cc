@@ -16,7 +16,7 @@
 #include <map>
 
 #include "format/manifest.h"
-#include "dataset/test_util.h"
+#include "dataset/dataset_testing.h"
 #include "format/checksum.h"
 #include "format/endian.h"
 #include "format/file_names.h"

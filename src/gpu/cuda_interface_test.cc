@@ -7,7 +7,7 @@
 
 #include "gpu/device_batches.h"
 #include "gpu/gpu_bandwidth.h"
-#include "pipeline/loader_test_data.h"
+#include "pipeline/loader_testing.h"
 
 namespace unirecord::gpu {
 namespace {

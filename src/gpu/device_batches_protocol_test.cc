@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "gpu/device_batches.h"
-#include "gpu/device_test_values.h"
+#include "gpu/device_testing.h"
 #include "gpu/host_convert.h"
 
 namespace unirecord::gpu {

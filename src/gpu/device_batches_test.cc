@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "gpu/device_test_values.h"
+#include "gpu/device_testing.h"
 #include "gpu/gpu_bandwidth.h"
 #include "gpu/host_convert.h"
 

@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "image/jpeg_decoder.h"
-#include "image/test_images.h"
+#include "image/image_testing.h"
 #include "unirecord/image.h"
 
 namespace unirecord {

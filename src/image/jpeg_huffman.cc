@@ -1,7 +1,8 @@
-// Our baseline Huffman entropy decoder and libjpeg-turbo's reference
-// coefficients (jpeg_huffman.h). Every rule below mirrors libjpeg-turbo
-// 2.1's jdhuff.c (jpeg_make_d_derived_tbl, decode_mcu_slow) for the data it
-// accepts, and rejects what libjpeg would warn about, fail on or recover from.
+// Our baseline Huffman entropy decoder (jpeg_huffman.h; its tables are in
+// jpeg_huffman_tables.cc, its place in libjpeg in jpeg_huffman_libjpeg.cc).
+// Every rule below mirrors libjpeg-turbo 2.1's jdhuff.c (decode_mcu_slow)
+// for the data it accepts, and rejects what libjpeg would warn about, fail
+// on or recover from.
 #include "image/jpeg_huffman.h"
 
 #include <algorithm>
@@ -10,21 +11,14 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <type_traits>
 
 #include <jpeglib.h>
-// (after jpeglib.h) struct jpeg_entropy_decoder, for OwnEntropyDecoder
-#include <jpegint.h>
 
-#include "image/libjpeg_errors.h"
+#include "image/jpeg_huffman_tables.h"
 
 namespace unirecord::image_internal {
 namespace {
 
-// Code bits resolved by one table look-up (with two lanes, single runs:
-// 10 0.85x, 11 0.81x, 12 0.83x libjpeg-turbo; bench/README.md).
-constexpr int kFastBits = 11;
-constexpr int kFastSize = 1 << kFastBits;
 // Restart segments decoded at once, one lane each.
 constexpr int kLanes = 2;
 // Bits a refill leaves at least: it loads whole bytes, so 56 + the odd bits
@@ -37,132 +31,11 @@ constexpr int kStepsPerRefill = (kRefilledBits - kFastBits) / kFastBits + 1;
 // 64 symbols of 16 + 15 bits (248 bytes) before the overrun check, and a
 // refill loads 8 bytes.
 constexpr size_t kSegmentSlack = 512;
-// An AcTable::fast entry: bits consumed (0-3), the block ends after it (4),
-// zero coefficients before the first value (8-11), positions from the first
-// value to the second (12-16; 0: one symbol, and the second value repeats
-// the first), the first value (32-47) and the second (48-63). 0: not
-// resolved by the look-up.
-constexpr uint64_t kEndsBlock = 1u << 4;
-
 // Zig-zag position -> natural (row-major) index.
 constexpr uint8_t kNaturalOrder[64] = {
     0,  1,  8,  16, 9,  2,  3,  10, 17, 24, 32, 25, 18, 11, 4,  5,  12, 19, 26, 33, 40, 48,
     41, 34, 27, 20, 13, 6,  7,  14, 21, 28, 35, 42, 49, 56, 57, 50, 43, 36, 29, 22, 15, 23,
     30, 37, 44, 51, 58, 59, 52, 45, 38, 31, 39, 46, 53, 60, 61, 54, 47, 55, 62, 63};
-
-struct DecodeTable {
-  uint16_t fast[kFastSize];    // (code length << 8) | symbol; 0: a longer code, or none
-  int32_t maxcode[18];         // largest code of each length, -1 if none; [17] ends the search
-  int32_t valoffset[18];       // huffval index of a code of that length = code + valoffset
-  uint8_t huffval[256];
-};
-
-// An AC table also resolves, in one look-up, a symbol with its value bits
-// and, when they fit the look-up too, the next symbol (a coefficient or the
-// block's end).
-struct AcTable {
-  DecodeTable codes;
-  uint64_t fast[kFastSize];
-};
-
-// HUFF_EXTEND: `bits` (s of them, s >= 1) as a signed value.
-inline int Extend(uint32_t bits, int s) {
-  return bits < (1u << (s - 1)) ? static_cast<int>(bits) - static_cast<int>((1u << s) - 1)
-                                : static_cast<int>(bits);
-}
-
-// jpeg_make_d_derived_tbl's canonical codes and its checks: false where
-// libjpeg stops with "Bogus Huffman table definition".
-bool BuildTable(const JHUFF_TBL& table, bool dc, DecodeTable* d) {
-  uint8_t size_of[257];
-  uint32_t code_of[257];
-  int count = 0;
-  for (int len = 1; len <= 16; ++len) {
-    const int n = table.bits[len];
-    if (count + n > 256) return false;
-    for (int i = 0; i < n; ++i) size_of[count++] = static_cast<uint8_t>(len);
-  }
-  size_of[count] = 0;
-  uint32_t code = 0;
-  int len = size_of[0];
-  for (int p = 0; size_of[p] != 0;) {
-    while (size_of[p] == len) code_of[p++] = code++;
-    if (code >= (1u << len)) return false;
-    code <<= 1;
-    ++len;
-  }
-  int p = 0;
-  for (int l = 1; l <= 16; ++l) {
-    if (table.bits[l] != 0) {
-      d->valoffset[l] = p - static_cast<int32_t>(code_of[p]);
-      p += table.bits[l];
-      d->maxcode[l] = static_cast<int32_t>(code_of[p - 1]);
-    } else {
-      d->valoffset[l] = 0;
-      d->maxcode[l] = -1;
-    }
-  }
-  d->valoffset[17] = 0;
-  d->maxcode[17] = INT32_MAX;
-  std::memcpy(d->huffval, table.huffval, sizeof d->huffval);
-  if (dc) {
-    for (int i = 0; i < count; ++i) {
-      if (table.huffval[i] > 15) return false;
-    }
-  }
-  std::memset(d->fast, 0, sizeof d->fast);
-  for (int i = 0; i < count; ++i) {
-    const int l = size_of[i];
-    if (l > kFastBits) break;
-    const int first = static_cast<int>(code_of[i] << (kFastBits - l));
-    const uint16_t entry = static_cast<uint16_t>((l << 8) | table.huffval[i]);
-    std::fill(d->fast + first, d->fast + first + (1 << (kFastBits - l)), entry);
-  }
-  return true;
-}
-
-// The AC look-up in two passes over whole code ranges (once per image, so
-// kept cheap): each entry with its first symbol alone, then the pairs.
-bool BuildAcTable(const JHUFF_TBL& table, AcTable* t) {
-  if (!BuildTable(table, false, &t->codes)) return false;
-  uint64_t single[kFastSize] = {};
-  for (int first = 0; first < kFastSize;) {
-    const uint16_t code = t->codes.fast[first];
-    const int l = code >> 8, run = (code >> 4) & 15, s = code & 15;
-    if (l == 0) break;  // longer codes from here on
-    const int end = first + (1 << (kFastBits - l));
-    if (s == 0 && run != 15) {
-      std::fill(single + first, single + end, uint64_t(l) | kEndsBlock);  // libjpeg: any run but 15 ends the block
-    } else if (s != 0 && l + s <= kFastBits) {
-      // Each value of the s bits after the code covers a run of entries.
-      const int per_value = 1 << (kFastBits - l - s);
-      for (int bits = 0; bits < (1 << s); ++bits) {
-        const uint64_t value = static_cast<uint16_t>(static_cast<int16_t>(Extend(bits, s)));
-        const uint64_t entry = uint64_t(l + s) | uint64_t(run) << 8 | value << 32 | value << 48;
-        std::fill(single + first + bits * per_value, single + first + (bits + 1) * per_value, entry);
-      }
-    }  // else a run of 16 zeros, or a value past the look-up: DecodeSymbol's
-    first = end;
-  }
-  // A coefficient's entry takes the symbol that follows it when that one's
-  // code and value fit in the bits left: its own entry, read at the bits
-  // after the first symbol, says how many bits it needs.
-  for (int index = 0; index < kFastSize; ++index) {
-    const uint64_t entry = single[index];
-    t->fast[index] = entry;
-    if (entry == 0 || (entry & kEndsBlock) != 0) continue;
-    const int used = static_cast<int>(entry & 15);
-    const uint64_t next = single[(index << used) & (kFastSize - 1)];
-    const int needs = static_cast<int>(next & 15);
-    if (next == 0 || used + needs > kFastBits) continue;
-    // The next value's position, past the first; an end of block has run and
-    // value 0, so it writes a zero where the block is still clear.
-    const uint64_t step = ((next >> 8) & 15) + 1;
-    t->fast[index] = (entry & 0x0000FFFF00000FFFull) + needs + (next & kEndsBlock) + (step << 12) +
-                     (next >> 32 << 48);
-  }
-  return true;
-}
 
 inline uint64_t LoadBigEndian64(const uint8_t* p) {
   uint64_t v;
@@ -392,30 +265,20 @@ int Unstuff(const uint8_t* data, size_t size, size_t pos, uint8_t* out, size_t* 
 
 int CeilDiv(int a, int b) { return (a + b - 1) / b; }
 
-// A component's blocks across or down, rounded up to whole MCUs, as
-// jpeg_read_coefficients allocates them.
-int RoundedBlocks(JDIMENSION blocks, int sampling) {
-  return CeilDiv(static_cast<int>(blocks), sampling) * sampling;
-}
-
-// The scan described by a decompressor that jpeg_read_header left at SOS
-// (data = its first entropy-coded byte). kRejected, before allocating,
-// when the coefficients would take more than max_bytes. *eoi: where the EOI
-// marker that ends the scan starts in `data`; *order (when not null): where
-// each MCU's blocks lie in *out.
-OwnHuffmanResult DecodeScan(const jpeg_decompress_struct& cinfo, const uint8_t* data, size_t size,
-                            size_t max_bytes, OwnHuffmanScratch* scratch, JpegCoefficients* out,
-                            size_t* eoi, McuOrder* order) {
-  const int n = cinfo.num_components;
-  if (cinfo.progressive_mode || cinfo.arith_code || cinfo.data_precision != 8 || n < 1 ||
-      n > MAX_COMPS_IN_SCAN || cinfo.comps_in_scan != n || cinfo.Ss != 0 || cinfo.Se != 63 ||
-      cinfo.Ah != 0 || cinfo.Al != 0) {
-    return OwnHuffmanResult::kNotBaseline;
-  }
-  DecodeTable dc_tables[NUM_HUFF_TBLS];
-  AcTable ac_tables[NUM_HUFF_TBLS];
+// The Huffman tables a scan's components use, built once per image.
+struct ScanTables {
+  DecodeTable dc[NUM_HUFF_TBLS];
+  AcTable ac[NUM_HUFF_TBLS];
   bool built[2][NUM_HUFF_TBLS] = {};
-  ScanComponent comps[MAX_COMPS_IN_SCAN];
+};
+
+// Builds the tables of each component of the scan and sizes its
+// coefficients in *out (comps[i] points at them). kRejected, before
+// allocating, when they would take more than max_bytes or a table is
+// missing or bogus.
+OwnHuffmanResult SetUpComponents(const jpeg_decompress_struct& cinfo, size_t max_bytes, ScanTables* tables,
+                                 ScanComponent* comps, JpegCoefficients* out) {
+  const int n = cinfo.num_components;
   int blocks_in_mcu = 0;
   size_t bytes = 0;
   out->components.resize(n);
@@ -431,20 +294,20 @@ OwnHuffmanResult DecodeScan(const jpeg_decompress_struct& cinfo, const uint8_t* 
         cinfo.quant_tbl_ptrs[c.quant_tbl_no] == nullptr) {
       return OwnHuffmanResult::kRejected;
     }
-    if (!built[0][dc]) {
-      if (!BuildTable(*cinfo.dc_huff_tbl_ptrs[dc], true, &dc_tables[dc])) return OwnHuffmanResult::kRejected;
-      built[0][dc] = true;
+    if (!tables->built[0][dc]) {
+      if (!BuildTable(*cinfo.dc_huff_tbl_ptrs[dc], true, &tables->dc[dc])) return OwnHuffmanResult::kRejected;
+      tables->built[0][dc] = true;
     }
-    if (!built[1][ac]) {
-      if (!BuildAcTable(*cinfo.ac_huff_tbl_ptrs[ac], &ac_tables[ac])) return OwnHuffmanResult::kRejected;
-      built[1][ac] = true;
+    if (!tables->built[1][ac]) {
+      if (!BuildAcTable(*cinfo.ac_huff_tbl_ptrs[ac], &tables->ac[ac])) return OwnHuffmanResult::kRejected;
+      tables->built[1][ac] = true;
     }
     JpegCoefficients::Component& o = out->components[c.component_index];
     o.blocks_wide = RoundedBlocks(c.width_in_blocks, c.h_samp_factor);
     o.blocks_high = RoundedBlocks(c.height_in_blocks, c.v_samp_factor);
     bytes += size_t(o.blocks_wide) * o.blocks_high * sizeof(JBLOCK);
     const bool single = n == 1;  // a single-component scan codes blocks one by one
-    comps[i] = {&dc_tables[dc], &ac_tables[ac], single ? 1 : c.h_samp_factor,
+    comps[i] = {&tables->dc[dc], &tables->ac[ac], single ? 1 : c.h_samp_factor,
                 single ? 1 : c.v_samp_factor, o.blocks_wide, nullptr};
     blocks_in_mcu += comps[i].h * comps[i].v;
   }
@@ -462,21 +325,14 @@ OwnHuffmanResult DecodeScan(const jpeg_decompress_struct& cinfo, const uint8_t* 
     }
     comps[i].coef = o.coef.data();
   }
-  int mcus_per_row, mcu_rows;
-  if (n == 1) {
-    mcus_per_row = static_cast<int>(cinfo.cur_comp_info[0]->width_in_blocks);
-    mcu_rows = static_cast<int>(cinfo.cur_comp_info[0]->height_in_blocks);
-  } else {
-    mcus_per_row = CeilDiv(static_cast<int>(cinfo.image_width), 8 * cinfo.max_h_samp_factor);
-    mcu_rows = CeilDiv(static_cast<int>(cinfo.image_height), 8 * cinfo.max_v_samp_factor);
-  }
-  const int64_t total = int64_t{mcus_per_row} * mcu_rows;
-  const int64_t interval = cinfo.restart_interval != 0 ? cinfo.restart_interval : total;
+  return OwnHuffmanResult::kDecoded;
+}
 
-  // Every segment un-stuffed first, one after another (a lane may read
-  // into the next one's bytes, or the slack, before its overrun check).
-  if (total == 0) return OwnHuffmanResult::kRejected;  // libjpeg stops at such a header first
-  const int64_t segments = (total + interval - 1) / interval;
+// Un-stuffs the `segments` restart segments of data[0, size) one after
+// another into scratch->segment (a lane may read into the next one's bytes,
+// or the slack, before its overrun check), each ended by the restart marker
+// due there, the last by EOI. *eoi: where that EOI starts in `data`.
+bool UnstuffSegments(const uint8_t* data, size_t size, int64_t segments, OwnHuffmanScratch* scratch, size_t* eoi) {
   scratch->segment.resize(std::max(scratch->segment.size(), size + kSegmentSlack));
   scratch->segment_ends.resize(size_t(segments));
   uint8_t* unstuffed = scratch->segment.data();
@@ -485,12 +341,18 @@ OwnHuffmanResult DecodeScan(const jpeg_decompress_struct& cinfo, const uint8_t* 
     size_t length = 0, next = 0;
     const int marker = Unstuff(data, size, pos, unstuffed + written, &length, &next);
     const int expected = index + 1 == segments ? 0xD9 : 0xD0 + static_cast<int>(index % 8);
-    if (marker != expected) return OwnHuffmanResult::kRejected;
+    if (marker != expected) return false;
     written += length;
     scratch->segment_ends[size_t(index)] = written;
     pos = next;
   }
   *eoi = pos - 2;  // the marker's 0xFF, after any fill bytes
+  return true;
+}
+
+// The blocks of one MCU, component by component, and (order, when not
+// null) where each MCU's blocks lie in the coefficients.
+ScanLayout LayOutMcu(const ScanComponent* comps, int n, int mcus_per_row, int mcu_rows, McuOrder* order) {
   ScanLayout layout{comps, {}, 0, mcus_per_row};
   for (int i = 0; i < n; ++i) {
     for (int by = 0; by < comps[i].v; ++by) {
@@ -508,13 +370,21 @@ OwnHuffmanResult DecodeScan(const jpeg_decompress_struct& cinfo, const uint8_t* 
     order->mcus_per_row = mcus_per_row;
     order->mcu_rows = mcu_rows;
   }
-  // kLanes lanes take the segments in turn; once there are none left, each
-  // lane still busy finishes alone.
+  return layout;
+}
+
+// Decodes the un-stuffed segments (UnstuffSegments) of `total` MCUs,
+// `interval` MCUs each: kLanes lanes take the segments in turn; once there
+// are none left, each lane still busy finishes alone. The decoder's inner
+// loop, whole.
+OwnHuffmanResult DecodeSegments(const ScanLayout& layout, const OwnHuffmanScratch& scratch, int64_t segments,
+                                int64_t interval, int64_t total) {
+  const uint8_t* unstuffed = scratch.segment.data();
   int64_t next_segment = 0;
   auto start_next = [&](Lane* lane) {
     const int64_t j = next_segment++;
-    const size_t begin = j == 0 ? 0 : scratch->segment_ends[size_t(j - 1)];
-    return StartSegment(layout, unstuffed + begin, scratch->segment_ends[size_t(j)] - begin, j * interval,
+    const size_t begin = j == 0 ? 0 : scratch.segment_ends[size_t(j - 1)];
+    return StartSegment(layout, unstuffed + begin, scratch.segment_ends[size_t(j)] - begin, j * interval,
                         std::min(interval, total - j * interval), lane);
   };
   Lane lanes[kLanes];
@@ -562,136 +432,40 @@ OwnHuffmanResult DecodeScan(const jpeg_decompress_struct& cinfo, const uint8_t* 
   return OwnHuffmanResult::kDecoded;
 }
 
-// setjmp and libjpeg calls in functions with plain-C locals (libjpeg_errors.h).
-bool CreateDecompressor(jpeg_decompress_struct* cinfo, LibjpegErrors* err) {
-  cinfo->err = InitLibjpegErrors(err, /*strict=*/false);
-  if (setjmp(err->jump)) return false;
-  jpeg_create_decompress(cinfo);
-  return true;
-}
-
-bool ReadHeader(jpeg_decompress_struct* cinfo, LibjpegErrors* err, const unsigned char* data,
-                unsigned long size) {
-  if (setjmp(err->jump)) return false;
-  jpeg_mem_src(cinfo, data, size);
-  return jpeg_read_header(cinfo, TRUE) == JPEG_HEADER_OK;
-}
-
-bool ReadCoefficients(jpeg_decompress_struct* cinfo, LibjpegErrors* err, const unsigned char* data,
-                      unsigned long size, jvirt_barray_ptr** arrays) {
-  if (setjmp(err->jump)) return false;
-  jpeg_mem_src(cinfo, data, size);
-  jpeg_read_header(cinfo, TRUE);
-  *arrays = jpeg_read_coefficients(cinfo);
-  return true;
-}
-
-bool CopyComponent(jpeg_decompress_struct* cinfo, LibjpegErrors* err, jvirt_barray_ptr array,
-                   int blocks_wide, int blocks_high, int16_t* out) {
-  if (setjmp(err->jump)) return false;
-  for (int row = 0; row < blocks_high; ++row) {
-    JBLOCKARRAY rows = (*cinfo->mem->access_virt_barray)(reinterpret_cast<j_common_ptr>(cinfo), array,
-                                                         static_cast<JDIMENSION>(row), 1, FALSE);
-    std::memcpy(out + size_t(row) * blocks_wide * 64, rows[0], size_t(blocks_wide) * sizeof(JBLOCK));
-  }
-  return true;
-}
-
 }  // namespace
 
-OwnHuffmanResult DecodeCoefficientsOwn(std::string_view jpeg, OwnHuffmanScratch* scratch,
-                                       JpegCoefficients* out) {
-  jpeg_decompress_struct cinfo;
-  LibjpegErrors err;
-  if (!CreateDecompressor(&cinfo, &err)) return OwnHuffmanResult::kHeaderError;
-  OwnHuffmanResult result = OwnHuffmanResult::kHeaderError;
-  const auto* data = reinterpret_cast<const unsigned char*>(jpeg.data());
-  if (ReadHeader(&cinfo, &err, data, static_cast<unsigned long>(jpeg.size()))) {
-    const uint8_t* scan = cinfo.src->next_input_byte;
-    size_t eoi = 0;
-    result = DecodeScan(cinfo, scan, cinfo.src->bytes_in_buffer, SIZE_MAX, scratch, out, &eoi, nullptr);
-  }
-  jpeg_destroy_decompress(&cinfo);
-  return result;
+int RoundedBlocks(unsigned int blocks, int sampling) {
+  return CeilDiv(static_cast<int>(blocks), sampling) * sampling;
 }
 
-bool ReadLibjpegCoefficients(std::string_view jpeg, JpegCoefficients* out, int* warnings,
-                             std::string* error) {
-  jpeg_decompress_struct cinfo;
-  LibjpegErrors err;
-  if (!CreateDecompressor(&cinfo, &err)) {
-    *error = err.message;
-    return false;
+OwnHuffmanResult DecodeScan(const jpeg_decompress_struct& cinfo, const uint8_t* data, size_t size,
+                            size_t max_bytes, OwnHuffmanScratch* scratch, JpegCoefficients* out,
+                            size_t* eoi, McuOrder* order) {
+  const int n = cinfo.num_components;
+  if (cinfo.progressive_mode || cinfo.arith_code || cinfo.data_precision != 8 || n < 1 ||
+      n > MAX_COMPS_IN_SCAN || cinfo.comps_in_scan != n || cinfo.Ss != 0 || cinfo.Se != 63 ||
+      cinfo.Ah != 0 || cinfo.Al != 0) {
+    return OwnHuffmanResult::kNotBaseline;
   }
-  jvirt_barray_ptr* arrays = nullptr;
-  bool ok = ReadCoefficients(&cinfo, &err, reinterpret_cast<const unsigned char*>(jpeg.data()),
-                             static_cast<unsigned long>(jpeg.size()), &arrays);
-  if (ok) {
-    out->components.resize(cinfo.num_components);
-    for (int ci = 0; ci < cinfo.num_components && ok; ++ci) {
-      const jpeg_component_info& c = cinfo.comp_info[ci];
-      JpegCoefficients::Component& o = out->components[ci];
-      o.blocks_wide = RoundedBlocks(c.width_in_blocks, c.h_samp_factor);
-      o.blocks_high = RoundedBlocks(c.height_in_blocks, c.v_samp_factor);
-      o.coef.assign(size_t(o.blocks_wide) * o.blocks_high * 64, 0);
-      ok = CopyComponent(&cinfo, &err, arrays[ci], o.blocks_wide, o.blocks_high, o.coef.data());
-    }
+  ScanTables tables;
+  ScanComponent comps[MAX_COMPS_IN_SCAN];
+  const OwnHuffmanResult set_up = SetUpComponents(cinfo, max_bytes, &tables, comps, out);
+  if (set_up != OwnHuffmanResult::kDecoded) return set_up;
+  int mcus_per_row, mcu_rows;
+  if (n == 1) {
+    mcus_per_row = static_cast<int>(cinfo.cur_comp_info[0]->width_in_blocks);
+    mcu_rows = static_cast<int>(cinfo.cur_comp_info[0]->height_in_blocks);
+  } else {
+    mcus_per_row = CeilDiv(static_cast<int>(cinfo.image_width), 8 * cinfo.max_h_samp_factor);
+    mcu_rows = CeilDiv(static_cast<int>(cinfo.image_height), 8 * cinfo.max_v_samp_factor);
   }
-  if (!ok) *error = err.message;
-  *warnings = err.warnings;
-  jpeg_destroy_decompress(&cinfo);
-  return ok;
-}
-
-// What OwnEntropyDecoder relies on (jpeg_huffman.h).
-static_assert(std::is_same_v<decltype(jpeg_entropy_decoder::decode_mcu), boolean (*)(j_decompress_ptr, JBLOCKROW*)>);
-static_assert(offsetof(jpeg_entropy_decoder, decode_mcu) == sizeof(void (*)()));
-static_assert(std::is_same_v<JCOEF, int16_t> && sizeof(JBLOCK) == 64 * sizeof(int16_t));
-static_assert(D_MAX_BLOCKS_IN_MCU == 10);
-
-bool OwnEntropyDecoder::Install(jpeg_decompress_struct* cinfo, size_t max_bytes) {
-  installed_ = false;
-  if (cinfo->buffered_image || cinfo->entropy == nullptr || cinfo->entropy->decode_mcu == nullptr ||
-      cinfo->src == nullptr || cinfo->output_scanline != 0) {
-    return false;
-  }
-  const uint8_t* scan = cinfo->src->next_input_byte;
-  const size_t scan_bytes = cinfo->src->bytes_in_buffer;
-  size_t eoi = 0;
-  if (DecodeScan(*cinfo, scan, scan_bytes, max_bytes, &scratch_, &coefficients_, &eoi, &order_) !=
-      OwnHuffmanResult::kDecoded) {
-    return false;
-  }
-  mcu_x_ = mcu_y_ = 0;
-  // libjpeg reads nothing more of the scan: the source moves to its EOI
-  // marker, which jpeg_finish_decompress then finds as if libjpeg had
-  // decoded the scan itself.
-  cinfo->src->next_input_byte = scan + eoi;
-  cinfo->src->bytes_in_buffer = scan_bytes - eoi;
-  cinfo->client_data = this;
-  cinfo->entropy->decode_mcu = DecodeMcu;
-  installed_ = true;
-  return true;
-}
-
-int OwnEntropyDecoder::DecodeMcu(jpeg_decompress_struct* cinfo, short (**mcu)[64]) {
-  auto* self = static_cast<OwnEntropyDecoder*>(cinfo->client_data);
-  // NULL: jpeg_skip_scanlines discards the MCU. libjpeg asks for each MCU
-  // once, in order; one past the last would be a libjpeg we do not know, so
-  // it gets the zeros libjpeg put there.
-  const McuOrder& order = self->order_;
-  if (mcu != nullptr && self->mcu_y_ < order.mcu_rows) {
-    for (int b = 0; b < order.blocks_in_mcu; ++b) {
-      const McuOrder::Block& block = order.blocks[b];
-      std::memcpy(mcu[b], block.first + size_t(self->mcu_y_) * block.mcu_row + size_t(self->mcu_x_) * block.mcu_column,
-                  sizeof(JBLOCK));
-    }
-  }
-  if (++self->mcu_x_ == order.mcus_per_row) {
-    self->mcu_x_ = 0;
-    ++self->mcu_y_;
-  }
-  return TRUE;
+  const int64_t total = int64_t{mcus_per_row} * mcu_rows;
+  const int64_t interval = cinfo.restart_interval != 0 ? cinfo.restart_interval : total;
+  if (total == 0) return OwnHuffmanResult::kRejected;  // libjpeg stops at such a header first
+  const int64_t segments = (total + interval - 1) / interval;
+  if (!UnstuffSegments(data, size, segments, scratch, eoi)) return OwnHuffmanResult::kRejected;
+  const ScanLayout layout = LayOutMcu(comps, n, mcus_per_row, mcu_rows, order);
+  return DecodeSegments(layout, *scratch, segments, interval, total);
 }
 
 }  // namespace unirecord::image_internal

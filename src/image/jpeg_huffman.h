@@ -23,6 +23,7 @@
 #ifndef UNIRECORD_SRC_IMAGE_JPEG_HUFFMAN_H_
 #define UNIRECORD_SRC_IMAGE_JPEG_HUFFMAN_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -101,6 +102,19 @@ class OwnEntropyDecoder {
   int64_t mcu_x_ = 0, mcu_y_ = 0;  // the next MCU libjpeg asks for
   bool installed_ = false;
 };
+
+// The scan described by a decompressor that jpeg_read_header left at SOS
+// (data = its first entropy-coded byte), decoded by ours (jpeg_huffman.cc).
+// kRejected, before allocating, when the coefficients would take more than
+// max_bytes. *eoi: where the EOI marker that ends the scan starts in
+// `data`; *order (when not null): where each MCU's blocks lie in *out.
+OwnHuffmanResult DecodeScan(const jpeg_decompress_struct& cinfo, const uint8_t* data, size_t size,
+                            size_t max_bytes, OwnHuffmanScratch* scratch, JpegCoefficients* out,
+                            size_t* eoi, McuOrder* order);
+
+// A component's blocks across or down, rounded up to whole MCUs, as
+// jpeg_read_coefficients allocates them.
+int RoundedBlocks(unsigned int blocks, int sampling);
 
 // Reads the header with libjpeg (jpeg_read_header), then decodes the scan
 // with our decoder into *out.

@@ -18,7 +18,7 @@
 #include "image/jpeg_header.h"
 #include "image/jpeg_restart_crop.h"
 #include "image/jpeg_transcode.h"
-#include "image/test_images.h"
+#include "image/image_testing.h"
 
 namespace unirecord::image_internal {
 namespace {

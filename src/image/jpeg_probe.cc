@@ -105,6 +105,51 @@ bool EndsWithEoi(std::string_view bytes) {
   return end >= 2 && U8(bytes)[end - 2] == 0xFF && U8(bytes)[end - 1] == 0xD9;
 }
 
+// Reads a frame header (SOF `marker`'s `payload`) into `info` (size,
+// components, process), the sampling factors of the first four components
+// into `comps` and `layout`.
+Status ParseFrameHeader(int marker, std::string_view payload, JpegInfo* info, Component comps[4],
+                        image_internal::JpegHeaderLayout* layout) {
+  const unsigned char* s = U8(payload);
+  if (payload.size() < 6) return Status::Corruption("JPEG header: SOF segment too short");
+  info->precision = s[0];
+  info->height = (s[1] << 8) | s[2];
+  info->width = (s[3] << 8) | s[4];
+  info->components = s[5];
+  if (payload.size() != 6 + 3 * size_t{s[5]}) {
+    return Status::Corruption("JPEG header: SOF length does not match its component count");
+  }
+  if (info->components == 0) return Status::Corruption("JPEG header: zero components");
+  for (int i = 0; i < info->components; ++i) {
+    int h = s[6 + 3 * i + 1] >> 4, v = s[6 + 3 * i + 1] & 15;
+    if (h < 1 || h > 4 || v < 1 || v > 4) {
+      return Status::Corruption("JPEG header: bogus sampling factors " + std::to_string(h) +
+                                "x" + std::to_string(v) + " of component " +
+                                std::to_string(i));
+    }
+    if (i < 4) {
+      comps[i] = {s[6 + 3 * i], h, v};
+      layout->h_samp[i] = h;
+      layout->v_samp[i] = v;
+    }
+  }
+  const int kind = marker & 0x0F;  // 0 baseline, 1 ext, 2 prog, 3 lossless, 5-7 hier.
+  info->arithmetic = marker >= 0xC8;
+  if (kind == 0 && !info->arithmetic) {
+    info->process = JpegProcess::kBaseline;
+  } else if (kind == 1 || kind == 9) {
+    info->process = JpegProcess::kExtendedSequential;
+  } else if (kind == 2 || kind == 10) {
+    info->process = JpegProcess::kProgressive;
+  } else if (kind == 3 || kind == 11) {
+    info->process = JpegProcess::kLossless;
+  } else {
+    info->process = JpegProcess::kHierarchical;
+  }
+  info->progressive = info->process == JpegProcess::kProgressive;
+  return Status::OK();
+}
+
 }  // namespace
 
 const char* JpegColorSpaceName(JpegColorSpace c) {
@@ -197,43 +242,8 @@ Result<JpegInfo> image_internal::ProbeJpegHeader(std::string_view bytes,
       if (saw_sof) return Status::Corruption("JPEG header: two frame headers (SOF)");
       saw_sof = true;
       layout->sof_payload = p - length + 2;
-      if (payload.size() < 6) return Status::Corruption("JPEG header: SOF segment too short");
-      info.precision = s[0];
-      info.height = (s[1] << 8) | s[2];
-      info.width = (s[3] << 8) | s[4];
-      info.components = s[5];
-      if (payload.size() != 6 + 3 * size_t{s[5]}) {
-        return Status::Corruption("JPEG header: SOF length does not match its component count");
-      }
-      if (info.components == 0) return Status::Corruption("JPEG header: zero components");
-      for (int i = 0; i < info.components; ++i) {
-        int h = s[6 + 3 * i + 1] >> 4, v = s[6 + 3 * i + 1] & 15;
-        if (h < 1 || h > 4 || v < 1 || v > 4) {
-          return Status::Corruption("JPEG header: bogus sampling factors " + std::to_string(h) +
-                                    "x" + std::to_string(v) + " of component " +
-                                    std::to_string(i));
-        }
-        if (i < 4) {
-          comps[i] = {s[6 + 3 * i], h, v};
-          layout->h_samp[i] = h;
-          layout->v_samp[i] = v;
-        }
-      }
+      UREC_RETURN_IF_ERROR(ParseFrameHeader(marker, payload, &info, comps, layout));
       ncomps = info.components < 4 ? info.components : 4;
-      const int kind = marker & 0x0F;  // 0 baseline, 1 ext, 2 prog, 3 lossless, 5-7 hier.
-      info.arithmetic = marker >= 0xC8;
-      if (kind == 0 && !info.arithmetic) {
-        info.process = JpegProcess::kBaseline;
-      } else if (kind == 1 || kind == 9) {
-        info.process = JpegProcess::kExtendedSequential;
-      } else if (kind == 2 || kind == 10) {
-        info.process = JpegProcess::kProgressive;
-      } else if (kind == 3 || kind == 11) {
-        info.process = JpegProcess::kLossless;
-      } else {
-        info.process = JpegProcess::kHierarchical;
-      }
-      info.progressive = info.process == JpegProcess::kProgressive;
     } else if (marker == 0xDA) {
       layout->scan_components = payload.empty() ? 0 : s[0];
       layout->scan_data = p;

@@ -14,7 +14,7 @@
 
 #include "image/jpeg_decoder.h"
 #include "image/jpeg_transcode.h"
-#include "image/test_images.h"
+#include "image/image_testing.h"
 #include "unirecord/image.h"
 
 namespace unirecord {

@@ -12,7 +12,7 @@
 #include "image/png_encoder.h"
 #include "image/resample.h"
 #include "image/resize_rgb.h"
-#include "image/test_images.h"
+#include "image/image_testing.h"
 #include "unirecord/image.h"
 
 namespace unirecord {

@@ -97,8 +97,15 @@ void ResampleRgbAxes(const uint8_t* region, int region_x, int region_y, int regi
                      uint8_t* dst, size_t dst_stride, bool flip, ResampleScratch* scratch,
                      size_t plane_bytes = 0);
 
-// Packed RGB of `pixels` pixels into the planes r, g, b.
+// The instruction sets of the AVX-512 kernels (their target attribute).
+#define UNIRECORD_AVX512 "avx512f,avx512bw,avx512vl,avx512vbmi,avx512vnni"
+
+// Packed RGB of `pixels` pixels into the planes r, g, b (split_planes.cc);
+// SplitPlanesAvx512, 64 pixels per step, only where the CPU has
+// UNIRECORD_AVX512 (ResampleKernels::kBest picks it).
 void SplitPlanes(const uint8_t* rgb, size_t pixels, uint8_t* r, uint8_t* g, uint8_t* b);
+__attribute__((target(UNIRECORD_AVX512))) void SplitPlanesAvx512(const uint8_t* rgb, size_t pixels, uint8_t* r,
+                                                                uint8_t* g, uint8_t* b);
 
 }  // namespace unirecord::image_internal
 

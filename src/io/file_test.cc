@@ -7,7 +7,7 @@
 #include <cstring>
 #include <string>
 
-#include "util/test_files.h"
+#include "util/files_testing.h"
 
 namespace unirecord::io {
 namespace {

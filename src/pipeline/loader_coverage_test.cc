@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/loader_test_data.h"
+#include "pipeline/loader_testing.h"
 #include "unirecord/coverage.h"
 #include "unirecord/loader.h"
 #include "unirecord/writer.h"
-#include "util/test_files.h"
+#include "util/files_testing.h"
 
 namespace unirecord {
 namespace {

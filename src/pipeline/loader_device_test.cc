@@ -18,10 +18,10 @@
 
 #include "gpu/device_batches.h"
 #include "gpu/host_convert.h"
-#include "pipeline/loader_test_data.h"
+#include "pipeline/loader_testing.h"
 #include "unirecord/loader.h"
 #include "unirecord/writer.h"
-#include "util/test_files.h"
+#include "util/files_testing.h"
 
 namespace unirecord {
 namespace {

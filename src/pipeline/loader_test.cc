@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "convert/synthetic_images.h"
-#include "image/test_images.h"
-#include "pipeline/loader_test_data.h"
-#include "util/test_files.h"
+#include "image/image_testing.h"
+#include "pipeline/loader_testing.h"
+#include "util/files_testing.h"
 #include "unirecord/writer.h"
 
 namespace unirecord {

@@ -17,7 +17,7 @@
 #include "unirecord/fields.h"
 #include "unirecord/loader.h"
 #include "unirecord/writer.h"
-#include "util/test_files.h"
+#include "util/files_testing.h"
 
 namespace unirecord {
 namespace {

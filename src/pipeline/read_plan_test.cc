@@ -12,11 +12,11 @@
 #include <vector>
 
 #include "convert/synthetic_images.h"
-#include "pipeline/loader_test_data.h"
+#include "pipeline/loader_testing.h"
 #include "unirecord/fields.h"
 #include "unirecord/loader.h"
 #include "unirecord/writer.h"
-#include "util/test_files.h"
+#include "util/files_testing.h"
 
 namespace unirecord {
 namespace {

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "image/test_images.h"
-#include "util/test_files.h"
+#include "image/image_testing.h"
+#include "util/files_testing.h"
 #include "unirecord/writer.h"
 
 namespace unirecord {

@@ -9,7 +9,7 @@
 #include <limits>
 #include <random>
 
-#include "dataset/test_util.h"
+#include "dataset/dataset_testing.h"
 #include "format/checksum.h"
 #include "format/endian.h"
 #include "format/file_names.h"

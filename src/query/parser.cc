@@ -10,6 +10,7 @@
 
 #include "format/array_values.h"
 #include "index/record_table.h"
+#include "query/tokens.h"
 
 namespace unirecord::query {
 
@@ -36,43 +37,7 @@ bool Comparison::Matches(std::string_view value) const {
 
 namespace {
 
-enum class Tok { kIdent, kQuotedIdent, kNumber, kString, kSign, kOp, kLParen, kRParen, kLBracket, kRBracket, kComma, kEnd };
-
-struct Token {
-  Tok kind = Tok::kEnd;
-  std::string text;  // identifier, number text, string contents (unescaped), operator
-  size_t offset = 0;  // byte offset of the token's first character
-  size_t end = 0;     // byte offset just past it
-};
-
 enum class Op { kEq, kNe, kLt, kLe, kGt, kGe };
-
-bool IsIdentStart(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
-bool IsIdentChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'; }
-
-bool IsKeyword(const Token& t, const char* word) {
-  if (t.kind != Tok::kIdent || t.text.size() != std::strlen(word)) return false;
-  for (size_t i = 0; i < t.text.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(t.text[i])) != word[i]) return false;
-  }
-  return true;
-}
-
-bool IsReserved(const Token& t) {
-  for (const char* w : {"and", "or", "not", "in", "between"}) {
-    if (IsKeyword(t, w)) return true;
-  }
-  return false;
-}
-
-std::string Describe(const Token& t) {
-  switch (t.kind) {
-    case Tok::kEnd: return "the end of the expression";
-    case Tok::kString: return "a string";
-    case Tok::kQuotedIdent: return "`" + t.text + "`";
-    default: return "'" + t.text + "'";
-  }
-}
 
 class Parser {
  public:
@@ -80,7 +45,7 @@ class Parser {
       : expr_(expression), schema_(schema), metadata_(metadata) {}
 
   Result<Node> Run() {
-    UREC_RETURN_IF_ERROR(Tokenize());
+    UREC_ASSIGN_OR_RETURN(tokens_, Tokenize(expr_));
     if (tokens_.front().kind == Tok::kEnd) return Error(0, "empty expression");
     UREC_ASSIGN_OR_RETURN(Node root, ParseOr(0));
     if (Peek().kind != Tok::kEnd) {
@@ -92,101 +57,7 @@ class Parser {
   }
 
  private:
-  // --- errors ---------------------------------------------------------------
-  Status Error(size_t offset, const std::string& message) const {
-    // The column counts characters, not the continuation bytes of UTF-8.
-    size_t column = 1;
-    for (size_t i = 0; i < offset && i < expr_.size(); ++i) {
-      if ((static_cast<unsigned char>(expr_[i]) & 0xC0) != 0x80) ++column;
-    }
-    std::string echo(expr_);
-    for (char& c : echo) {
-      if (c == '\n' || c == '\t' || c == '\r') c = ' ';
-    }
-    return Status::InvalidArgument("query: column " + std::to_string(column) + ": " + message + "\n  " + echo +
-                                   "\n  " + std::string(column - 1, ' ') + "^");
-  }
-
-  // --- tokens ---------------------------------------------------------------
-  Status Tokenize() {
-    size_t i = 0;
-    while (true) {
-      while (i < expr_.size() && std::isspace(static_cast<unsigned char>(expr_[i]))) ++i;
-      Token t;
-      t.offset = i;
-      if (i == expr_.size()) {
-        t.end = i;
-        tokens_.push_back(std::move(t));
-        return Status::OK();
-      }
-      const char c = expr_[i];
-      if (IsIdentStart(c)) {
-        while (i < expr_.size() && IsIdentChar(expr_[i])) ++i;
-        t.kind = Tok::kIdent;
-        t.text = std::string(expr_.substr(t.offset, i - t.offset));
-      } else if (std::isdigit(static_cast<unsigned char>(c)) || (c == '.' && i + 1 < expr_.size() &&
-                                                                 std::isdigit(static_cast<unsigned char>(expr_[i + 1])))) {
-        // Letters and dots are taken in too, so that "12abc" is one bad number.
-        while (i < expr_.size() && (IsIdentChar(expr_[i]) ||
-                                    ((expr_[i] == '+' || expr_[i] == '-') && (expr_[i - 1] == 'e' || expr_[i - 1] == 'E')))) {
-          ++i;
-        }
-        t.kind = Tok::kNumber;
-        t.text = std::string(expr_.substr(t.offset, i - t.offset));
-      } else if (c == '"' || c == '\'' || c == '`') {
-        ++i;
-        bool closed = false;
-        while (i < expr_.size()) {
-          char ch = expr_[i++];
-          if (ch == c) {
-            closed = true;
-            break;
-          }
-          if (ch == '\\') {
-            if (i == expr_.size()) break;
-            ch = expr_[i++];
-            switch (ch) {
-              case 'n': ch = '\n'; break;
-              case 't': ch = '\t'; break;
-              case '\\': case '"': case '\'': case '`': break;
-              default: return Error(i - 2, std::string("unknown escape '\\") + ch + "' (use \\\\, \\\", \\', \\n or \\t)");
-            }
-          }
-          t.text.push_back(ch);
-        }
-        if (!closed) {
-          return Error(t.offset, std::string("unterminated ") + (c == '`' ? "field name" : "string") +
-                                     ": no closing " + c);
-        }
-        t.kind = c == '`' ? Tok::kQuotedIdent : Tok::kString;
-      } else if (c == '-' || c == '+') {
-        ++i;
-        t.kind = Tok::kSign;
-        t.text = std::string(1, c);
-      } else if (c == '=' || c == '!' || c == '<' || c == '>') {
-        const bool two = i + 1 < expr_.size() && expr_[i + 1] == '=';
-        if (c == '=' && !two) return Error(i, "'=' is not an operator; use '==' for equality");
-        if (c == '!' && !two) return Error(i, "'!' is not an operator; use '!=' or 'not'");
-        i += two ? 2 : 1;
-        t.kind = Tok::kOp;
-        t.text = std::string(expr_.substr(t.offset, i - t.offset));
-      } else if (c == '(' || c == ')' || c == '[' || c == ']' || c == ',') {
-        ++i;
-        t.kind = c == '(' ? Tok::kLParen : c == ')' ? Tok::kRParen : c == '[' ? Tok::kLBracket
-                 : c == ']' ? Tok::kRBracket : Tok::kComma;
-        t.text = std::string(1, c);
-      } else if (c == '&' || c == '|') {
-        return Error(i, std::string("unexpected '") + c + "'; use '" + (c == '&' ? "and" : "or") + "'");
-      } else {
-        const unsigned char u = static_cast<unsigned char>(c);
-        char shown[16];
-        std::snprintf(shown, sizeof(shown), u >= 0x20 && u < 0x7F ? "'%c'" : "byte 0x%02X", u);
-        return Error(i, std::string("unexpected character ") + shown);
-      }
-      t.end = i;
-      tokens_.push_back(std::move(t));
-    }
-  }
+  Status Error(size_t offset, const std::string& message) const { return QueryError(expr_, offset, message); }
 
   const Token& Peek() const { return tokens_[pos_]; }
   const Token& Next() {

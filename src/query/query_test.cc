@@ -10,10 +10,10 @@
 #include <functional>
 #include <random>
 
-#include "dataset/test_util.h"
+#include "dataset/dataset_testing.h"
 #include "index/index_file.h"
 #include "io/file.h"
-#include "query/query_answers.h"
+#include "query/query_testing.h"
 
 namespace unirecord {
 namespace {

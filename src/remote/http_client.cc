@@ -302,6 +302,30 @@ void HttpClient::ReleaseSlot() {
   slot_cv_.notify_one();
 }
 
+std::pair<void*, void*> HttpClient::TakeHandles() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!idle_handles_.empty()) {
+      const std::pair<void*, void*> idle = idle_handles_.back();
+      idle_handles_.pop_back();
+      return idle;
+    }
+  }
+  CURL* handle = curl_easy_init();
+  CURLM* multi = curl_multi_init();
+  if (handle == nullptr || multi == nullptr) {
+    if (handle != nullptr) curl_easy_cleanup(handle);
+    if (multi != nullptr) curl_multi_cleanup(multi);
+    return {nullptr, nullptr};
+  }
+  return {handle, multi};
+}
+
+void HttpClient::ReturnHandles(std::pair<void*, void*> handles) {
+  std::lock_guard<std::mutex> lock(mu_);
+  idle_handles_.push_back(handles);
+}
+
 Status HttpClient::Get(const std::string& url, std::optional<ByteRange> range, std::optional<uint64_t> expected_size,
                        BodySink& sink) {
   const int attempts = std::max(1, options_.attempts);
@@ -332,26 +356,13 @@ Status HttpClient::Get(const std::string& url, std::optional<ByteRange> range, s
     }
     if (!AcquireSlot(deadline)) return past_deadline();
     ++attempts_made;
-    CURL* handle = nullptr;
-    CURLM* multi = nullptr;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (!idle_handles_.empty()) {
-        handle = static_cast<CURL*>(idle_handles_.back().first);
-        multi = static_cast<CURLM*>(idle_handles_.back().second);
-        idle_handles_.pop_back();
-      }
+    const std::pair<void*, void*> handles = TakeHandles();
+    if (handles.first == nullptr) {
+      ReleaseSlot();
+      return Status::Internal(url + ": curl_easy_init or curl_multi_init failed");
     }
-    if (handle == nullptr) {
-      handle = curl_easy_init();
-      multi = curl_multi_init();
-      if (handle == nullptr || multi == nullptr) {
-        if (handle != nullptr) curl_easy_cleanup(handle);
-        if (multi != nullptr) curl_multi_cleanup(multi);
-        ReleaseSlot();
-        return Status::Internal(url + ": curl_easy_init or curl_multi_init failed");
-      }
-    }
+    CURL* handle = static_cast<CURL*>(handles.first);
+    CURLM* multi = static_cast<CURLM*>(handles.second);
     curl_easy_reset(handle);
     Attempt a;
     a.handle = handle;
@@ -385,10 +396,7 @@ Status HttpClient::Get(const std::string& url, std::optional<ByteRange> range, s
     const CURLcode code = a.Perform(multi);
     long status = a.status;
     if (code == CURLE_OK || status == 0) curl_easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &status);
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      idle_handles_.emplace_back(handle, multi);
-    }
+    ReturnHandles(handles);
     ReleaseSlot();
 
     if (!a.error.ok()) return a.error.WithContext(url);  // the body is wrong: not retried here

@@ -15,6 +15,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "remote/location.h"
@@ -130,6 +131,10 @@ class HttpClient {
   // False when `deadline` passed first (steady_clock; none: wait for ever).
   bool AcquireSlot(std::optional<std::chrono::steady_clock::time_point> deadline);
   void ReleaseSlot();
+  // An idle (CURL*, CURLM*) pair of idle_handles_, else a new one; nulls when
+  // curl cannot make one. ReturnHandles puts a pair back for the next request.
+  std::pair<void*, void*> TakeHandles();
+  void ReturnHandles(std::pair<void*, void*> handles);
 
   Location location_;
   RemoteOptions options_;

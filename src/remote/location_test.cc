@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "util/test_files.h"
+#include "util/files_testing.h"
 
 namespace unirecord::remote {
 namespace {

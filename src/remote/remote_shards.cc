@@ -146,8 +146,9 @@ Result<std::string> RemoteShards::FetchManifest(const std::string& name) const {
   return http_->GetString(location_.FileUrl(format::ManifestFileName(name)), std::nullopt, format::kMaxManifestBytes);
 }
 
-Result<std::shared_ptr<RemoteShards>> RemoteShards::Open(const std::string& location, const RemoteOptions& options,
-                                                        uint64_t version, const std::string& tag) {
+namespace {
+
+Status CheckRemoteOptions(const std::string& location, const RemoteOptions& options) {
   if (options.max_requests < 1 || options.attempts < 1 || options.prefetch_shards < 0 || options.timeout_s < 1 ||
       options.retry_backoff_ms < 0 || options.min_rate_bytes_per_s < 0 || options.min_rate_window_s < 1 ||
       options.request_deadline_s < 0) {
@@ -156,6 +157,14 @@ Result<std::shared_ptr<RemoteShards>> RemoteShards::Open(const std::string& loca
                                    "min_rate_window_s must be >= 1, prefetch_shards, retry_backoff_ms, "
                                    "min_rate_bytes_per_s and request_deadline_s >= 0)");
   }
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<std::shared_ptr<RemoteShards>> RemoteShards::Open(const std::string& location, const RemoteOptions& options,
+                                                        uint64_t version, const std::string& tag) {
+  UREC_RETURN_IF_ERROR(CheckRemoteOptions(location, options));
   std::shared_ptr<RemoteShards> r(new RemoteShards());
   r->options_ = options;
   UREC_ASSIGN_OR_RETURN(r->location_, ParseLocation(location, options));
@@ -164,55 +173,72 @@ Result<std::shared_ptr<RemoteShards>> RemoteShards::Open(const std::string& loca
                                          options.cache_limit));
   UREC_RETURN_IF_ERROR(r->cache_->MakeRoom(0));  // temporaries of killed processes
   r->http_ = std::make_unique<HttpClient>(r->location_, options);
-  std::string name = r->location_.dataset_name;
-  if (name.empty()) {
-    UREC_ASSIGN_OR_RETURN(name, r->ListedDataset(location));
+  std::string name;
+  UREC_ASSIGN_OR_RETURN(const std::string manifest_text, r->FetchNamedManifest(location, &name));
+  UREC_RETURN_IF_ERROR(r->DecodeWantedManifest(location, name, manifest_text, version, tag));
+  UREC_RETURN_IF_ERROR(r->ListFiles(name));
+  UREC_RETURN_IF_ERROR(r->FetchIndexesAndFrames());
+  r->SizeKeptOpen();
+  return r;
+}
+
+Result<std::string> RemoteShards::FetchNamedManifest(const std::string& location, std::string* name) {
+  *name = location_.dataset_name;
+  if (name->empty()) {
+    UREC_ASSIGN_OR_RETURN(*name, ListedDataset(location));
   }
-  Result<std::string> manifest_text = r->FetchManifest(name);
-  if (manifest_text.status().code() == StatusCode::kNotFound && !r->location_.dataset_name.empty() &&
+  Result<std::string> manifest_text = FetchManifest(*name);
+  if (manifest_text.status().code() == StatusCode::kNotFound && !location_.dataset_name.empty() &&
       !format::ManifestDatasetName(location.substr(location.rfind('/') + 1))) {
     // As a local path may name a folder, a remote one given without its
     // trailing '/' may too: LOCATION/ holding one dataset.
-    UREC_ASSIGN_OR_RETURN(Location folder, ParseLocation(location + "/", options));
-    std::swap(r->location_, folder);
-    Result<std::string> listed = r->ListedDataset(location + "/");
+    UREC_ASSIGN_OR_RETURN(Location folder, ParseLocation(location + "/", options_));
+    std::swap(location_, folder);
+    Result<std::string> listed = ListedDataset(location + "/");
     if (listed.status().code() == StatusCode::kNotFound) {
       return Status::NotFound(manifest_text.status().message() + "; nor is " + location +
                               "/ a folder holding a dataset (" + listed.status().message() + ")");
     }
     UREC_RETURN_IF_ERROR(listed.status());  // a server error keeps its code (urec's exit 3)
-    name = *listed;
-    manifest_text = r->FetchManifest(name);
+    *name = *listed;
+    manifest_text = FetchManifest(*name);
   }
-  UREC_RETURN_IF_ERROR(manifest_text.status());
-  const Location& loc = r->location_;
-  std::string manifest_url = loc.FileUrl(format::ManifestFileName(name));
-  UREC_ASSIGN_OR_RETURN(r->manifest_, format::DecodeManifest(*manifest_text, manifest_url));
-  UREC_ASSIGN_OR_RETURN(const uint64_t wanted, r->WantedVersion(name, version, tag));
-  if (wanted != 0 && wanted != r->manifest_.generation) {
-    manifest_url = loc.FileUrl(format::VersionFileName(name, wanted));
-    Result<std::string> kept = r->http_->GetString(manifest_url, std::nullopt, format::kMaxManifestBytes);
-    if (kept.status().code() == StatusCode::kNotFound) {
-      return Status::NotFound(location + ": version " + std::to_string(wanted) +
-                              " is not kept (never committed, or removed by urec gc)");
-    }
-    UREC_RETURN_IF_ERROR(kept.status());
-    UREC_ASSIGN_OR_RETURN(r->manifest_, format::DecodeManifest(*kept, manifest_url));
-    if (r->manifest_.generation != wanted) {
-      return Status::Corruption(manifest_url + ": manifest of generation " + std::to_string(r->manifest_.generation));
-    }
+  return manifest_text;
+}
+
+Status RemoteShards::DecodeWantedManifest(const std::string& location, const std::string& name,
+                                          const std::string& manifest_text, uint64_t version, const std::string& tag) {
+  std::string manifest_url = location_.FileUrl(format::ManifestFileName(name));
+  UREC_ASSIGN_OR_RETURN(manifest_, format::DecodeManifest(manifest_text, manifest_url));
+  UREC_ASSIGN_OR_RETURN(const uint64_t wanted, WantedVersion(name, version, tag));
+  if (wanted == 0 || wanted == manifest_.generation) return Status::OK();
+  manifest_url = location_.FileUrl(format::VersionFileName(name, wanted));
+  Result<std::string> kept = http_->GetString(manifest_url, std::nullopt, format::kMaxManifestBytes);
+  if (kept.status().code() == StatusCode::kNotFound) {
+    return Status::NotFound(location + ": version " + std::to_string(wanted) +
+                            " is not kept (never committed, or removed by urec gc)");
   }
-  const format::Manifest& manifest = r->manifest_;
+  UREC_RETURN_IF_ERROR(kept.status());
+  UREC_ASSIGN_OR_RETURN(manifest_, format::DecodeManifest(*kept, manifest_url));
+  if (manifest_.generation != wanted) {
+    return Status::Corruption(manifest_url + ": manifest of generation " + std::to_string(manifest_.generation));
+  }
+  return Status::OK();
+}
+
+Status RemoteShards::ListFiles(const std::string& name) {
+  const Location& loc = location_;
+  const format::Manifest& manifest = manifest_;
   // Cached per segment: a segment's files are the same bytes in every
   // version and dataset that holds it (its UUID derives from them), so the
   // segments an append kept are not downloaded again. Column files of field
   // groups (SPEC.md 1.4) are cached under their group's UUID, the same way.
   auto add_files = [&](const std::string& uuid, uint32_t count,
                        const std::function<std::string(uint32_t)>& file_name) -> Status {
-    UREC_ASSIGN_OR_RETURN(const std::string meta_dir, r->cache_->MetaDir(uuid));
-    UREC_ASSIGN_OR_RETURN(const std::string data_dir, r->cache_->DataDir(uuid));
+    UREC_ASSIGN_OR_RETURN(const std::string meta_dir, cache_->MetaDir(uuid));
+    UREC_ASSIGN_OR_RETURN(const std::string data_dir, cache_->DataDir(uuid));
     for (uint32_t s = 0; s < count; ++s) {
-      Shard& file = r->shards_.emplace_back();
+      Shard& file = shards_.emplace_back();
       file.name = file_name(s);
       file.uuid = uuid;
       file.url = loc.FileUrl(file.name);
@@ -228,12 +254,12 @@ Result<std::shared_ptr<RemoteShards>> RemoteShards::Open(const std::string& loca
       return format::ShardFileName(name, segment.generation, s, segment.shard_count);
     }));
   }
-  r->columns_.resize(manifest.shard_count);
+  columns_.resize(manifest.shard_count);
   uint32_t first = 0;
   for (const format::Segment& segment : manifest.segments) {
     for (const format::FieldGroup& group : segment.groups) {
       for (uint32_t s = 0; s < segment.shard_count; ++s) {
-        r->columns_[first + s].push_back(static_cast<uint32_t>(r->shards_.size() + s));
+        columns_[first + s].push_back(static_cast<uint32_t>(shards_.size() + s));
       }
       UREC_RETURN_IF_ERROR(add_files(group.uuid, segment.shard_count, [&](uint32_t s) {
         return format::ColumnFileName(name, segment.generation, group.generation, s, segment.shard_count);
@@ -241,15 +267,17 @@ Result<std::shared_ptr<RemoteShards>> RemoteShards::Open(const std::string& loca
     }
     first += segment.shard_count;
   }
+  return Status::OK();
+}
 
-  // Indexes and frames, max_requests shards at a time.
-  const auto files = static_cast<uint32_t>(r->shards_.size());
+Status RemoteShards::FetchIndexesAndFrames() {
+  const auto files = static_cast<uint32_t>(shards_.size());
   std::atomic<uint32_t> next{0};
   std::mutex error_mu;
   Status first_error;
   auto fetch = [&] {
     for (uint32_t s = next++; s < files; s = next++) {
-      Status fetched = r->FetchIndexAndFrame(s);
+      Status fetched = FetchIndexAndFrame(s);
       if (!fetched.ok()) {
         std::lock_guard<std::mutex> lock(error_mu);
         if (first_error.ok()) first_error = fetched;
@@ -258,30 +286,31 @@ Result<std::shared_ptr<RemoteShards>> RemoteShards::Open(const std::string& loca
     }
   };
   std::vector<std::thread> fetchers;
-  const int fetcher_count = std::min<int>(options.max_requests, static_cast<int>(files));
+  const int fetcher_count = std::min<int>(options_.max_requests, static_cast<int>(files));
   for (int i = 1; i < fetcher_count; ++i) fetchers.emplace_back(fetch);
   fetch();
   for (std::thread& t : fetchers) t.join();
-  UREC_RETURN_IF_ERROR(first_error);
+  return first_error;
+}
+
+void RemoteShards::SizeKeptOpen() {
   // Kept open: every shard without a budget; with one, as many as it holds
   // beside the prefetched ones and the one being downloaded.
   uint64_t total = 0;
-  for (const Shard& shard : r->shards_) total += shard.length;
-  const uint64_t mean = std::max<uint64_t>(1, total / r->shards_.size());
-  const uint64_t fit = options.cache_limit / mean;
-  const uint64_t others = static_cast<uint64_t>(options.prefetch_shards) + 1;
+  for (const Shard& shard : shards_) total += shard.length;
+  const uint64_t mean = std::max<uint64_t>(1, total / shards_.size());
+  const uint64_t fit = options_.cache_limit / mean;
+  const uint64_t others = static_cast<uint64_t>(options_.prefetch_shards) + 1;
   // A record reads its shard and each column file beside it: all of them
   // stay open between reads.
   size_t files_per_shard = 1;
-  for (const std::vector<uint32_t>& columns : r->columns_) files_per_shard = std::max(files_per_shard, 1 + columns.size());
+  for (const std::vector<uint32_t>& columns : columns_) files_per_shard = std::max(files_per_shard, 1 + columns.size());
   const uint64_t recent = kRecentShards * files_per_shard;
-  r->keep_open_ = options.cache_limit == 0
-                      ? r->shards_.size()
-                      : std::min<uint64_t>(std::max<uint64_t>(recent, fit > others ? fit - others : 0),
-                                           r->shards_.size());
-  r->kept_.resize(r->shards_.size());
-  r->lru_position_.resize(r->shards_.size());
-  return r;
+  keep_open_ = options_.cache_limit == 0
+                   ? shards_.size()
+                   : std::min<uint64_t>(std::max<uint64_t>(recent, fit > others ? fit - others : 0), shards_.size());
+  kept_.resize(shards_.size());
+  lru_position_.resize(shards_.size());
 }
 
 Status RemoteShards::FetchIndexAndFrame(uint32_t s) {

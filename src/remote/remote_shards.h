@@ -120,6 +120,20 @@ class RemoteShards {
   Result<std::string> FetchManifest(const std::string& name) const;
   // The generation `tag` names (its tags file), else `version`.
   Result<uint64_t> WantedVersion(const std::string& name, uint64_t version, const std::string& tag) const;
+  // The steps of Open. The text of the manifest `location` names and the
+  // dataset's `*name`: given in it, else the one its folder listing holds
+  // (also when a location without its trailing '/' names a folder).
+  Result<std::string> FetchNamedManifest(const std::string& location, std::string* name);
+  // Sets manifest_ from `manifest_text`, or from the kept version `tag` or
+  // `version` names.
+  Status DecodeWantedManifest(const std::string& location, const std::string& name, const std::string& manifest_text,
+                              uint64_t version, const std::string& tag);
+  // Fills shards_ (the segments' shards, then their column files) and columns_ from manifest_.
+  Status ListFiles(const std::string& name);
+  // Every file's index and frame (FetchIndexAndFrame), max_requests at a time.
+  Status FetchIndexesAndFrames();
+  // How many data files stay open (keep_open_), within the cache's budget.
+  void SizeKeptOpen();
   // How a shard's data file opens: its cached index, named by their URLs.
   static shard::ShardFiles DataFiles(const Shard& shard);
   Status FetchIndexAndFrame(uint32_t s);

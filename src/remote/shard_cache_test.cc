@@ -9,7 +9,7 @@
 
 #include <filesystem>
 
-#include "util/test_files.h"
+#include "util/files_testing.h"
 
 namespace unirecord::remote {
 namespace {

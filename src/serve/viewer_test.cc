@@ -9,10 +9,10 @@
 
 #include <algorithm>
 
-#include "image/test_images.h"
+#include "image/image_testing.h"
 #include "serve/assets.h"
 #include "serve/byte_cache.h"
-#include "util/test_files.h"
+#include "util/files_testing.h"
 #include "unirecord/serve.h"
 #include "unirecord/writer.h"
 

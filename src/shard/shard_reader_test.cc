@@ -10,7 +10,7 @@
 #include <cstring>
 #include <thread>
 
-#include "shard/shard_test_util.h"
+#include "shard/shard_testing.h"
 
 namespace unirecord::shard {
 namespace {

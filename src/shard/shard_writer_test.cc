@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "shard/shard_test_util.h"
+#include "shard/shard_testing.h"
 
 namespace unirecord::shard {
 namespace {

@@ -1,8 +1,8 @@
 // Test helper shared by query_test and fuzz/fuzz_damaged_index: every answer
 // a query gives over a dataset (Ids, Count, CountBy "label") as one text, so
 // two datasets' answers compare with ==.
-#ifndef UNIRECORD_QUERY_QUERY_ANSWERS_H_
-#define UNIRECORD_QUERY_QUERY_ANSWERS_H_
+#ifndef UNIRECORD_QUERY_QUERY_TESTING_H_
+#define UNIRECORD_QUERY_QUERY_TESTING_H_
 
 #include <cstdint>
 #include <string>
@@ -27,4 +27,4 @@ inline Result<std::string> QueryAnswers(const Dataset& ds, std::string_view expr
 
 }  // namespace unirecord::testing
 
-#endif  // UNIRECORD_QUERY_QUERY_ANSWERS_H_
+#endif  // UNIRECORD_QUERY_QUERY_TESTING_H_

@@ -2,8 +2,8 @@
 // shard_reader_test.cc): one shard and its index written with ShardWriter
 // alone (no Writer, no manifest), and surgical edits of the written files
 // that keep every checksum but the one a test means to break.
-#ifndef UNIRECORD_SHARD_SHARD_TEST_UTIL_H_
-#define UNIRECORD_SHARD_SHARD_TEST_UTIL_H_
+#ifndef UNIRECORD_SHARD_SHARD_TESTING_H_
+#define UNIRECORD_SHARD_SHARD_TESTING_H_
 
 #include <gtest/gtest.h>
 
@@ -27,7 +27,7 @@
 #include "index/record_table.h"
 #include "shard/shard_reader.h"
 #include "shard/shard_writer.h"
-#include "util/test_files.h"
+#include "util/files_testing.h"
 
 namespace unirecord::shard::testing {
 
@@ -294,4 +294,4 @@ inline void FlipByte(const std::string& path, uint64_t offset) {
 
 }  // namespace unirecord::shard::testing
 
-#endif  // UNIRECORD_SHARD_SHARD_TEST_UTIL_H_
+#endif  // UNIRECORD_SHARD_SHARD_TESTING_H_

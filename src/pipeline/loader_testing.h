@@ -1,7 +1,7 @@
 // Test helpers shared by the Loader's CPU and GPU tests: a small dataset of
 // synthetic JPEGs and the decode layer's reference output for one record.
-#ifndef UNIRECORD_SRC_PIPELINE_LOADER_TEST_DATA_H_
-#define UNIRECORD_SRC_PIPELINE_LOADER_TEST_DATA_H_
+#ifndef UNIRECORD_SRC_PIPELINE_LOADER_TESTING_H_
+#define UNIRECORD_SRC_PIPELINE_LOADER_TESTING_H_
 
 #include <cstdint>
 #include <memory>
@@ -41,4 +41,4 @@ std::vector<uint8_t> ExpectedPixels(const std::string& jpeg, uint64_t id, uint64
 
 }  // namespace unirecord::loader_testing
 
-#endif  // UNIRECORD_SRC_PIPELINE_LOADER_TEST_DATA_H_
+#endif  // UNIRECORD_SRC_PIPELINE_LOADER_TESTING_H_

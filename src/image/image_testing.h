@@ -1,6 +1,6 @@
 // Test helpers: synthetic photos and corpus files (in unirecord_testing).
-#ifndef UNIRECORD_SRC_IMAGE_TEST_IMAGES_H_
-#define UNIRECORD_SRC_IMAGE_TEST_IMAGES_H_
+#ifndef UNIRECORD_SRC_IMAGE_IMAGE_TESTING_H_
+#define UNIRECORD_SRC_IMAGE_IMAGE_TESTING_H_
 
 #include <cstdint>
 #include <string>
@@ -35,4 +35,4 @@ std::vector<CropWindow> EdgeWindows(int w, int h);
 
 }  // namespace unirecord::testing
 
-#endif  // UNIRECORD_SRC_IMAGE_TEST_IMAGES_H_
+#endif  // UNIRECORD_SRC_IMAGE_IMAGE_TESTING_H_

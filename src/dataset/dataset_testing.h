@@ -1,7 +1,7 @@
 // Helpers shared by the format tests: a sample dataset with every field
-// type (temporary directories and file I/O come from util/test_files.h).
-#ifndef UNIRECORD_DATASET_TEST_UTIL_H_
-#define UNIRECORD_DATASET_TEST_UTIL_H_
+// type (temporary directories and file I/O come from util/files_testing.h).
+#ifndef UNIRECORD_DATASET_DATASET_TESTING_H_
+#define UNIRECORD_DATASET_DATASET_TESTING_H_
 
 #include <cmath>
 #include <cstdint>
@@ -14,7 +14,7 @@
 #include "io/file.h"
 #include "unirecord/dataset.h"
 #include "unirecord/writer.h"
-#include "util/test_files.h"
+#include "util/files_testing.h"
 
 namespace unirecord::testing {
 
@@ -172,4 +172,4 @@ inline std::string Signed(const std::string& body) {
 
 }  // namespace unirecord::testing
 
-#endif  // UNIRECORD_DATASET_TEST_UTIL_H_
+#endif  // UNIRECORD_DATASET_DATASET_TESTING_H_

@@ -1,8 +1,8 @@
 // Test helpers of the device tests (device_batches_test on CUDA,
 // device_batches_protocol_test on every device): pseudo-random image bytes
 // and what the conversion must make of them. Not library code.
-#ifndef UNIRECORD_SRC_GPU_DEVICE_TEST_VALUES_H_
-#define UNIRECORD_SRC_GPU_DEVICE_TEST_VALUES_H_
+#ifndef UNIRECORD_SRC_GPU_DEVICE_TESTING_H_
+#define UNIRECORD_SRC_GPU_DEVICE_TESTING_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -39,4 +39,4 @@ inline std::vector<float> ReferenceConversion(const std::vector<uint8_t>& nhwc, 
 
 }  // namespace unirecord::gpu
 
-#endif  // UNIRECORD_SRC_GPU_DEVICE_TEST_VALUES_H_
+#endif  // UNIRECORD_SRC_GPU_DEVICE_TESTING_H_

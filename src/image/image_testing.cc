@@ -1,6 +1,6 @@
-#include "image/test_images.h"
+#include "image/image_testing.h"
 
-#include "util/test_files.h"
+#include "util/files_testing.h"
 
 #include <algorithm>
 #include <cstring>

@@ -1,11 +1,11 @@
-#include "pipeline/loader_test_data.h"
+#include "pipeline/loader_testing.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
 #include "convert/synthetic_images.h"
-#include "util/test_files.h"
+#include "util/files_testing.h"
 #include "unirecord/writer.h"
 
 namespace unirecord::loader_testing {

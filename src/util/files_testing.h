@@ -1,8 +1,8 @@
 // Test-only helpers for temporary directories and whole-file I/O, shared by
 // every layer's tests. Each directory is a fresh mkdtemp one, so test cases
 // that CTest runs in parallel processes never share a path.
-#ifndef UNIRECORD_UTIL_TEST_FILES_H_
-#define UNIRECORD_UTIL_TEST_FILES_H_
+#ifndef UNIRECORD_UTIL_FILES_TESTING_H_
+#define UNIRECORD_UTIL_FILES_TESTING_H_
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -70,4 +70,4 @@ inline std::string MakeTempDir() {
 
 }  // namespace unirecord::testing
 
-#endif  // UNIRECORD_UTIL_TEST_FILES_H_
+#endif  // UNIRECORD_UTIL_FILES_TESTING_H_
