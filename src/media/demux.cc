@@ -131,8 +131,9 @@ Status SetTiming(const AVFormatContext* fmt, const AVStream* st, const std::vect
   const double seconds = static_cast<double>(m->duration) * m->time_base();
   double claimed = st->duration != AV_NOPTS_VALUE ? static_cast<double>(st->duration) * av_q2d(st->time_base) : -1;
   if (claimed < 0 && fmt->duration != AV_NOPTS_VALUE) claimed = static_cast<double>(fmt->duration) / AV_TIME_BASE;
-  // Packets covering well under the container's duration: the file was cut short.
-  if (claimed > 0 && seconds < 0.5 * claimed - 1.0) {
+  // Packets covering well under the container's duration (by more than a
+  // second and a tenth of it): the file was cut short.
+  if (claimed > 0 && claimed - seconds > std::max(1.0, 0.1 * claimed)) {
     return Status::InvalidArgument(name + ": truncated: the packets cover " + std::to_string(seconds) +
                                    " s of the " + std::to_string(claimed) + " s the container declares");
   }
