@@ -5,6 +5,7 @@
 #include <cstring>
 #include <numeric>
 
+#include "format/format_constants.h"
 #include "media/ffmpeg_util.h"
 #include "unirecord/media.h"
 
@@ -162,12 +163,17 @@ Result<AudioSamples> AudioDecoder::Window(const MediaValueView& value, double st
   const std::string where(what);
   const MediaParams& m = value.params;
   if (m.kind != MediaKind::kAudio) return Status::InvalidArgument(where + ": not an audio stream");
-  if (!(start_s >= 0) || !(seconds >= 0) || seconds > 86400.0) {
+  if (!(start_s >= 0) || !(seconds >= 0) || seconds > format::kMaxMediaSeconds) {
     return Status::InvalidArgument(where + ": window start " + std::to_string(start_s) + " s, length " +
-                                   std::to_string(seconds) + " s: both must be >= 0 (and the length a day at most)");
+                                   std::to_string(seconds) + " s: both must be >= 0 (the length at most the "
+                                   "longest stream)");
   }
-  if (options.rate < 0 || options.rate > 768000 || options.channels < 0 || options.channels > 64) {
-    return Status::InvalidArgument(where + ": output rate or channels out of range");
+  if (options.rate < 0 || options.rate > format::kMaxMediaSampleRate || options.channels < 0 ||
+      options.channels > format::kMaxMediaChannels) {
+    return Status::InvalidArgument(where + ": output rate " + std::to_string(options.rate) + " or channels " +
+                                   std::to_string(options.channels) + " outside 0.." +
+                                   std::to_string(format::kMaxMediaSampleRate) + " and 0.." +
+                                   std::to_string(format::kMaxMediaChannels));
   }
   AudioSamples out;
   out.rate = options.rate > 0 ? options.rate : m.sample_rate;
@@ -185,16 +191,7 @@ Result<AudioSamples> AudioDecoder::Window(const MediaValueView& value, double st
   Resampled resampled(out, &layout.layout, where);
   auto enough = [&] { return resampled.started() && resampled.produced() >= resampled.OutputIndex(start_s) + out.frames; };
   for (size_t i = FirstPacket(value, start_tb); i <= value.packets.size() && !enough(); ++i) {
-    int sent;
-    if (i < value.packets.size()) {
-      UREC_RETURN_IF_ERROR(FillPacket(value, i, impl_->packet.get()));
-      sent = avcodec_send_packet(ctx, impl_->packet.get());
-    } else {
-      sent = avcodec_send_packet(ctx, nullptr);
-    }
-    if (sent < 0 && sent != AVERROR_EOF) {
-      return Status::Corruption(where + ": the decoder refuses packet " + std::to_string(i) + ": " + AvError(sent));
-    }
+    UREC_RETURN_IF_ERROR(SendPacket(ctx, value, i, impl_->packet.get(), what));
     while (true) {
       const int got = avcodec_receive_frame(ctx, impl_->frame.get());
       if (got == AVERROR(EAGAIN) || got == AVERROR_EOF) break;
