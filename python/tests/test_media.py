@@ -4,12 +4,12 @@ samples with PyAV's decode and av.AudioResampler, byte for byte."""
 import pathlib
 import subprocess
 
+import av  # python3-av (scripts/install-deps.sh): PyAV, the reference
 import numpy as np
 import pytest
 
 import unirecord
-
-av = pytest.importorskip("av")
+from urec_fixtures import urec_binary
 
 SRC = "testsrc2=size={size}:rate={rate}:duration={seconds}"
 
@@ -260,3 +260,29 @@ def test_query_parameters(media_dir, tmp_path):
     ds = unirecord.Dataset(str(out))
     assert list(ds.query("video.duration >= 1.5 and video.height >= 64")) == [0]
     assert list(ds.query("video.width == 321")) == [1]
+
+
+def test_loader_refuses_raw_media_and_takes_parameters(media_dir, tmp_path):
+    ds = write_one(tmp_path, "video", pathlib.Path(make(media_dir, VIDEOS, "h264_bframes")))
+    fields = unirecord.Fields(["video"], image_field=None, label_field=None)
+    with pytest.raises(unirecord.NotSupportedError, match="field 'video' is video: the loader batches decoded clips"):
+        unirecord.Loader(str(tmp_path / "ds"), batch_size=1, shuffle=False, fields=fields)
+    params = unirecord.Fields(["video.width", "video.duration"], image_field=None, label_field=None)
+    batch = next(iter(unirecord.Loader(str(tmp_path / "ds"), batch_size=1, shuffle=False, fields=params)))
+    assert int(batch["video.width"][0]) == 96
+    del ds
+
+
+def test_urec_cat_and_inspect(media_dir, tmp_path):
+    urec = urec_binary()
+    path = make(media_dir, VIDEOS, "vp9")
+    write_one(tmp_path, "video", pathlib.Path(path))
+    out = tmp_path / "back.webm"
+    subprocess.run([urec, "cat", str(tmp_path / "ds"), "0", "--field", "video", "-o", str(out)], check=True)
+    with av.open(str(path)) as a, av.open(str(out)) as b:
+        assert [bytes(p) for p in a.demux(video=0) if p.size] == [bytes(p) for p in b.demux(video=0) if p.size]
+    text = subprocess.run([urec, "inspect", str(tmp_path / "ds")], check=True, capture_output=True, text=True).stdout
+    assert "media     video: video stream, parameter fields video.width, video.height" in text
+    ids = subprocess.run([urec, "query", str(tmp_path / "ds"), "video.codec == 'vp9' and video.frames >= 30"],
+                         check=True, capture_output=True, text=True).stdout.split()
+    assert ids == ["0"]
