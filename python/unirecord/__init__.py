@@ -48,6 +48,8 @@ from ._core import (
     Schema,
     Server,
     StagedWrite,
+    AudioStream,
+    VideoStream,
     Writer,
     check_coverage,
     compact,
@@ -55,6 +57,7 @@ from ._core import (
     convert_csv,
     convert_imagefolder,
     convert_jsonl,
+    demux,
     gc,
     merge_coverage,
     tag,
@@ -73,6 +76,7 @@ from .write import write_dataset
 __version__ = "0.1.0"
 
 __all__ = [
+    "AudioStream",
     "CenterCrop",
     "CorruptRecordError",
     "Coverage",
@@ -94,6 +98,7 @@ __all__ = [
     "Schema",
     "Server",
     "StagedWrite",
+    "VideoStream",
     "Writer",
     "add_fields",
     "check_coverage",
@@ -103,6 +108,7 @@ __all__ = [
     "convert_imagefolder",
     "convert_jsonl",
     "cuda_available",
+    "demux",
     "drop_fields",
     "gc",
     "merge_coverage",
