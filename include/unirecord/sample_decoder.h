@@ -116,10 +116,10 @@ size_t MapBoxes(const CropWindow& window, int out_width, int out_height, BoxForm
 // The fields a sample is read from.
 struct SampleFields {
   std::string image = "image";  // a bytes field holding JPEGs or PNGs; "" for no image
-  // The image field's type: kBytes, or kVideo for a clip loader's video field.
-  FieldType image_type = FieldType::kBytes;
   std::string label = "label";  // an int32/int64 scalar field; "" for no labels
   std::string path = "path";    // a string field named in errors; ignored when absent or not a string
+  // The image field's type: kBytes, or kVideo for a clip loader's video field.
+  FieldType image_type = FieldType::kBytes;
 };
 
 // A dataset's samples: the fields resolved and type-checked once. Immutable

@@ -60,7 +60,7 @@ Status BatchSlots::AllocateClips(size_t batch_size, const LoaderOptions& options
       BatchField field;
       field.name = a.field;
       field.type = a.dtype == media::SampleType::kInt16 ? FieldType::kInt16 : FieldType::kFloat32;
-      field.kind = FieldKind::kArray;
+      field.kind = FieldKind::kFixedArray;
       field.data = slot.audio.data();
       field.lengths = slot.audio_lengths.data();
       slot.fields.push_back(std::move(field));
