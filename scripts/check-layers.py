@@ -47,6 +47,8 @@ PUBLIC_HEADERS = {
     "status.h": "util",
     "threads.h": "util",
     "schema.h": "format",
+    "media_value.h": "format",
+    "media.h": "media",
     "writer.h": "dataset",
     "staged_write.h": "dataset",
     "dataset.h": "dataset",

@@ -26,6 +26,7 @@ packages=(
   python3-numpy python3-pil python3-pytest python3-pytest-xdist python3-torch python3-torchvision python3-matplotlib
   python3-dask python3-distributed
   libstb-dev libyuv-dev libswscale-dev
+  libavformat-dev libavcodec-dev libavutil-dev libswresample-dev ffmpeg python3-av
   strace
   nginx-light
   chromium chromium-driver python3-selenium

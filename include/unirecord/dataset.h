@@ -49,6 +49,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "unirecord/media_value.h"
 #include "unirecord/remote.h"
 #include "unirecord/schema.h"
 #include "unirecord/status.h"
@@ -189,6 +190,10 @@ class Record {
   Result<double> GetFloat64(size_t field) const;
   Result<std::string_view> GetString(size_t field) const;
   Result<ArrayView> GetArray(size_t field) const;
+  // A video or audio field's value, parsed and checked (views into the
+  // record's bytes: valid while the Record lives). Corruption naming the
+  // file, record and field when the value does not parse.
+  Result<MediaValueView> GetMedia(size_t field) const;
 
   // By name (KeyNotFound for an unknown name).
   Result<std::string_view> GetBytes(std::string_view field) const;
@@ -198,6 +203,7 @@ class Record {
   Result<double> GetFloat64(std::string_view field) const;
   Result<std::string_view> GetString(std::string_view field) const;
   Result<ArrayView> GetArray(std::string_view field) const;
+  Result<MediaValueView> GetMedia(std::string_view field) const;
 
  private:
   friend class Dataset;

@@ -23,7 +23,8 @@
 namespace unirecord {
 
 // The values are frozen in the file format (format/SPEC.md section 5,
-// "Shard header": the `type` of a field). 7..13 came with format 1.1.
+// "Shard header": the `type` of a field). 7..13 came with format 1.1, 14 and
+// 15 with format 1.3.
 enum class FieldType : uint8_t {
   kInt32 = 1,
   kInt64 = 2,
@@ -38,6 +39,8 @@ enum class FieldType : uint8_t {
   kUint32 = 11,
   kFloat16 = 12,  // IEEE 754 binary16
   kBool = 13,     // one byte, 0 or 1
+  kVideo = 14,    // one video stream: a media value (unirecord/media_value.h, SPEC.md 6.4)
+  kAudio = 15,    // one audio stream: a media value
 };
 
 // A dimension of Field::shape whose extent each record stores (format 1.1):
@@ -112,6 +115,8 @@ enum class FieldKind : uint8_t {
   kVarArray,    // numeric, some dimension kVariableDim: each record stores its shape
   kString,
   kBytes,
+  kVideo,  // a media value (SPEC.md 6.4) and its parameter fields (format 1.3)
+  kAudio,
 };
 
 // Where a field's values live (format/SPEC.md section 5).
@@ -123,7 +128,7 @@ enum class StorageClass : uint8_t {
 
 struct KindInfo {
   FieldKind kind;
-  const char* name;          // "scalar", "array", "variable-shape array", "string", "bytes"
+  const char* name;          // "scalar", "array", "variable-shape array", "string", "bytes", "video", "audio"
   StorageClass storage;      // before `indexed` (which moves a scalar to kIndexed)
   bool per_record_shape;     // the stored value starts with its shape (SPEC.md 6.3)
   uint16_t since_minor;      // format minor version that introduced it
@@ -169,6 +174,10 @@ struct Field {
   static Field Float64(std::string name, bool indexed = false);
   static Field String(std::string name);
   static Field Bytes(std::string name, BlobCompression compression = BlobCompression::kNone);
+  // A video or audio stream (format 1.3): Schema::Make adds its parameter
+  // fields ("NAME.width", ...: MediaParameterFields in unirecord/media_value.h).
+  static Field Video(std::string name);
+  static Field Audio(std::string name);
   // A fixed-shape array of a numeric `element_type`.
   static Field Array(std::string name, FieldType element_type, std::vector<int64_t> shape);
 
@@ -197,6 +206,10 @@ class Schema {
   // `indexed` is set on anything but a scalar of an indexable type (every
   // numeric type but float16) or a shape {-1} list of an integer or bool
   // type (format 1.2); `compression` is set on anything but bytes.
+  // A video or audio field brings its parameter fields ("video.width", ...;
+  // MediaParameterFields): Make inserts each one the list lacks right after
+  // the media field, keeps one given as the parameter field is declared,
+  // and refuses one declared otherwise (a clash of name or type).
   static Result<Schema> Make(std::vector<Field> fields);
 
   Schema() = default;  // empty; only useful as a placeholder to assign to
@@ -213,6 +226,11 @@ class Schema {
   // The field names in order, comma-separated: "image, label, path".
   std::string FieldNames() const;
 
+  // For a media parameter field ("video.width"), the index of its video or
+  // audio field; -1 for every other field. Writers refuse values for them:
+  // the record builder fills them from the media value.
+  int MediaSourceOf(size_t field) const { return media_source_.empty() ? -1 : media_source_[field]; }
+
   bool operator==(const Schema& other) const { return fields_ == other.fields_; }
   bool operator!=(const Schema& other) const { return !(*this == other); }
 
@@ -226,6 +244,7 @@ class Schema {
  private:
   explicit Schema(std::vector<Field> fields) : fields_(std::move(fields)) {}
   std::vector<Field> fields_;
+  std::vector<int> media_source_;  // per field (MediaSourceOf); empty when no field is a media one
 };
 
 // --- Dataset metadata conventions -----------------------------------------

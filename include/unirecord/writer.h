@@ -207,6 +207,19 @@ class RecordBuilder {
   Status SetArray(std::string_view field, const float* values, size_t count);
   Status SetArray(std::string_view field, const double* values, size_t count);
 
+  // A video or audio field (format 1.3): `container` is a file's bytes
+  // (mp4, mkv, webm, ogg, flac, wav, mp3, ...), demuxed into the field's
+  // media value (unirecord/media.h Demux: the field's kind, its best
+  // stream); the field's parameter fields ("video.width", ...) are set from
+  // it. InvalidArgument naming the field and the problem (not media, no such
+  // stream, unsupported codec, corrupt, absurd parameters).
+  Status SetMedia(size_t field, std::string_view container);
+  Status SetMedia(std::string_view field, std::string_view container);
+  // The same from an already built media value (SPEC.md 6.4: Demux's
+  // output, or a value read from another dataset); checked, then copied.
+  Status SetMediaValue(size_t field, std::string_view media_value);
+  Status SetMediaValue(std::string_view field, std::string_view media_value);
+
   // Marks every field unset (keeps buffers for reuse).
   void Clear();
 

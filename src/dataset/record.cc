@@ -222,6 +222,11 @@ Result<const Field*> TypedField(const RecordData& r, size_t field, bool (*accept
 
 template <FieldType T>
 bool Is(FieldType type) { return type == T; }
+// A blob field read as bytes: `bytes`, or a media field's stored value.
+bool IsBlobBytes(FieldType type) {
+  return type == FieldType::kBytes || type == FieldType::kVideo || type == FieldType::kAudio;
+}
+bool IsMedia(FieldType type) { return type == FieldType::kVideo || type == FieldType::kAudio; }
 bool IsFloating(FieldType type) { return IsNumeric(type) && !IsIntegral(type); }
 
 // A scalar numeric's value, widened: from the record table (indexed, stored
@@ -247,7 +252,7 @@ Wide NumericValue(const RecordData& r, size_t field, const Field& f) {
 }  // namespace
 
 Result<std::string_view> Record::GetBytes(size_t field) const {
-  UREC_RETURN_IF_ERROR(TypedField(*impl_, field, Is<FieldType::kBytes>, false, "bytes").status());
+  UREC_RETURN_IF_ERROR(TypedField(*impl_, field, IsBlobBytes, false, "bytes").status());
   size_t local = 0;
   const index::FieldLayout* layout = nullptr;
   const RecordData::Source& source = impl_->SourceOf(field, &local, &layout);
@@ -315,6 +320,23 @@ Result<ArrayView> Record::GetArray(size_t field) const {
   return view;
 }
 
+Result<MediaValueView> Record::GetMedia(size_t field) const {
+  UREC_RETURN_IF_ERROR(TypedField(*impl_, field, IsMedia, false, "video or audio").status());
+  size_t local = 0;
+  const index::FieldLayout* layout = nullptr;
+  const RecordData::Source& source = impl_->SourceOf(field, &local, &layout);
+  const std::string_view stored = source.blobs[static_cast<size_t>(layout->blob_slot[local])].data();
+  MediaValueView view;
+  const Status parsed = ParseMediaValue(stored, "field '" + schema().field(field).name + "'", &view);
+  if (!parsed.ok()) {  // named by the file holding the field: the shard or a column file
+    const Dataset::Impl& d = *impl_->dataset;
+    const size_t s = d.ShardOf(impl_->id);
+    const shard::ShardReader& file = d.SourceFrame(s, impl_->fields->fields[field].source);
+    return Status::Corruption(file.RowContext(impl_->id - d.first_ids[s]) + ": " + parsed.message());
+  }
+  return view;
+}
+
 #define UREC_RECORD_BY_NAME(Type, Method)                                      \
   Result<Type> Record::Method(std::string_view field) const {                  \
     UREC_ASSIGN_OR_RETURN(size_t index, impl_->dataset->schema.FindField(field)); \
@@ -327,6 +349,7 @@ UREC_RECORD_BY_NAME(float, GetFloat32)
 UREC_RECORD_BY_NAME(double, GetFloat64)
 UREC_RECORD_BY_NAME(std::string_view, GetString)
 UREC_RECORD_BY_NAME(ArrayView, GetArray)
+UREC_RECORD_BY_NAME(MediaValueView, GetMedia)
 #undef UREC_RECORD_BY_NAME
 
 }  // namespace unirecord

@@ -8,6 +8,7 @@
 #include "format/array_values.h"
 #include "format/endian.h"
 #include "format/format_constants.h"
+#include "unirecord/media.h"
 
 namespace unirecord {
 
@@ -30,6 +31,12 @@ Result<Slot*> CheckedSlot(format::RecordValues& impl, size_t field, FieldType ty
                               std::to_string(impl.schema.num_fields()) + " fields)");
   }
   const Field& f = impl.schema.field(field);
+  if (impl.schema.MediaSourceOf(field) >= 0) {
+    return Status::InvalidArgument("record: field '" + f.name + "' is a parameter of the " +
+                                   FieldTypeName(impl.schema.field(static_cast<size_t>(impl.schema.MediaSourceOf(field))).type) +
+                                   " field '" + impl.schema.field(static_cast<size_t>(impl.schema.MediaSourceOf(field))).name +
+                                   "': it is set from the media value, not by hand");
+  }
   if (f.type != type || f.is_array() != array) {
     return Status::InvalidArgument("record: field '" + f.name + "' is " + FieldTypeName(f.type) +
                                    (f.is_array() ? " array" : "") + ", not " + FieldTypeName(type) +
@@ -38,11 +45,11 @@ Result<Slot*> CheckedSlot(format::RecordValues& impl, size_t field, FieldType ty
   return &impl.slots[field];
 }
 
-// Every numeric setter ends here: the value's shape is checked against the
-// field's pattern and stored as its kind says (SPEC.md 6.1 and 6.3).
-Status SetNumericValues(format::RecordValues& impl, size_t field, FieldType type, const void* data,
-                        const std::vector<int64_t>& shape) {
-  UREC_ASSIGN_OR_RETURN(Slot * slot, CheckedSlot(impl, field, type, !shape.empty()));
+// Stores a numeric value in the field's slot as its kind says (SPEC.md 6.1
+// and 6.3), its shape checked against the field's pattern.
+Status StoreNumericValues(format::RecordValues& impl, size_t field, const void* data,
+                          const std::vector<int64_t>& shape) {
+  Slot* slot = &impl.slots[field];
   const Field& f = impl.schema.field(field);
   if (!IsNumeric(f.type)) {
     return Status::InvalidArgument("record: field '" + f.name + "' is " + FieldTypeName(f.type) + ", not numeric");
@@ -66,6 +73,56 @@ Status SetNumericValues(format::RecordValues& impl, size_t field, FieldType type
     slot->value = slot->owned;
   }
   slot->set = true;
+  return Status::OK();
+}
+
+// Every numeric setter ends here: the field is checked to take `type`.
+Status SetNumericValues(format::RecordValues& impl, size_t field, FieldType type, const void* data,
+                        const std::vector<int64_t>& shape) {
+  UREC_RETURN_IF_ERROR(CheckedSlot(impl, field, type, !shape.empty()).status());
+  return StoreNumericValues(impl, field, data, shape);
+}
+
+// A media field's parameter fields, from its parsed value (Schema::Make put
+// them in the schema; MediaParameterFields names them).
+void StoreMediaParameters(format::RecordValues& impl, size_t media, const MediaValueView& v) {
+  const Schema& schema = impl.schema;
+  for (size_t i = 0; i < schema.num_fields(); ++i) {
+    if (schema.MediaSourceOf(i) != static_cast<int>(media)) continue;
+    const Field& f = schema.field(i);
+    const std::string_view param = std::string_view(f.name).substr(schema.field(media).name.size() + 1);
+    if (f.type == FieldType::kString) {  // the codec
+      impl.slots[i].owned = v.params.codec;
+      impl.slots[i].value = impl.slots[i].owned;
+      impl.slots[i].set = true;
+      continue;
+    }
+    const int64_t integer = param == "width"         ? v.params.width
+                            : param == "height"      ? v.params.height
+                            : param == "rotation"    ? v.params.rotation
+                            : param == "sample_rate" ? v.params.sample_rate
+                            : param == "channels"    ? v.params.channels
+                                                     : v.frames();
+    const double real = param == "fps" ? v.average_fps() : v.seconds();
+    const int32_t narrow = static_cast<int32_t>(integer);
+    const void* data = f.type == FieldType::kInt32 ? static_cast<const void*>(&narrow)
+                       : f.type == FieldType::kInt64 ? static_cast<const void*>(&integer)
+                                                     : static_cast<const void*>(&real);
+    (void)StoreNumericValues(impl, i, data, {});  // a scalar of the field's own type: cannot fail
+  }
+}
+
+Status MediaFieldCheck(const format::RecordValues& impl, size_t field) {
+  if (field >= impl.schema.num_fields()) {
+    return Status::OutOfRange("record: field index " + std::to_string(field) + " out of range (" +
+                              std::to_string(impl.schema.num_fields()) + " fields)");
+  }
+  const Field& f = impl.schema.field(field);
+  MediaKind kind;
+  if (!MediaKindOf(f.type, &kind)) {
+    return Status::InvalidArgument("record: field '" + f.name + "' is " + FieldTypeName(f.type) +
+                                   ", not video or audio");
+  }
   return Status::OK();
 }
 
@@ -162,6 +219,50 @@ Status RecordBuilder::SetArray(std::string_view field, const float* v, size_t n)
 Status RecordBuilder::SetArray(std::string_view field, const double* v, size_t n) { UREC_BY_NAME(SetArray(index, v, n)); }
 
 #undef UREC_BY_NAME
+
+Status RecordBuilder::SetMediaValue(size_t field, std::string_view media_value) {
+  UREC_RETURN_IF_ERROR(MediaFieldCheck(*impl_, field));
+  const Field& f = impl_->schema.field(field);
+  Slot& slot = impl_->slots[field];
+  if (media_value.size() > format::kMaxBlobBytes) {
+    return Status::InvalidArgument("record: media value for field '" + f.name + "' exceeds 4 GiB - 1 bytes");
+  }
+  if (media_value.data() != slot.owned.data()) slot.owned.assign(media_value.data(), media_value.size());
+  MediaValueView view;
+  const Status parsed = ParseMediaValue(slot.owned, "record: field '" + f.name + "'", &view);
+  MediaKind kind;
+  MediaKindOf(f.type, &kind);
+  if (!parsed.ok() || view.params.kind != kind) {
+    slot.set = false;
+    return Status::InvalidArgument(parsed.ok() ? "record: field '" + f.name + "' is " + FieldTypeName(f.type) +
+                                                     ", the media value holds " + MediaKindName(view.params.kind)
+                                               : parsed.message());
+  }
+  slot.value = slot.owned;
+  slot.set = true;
+  StoreMediaParameters(*impl_, field, view);
+  return Status::OK();
+}
+
+Status RecordBuilder::SetMedia(size_t field, std::string_view container) {
+  UREC_RETURN_IF_ERROR(MediaFieldCheck(*impl_, field));
+  const Field& f = impl_->schema.field(field);
+  media::DemuxOptions options;
+  MediaKindOf(f.type, &options.kind);
+  options.name = "record: field '" + f.name + "'";
+  UREC_ASSIGN_OR_RETURN(impl_->slots[field].owned, media::Demux(container, options));
+  return SetMediaValue(field, impl_->slots[field].owned);
+}
+
+Status RecordBuilder::SetMedia(std::string_view field, std::string_view container) {
+  UREC_ASSIGN_OR_RETURN(size_t index, impl_->schema.FindField(field));
+  return SetMedia(index, container);
+}
+
+Status RecordBuilder::SetMediaValue(std::string_view field, std::string_view media_value) {
+  UREC_ASSIGN_OR_RETURN(size_t index, impl_->schema.FindField(field));
+  return SetMediaValue(index, media_value);
+}
 
 void RecordBuilder::Clear() {
   for (Slot& slot : impl_->slots) {

@@ -20,7 +20,7 @@ TEST(ArrayValuesTest, TypeTableIsIndexedByFieldType) {
     EXPECT_EQ(FindType(std::string_view(t.name)), FindType(t.type));
   }
   EXPECT_EQ(FindType(static_cast<FieldType>(0)), nullptr);
-  EXPECT_EQ(FindType(static_cast<FieldType>(14)), nullptr);
+  EXPECT_EQ(FindType(static_cast<FieldType>(16)), nullptr);
   EXPECT_EQ(FindType("complex64"), nullptr);
   EXPECT_EQ(NumericWidth(FieldType::kFloat16), 2u);
   EXPECT_EQ(NumericWidth(FieldType::kBool), 1u);

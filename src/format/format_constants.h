@@ -23,7 +23,7 @@ inline constexpr uint16_t kFormatMajor = 1;
 // writer stamps a file with the lowest one its schema needs
 // (Schema::RequiredMinorVersion), so files without 1.1 types stay 1.0 and
 // files without a list index stay 1.0 or 1.1.
-inline constexpr uint16_t kFormatMinor = 2;
+inline constexpr uint16_t kFormatMinor = 3;
 
 // SPEC.md "Preamble" / "Trailer": 8-byte magics at the start and end of files.
 inline constexpr char kShardMagic[8] = {'\x89', 'U', 'R', 'E', 'C', '\r', '\n', '\x1a'};
@@ -112,6 +112,56 @@ inline constexpr size_t kShapePrefixAlignment = 8;
 inline constexpr uint64_t kArrayBlobAlignment = 8;
 // First minor version with the types and kinds of SPEC.md section 6.3.
 inline constexpr uint16_t kFormatMinorArrays = 1;
+
+// SPEC.md "Media values" (section 6.4, format 1.3): a video or audio
+// field's value is one stream: a fixed header, the packet table (fixed-size
+// entries in decode order), the codec's extradata, then the packets' bytes.
+inline constexpr uint16_t kFormatMinorMedia = 3;
+inline constexpr char kMediaMagic[4] = {'U', 'R', 'M', 'V'};
+inline constexpr size_t kMediaMagicSize = 4;
+inline constexpr uint16_t kMediaLayoutVersion = 1;
+inline constexpr uint8_t kMediaStreamVideo = 1;
+inline constexpr uint8_t kMediaStreamAudio = 2;
+inline constexpr size_t kMediaHeaderSize = 168;
+inline constexpr size_t kMediaVersionOffset = 4;         // u16
+inline constexpr size_t kMediaStreamKindOffset = 6;      // u8 (7: a zero byte)
+inline constexpr size_t kMediaTimeBaseNumOffset = 8;     // i32
+inline constexpr size_t kMediaTimeBaseDenOffset = 12;    // i32
+inline constexpr size_t kMediaWidthOffset = 16;          // i32
+inline constexpr size_t kMediaHeightOffset = 20;         // i32
+inline constexpr size_t kMediaRotationOffset = 24;       // i32, degrees, [0, 360)
+inline constexpr size_t kMediaSampleRateOffset = 28;     // i32
+inline constexpr size_t kMediaChannelsOffset = 32;       // i32
+inline constexpr size_t kMediaExtradataSizeOffset = 36;  // u32
+inline constexpr size_t kMediaChannelLayoutOffset = 40;  // u64: FFmpeg's channel mask, 0 unknown
+inline constexpr size_t kMediaPacketCountOffset = 48;    // u64
+inline constexpr size_t kMediaDurationOffset = 56;       // i64, time-base units
+inline constexpr size_t kMediaStartPtsOffset = 64;       // i64, time-base units
+inline constexpr size_t kMediaCodecOffset = 72;          // char[32], NUL-padded
+inline constexpr size_t kMediaPixelFormatOffset = 104;   // char[32], NUL-padded
+inline constexpr size_t kMediaSampleFormatOffset = 136;  // char[32], NUL-padded
+inline constexpr size_t kMediaNameSize = 32;             // at most 31 bytes and a NUL
+// A packet table entry: pts, dts, duration (i64), offset in the packet area
+// (u64), size (u32), flags (u32), samples to skip at start / end (u32 each).
+inline constexpr size_t kMediaPacketEntrySize = 48;
+inline constexpr size_t kMediaPacketPtsOffset = 0;
+inline constexpr size_t kMediaPacketDtsOffset = 8;
+inline constexpr size_t kMediaPacketDurationOffset = 16;
+inline constexpr size_t kMediaPacketDataOffset = 24;
+inline constexpr size_t kMediaPacketSizeOffset = 32;
+inline constexpr size_t kMediaPacketFlagsOffset = 36;
+inline constexpr size_t kMediaPacketSkipStartOffset = 40;
+inline constexpr size_t kMediaPacketSkipEndOffset = 44;
+inline constexpr uint32_t kMediaPacketKeyframe = 1;  // flags bit 0; the other bits are 0
+// A pts or dts the container did not give (FFmpeg's AV_NOPTS_VALUE).
+inline constexpr int64_t kMediaNoTimestamp = INT64_MIN;
+// SPEC.md section 12: the limits of a media value.
+inline constexpr int32_t kMaxMediaDimension = 16384;       // width, height
+inline constexpr int32_t kMaxMediaSampleRate = 768000;
+inline constexpr int32_t kMaxMediaChannels = 64;
+inline constexpr uint64_t kMaxMediaPackets = 1u << 24;
+inline constexpr uint32_t kMaxMediaExtradataBytes = 1u << 20;
+inline constexpr double kMaxMediaSeconds = 48.0 * 3600.0;  // two days
 
 // SPEC.md "Limits".
 inline constexpr uint64_t kMaxBlobBytes = 0xFFFFFFFFull;  // stored in a u32

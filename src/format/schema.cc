@@ -9,6 +9,7 @@
 
 #include "format/endian.h"
 #include "format/format_constants.h"
+#include "unirecord/media_value.h"
 
 namespace unirecord {
 
@@ -25,6 +26,8 @@ constexpr TypeInfo kTypes[] = {
       {FieldType::kUint16, "uint16", 2, 'u', true, format::kFormatMinorArrays},  {FieldType::kInt16, "int16", 2, 'i', true, format::kFormatMinorArrays},
       {FieldType::kUint32, "uint32", 4, 'u', true, format::kFormatMinorArrays},  {FieldType::kFloat16, "float16", 2, 'f', false, format::kFormatMinorArrays},
       {FieldType::kBool, "bool", 1, 'b', true, format::kFormatMinorArrays},
+      {FieldType::kVideo, "video", 0, 0, false, format::kFormatMinorMedia},
+      {FieldType::kAudio, "audio", 0, 0, false, format::kFormatMinorMedia},
 };
 
 // SPEC.md section 5, "Shard header" (storage classes); indexed scalars aside.
@@ -34,6 +37,8 @@ const KindInfo kKinds[] = {
     {FieldKind::kVarArray, "variable-shape array", StorageClass::kBlob, true, format::kFormatMinorArrays},
     {FieldKind::kString, "string", StorageClass::kColumn, false, 0},
     {FieldKind::kBytes, "bytes", StorageClass::kBlob, false, 0},
+    {FieldKind::kVideo, "video", StorageClass::kBlob, false, format::kFormatMinorMedia},
+    {FieldKind::kAudio, "audio", StorageClass::kBlob, false, format::kFormatMinorMedia},
 };
 
 }  // namespace
@@ -221,6 +226,12 @@ Field Field::String(std::string name) {
 Field Field::Bytes(std::string name, BlobCompression compression) {
   return Field{std::move(name), FieldType::kBytes, {}, false, compression};
 }
+Field Field::Video(std::string name) {
+  return Field{std::move(name), FieldType::kVideo, {}, false, BlobCompression::kNone};
+}
+Field Field::Audio(std::string name) {
+  return Field{std::move(name), FieldType::kAudio, {}, false, BlobCompression::kNone};
+}
 Field Field::Array(std::string name, FieldType element_type, std::vector<int64_t> shape) {
   return Field{std::move(name), element_type, std::move(shape), false, BlobCompression::kNone};
 }
@@ -241,6 +252,8 @@ bool Field::has_variable_shape() const {
 FieldKind Field::kind() const {
   if (type == FieldType::kString) return FieldKind::kString;
   if (type == FieldType::kBytes) return FieldKind::kBytes;
+  if (type == FieldType::kVideo) return FieldKind::kVideo;
+  if (type == FieldType::kAudio) return FieldKind::kAudio;
   if (shape.empty()) return FieldKind::kScalar;
   return has_variable_shape() ? FieldKind::kVarArray : FieldKind::kFixedArray;
 }
@@ -306,10 +319,55 @@ Status CheckField(const Field& f) {
   return Status::OK();
 }
 
+// The parameter field `param` of media field `media`, as Schema::Make declares it.
+Field MediaParameter(const Field& media, const MediaParameterField& param) {
+  return Field{media.name + "." + param.name, param.type, {}, param.indexed, BlobCompression::kNone};
+}
+
+// Adds each media field's parameter fields the list lacks, right after it,
+// and refuses one declared otherwise; `source` gets, per field of the
+// result, the index of its media field or -1.
+Status AddMediaParameters(std::vector<Field>* fields, std::vector<int>* source) {
+  std::vector<Field> out;
+  std::vector<std::pair<std::string, size_t>> wanted;  // parameter name -> media field's index in `out`
+  for (const Field& f : *fields) {
+    out.push_back(f);
+    MediaKind kind;
+    if (!MediaKindOf(f.type, &kind)) continue;
+    const size_t media = out.size() - 1;
+    for (const MediaParameterField& param : MediaParameterFields(kind)) {
+      const Field expected = MediaParameter(f, param);
+      wanted.emplace_back(expected.name, media);
+      const auto given = std::find_if(fields->begin(), fields->end(),
+                                      [&](const Field& g) { return g.name == expected.name; });
+      if (given == fields->end()) {
+        out.push_back(expected);
+      } else if (*given != expected) {
+        return Status::InvalidArgument("schema field '" + MessageText(expected.name) + "' clashes with the " +
+                                       FieldTypeName(f.type) + " field '" + MessageText(f.name) +
+                                       "', whose parameter it is: it must be " + FieldTypeName(expected.type) +
+                                       (expected.indexed ? " (indexed)" : ""));
+      }
+    }
+  }
+  if (wanted.empty()) return Status::OK();
+  source->assign(out.size(), -1);
+  for (size_t i = 0; i < out.size(); ++i) {
+    for (const auto& [name, media] : wanted) {
+      if (out[i].name == name) (*source)[i] = static_cast<int>(media);
+    }
+  }
+  // The source indexes are those of `out`, where each media field kept its place among the given fields.
+  *fields = std::move(out);
+  return Status::OK();
+}
+
 }  // namespace
 
 Result<Schema> Schema::Make(std::vector<Field> fields) {
   if (fields.empty()) return Status::InvalidArgument("schema: no fields");
+  std::vector<int> media_source;
+  UREC_RETURN_IF_ERROR(AddMediaParameters(&fields, &media_source));
   if (fields.size() > format::kMaxFields) {
     return Status::InvalidArgument("schema: more than 65535 fields");
   }
@@ -320,7 +378,9 @@ Result<Schema> Schema::Make(std::vector<Field> fields) {
       return Status::InvalidArgument("schema: field name '" + MessageText(f.name) + "' used twice");
     }
   }
-  return Schema(std::move(fields));
+  Schema schema(std::move(fields));
+  schema.media_source_ = std::move(media_source);
+  return schema;
 }
 
 int Schema::FieldIndex(std::string_view name) const {

@@ -230,6 +230,9 @@ struct BatchKind {
   void (*assemble)(const FieldSpec&, RaggedLayout, size_t count, FieldBuffer&, BatchField&);
   bool staged;   // per-sample values (views or copies), assembled when the batch is complete
   bool strings;  // per-sample std::string
+  // Why the kind cannot be batched as raw values (BatchFields::Create
+  // refuses it, naming the field); nullptr when it can.
+  const char* refusal = nullptr;
 };
 
 // A mask (LoaderOptions::masks) is a 2-D uint8 array read like any
@@ -244,6 +247,11 @@ constexpr BatchKind kBatchKinds[] = {
     {FieldKind::kVarArray, ReadVarArray, AssembleVar, true, false},
     {FieldKind::kString, ReadString, AssembleStrings, false, true},
     {FieldKind::kBytes, ReadBytes, AssembleStrings, false, true},
+    // Media values are batched as decoded clips, not as their packets.
+    {FieldKind::kVideo, ReadBytes, AssembleStrings, false, true,
+     "is video: the loader batches decoded clips of it, not its stored packets"},
+    {FieldKind::kAudio, ReadBytes, AssembleStrings, false, true,
+     "is audio: the loader batches decoded windows of it, not its stored packets"},
 };
 
 const BatchKind& BatchKindOf(const FieldSpec& spec) {
@@ -355,6 +363,9 @@ Result<BatchFields> BatchFields::Create(const Schema& schema, const BatchFieldOp
       spec.sample_shape = spec.field.shape;
     }
     spec.mask = std::find(options.masks.begin(), options.masks.end(), name) != options.masks.end();
+    if (const char* refusal = BatchKindOf(spec).refusal; refusal != nullptr && !spec.mask) {
+      return Status::NotSupported("loader: field '" + name + "' " + refusal);
+    }
     if (spec.mask) {
       if (options.image_field.empty()) {
         return Status::InvalidArgument("loader: mask field '" + name + "' needs an image field to follow");

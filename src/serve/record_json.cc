@@ -181,6 +181,20 @@ Json FieldJson(const Record& record, size_t field, const FieldRoles& roles, bool
       if (!v.ok()) return Json{{"error", v.status().ToString()}};
       return BlobJson(*v, full);
     }
+    case FieldKind::kVideo:
+    case FieldKind::kAudio: {  // its parameters (the frames are not drawn here)
+      Result<MediaValueView> v = record.GetMedia(field);
+      if (!v.ok()) return Json{{"error", v.status().ToString()}};
+      const MediaParams& m = v->params;
+      Json media{{"kind", MediaKindName(m.kind)}, {"codec", m.codec}, {"seconds", v->seconds()},
+                 {"packets", v->packets.size()}};
+      if (m.kind == MediaKind::kVideo) {
+        media.update({{"width", m.width}, {"height", m.height}, {"fps", v->average_fps()}, {"rotation", m.rotation}});
+      } else {
+        media.update({{"sample_rate", m.sample_rate}, {"channels", m.channels}});
+      }
+      return Json{{"media", std::move(media)}};
+    }
     case FieldKind::kScalar:
       return ScalarJson(record, field, roles);
     case FieldKind::kFixedArray:

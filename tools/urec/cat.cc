@@ -2,6 +2,7 @@
 //
 //   urec cat out/ 17 --field image > 17.jpg    (a bytes field, raw)
 //   urec cat out/ 17                           (every field as JSON)
+//   urec cat out/ 17 --field video -o 17.mp4   (a video or audio field: a playable file)
 #include <unistd.h>
 
 #include <cstdio>
@@ -10,7 +11,9 @@
 #include <vector>
 
 #include "command.h"
+#include "convert/tool_files.h"
 #include "dataset_json.h"
+#include "unirecord/media.h"
 
 namespace unirecord::cli {
 namespace {
@@ -21,8 +24,20 @@ struct CatArgs {
   RemoteOptions remote;
   uint64_t id = 0;
   std::string field;
+  std::string output;
   bool json = false;
 };
+
+// Bytes for a binary field: to `output` when given, else to standard
+// output unless it is a terminal.
+Status WriteBinary(const CatArgs& args, std::string_view bytes) {
+  if (!args.output.empty()) return WriteWholeFile(args.output, {bytes});
+  if (isatty(STDOUT_FILENO)) {
+    return Status::InvalidArgument("field '" + args.field +
+                                   "' is binary; give -o FILE or redirect standard output to a file (> record.bin)");
+  }
+  return WriteStdout(bytes);
+}
 
 Status RunCat(const CatArgs& args) {
   UREC_ASSIGN_OR_RETURN(std::shared_ptr<Dataset> dataset, OpenForReading(args.path, args.remote, args.version));
@@ -35,14 +50,17 @@ Status RunCat(const CatArgs& args) {
   if (!args.field.empty()) {
     UREC_ASSIGN_OR_RETURN(size_t field, FindDatasetField(args.path, *dataset, args.field));
     if (schema.field(field).type == FieldType::kBytes && !args.json) {
-      if (isatty(STDOUT_FILENO)) {
-        return Status::InvalidArgument("field '" + args.field +
-                                       "' is binary; redirect standard output to a file (> record.bin)");
-      }
       UREC_ASSIGN_OR_RETURN(Blob blob, dataset->GetBlob(args.id, field));
-      return WriteStdout(blob.data());
+      return WriteBinary(args, blob.data());
     }
     UREC_ASSIGN_OR_RETURN(Record record, dataset->Get(args.id));
+    MediaKind kind;
+    if (MediaKindOf(schema.field(field).type, &kind) && !args.json) {  // its packets, remuxed: a playable file
+      UREC_ASSIGN_OR_RETURN(MediaValueView media, record.GetMedia(field));
+      UREC_ASSIGN_OR_RETURN(media::RemuxedFile file,
+                            media::Remux(media, "record " + std::to_string(args.id) + " field '" + args.field + "'"));
+      return WriteBinary(args, file.bytes);
+    }
     UREC_ASSIGN_OR_RETURN(Json value, FieldToJson(record, field));
     if (args.json) return WriteStdout(DumpJson(Json{{args.field, value}}) + "\n");
     // A plain value: strings as they are, numbers and arrays as JSON text.
@@ -61,7 +79,10 @@ CommandRunner SetupCat(CLI::App* cmd) {
   AddRemoteOptions(cmd, &args->remote);
   AddVersionOptions(cmd, &args->version);
   cmd->add_option("ID", args->id, "Global record id (0-based)")->required()->check(IntegerIn(0, UINT64_MAX));
-  cmd->add_option("--field", args->field, "Print only this field: a bytes field raw, other fields as text");
+  cmd->add_option("--field", args->field,
+                  "Print only this field: a bytes field raw, a video or audio field as a playable file (its packets "
+                  "remuxed: mp4, webm, flac, wav or mkv by codec), other fields as text");
+  cmd->add_option("-o,--output", args->output, "Write a bytes, video or audio field to this file");
   cmd->add_flag("--json", args->json, "JSON output (the default without --field); bytes fields show their size");
   return [args] { return RunCat(*args); };
 }

@@ -117,6 +117,12 @@ Result<Json> FieldToJson(const Record& record, size_t field) {
       UREC_ASSIGN_OR_RETURN(std::string_view v, record.GetBytes(field));
       return Json{{"size", v.size()}};
     }
+    case FieldKind::kVideo:
+    case FieldKind::kAudio: {  // the stored size and the packets; the parameters are fields of their own
+      UREC_ASSIGN_OR_RETURN(std::string_view v, record.GetBytes(field));
+      UREC_ASSIGN_OR_RETURN(MediaValueView media, record.GetMedia(field));
+      return Json{{"size", v.size()}, {"packets", media.packets.size()}, {"codec", media.params.codec}};
+    }
     default:
       break;
   }
@@ -154,6 +160,20 @@ std::string HashHex(int64_t bits) {
   char text[17];
   std::snprintf(text, sizeof(text), "%016llx", static_cast<unsigned long long>(static_cast<uint64_t>(bits)));
   return text;
+}
+
+Json MediaFieldsJson(const Schema& schema) {
+  Json out = Json::array();
+  for (size_t i = 0; i < schema.num_fields(); ++i) {
+    MediaKind kind;
+    if (!MediaKindOf(schema.field(i).type, &kind)) continue;
+    Json params = Json::array();
+    for (size_t k = 0; k < schema.num_fields(); ++k) {
+      if (schema.MediaSourceOf(k) == static_cast<int>(i)) params.push_back(schema.field(k).name);
+    }
+    out.push_back(Json{{"field", schema.field(i).name}, {"kind", MediaKindName(kind)}, {"parameters", params}});
+  }
+  return out;
 }
 
 Json FieldSchemaToJson(const Field& field) {

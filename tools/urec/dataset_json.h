@@ -63,6 +63,8 @@ Result<Json> RecordToJson(const Record& record, const std::vector<size_t>& field
 bool IsHashField(const Field& field);
 std::string HashHex(int64_t bits);
 
+// The media fields of a schema: [{"field", "kind", "parameters": [names]}] (urec inspect).
+Json MediaFieldsJson(const Schema& schema);
 // The field's description: name, type, shape, indexed, compression.
 Json FieldSchemaToJson(const Field& field);
 

@@ -136,6 +136,7 @@ void PrintJson(const InspectArgs& args, const Dataset& ds, const Totals& t, cons
   const auto classes = ds.metadata().find(kClassesMetadataKey);
   if (classes != ds.metadata().end()) out["classes"] = DecodeNameList(classes->second);
   out["index_fields"] = index_fields;
+  out["media"] = MediaFieldsJson(ds.schema());
   out["version"] = ds.version();
   Json segments = Json::array();
   for (const SegmentInfo& g : ds.segments()) {
@@ -179,6 +180,12 @@ void PrintText(const InspectArgs& args, const Dataset& ds, const Totals& t, cons
   std::printf("records   %llu in %u shard%s\n", static_cast<unsigned long long>(ds.size()), ds.num_files(),
               ds.num_files() == 1 ? "" : "s");
   std::printf("schema    %s\n", ds.schema().ToString().c_str());
+  for (const Json& m : MediaFieldsJson(ds.schema())) {
+    std::string params;
+    for (const Json& p : m["parameters"]) params += (params.empty() ? "" : ", ") + p.get<std::string>();
+    std::printf("media     %s: %s stream, parameter fields %s\n", m["field"].get<std::string>().c_str(),
+                m["kind"].get<std::string>().c_str(), params.c_str());
+  }
   for (const auto& [key, value] : ds.metadata()) {
     if (key == kClassesMetadataKey) {
       const std::vector<std::string> names = DecodeNameList(value);
