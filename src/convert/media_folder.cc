@@ -136,14 +136,17 @@ Result<PreparedConversion> PrepareMediaFolder(const std::string& src, const std:
   c.files = std::move(listing.files);
   c.hooks.image_field = video ? "video" : "audio";
   c.hooks.media = kind;
-  const size_t kLabel = 1, kPath = 2, kTranscript = 3;
-  c.hooks.fill = [files, transcripts, video](size_t i, RecordBuilder& record) -> Status {
+  // By name: the media field's parameter fields come right after it.
+  UREC_ASSIGN_OR_RETURN(const size_t label, c.schema.FindField("label"));
+  UREC_ASSIGN_OR_RETURN(const size_t path, c.schema.FindField("path"));
+  const size_t transcript = video ? 0 : c.schema.FindField("transcript").value();
+  c.hooks.fill = [files, transcripts, video, label, path, transcript](size_t i, RecordBuilder& record) -> Status {
     const ImageFolderFile& file = (*files)[i];
-    UREC_RETURN_IF_ERROR(record.SetInt64(kLabel, file.label));
-    UREC_RETURN_IF_ERROR(record.SetString(kPath, file.path));
+    UREC_RETURN_IF_ERROR(record.SetInt64(label, file.label));
+    UREC_RETURN_IF_ERROR(record.SetString(path, file.path));
     if (video) return Status::OK();
     const auto text = transcripts->text.find(Stem(file.path));
-    return record.SetString(kTranscript, text == transcripts->text.end() ? "" : text->second);
+    return record.SetString(transcript, text == transcripts->text.end() ? "" : text->second);
   };
   c.hooks.skip_reason = [files, transcripts, kind](size_t i) { return SkipReason((*files)[i], kind, *transcripts); };
   c.input = files;
