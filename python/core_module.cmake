@@ -28,6 +28,7 @@ pybind11_add_module(_core NO_EXTRAS
   ${_unirecord_py_src}/coverage_py.cc
   ${_unirecord_py_src}/versions_py.cc
   ${_unirecord_py_src}/fields_py.cc
+  ${_unirecord_py_src}/media_py.cc
   ${_unirecord_py_src}/query_py.cc
   ${_unirecord_py_src}/serve_py.cc)
 target_link_libraries(_core PRIVATE unirecord)

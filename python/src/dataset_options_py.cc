@@ -48,7 +48,9 @@ void OpenInto(PyDataset& d) {
   d.needs_record = false;
   for (size_t i : d.fields) {
     const Field& f = schema.field(i);
-    if (f.type != FieldType::kBytes && f.storage() != unirecord::StorageClass::kIndexed) d.needs_record = true;
+    const bool alone = f.type == FieldType::kBytes || f.type == FieldType::kVideo || f.type == FieldType::kAudio ||
+                       f.storage() == unirecord::StorageClass::kIndexed;  // read without the record
+    if (!alone) d.needs_record = true;
   }
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common.h"
+#include "media_py.h"
 #include "dataset_options_py.h"
 #include "unirecord/schema.h"
 
@@ -96,6 +97,7 @@ py::object FieldValue(const PyDataset& d, uint64_t id, size_t index, const Recor
     }
     return MakeBlobValue(d.dataset, std::move(blob), d.bytes_as_numpy);
   }
+  if (f.type == FieldType::kVideo || f.type == FieldType::kAudio) return MediaValue(d.dataset, id, index);
   if (f.storage() == unirecord::StorageClass::kIndexed) {
     if (unirecord::IsIntegral(f.type)) {
       return IntValue(f, Unwrap(d.dataset->GetIndexedInt64(id, index)));

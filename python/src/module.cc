@@ -2,6 +2,7 @@
 #include <string>
 
 #include "common.h"
+#include "media_py.h"
 #include "unirecord/loader.h"
 
 namespace {
@@ -33,6 +34,7 @@ PYBIND11_MODULE(_core, m) {
   unirecord_py::RegisterErrors(m);
   unirecord_py::RegisterArgs(m);
   unirecord_py::RegisterSchema(m);
+  unirecord_py::RegisterMedia(m);
   unirecord_py::RegisterDataset(m);
   unirecord_py::RegisterQuery(m);
   unirecord_py::RegisterWriter(m);

@@ -2,6 +2,7 @@
 #include "writer_py.h"
 
 #include "unirecord/convert.h"
+#include "unirecord/media.h"
 
 namespace unirecord_py {
 
@@ -126,12 +127,41 @@ double ToDouble(const Field& f, const py::handle& value) {
   return v;
 }
 
+// A video or audio field from a container file's bytes (any buffer) or a
+// path (os.PathLike): demuxed into the field's media value.
+Status SetMediaValue(RecordBuilder& b, size_t i, const Field& f, const py::handle& value) {
+  PyObject* raw = value.ptr();
+  if (PyObject_CheckBuffer(raw)) {
+    HeldBuffer buf(raw);
+    py::gil_scoped_release nogil;
+    return b.SetMedia(i, buf.bytes());
+  }
+  if (!py::isinstance<py::str>(value) && py::hasattr(value, "__fspath__")) {
+    const std::string path = PathArg(f.name, value);
+    unirecord::media::DemuxOptions options;
+    options.kind = f.type == FieldType::kVideo ? unirecord::MediaKind::kVideo : unirecord::MediaKind::kAudio;
+    options.name = "field '" + f.name + "': " + path;
+    py::gil_scoped_release nogil;
+    unirecord::Result<std::string> stored = unirecord::media::DemuxFile(path, options);
+    return stored.ok() ? b.SetMediaValue(i, *stored) : stored.status();
+  }
+  return Status::InvalidArgument("field '" + f.name + "' (" + unirecord::FieldTypeName(f.type) +
+                                 ") needs a container file's bytes or a pathlib.Path, got " + Repr(value));
+}
+
 void FillRecord(RecordBuilder& b, const Schema& schema, const py::dict& record,
                 std::vector<std::unique_ptr<HeldBuffer>>* held, const std::string& where) {
   size_t found = 0;
   for (size_t i = 0; i < schema.num_fields(); ++i) {
     const Field& f = schema.field(i);
     PyObject* raw = PyDict_GetItemString(record.ptr(), f.name.c_str());  // borrowed
+    if (schema.MediaSourceOf(i) >= 0) {  // a media parameter: set from the media value, never given
+      if (raw == nullptr) continue;
+      b.Clear();
+      RaiseStatus(Status::InvalidArgument("record has a value for '" + f.name + "', a parameter of field '" +
+                                          schema.field(static_cast<size_t>(schema.MediaSourceOf(i))).name +
+                                          "' that is set from its media value"));
+    }
     if (raw == nullptr) {
       b.Clear();
       RaiseStatus(Status::InvalidArgument("record has no value for field '" + f.name + "' (schema: " +
@@ -172,6 +202,10 @@ void FillRecord(RecordBuilder& b, const Schema& schema, const py::dict& record,
             held->push_back(std::make_unique<HeldBuffer>(raw));
             st = b.SetBytes(i, held->back()->bytes());
           }
+          break;
+        case FieldType::kVideo:
+        case FieldType::kAudio:
+          st = SetMediaValue(b, i, f, value);
           break;
         default:
           break;
