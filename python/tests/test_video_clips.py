@@ -65,9 +65,10 @@ def pyav_frames(path):
 
 
 def rotation_of(path):
-    """The video's rotation metadata in degrees (0 without)."""
-    with av.open(path) as container:
-        return int(container.streams.video[0].metadata.get("rotate", "0"))
+    """The video's make_video(rotate=) (its "rotate" tag, which PyAV 10 does
+    not show), in degrees."""
+    name = os.path.splitext(os.path.basename(path))[0]
+    return VIDEOS.get(name, {}).get("rotate") or 0 if "/odd/" in path else 0
 
 
 def clip_loader(dataset, size, clip, seed=0, **kwargs):
@@ -77,13 +78,14 @@ def clip_loader(dataset, size, clip, seed=0, **kwargs):
 
 
 def reference_clip(frames, pts, crop, size, rotate):
-    """PyAV's frames of `pts`, turned upright by `rotate` (as the display
-    matrix says: 90 is a quarter turn clockwise), then torchvision's
+    """PyAV's frames of `pts`, turned upright as ffmpeg's autorotate turns
+    them (the tag's degrees counter-clockwise: `ffmpeg -i rotated.mp4`
+    gives np.rot90 of PyAV's frame exactly), then torchvision's
     resized_crop of the batch's window and its flip."""
     out = []
     x, y, w, h, flip = (int(v) for v in crop)
     for p in pts:
-        frame = np.rot90(frames[int(p)], k=-(rotate // 90)) if rotate else frames[int(p)]
+        frame = np.rot90(frames[int(p)], k=rotate // 90) if rotate else frames[int(p)]
         image = F.resized_crop(Image.fromarray(np.ascontiguousarray(frame)), y, x, h, w, [size, size],
                                interpolation=InterpolationMode.BILINEAR)
         out.append(np.asarray(F.hflip(image) if flip else image))
@@ -129,6 +131,7 @@ def test_rotation_metadata_turns_frames_upright(videos):
     dataset, files, _ = videos
     i = next(i for i in range(len(dataset)) if dataset[i]["path"] == "odd/rotated.mp4")
     assert rotation_of(files[i]) == 90
+    assert dataset[i]["video.rotation"] == 270  # counter-clockwise, as the media layer stores it
     loader = clip_loader(dataset, 32, Clip(frames=2), sampler=unirecord.Sampler(subset=[i]), batch_size=1)
     batch = next(iter(loader))
     # Planned on the upright frame: 241 wide, 321 high.
@@ -202,12 +205,17 @@ def test_variable_frame_rate_clips_by_time(videos):
     for epoch in range(5):
         loader.set_epoch(epoch)
         got = next(iter(loader))["frame_pts"][0].tolist()
-        # Consecutive sampled times are 1/12 s apart: each frame is the one
-        # shown then, so a frame is never more than 1/12 s before its successor's time.
-        times = [p * base for p in got]
-        assert all(b - a <= 1 / 12 + 1e-9 for a, b in zip(times, times[1:])), got
-        assert times[-1] - times[0] >= 5 / 12 - max(b - a for a, b in zip(pts, pts[1:])) * base - 1e-9
         assert all(p in pts for p in got)
+        # Some time t0 while the first frame is shown has each frame i the
+        # last one shown at t0 + i/12 s (found on a grid of 1/100 unit).
+        first = pts.index(got[0])
+        shown_until = pts[first + 1] if first + 1 < len(pts) else pts[first] + 1
+
+        def shown_at(t):
+            return max(p for p in pts if p <= t + 1e-9)
+
+        starts = [pts[first] + k * (shown_until - pts[first]) / 100 for k in range(100)]
+        assert any(all(shown_at(t0 + i / 12 / base) == p for i, p in enumerate(got)) for t0 in starts), got
 
 
 def test_host_device_batches_are_the_cpu_clips_normalised(videos):
@@ -224,6 +232,19 @@ def test_host_device_batches_are_the_cpu_clips_normalised(videos):
         assert b["video"].shape == a["video"].shape and b["video"].dtype == torch.float32
         want = (a["video"].float() - mean) / std
         assert torch.allclose(b["video"], want, atol=1e-5)
+
+
+@pytest.mark.xfail(strict=True, reason="the media layer's VideoDecoder (src/media) misses the B-frames of "
+                   "MPEG-4 in AVI: 'the frame with pts 0 never came out of the decoder'")
+def test_mpeg4_in_avi_with_b_frames(tmp_path):
+    (tmp_path / "src" / "a").mkdir(parents=True)
+    path = media_files.make_video(str(tmp_path / "src" / "a" / "v"), "mpeg4", frames=24, ext=".avi")
+    unirecord.convert_videofolder(tmp_path / "src", tmp_path / "out")
+    dataset = unirecord.Dataset(tmp_path / "out" / "src")
+    loader = clip_loader(dataset, 32, Clip(frames=24, stride=1), batch_size=1)  # every frame
+    batch = next(iter(loader))
+    frames = pyav_frames(path)
+    assert all(p in frames for p in batch["frame_pts"][0].tolist())
 
 
 def test_clip_options_are_checked_when_made():

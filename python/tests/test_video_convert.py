@@ -89,8 +89,8 @@ def test_audiofolder_reads_librispeech_transcripts(tmp_path):
     assert report["written"] == 3 and report["rejected"] == 0
     ds = unirecord.Dataset(tmp_path / "out" / "LibriSpeech")
     got = {ds[i]["path"]: ds[i]["transcript"] for i in range(len(ds))}
-    assert got == {"198/19-198-0000.flac": "NORTHANGER ABBEY", "198/19-198-0001.opus": "THIS LITTLE WORK",
-                   "198/19-198-0002.wav": ""}
+    assert got == {"19/198/19-198-0000.flac": "NORTHANGER ABBEY", "19/198/19-198-0001.opus": "THIS LITTLE WORK",
+                   "19/198/19-198-0002.wav": ""}
     assert ds[0]["audio.sample_rate"] == 44100
     skipped = [row for row in report["not_written"] if "trans.txt" in str(row)]
     assert len(skipped) == 1 and "transcript" in str(skipped[0])
