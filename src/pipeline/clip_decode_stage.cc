@@ -170,8 +170,12 @@ class AudioWindows final : public AudioDecode {
     for (int k = 0; k < clips_; ++k) {
       double start = options_.centre ? room / 2 : KeyedRandom(key.seed, key.epoch, key.record).Uniform(kDrawAudioStart) * room;
       if (clip != nullptr && clip->clip_starts != nullptr) start = clip->clip_starts[k];
-      UREC_ASSIGN_OR_RETURN(media::AudioSamples samples,
-                            decoder_.Window(value, start, options_.seconds, window, what_));
+      // A decoder per window: one reused across windows carries the
+      // resampler's history from the last window into the next (its output
+      // then differs from a fresh decode's, and depends on what the thread
+      // decoded before). Opening an audio codec costs microseconds.
+      media::AudioDecoder decoder;
+      UREC_ASSIGN_OR_RETURN(media::AudioSamples samples, decoder.Window(value, start, options_.seconds, window, what_));
       if (samples.data.size() != options_.sample_bytes()) {
         return Status::Internal(what_ + ": the window has " + std::to_string(samples.data.size()) +
                                 " bytes, not the " + std::to_string(options_.sample_bytes()) + " planned");
@@ -186,7 +190,6 @@ class AudioWindows final : public AudioDecode {
   const AudioClipOptions options_;
   const int clips_;
   const std::string what_;
-  media::AudioDecoder decoder_;
 };
 
 }  // namespace
