@@ -22,7 +22,9 @@ Audio rows: 2-second windows at 16 kHz mono float32 from FLAC and Opus
   torchaudio torchaudio.load(frame_offset=, num_frames=) + Resample in a
              DataLoader (when python3-torchaudio is installed; else left out).
 Each row is the median clips/s (windows/s) of --rounds runs, rounds
-interleaved so all see the same load; the load average is recorded.
+interleaved so all see the same load; the load average is recorded. Both
+sides run on the same `threads` cores (sched_setaffinity, inherited by the
+DataLoader's workers and by FFmpeg's threads in PyAV).
 Memory: one --memory-minutes long video sampled for 300 clips: the
 loader's RSS after 30 and after 300 clips.
 """
@@ -176,6 +178,15 @@ def dataloader_rate(dataset, workers, epochs, batch):
     return run_epochs(loader, epochs, len)
 
 
+def pin(threads):
+    """Both sides on the same `threads` cores: this process (the native
+    loader's threads) and the DataLoader's workers, which inherit it."""
+    os.sched_setaffinity(0, sorted(ALL_CORES)[:threads])
+
+
+ALL_CORES = os.sched_getaffinity(0)
+
+
 # ------------------------------------------------------------------ memory --
 
 def rss_mb():
@@ -216,7 +227,9 @@ def main():
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--threads-list", default="1,2")
-    parser.add_argument("--memory-minutes", type=float, default=20)
+    parser.add_argument("--memory-minutes", type=float, default=10)
+    parser.add_argument("--read-video-files", type=int, default=4,
+                        help="read_video rows decode this many whole files a run (seconds each)")
     parser.add_argument("--skip", default="", help="comma-separated: video,audio,memory")
     parser.add_argument("--json")
     args = parser.parse_args()
@@ -233,11 +246,13 @@ def main():
             dataset = unirecord.Dataset(os.path.join(tmp, "v_out", "v"))
             files = [os.path.join(tmp, "v", dataset[i]["path"]) for i in range(len(dataset))]
             for threads in threads_list:
+                pin(threads)
                 rates = {"unirecord": [], "pyav_seek": [], "read_video": []}
                 for _ in range(args.rounds):
                     rates["unirecord"].append(unirecord_clips(dataset, threads, args.epochs))
                     rates["pyav_seek"].append(dataloader_rate(PyAVClips(files), threads, args.epochs, BATCH))
-                    rates["read_video"].append(dataloader_rate(PyAVClips(files, True), threads, 1, BATCH))
+                    rates["read_video"].append(
+                        dataloader_rate(PyAVClips(files[:args.read_video_files], True), threads, 1, 2))
                 row = {"kind": "video", "threads": threads, "load_average": os.getloadavg(),
                        **{name: statistics.median(r) for name, r in rates.items()}, "runs": rates}
                 row["vs_pyav_seek"] = row["unirecord"] / row["pyav_seek"]
@@ -256,6 +271,7 @@ def main():
                 dataset = unirecord.Dataset(os.path.join(tmp, codec + "_out", codec))
                 files = [os.path.join(folder, dataset[i]["path"]) for i in range(len(dataset))]
                 for threads in threads_list:
+                    pin(threads)
                     rates = {"unirecord": [], "torchaudio": []}
                     for _ in range(args.rounds):
                         rates["unirecord"].append(unirecord_audio(dataset, threads, 5))
@@ -268,6 +284,7 @@ def main():
                         row["vs_torchaudio"] = row["unirecord"] / row["torchaudio"]
                     print(json.dumps({k: v for k, v in row.items() if k != "runs"}), flush=True)
                     result["rows"].append(row)
+        pin(max(threads_list))
         if "memory" not in skip:
             row = {"kind": "memory", **memory_row(tmp, args.memory_minutes, max(threads_list))}
             print(json.dumps(row), flush=True)

@@ -163,8 +163,24 @@ class Sampler(_Options):
         return out
 
 
+class _MediaGroup(_Options):
+    """What Clip and AudioClip share: one native option (``_KEY``) holding
+    all of the group's attributes, checked as a whole when made."""
+
+    _KEY: ClassVar[str] = ""
+
+    def __post_init__(self) -> None:
+        _core._check_loader_option(self._KEY, self._group(), type(self).__name__)
+
+    def _group(self) -> Dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in dataclass_fields(self)}
+
+    def _native(self) -> Dict[str, Any]:
+        return {self._KEY: self._group()}
+
+
 @dataclass(frozen=True)
-class Clip(_Options):
+class Clip(_MediaGroup):
     """Video clips (``Loader(fields=Fields(clip=Clip(...)))``; docs/video-audio.md):
     each sample is ``clips_per_video`` clips of ``frames`` frames of a video
     field, decoded natively from the keyframe before each clip's first frame
@@ -197,18 +213,11 @@ class Clip(_Options):
     apply_rotation: bool = True
     field: str = "video"
 
-    def __post_init__(self) -> None:
-        _core._check_loader_option("clip", self._group(), "Clip")
-
-    def _group(self) -> Dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in dataclass_fields(self)}
-
-    def _native(self) -> Dict[str, Any]:
-        return dict(clip=self._group())
+    _KEY: ClassVar[str] = "clip"
 
 
 @dataclass(frozen=True)
-class AudioClip(_Options):
+class AudioClip(_MediaGroup):
     """Audio windows (``Loader(fields=Fields(audio=AudioClip(...)))``;
     docs/video-audio.md): ``seconds`` of an audio field from a random offset
     (keyed by seed, epoch and record) or the centred one, with a
@@ -235,14 +244,7 @@ class AudioClip(_Options):
     centre: bool = False
     field: str = "audio"
 
-    def __post_init__(self) -> None:
-        _core._check_loader_option("audio", self._group(), "AudioClip")
-
-    def _group(self) -> Dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in dataclass_fields(self)}
-
-    def _native(self) -> Dict[str, Any]:
-        return dict(audio=self._group())
+    _KEY: ClassVar[str] = "audio"
 
 
 @dataclass(frozen=True)

@@ -57,3 +57,16 @@ def test_convert_audiofolder(tmp_path):
     media_files.make_audio(str(src / "b"), "mp3", seconds=0.5)
     r = urec("convert", "audiofolder", tmp_path / "speech", tmp_path / "out")
     assert "2 written, 0 rejected" in r.stdout, r.stdout
+
+
+def test_bench_measures_clips(folder, tmp_path):
+    urec("convert", "videofolder", folder, tmp_path)
+    import json
+
+    r = urec("bench", tmp_path / "ucf", "--clip-frames", "4", "--clip-stride", "2", "--size", "32", "--batch", "2",
+             "--threads", "1", "--json")
+    out = json.loads(r.stdout)
+    assert out["samples"] == 3 and out["images_per_s"] > 0
+    assert out["stages"]["frames_decoded"] >= 3 * 4
+    text = urec("bench", tmp_path / "ucf", "--clip-frames", "4", "--size", "32", "--batch", "2").stdout
+    assert "clips/s" in text and "frames decoded" in text
