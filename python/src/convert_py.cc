@@ -331,7 +331,10 @@ whose types are schema types (int32, float32, uint8, bool, ...; not
 float16; "shape" with -1 where lines differ), "string", or "image": a path
 relative to the manifest's folder, stored as convert_imagefolder stores
 images, which adds the fields path, width, height, jpeg_layout,
-source_size, source_xxh3 (one image field at most). Records keep the
+source_size, source_xxh3 (one image field at most); or "video" / "audio":
+a path stored as convert_videofolder stores its files, plus path (with
+numeric "start" / "end" fields, in seconds, each record keeps the packets
+of its range only: docs/video-audio.md). Records keep the
 manifest's order. A line that cannot be used (not valid, a missing or
 unknown field, a wrong type, shape or range, an unreadable image) is a row
 of not_written and of rejects_path ("line N" or the image's path, and the

@@ -270,6 +270,10 @@ Status WriteImageRecords(const std::string& root, const std::vector<ImageFolderF
     std::string reject;
     if (file.is_candidate && hooks.invalid) reject = hooks.invalid(i);
     if (file.is_candidate && hooks.media && reject.empty()) {
+      if (slot.media.ok() && hooks.prepare_media) {
+        const Status prepared = hooks.prepare_media(i, &*slot.media);
+        if (!prepared.ok()) slot.media = prepared;
+      }
       if (!slot.media.ok()) reject = RejectReason(slot.media.status());
     } else if (file.is_candidate && with_image && reject.empty()) {
       if (slot.info.ok()) {
@@ -458,6 +462,9 @@ Result<ConvertReport> WritePreparedRange(const PreparedConversion& c, const std:
     }
     if (c.hooks.skip_reason) hooks.skip_reason = [&c, begin](size_t i) { return c.hooks.skip_reason(begin + i); };
     if (c.hooks.invalid) hooks.invalid = [&c, begin](size_t i) { return c.hooks.invalid(begin + i); };
+    if (c.hooks.prepare_media) {
+      hooks.prepare_media = [&c, begin](size_t i, std::string* value) { return c.hooks.prepare_media(begin + i, value); };
+    }
     if (c.hooks.strict_name) hooks.strict_name = [&c, begin](size_t i) { return c.hooks.strict_name(begin + i); };
   }
   const PartTarget target{out, c.name, token, part, num_parts, c.schema, c.metadata};

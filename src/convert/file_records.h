@@ -67,6 +67,9 @@ struct ImageRecordHooks {
   // stream, cut short, corrupt or with absurd parameters is rejected with
   // Demux's reason.
   std::optional<MediaKind> media;
+  // Optional, with `media`: rewrites candidate i's media value before it is
+  // stored (a manifest row's start/end cut it); an error rejects the file.
+  std::function<Status(size_t i, std::string* value)> prepare_media;
   // Optional: how candidate i is named when strict mode stops at it
   // (default: ROOT/PATH, the file).
   std::function<std::string(size_t i)> strict_name;

@@ -269,7 +269,7 @@ CommandRunner SetupConvert(CLI::App* cmd) {
     m->add_option("MANIFEST", manifest_args->src, "The manifest; image paths are relative to its folder")
         ->required();
     m->add_option("--schema", manifest_args->schema,
-                  "JSON file {\"fields\": [{\"name\", \"type\": int32|float32|...|string|image, "
+                  "JSON file {\"fields\": [{\"name\", \"type\": int32|float32|...|string|image|video|audio, "
                   "\"shape\": [-1, 4], \"indexed\": true}, ...]} (docs/cli.md)")
         ->required();
     m->add_option("--name", manifest_args->options.name, "Dataset name (default: MANIFEST's name without extension)");
