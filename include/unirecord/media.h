@@ -125,8 +125,11 @@ struct AudioSamples {
 
 // Decodes the window [start_s, start_s + seconds) from the packet holding
 // its start (backed up by the codec's pre-roll, priming samples dropped as
-// the container says), resampled with libswresample. Reusable as
-// VideoDecoder is.
+// the container says), resampled with libswresample onto the sample grid
+// of a decode from the stream's start (so a window equals the same samples
+// of a whole-stream decode and resample). Reusable (its buffers are), but
+// the codec is opened for each window: AAC's decoder keeps state across a
+// flush, and a window must not depend on the one before.
 class AudioDecoder {
  public:
   AudioDecoder();

@@ -93,6 +93,10 @@ struct MediaValueView {
 // go backwards. Allocates the packet table only.
 Status ParseMediaValue(std::string_view stored, std::string_view what, MediaValueView* out);
 
+// True when `bytes` start as a media value does (its magic): what tells a
+// media value from a container file's bytes (no container starts so).
+bool IsMediaValue(std::string_view bytes);
+
 // The stored bytes of a value (SPEC.md 6.4). `packet_area` holds the
 // packets' bytes; each packet's offset must be where the previous one
 // ended. InvalidArgument (naming `what`) when the value would not parse.

@@ -157,6 +157,30 @@ py::object MediaValue(const std::shared_ptr<unirecord::Dataset>& dataset, uint64
 }
 
 void RegisterMedia(py::module_& m) {
+  m.def(
+      "demux",
+      [](const py::object& source, const std::string& kind, int stream) {
+        if (kind != "video" && kind != "audio") throw py::value_error("kind must be 'video' or 'audio', not '" + kind + "'");
+        unirecord::media::DemuxOptions options;
+        options.kind = kind == "video" ? MediaKind::kVideo : MediaKind::kAudio;
+        options.stream = stream;
+        unirecord::Result<std::string> stored = Status::Internal("not demuxed");
+        if (PyObject_CheckBuffer(source.ptr())) {
+          py::buffer_info buf = py::reinterpret_borrow<py::buffer>(source).request();
+          const std::string_view bytes(static_cast<const char*>(buf.ptr), static_cast<size_t>(buf.size * buf.itemsize));
+          py::gil_scoped_release nogil;
+          stored = unirecord::media::Demux(bytes, options);
+        } else {
+          const std::string path = PathArg("source", source);
+          py::gil_scoped_release nogil;
+          stored = unirecord::media::DemuxFile(path, options);
+        }
+        return py::bytes(Unwrap(std::move(stored)));
+      },
+      py::arg("source"), py::arg("kind") = "video", py::arg("stream") = -1,
+      "The media value (format/SPEC.md 6.4) of one stream of a container: source is its bytes or a path; "
+      "stream -1 the best stream of kind, else the n-th. Writer.write takes the result for a field of that "
+      "kind as it is (no second demux).");
   py::class_<PyVideoStream>(m, "VideoStream",
                             "A video field's value: its packets and parameters, decoded on demand "
                             "(docs/video-audio.md).")

@@ -128,12 +128,15 @@ double ToDouble(const Field& f, const py::handle& value) {
 }
 
 // A video or audio field from a container file's bytes (any buffer) or a
-// path (os.PathLike): demuxed into the field's media value.
+// path (os.PathLike), demuxed into the field's media value, or from a media
+// value (unirecord.demux's bytes).
 Status SetMediaValue(RecordBuilder& b, size_t i, const Field& f, const py::handle& value) {
   PyObject* raw = value.ptr();
   if (PyObject_CheckBuffer(raw)) {
     HeldBuffer buf(raw);
     py::gil_scoped_release nogil;
+    // A media value already (unirecord.demux's): taken as it is; a container otherwise.
+    if (unirecord::IsMediaValue(buf.bytes())) return b.SetMediaValue(i, buf.bytes());
     return b.SetMedia(i, buf.bytes());
   }
   if (!py::isinstance<py::str>(value) && py::hasattr(value, "__fspath__")) {

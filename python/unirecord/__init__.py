@@ -50,6 +50,8 @@ from ._core import (
     Schema,
     Server,
     StagedWrite,
+    AudioStream,
+    VideoStream,
     Writer,
     check_coverage,
     compact,
@@ -59,6 +61,7 @@ from ._core import (
     convert_imagefolder,
     convert_jsonl,
     convert_videofolder,
+    demux,
     gc,
     merge_coverage,
     tag,
@@ -77,6 +80,7 @@ from .write import write_dataset
 __version__ = "0.1.0"
 
 __all__ = [
+    "AudioStream",
     "CenterCrop",
     "CorruptRecordError",
     "Coverage",
@@ -100,6 +104,7 @@ __all__ = [
     "Schema",
     "Server",
     "StagedWrite",
+    "VideoStream",
     "Writer",
     "add_fields",
     "check_coverage",
@@ -111,6 +116,7 @@ __all__ = [
     "convert_jsonl",
     "convert_videofolder",
     "cuda_available",
+    "demux",
     "drop_fields",
     "gc",
     "merge_coverage",

@@ -8,7 +8,7 @@ import numpy.typing as npt
 
 _Path = Union[str, bytes, "os.PathLike[str]"]
 _FieldType = Union[str, type, np.dtype]
-_Value = Union[int, float, str, bytes, memoryview, npt.NDArray[Any]]
+_Value = Union[int, float, str, bytes, memoryview, npt.NDArray[Any], "os.PathLike[str]"]  # a path: a video or audio field's file
 
 built_with_cuda: bool
 # The options of _Loader and _ImageReader (python/src/loader_options_py.cc's table),
@@ -84,6 +84,37 @@ class Schema:
     def __eq__(self, other: object) -> bool: ...
 
 _SchemaLike = Union[Schema, Sequence[Field], Dict[str, Union[_FieldType, Field]]]
+
+class VideoStream:
+    """A video field's value (Dataset[i]["video"]): packets and parameters, decoded on demand."""
+
+    @property
+    def info(self) -> Dict[str, Any]: ...
+    @property
+    def pts(self) -> List[int]: ...
+    @property
+    def frames_decoded(self) -> int: ...
+    def frames_at(self, indices: Sequence[int], rotate: bool = False) -> npt.NDArray[np.uint8]: ...
+    def frames_in(self, start_s: float, end_s: float, rotate: bool = False) -> npt.NDArray[np.uint8]: ...
+    def remux(self) -> Tuple[bytes, str]: ...
+    def __len__(self) -> int: ...
+
+class AudioStream:
+    """An audio field's value (Dataset[i]["audio"]): packets and parameters, decoded on demand."""
+
+    @property
+    def info(self) -> Dict[str, Any]: ...
+    def samples(
+        self,
+        start_s: float,
+        seconds: float,
+        rate: Optional[int] = None,
+        channels: Optional[int] = None,
+        dtype: str = "float32",
+    ) -> npt.NDArray[Any]: ...
+    def remux(self) -> Tuple[bytes, str]: ...
+
+def demux(source: Union[bytes, memoryview, "os.PathLike[str]", str], kind: str = "video", stream: int = -1) -> bytes: ...
 
 class Dataset:
     """Random access to the records of a unirecord dataset (map-style, picklable)."""

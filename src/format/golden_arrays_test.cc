@@ -106,7 +106,8 @@ size_t TypeByteOffset() {
   return found;
 }
 
-// Gives field 'u8' type 14, unknown to this reader, and re-seals the header.
+// Gives field 'u8' type 255, unknown to this reader (14 was until format 1.3
+// made it `video`), and re-seals the header.
 void MakeTypeUnknown(const std::string& shard) {
   std::string s = testing::ReadBytes(shard);
   auto* d = reinterpret_cast<uint8_t*>(s.data());
@@ -115,7 +116,7 @@ void MakeTypeUnknown(const std::string& shard) {
   const size_t offset = TypeByteOffset();
   ASSERT_NE(offset, std::string::npos);
   ASSERT_EQ(d[format::kHeaderOffset + offset], static_cast<uint8_t>(FieldType::kUint8));
-  d[format::kHeaderOffset + offset] = 14;
+  d[format::kHeaderOffset + offset] = 255;
   format::StoreLE<uint64_t>(d + format::kPreambleHeaderChecksumOffset,
                             format::Checksum(d + format::kHeaderOffset, frame->header_length));
   format::StoreLE<uint64_t>(d + format::kPreambleChecksumOffset, format::Checksum(d, format::kPreambleChecksumOffset));
@@ -184,7 +185,7 @@ TEST(GoldenArraysTest, UnknownTypeIsNotSupportedNamingTheField) {
   auto ds = Dataset::Open(kGoldenDir + "/v1_1-bad/unknown-type");
   ASSERT_FALSE(ds.ok());
   EXPECT_EQ(ds.status().code(), StatusCode::kNotSupported) << ds.status().ToString();
-  EXPECT_NE(ds.status().message().find("bad-00000-of-00001.urec: field 'u8' has type 14"), std::string::npos)
+  EXPECT_NE(ds.status().message().find("bad-00000-of-00001.urec: field 'u8' has type 255"), std::string::npos)
       << ds.status().ToString();
 }
 

@@ -194,6 +194,11 @@ Status ParsePackets(const uint8_t* table, uint64_t count, uint64_t area_size, st
 
 }  // namespace
 
+bool IsMediaValue(std::string_view bytes) {
+  return bytes.size() >= format::kMediaMagicSize &&
+         std::memcmp(bytes.data(), format::kMediaMagic, format::kMediaMagicSize) == 0;
+}
+
 Status ParseMediaValue(std::string_view stored, std::string_view what, MediaValueView* out) {
   const auto* p = reinterpret_cast<const uint8_t*>(stored.data());
   if (stored.size() < format::kMediaHeaderSize) {

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <numeric>
 
+#include "format/format_constants.h"
 #include "media/ffmpeg_util.h"
 #include "unirecord/media.h"
 
@@ -15,10 +17,14 @@ namespace unirecord::media {
 
 namespace {
 
-// Decoding starts this long before the window (and at least two packets):
-// what MDCT codecs need to rebuild their overlap (AAC, MP3: one or two
-// frames) and Opus's recommended 80 ms pre-roll.
+// Decoding starts this long before the window (and at least two packets
+// before it): what MDCT codecs need to rebuild their overlap (AAC, MP3: one
+// or two frames, after which the samples are exactly a whole-stream
+// decode's) and Opus's recommended 80 ms pre-roll. Opus's decoder carries
+// state further (its energy prediction): after 80 ms a window differs from
+// a whole-stream decode by up to 3e-2, after 0.5 s by under 1e-4.
 constexpr double kPreRollSeconds = 0.08;
+constexpr double kOpusPreRollSeconds = 0.5;
 constexpr size_t kPreRollPackets = 2;
 
 struct ChannelLayout {
@@ -30,21 +36,17 @@ struct ChannelLayout {
 
 struct AudioDecoder::Impl {
   CodecContextPtr ctx;
-  std::string codec;
-  std::string extradata;
   PacketPtr packet{av_packet_alloc()};
   FramePtr frame{av_frame_alloc()};
   int64_t opens = 0;
 
+  // A decoder opened afresh for each window: FFmpeg's AAC decoder keeps
+  // state across avcodec_flush_buffers (a second decode of the same packets
+  // differs by up to 3e-3), and a window must not depend on the one before.
+  // An open costs far less than the window's decode (docs/video-audio.md).
   Status Ready(const MediaValueView& value, std::string_view what) {
-    if (ctx != nullptr && codec == value.params.codec && extradata == value.extradata) {
-      avcodec_flush_buffers(ctx.get());
-      return Status::OK();
-    }
     ctx.reset();
     UREC_ASSIGN_OR_RETURN(ctx, OpenDecoder(value, 1, what));
-    codec = value.params.codec;
-    extradata.assign(value.extradata);
     ++opens;
     return Status::OK();
   }
@@ -66,7 +68,8 @@ size_t FirstPacket(const MediaValueView& value, int64_t start) {
     const int64_t t = value.packets[i].pts != kNoTimestamp ? value.packets[i].pts : value.packets[i].dts;
     if (t != kNoTimestamp && t <= start) holding = i;
   }
-  const int64_t preroll = static_cast<int64_t>(kPreRollSeconds / value.params.time_base());
+  const double seconds = value.params.codec == "opus" ? kOpusPreRollSeconds : kPreRollSeconds;
+  const int64_t preroll = static_cast<int64_t>(seconds / value.params.time_base());
   size_t first = holding >= kPreRollPackets ? holding - kPreRollPackets : 0;
   while (first > 0 && value.packets[first].pts != kNoTimestamp &&
          value.packets[holding].pts - value.packets[first].pts < preroll) {
@@ -75,6 +78,84 @@ size_t FirstPacket(const MediaValueView& value, int64_t start) {
   return first;
 }
 
+// Decoded frames resampled onto the output grid of a decode from the
+// stream's start: output sample j is input sample s0 + j x in / out, with s0
+// a multiple of in / gcd(in, out), so the resampler computes the same
+// samples whatever packet decoding started at (its filter is short next to
+// the pre-roll).
+class Resampled {
+ public:
+  Resampled(const AudioSamples& out, AVChannelLayout* layout, std::string where)
+      : out_(out), layout_(layout), where_(std::move(where)), planes_(static_cast<size_t>(out.channels)) {}
+
+  int64_t produced() const { return produced_; }
+  bool started() const { return swr_ != nullptr; }
+  // The output sample of stream time `seconds` (from the stream's start).
+  int64_t OutputIndex(double seconds) const {
+    return std::llround(seconds * out_.rate) - s0_ * out_.rate / in_rate_;
+  }
+  const uint8_t* plane(size_t c, int64_t sample) const { return planes_[c].data() + sample * Width(); }
+
+  // Feeds frame `f`, whose first sample is input sample `first` of the stream.
+  Status Feed(const AVFrame* f, int64_t first) {
+    if (swr_ == nullptr) UREC_RETURN_IF_ERROR(Start(f, first));
+    const int64_t drop = std::clamp<int64_t>(s0_ - first, 0, f->nb_samples);
+    const AVSampleFormat format = static_cast<AVSampleFormat>(f->format);
+    const int planar = av_sample_fmt_is_planar(format);
+    const size_t step = static_cast<size_t>(av_get_bytes_per_sample(format)) *
+                        (planar ? 1 : static_cast<size_t>(f->ch_layout.nb_channels));
+    std::vector<const uint8_t*> in(static_cast<size_t>(planar ? f->ch_layout.nb_channels : 1));
+    for (size_t c = 0; c < in.size(); ++c) in[c] = f->extended_data[c] + static_cast<size_t>(drop) * step;
+    return Convert(in.data(), static_cast<int>(f->nb_samples - drop));
+  }
+  Status Flush() { return swr_ == nullptr ? Status::OK() : Convert(nullptr, 0); }
+
+ private:
+  size_t Width() const { return out_.type == SampleType::kFloat32 ? 4 : 2; }
+
+  Status Start(const AVFrame* f, int64_t first) {
+    in_rate_ = f->sample_rate;
+    const int64_t grid = in_rate_ / std::gcd<int64_t>(in_rate_, out_.rate);
+    s0_ = (first + grid - 1) / grid * grid;
+    if (first < 0) s0_ = first / grid * grid;
+    if (f->ch_layout.nb_channels == out_.channels) {  // the same channels: no remix, whatever their names
+      av_channel_layout_uninit(layout_);
+      av_channel_layout_copy(layout_, &f->ch_layout);
+    }
+    const AVSampleFormat out_format = out_.type == SampleType::kFloat32 ? AV_SAMPLE_FMT_FLTP : AV_SAMPLE_FMT_S16P;
+    SwrContext* raw = nullptr;
+    int made = swr_alloc_set_opts2(&raw, layout_, out_format, out_.rate, const_cast<AVChannelLayout*>(&f->ch_layout),  // FFmpeg 5.1 takes them non-const
+                                   static_cast<AVSampleFormat>(f->format), f->sample_rate, 0, nullptr);
+    swr_.reset(raw);
+    if (made >= 0) made = swr_init(swr_.get());
+    if (made < 0) return Status::Internal(where_ + ": cannot set up the resampler: " + AvError(made));
+    return Status::OK();
+  }
+
+  Status Convert(const uint8_t** in, int count) {
+    const int room = swr_get_out_samples(swr_.get(), count);
+    if (room < 0) return Status::Internal(where_ + ": resampler: " + AvError(room));
+    std::vector<uint8_t*> dst(planes_.size());
+    for (size_t c = 0; c < planes_.size(); ++c) {
+      planes_[c].resize(static_cast<size_t>(produced_ + room) * Width());
+      dst[c] = planes_[c].data() + produced_ * Width();
+    }
+    const int n = swr_convert(swr_.get(), dst.data(), room, in, count);
+    if (n < 0) return Status::Internal(where_ + ": resampler: " + AvError(n));
+    produced_ += n;
+    return Status::OK();
+  }
+
+  const AudioSamples& out_;
+  AVChannelLayout* layout_;
+  std::string where_;
+  SwrPtr swr_;
+  int64_t in_rate_ = 1;
+  int64_t s0_ = 0;
+  int64_t produced_ = 0;
+  std::vector<std::vector<uint8_t>> planes_;
+};
+
 }  // namespace
 
 Result<AudioSamples> AudioDecoder::Window(const MediaValueView& value, double start_s, double seconds,
@@ -82,12 +163,17 @@ Result<AudioSamples> AudioDecoder::Window(const MediaValueView& value, double st
   const std::string where(what);
   const MediaParams& m = value.params;
   if (m.kind != MediaKind::kAudio) return Status::InvalidArgument(where + ": not an audio stream");
-  if (!(start_s >= 0) || !(seconds >= 0) || seconds > 86400.0) {
+  if (!(start_s >= 0) || !(seconds >= 0) || seconds > format::kMaxMediaSeconds) {
     return Status::InvalidArgument(where + ": window start " + std::to_string(start_s) + " s, length " +
-                                   std::to_string(seconds) + " s: both must be >= 0 (and the length a day at most)");
+                                   std::to_string(seconds) + " s: both must be >= 0 (the length at most the "
+                                   "longest stream)");
   }
-  if (options.rate < 0 || options.rate > 768000 || options.channels < 0 || options.channels > 64) {
-    return Status::InvalidArgument(where + ": output rate or channels out of range");
+  if (options.rate < 0 || options.rate > format::kMaxMediaSampleRate || options.channels < 0 ||
+      options.channels > format::kMaxMediaChannels) {
+    return Status::InvalidArgument(where + ": output rate " + std::to_string(options.rate) + " or channels " +
+                                   std::to_string(options.channels) + " outside 0.." +
+                                   std::to_string(format::kMaxMediaSampleRate) + " and 0.." +
+                                   std::to_string(format::kMaxMediaChannels));
   }
   AudioSamples out;
   out.rate = options.rate > 0 ? options.rate : m.sample_rate;
@@ -99,73 +185,31 @@ Result<AudioSamples> AudioDecoder::Window(const MediaValueView& value, double st
   UREC_RETURN_IF_ERROR(impl_->Ready(value, what));
   AVCodecContext* ctx = impl_->ctx.get();
 
-  // Output sample j of the resampled stream is at time t0 + j / rate, t0
-  // the first decoded frame's time; the window starts at sample `offset`.
   const int64_t start_tb = m.start_pts + static_cast<int64_t>(std::floor(start_s / m.time_base()));
-  const size_t first = FirstPacket(value, start_tb);
-  ChannelLayout out_layout;
-  av_channel_layout_default(&out_layout.layout, out.channels);
-  SwrPtr swr;
-  int64_t offset = -1, produced = 0;
-  std::vector<std::vector<uint8_t>> planes(static_cast<size_t>(out.channels));
-  const AVSampleFormat out_format = options.type == SampleType::kFloat32 ? AV_SAMPLE_FMT_FLTP : AV_SAMPLE_FMT_S16P;
-  auto take = [&](const uint8_t** in, int in_count) -> Status {
-    const int room = swr_get_out_samples(swr.get(), in_count);
-    if (room < 0) return Status::Internal(where + ": resampler: " + AvError(room));
-    std::vector<uint8_t*> dst(planes.size());
-    for (size_t c = 0; c < planes.size(); ++c) {
-      planes[c].resize(static_cast<size_t>(produced + room) * width);
-      dst[c] = planes[c].data() + produced * width;
-    }
-    const int n = swr_convert(swr.get(), dst.data(), room, in, in_count);
-    if (n < 0) return Status::Internal(where + ": resampler: " + AvError(n));
-    produced += n;
-    return Status::OK();
-  };
-  for (size_t i = first; i <= value.packets.size(); ++i) {
-    if (offset >= 0 && produced >= offset + out.frames) break;
-    int sent;
-    if (i < value.packets.size()) {
-      UREC_RETURN_IF_ERROR(FillPacket(value, i, impl_->packet.get()));
-      sent = avcodec_send_packet(ctx, impl_->packet.get());
-    } else {
-      sent = avcodec_send_packet(ctx, nullptr);
-    }
-    if (sent < 0 && sent != AVERROR_EOF) {
-      return Status::Corruption(where + ": the decoder refuses packet " + std::to_string(i) + ": " + AvError(sent));
-    }
+  ChannelLayout layout;
+  av_channel_layout_default(&layout.layout, out.channels);
+  Resampled resampled(out, &layout.layout, where);
+  auto enough = [&] { return resampled.started() && resampled.produced() >= resampled.OutputIndex(start_s) + out.frames; };
+  for (size_t i = FirstPacket(value, start_tb); i <= value.packets.size() && !enough(); ++i) {
+    UREC_RETURN_IF_ERROR(SendPacket(ctx, value, i, impl_->packet.get(), what));
     while (true) {
       const int got = avcodec_receive_frame(ctx, impl_->frame.get());
       if (got == AVERROR(EAGAIN) || got == AVERROR_EOF) break;
       if (got < 0) return Status::Corruption(where + ": decoding failed: " + AvError(got));
-      AVFrame* f = impl_->frame.get();
-      if (swr == nullptr) {
-        if (f->ch_layout.nb_channels == out.channels) {  // the same channels: no remix, whatever their names
-          av_channel_layout_uninit(&out_layout.layout);
-          av_channel_layout_copy(&out_layout.layout, &f->ch_layout);
-        }
-        SwrContext* raw = nullptr;
-        int made = swr_alloc_set_opts2(&raw, &out_layout.layout, out_format, out.rate, &f->ch_layout,
-                                       static_cast<AVSampleFormat>(f->format), f->sample_rate, 0, nullptr);
-        swr.reset(raw);
-        if (made >= 0) made = swr_init(swr.get());
-        if (made < 0) return Status::Internal(where + ": cannot set up the resampler: " + AvError(made));
-        const int64_t t0 = f->pts != AV_NOPTS_VALUE ? f->pts : start_tb;
-        const double t0_s = static_cast<double>(t0 - m.start_pts) * m.time_base();
-        offset = std::llround((start_s - t0_s) * out.rate);
-        offset = std::max<int64_t>(offset, 0);
-      }
-      UREC_RETURN_IF_ERROR(take(const_cast<const uint8_t**>(f->extended_data), f->nb_samples));
+      const AVFrame* f = impl_->frame.get();
+      const int64_t pts = f->pts != AV_NOPTS_VALUE ? f->pts : start_tb;  // the frame's first sample, as the stream's sample
+      const int64_t first = std::llround(static_cast<double>(pts - m.start_pts) * m.time_base() * f->sample_rate);
+      UREC_RETURN_IF_ERROR(resampled.Feed(f, first));
     }
   }
-  if (swr != nullptr && (produced < offset + out.frames)) UREC_RETURN_IF_ERROR(take(nullptr, 0));  // the tail
-  out.valid_frames = std::clamp<int64_t>(produced - std::max<int64_t>(offset, 0), 0, out.frames);
-  for (size_t c = 0; c < planes.size(); ++c) {
-    if (out.valid_frames > 0) {
-      std::memcpy(out.data.data() + c * static_cast<size_t>(out.frames) * width,
-                  planes[c].data() + static_cast<size_t>(offset) * width,
-                  static_cast<size_t>(out.valid_frames) * width);
-    }
+  if (!enough()) UREC_RETURN_IF_ERROR(resampled.Flush());  // the resampler's tail
+  const int64_t offset = resampled.started() ? resampled.OutputIndex(start_s) : 0;
+  out.valid_frames = std::clamp<int64_t>(resampled.produced() - std::max<int64_t>(offset, 0), 0, out.frames);
+  const int64_t lead = std::max<int64_t>(-offset, 0);  // output before the first decoded sample: zeros
+  for (size_t c = 0; c < static_cast<size_t>(out.channels) && out.valid_frames > lead; ++c) {
+    std::memcpy(out.data.data() + (c * static_cast<size_t>(out.frames) + static_cast<size_t>(lead)) * width,
+                resampled.plane(c, std::max<int64_t>(offset, 0)),
+                static_cast<size_t>(out.valid_frames - lead) * width);
   }
   return out;
 }

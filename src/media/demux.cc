@@ -126,11 +126,20 @@ Status SetTiming(const AVFormatContext* fmt, const AVStream* st, const std::vect
     end = std::max(end, t + p.duration);
   }
   if (start == INT64_MAX) return Status::InvalidArgument(name + ": no packet has a timestamp");
+  // Audio priming samples the decoder drops (AV_PKT_DATA_SKIP_SAMPLES on the
+  // first packet) are not presented: the stream starts after them.
+  if (m->kind == MediaKind::kAudio && packets.front().skip_start > 0 && packets.front().pts == start) {
+    start += av_rescale_q(packets.front().skip_start, AVRational{1, m->sample_rate},
+                          AVRational{m->time_base_num, m->time_base_den});
+  }
   m->start_pts = start;
   m->duration = end - start;
   const double seconds = static_cast<double>(m->duration) * m->time_base();
   double claimed = st->duration != AV_NOPTS_VALUE ? static_cast<double>(st->duration) * av_q2d(st->time_base) : -1;
-  if (claimed < 0 && fmt->duration != AV_NOPTS_VALUE) claimed = static_cast<double>(fmt->duration) / AV_TIME_BASE;
+  // The container's duration is its longest stream's: it speaks for this one only when it is alone.
+  if (claimed < 0 && fmt->duration != AV_NOPTS_VALUE && fmt->nb_streams == 1) {
+    claimed = static_cast<double>(fmt->duration) / AV_TIME_BASE;
+  }
   // Packets covering well under the container's duration (by more than a
   // second and a tenth of it): the file was cut short.
   if (claimed > 0 && claimed - seconds > std::max(1.0, 0.1 * claimed)) {
@@ -144,6 +153,9 @@ Result<std::string> DemuxOpened(AVFormatContext* fmt, const DemuxOptions& option
   const int found = avformat_find_stream_info(fmt, nullptr);
   if (found < 0) return Status::InvalidArgument(name + ": not a readable media file: " + AvError(found));
   UREC_ASSIGN_OR_RETURN(const int index, ChooseStream(fmt, options, name));
+  // Containers that store only dts (avi) get the pts FFmpeg derives, as
+  // PyAV and ffmpeg see them, so frames are chosen by presentation time.
+  fmt->flags |= AVFMT_FLAG_GENPTS;
   const AVStream* st = fmt->streams[index];
   UREC_ASSIGN_OR_RETURN(MediaParams params, ParamsOf(st, options.kind, name));
   std::vector<MediaPacket> packets;

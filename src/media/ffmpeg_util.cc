@@ -142,23 +142,30 @@ Status FillPacket(const MediaValueView& value, size_t i, AVPacket* packet) {
   return Status::OK();
 }
 
+Status SendPacket(AVCodecContext* ctx, const MediaValueView& value, size_t i, AVPacket* packet,
+                  std::string_view what) {
+  int sent;
+  if (i < value.packets.size()) {
+    UREC_RETURN_IF_ERROR(FillPacket(value, i, packet));
+    sent = avcodec_send_packet(ctx, packet);
+  } else {
+    sent = avcodec_send_packet(ctx, nullptr);
+  }
+  if (sent < 0 && sent != AVERROR_EOF) {
+    return Status::Corruption(std::string(what) + ": the decoder refuses packet " + std::to_string(i) + ": " +
+                              AvError(sent));
+  }
+  return Status::OK();
+}
+
 Status CheckDecodes(const MediaValueView& value, std::string_view what) {
   UREC_ASSIGN_OR_RETURN(CodecContextPtr ctx, OpenDecoder(value, 1, what));
   PacketPtr packet(av_packet_alloc());
   FramePtr frame(av_frame_alloc());
   if (packet == nullptr || frame == nullptr) return Status::Internal(std::string(what) + ": out of memory");
   for (size_t i = 0; i <= value.packets.size(); ++i) {
-    int sent;
-    if (i < value.packets.size()) {
-      UREC_RETURN_IF_ERROR(FillPacket(value, i, packet.get()));
-      sent = avcodec_send_packet(ctx.get(), packet.get());
-    } else {
-      sent = avcodec_send_packet(ctx.get(), nullptr);  // drain
-    }
-    if (sent < 0 && sent != AVERROR(EAGAIN)) {
-      return Status::InvalidArgument(std::string(what) + ": corrupt stream: the decoder refuses packet " +
-                                     std::to_string(i) + ": " + AvError(sent));
-    }
+    const Status sent = SendPacket(ctx.get(), value, i, packet.get(), what);
+    if (!sent.ok()) return Status::InvalidArgument(sent.message() + " (a corrupt stream)");
     const int got = avcodec_receive_frame(ctx.get(), frame.get());
     if (got == 0) return Status::OK();
     if (got != AVERROR(EAGAIN) && got != AVERROR_EOF) {

@@ -80,6 +80,12 @@ Result<CodecContextPtr> OpenDecoder(const MediaValueView& value, int threads, st
 // want), with its timestamps, key flag and skip-samples side data.
 Status FillPacket(const MediaValueView& value, size_t i, AVPacket* packet);
 
+// Sends packet `i` of `value` to the decoder (i == packets.size(): the
+// drain that asks for the frames it still holds). Corruption naming `what`
+// when the decoder refuses it.
+Status SendPacket(AVCodecContext* ctx, const MediaValueView& value, size_t i, AVPacket* packet,
+                  std::string_view what);
+
 // Decodes `value` from its first packet until a first frame comes out:
 // InvalidArgument naming `what` when the decoder refuses the packets (a
 // corrupt stream) or none comes (NotSupported when there is no decoder).

@@ -144,17 +144,7 @@ Status VideoDecoder::DecodeAtPts(const MediaValueView& value, const std::vector<
   size_t remaining = pts.size();
   AVCodecContext* ctx = impl_->ctx.get();
   for (size_t i = start; i <= value.packets.size() && remaining > 0; ++i) {
-    int sent;
-    if (i < value.packets.size()) {
-      UREC_RETURN_IF_ERROR(FillPacket(value, i, impl_->packet.get()));
-      sent = avcodec_send_packet(ctx, impl_->packet.get());
-    } else {
-      sent = avcodec_send_packet(ctx, nullptr);
-    }
-    if (sent < 0 && sent != AVERROR_EOF) {
-      return Status::Corruption(std::string(what) + ": the decoder refuses packet " + std::to_string(i) + ": " +
-                                AvError(sent));
-    }
+    UREC_RETURN_IF_ERROR(SendPacket(ctx, value, i, impl_->packet.get(), what));
     while (remaining > 0) {
       const int got = avcodec_receive_frame(ctx, impl_->frame.get());
       if (got == AVERROR(EAGAIN) || got == AVERROR_EOF) break;

@@ -170,10 +170,9 @@ class AudioWindows final : public AudioDecode {
     for (int k = 0; k < clips_; ++k) {
       double start = options_.centre ? room / 2 : KeyedRandom(key.seed, key.epoch, key.record).Uniform(kDrawAudioStart) * room;
       if (clip != nullptr && clip->clip_starts != nullptr) start = clip->clip_starts[k];
-      // A decoder per window: one reused across windows carries the
-      // resampler's history from the last window into the next (its output
-      // then differs from a fresh decode's, and depends on what the thread
-      // decoded before). Opening an audio codec costs microseconds.
+      // A decoder per window: no state of one window may reach the next (the
+      // media layer's AudioDecoder opens its codec per window for the same
+      // reason; an earlier one carried its resampler's history over).
       media::AudioDecoder decoder;
       UREC_ASSIGN_OR_RETURN(media::AudioSamples samples, decoder.Window(value, start, options_.seconds, window, what_));
       if (samples.data.size() != options_.sample_bytes()) {

@@ -1,0 +1,37 @@
+// Fuzz target for media values (format/SPEC.md section 6.4): bytes ->
+// ParseMediaValue; a value that parses must encode back to the same bytes,
+// and its first frames or first window go through the decoders (one of each,
+// reused across inputs as a loader thread does). Every call must return a
+// Status: the packet table reader checks every offset, count and name before
+// use, and FFmpeg's decoders get only packets inside the value.
+//
+// Seeds: fuzz/corpus/media/ (tiny H.264, MPEG-4, FLAC and Opus values as
+// unirecord.demux stores them, and damaged copies: tests/data/golden/v1_3-media/).
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string_view>
+#include <vector>
+
+#include "unirecord/media.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static unirecord::media::VideoDecoder video;
+  static unirecord::media::AudioDecoder audio;
+  const std::string_view bytes(reinterpret_cast<const char*>(data), size);
+  unirecord::MediaValueView value;
+  if (!unirecord::ParseMediaValue(bytes, "fuzz", &value).ok()) return 0;
+  auto again = unirecord::EncodeMediaValue(value.params, value.packets, value.extradata, value.packet_area, "fuzz");
+  if (!again.ok() || *again != bytes) std::abort();  // what parses is what encodes
+  // Decoding is bounded: small frames and few packets only, so each run stays fast.
+  if (value.packets.size() > 64) return 0;
+  if (value.params.kind == unirecord::MediaKind::kVideo) {
+    if (static_cast<int64_t>(value.params.width) * value.params.height > 256 * 256) return 0;
+    (void)video.FramesAt(value, {0, value.frames() - 1}, "fuzz");
+  } else {
+    unirecord::media::AudioWindowOptions options;
+    options.rate = 8000;
+    (void)audio.Window(value, 0.0, 0.05, options, "fuzz");
+  }
+  return 0;
+}
