@@ -234,19 +234,6 @@ def test_host_device_batches_are_the_cpu_clips_normalised(videos):
         assert torch.allclose(b["video"], want, atol=1e-5)
 
 
-@pytest.mark.xfail(strict=True, reason="the media layer's VideoDecoder (src/media) misses the B-frames of "
-                   "MPEG-4 in AVI: 'the frame with pts 0 never came out of the decoder'")
-def test_mpeg4_in_avi_with_b_frames(tmp_path):
-    (tmp_path / "src" / "a").mkdir(parents=True)
-    path = media_files.make_video(str(tmp_path / "src" / "a" / "v"), "mpeg4", frames=24, ext=".avi")
-    unirecord.convert_videofolder(tmp_path / "src", tmp_path / "out")
-    dataset = unirecord.Dataset(tmp_path / "out" / "src")
-    loader = clip_loader(dataset, 32, Clip(frames=24, stride=1), batch_size=1)  # every frame
-    batch = next(iter(loader))
-    frames = pyav_frames(path)
-    assert all(p in frames for p in batch["frame_pts"][0].tolist())
-
-
 def test_clip_options_are_checked_when_made():
     with pytest.raises(ValueError, match="frames"):
         Clip(frames=0)
