@@ -70,3 +70,18 @@ def test_bench_measures_clips(folder, tmp_path):
     assert out["stages"]["frames_decoded"] >= 3 * 4
     text = urec("bench", tmp_path / "ucf", "--clip-frames", "4", "--size", "32", "--batch", "2").stdout
     assert "clips/s" in text and "frames decoded" in text
+
+
+def test_show_draws_each_clip_as_a_strip_of_its_frames(folder, tmp_path):
+    from PIL import Image
+
+    urec("convert", "videofolder", folder, tmp_path)
+    r = urec("show", tmp_path / "ucf", "--clip-frames", "5", "--clip-stride", "3", "--size", "40",
+             "--transform", "train", "--seed", "7", "-o", tmp_path / "strips.png")
+    assert "3 clips of 5 frames" in r.stdout, r.stdout
+    sheet = Image.open(tmp_path / "strips.png")
+    assert sheet.size == (4 + 5 * 44, 4 + 3 * (40 + 14 + 4))
+    rows = open(tmp_path / "strips.tsv").read().splitlines()
+    assert rows[0].split("\t")[:4] == ["row", "id", "label", "frame_pts"] and len(rows) == 4
+    pts = [int(p) for p in rows[1].split("\t")[3].split(",")]
+    assert len(pts) == 5 and pts == sorted(pts)
