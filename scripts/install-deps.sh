@@ -32,6 +32,7 @@ packages=(
   chromium chromium-driver python3-selenium
   nodejs
   libtorch-dev
+  python3-torchaudio
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -195,6 +195,31 @@ struct ConvertReport {
 Result<ConvertReport> ConvertImageFolder(const std::string& src, const std::string& out,
                                          const ConvertOptions& options = {});
 
+// Converts class folders of videos (SRC/CLASS/**/*.mp4 .avi .mkv .webm .mov
+// .m4v .mpg .mpeg .ogv, listed as ConvertImageFolder lists images: Kinetics'
+// and UCF-101's layout) into dataset NAME in OUT: one record per file with
+// fields video (the file's best video stream as a media value: its packets
+// and packet table, SPEC.md 6.4; the container is not kept, `urec cat
+// --field video` remuxes one) and its parameter fields (video.width,
+// video.duration, ...), label (int64, indexed) and path (string, relative
+// to SRC); metadata "classes". A file that FFmpeg cannot read, without a
+// video stream, with a codec it cannot decode, cut short, corrupt, or with
+// absurd dimensions or duration is a row of the rejects report naming it
+// and the reason. The guarantees are ConvertImageFolder's (deterministic
+// bytes whatever `threads` is, one atomic commit, strict, append, progress;
+// parts on Dask through PlanSource with SourceFormat::kVideoFolder).
+// Not used: keep_original, limits (the media value's own limits apply),
+// extend_classes (refused).
+Result<ConvertReport> ConvertVideoFolder(const std::string& src, const std::string& out,
+                                         const ConvertOptions& options = {});
+// The same for audio files (.wav .flac .mp3 .ogg .opus .m4a .aac): fields
+// audio (the best audio stream) and its parameter fields, label, path and
+// transcript (string): LibriSpeech's, from the *.trans.txt files in the
+// class folders (lines "UTTERANCE-ID TEXT", UTTERANCE-ID the audio file's
+// name without extension, in the same folder), "" for a file none names.
+Result<ConvertReport> ConvertAudioFolder(const std::string& src, const std::string& out,
+                                         const ConvertOptions& options = {});
+
 // Converts a COCO instances file (ANNOTATIONS, e.g.
 // annotations/instances_val2017.json) and its images (IMAGES_DIR, where each
 // image's "file_name" is) into dataset NAME (default: ANNOTATIONS' file name

@@ -90,10 +90,10 @@ Result<ConvertReport> CommitImageFolder(StagedWrite& staged, const ImageFolderPl
 // bytes equal those of ConvertCoco / ConvertJsonl / ConvertCsv with the same
 // options. Nothing but paths is shipped: the driver (PlanSource) and each
 // part (ConvertSourcePart) read the same input, which cuts the same way.
-enum class SourceFormat { kCoco, kJsonl, kCsv };
+enum class SourceFormat { kCoco, kJsonl, kCsv, kVideoFolder, kAudioFolder };
 struct ConvertSource {
   SourceFormat format = SourceFormat::kCoco;
-  std::string input;   // the COCO annotations file, or the manifest
+  std::string input;   // the COCO annotations file, the manifest, or the video or audio folder
   std::string images;  // kCoco: the images folder
   std::string schema;  // kJsonl, kCsv: the schema file
 };

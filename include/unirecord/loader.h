@@ -53,6 +53,7 @@
 #include "unirecord/cuda.h"
 #include "unirecord/dataset.h"
 #include "unirecord/image.h"
+#include "unirecord/media.h"
 #include "unirecord/sample_decoder.h"
 #include "unirecord/sampler.h"
 #include "unirecord/packing.h"
@@ -85,6 +86,63 @@ enum class RaggedLayout : uint8_t {
 const char* RaggedLayoutName(RaggedLayout layout);
 Result<RaggedLayout> ParseRaggedLayout(std::string_view name);
 
+// Video clips (LoaderOptions::clip; docs/video-audio.md, "Loading clips"):
+// each sample is `clips_per_video` clips of `frames` frames of a video field,
+// decoded from the keyframe before a clip's first frame to its last, each
+// frame cropped and resized as images are (one RandomResizedCrop window and
+// flip per sample, planned on the upright frame, applied to all of its
+// frames; or the centre crop), into uint8 [B, T, H, W, 3] (NHWC) or
+// [B, 3, T, H, W] (NCHW); with clips_per_video K > 1, [B, K, T, ...].
+struct ClipOptions {
+  std::string field = "video";  // a video field
+  int frames = 16;              // frames per clip (T), 1..1024
+  // Sampled frames are `stride` frames apart in presentation order (1: every
+  // frame) ...
+  int stride = 2;
+  // ... or, when > 0, 1/fps seconds apart: each sampled time takes the frame
+  // shown at that time (the last one whose timestamp is not after it), so a
+  // variable frame rate is sampled evenly in time.
+  double fps = 0;
+  // Clips per sample (1..64). They share the sample's crop; their starts are
+  // drawn each (random) or spread evenly over the video (centre).
+  int clips_per_video = 1;
+  // Evaluation: the clip centred in the video (K clips: evenly spaced). Else
+  // its start is drawn uniformly, keyed by (seed, epoch, record) as crops are.
+  bool centre = false;
+  // Rotation metadata applied (frames turned upright before the crop).
+  bool apply_rotation = true;
+
+  // InvalidArgument naming the option out of range.
+  Status Check() const;
+  // Frames of one sample: clips_per_video * frames.
+  size_t sample_frames() const { return size_t(clips_per_video) * size_t(frames); }
+};
+
+// Audio windows (LoaderOptions::audio): `seconds` of an audio field from a
+// random (keyed by seed, epoch and record) or centred offset; with a video
+// clip, from the clip's first frame's time. Resampled (libswresample) to
+// `rate` and `channels`, batched as a field named after `field` of `dtype`,
+// [B, channels, round(seconds * rate)] ([B, K, channels, N] with K clips),
+// zeros past the stream's end, with FIELD_lengths [B] (or [B, K]): the
+// frames before the end.
+struct AudioClipOptions {
+  std::string field = "audio";  // an audio field
+  double seconds = 2.0;         // window length, > 0 and at most 3600
+  int rate = 16000;             // output sample rate, 1000..384000
+  int channels = 1;             // output channels (FFmpeg's default layout), 1..8
+  media::SampleType dtype = media::SampleType::kFloat32;  // or kInt16
+  bool centre = false;          // evaluation: the window centred in the stream
+
+  // InvalidArgument naming the option out of range.
+  Status Check() const;
+  size_t window_frames() const;   // round(seconds * rate)
+  size_t sample_bytes() const;    // channels * window_frames * the dtype's width
+};
+
+// "float32" | "int16"; parse returns InvalidArgument for another name.
+const char* AudioDTypeName(media::SampleType dtype);
+Result<media::SampleType> ParseAudioDType(std::string_view name);
+
 struct LoaderOptions {
   size_t batch_size = 256;
   bool drop_last = false;  // drop the epoch's last, partial batch
@@ -108,6 +166,12 @@ struct LoaderOptions {
   ImageLayout layout = ImageLayout::kNHWC;
 
   std::string image_field = "image";  // a bytes field holding JPEGs or PNGs; "" for no image
+  // Set: samples are clips of a video field (ClipOptions, which name it;
+  // image_field is then ignored), cropped and resized by the options above
+  // (transform, image_size, resize_shorter, crop, layout).
+  std::optional<ClipOptions> clip;
+  // Set: each sample also gets a window of an audio field (AudioClipOptions).
+  std::optional<AudioClipOptions> audio;
   // An int32/int64 field; "" for no labels. The default, "label", is used
   // when the dataset has it (no labels otherwise); a name given must exist.
   std::string label_field = "label";
@@ -178,6 +242,9 @@ struct LoaderStats {
   double read_s = 0;     // fetching blob and label from the mapped files
   double decode_s = 0;   // probe, crop planning, partial decode and resize into the slot
                          // (in the batch's layout: the resizer writes NCHW itself)
+  // Video frames decoded (clips: those sampled and those decoded to reach
+  // them, from the keyframe before each clip's first frame).
+  uint64_t frames_decoded = 0;
   double upload_s = 0;   // queueing copy and conversion on the CUDA stream
   uint64_t uploads = 0;  // batches queued on the device (device loaders; prefetched ones included)
   double wait_s = 0;     // consumer waiting in Next()
@@ -250,6 +317,17 @@ class Batch {
   int height() const { return c_.height; }
   int width() const { return c_.width; }
   int channels() const { return 3; }
+  // A clip loader's (LoaderOptions::clip): frames per clip (T) and clips per
+  // sample (K); images() then holds size() * K * T frames, [B, (K,) T, H, W,
+  // 3] or [B, (K,) 3, T, H, W]. 0 and 1 for images.
+  int clip_frames() const { return c_.clip_frames; }
+  int clips() const { return c_.clips; }
+  // size() * K * T: each sampled frame's presentation timestamp, in its
+  // stream's time base; size() * K: each clip's first frame's time in
+  // seconds from the stream's start (the audio window's start). nullptr
+  // without clips.
+  const int64_t* frame_pts() const { return c_.frame_pts; }
+  const double* clip_starts() const { return c_.clip_starts; }
   ImageLayout layout() const { return c_.layout; }
   // size() * 3 * height() * width() uint8 values in layout().
   const uint8_t* images() const { return c_.images; }
@@ -300,6 +378,10 @@ class Batch {
     const int64_t* labels = nullptr;
     const uint64_t* record_ids = nullptr;
     const int32_t* crops = nullptr;
+    int clip_frames = 0;
+    int clips = 1;
+    const int64_t* frame_pts = nullptr;
+    const double* clip_starts = nullptr;
     const std::vector<BatchField>* fields = nullptr;
     const void* device_images = nullptr;
     void* ready_event = nullptr;

@@ -118,6 +118,8 @@ struct SampleFields {
   std::string image = "image";  // a bytes field holding JPEGs or PNGs; "" for no image
   std::string label = "label";  // an int32/int64 scalar field; "" for no labels
   std::string path = "path";    // a string field named in errors; ignored when absent or not a string
+  // The image field's type: kBytes, or kVideo for a clip loader's video field.
+  FieldType image_type = FieldType::kBytes;
 };
 
 // A dataset's samples: the fields resolved and type-checked once. Immutable
@@ -162,6 +164,7 @@ class SampleSource {
 struct SampleTimes {
   double read_s = 0;    // fetching the image and the label
   double decode_s = 0;  // probe, plan, decode, resize into the output
+  uint64_t frames_decoded = 0;  // video frames (a clip loader's)
 };
 
 // One thread's decoder: the options and a reusable ImageDecoder. Not

@@ -88,8 +88,8 @@ py::dict CommitParts(PyStagedWrite& staged, const py::list& reports,
   return ReportDict(Unwrap(std::move(r)));
 }
 
-// A COCO / JSON Lines / CSV input from the binding's arguments:
-// kind "coco", "jsonl" or "csv".
+// A COCO / JSON Lines / CSV / video or audio folder input from the
+// binding's arguments: kind "coco", "jsonl", "csv", "videofolder" or "audiofolder".
 unirecord::ConvertSource SourceArgs(const py::object& kind, const py::object& input, const py::object& images,
                                     const py::object& schema) {
   unirecord::ConvertSource source;
@@ -100,10 +100,13 @@ unirecord::ConvertSource SourceArgs(const py::object& kind, const py::object& in
   } else if (k == "jsonl" || k == "csv") {
     source.format = k == "csv" ? unirecord::SourceFormat::kCsv : unirecord::SourceFormat::kJsonl;
     source.schema = PathArg("schema", schema);
+  } else if (k == "videofolder" || k == "audiofolder") {
+    source.format = k == "videofolder" ? unirecord::SourceFormat::kVideoFolder : unirecord::SourceFormat::kAudioFolder;
   } else {
-    throw py::value_error("kind must be 'coco', 'jsonl' or 'csv', not " + py::repr(kind).cast<std::string>());
+    throw py::value_error("kind must be 'coco', 'jsonl', 'csv', 'videofolder' or 'audiofolder', not " +
+                          py::repr(kind).cast<std::string>());
   }
-  source.input = PathArg(k == "coco" ? "annotations" : "manifest", input);
+  source.input = PathArg(k == "coco" ? "annotations" : k == "jsonl" || k == "csv" ? "manifest" : "src", input);
   return source;
 }
 

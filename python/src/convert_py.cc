@@ -190,6 +190,15 @@ py::dict ConvertImageFolder(const Values<2>& given, ConvertArgs args, const Valu
   });
 }
 
+// convert_videofolder / convert_audiofolder.
+template <unirecord::Result<unirecord::ConvertReport> (*Convert)(const std::string&, const std::string&,
+                                                                 const unirecord::ConvertOptions&)>
+py::dict ConvertMediaFolder(const Values<2>& given, ConvertArgs args, const Values<0>&) {
+  const std::string src_path = PathArg("src", given[0]), out_path = PathArg("out", given[1]);
+  return RunConversion(std::move(args),
+                       [&](const unirecord::ConvertOptions& options) { return Convert(src_path, out_path, options); });
+}
+
 py::dict ConvertCoco(const Values<3>& given, ConvertArgs args, const Values<0>&) {
   const std::string annotations_path = PathArg("annotations", given[0]), images_path = PathArg("images", given[1]),
                     out_path = PathArg("out", given[2]);
@@ -291,6 +300,29 @@ not_written, rejects_path).
 )doc",
              std::make_tuple(py::arg("src"), py::arg("out"), py::kw_only()),
              py::arg("extend_classes") = unirecord::ConvertOptions().extend_classes);
+  DefConvert<2, 0>(m, "convert_videofolder", &ConvertMediaFolder<unirecord::ConvertVideoFolder>, R"doc(
+Converts class folders of videos SRC/<class>/**/<video> (.mp4 .avi .mkv
+.webm .mov .m4v .mpg .mpeg .ogv; Kinetics' and UCF-101's layout) into a
+dataset in OUT (the code behind `urec convert videofolder`): one record
+per file in folder order with fields video (the file's best video stream:
+its packets and packet table, docs/video-audio.md) and its parameter
+fields (video.width, video.height, video.duration, ...), label (int64,
+indexed) and path; metadata "classes". A file FFmpeg cannot read, without
+a video stream, with a codec it cannot decode, cut short, corrupt or with
+absurd dimensions or duration is a row of not_written and of rejects_path
+naming it and the reason. The keywords and the report are
+convert_imagefolder's (keep_original and max_pixels do not apply).
+)doc",
+             std::make_tuple(py::arg("src"), py::arg("out"), py::kw_only()));
+  DefConvert<2, 0>(m, "convert_audiofolder", &ConvertMediaFolder<unirecord::ConvertAudioFolder>, R"doc(
+Converts class folders of audio files SRC/<class>/**/<file> (.wav .flac
+.mp3 .ogg .opus .m4a .aac) into a dataset in OUT (the code behind `urec
+convert audiofolder`), as convert_videofolder does: fields audio (the best
+audio stream) and its parameter fields, label, path and transcript (str:
+LibriSpeech's, from the *.trans.txt files beside the audio, lines
+"UTTERANCE-ID TEXT"; "" for a file none names).
+)doc",
+             std::make_tuple(py::arg("src"), py::arg("out"), py::kw_only()));
   DefConvert<3, 0>(m, "convert_jsonl", &ConvertManifest<unirecord::ConvertJsonl>, R"doc(
 Converts a manifest, one sample a line, into a dataset in OUT (the code
 behind `urec convert jsonl`): JSON Lines, one object a line with a key per field. SCHEMA is a JSON file
@@ -299,7 +331,10 @@ whose types are schema types (int32, float32, uint8, bool, ...; not
 float16; "shape" with -1 where lines differ), "string", or "image": a path
 relative to the manifest's folder, stored as convert_imagefolder stores
 images, which adds the fields path, width, height, jpeg_layout,
-source_size, source_xxh3 (one image field at most). Records keep the
+source_size, source_xxh3 (one image field at most); or "video" / "audio":
+a path stored as convert_videofolder stores its files, plus path (with
+numeric "start" / "end" fields, in seconds, each record keeps the packets
+of its range only: docs/video-audio.md). Records keep the
 manifest's order. A line that cannot be used (not valid, a missing or
 unknown field, a wrong type, shape or range, an unreadable image) is a row
 of not_written and of rejects_path ("line N" or the image's path, and the

@@ -107,6 +107,94 @@ void PackFromPython(const std::string& name, const py::handle& value, std::optio
   *out = pack;
 }
 
+py::object ToPython(const std::optional<unirecord::ClipOptions>& v) {
+  if (!v) return py::none();
+  py::dict d;
+  d["field"] = v->field;
+  d["frames"] = v->frames;
+  d["stride"] = v->stride;
+  d["fps"] = v->fps;
+  d["clips_per_video"] = v->clips_per_video;
+  d["centre"] = v->centre;
+  d["apply_rotation"] = v->apply_rotation;
+  return d;
+}
+py::object ToPython(const std::optional<unirecord::AudioClipOptions>& v) {
+  if (!v) return py::none();
+  py::dict d;
+  d["field"] = v->field;
+  d["seconds"] = v->seconds;
+  d["rate"] = v->rate;
+  d["channels"] = v->channels;
+  d["dtype"] = unirecord::AudioDTypeName(v->dtype);
+  d["centre"] = v->centre;
+  return d;
+}
+
+// unirecord.Clip's / AudioClip's options as a dict (their _native()), or
+// None: each key through `set` (key, its shown name, the value), then the
+// options' own Check (a ValueError naming the option).
+template <typename Options, typename Set>
+void ClipGroupFromPython(const std::string& name, const char* group, const py::handle& value,
+                         std::optional<Options>* out, const Set& set) {
+  out->reset();
+  if (value.is_none()) return;
+  if (!PyDict_Check(value.ptr())) {
+    throw py::type_error(name + " must be a unirecord." + group + ", not " + py::repr(value).cast<std::string>());
+  }
+  Options options;
+  for (auto item : py::reinterpret_borrow<py::dict>(value)) {
+    const std::string key = py::str(item.first).cast<std::string>();
+    if (!set(key, name + "." + key, item.second, options)) {
+      RaiseStatus(Status::InvalidArgument("unknown " + std::string(group) + " option '" + key + "'"));
+    }
+  }
+  const Status checked = options.Check();
+  if (!checked.ok()) RaiseStatus(checked.WithContext(name));
+  *out = options;
+}
+
+double NumberArg(const std::string& name, const py::handle& value) {
+  if (PyBool_Check(value.ptr()) || !PyNumber_Check(value.ptr()) || PyUnicode_Check(value.ptr())) {
+    throw py::type_error(name + " must be a number, not " + py::repr(value).cast<std::string>());
+  }
+  return value.cast<double>();
+}
+
+bool SetClipOption(const std::string& key, const std::string& what, const py::handle& v, unirecord::ClipOptions& o) {
+  if (key == "field") o.field = StrArg(what, v);
+  else if (key == "frames") o.frames = IntArgAs<int>(what, v, 1);
+  else if (key == "stride") o.stride = IntArgAs<int>(what, v, 1);
+  else if (key == "fps") o.fps = NumberArg(what, v);
+  else if (key == "clips_per_video") o.clips_per_video = IntArgAs<int>(what, v, 1);
+  else if (key == "centre") o.centre = BoolArg(what, v);
+  else if (key == "apply_rotation") o.apply_rotation = BoolArg(what, v);
+  else return false;
+  return true;
+}
+
+bool SetAudioOption(const std::string& key, const std::string& what, const py::handle& v,
+                    unirecord::AudioClipOptions& o) {
+  if (key == "field") {
+    o.field = StrArg(what, v);
+  } else if (key == "seconds") {
+    o.seconds = NumberArg(what, v);
+  } else if (key == "rate") {
+    o.rate = IntArgAs<int>(what, v, 1);
+  } else if (key == "channels") {
+    o.channels = IntArgAs<int>(what, v, 1);
+  } else if (key == "dtype") {
+    unirecord::Result<unirecord::media::SampleType> dtype = unirecord::ParseAudioDType(StrArg(what, v));
+    if (!dtype.ok()) RaiseStatus(dtype.status().WithContext(what));
+    o.dtype = *dtype;
+  } else if (key == "centre") {
+    o.centre = BoolArg(what, v);
+  } else {
+    return false;
+  }
+  return true;
+}
+
 template <typename T>
 void FromPython(const std::string& name, const py::handle& value, int64_t minimum, T* out) {
   if constexpr (std::is_same_v<T, bool>) {
@@ -144,6 +232,10 @@ void FromPython(const std::string& name, const py::handle& value, int64_t minimu
     }
   } else if constexpr (std::is_same_v<T, std::optional<unirecord::PackOptions>>) {
     PackFromPython(name, value, out);
+  } else if constexpr (std::is_same_v<T, std::optional<unirecord::ClipOptions>>) {
+    ClipGroupFromPython(name, "Clip", value, out, SetClipOption);
+  } else if constexpr (std::is_same_v<T, std::optional<unirecord::AudioClipOptions>>) {
+    ClipGroupFromPython(name, "AudioClip", value, out, SetAudioOption);
   } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
     out->clear();
     if (value.is_none()) return;
@@ -237,6 +329,8 @@ const std::vector<LoaderOption>& LoaderOptionTable() {
       UREC_LOADER_OPTION("on_bad_record", on_bad_record, 0),
       UREC_LOADER_OPTION("max_consecutive_bad", max_consecutive_bad, 1),
       UREC_LOADER_OPTION("pack", pack, 0),
+      UREC_LOADER_OPTION("clip", clip, 0),
+      UREC_LOADER_OPTION("audio", audio, 0),
       UREC_LOADER_OPTION("coverage", coverage, 0),
       // From device, dtype, mean and std.
       UREC_LOADER_OPTION("cuda_device", cuda.device, -1),

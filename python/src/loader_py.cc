@@ -171,7 +171,8 @@ class PyLoader {
 
   // None at the end of the epoch; else (images or None, labels or None,
   // record_ids, epoch, index, crops or None, {name: tensor or list} of the
-  // batched fields with their NAME_lengths / NAME_offsets).
+  // batched fields with their NAME_lengths / NAME_offsets, None or a clip
+  // loader's (frame_pts, clip_starts)).
   py::object Next(uintptr_t wait_stream) {
     unirecord::Result<Batch> r = NextBatch();
     if (!r.ok()) {
@@ -191,8 +192,17 @@ class PyLoader {
     if (b.empty()) return py::none();
     const LoaderOptions& o = box_->loader->options();
     const int64_t n = static_cast<int64_t>(b.size()), h = b.height(), w = b.width();
-    std::vector<int64_t> shape = b.layout() == ImageLayout::kNCHW ? std::vector<int64_t>{n, 3, h, w}
-                                                                   : std::vector<int64_t>{n, h, w, 3};
+    // A clip loader's: [n, (K,) 3, T, h, w] or [n, (K,) T, h, w, 3].
+    const auto image_shape = [&](ImageLayout layout) {
+      std::vector<int64_t> shape = {n};
+      if (b.clips() > 1) shape.push_back(b.clips());
+      if (layout == ImageLayout::kNCHW) shape.push_back(3);
+      if (b.clip_frames() > 0) shape.push_back(b.clip_frames());
+      shape.insert(shape.end(), {h, w});
+      if (layout == ImageLayout::kNHWC) shape.push_back(3);
+      return shape;
+    };
+    const std::vector<int64_t> shape = image_shape(b.layout());
     DLDevice cpu{kDLCPU, 0};
     // Where device memory is: the host device's is ordinary memory.
     const DLDevice device = o.cuda.host_emulation ? cpu : DLDevice{kDLCUDA, o.cuda.device};
@@ -208,9 +218,7 @@ class PyLoader {
       DLDataType dt{kDLFloat, 32, 1};
       if (o.cuda.dtype == DeviceDType::kFloat16) dt = DLDataType{kDLFloat, 16, 1};
       if (o.cuda.dtype == DeviceDType::kUint8) dt = DLDataType{kDLUInt, 8, 1};
-      std::vector<int64_t> dshape = o.cuda.layout == ImageLayout::kNCHW ? std::vector<int64_t>{n, 3, h, w}
-                                                                         : std::vector<int64_t>{n, h, w, 3};
-      images = MakeCapsule(batch, b.device_images(), dt, dshape, device);
+      images = MakeCapsule(batch, b.device_images(), dt, image_shape(o.cuda.layout), device);
     } else {
       images = MakeCapsule(batch, b.images(), DLDataType{kDLUInt, 8, 1}, shape, cpu);
     }
@@ -246,7 +254,16 @@ class PyLoader {
             MakeCapsule(batch, on_device ? f.device_offsets : f.offsets, DLDataType{kDLInt, 64, 1}, {n + 1}, where);
       }
     }
-    return py::make_tuple(images, labels, ids, b.epoch(), b.index(), crops, fields);
+    py::object clips = py::none();
+    if (b.frame_pts() != nullptr) {
+      std::vector<int64_t> per_clip = {n};
+      if (b.clips() > 1) per_clip.push_back(b.clips());
+      std::vector<int64_t> per_frame = per_clip;
+      per_frame.push_back(b.clip_frames());
+      clips = py::make_tuple(MakeCapsule(batch, b.frame_pts(), DLDataType{kDLInt, 64, 1}, per_frame, cpu),
+                             MakeCapsule(batch, b.clip_starts(), DLDataType{kDLFloat, 64, 1}, per_clip, cpu));
+    }
+    return py::make_tuple(images, labels, ids, b.epoch(), b.index(), crops, fields, clips);
   }
 
   void SetEpoch(uint64_t epoch) {
@@ -426,6 +443,7 @@ class PyLoader {
     d["skipped"] = s.skipped;
     d["read_s"] = s.read_s;
     d["decode_s"] = s.decode_s;
+    d["frames_decoded"] = s.frames_decoded;
     d["upload_s"] = s.upload_s;
     d["uploads"] = s.uploads;
     d["wait_s"] = s.wait_s;

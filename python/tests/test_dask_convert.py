@@ -518,3 +518,28 @@ def test_an_append_after_add_fields_takes_the_default_on_dask(cluster, folder, r
 def visible(files):
     """files() without the hidden ones (a refused run's lock file, say)."""
     return {name: data for name, data in files.items() if not name.startswith(".")}
+
+
+@pytest.mark.parametrize("kind", ["videofolder", "audiofolder"])
+def test_video_and_audio_folders_byte_identical_to_a_local_convert(cluster, tmp_path, kind):
+    """Issue 45: convert_videofolder / convert_audiofolder on Dask, through
+    the same PreparedConversion as the local run."""
+    import media_files
+
+    src = tmp_path / "src"
+    for cls in ("a", "b"):
+        (src / cls).mkdir(parents=True)
+        for k in range(3):
+            if kind == "videofolder":
+                media_files.make_video(str(src / cls / f"v{k}"), ("h264", "vp9", "mpeg4")[k], frames=12, width=64,
+                                       height=48)
+            else:
+                media_files.make_audio(str(src / cls / f"s{k}"), ("flac", "opus", "wav")[k], seconds=0.3)
+    (src / "b" / "broken.mp4" if kind == "videofolder" else src / "b" / "broken.flac").write_bytes(b"\0" * 100)
+    local = getattr(unirecord, "convert_" + kind)(src, tmp_path / "local", name="d", num_shards=3, sync=False)
+    while cluster.alive() < 2:
+        cluster.add_worker()
+    report = getattr(unirecord.distributed, "convert_" + kind)(src, tmp_path / "dask", cluster.client, name="d",
+                                                                num_shards=3, sync=False, progress=False)
+    assert files(tmp_path / "dask") == files(tmp_path / "local")
+    assert (report["written"], report["rejected"]) == (local["written"], local["rejected"]) == (6, 1)

@@ -261,10 +261,11 @@ def test_loader_and_image_dataset_defaults_are_loader_options():
     assert shared == resolved | {"seed", "drop_last", "on_bad_record", "block_size", "window", "sampler_drop_last",
                                  "max_consecutive_bad", "image_field", "label_field", "path_field", "strict", "epoch_size",
                                  "apply_exif", "dct_scaling", "max_pixels", "layout", "fields", "ragged",
-                                 "pad_value", "boxes", "box_format", "box_aligned", "masks", "pack", "coverage"}
+                                 "pad_value", "boxes", "box_format", "box_aligned", "masks", "pack", "coverage",
+                                 "clip", "audio"}
     assert all(loader[name] is None for name in resolved)
     # None for "none of them": LoaderOptions' empty list / empty name.
-    none_is_empty = {"fields", "boxes", "box_aligned", "masks", "pack"}
+    none_is_empty = {"fields", "boxes", "box_aligned", "masks", "pack", "clip", "audio"}
     assert all(loader[name] is None and not cpp[name] for name in none_is_empty)
     assert differences({name: loader[name] for name in shared - resolved - none_is_empty - {"layout"}}, cpp) == []
     # The one deliberate difference: torch's NCHW (C++'s default is NHWC, urec bench's NCHW).

@@ -155,14 +155,15 @@ def test_stub_defaults_are_the_modules():
     assert checked == written  # every default the stub writes out was compared
 
 
-def test_the_four_converters_stubs_are_the_table_of_their_keywords():
+def test_the_converters_stubs_are_the_table_of_their_keywords():
     """python/src/convert_py.cc has one table of the keywords every converter
     takes (_core._convert_keywords): each converter's stub lists them all, one
     after another in the table's order, with the table's defaults."""
     functions = stub_tree()[0]
     table = dict(_core._convert_keywords)
     assert list(table)[:3] == ["name", "num_shards", "target_shard_bytes"] and len(table) >= 12
-    for name in ("convert_imagefolder", "convert_jsonl", "convert_csv", "convert_coco"):
+    for name in ("convert_imagefolder", "convert_jsonl", "convert_csv", "convert_coco", "convert_videofolder",
+                 "convert_audiofolder"):
         args = functions[name].args
         keywords = [a.arg for a in args.kwonlyargs]
         first = keywords.index("name")

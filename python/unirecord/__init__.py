@@ -11,12 +11,14 @@
 * :class:`Loader` (``unirecord.loader``) - the native multi-threaded loader:
   whole batches as torch tensors that share the loader's buffers (DLPack, no
   copy), no worker processes.
-* :class:`Writer`, :func:`convert_imagefolder`, :func:`convert_coco`,
+* :class:`Writer`, :func:`convert_imagefolder`, :func:`convert_videofolder`,
+  :func:`convert_audiofolder`, :func:`convert_coco`,
   :func:`convert_jsonl`, :func:`convert_csv` - create datasets;
   :class:`StagedWrite` + :class:`PartWriter` - one dataset written as parts
   by any processes (Dask, Spark, Ray), committed by one;
   ``unirecord.distributed.convert_imagefolder`` - the conversion on Dask.
-* :class:`Sampler`, :class:`Fields`, :class:`Decode`, :class:`Remote`
+* :class:`Sampler`, :class:`Fields` (with :class:`Clip` and :class:`AudioClip`
+  for video and audio), :class:`Decode`, :class:`Remote`
   (``unirecord.options``) - the Loader's options in typed groups:
   ``Loader(path, 256, True, sampler=Sampler(order="block"), fields=Fields(["boxes"]))``.
 * :class:`Pack` (``unirecord.packing``) - ``Loader(pack=Pack(seq_len))``
@@ -55,8 +57,10 @@ from ._core import (
     compact,
     convert_coco,
     convert_csv,
+    convert_audiofolder,
     convert_imagefolder,
     convert_jsonl,
+    convert_videofolder,
     demux,
     gc,
     merge_coverage,
@@ -67,7 +71,7 @@ from ._core import (
 from .fields import add_fields, drop_fields
 from .image_dataset import ImageDataset
 from .loader import IMAGENET_MEAN, IMAGENET_STD, Loader, cuda_available
-from .options import Decode, Fields, Remote, Sampler
+from .options import AudioClip, Clip, Decode, Fields, Remote, Sampler
 from .packing import Pack
 from .viewer import serve
 from .transforms import CenterCrop, RandomResizedCrop
@@ -95,6 +99,8 @@ __all__ = [
     "PartWriter",
     "Remote",
     "Sampler",
+    "Clip",
+    "AudioClip",
     "Schema",
     "Server",
     "StagedWrite",
@@ -105,8 +111,10 @@ __all__ = [
     "compact",
     "convert_coco",
     "convert_csv",
+    "convert_audiofolder",
     "convert_imagefolder",
     "convert_jsonl",
+    "convert_videofolder",
     "cuda_available",
     "demux",
     "drop_fields",

@@ -223,6 +223,42 @@ def convert_imagefolder(
     default: Optional[Union[Dict[str, Any], str]] = None,
     extend_classes: bool = False,
 ) -> Dict[str, Any]: ...
+def convert_videofolder(
+    src: _Path,
+    out: _Path,
+    *,
+    name: Optional[str] = None,
+    num_shards: int = 0,
+    target_shard_bytes: int = 0,
+    threads: int = 0,
+    strict: bool = False,
+    keep_original: bool = False,
+    sync: bool = True,
+    progress: Optional[Callable[[Dict[str, Any]], None]] = None,
+    max_pixels: int = 134217728,
+    follow_links_outside: bool = False,
+    allow_empty: bool = False,
+    append: bool = False,
+    default: Optional[Union[Dict[str, Any], str]] = None,
+) -> Dict[str, Any]: ...
+def convert_audiofolder(
+    src: _Path,
+    out: _Path,
+    *,
+    name: Optional[str] = None,
+    num_shards: int = 0,
+    target_shard_bytes: int = 0,
+    threads: int = 0,
+    strict: bool = False,
+    keep_original: bool = False,
+    sync: bool = True,
+    progress: Optional[Callable[[Dict[str, Any]], None]] = None,
+    max_pixels: int = 134217728,
+    follow_links_outside: bool = False,
+    allow_empty: bool = False,
+    append: bool = False,
+    default: Optional[Union[Dict[str, Any], str]] = None,
+) -> Dict[str, Any]: ...
 def convert_jsonl(
     manifest: _Path,
     out: _Path,
@@ -505,8 +541,9 @@ class _Loader:
     # datasets: one, or several mixed by options["weights"] / options["epoch_size"].
     def __init__(self, datasets: List[Dataset], options: Dict[str, Any]) -> None: ...
     # (images or None, labels or None, record ids, epoch, index, crops or None,
-    #  {field name (and NAME_lengths, NAME_offsets): DLPack capsule, or a list of str/bytes}).
-    def next(self, wait_stream: int = 0) -> Optional[Tuple[Any, Any, Any, int, int, Any, Dict[str, Any]]]: ...
+    #  {field name (and NAME_lengths, NAME_offsets): DLPack capsule, or a list of str/bytes},
+    #  None or a clip loader's (frame pts, clip starts)).
+    def next(self, wait_stream: int = 0) -> Optional[Tuple[Any, Any, Any, int, int, Any, Dict[str, Any], Any]]: ...
     def set_epoch(self, epoch: int) -> None: ...
     @property
     def epoch(self) -> int: ...

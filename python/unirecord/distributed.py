@@ -35,7 +35,8 @@ import time
 
 from . import _core
 
-__all__ = ["convert_imagefolder", "convert_coco", "convert_jsonl", "convert_csv"]
+__all__ = ["convert_imagefolder", "convert_coco", "convert_jsonl", "convert_csv", "convert_videofolder",
+           "convert_audiofolder"]
 
 
 def _convert_part(src, out, name, token, spec, part, num_parts, options):
@@ -246,12 +247,16 @@ def convert_coco(annotations, images, out, client=None, *, num_shards, name=None
                            retries=retries, commit_threads=commit_threads, append=append, default=default)
 
 
-def _manifest_converter(kind, doc):
-    """convert_jsonl / convert_csv: a manifest ``kind`` on the workers of ``client``."""
-    def convert(manifest, out, client=None, *, schema, num_shards, name=None, shards_per_task=1, threads=1,
+def _source_converter(kind, doc):
+    """convert_jsonl / convert_csv (a manifest and its ``schema=``) and
+    convert_videofolder / convert_audiofolder (a folder) of ``kind`` on the
+    workers of ``client``."""
+    def convert(source, out, client=None, *, schema=None, num_shards, name=None, shards_per_task=1, threads=1,
                 strict=False, keep_original=False, sync=True, max_pixels=None, follow_links_outside=False,
                 allow_empty=False, progress=None, retries=1, commit_threads=1, append=False, default=None):
-        return _convert_source(kind, manifest, None, schema, out, client, num_shards=num_shards, name=name,
+        if (schema is None) != kind.endswith("folder"):
+            raise TypeError("convert_%s: schema= %s" % (kind, "is for manifests" if schema else "is required"))
+        return _convert_source(kind, source, None, schema, out, client, num_shards=num_shards, name=name,
                                shards_per_task=shards_per_task, threads=threads, strict=strict,
                                keep_original=keep_original, sync=sync, max_pixels=max_pixels,
                                follow_links_outside=follow_links_outside, allow_empty=allow_empty,
@@ -263,12 +268,19 @@ def _manifest_converter(kind, doc):
     return convert
 
 
-convert_jsonl = _manifest_converter(
+convert_jsonl = _source_converter(
     "jsonl", """:func:`unirecord.convert_jsonl` on the workers of ``client`` (as
     :func:`convert_coco`); MANIFEST, SCHEMA and the images beside the
     manifest must be at the same paths on every worker.""")
-convert_csv = _manifest_converter(
+convert_csv = _source_converter(
     "csv", """:func:`unirecord.convert_csv` on the workers of ``client`` (as :func:`convert_jsonl`).""")
+convert_videofolder = _source_converter(
+    "videofolder", """:func:`unirecord.convert_videofolder` on the workers of ``client`` (as
+    :func:`convert_coco`: the same bytes as the local conversion with the same ``num_shards``); SRC and OUT
+    must be the same paths on every worker (keep_original and max_pixels do not apply).""")
+convert_audiofolder = _source_converter(
+    "audiofolder", """:func:`unirecord.convert_audiofolder` on the workers of ``client`` (as
+    :func:`convert_videofolder`).""")
 
 
 def _defaults_object(parser, pairs):
@@ -289,7 +301,8 @@ def _defaults_object(parser, pairs):
 
 def main(argv=None):
     """``python -m unirecord.distributed SRC OUT --scheduler ADDRESS --shards N ...`` (urec convert's):
-    SRC is the image folder, or with ``--format coco`` the annotations (and
+    SRC is the image folder (``--format videofolder|audiofolder``: the video
+    or audio folder), or with ``--format coco`` the annotations (and
     ``--images`` their folder), with ``--format jsonl|csv`` the manifest
     (and ``--schema`` its schema file)."""
     import argparse
@@ -300,7 +313,8 @@ def main(argv=None):
                                      description="Convert on a Dask scheduler's workers.")
     parser.add_argument("src")
     parser.add_argument("out")
-    parser.add_argument("--format", choices=["imagefolder", "coco", "jsonl", "csv"], default="imagefolder")
+    parser.add_argument("--format", choices=["imagefolder", "videofolder", "audiofolder", "coco", "jsonl", "csv"],
+                        default="imagefolder")
     parser.add_argument("--images", help="coco: the images folder")
     parser.add_argument("--schema", help="jsonl, csv: the schema file")
     parser.add_argument("--scheduler", required=True, help="tcp://HOST:PORT of a running dask scheduler")
@@ -334,6 +348,9 @@ def main(argv=None):
                 r = convert_imagefolder(args.src, args.out, client, extend_classes=args.extend_classes, **options)
             elif args.format == "coco":
                 r = convert_coco(args.src, args.images, args.out, client, **options)
+            elif args.format in ("videofolder", "audiofolder"):
+                convert = convert_videofolder if args.format == "videofolder" else convert_audiofolder
+                r = convert(args.src, args.out, client, **options)
             else:
                 convert = convert_jsonl if args.format == "jsonl" else convert_csv
                 r = convert(args.src, args.out, client, schema=args.schema, **options)

@@ -304,7 +304,12 @@ class Loader:
         opts["num_shards"], opts["shard_id"] = self.num_shards, self.shard_id
         # A dict per batch with fields (or boxes), and for a dataset without images.
         self._dict_batches = fields.dict_batches or pack is not None
-        self._names = (fields.image_field or None, fields.label_field or None)
+        # A clip loader's images are its video field's clips.
+        image_name = fields.clip.field if fields.clip is not None else fields.image_field
+        if fields.clip is None and fields.audio is not None and fields.image_field == DEFAULTS["image_field"] and \
+                fields.image_field not in {f.name for f in self.dataset.schema}:
+            image_name = None  # as the native loader: an audio loader reads no absent default image
+        self._names = (image_name or None, fields.label_field or None)
         if self._dict_batches:
             _check_field_names([*(fields.names or ()), *(fields.masks or ())], fields.boxes, fields.box_aligned,
                                fields.image_field, fields.label_field)
@@ -391,7 +396,7 @@ class Loader:
         if raw is None:
             self._exhausted = True
             return None
-        images_c, labels_c, ids_c, _epoch, _index, crops_c, fields_c = raw
+        images_c, labels_c, ids_c, _epoch, _index, crops_c, fields_c, clips_c = raw
         del raw
         from_dlpack = torch.utils.dlpack.from_dlpack
         images = from_dlpack(images_c) if images_c is not None else None
@@ -400,7 +405,10 @@ class Loader:
             dtype, mean, std = self._cpu_convert
             images = images.to(dtype)
             if mean is not None or std is not None:
-                shape = (1, 3, 1, 1) if images.dim() == 4 and images.shape[1] == 3 else (1, 1, 1, 3)
+                # The channel axis: after the batch (and clip) axes in NCHW, last in NHWC.
+                shape = [1] * images.dim()
+                channel_axis = -1 if self.fields.layout == "NHWC" else images.dim() - (4 if clips_c else 3)
+                shape[channel_axis] = 3
                 m = torch.tensor(mean if mean is not None else (0.0, 0.0, 0.0), dtype=dtype).view(shape) * 255
                 s = torch.tensor(std if std is not None else (1.0, 1.0, 1.0), dtype=dtype).view(shape) * 255
                 images = images.sub_(m).div_(s)
@@ -409,7 +417,10 @@ class Loader:
         if self.pack is not None:
             return self._packed_batch(fields_c)
         if self._dict_batches:
-            return self._dict_batch(images, labels, from_dlpack(ids_c), crops_c, fields_c)
+            batch = self._dict_batch(images, labels, from_dlpack(ids_c), crops_c, fields_c)
+            if clips_c is not None:
+                batch["frame_pts"], batch["clip_start"] = from_dlpack(clips_c[0]), from_dlpack(clips_c[1])
+            return batch
         if self.return_ids:
             return images, labels, from_dlpack(ids_c)
         return images, labels

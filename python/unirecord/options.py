@@ -23,7 +23,7 @@ from typing import Any, ClassVar, Dict, Literal, Optional, Sequence, Tuple, Type
 from . import _core
 from ._args import DEFAULTS, PathLike, bool_arg, int_arg
 
-__all__ = ["Decode", "Fields", "Remote", "Sampler"]
+__all__ = ["AudioClip", "Clip", "Decode", "Fields", "Remote", "Sampler"]
 
 # The names the native loader parses (loader.h's ...Name/Parse... pairs).
 OnBadRecord = Literal["raise", "skip"]
@@ -32,6 +32,7 @@ Layout = Literal["NCHW", "NHWC"]
 Ragged = Literal["pad", "jagged"]
 BoxFormat = Literal["xywh", "xyxy"]
 CoverageDetail = Literal["none", "digest", "ids"]
+AudioDType = Literal["float32", "int16"]
 
 # RemoteOptions' defaults (the remote options besides cache_dir and
 # cache_limit), from a default-constructed one: python/src/dataset_options_py.cc.
@@ -162,6 +163,90 @@ class Sampler(_Options):
         return out
 
 
+class _MediaGroup(_Options):
+    """What Clip and AudioClip share: one native option (``_KEY``) holding
+    all of the group's attributes, checked as a whole when made."""
+
+    _KEY: ClassVar[str] = ""
+
+    def __post_init__(self) -> None:
+        _core._check_loader_option(self._KEY, self._group(), type(self).__name__)
+
+    def _group(self) -> Dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in dataclass_fields(self)}
+
+    def _native(self) -> Dict[str, Any]:
+        return {self._KEY: self._group()}
+
+
+@dataclass(frozen=True)
+class Clip(_MediaGroup):
+    """Video clips (``Loader(fields=Fields(clip=Clip(...)))``; docs/video-audio.md):
+    each sample is ``clips_per_video`` clips of ``frames`` frames of a video
+    field, decoded natively from the keyframe before each clip's first frame
+    to its last, each frame cropped and resized by the Loader's transform
+    (one RandomResizedCrop window and flip per sample, for all of its
+    frames; or the centre crop). Batches are dicts: the clips under the
+    video field's name, uint8 ``[B, 3, T, H, W]`` (``layout="NCHW"``) or
+    ``[B, T, H, W, 3]`` (``"NHWC"``; ``[B, K, ...]`` with K clips), on a
+    ``device`` normalised as images are; ``frame_pts`` ``[B, (K,) T]`` (each
+    frame's timestamp in its stream's time base) and ``clip_start`` ``[B,
+    (K)]`` (seconds from the stream's start).
+
+    Args:
+        frames: frames per clip (T).
+        stride: frames of the stream between sampled frames (presentation order).
+        fps: when > 0, sample at this rate by timestamp instead (the frame
+            shown at each time: right for variable frame rates).
+        clips_per_video: clips per sample (K); they share the sample's crop.
+        centre: evaluation: the clip centred (K clips evenly spaced); else
+            its start is drawn per (seed, epoch, record), as crops are.
+        apply_rotation: turn frames upright by the stream's rotation metadata.
+        field: the video field.
+    """
+
+    frames: int = 16
+    stride: int = 2
+    fps: float = 0.0
+    clips_per_video: int = 1
+    centre: bool = False
+    apply_rotation: bool = True
+    field: str = "video"
+
+    _KEY: ClassVar[str] = "clip"
+
+
+@dataclass(frozen=True)
+class AudioClip(_MediaGroup):
+    """Audio windows (``Loader(fields=Fields(audio=AudioClip(...)))``;
+    docs/video-audio.md): ``seconds`` of an audio field from a random offset
+    (keyed by seed, epoch and record) or the centred one, with a
+    :class:`Clip` from each clip's first frame's time; decoded natively from
+    the packet holding the start and resampled (libswresample) to ``rate``
+    and ``channels``. Batches are dicts: the windows under the audio
+    field's name, ``[B, channels, round(seconds * rate)]`` of ``dtype``
+    (``[B, K, ...]`` with K clips), zeros past the stream's end, and
+    ``NAME_lengths`` the frames before it.
+
+    Args:
+        seconds: window length.
+        rate: output sample rate (Hz).
+        channels: output channels (FFmpeg's default layout of that count).
+        dtype: ``"float32"`` (in [-1, 1]) or ``"int16"``.
+        centre: evaluation: the window centred in the stream.
+        field: the audio field.
+    """
+
+    seconds: float = 2.0
+    rate: int = 16000
+    channels: int = 1
+    dtype: AudioDType = "float32"
+    centre: bool = False
+    field: str = "audio"
+
+    _KEY: ClassVar[str] = "audio"
+
+
 @dataclass(frozen=True)
 class Fields(_Options):
     """What each batch holds and how it is laid out (``Loader(fields=Fields(...))``;
@@ -194,6 +279,11 @@ class Fields(_Options):
             nearest-neighbour and flipped with it, uint8 ``[B, H, W]``.
         return_ids: tuple batches also carry each sample's record id (dict
             batches always have ``id``).
+        clip: a :class:`Clip`: samples are clips of a video field (dict
+            batches; ``image_field`` is not read).
+        audio: an :class:`AudioClip`: each sample also gets a window of an
+            audio field (dict batches; without ``clip``, no image is read
+            unless ``image_field`` names one the dataset has).
     """
 
     names: Optional[Sequence[str]] = None
@@ -208,16 +298,22 @@ class Fields(_Options):
     box_aligned: Optional[Sequence[str]] = None
     masks: Optional[Sequence[str]] = None
     return_ids: bool = False
+    clip: Optional[Clip] = None
+    audio: Optional[AudioClip] = None
 
     _NATIVE: ClassVar[Dict[str, str]] = dict(
         names="fields", image_field="image_field", label_field="label_field", path_field="path_field",
         layout="layout", ragged="ragged", pad_value="pad_value", boxes="boxes", box_format="box_format",
-        box_aligned="box_aligned", masks="masks")
+        box_aligned="box_aligned", masks="masks", clip="clip", audio="audio")
 
     def _normalize(self) -> None:
         for name in ("names", "box_aligned", "masks"):
             self._set(name, field_names(f"Fields.{name}", getattr(self, name)))
         bool_arg("Fields.return_ids", self.return_ids)
+        if self.clip is not None and not isinstance(self.clip, Clip):
+            raise TypeError(f"Fields.clip must be a unirecord.Clip, not {self.clip!r}")
+        if self.audio is not None and not isinstance(self.audio, AudioClip):
+            raise TypeError(f"Fields.audio must be a unirecord.AudioClip, not {self.audio!r}")
 
     def _native(self) -> Dict[str, Any]:
         as_list = lambda names: None if names is None else list(names)  # noqa: E731
@@ -225,12 +321,15 @@ class Fields(_Options):
         return dict(fields=as_list(self.names), image_field=self.image_field or "",
                     label_field=self.label_field or "", path_field=self.path_field, layout=self.layout,
                     ragged=self.ragged, pad_value=self.pad_value, boxes=self.boxes or "",
-                    box_format=self.box_format, box_aligned=as_list(self.box_aligned), masks=as_list(self.masks))
+                    box_format=self.box_format, box_aligned=as_list(self.box_aligned), masks=as_list(self.masks),
+                    clip=None if self.clip is None else self.clip._group(),
+                    audio=None if self.audio is None else self.audio._group())
 
     @property
     def dict_batches(self) -> bool:
-        """Whether batches are dicts (fields, boxes, masks or no image field)."""
-        return self.names is not None or self.boxes is not None or self.masks is not None or not self.image_field
+        """Whether batches are dicts (fields, boxes, masks, clips, audio or no image field)."""
+        return (self.names is not None or self.boxes is not None or self.masks is not None or not self.image_field
+                or self.clip is not None or self.audio is not None)
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "convert/source_path.h"
+#include "unirecord/media.h"
 #include "dataset/field_defaults.h"
 #include "format/file_names.h"
 #include "io/file.h"
@@ -30,6 +31,9 @@ struct Slot {
   std::string bytes;  // what the record stores (see `stored`)
   Result<SourceImageInfo> info = Status::Internal("slot not filled");  // the source's header
   StoredImage stored;
+  // ImageRecordHooks::media: the file's media value and its size.
+  Result<std::string> media = Status::Internal("slot not filled");
+  uint64_t source_size = 0;
 };
 
 // Reads and checks listing.files[i] on `threads` workers into a ring of
@@ -38,9 +42,9 @@ struct Slot {
 class OrderedFileReader {
  public:
   OrderedFileReader(const std::string& root, const std::vector<ImageFolderFile>& files, int threads,
-                    bool keep_original, bool read_files, bool follow_links_outside)
+                    bool keep_original, bool read_files, bool follow_links_outside, std::optional<MediaKind> media)
       : root_(root, follow_links_outside), files_(files), keep_original_(keep_original), read_files_(read_files),
-        slots_(static_cast<size_t>(std::clamp(threads * 4, 8, 256))) {
+        media_(media), slots_(static_cast<size_t>(std::clamp(threads * 4, 8, 256))) {
     for (int t = 0; t < threads; ++t) workers_.emplace_back([this] { Work(); });
   }
 
@@ -101,8 +105,14 @@ class OrderedFileReader {
         // The path policy (convert/source_path.h): links resolved, inside the root.
         const Result<std::string> path = root_.Resolve(file.path);
         const Status read = path.ok() ? ReadSourceFile(*path, &slot.bytes) : path.status();
-        slot.info = read.ok() ? CheckSourceImage(slot.bytes) : Result<SourceImageInfo>(read);
-        if (slot.info.ok()) slot.stored = PrepareStoredImage(&slot.bytes, slot.info->format, keep_original_);
+        if (media_) {
+          slot.source_size = slot.bytes.size();
+          slot.media = read.ok() ? media::Demux(slot.bytes, {*media_, -1, file.path}) : Result<std::string>(read);
+          slot.bytes.clear();
+        } else {
+          slot.info = read.ok() ? CheckSourceImage(slot.bytes) : Result<SourceImageInfo>(read);
+          if (slot.info.ok()) slot.stored = PrepareStoredImage(&slot.bytes, slot.info->format, keep_original_);
+        }
       }
       bool wake;
       {
@@ -118,6 +128,7 @@ class OrderedFileReader {
   const std::vector<ImageFolderFile>& files_;
   const bool keep_original_;
   const bool read_files_;  // false: records without an image, nothing to read
+  const std::optional<MediaKind> media_;
   std::vector<Slot> slots_;
   std::mutex mutex_;
   std::condition_variable can_claim_;
@@ -157,6 +168,12 @@ std::string RejectsTsv(const std::vector<ConvertRejection>& rows) {
   std::string text = "path\treason\n";
   for (const ConvertRejection& r : rows) text += TsvEscape(r.path) + "\t" + TsvEscape(r.reason) + "\n";
   return text;
+}
+
+std::string DefaultName(const std::string& src) {
+  Result<std::string> resolved = ResolvePath(src);
+  const std::string base = resolved.ok() ? fs::path(*resolved).filename().string() : "";
+  return base.empty() ? "data" : base;
 }
 
 // Absolute, symlinks resolved as far as the path exists.
@@ -222,7 +239,9 @@ Status WriteImageRecords(const std::string& root, const std::vector<ImageFolderF
   UREC_ASSIGN_OR_RETURN(const int threads, ResolveThreadCount(options.threads, "threads"));
   const bool with_image = !hooks.image_field.empty();
   ImageFieldIndexes f{};
-  if (with_image) {
+  if (hooks.media) {
+    UREC_ASSIGN_OR_RETURN(f.image, schema.FindField(hooks.image_field));
+  } else if (with_image) {
     UREC_ASSIGN_OR_RETURN(f, FindImageFields(schema, hooks.image_field));
   }
   RecordBuilder record(schema);
@@ -238,7 +257,8 @@ Status WriteImageRecords(const std::string& root, const std::vector<ImageFolderF
     options.on_progress(progress);
   };
 
-  OrderedFileReader reader(root, files, threads, options.keep_original, with_image, options.follow_links_outside);
+  OrderedFileReader reader(root, files, threads, options.keep_original, with_image, options.follow_links_outside,
+                           hooks.media);
   size_t next_shard = 1;
   for (size_t i = 0; i < files.size(); ++i) {
     const ImageFolderFile& file = files[i];
@@ -249,7 +269,13 @@ Status WriteImageRecords(const std::string& root, const std::vector<ImageFolderF
     Slot& slot = reader.Take(i);
     std::string reject;
     if (file.is_candidate && hooks.invalid) reject = hooks.invalid(i);
-    if (file.is_candidate && with_image && reject.empty()) {
+    if (file.is_candidate && hooks.media && reject.empty()) {
+      if (slot.media.ok() && hooks.prepare_media) {
+        const Status prepared = hooks.prepare_media(i, &*slot.media);
+        if (!prepared.ok()) slot.media = prepared;
+      }
+      if (!slot.media.ok()) reject = RejectReason(slot.media.status());
+    } else if (file.is_candidate && with_image && reject.empty()) {
       if (slot.info.ok()) {
         const Status size = CheckSourceSize(*slot.info, slot.bytes.size(), options.limits);
         if (!size.ok()) slot.info = size;
@@ -274,6 +300,14 @@ Status WriteImageRecords(const std::string& root, const std::vector<ImageFolderF
       UREC_RETURN_IF_ERROR(hooks.fill(i, record));
       UREC_RETURN_IF_ERROR(writer.Write(record));
       ++report->written;
+    } else if (hooks.media) {
+      UREC_RETURN_IF_ERROR(record.SetMediaValue(f.image, *slot.media));
+      UREC_RETURN_IF_ERROR(hooks.fill(i, record));
+      UREC_RETURN_IF_ERROR(writer.Write(record));
+      ++report->written;
+      report->image_bytes += slot.media->size();
+      report->source_bytes += slot.source_size;
+      *slot.media = std::string();  // the ring's memory is the values in flight, not every value seen
     } else {
       const StoredImage& stored = slot.stored;
       UREC_RETURN_IF_ERROR(record.SetBytes(f.image, slot.bytes));
@@ -428,6 +462,9 @@ Result<ConvertReport> WritePreparedRange(const PreparedConversion& c, const std:
     }
     if (c.hooks.skip_reason) hooks.skip_reason = [&c, begin](size_t i) { return c.hooks.skip_reason(begin + i); };
     if (c.hooks.invalid) hooks.invalid = [&c, begin](size_t i) { return c.hooks.invalid(begin + i); };
+    if (c.hooks.prepare_media) {
+      hooks.prepare_media = [&c, begin](size_t i, std::string* value) { return c.hooks.prepare_media(begin + i, value); };
+    }
     if (c.hooks.strict_name) hooks.strict_name = [&c, begin](size_t i) { return c.hooks.strict_name(begin + i); };
   }
   const PartTarget target{out, c.name, token, part, num_parts, c.schema, c.metadata};

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "convert/source_image.h"
 #include "unirecord/convert.h"
 #include "unirecord/convert_parts.h"
+#include "unirecord/media_value.h"
 #include "unirecord/schema.h"
 #include "unirecord/writer.h"
 
@@ -33,6 +35,9 @@ std::string RejectsTsv(const std::vector<ConvertRejection>& rows);
 
 // Absolute, symlinks resolved as far as the path exists.
 Result<std::string> ResolvePath(const std::string& path);
+// A folder converter's default dataset name: SRC's last component ("data"
+// when it has none).
+std::string DefaultName(const std::string& src);
 // InvalidArgument when `out` is `src` or inside it.
 Status CheckOutputOutsideSource(const std::string& src, const std::string& out);
 
@@ -55,6 +60,16 @@ struct ImageRecordHooks {
   // The image field's name. Empty: records without an image (a manifest of
   // token sequences): no file is read, the records hold what `fill` sets.
   std::string image_field = "image";
+  // Set: the files are video or audio containers and `image_field` a field
+  // of this kind: each file's best stream of it is demuxed (media::Demux)
+  // into the field's media value on the reading threads; no image fields
+  // (width, height, ...) are set. A file FFmpeg cannot read, without such a
+  // stream, cut short, corrupt or with absurd parameters is rejected with
+  // Demux's reason.
+  std::optional<MediaKind> media;
+  // Optional, with `media`: rewrites candidate i's media value before it is
+  // stored (a manifest row's start/end cut it); an error rejects the file.
+  std::function<Status(size_t i, std::string* value)> prepare_media;
   // Optional: how candidate i is named when strict mode stops at it
   // (default: ROOT/PATH, the file).
   std::function<std::string(size_t i)> strict_name;
@@ -122,6 +137,9 @@ Result<PreparedConversion> PrepareCoco(const std::string& annotations, const std
                                        const std::string& out, const ConvertOptions& options);
 Result<PreparedConversion> PrepareManifest(const std::string& manifest, const std::string& schema_path,
                                            const ConvertOptions& options, bool csv);
+// ConvertVideoFolder's / ConvertAudioFolder's (media_folder.cc).
+Result<PreparedConversion> PrepareMediaFolder(const std::string& src, const std::string& out,
+                                              const ConvertOptions& options, MediaKind kind);
 
 // Where a staged write commits: dataset `name` in `out`, and whether a
 // conversion that wrote no record may commit (ConvertOptions::allow_empty).

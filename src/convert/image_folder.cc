@@ -25,6 +25,7 @@ using convert_internal::CheckOutputOutsideSource;
 using convert_internal::CommitParts;
 using convert_internal::CommitTarget;
 using convert_internal::ConvertLocally;
+using convert_internal::DefaultName;
 using convert_internal::ImageRecordHooks;
 using convert_internal::ResolvePath;
 using convert_internal::ShardStarts;
@@ -82,12 +83,6 @@ std::vector<ConvertRejection> TakeOutUnstorableClasses(ImageFolderListing* listi
   listing->files = std::move(files);
   listing->classes = std::move(kept);
   return rows;
-}
-
-std::string DefaultName(const std::string& src) {
-  Result<std::string> resolved = ResolvePath(src);
-  const std::string base = resolved.ok() ? fs::path(*resolved).filename().string() : "";
-  return base.empty() ? "data" : base;
 }
 
 Result<Schema> ImageFolderSchema() {

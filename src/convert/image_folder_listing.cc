@@ -85,20 +85,41 @@ Status WalkClassFolder(const std::string& root, const std::string& rel_dir, std:
 
 }  // namespace
 
-bool HasImageExtension(std::string_view file_name) {
-  static const char* const kExtensions[] = {".jpg", ".jpeg", ".png", ".ppm", ".bmp",
-                                            ".pgm", ".tif",  ".tiff", ".webp"};
+namespace {
+
+// The lower-cased name ends with one of `extensions`.
+template <size_t N>
+bool HasExtension(std::string_view file_name, const char* const (&extensions)[N]) {
   std::string lower(file_name);
   std::transform(lower.begin(), lower.end(), lower.begin(),
                  [](unsigned char c) { return (c >= 'A' && c <= 'Z') ? c + ('a' - 'A') : c; });
-  for (const char* ext : kExtensions) {
+  for (const char* ext : extensions) {
     const size_t n = std::strlen(ext);
     if (lower.size() >= n && lower.compare(lower.size() - n, n, ext) == 0) return true;
   }
   return false;
 }
 
-Result<ImageFolderListing> ListImageFolder(const std::string& root) {
+}  // namespace
+
+bool HasImageExtension(std::string_view file_name) {
+  static const char* const kExtensions[] = {".jpg", ".jpeg", ".png", ".ppm", ".bmp",
+                                            ".pgm", ".tif",  ".tiff", ".webp"};
+  return HasExtension(file_name, kExtensions);
+}
+
+bool HasVideoExtension(std::string_view file_name) {
+  static const char* const kExtensions[] = {".mp4", ".avi", ".mkv", ".webm", ".mov",
+                                            ".m4v", ".mpg", ".mpeg", ".ogv"};
+  return HasExtension(file_name, kExtensions);
+}
+
+bool HasAudioExtension(std::string_view file_name) {
+  static const char* const kExtensions[] = {".wav", ".flac", ".mp3", ".ogg", ".opus", ".m4a", ".aac"};
+  return HasExtension(file_name, kExtensions);
+}
+
+Result<ImageFolderListing> ListImageFolder(const std::string& root, bool (*is_candidate)(std::string_view)) {
   struct stat st;
   if (stat(root.c_str(), &st) != 0) {
     if (errno == ENOENT) return Status::NotFound("source folder " + root + " does not exist");
@@ -129,7 +150,7 @@ Result<ImageFolderListing> ListImageFolder(const std::string& root) {
     for (FolderFiles& folder : folders) {
       std::sort(folder.files.begin(), folder.files.end());
       for (const std::string& name : folder.files) {
-        const bool candidate = HasImageExtension(name);
+        const bool candidate = is_candidate(name);
         listing.candidates += candidate;
         listing.files.push_back({folder.rel_dir + "/" + name, static_cast<int64_t>(label), candidate});
       }

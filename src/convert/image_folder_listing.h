@@ -24,6 +24,11 @@ struct ImageFolderListing {
 // torchvision's IMG_EXTENSIONS test: the lower-cased name ends with one of
 // .jpg .jpeg .png .ppm .bmp .pgm .tif .tiff .webp.
 bool HasImageExtension(std::string_view file_name);
+// The video folders' (.mp4 .avi .mkv .webm .mov .m4v .mpg .mpeg .ogv) and
+// audio folders' (.wav .flac .mp3 .ogg .opus .m4a .aac) files, as
+// HasImageExtension tests them.
+bool HasVideoExtension(std::string_view file_name);
+bool HasAudioExtension(std::string_view file_name);
 
 // classes = sorted sub-folders of `root` (symlinks followed); each class
 // folder is walked recursively (symlinks followed, as os.walk(followlinks=
@@ -32,7 +37,10 @@ bool HasImageExtension(std::string_view file_name);
 // Errors: NotFound when root is missing, InvalidArgument when it is not a
 // folder or a symlink loops back to a parent folder, IOError when a folder
 // cannot be read.
-Result<ImageFolderListing> ListImageFolder(const std::string& root);
+// `is_candidate`: which files are converted (the others are listed, as
+// skipped).
+Result<ImageFolderListing> ListImageFolder(const std::string& root,
+                                           bool (*is_candidate)(std::string_view) = HasImageExtension);
 
 }  // namespace unirecord
 

@@ -66,7 +66,8 @@ std::string ReadSample(const Json& sample, const WrittenIntegers& written, const
       if (!it->is_string()) return "field '" + field.name + "': " + QuoteJson(*it) + " is not a string";
       (is_image ? line->image_path : value.text) = it->get<std::string>();
       if (is_image) {
-        const std::string why = CheckSourcePathText(line->image_path, "the image path", "the manifest's folder");
+        const std::string why = CheckSourcePathText(
+            line->image_path, schema.media ? "the file path" : "the image path", "the manifest's folder");
         if (!why.empty()) return "field '" + field.name + "': " + why;
       }
       continue;
@@ -108,23 +109,26 @@ Result<ManifestSchema> ParseManifestSchema(std::string_view text, const std::str
     Field field;
     field.name = f["name"].get<std::string>();
     const std::string type = f["type"].get<std::string>();
-    if (type == "image") {
-      if (out.image >= 0) return Status::InvalidArgument(where + ": a second image field (at most one)");
+    if (type == "image" || type == "video" || type == "audio") {
+      if (out.image >= 0) {
+        return Status::InvalidArgument(where + ": a second image, video or audio field (at most one)");
+      }
       out.image = static_cast<int>(k);
-      field.type = FieldType::kBytes;
+      field.type = type == "image" ? FieldType::kBytes : type == "video" ? FieldType::kVideo : FieldType::kAudio;
+      if (type != "image") out.media = type == "video" ? MediaKind::kVideo : MediaKind::kAudio;
     } else if (type == "string") {
       field.type = FieldType::kString;
     } else {
       const TypeInfo* info = FindType(std::string_view(type));
       if (info == nullptr || info->width == 0 || info->type == FieldType::kFloat16) {
         return Status::InvalidArgument(where + ": type '" + MessageText(type) +
-                                       "' is not image, string or a numeric type other than float16");
+                                       "' is not image, video, audio, string or a numeric type other than float16");
       }
       field.type = info->type;
     }
     if (f.contains("shape")) {
       const Json& shape = f["shape"];
-      if (!shape.is_array() || type == "image" || type == "string") {
+      if (!shape.is_array() || type == "image" || type == "video" || type == "audio" || type == "string") {
         return Status::InvalidArgument(where + ": 'shape' must be an array of dimensions, for numeric types");
       }
       for (const Json& d : shape) {
@@ -141,7 +145,22 @@ Result<ManifestSchema> ParseManifestSchema(std::string_view text, const std::str
     out.fields.push_back(field);
   }
   record_fields = out.fields;
-  if (out.image >= 0) {
+  if (out.media) {
+    for (size_t k = 0; k < out.fields.size(); ++k) {
+      const Field& f = out.fields[k];
+      if (f.name == "path") {
+        return Status::InvalidArgument("schema file " + file + ": field 'path' is one the " +
+                                       MediaKindName(*out.media) + " field adds");
+      }
+      if (f.name != "start" && f.name != "end") continue;
+      if (f.is_array() || f.type == FieldType::kString || f.type == FieldType::kBool) {
+        return Status::InvalidArgument("schema file " + file + ": field '" + f.name +
+                                       "' cuts the stream: it must be a numeric scalar (seconds)");
+      }
+      (f.name == "start" ? out.start : out.end) = static_cast<int>(k);
+    }
+    record_fields.push_back(Field::String("path"));
+  } else if (out.image >= 0) {
     for (const char* extra : kImageExtras) {
       for (const Field& f : out.fields) {
         if (f.name == extra) {
@@ -161,6 +180,9 @@ Result<ManifestSchema> ParseManifestSchema(std::string_view text, const std::str
   Result<Schema> schema = Schema::Make(record_fields);
   if (!schema.ok()) return Status::InvalidArgument("schema file " + file + ": " + schema.status().message());
   out.schema = std::move(*schema);
+  if (out.media) {  // the media field's parameter fields sit after it
+    for (const Field& f : out.fields) out.record_index.push_back(static_cast<size_t>(out.schema.FieldIndex(f.name)));
+  }
   return out;
 }
 
@@ -169,10 +191,11 @@ Status SetManifestValues(const ManifestSchema& schema, const ManifestLine& line,
     const Field& field = schema.fields[k];
     if (static_cast<int>(k) == schema.image) continue;
     const ManifestLine::Value& value = line.values[k];
+    const size_t index = schema.record_index.empty() ? k - skip : schema.record_index[k];
     if (field.type == FieldType::kString) {
-      UREC_RETURN_IF_ERROR(record.SetString(k - skip, value.text));
+      UREC_RETURN_IF_ERROR(record.SetString(index, value.text));
     } else {
-      UREC_RETURN_IF_ERROR(record.SetValues(k - skip, field.type, value.data.data(), value.shape));
+      UREC_RETURN_IF_ERROR(record.SetValues(index, field.type, value.data.data(), value.shape));
     }
   }
   return Status::OK();

@@ -9,6 +9,9 @@
 #include <string_view>
 #include <vector>
 
+#include <optional>
+
+#include "unirecord/media_value.h"
 #include "unirecord/schema.h"
 #include "unirecord/writer.h"
 #include "unirecord/status.h"
@@ -17,14 +20,24 @@ namespace unirecord::convert_internal {
 
 // The schema file: {"fields": [{"name", "type", "shape"?, "indexed"?}, ...]}.
 // "type" is a numeric type of schema.h ("int32", "float32", ...; not
-// float16), "string", or "image" (a path relative to the manifest, stored
-// as convert imagefolder stores images; at most one).
+// float16), "string", or "image" / "video" / "audio" (a path relative to
+// the manifest: an image stored as convert imagefolder stores images, a
+// video's or audio file's stream as convert videofolder / audiofolder store
+// them; one such file field at most).
 struct ManifestSchema {
-  std::vector<Field> fields;  // the manifest's fields, image as bytes
-  int image = -1;             // index in `fields` of the image field, or -1
+  std::vector<Field> fields;  // the manifest's fields, an image as bytes
+  int image = -1;             // index in `fields` of the file field (image, video or audio), or -1
+  std::optional<MediaKind> media;  // the file field is a video or audio one
+  // With a video or audio field, numeric scalar fields named "start" and
+  // "end" (seconds; either may be absent) cut each record's stream to the
+  // packets that decode [start, end] (CutMediaValue): their indexes, or -1.
+  int start = -1, end = -1;
   // The records' schema: `fields`, then with an image path, width, height,
-  // jpeg_layout, source_size and source_xxh3.
+  // jpeg_layout, source_size and source_xxh3; with a video or audio field,
+  // its parameter fields after it and path at the end.
   Schema schema;
+  // Per field of `fields`, its index in `schema` (empty: the same index).
+  std::vector<size_t> record_index;
 };
 Result<ManifestSchema> ParseManifestSchema(std::string_view text, const std::string& file);
 

@@ -10,6 +10,7 @@
 
 #include "convert/file_records.h"
 #include "convert/manifest.h"
+#include "convert/media_cut.h"
 #include "unirecord/convert.h"
 #include "unirecord/writer.h"
 #include "util/threads.h"
@@ -73,6 +74,20 @@ Result<PreparedConversion> PrepareManifest(const std::string& manifest, const st
   }
   const Input* in = input.get();
   c.hooks.image_field = schema.image >= 0 ? schema.fields[static_cast<size_t>(schema.image)].name : "";
+  c.hooks.media = schema.media;
+  if (schema.start >= 0 || schema.end >= 0) {
+    c.hooks.prepare_media = [in, manifest](size_t i, std::string* value) -> Status {
+      const ManifestSchema& s = in->schema;
+      const ManifestLine& line = in->lines[i];
+      const auto seconds = [&](int k, double absent) {
+        if (k < 0) return absent;
+        return ElementToDouble(s.fields[static_cast<size_t>(k)].type, line.values[static_cast<size_t>(k)].data.data());
+      };
+      UREC_ASSIGN_OR_RETURN(*value, CutMediaValue(*value, seconds(s.start, 0), seconds(s.end, -1),
+                                                  manifest + " line " + std::to_string(line.line)));
+      return Status::OK();
+    };
+  }
   c.hooks.invalid = [in](size_t i) { return in->lines[i].reason; };
   c.hooks.skip_reason = [](size_t) { return std::string(); };  // every line is a candidate
   c.hooks.strict_name = [in, manifest, root = c.root](size_t i) {

@@ -25,7 +25,8 @@ Result<WriterSummary> AddFieldsFromJsonl(const std::string& path, const std::str
   UREC_RETURN_IF_ERROR(ReadConverterInput("schema file", schema, &schema_text));
   UREC_ASSIGN_OR_RETURN(const ManifestSchema fields, convert_internal::ParseManifestSchema(schema_text, schema));
   if (fields.image >= 0) {
-    return Status::InvalidArgument(schema + ": an image field cannot be added (convert the images instead)");
+    return Status::InvalidArgument(schema + ": an image, video or audio field cannot be added (convert the files "
+                                   "instead)");
   }
   for (const Field& f : fields.fields) {
     if (f.name == "id") return Status::InvalidArgument(schema + ": field 'id' names the record in each line");

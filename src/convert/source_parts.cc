@@ -19,6 +19,10 @@ Result<convert_internal::PreparedConversion> Prepare(const ConvertSource& source
       return convert_internal::PrepareManifest(source.input, source.schema, options, /*csv=*/false);
     case SourceFormat::kCsv:
       return convert_internal::PrepareManifest(source.input, source.schema, options, /*csv=*/true);
+    case SourceFormat::kVideoFolder:
+      return convert_internal::PrepareMediaFolder(source.input, out, options, MediaKind::kVideo);
+    case SourceFormat::kAudioFolder:
+      return convert_internal::PrepareMediaFolder(source.input, out, options, MediaKind::kAudio);
   }
   return Status::InvalidArgument("unknown source format " + std::to_string(static_cast<int>(source.format)));
 }

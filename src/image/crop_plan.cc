@@ -9,32 +9,6 @@
 namespace unirecord {
 namespace {
 
-// Counter-based generator: draw `counter` of the stream keyed by (seed,
-// epoch, record) is a pure function of the four integers, so every worker,
-// thread and machine computes the same crop for the same sample.
-class KeyedRandom {
- public:
-  KeyedRandom(uint64_t seed, uint64_t epoch, uint64_t record)
-      : key_(Mix64(Mix64(Mix64(seed) ^ epoch) ^ record)) {}
-
-  // Uniform in [0, 1) with 53 random bits.
-  double Uniform(uint64_t counter) const {
-    uint64_t bits = Mix64(key_ + (counter + 1) * kSplitMix64Gamma);
-    return static_cast<double>(bits >> 11) * 0x1.0p-53;
-  }
-  double Uniform(uint64_t counter, double lo, double hi) const {
-    return lo + (hi - lo) * Uniform(counter);
-  }
-  // Uniform integer in [0, n) (n <= 65536 here, so the bias of the
-  // multiply-floor is below 2^-37).
-  int Below(uint64_t counter, int n) const {
-    return static_cast<int>(std::floor(Uniform(counter) * n));
-  }
-
- private:
-  uint64_t key_;
-};
-
 // Fixed draw numbers, so the flip does not depend on how many crop attempts
 // were made.
 constexpr int kAttempts = 10;

@@ -45,6 +45,49 @@ Status BatchSlots::Allocate(int prefetch, size_t batch_size, size_t image_bytes,
   return Status::OK();
 }
 
+Status BatchSlots::AllocateClips(size_t batch_size, const LoaderOptions& options) {
+  const size_t clips = options.clip ? size_t(options.clip->clips_per_video) : 1;
+  try {
+    for (Slot& slot : slots_) {
+      if (options.clip) {
+        slot.frame_pts.resize(batch_size * options.clip->sample_frames());
+        slot.clip_starts.resize(batch_size * clips);
+      }
+      if (!options.audio) continue;
+      const AudioClipOptions& a = *options.audio;
+      slot.audio.resize((batch_size * clips * a.sample_bytes() + sizeof(float) - 1) / sizeof(float));
+      slot.audio_lengths.resize(batch_size * clips);
+      BatchField field;
+      field.name = a.field;
+      field.type = a.dtype == media::SampleType::kInt16 ? FieldType::kInt16 : FieldType::kFloat32;
+      field.kind = FieldKind::kFixedArray;
+      field.data = slot.audio.data();
+      field.lengths = slot.audio_lengths.data();
+      slot.fields.push_back(std::move(field));
+      SizeAudioField(options, batch_size, slot);
+    }
+  } catch (const std::bad_alloc&) {
+    return Status::InvalidArgument("loader: cannot allocate the clips' and audio windows' batch buffers "
+                                   "(batch_size, frames, seconds, prefetch)");
+  }
+  return Status::OK();
+}
+
+void BatchSlots::SizeAudioField(const LoaderOptions& options, size_t count, Slot& slot) {
+  if (!options.audio) return;
+  BatchField& field = slot.fields.back();
+  const int64_t n = static_cast<int64_t>(count);
+  const int64_t channels = options.audio->channels, frames = static_cast<int64_t>(options.audio->window_frames());
+  if (options.clip && options.clip->clips_per_video > 1) {
+    const int64_t k = options.clip->clips_per_video;
+    field.shape = {n, k, channels, frames};
+    field.lengths_shape = {n, k};
+  } else {
+    field.shape = {n, channels, frames};
+    field.lengths_shape = {n};
+  }
+}
+
 void BatchSlots::PushFree(size_t index) {
   free_ring_[(free_head_ + free_count_) % free_ring_.size()] = index;
   ++free_count_;

@@ -36,6 +36,14 @@ struct Slot {
   std::vector<FieldBuffer> field_buffers;   // LoaderOptions::fields
   std::vector<std::optional<Record>> records;  // sample i's (read_records), which field_buffers may view until assembled
   std::vector<BatchField> fields;
+  // A clip loader's (LoaderOptions::clip): each sample's frames' pts and
+  // clips' starts (Batch::frame_pts, clip_starts).
+  std::vector<int64_t> frame_pts;
+  std::vector<double> clip_starts;
+  // LoaderOptions::audio: each sample's windows and their valid frames; the
+  // last of `fields` shows them.
+  std::vector<float> audio;  // float-aligned bytes, of the window's dtype
+  std::vector<int64_t> audio_lengths;
   size_t count = 0;    // samples in the batch filled here
   size_t pending = 0;  // samples not yet written
   bool ready = false;
@@ -60,6 +68,13 @@ class BatchSlots {
   // every one free. `read_records`: the samples are read as Records.
   Status Allocate(int prefetch, size_t batch_size, size_t image_bytes, bool read_records, const BatchFields& fields,
                   DeviceStage* device);
+
+  // Every slot's rows for the clips and audio windows of `options` (after
+  // Allocate): Slot::frame_pts, clip_starts, audio, audio_lengths, and the
+  // audio field at the end of Slot::fields.
+  Status AllocateClips(size_t batch_size, const LoaderOptions& options);
+  // The batch's audio field, if any, sized for `count` samples.
+  static void SizeAudioField(const LoaderOptions& options, size_t count, Slot& slot);
 
   size_t size() const { return slots_.size(); }
   Slot& operator[](size_t index) { return slots_[index]; }

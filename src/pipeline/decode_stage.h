@@ -4,7 +4,7 @@
 // SampleDecoderOptions say); video and audio clips plug in here as decoders
 // of their own (a clip's frames or samples into a fixed-size place), the
 // stages before (record reads) and after (batch assembly, the device)
-// unchanged. One per worker thread: not thread-safe. Not public API.
+// unchanged: clip_decode_stage.h. One per worker thread: not thread-safe. Not public API.
 #ifndef UNIRECORD_SRC_PIPELINE_DECODE_STAGE_H_
 #define UNIRECORD_SRC_PIPELINE_DECODE_STAGE_H_
 
@@ -34,6 +34,13 @@ struct SampleImage {
   int width = 0;
   int height = 0;
   int output_size = 0;
+  // A clip stage's (clip_decode_stage.h), into the caller's rows for this
+  // sample: each sampled frame's pts (K * T) and each clip's start in
+  // seconds (K); null for images. It adds the frames it decoded to
+  // frames_decoded.
+  int64_t* frame_pts = nullptr;
+  double* clip_starts = nullptr;
+  uint64_t frames_decoded = 0;
 };
 
 class DecodeStage {

@@ -3,10 +3,10 @@
 namespace unirecord::pipeline {
 
 Result<std::unique_ptr<DeviceStage>> DeviceStage::Create(const CudaOptions& options, size_t slots, size_t batch_size,
-                                                         int image_size) {
+                                                         int height, int width, size_t images_per_sample) {
   UREC_ASSIGN_OR_RETURN(std::unique_ptr<gpu::DeviceBatches> batches,
-                        gpu::DeviceBatches::Create(options, slots, batch_size, image_size, image_size));
-  return std::unique_ptr<DeviceStage>(new DeviceStage(std::move(batches)));
+                        gpu::DeviceBatches::Create(options, slots, batch_size * images_per_sample, height, width));
+  return std::unique_ptr<DeviceStage>(new DeviceStage(std::move(batches), images_per_sample));
 }
 
 Status DeviceStage::Upload(size_t slot, size_t count, std::vector<BatchField>& fields) {
@@ -33,7 +33,7 @@ Status DeviceStage::Upload(size_t slot, size_t count, std::vector<BatchField>& f
     add(f, Part::kLengths, f.lengths, f.lengths_shape, sizeof(int64_t));
     add(f, Part::kOffsets, f.offsets, {static_cast<int64_t>(count) + 1}, sizeof(int64_t));
   }
-  UREC_RETURN_IF_ERROR(batches_->Upload(slot, count, &uploads));
+  UREC_RETURN_IF_ERROR(batches_->Upload(slot, count * images_per_sample_, &uploads));
   for (size_t i = 0; i < uploads.size(); ++i) {
     BatchField& f = *targets[i].field;
     switch (targets[i].part) {

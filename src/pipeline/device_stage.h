@@ -19,9 +19,12 @@ namespace unirecord::pipeline {
 
 class DeviceStage {
  public:
-  // `slots` batch slots of up to `batch_size` samples; image_size 0: no images.
+  // `slots` batch slots of up to `batch_size` samples of `images_per_sample`
+  // images of height x width (0: no images). A clip loader's sample is one
+  // image per clip, its frames one above the other (height T * size), so
+  // that the conversion to NCHW makes each clip [3, T, size, size].
   static Result<std::unique_ptr<DeviceStage>> Create(const CudaOptions& options, size_t slots, size_t batch_size,
-                                                     int image_size);
+                                                     int height, int width, size_t images_per_sample = 1);
 
   // The slot's host buffer of uint8 NHWC images (pinned on CUDA).
   uint8_t* host_images(size_t slot) const { return batches_->host(slot); }
@@ -39,8 +42,10 @@ class DeviceStage {
   Status Synchronize(size_t slot) const { return batches_->Synchronize(slot); }
 
  private:
-  explicit DeviceStage(std::unique_ptr<gpu::DeviceBatches> batches) : batches_(std::move(batches)) {}
+  DeviceStage(std::unique_ptr<gpu::DeviceBatches> batches, size_t images_per_sample)
+      : batches_(std::move(batches)), images_per_sample_(images_per_sample) {}
   std::unique_ptr<gpu::DeviceBatches> batches_;
+  size_t images_per_sample_;
 };
 
 }  // namespace unirecord::pipeline

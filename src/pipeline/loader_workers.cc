@@ -26,13 +26,13 @@ bool SampleBatches::WorkAvailable() const {
 // record is `record`: RecordAt(position)); with kSkip, bad records are
 // replaced by the following positions' records.
 Status SampleBatches::LoadSample(uint64_t position, uint64_t record, Slot& slot, size_t offset, uint64_t epoch,
-                                 uint64_t seed, DecodeStage& decode, SampleTimes& times, uint64_t* skipped,
-                                 std::string* last_bad) {
+                                 uint64_t seed, DecodeStage& decode, AudioDecode* audio, SampleTimes& times,
+                                 uint64_t* skipped, std::string* last_bad) {
   const uint64_t size = sampler_.size();
   for (int attempt = 0;; ++attempt) {
     const uint64_t id = attempt == 0 ? record : RecordAt((position + attempt) % size);
     CropWindow window;
-    const Status named = reads_.Read(id, seed, epoch, decode, slot, offset, times, &window);  // naming the record
+    const Status named = reads_.Read(id, seed, epoch, decode, audio, slot, offset, times, &window);  // naming the record
     if (named.ok()) {
       slot.record_ids[offset] = id;
       const int32_t crop[5] = {window.x, window.y, window.width, window.height, window.flip ? 1 : 0};
@@ -49,7 +49,7 @@ Status SampleBatches::LoadSample(uint64_t position, uint64_t record, Slot& slot,
   }
 }
 
-void SampleBatches::WorkerLoop(DecodeStage& decode) {
+void SampleBatches::WorkerLoop(DecodeStage& decode, AudioDecode* audio) {
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
     work_cv_.wait(lock, [&] { return stopping_ || WorkAvailable(); });
@@ -91,7 +91,8 @@ void SampleBatches::WorkerLoop(DecodeStage& decode) {
         // the next ones' entries and values while this one is read.
         if (k + 2 < take) reads_.plan().Prefetch(ids[k + 2], ShardPages::PrefetchStage::kEntry);
         if (k + 1 < take) reads_.plan().Prefetch(ids[k + 1], ShardPages::PrefetchStage::kBlobs);
-        status = LoadSample(position + k, ids[k], slot, offset + k, epoch, seed, decode, times, &skipped, &last_bad);
+        status = LoadSample(position + k, ids[k], slot, offset + k, epoch, seed, decode, audio, times, &skipped,
+                            &last_bad);
         error_offset = offset + k;
       }
     }
@@ -101,6 +102,7 @@ void SampleBatches::WorkerLoop(DecodeStage& decode) {
     if (generation_ == my_generation) {
       totals_.read_s += times.read_s;
       totals_.decode_s += times.decode_s;
+      totals_.frames_decoded += times.frames_decoded;
       slot.skipped += skipped;
       if (!last_bad.empty()) slot.last_bad_record = std::move(last_bad);
       if (!status.ok() && (slot.error.ok() || error_offset < slot.error_offset)) {
@@ -124,10 +126,11 @@ void SampleBatches::WorkerLoop(DecodeStage& decode) {
 // upload. The lock is dropped meanwhile (the worker still counts as busy).
 void SampleBatches::FinishBatch(size_t slot_index, std::unique_lock<std::mutex>& lock) {
   Slot& slot = slots_[slot_index];
-  if (!slot.error.ok() || (device_ == nullptr && fields_.empty())) return;
+  if (!slot.error.ok() || (device_ == nullptr && fields_.empty() && !options_.audio)) return;
   const size_t count = slot.count;
   lock.unlock();
   fields_.Assemble(count, slot.field_buffers, slot.fields);
+  BatchSlots::SizeAudioField(options_, count, slot);
   // Only samples read as a Record have one (read_records); the image-only
   // path fills none.
   for (std::optional<Record>& record : slot.records) record.reset();

@@ -39,7 +39,7 @@ Result<std::shared_ptr<PackStage>> PackStage::Create(std::vector<std::shared_ptr
   if (given.cuda.device >= 0) {
     p->max_slots_ = static_cast<size_t>(given.prefetch) + 1;
     UREC_ASSIGN_OR_RETURN(p->device_, DeviceStage::Create(given.cuda, p->max_slots_, given.batch_size,
-                                                          /*image_size=*/0));
+                                                          /*height=*/0, /*width=*/0));
   }
   return p;
 }

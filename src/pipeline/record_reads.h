@@ -14,6 +14,7 @@
 
 #include "pipeline/batch_fields.h"
 #include "pipeline/batch_slots.h"
+#include "pipeline/clip_decode_stage.h"
 #include "pipeline/decode_stage.h"
 #include "pipeline/read_plan.h"
 #include "unirecord/sample_decoder.h"
@@ -21,13 +22,21 @@
 
 namespace unirecord::pipeline {
 
+// What a clip loader reads beside the image field's (LoaderOptions::clip,
+// audio).
+struct ClipReads {
+  size_t frames_per_sample = 0;  // K * T; 0: no clips
+  size_t clips = 1;              // K
+  std::string audio_field;       // "" : no audio windows
+};
+
 class RecordReads {
  public:
   // Reads of the samples of `sources`, made with the field names `names`
   // (one schema when read as Records: InvalidArgument otherwise), whose
   // batched fields `fields` (which must outlive this) assembles.
   static Result<RecordReads> Create(std::vector<SampleSource> sources, const SampleFields& names,
-                                    const BatchFields* fields);
+                                    const BatchFields* fields, const ClipReads& clips = {});
 
   const ReadPlan& plan() const { return plan_; }
   bool has_image() const { return plan_.source(0).has_image(); }
@@ -42,12 +51,15 @@ class RecordReads {
   // read's to times.read_s (with Records the caller counts the rest of its
   // claim as read time: two clock reads per sample would be a tenth of a
   // token sample's cost).
-  Status Read(uint64_t id, uint64_t seed, uint64_t epoch, DecodeStage& decode, Slot& slot, size_t offset,
-              SampleTimes& times, CropWindow* window) const;
+  // `audio`: the thread's audio stage when there is an audio field.
+  Status Read(uint64_t id, uint64_t seed, uint64_t epoch, DecodeStage& decode, AudioDecode* audio, Slot& slot,
+              size_t offset, SampleTimes& times, CropWindow* window) const;
 
  private:
-  Status ReadRecord(uint64_t id, const SampleKey& key, DecodeStage& decode, Slot& slot, size_t offset,
-                    SampleTimes& times, CropWindow* window) const;
+  Status ReadRecord(uint64_t id, const SampleKey& key, DecodeStage& decode, AudioDecode* audio, Slot& slot,
+                    size_t offset, SampleTimes& times, CropWindow* window) const;
+  // The slot's rows for sample `offset`'s clips, in `shown`.
+  void PointAtClipRows(Slot& slot, size_t offset, SampleImage* shown) const;
   Status ReadImage(uint64_t id, const SampleKey& key, DecodeStage& decode, Slot& slot, size_t offset,
                    SampleTimes& times, CropWindow* window) const;
 
@@ -56,6 +68,8 @@ class RecordReads {
   bool records_ = false;
   size_t image_index_ = 0;
   size_t label_index_ = 0;
+  ClipReads clips_;
+  size_t audio_index_ = 0;
 };
 
 }  // namespace unirecord::pipeline

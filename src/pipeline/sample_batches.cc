@@ -16,8 +16,11 @@ namespace {
 Status CheckOptions(const Dataset& dataset, const LoaderOptions& o) {
   if (o.batch_size == 0) return Status::InvalidArgument("loader: batch_size must be positive");
   UREC_RETURN_IF_ERROR(SampleOptionsOf(o).Check().WithContext("loader"));
+  if (o.clip) UREC_RETURN_IF_ERROR(o.clip->Check().WithContext("loader"));
+  if (o.audio) UREC_RETURN_IF_ERROR(o.audio->Check().WithContext("loader"));
+  const size_t frames = o.clip ? o.clip->sample_frames() : 1;
   if (o.prefetch > 0 &&
-      o.batch_size > SIZE_MAX / (size_t(o.image_size) * size_t(o.image_size) * 3) / (size_t(o.prefetch) + 1)) {
+      o.batch_size > SIZE_MAX / (size_t(o.image_size) * size_t(o.image_size) * 3 * frames) / (size_t(o.prefetch) + 1)) {
     return Status::InvalidArgument("loader: batch_size " + std::to_string(o.batch_size) + " is too large");
   }
   if (o.prefetch < 1 || o.prefetch > 1024) {
@@ -85,13 +88,21 @@ Result<std::shared_ptr<SampleBatches>> SampleBatches::Create(std::vector<std::sh
   if (options.label_field == LoaderOptions().label_field && datasets[0]->schema().FieldIndex(options.label_field) < 0) {
     options.label_field.clear();
   }
+  // A clip loader's "image" is its video field; an audio loader without
+  // clips has no image unless one was named.
+  if (options.clip) options.image_field = options.clip->field;
+  if (!options.clip && options.audio && options.image_field == LoaderOptions().image_field &&
+      datasets[0]->schema().FieldIndex(options.image_field) < 0) {
+    options.image_field.clear();
+  }
   if (datasets.size() > 1 && options.subset) {
     return Status::InvalidArgument("loader: subset selects records of one dataset; it cannot be given with " +
                                    std::to_string(datasets.size()) + " datasets");
   }
   UREC_RETURN_IF_ERROR(CheckOptions(*datasets[0], options));
   UREC_RETURN_IF_ERROR(CheckSameFields(datasets, options));
-  const SampleFields names{options.image_field, options.label_field, options.path_field};
+  const SampleFields names{options.image_field, options.label_field, options.path_field,
+                           options.clip ? FieldType::kVideo : FieldType::kBytes};
   std::vector<uint64_t> sizes;
   std::vector<SampleSource> sources;
   for (size_t k = 0; k < datasets.size(); ++k) {
@@ -108,7 +119,14 @@ Result<std::shared_ptr<SampleBatches>> SampleBatches::Create(std::vector<std::sh
                         BatchFields::Create(sources[0].dataset().schema(), BatchFieldOptionsOf(options)));
 
   auto batches = std::make_shared<SampleBatches>(std::move(sampler).value(), std::move(fields));
-  UREC_ASSIGN_OR_RETURN(batches->reads_, RecordReads::Create(std::move(sources), names, &batches->fields_));
+  ClipReads clip_reads;
+  if (options.clip) {
+    clip_reads.frames_per_sample = options.clip->sample_frames();
+    clip_reads.clips = static_cast<size_t>(options.clip->clips_per_video);
+  }
+  if (options.audio) clip_reads.audio_field = options.audio->field;
+  UREC_ASSIGN_OR_RETURN(batches->reads_,
+                        RecordReads::Create(std::move(sources), names, &batches->fields_, clip_reads));
   UREC_RETURN_IF_ERROR(batches->Configure(options));
   UREC_RETURN_IF_ERROR(batches->StartWorkers());
   return batches;
@@ -122,20 +140,32 @@ Status SampleBatches::Configure(const LoaderOptions& options) {
   if (options.cuda.device >= 0) options_.layout = ImageLayout::kNHWC;
   options_.decode.layout = options_.layout;
   const SampleDecoderOptions sample_options = SampleOptionsOf(options_);
-  image_bytes_ = reads_.has_image() ? sample_options.output_bytes() : 0;
-  samples_per_claim_ = reads_.has_image() ? 1 : kSamplesPerClaimWithoutImages;
+  const size_t frames = options.clip ? options.clip->sample_frames() : 1;
+  image_bytes_ = reads_.has_image() ? sample_options.output_bytes() * frames : 0;
+  samples_per_claim_ = reads_.has_image() || options.audio ? 1 : kSamplesPerClaimWithoutImages;
   UREC_ASSIGN_OR_RETURN(thread_count_, ResolveThreadCount(options.threads, "loader: threads"));
   consumer_polls_ = thread_count_ < UsableCores();
   for (int i = 0; i < thread_count_; ++i) {
-    UREC_ASSIGN_OR_RETURN(std::unique_ptr<DecodeStage> decode, CreateImageDecode(sample_options, fields_.has_masks()));
-    decoders_.push_back(std::move(decode));
+    Result<std::unique_ptr<DecodeStage>> decode = options.clip ? CreateClipDecode(*options.clip, sample_options)
+                                                               : CreateImageDecode(sample_options, fields_.has_masks());
+    if (!decode.ok()) return decode.status();
+    decoders_.push_back(std::move(decode).value());
+    if (options.audio) {
+      audio_decoders_.push_back(
+          CreateAudioDecode(*options.audio, options.clip ? options.clip->clips_per_video : 1));
+    }
   }
   if (options.cuda.device >= 0) {
+    // A clip is one image of its T frames one above the other (DeviceStage::Create).
+    const int clip_frames = options.clip ? options.clip->frames : 1;
+    const int size = image_bytes_ > 0 ? options.image_size : 0;
     UREC_ASSIGN_OR_RETURN(device_, DeviceStage::Create(options.cuda, static_cast<size_t>(options.prefetch) + 1,
-                                                       options.batch_size, image_bytes_ > 0 ? options.image_size : 0));
+                                                       options.batch_size, size * clip_frames, size,
+                                                       options.clip ? options.clip->clips_per_video : 1));
   }
   UREC_RETURN_IF_ERROR(slots_.Allocate(options.prefetch, options.batch_size, image_bytes_, reads_.records(), fields_,
                                        device_.get()));
+  UREC_RETURN_IF_ERROR(slots_.AllocateClips(options.batch_size, options_));
   std::lock_guard<std::mutex> lock(mu_);
   StartRun(0);
   return Status::OK();
@@ -145,7 +175,8 @@ Status SampleBatches::StartWorkers() {
   workers_.reserve(thread_count_);
   for (int i = 0; i < thread_count_; ++i) {
     try {
-      workers_.emplace_back([this, i] { WorkerLoop(*decoders_[i]); });
+      AudioDecode* audio = audio_decoders_.empty() ? nullptr : audio_decoders_[i].get();
+      workers_.emplace_back([this, i, audio] { WorkerLoop(*decoders_[i], audio); });
     } catch (const std::system_error& e) {
       return Status::IOError("loader: cannot start decode thread " + std::to_string(i + 1) + " of " +
                              std::to_string(thread_count_) + ": " + e.what());
@@ -279,6 +310,12 @@ Result<Batch> SampleBatches::Next() {
   batch.labels = reads_.has_labels() ? slot.labels.data() : nullptr;
   batch.record_ids = slot.record_ids.data();
   batch.crops = reads_.has_image() ? slot.crops.data() : nullptr;
+  if (options_.clip) {
+    batch.clip_frames = options_.clip->frames;
+    batch.clips = options_.clip->clips_per_video;
+    batch.frame_pts = slot.frame_pts.data();
+    batch.clip_starts = slot.clip_starts.data();
+  }
   batch.fields = &slot.fields;
   if (device_ != nullptr) {
     batch.device_images = device_->device_images(slot_index);

@@ -87,6 +87,7 @@ class SampleBatches final : public BatchStream {
   // records one after another) and how a sample of them is read.
   RecordReads reads_;
   std::vector<std::unique_ptr<DecodeStage>> decoders_;  // one per worker thread
+  std::vector<std::unique_ptr<AudioDecode>> audio_decoders_;  // LoaderOptions::audio: one per worker thread
   size_t image_bytes_ = 0;  // one sample: image_size^2 * 3
   // Samples a worker takes per trip through the lock: 1 when each decodes an
   // image (milliseconds: finer is better balanced); more without images,
@@ -144,9 +145,10 @@ class SampleBatches final : public BatchStream {
 
   // loader_workers.cc: what a worker does with a claim.
   bool WorkAvailable() const;
-  void WorkerLoop(DecodeStage& decode);
+  void WorkerLoop(DecodeStage& decode, AudioDecode* audio);
   Status LoadSample(uint64_t position, uint64_t record, Slot& slot, size_t offset, uint64_t epoch, uint64_t seed,
-                    DecodeStage& decode, SampleTimes& times, uint64_t* skipped, std::string* last_bad);
+                    DecodeStage& decode, AudioDecode* audio, SampleTimes& times, uint64_t* skipped,
+                    std::string* last_bad);
   void FinishBatch(size_t slot_index, std::unique_lock<std::mutex>& lock);
 };
 

@@ -120,8 +120,10 @@ Result<SampleSource> SampleSource::Create(std::shared_ptr<const Dataset> dataset
   const Schema& schema = dataset->schema();
   if (!fields.image.empty()) {
     UREC_ASSIGN_OR_RETURN(source.image_field_, schema.FindField(fields.image));
-    if (schema.field(source.image_field_).type != FieldType::kBytes) {
-      return Status::InvalidArgument("image field '" + fields.image + "' is not a bytes field");
+    if (schema.field(source.image_field_).type != fields.image_type) {
+      return Status::InvalidArgument(fields.image_type == FieldType::kVideo
+                                         ? "clip field '" + fields.image + "' is not a video field"
+                                         : "image field '" + fields.image + "' is not a bytes field");
     }
   }
   if (!fields.label.empty()) {

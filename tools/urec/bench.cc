@@ -1,5 +1,6 @@
-// `urec bench`: runs the Loader over a dataset and reports images/s with the
-// per-stage breakdown, plus RSS and open descriptors after every epoch.
+// `urec bench`: runs the Loader over a dataset and reports images/s (clips/s
+// with --clip-frames) with the per-stage breakdown, plus RSS and open
+// descriptors after every epoch.
 #include <dirent.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -41,6 +42,9 @@ struct BenchOptions {
   uint64_t max_batches = 0;
   std::string dtype = "float32";
   std::string layout = "NCHW";  // the Python Loader's default, and torch's
+  int clip_frames = 0;          // > 0: clips of this many frames of clip_field (ClipOptions)
+  int clip_stride = ClipOptions().stride;
+  std::string clip_field = ClipOptions().field;
 };
 
 double ResidentMiB() {
@@ -82,6 +86,12 @@ Result<LoaderOptions> MakeLoaderOptions(const BenchOptions& o) {
   UREC_ASSIGN_OR_RETURN(options.layout, ParseImageLayout(o.layout));
   options.cuda.layout = options.layout;  // on a device the kernel makes the layout, as in the Python Loader
   UREC_ASSIGN_OR_RETURN(options.on_bad_record, ParseOnBadRecord(o.on_bad_record));
+  if (o.clip_frames > 0) {
+    options.clip.emplace();
+    options.clip->field = o.clip_field;
+    options.clip->frames = o.clip_frames;
+    options.clip->stride = o.clip_stride;
+  }
   options.decode.own_entropy_decoder = !o.libjpeg_entropy;
   if (o.device.rfind("cuda", 0) == 0 || o.device == "emulated") {
     options.cuda.device = o.device.size() > 5 && o.device[4] == ':' ? std::atoi(o.device.c_str() + 5) : 0;
@@ -95,7 +105,8 @@ Result<LoaderOptions> MakeLoaderOptions(const BenchOptions& o) {
 
 Json StatsToJson(const LoaderStats& s) {
   return Json{{"read_s", s.read_s},     {"decode_s", s.decode_s},
-              {"upload_s", s.upload_s}, {"wait_s", s.wait_s}};
+              {"upload_s", s.upload_s}, {"wait_s", s.wait_s},
+              {"frames_decoded", s.frames_decoded}};
 }
 
 Status RunBench(const BenchOptions& o) {
@@ -182,12 +193,18 @@ Status RunBench(const BenchOptions& o) {
              {"epochs", epochs}};
     std::printf("%s\n", DumpJson(out).c_str());
   } else {
-    std::printf("urec bench: %llu images in %llu batches of %zu, %d threads, %s %dx%d %s, %s\n",
-                static_cast<unsigned long long>(stats.samples), static_cast<unsigned long long>(batches),
+    std::printf("urec bench: %llu %s in %llu batches of %zu, %d threads, %s %dx%d %s, %s\n",
+                static_cast<unsigned long long>(stats.samples), o.clip_frames > 0 ? "clips" : "images",
+                static_cast<unsigned long long>(batches),
                 o.batch, loader->threads(), o.transform.c_str(), o.size, o.size, o.layout.c_str(),
                 o.device.c_str());
-    std::printf("  images/s       %10.1f   (batches/s %.2f, wall %.2f s)\n", stats.images_per_s,
-                stats.batches_per_s, stats.wall_s);
+    std::printf("  %s       %10.1f   (batches/s %.2f, wall %.2f s)\n", o.clip_frames > 0 ? "clips/s " : "images/s",
+                stats.images_per_s, stats.batches_per_s, stats.wall_s);
+    if (o.clip_frames > 0) {
+      std::printf("  frames decoded %10llu   (%.1f a clip of %d)\n",
+                  static_cast<unsigned long long>(stats.frames_decoded),
+                  stats.samples > 0 ? double(stats.frames_decoded) / double(stats.samples) : 0.0, o.clip_frames);
+    }
     std::printf("  setup          %8.3f s  (in the wall, before the first epoch: buffers, device context)\n",
                 setup_s);
     std::printf("  per stage, thread-seconds (per image):\n");
@@ -253,6 +270,13 @@ CommandRunner SetupBench(CLI::App* cmd) {
       ->check(IntegerIn(0, UINT64_MAX));
   cmd->add_option("--dtype", o->dtype, "cuda: float32 | float16 | uint8")->capture_default_str();
   cmd->add_option("--layout", o->layout, "Host images: NCHW (as the Python Loader) | NHWC")->capture_default_str();
+  cmd->add_option("--clip-frames", o->clip_frames,
+                  "Video clips of N frames of --clip-field (docs/video-audio.md); images/s counts clips")
+      ->check(IntegerIn(1, 1024));
+  cmd->add_option("--clip-stride", o->clip_stride, "Clips: frames between sampled frames")
+      ->capture_default_str()
+      ->check(IntegerIn(1, 1024));
+  cmd->add_option("--clip-field", o->clip_field, "Clips: the video field")->capture_default_str();
   return [o] { return RunBench(*o); };
 }
 

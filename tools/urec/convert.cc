@@ -1,5 +1,6 @@
-// urec convert imagefolder | coco | jsonl | csv: a torchvision ImageFolder, a
-// COCO instances file and its images, or a manifest of samples into a dataset.
+// urec convert imagefolder | videofolder | audiofolder | coco | jsonl | csv: a
+// torchvision ImageFolder, class folders of videos or audio files, a COCO
+// instances file and its images, or a manifest of samples into a dataset.
 #include <unistd.h>
 
 #include <cctype>
@@ -21,7 +22,7 @@ namespace unirecord::cli {
 namespace {
 
 struct ConvertArgs {
-  std::string kind;         // imagefolder, coco, jsonl or csv
+  std::string kind;         // imagefolder, videofolder, audiofolder, coco, jsonl or csv
   std::string annotations;  // coco
   std::string schema;       // jsonl, csv: the schema file
   std::string src;
@@ -106,6 +107,17 @@ Status RunConvertImageFolder(ConvertArgs& args) {
   if (!args.scheduler.empty()) return RunOnScheduler(args);
   UREC_ASSIGN_OR_RETURN(const ConvertReport report, RunWithProgress(args, [&](const ConvertOptions& o) {
                           return ConvertImageFolder(args.src, args.out, o);
+                        }));
+  PrintReport(args, report);
+  return Status::OK();
+}
+
+Status RunConvertMediaFolder(ConvertArgs& args) {
+  if (!args.scheduler.empty()) return RunOnScheduler(args);
+  const bool video = args.kind == "videofolder";
+  UREC_ASSIGN_OR_RETURN(const ConvertReport report, RunWithProgress(args, [&](const ConvertOptions& o) {
+                          return video ? ConvertVideoFolder(args.src, args.out, o)
+                                       : ConvertAudioFolder(args.src, args.out, o);
                         }));
   PrintReport(args, report);
   return Status::OK();
@@ -228,6 +240,23 @@ CommandRunner SetupConvert(CLI::App* cmd) {
   coco->add_option("--name", coco_args->options.name, "Dataset name (default: ANNOTATIONS' name without .json)");
   AddOutputOptions(coco, coco_args.get(), "image id order");
   coco_args->kind = "coco";
+  // videofolder and audiofolder: class folders of media files.
+  CLI::App* media_folders[2] = {};
+  std::shared_ptr<ConvertArgs> media_args[2];
+  for (int k = 0; k < 2; ++k) {
+    const bool video = k == 0;
+    media_args[k] = std::make_shared<ConvertArgs>();
+    media_args[k]->kind = video ? "videofolder" : "audiofolder";
+    CLI::App* m = media_folders[k] = cmd->add_subcommand(
+        media_args[k]->kind,
+        video ? "Class folders of videos (SRC/<class>/<video>, as Kinetics and UCF-101 ship) into records with "
+                "fields video (its packets and packet table; docs/video-audio.md), label, path"
+              : "Class folders of audio files (SRC/<class>/<file>; LibriSpeech's *.trans.txt read) into records "
+                "with fields audio, label, path, transcript");
+    m->add_option("SRC", media_args[k]->src, "Folder with one sub-folder per class")->required();
+    m->add_option("--name", media_args[k]->options.name, "Dataset name (default: SRC's folder name)");
+    AddOutputOptions(m, media_args[k].get(), "folder order");
+  }
   // jsonl and csv: a manifest, one sample a line, typed by a schema file.
   auto manifest_args = std::make_shared<ConvertArgs>();
   CLI::App* manifests[2] = {};
@@ -240,23 +269,31 @@ CommandRunner SetupConvert(CLI::App* cmd) {
     m->add_option("MANIFEST", manifest_args->src, "The manifest; image paths are relative to its folder")
         ->required();
     m->add_option("--schema", manifest_args->schema,
-                  "JSON file {\"fields\": [{\"name\", \"type\": int32|float32|...|string|image, "
+                  "JSON file {\"fields\": [{\"name\", \"type\": int32|float32|...|string|image|video|audio, "
                   "\"shape\": [-1, 4], \"indexed\": true}, ...]} (docs/cli.md)")
         ->required();
     m->add_option("--name", manifest_args->options.name, "Dataset name (default: MANIFEST's name without extension)");
     AddOutputOptions(m, manifest_args.get(), "line order");
   }
-  return [args, coco_args, manifest_args, folder, coco, manifests]() -> Status {
+  return [args, coco_args, manifest_args, media_args, folder, coco, manifests, media_folders]() -> Status {
     if (coco->parsed()) return RunConvertCoco(*coco_args);
+    for (int k = 0; k < 2; ++k) {
+      if (media_folders[k]->parsed()) return RunConvertMediaFolder(*media_args[k]);
+    }
     if (manifests[0]->parsed()) return RunConvertManifest(*manifest_args, /*csv=*/false);
     if (manifests[1]->parsed()) return RunConvertManifest(*manifest_args, /*csv=*/true);
-    if (!folder->parsed()) return Status::InvalidArgument("unknown input kind (imagefolder, coco, jsonl or csv)");
+    if (!folder->parsed()) {
+      return Status::InvalidArgument("unknown input kind (imagefolder, videofolder, audiofolder, coco, jsonl or csv)");
+    }
     return RunConvertImageFolder(*args);
   };
 }
 
 }  // namespace
 
-UREC_REGISTER_COMMAND("convert", "Convert an image folder, a COCO dataset or a JSON Lines / CSV manifest into a unirecord dataset", SetupConvert);
+UREC_REGISTER_COMMAND("convert",
+                      "Convert an image, video or audio folder, a COCO dataset or a JSON Lines / CSV manifest into a "
+                      "unirecord dataset",
+                      SetupConvert);
 
 }  // namespace unirecord::cli

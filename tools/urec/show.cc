@@ -8,7 +8,10 @@
 // 3x5 digit font (digits are all it needs); sheet.tsv beside the sheet
 // names every tile's id, label, class name, path and position. When the
 // dataset has a boxes field (float32 (-1, 4), --boxes), each tile shows its
-// boxes as the Loader maps them (MapBoxes, the one box mapping).
+// boxes as the Loader maps them (MapBoxes, the one box mapping). With
+// --clip-frames T a video dataset is drawn as frame strips: a row per
+// record, the T frames of the clip the Loader samples for that seed and
+// epoch (ClipOptions), cropped as it crops them.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -21,6 +24,7 @@
 #include "dataset_json.h"
 #include "image/resize_rgb.h"
 #include "unirecord/image.h"
+#include "unirecord/loader.h"
 #include "unirecord/query.h"
 #include "unirecord/sample_decoder.h"
 
@@ -42,6 +46,9 @@ struct ShowArgs {
   std::string boxes = "boxes";  // drawn when the dataset has this field
   bool boxes_given = false;     // --boxes on the command line: the field must exist
   std::string box_format = "xywh";
+  int clip_frames = 0;  // > 0: frame strips of clips of this many frames
+  int clip_stride = ClipOptions().stride;
+  std::string clip_field = ClipOptions().field;
 };
 
 constexpr int kGap = 4;        // pixels between tiles and around the sheet
@@ -192,6 +199,69 @@ Status DrawBoxes(const Dataset& dataset, uint64_t id, int field, BoxFormat forma
   return Status::OK();
 }
 
+// The sheet and legend into args.output and its .tsv.
+Status WriteSheet(const ShowArgs& args, const Sheet& sheet, const std::string& legend, std::string* legend_path) {
+  UREC_ASSIGN_OR_RETURN(std::string png, EncodePngRgb(sheet.rgb.data(), sheet.rgb.size(), sheet.width, sheet.height));
+  UREC_RETURN_IF_ERROR(WriteWholeFile(args.output, {png}));
+  *legend_path = args.output;
+  const size_t dot = legend_path->rfind('.');
+  if (dot != std::string::npos && legend_path->find('/', dot) == std::string::npos) legend_path->resize(dot);
+  *legend_path += ".tsv";
+  return WriteWholeFile(*legend_path, {legend});
+}
+
+// --clip-frames: a strip of the Loader's clip per record (the Loader itself,
+// over the chosen ids in order; "none" draws the centre crop).
+Status RunShowClips(const ShowArgs& args, std::shared_ptr<Dataset> dataset, const std::vector<uint64_t>& ids,
+                    const TransformName& transform) {
+  LoaderOptions options;
+  options.batch_size = 1;
+  options.threads = 1;
+  options.prefetch = 1;
+  options.image_size = args.size;
+  options.resize_shorter = args.resize;
+  options.transform = transform.none ? SampleTransform::kCenterCrop : transform.transform;
+  options.sampler.seed = args.seed;
+  options.sampler.order = SampleOrder::kSequential;
+  options.subset = ids;
+  options.clip.emplace();
+  options.clip->field = args.clip_field;
+  options.clip->frames = args.clip_frames;
+  options.clip->stride = args.clip_stride;
+  UREC_ASSIGN_OR_RETURN(std::unique_ptr<Loader> loader, Loader::Create(dataset, options));
+  loader->SetEpoch(args.epoch);
+  const int n = static_cast<int>(ids.size()), t = args.clip_frames;
+  Sheet sheet;
+  sheet.width = kGap + t * (args.size + kGap);
+  sheet.height = kGap + n * (args.size + kStrip + kGap);
+  UREC_RETURN_IF_ERROR(CheckOutputSize(sheet.width, sheet.height).WithContext("frame strips"));
+  sheet.rgb.assign(size_t(sheet.width) * sheet.height * 3, kBackground);
+  std::string legend = "row\tid\tlabel\tframe_pts\tx\ty\n";
+  const size_t frame_bytes = size_t(args.size) * size_t(args.size) * 3;
+  for (int row = 0; row < n; ++row) {
+    UREC_ASSIGN_OR_RETURN(Batch batch, loader->Next());
+    if (batch.empty()) return Status::Internal("urec show: the loader ended before record " + std::to_string(ids[row]));
+    const int y = kGap + row * (args.size + kStrip + kGap);
+    std::string pts;
+    for (int f = 0; f < t; ++f) {
+      sheet.Paste(batch.images() + size_t(f) * frame_bytes, args.size, args.size, kGap + f * (args.size + kGap), y);
+      pts += (f ? "," : "") + std::to_string(batch.frame_pts()[f]);
+    }
+    const std::string label = batch.labels() != nullptr ? std::to_string(batch.labels()[0]) : "";
+    sheet.Text(kGap + 2, y + args.size + 2, std::to_string(ids[row]) + (label.empty() ? "" : "  " + label),
+               sheet.width - kGap);
+    legend += std::to_string(row) + "\t" + std::to_string(ids[row]) + "\t" + label + "\t" + pts + "\t" +
+              std::to_string(kGap) + "\t" + std::to_string(y) + "\n";
+  }
+  std::string legend_path;
+  UREC_RETURN_IF_ERROR(WriteSheet(args, sheet, legend, &legend_path));
+  std::printf("%s: %d clips of %d frames (%s, epoch %llu, seed %llu), a strip each, %d px frames; legend %s\n",
+              args.output.c_str(), n, t, transform.none ? "center crop" : args.transform.c_str(),
+              static_cast<unsigned long long>(args.epoch), static_cast<unsigned long long>(args.seed), args.size,
+              legend_path.c_str());
+  return Status::OK();
+}
+
 Status RunShow(const ShowArgs& args) {
   if (args.output.empty()) return Status::InvalidArgument("-o SHEET.png is required");
   if (!args.where.empty() && !args.ids.empty()) return Status::InvalidArgument("--where and --ids exclude each other");
@@ -200,6 +270,7 @@ Status RunShow(const ShowArgs& args) {
   const TransformName transform = *parsed;
   UREC_ASSIGN_OR_RETURN(std::shared_ptr<Dataset> dataset, OpenForReading(args.path));
   UREC_ASSIGN_OR_RETURN(std::vector<uint64_t> ids, ChooseIds(*dataset, args));
+  if (args.clip_frames > 0) return RunShowClips(args, dataset, ids, transform);
 
   // The loader's per-sample decoder with the loader's defaults, or a plain
   // decode for --transform none.
@@ -262,13 +333,8 @@ Status RunShow(const ShowArgs& args) {
               "\t" + TsvField(name) + "\t" + TsvField(path) + "\t" + std::to_string(x) + "\t" + std::to_string(y) + "\n";
   }
 
-  UREC_ASSIGN_OR_RETURN(std::string png, EncodePngRgb(sheet.rgb.data(), sheet.rgb.size(), sheet.width, sheet.height));
-  UREC_RETURN_IF_ERROR(WriteWholeFile(args.output, {png}));
-  std::string legend_path = args.output;
-  const size_t dot = legend_path.rfind('.');
-  if (dot != std::string::npos && legend_path.find('/', dot) == std::string::npos) legend_path.resize(dot);
-  legend_path += ".tsv";
-  UREC_RETURN_IF_ERROR(WriteWholeFile(legend_path, {legend}));
+  std::string legend_path;
+  UREC_RETURN_IF_ERROR(WriteSheet(args, sheet, legend, &legend_path));
   std::printf("%s: %d samples (%s, epoch %llu, seed %llu) in %dx%d tiles of %d; legend %s\n", args.output.c_str(), n,
               args.transform.c_str(), static_cast<unsigned long long>(args.epoch),
               static_cast<unsigned long long>(args.seed), columns, rows, args.size, legend_path.c_str());
@@ -300,6 +366,13 @@ CommandRunner SetupShow(CLI::App* cmd) {
                                        "maps them (drawn by default when a field 'boxes' exists)")
                            ->capture_default_str();
   cmd->add_option("--box-format", args->box_format, "xywh (COCO's) or xyxy")->capture_default_str();
+  cmd->add_option("--clip-frames", args->clip_frames,
+                  "A video dataset as frame strips: the Loader's clip of N frames per record, one row each")
+      ->check(IntegerIn(1, 256));
+  cmd->add_option("--clip-stride", args->clip_stride, "Clips: frames between sampled frames")
+      ->capture_default_str()
+      ->check(IntegerIn(1, 1024));
+  cmd->add_option("--clip-field", args->clip_field, "Clips: the video field")->capture_default_str();
   return [args, boxes] {
     ShowArgs run = *args;
     run.boxes_given = boxes->count() > 0;
