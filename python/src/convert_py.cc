@@ -255,6 +255,33 @@ void DefConvert(py::module_& m, const char* name, py::dict (*convert)(const Valu
              std::tuple_cat(leading, ConvertKeywordArgs(std::make_index_sequence<kConvertKeywordCount>())));
 }
 
+// convert_videofolder and convert_audiofolder.
+void RegisterMediaFolderConverters(py::module_& m) {
+  DefConvert<2, 0>(m, "convert_videofolder", &ConvertMediaFolder<unirecord::ConvertVideoFolder>, R"doc(
+Converts class folders of videos SRC/<class>/**/<video> (.mp4 .avi .mkv
+.webm .mov .m4v .mpg .mpeg .ogv; Kinetics' and UCF-101's layout) into a
+dataset in OUT (the code behind `urec convert videofolder`): one record
+per file in folder order with fields video (the file's best video stream:
+its packets and packet table, docs/video-audio.md) and its parameter
+fields (video.width, video.height, video.duration, ...), label (int64,
+indexed) and path; metadata "classes". A file FFmpeg cannot read, without
+a video stream, with a codec it cannot decode, cut short, corrupt or with
+absurd dimensions or duration is a row of not_written and of rejects_path
+naming it and the reason. The keywords and the report are
+convert_imagefolder's (keep_original and max_pixels do not apply).
+)doc",
+             std::make_tuple(py::arg("src"), py::arg("out"), py::kw_only()));
+  DefConvert<2, 0>(m, "convert_audiofolder", &ConvertMediaFolder<unirecord::ConvertAudioFolder>, R"doc(
+Converts class folders of audio files SRC/<class>/**/<file> (.wav .flac
+.mp3 .ogg .opus .m4a .aac) into a dataset in OUT (the code behind `urec
+convert audiofolder`), as convert_videofolder does: fields audio (the best
+audio stream) and its parameter fields, label, path and transcript (str:
+LibriSpeech's, from the *.trans.txt files beside the audio, lines
+"UTTERANCE-ID TEXT"; "" for a file none names).
+)doc",
+             std::make_tuple(py::arg("src"), py::arg("out"), py::kw_only()));
+}
+
 }  // namespace
 
 void RegisterConvert(py::module_& m) {
@@ -300,29 +327,7 @@ not_written, rejects_path).
 )doc",
              std::make_tuple(py::arg("src"), py::arg("out"), py::kw_only()),
              py::arg("extend_classes") = unirecord::ConvertOptions().extend_classes);
-  DefConvert<2, 0>(m, "convert_videofolder", &ConvertMediaFolder<unirecord::ConvertVideoFolder>, R"doc(
-Converts class folders of videos SRC/<class>/**/<video> (.mp4 .avi .mkv
-.webm .mov .m4v .mpg .mpeg .ogv; Kinetics' and UCF-101's layout) into a
-dataset in OUT (the code behind `urec convert videofolder`): one record
-per file in folder order with fields video (the file's best video stream:
-its packets and packet table, docs/video-audio.md) and its parameter
-fields (video.width, video.height, video.duration, ...), label (int64,
-indexed) and path; metadata "classes". A file FFmpeg cannot read, without
-a video stream, with a codec it cannot decode, cut short, corrupt or with
-absurd dimensions or duration is a row of not_written and of rejects_path
-naming it and the reason. The keywords and the report are
-convert_imagefolder's (keep_original and max_pixels do not apply).
-)doc",
-             std::make_tuple(py::arg("src"), py::arg("out"), py::kw_only()));
-  DefConvert<2, 0>(m, "convert_audiofolder", &ConvertMediaFolder<unirecord::ConvertAudioFolder>, R"doc(
-Converts class folders of audio files SRC/<class>/**/<file> (.wav .flac
-.mp3 .ogg .opus .m4a .aac) into a dataset in OUT (the code behind `urec
-convert audiofolder`), as convert_videofolder does: fields audio (the best
-audio stream) and its parameter fields, label, path and transcript (str:
-LibriSpeech's, from the *.trans.txt files beside the audio, lines
-"UTTERANCE-ID TEXT"; "" for a file none names).
-)doc",
-             std::make_tuple(py::arg("src"), py::arg("out"), py::kw_only()));
+  RegisterMediaFolderConverters(m);
   DefConvert<3, 0>(m, "convert_jsonl", &ConvertManifest<unirecord::ConvertJsonl>, R"doc(
 Converts a manifest, one sample a line, into a dataset in OUT (the code
 behind `urec convert jsonl`): JSON Lines, one object a line with a key per field. SCHEMA is a JSON file

@@ -322,10 +322,18 @@ class Loader:
             )
         self.transform: NativeCrop = crop or default_crop()
         opts.update(native_options(self.transform))
+        self.return_ids = fields.return_ids
+        self._set_device(t, device, dtype, mean, std, opts)
+        self._core = _core._Loader(self.datasets, opts)
+        self.batch_size: int = opts["batch_size"]
+        self._exhausted = False
+
+    def _set_device(self, t: Any, device: Any, dtype: Any, mean: Any, std: Any, opts: Dict[str, Any]) -> None:
+        """The device batches go to, and how they are converted there (or on
+        the host): self.device, self._cpu_convert and the native cuda_* options."""
         # The host device (testing only): the device path in ordinary memory.
         emulated = isinstance(device, str) and device == EMULATED_DEVICE
         self.device = t.device("cpu" if emulated else device)
-        self.return_ids = fields.return_ids
         if mean is not None:
             mean = channel_values("mean", mean, positive=False)
         if std is not None:
@@ -360,9 +368,6 @@ class Loader:
             if dtype is not None and not isinstance(dtype, t.dtype):
                 raise TypeError(f"dtype must be a torch.dtype, not {dtype!r}")
             self._cpu_convert = (dtype or t.float32, mean, std)
-        self._core = _core._Loader(self.datasets, opts)
-        self.batch_size: int = opts["batch_size"]
-        self._exhausted = False
 
     # -- iteration --
     def __len__(self) -> int:

@@ -109,6 +109,17 @@ Json StatsToJson(const LoaderStats& s) {
               {"frames_decoded", s.frames_decoded}};
 }
 
+// What an epoch asked of a remote dataset.
+Json RemoteJson(const RemoteStats& before, const RemoteStats& after) {
+  return Json{{"requests", after.requests - before.requests},
+              {"retries", after.retries - before.retries},
+              {"bytes_downloaded", after.bytes_downloaded - before.bytes_downloaded},
+              {"shard_downloads", after.shard_downloads - before.shard_downloads},
+              {"cache_hits", after.cache_hits - before.cache_hits},
+              {"prefetched", after.prefetched - before.prefetched},
+              {"read_fetches", after.read_fetches - before.read_fetches}};
+}
+
 Status RunBench(const BenchOptions& o) {
   UREC_ASSIGN_OR_RETURN(LoaderOptions options, MakeLoaderOptions(o));
   UREC_ASSIGN_OR_RETURN(std::shared_ptr<Dataset> dataset, OpenForReading(o.path, o.remote));
@@ -151,19 +162,8 @@ Status RunBench(const BenchOptions& o) {
     const double wall = after.wall_s - before.wall_s;
     epochs_wall_s += wall;
     const double images = double(after.samples - before.samples);
-    const RemoteStats remote_after = dataset->remote_stats();
-    Json remote_json;
-    if (dataset->is_remote()) {
-      remote_json = Json{{"requests", remote_after.requests - remote_before.requests},
-                         {"retries", remote_after.retries - remote_before.retries},
-                         {"bytes_downloaded", remote_after.bytes_downloaded - remote_before.bytes_downloaded},
-                         {"shard_downloads", remote_after.shard_downloads - remote_before.shard_downloads},
-                         {"cache_hits", remote_after.cache_hits - remote_before.cache_hits},
-                         {"prefetched", remote_after.prefetched - remote_before.prefetched},
-                         {"read_fetches", remote_after.read_fetches - remote_before.read_fetches}};
-    }
     epochs.push_back(Json{{"epoch", epoch},
-                          {"remote", remote_json},
+                          {"remote", dataset->is_remote() ? RemoteJson(remote_before, dataset->remote_stats()) : Json()},
                           {"images", images},
                           {"images_per_s", wall > 0 ? images / wall : 0.0},
                           {"wait_s", after.wait_s - before.wait_s},
