@@ -22,7 +22,8 @@ def test_json_report(urec, dataset):
     for key in ("images_per_s", "batches", "threads", "samples", "stages", "epochs", "wait_share"):
         assert key in report
     assert report["threads"] == 2
-    assert set(report["stages"]) == {"read_s", "decode_s", "upload_s", "wait_s"}
+    assert set(report["stages"]) == {"read_s", "decode_s", "upload_s", "wait_s", "frames_decoded"}
+    assert report["stages"]["frames_decoded"] == 0  # images, no video clips
     # 26 records (24 + the CMYK JPEG + the PNG named .JPEG; the broken files are rejected at convert) per epoch.
     assert report["samples"] == 2 * 26
     assert report["batches"] == 2 * 4

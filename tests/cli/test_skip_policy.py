@@ -17,6 +17,11 @@ def test_the_allow_list_parses_and_matches_node_and_reason():
     assert allowed
     assert skip_policy.is_allowed("python/tests/test_loader.py::test_device_loader[cuda]",
                                   "no CUDA device, or unirecord built without CUDA", allowed)
+    # The CUDA case of a test parametrized over something else too.
+    assert skip_policy.is_allowed("python/tests/test_video_clips.py::test_device_batches[2-cuda]",
+                                  "no CUDA device, or unirecord built without CUDA", allowed)
+    assert not skip_policy.is_allowed("python/tests/test_video_clips.py::test_device_batches[2-emulated]",
+                                      "no CUDA device, or unirecord built without CUDA", allowed)
     # The same reason on the host device's case, or another reason on the CUDA case, is not allowed.
     assert not skip_policy.is_allowed("python/tests/test_loader.py::test_device_loader[emulated]",
                                       "no CUDA device, or unirecord built without CUDA", allowed)
