@@ -24,11 +24,13 @@ foreach(lib IN LISTS unirecord_links)
            "if(NOT TARGET PkgConfig::${prefix})\n"
            "  pkg_check_modules(${prefix} REQUIRED QUIET IMPORTED_TARGET GLOBAL ${module})\n"
            "endif()\n")
-    if(prefix STREQUAL "CURL")
-      # libcurl's own Libs.private (ssh2, psl, gssapi, ldap, ...) have no
-      # static libraries on Debian: `pkg-config --static unirecord` links the
-      # shared libcurl instead of that closure.
-      string(APPEND UNIRECORD_PC_SHARED_LIBS " -lcurl")
+    if(prefix MATCHES "^(CURL|AVFORMAT|AVCODEC|AVUTIL|SWSCALE|SWRESAMPLE)$")
+      # libcurl's and FFmpeg's own Libs.private (ssh2, psl, ldap; vpx, aom,
+      # bluray, zmq, ...) have no static libraries on Debian, nor their -dev
+      # links: `pkg-config --static unirecord` links these shared libraries
+      # instead of that closure.
+      string(REGEX REPLACE "^lib" "" shared_name "${module}")
+      string(APPEND UNIRECORD_PC_SHARED_LIBS " -l${shared_name}")
     else()
       string(APPEND UNIRECORD_PC_REQUIRES " ${module}")
     endif()
