@@ -14,6 +14,9 @@
 # place that names them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Ninja builds the listed targets side by side (Makefiles built them one
+# after another, one compiler busy), and ccache where installed.
+source scripts/build-env.sh
 BUILD_DIR=${ASAN_BUILD_DIR:-build-asan}
 SUITES=(image/jpeg_probe_test image/jpeg_corpus_test image/jpeg_decoder_test image/jpeg_encoder_test
         image/png_decoder_test image/jpeg_huffman_test image/jpeg_restart_crop_test image/jpeg_transcode_test image/resample_test sample/sampler_test
