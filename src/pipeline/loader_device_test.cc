@@ -208,7 +208,8 @@ TEST_P(LoaderDeviceTest, HeldBatchSurvivesSetEpochAndRestore) {
   // Waits until the workers have uploaded a batch into each of the
   // `free_slots` buffers that no held batch occupies, so that the run change
   // drops uploaded slots, not only empty ones. Counts since the last run
-  // change (ResetStats there): uploads past the batches handed out are ahead.
+  // change (ResetStats just before it): uploads past the batches handed out
+  // are ahead.
   auto let_prefetch_fill = [&device](uint64_t free_slots) {
     const auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(1);
     auto ahead = [&] {
@@ -238,9 +239,12 @@ TEST_P(LoaderDeviceTest, HeldBatchSurvivesSetEpochAndRestore) {
   ASSERT_FALSE(HasFatalFailure());
   EXPECT_TRUE(device_bytes(held) == held_bytes) << "held batch changed across SetEpoch";
 
+  // Reset while the workers are idle (epoch 1 ended; nothing past an epoch's
+  // end is prefetched): reset after SetEpoch, it could zero uploads of
+  // epoch 2 already made, and the wait below would never see them ahead.
+  device.ResetStats();
   host.SetEpoch(2);
   device.SetEpoch(2);
-  device.ResetStats();
   for (uint64_t index = 0; index < 3; ++index) {
     Batch d;
     next_pair(&d, 2, index);
