@@ -122,6 +122,23 @@ def test_frames_equal_pyav(media_dir, tmp_path, name):
     assert row["video.codec"] == video.info["codec"]
 
 
+@pytest.mark.parametrize("name", ["h264_bframes", "mpeg4", "vfr"])
+def test_unwanted_nonreference_frames_are_skipped(media_dir, tmp_path, name):
+    """The B-frames no other frame predicts from, between the keyframe and
+    the wanted frame, are not decoded (AVDISCARD_NONREF): fewer frames come
+    out than lie between them, and the wanted frame still equals PyAV's."""
+    path = make(media_dir, VIDEOS, name)
+    video = write_one(tmp_path, "video", pathlib.Path(path))[0]["video"]
+    pts = video.pts
+    keys = keyframe_pts(path)
+    assert len(keys) >= 2
+    last = max(i for i, t in enumerate(pts) if t < keys[1])  # the first GOP's last frame
+    span = sum(1 for t in pts if keys[0] <= t <= pts[last])
+    frames = video.frames_at([last])
+    assert np.array_equal(frames[0], pyav_frames(path)[pts[last]])
+    assert 1 <= video.frames_decoded < span, f"{video.frames_decoded} frames decoded of the {span} up to it"
+
+
 def test_vfr_timestamps(media_dir, tmp_path):
     ds = write_one(tmp_path, "video", pathlib.Path(make(media_dir, VIDEOS, "vfr")))
     gaps = np.diff(ds[0]["video"].pts)

@@ -143,7 +143,21 @@ Status VideoDecoder::DecodeAtPts(const MediaValueView& value, const std::vector<
   std::vector<bool> done(pts.size(), false);
   size_t remaining = pts.size();
   AVCodecContext* ctx = impl_->ctx.get();
+  const std::vector<int64_t> wanted = [&] {
+    std::vector<int64_t> sorted = pts;
+    std::sort(sorted.begin(), sorted.end());
+    return sorted;
+  }();
   for (size_t i = start; i <= value.packets.size() && remaining > 0; ++i) {
+    // A frame no later frame predicts from (a non-reference B-frame) that is
+    // not wanted is skipped by the decoder: exact, the frames after it do not
+    // depend on it. Decoders without the notion decode it as before. A packet
+    // without a pts (its frame unknown) is decoded.
+    if (i < value.packets.size()) {
+      const int64_t t = value.packets[i].pts;
+      const bool unwanted = t != kNoTimestamp && !std::binary_search(wanted.begin(), wanted.end(), t);
+      ctx->skip_frame = unwanted ? AVDISCARD_NONREF : AVDISCARD_DEFAULT;
+    }
     UREC_RETURN_IF_ERROR(SendPacket(ctx, value, i, impl_->packet.get(), what));
     while (remaining > 0) {
       const int got = avcodec_receive_frame(ctx, impl_->frame.get());
