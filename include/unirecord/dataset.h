@@ -304,6 +304,9 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
   Result<Record> Get(uint64_t id) const;
 
   // Only one `bytes` field: reads the index entry and the blob, nothing else.
+  // Of a video or audio field, the stored media value: checked as it is used
+  // (ParseMediaValue checks its header, table and extradata; the decoders and
+  // Remux each packet, SPEC.md 6.4), not hashed whole here.
   Result<Blob> GetBlob(uint64_t id, size_t field) const;
 
   // An indexed field's value from the index record table alone (no page is

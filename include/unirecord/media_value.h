@@ -61,6 +61,7 @@ struct MediaPacket {
   bool keyframe = false;         // a decoder may start here
   uint32_t skip_start = 0;       // samples the decoder drops at this packet's start (priming) ...
   uint32_t skip_end = 0;         // ... and end (padding): FFmpeg's AV_PKT_DATA_SKIP_SAMPLES
+  uint64_t checksum = 0;         // XXH3-64 of its bytes (EncodeMediaValue computes it)
 };
 
 // A parsed, checked media value: views into the stored bytes (which must
@@ -72,6 +73,11 @@ struct MediaValueView {
   std::string_view packet_area;
 
   std::string_view packet_bytes(size_t i) const { return packet_area.substr(packets[i].offset, packets[i].size); }
+  // Corruption naming `what` and packet i when its bytes do not match its
+  // checksum. A read of a video or audio field checks the header, table and
+  // extradata as it parses them, and each packet with this before a decoder
+  // or muxer gets it: a clip of a long video hashes its own packets only.
+  Status CheckPacket(size_t i, std::string_view what) const;
   // Seconds of the stream (duration x time base).
   double seconds() const { return static_cast<double>(params.duration) * params.time_base(); }
   // The video's frame count (its packet count) and average frame rate
@@ -89,8 +95,10 @@ struct MediaValueView {
 // stream kind is wrong, a name is not NUL-terminated printable ASCII, a
 // parameter is outside SPEC.md section 12's limits, the packet table or
 // the extradata run past the value, a packet's bytes lie outside the packet
-// area or do not follow the previous packet's, a flag bit is unknown, or dts
-// go backwards. Allocates the packet table only.
+// area or do not follow the previous packet's, a flag bit is unknown, dts
+// go backwards, or the header, table and extradata do not match their
+// checksum. Allocates the packet table only; packets are checked as they
+// are used (CheckPacket).
 Status ParseMediaValue(std::string_view stored, std::string_view what, MediaValueView* out);
 
 // True when `bytes` start as a media value does (its magic): what tells a

@@ -139,6 +139,31 @@ def test_unwanted_nonreference_frames_are_skipped(media_dir, tmp_path, name):
     assert 1 <= video.frames_decoded < span, f"{video.frames_decoded} frames decoded of the {span} up to it"
 
 
+def test_damaged_packet_fails_only_the_reads_that_use_it(media_dir, tmp_path):
+    """A flipped byte in a video's last packet: a read of the first frames
+    (which never reach it) still decodes, a read of the last frame is refused
+    naming the packet, and verify's whole-value check refuses it as before
+    (SPEC 6.4: a clip read hashes only its own packets)."""
+    path = make(media_dir, VIDEOS, "h264_bframes")
+    ds = write_one(tmp_path, "video", pathlib.Path(path))
+    value = unirecord.demux(path)  # the stored value's bytes
+    n = len(ds[0]["video"].pts)
+    first = ds[0]["video"].frames_at([0])
+    del ds
+    shard = next((tmp_path / "ds").glob("*.urec"))
+    data = bytearray(shard.read_bytes())
+    at = data.find(value[-64:])
+    assert at > 0 and data.find(value[-64:], at + 1) < 0
+    data[at + 60] ^= 0x10
+    shard.write_bytes(bytes(data))
+    ds = unirecord.Dataset(str(tmp_path / "ds"))
+    assert np.array_equal(ds[0]["video"].frames_at([0]), first)
+    with pytest.raises(unirecord.CorruptRecordError, match=r"packet \d+ \(\d+ bytes\) checksum mismatch"):
+        ds[0]["video"].frames_at([n - 1])
+    with pytest.raises(unirecord.CorruptRecordError, match="checksum mismatch"):
+        ds.verify()
+
+
 def test_vfr_timestamps(media_dir, tmp_path):
     ds = write_one(tmp_path, "video", pathlib.Path(make(media_dir, VIDEOS, "vfr")))
     gaps = np.diff(ds[0]["video"].pts)

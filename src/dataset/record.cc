@@ -69,6 +69,7 @@ Result<Record> Dataset::Get(uint64_t id) const { return Read(id, nullptr); }
 
 Result<Record> Dataset::Read(uint64_t id, const std::shared_ptr<const dataset_internal::FieldReads>& reads) const {
   const bool verify = impl_->options.verify_checksums;
+  const shard::BlobCheck blob_check = verify ? shard::BlobCheck::kRead : shard::BlobCheck::kNone;
   io::TruncationCheckScope check_the_shard_once;  // not once per blob of the record
   UREC_ASSIGN_OR_RETURN(auto located, impl_->Locate(id));
   const size_t s = impl_->ShardOf(id);
@@ -104,13 +105,13 @@ Result<Record> Dataset::Read(uint64_t id, const std::shared_ptr<const dataset_in
     if (want != nullptr) {
       source.blobs.resize(layout.blob_fields.size());  // those not wanted stay empty, never handed out
       for (uint32_t slot : want->blob_slots) {
-        UREC_ASSIGN_OR_RETURN(shard::BlobBytes bytes, shard->ReadBlob(source.entry, row, slot, verify));
+        UREC_ASSIGN_OR_RETURN(shard::BlobBytes bytes, shard->ReadBlob(source.entry, row, slot, blob_check));
         source.blobs[slot] = ToBlob(std::move(bytes));
       }
     } else {
       source.blobs.reserve(layout.blob_fields.size());
       for (size_t slot = 0; slot < layout.blob_fields.size(); ++slot) {
-        UREC_ASSIGN_OR_RETURN(shard::BlobBytes bytes, shard->ReadBlob(source.entry, row, slot, verify));
+        UREC_ASSIGN_OR_RETURN(shard::BlobBytes bytes, shard->ReadBlob(source.entry, row, slot, blob_check));
         source.blobs.push_back(ToBlob(std::move(bytes)));
       }
     }
@@ -135,7 +136,8 @@ Result<Blob> Dataset::GetBlob(uint64_t id, size_t field) const {
   UREC_ASSIGN_OR_RETURN(ShardPages::Reader pages, impl_->pages->Pages(s, at.source));
   UREC_ASSIGN_OR_RETURN(const uint8_t* entry, pages.reader->Entry(located.second, verify));
   UREC_ASSIGN_OR_RETURN(shard::BlobBytes bytes,
-                        pages.reader->ReadBlob(entry, located.second, static_cast<size_t>(slot), verify));
+                        pages.reader->ReadBlob(entry, located.second, static_cast<size_t>(slot),
+                                                       verify ? shard::BlobCheck::kRead : shard::BlobCheck::kNone));
   Blob blob = ToBlob(std::move(bytes));
   if (blob.zero_copy()) {
     if (pages.hold == nullptr) {

@@ -122,7 +122,7 @@ inline constexpr size_t kMediaMagicSize = 4;
 inline constexpr uint16_t kMediaLayoutVersion = 1;
 inline constexpr uint8_t kMediaStreamVideo = 1;
 inline constexpr uint8_t kMediaStreamAudio = 2;
-inline constexpr size_t kMediaHeaderSize = 168;
+inline constexpr size_t kMediaHeaderSize = 176;
 inline constexpr size_t kMediaVersionOffset = 4;         // u16
 inline constexpr size_t kMediaStreamKindOffset = 6;      // u8 (7: a zero byte)
 inline constexpr size_t kMediaTimeBaseNumOffset = 8;     // i32
@@ -141,9 +141,12 @@ inline constexpr size_t kMediaCodecOffset = 72;          // char[32], NUL-padded
 inline constexpr size_t kMediaPixelFormatOffset = 104;   // char[32], NUL-padded
 inline constexpr size_t kMediaSampleFormatOffset = 136;  // char[32], NUL-padded
 inline constexpr size_t kMediaNameSize = 32;             // at most 31 bytes and a NUL
+// u64: XXH3-64 of bytes [0, 168) and then of the packet table and extradata.
+inline constexpr size_t kMediaTableChecksumOffset = 168;
 // A packet table entry: pts, dts, duration (i64), offset in the packet area
-// (u64), size (u32), flags (u32), samples to skip at start / end (u32 each).
-inline constexpr size_t kMediaPacketEntrySize = 48;
+// (u64), size (u32), flags (u32), samples to skip at start / end (u32 each),
+// XXH3-64 of the packet's bytes (u64).
+inline constexpr size_t kMediaPacketEntrySize = 56;
 inline constexpr size_t kMediaPacketPtsOffset = 0;
 inline constexpr size_t kMediaPacketDtsOffset = 8;
 inline constexpr size_t kMediaPacketDurationOffset = 16;
@@ -152,6 +155,7 @@ inline constexpr size_t kMediaPacketSizeOffset = 32;
 inline constexpr size_t kMediaPacketFlagsOffset = 36;
 inline constexpr size_t kMediaPacketSkipStartOffset = 40;
 inline constexpr size_t kMediaPacketSkipEndOffset = 44;
+inline constexpr size_t kMediaPacketChecksumOffset = 48;
 inline constexpr uint32_t kMediaPacketKeyframe = 1;  // flags bit 0; the other bits are 0
 // A pts or dts the container did not give (FFmpeg's AV_NOPTS_VALUE).
 inline constexpr int64_t kMediaNoTimestamp = INT64_MIN;

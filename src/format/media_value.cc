@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "format/checksum.h"
 #include "format/endian.h"
 #include "format/format_constants.h"
 
@@ -47,6 +48,15 @@ std::vector<int64_t> MediaValueView::PresentationTimestamps() const {
   for (const MediaPacket& p : packets) pts.push_back(p.pts != kNoTimestamp ? p.pts : p.dts);
   std::sort(pts.begin(), pts.end());
   return pts;
+}
+
+Status MediaValueView::CheckPacket(size_t i, std::string_view what) const {
+  const std::string_view bytes = packet_bytes(i);
+  if (format::Checksum(bytes.data(), bytes.size()) != packets[i].checksum) {
+    return Status::Corruption(std::string(what) + ": media value: packet " + std::to_string(i) + " (" +
+                              std::to_string(bytes.size()) + " bytes) checksum mismatch");
+  }
+  return Status::OK();
 }
 
 namespace {
@@ -168,6 +178,7 @@ Status ParsePackets(const uint8_t* table, uint64_t count, uint64_t area_size, st
     const uint32_t flags = LoadLE<uint32_t>(e + format::kMediaPacketFlagsOffset);
     p.skip_start = LoadLE<uint32_t>(e + format::kMediaPacketSkipStartOffset);
     p.skip_end = LoadLE<uint32_t>(e + format::kMediaPacketSkipEndOffset);
+    p.checksum = LoadLE<uint64_t>(e + format::kMediaPacketChecksumOffset);
     const std::string where = "packet " + std::to_string(i) + ": ";
     if ((flags & ~format::kMediaPacketKeyframe) != 0) return Bad(what, where + "unknown flag bits");
     p.keyframe = (flags & format::kMediaPacketKeyframe) != 0;
@@ -190,6 +201,15 @@ Status ParsePackets(const uint8_t* table, uint64_t count, uint64_t area_size, st
     return Bad(what, std::to_string(area_size - next) + " bytes after the last packet");
   }
   return Status::OK();
+}
+
+// The header's checksum of itself (but for the checksum) and of what
+// follows it up to the packets: the table and the extradata.
+uint64_t TableChecksum(const uint8_t* value, size_t extradata_end) {
+  format::StreamingChecksum hasher;
+  hasher.Update(value, format::kMediaTableChecksumOffset);
+  hasher.Update(value + format::kMediaHeaderSize, extradata_end - format::kMediaHeaderSize);
+  return hasher.Digest();
 }
 
 }  // namespace
@@ -215,6 +235,11 @@ Status ParseMediaValue(std::string_view stored, std::string_view what, MediaValu
   }
   if (table_end + extra > stored.size()) {
     return Bad(what, "extradata of " + std::to_string(extra) + " bytes runs past the value's end");
+  }
+  // Before anything in the table is used: a damaged entry is reported as
+  // damage, not as whatever its bytes now say.
+  if (LoadLE<uint64_t>(p + format::kMediaTableChecksumOffset) != TableChecksum(p, table_end + extra)) {
+    return Bad(what, "header, packet table or extradata checksum mismatch");
   }
   out->extradata = stored.substr(table_end, extra);
   out->packet_area = stored.substr(table_end + extra);
@@ -261,8 +286,15 @@ Result<std::string> EncodeMediaValue(const MediaParams& m, const std::vector<Med
     StoreLE<uint32_t>(e + format::kMediaPacketFlagsOffset, k.keyframe ? format::kMediaPacketKeyframe : 0);
     StoreLE<uint32_t>(e + format::kMediaPacketSkipStartOffset, k.skip_start);
     StoreLE<uint32_t>(e + format::kMediaPacketSkipEndOffset, k.skip_end);
+    // Out of the area only if the table is wrong, which the parse below refuses.
+    if (format::RangeWithin(k.offset, k.size, packet_area.size())) {
+      StoreLE<uint64_t>(e + format::kMediaPacketChecksumOffset,
+                        format::Checksum(packet_area.data() + k.offset, k.size));
+    }
   }
   out.append(extradata);
+  p = reinterpret_cast<uint8_t*>(out.data());
+  StoreLE<uint64_t>(p + format::kMediaTableChecksumOffset, TableChecksum(p, out.size()));
   out.append(packet_area);
   MediaValueView check;
   const Status parsed = ParseMediaValue(out, what, &check);

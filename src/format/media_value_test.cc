@@ -5,6 +5,7 @@
 #include <cstring>
 #include <functional>
 
+#include "format/checksum.h"
 #include "format/endian.h"
 #include "format/format_constants.h"
 
@@ -52,10 +53,28 @@ std::string ValidValue() {
 uint8_t* At(std::string& s, size_t offset) { return reinterpret_cast<uint8_t*>(s.data()) + offset; }
 size_t Entry(size_t i, size_t field) { return format::kMediaHeaderSize + i * format::kMediaPacketEntrySize + field; }
 
-// Parses `stored` after `damage` and expects Corruption mentioning `words`.
-void ExpectCorrupt(const std::function<void(std::string&)>& damage, const std::string& words) {
+// Recomputes the header's checksum of header, table and extradata after a
+// damage (when they still lie within the value), as a writer with that
+// mistake would have: each case reaches the check it is named for.
+void Reseal(std::string& s) {
+  if (s.size() < format::kMediaHeaderSize) return;
+  const uint64_t count = format::LoadLE<uint64_t>(At(s, format::kMediaPacketCountOffset));
+  const uint32_t extra = format::LoadLE<uint32_t>(At(s, format::kMediaExtradataSizeOffset));
+  if (count > format::kMaxMediaPackets) return;
+  const uint64_t end = format::kMediaHeaderSize + count * format::kMediaPacketEntrySize + extra;
+  if (end > s.size()) return;
+  format::StreamingChecksum sum;
+  sum.Update(s.data(), format::kMediaTableChecksumOffset);
+  sum.Update(s.data() + format::kMediaHeaderSize, end - format::kMediaHeaderSize);
+  StoreLE<uint64_t>(At(s, format::kMediaTableChecksumOffset), sum.Digest());
+}
+
+// Parses `stored` after `damage` (resealed unless `reseal` is false) and
+// expects Corruption mentioning `words`.
+void ExpectCorrupt(const std::function<void(std::string&)>& damage, const std::string& words, bool reseal = true) {
   std::string stored = ValidValue();
   damage(stored);
+  if (reseal) Reseal(stored);
   MediaValueView view;
   const Status s = ParseMediaValue(stored, "field 'video'", &view);
   EXPECT_EQ(s.code(), StatusCode::kCorruption) << s.ToString();
@@ -77,6 +96,7 @@ TEST(MediaValueTest, RoundTrip) {
   EXPECT_FALSE(view.packets[1].keyframe);
   EXPECT_EQ(view.packets[2].pts, kNoTimestamp);
   EXPECT_EQ(view.packet_bytes(1), std::string(11, 'x'));
+  EXPECT_EQ(view.packets[1].checksum, format::Checksum(view.packet_bytes(1).data(), 11));
   EXPECT_DOUBLE_EQ(view.seconds(), 1536.0 / 12800);
   EXPECT_EQ(view.frames(), 3);
   // Presentation order; the packet without pts counts with its dts (512).
@@ -212,6 +232,32 @@ TEST(MediaValueTest, SchemaRefusesParameterClash) {
   const Status s = Schema::Make({Field::Video("clip"), Field::String("clip.width")}).status();
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("'clip.width' clashes with the video field 'clip'"), std::string::npos) << s.message();
+}
+
+TEST(MediaValueTest, TableChecksum) {
+  ExpectCorrupt([](std::string& s) { s[Entry(1, format::kMediaPacketPtsOffset)] ^= 1; },
+                "header, packet table or extradata checksum mismatch", /*reseal=*/false);
+}
+TEST(MediaValueTest, HeaderChecksum) {
+  ExpectCorrupt([](std::string& s) { s[format::kMediaRotationOffset] ^= 1; },
+                "header, packet table or extradata checksum mismatch", /*reseal=*/false);
+}
+TEST(MediaValueTest, ExtradataChecksum) {
+  ExpectCorrupt([](std::string& s) { s[Entry(3, 0)] ^= 1; },  // the extradata's first byte
+                "header, packet table or extradata checksum mismatch", /*reseal=*/false);
+}
+// A damaged packet parses (the table is sound) and is refused when used.
+TEST(MediaValueTest, PacketChecksum) {
+  std::string stored = ValidValue();
+  MediaValueView view;
+  ASSERT_TRUE(ParseMediaValue(stored, "field 'video'", &view).ok());
+  for (size_t i = 0; i < 3; ++i) EXPECT_TRUE(view.CheckPacket(i, "field 'video'").ok()) << i;
+  stored[stored.size() - 12] ^= 0x20;  // in packet 2 (the last, 12 bytes)
+  ASSERT_TRUE(ParseMediaValue(stored, "field 'video'", &view).ok());
+  EXPECT_TRUE(view.CheckPacket(1, "field 'video'").ok());
+  const Status s = view.CheckPacket(2, "field 'video'");
+  EXPECT_EQ(s.code(), StatusCode::kCorruption);
+  EXPECT_EQ(s.message(), "field 'video': media value: packet 2 (12 bytes) checksum mismatch");
 }
 
 }  // namespace

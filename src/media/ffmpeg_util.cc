@@ -124,8 +124,9 @@ Result<CodecContextPtr> OpenDecoder(const MediaValueView& value, int threads, st
   return ctx;
 }
 
-Status FillPacket(const MediaValueView& value, size_t i, AVPacket* packet) {
+Status FillPacket(const MediaValueView& value, size_t i, AVPacket* packet, std::string_view what) {
   av_packet_unref(packet);
+  UREC_RETURN_IF_ERROR(value.CheckPacket(i, what));
   const MediaPacket& p = value.packets[i];
   if (av_new_packet(packet, static_cast<int>(p.size)) < 0) return Status::Internal("media: out of memory");
   if (p.size > 0) std::memcpy(packet->data, value.packet_area.data() + p.offset, p.size);
@@ -146,7 +147,7 @@ Status SendPacket(AVCodecContext* ctx, const MediaValueView& value, size_t i, AV
                   std::string_view what) {
   int sent;
   if (i < value.packets.size()) {
-    UREC_RETURN_IF_ERROR(FillPacket(value, i, packet));
+    UREC_RETURN_IF_ERROR(FillPacket(value, i, packet, what));
     sent = avcodec_send_packet(ctx, packet);
   } else {
     sent = avcodec_send_packet(ctx, nullptr);

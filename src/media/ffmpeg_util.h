@@ -77,8 +77,9 @@ Result<IoPtr> OpenWriter(MemoryWriter* writer);
 Result<CodecContextPtr> OpenDecoder(const MediaValueView& value, int threads, std::string_view what);
 
 // An AVPacket holding packet `i` of `value` (copied, padded as decoders
-// want), with its timestamps, key flag and skip-samples side data.
-Status FillPacket(const MediaValueView& value, size_t i, AVPacket* packet);
+// want), with its timestamps, key flag and skip-samples side data; checked
+// against its checksum first (Corruption naming `what`).
+Status FillPacket(const MediaValueView& value, size_t i, AVPacket* packet, std::string_view what);
 
 // Sends packet `i` of `value` to the decoder (i == packets.size(): the
 // drain that asks for the frames it still holds). Corruption naming `what`

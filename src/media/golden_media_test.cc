@@ -101,6 +101,7 @@ TEST(GoldenMediaTest, DamagedValuesFail) {
       {"table-past-end.urmv", "packet table of 1000 packets runs past"},
       {"packets-overlap.urmv", "overlapping or a gap"},
       {"cut-short.urmv", "outside the packet area"},
+      {"table-checksum.urmv", "header, packet table or extradata checksum mismatch"},
   };
   for (const auto& [file, words] : cases) {
     const std::string bytes = Read(kDir + "/bad/" + file);
@@ -110,6 +111,21 @@ TEST(GoldenMediaTest, DamagedValuesFail) {
     EXPECT_EQ(s.code(), StatusCode::kCorruption) << file;
     EXPECT_NE(s.message().find(words), std::string::npos) << file << ": " << s.message();
   }
+}
+
+// The table is sound, the last packet is not: it parses, and the decoder
+// never gets the damaged packet.
+TEST(GoldenMediaTest, DamagedPacketFailsWhenUsed) {
+  const std::string bytes = Read(kDir + "/bad/packet-damaged.urmv");
+  MediaValueView v;
+  ASSERT_TRUE(ParseMediaValue(bytes, "packet-damaged.urmv", &v).ok());
+  const Status last = v.CheckPacket(v.packets.size() - 1, "packet-damaged.urmv");
+  EXPECT_EQ(last.code(), StatusCode::kCorruption);
+  EXPECT_NE(last.message().find("packet 7 ("), std::string::npos) << last.message();
+  media::VideoDecoder decoder;
+  Result<media::VideoFrames> frames = decoder.FramesAt(v, {7}, "packet-damaged.urmv");
+  ASSERT_FALSE(frames.ok());
+  EXPECT_NE(frames.status().message().find("checksum mismatch"), std::string::npos) << frames.status().ToString();
 }
 
 }  // namespace

@@ -92,7 +92,7 @@ Result<RemuxedFile> Remux(const MediaValueView& value, std::string_view what) {
   PacketPtr packet(av_packet_alloc());
   if (packet == nullptr) return Status::Internal(where + ": out of memory");
   for (size_t i = 0; i < value.packets.size(); ++i) {
-    UREC_RETURN_IF_ERROR(FillPacket(value, i, packet.get()));
+    UREC_RETURN_IF_ERROR(FillPacket(value, i, packet.get(), where));
     packet->stream_index = 0;
     av_packet_rescale_ts(packet.get(), source, st->time_base);
     rc = av_write_frame(fmt.get(), packet.get());

@@ -159,7 +159,8 @@ class ShardScan {
     const Field& field = at.file.header().schema.field(at.field);
     UREC_ASSIGN_OR_RETURN(const uint8_t* entry, at.file.Entry(row, verify_));
     UREC_ASSIGN_OR_RETURN(const shard::BlobBytes blob,
-                          at.file.ReadBlob(entry, row, static_cast<size_t>(at.layout.blob_slot[at.field]), verify_));
+                          at.file.ReadBlob(entry, row, static_cast<size_t>(at.layout.blob_slot[at.field]),
+                                                       verify_ ? shard::BlobCheck::kWhole : shard::BlobCheck::kNone));
     format::ParsedArray parsed;
     const Status shape = format::ParseVarArray(field, blob.mapped, &parsed);  // arrays are never compressed
     if (!shape.ok()) return Status::Corruption(at.file.RowContext(row) + ": " + shape.message());

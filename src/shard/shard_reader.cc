@@ -14,6 +14,7 @@
 #include "format/file_names.h"
 #include "format/fixed_parts.h"
 #include "format/format_constants.h"
+#include "unirecord/media_value.h"
 
 namespace unirecord::shard {
 namespace {
@@ -183,9 +184,12 @@ Result<const uint8_t*> ShardReader::Entry(uint64_t row, bool verify) const {
   return entry;
 }
 
-Result<BlobBytes> ShardReader::ReadBlob(const uint8_t* entry, uint64_t row, size_t slot, bool verify) const {
+Result<BlobBytes> ShardReader::ReadBlob(const uint8_t* entry, uint64_t row, size_t slot, BlobCheck check) const {
   const index::BlobLocator b = index::LoadBlobLocator(layout_, entry, slot);
   const Field& field = header_.schema.field(static_cast<size_t>(layout_.blob_fields[slot]));
+  MediaKind kind;
+  const bool checks_itself = MediaKindOf(field.type, &kind);
+  const bool verify = check == BlobCheck::kWhole || (check == BlobCheck::kRead && !checks_itself);
   UREC_RETURN_IF_ERROR(CheckPagesPresent());
   const char* bytes = reinterpret_cast<const char*>(shard_.data());
   if (b.stored_length > 0 && (b.offset < pages_begin_ || !format::RangeWithin(b.offset, b.stored_length, pages_end_))) {
@@ -193,7 +197,7 @@ Result<BlobBytes> ShardReader::ReadBlob(const uint8_t* entry, uint64_t row, size
   }
   // Before this library touches the blob's pages (checksum, inflate); a
   // plain unverified read touches nothing and stays free of system calls.
-  if (b.stored_length > 0 && (verify || field.compression == BlobCompression::kZstd)) {
+  if (b.stored_length > 0 && (verify || checks_itself || field.compression == BlobCompression::kZstd)) {
     UREC_RETURN_IF_ERROR(shard_.CheckNotTruncated());
   }
   std::string_view stored(b.stored_length == 0 ? "" : bytes + b.offset, b.stored_length);
@@ -394,7 +398,7 @@ Status ShardReader::Verify() const {
   for (uint64_t row = 0; row < records(); ++row) {
     UREC_ASSIGN_OR_RETURN(const uint8_t* entry, Entry(row, true));
     for (size_t slot = 0; slot < layout_.blob_fields.size(); ++slot) {
-      UREC_ASSIGN_OR_RETURN(const BlobBytes blob, ReadBlob(entry, row, slot, true));
+      UREC_ASSIGN_OR_RETURN(const BlobBytes blob, ReadBlob(entry, row, slot, BlobCheck::kWhole));
       const Field& field = header_.schema.field(static_cast<size_t>(layout_.blob_fields[slot]));
       if (KindInfoOf(field.kind()).per_record_shape) {
         format::ParsedArray parsed;
@@ -443,7 +447,7 @@ Status ShardReader::Verify() const {
     const size_t width = FindType(field.type)->width;
     for (uint64_t row = 0; row < records(); ++row) {
       UREC_ASSIGN_OR_RETURN(const uint8_t* entry, Entry(row, true));
-      UREC_ASSIGN_OR_RETURN(const BlobBytes blob, ReadBlob(entry, row, blob_slot, true));
+      UREC_ASSIGN_OR_RETURN(const BlobBytes blob, ReadBlob(entry, row, blob_slot, BlobCheck::kWhole));
       format::ParsedArray parsed;
       const Status shape = format::ParseVarArray(field, blob.mapped, &parsed);
       if (!shape.ok()) return Status::Corruption(RowContext(row) + ": " + shape.message());

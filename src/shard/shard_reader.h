@@ -63,6 +63,17 @@ struct ShardFiles {
   bool frame_only = false;
 };
 
+// What a blob read checks against the blob's checksum.
+enum class BlobCheck {
+  kNone,   // nothing (verify_checksums off)
+  kWhole,  // every byte (Verify, query scans)
+  // A read (Get, GetBlob): every byte, but of a video or audio value, which
+  // checks its header, table and extradata as it is parsed and each packet
+  // before a decoder or muxer gets it (SPEC.md 6.4), so that a clip of a
+  // two-hour video neither hashes nor maps in the whole video.
+  kRead,
+};
+
 class ShardReader {
  public:
   // Opens `path` and the .uidx beside it; checks both frames, headers and
@@ -88,9 +99,9 @@ class ShardReader {
   // shard has no record table (format/SPEC.md 8.5; layout().record_table).
   Result<const uint8_t*> Entry(uint64_t row, bool verify) const;
 
-  // The stored bytes of blob `slot` of the entry, bounds-checked, checksum
-  // verified when `verify`, inflated if the field is compressed.
-  Result<BlobBytes> ReadBlob(const uint8_t* entry, uint64_t row, size_t slot, bool verify) const;
+  // The stored bytes of blob `slot` of the entry, bounds-checked, checked
+  // against its checksum as `check` says, inflated if the field is compressed.
+  Result<BlobBytes> ReadBlob(const uint8_t* entry, uint64_t row, size_t slot, BlobCheck check) const;
 
   // Memory-latency hints for a reader that knows the rows it reads next
   // (the Loader, within a claim of samples): PrefetchEntry starts loading

@@ -76,7 +76,7 @@ class ShardReaderTest : public ::testing::Test {
     if (reader == nullptr) return Status::Internal("not opened");
     auto entry = reader->Entry(row, false);
     if (!entry.ok()) return entry.status();
-    return reader->ReadBlob(*entry, row, BlobSlot(name), verify).status();
+    return reader->ReadBlob(*entry, row, BlobSlot(name), verify ? BlobCheck::kWhole : BlobCheck::kNone).status();
   }
   Status ScalarPage(uint64_t row, bool verify) {
     auto reader = OpenOk();
@@ -399,7 +399,7 @@ TEST_F(ShardReaderTest, FrameOnlyShardRefusesPageReads) {
   ASSERT_TRUE(reader.ok()) << reader.status().ToString();
   auto entry = (*reader)->Entry(0, true);
   ASSERT_TRUE(entry.ok());
-  ExpectError((*reader)->ReadBlob(*entry, 0, BlobSlot("image"), true).status(), StatusCode::kInternal, shard_,
+  ExpectError((*reader)->ReadBlob(*entry, 0, BlobSlot("image"), BlobCheck::kWhole).status(), StatusCode::kInternal, shard_,
               "not downloaded");
   ExpectError((*reader)->Verify(), StatusCode::kInternal, shard_, "not downloaded");
 }

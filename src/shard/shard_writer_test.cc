@@ -32,7 +32,7 @@ std::string Blob(const ShardReader& reader, uint64_t row, const std::string& nam
   const size_t slot = static_cast<size_t>(blob_slot);
   Result<const uint8_t*> entry = reader.Entry(row, true);
   EXPECT_TRUE(entry.ok()) << entry.status().ToString();
-  Result<BlobBytes> blob = reader.ReadBlob(*entry, row, slot, true);
+  Result<BlobBytes> blob = reader.ReadBlob(*entry, row, slot, BlobCheck::kWhole);
   EXPECT_TRUE(blob.ok()) << blob.status().ToString();
   if (!blob.ok()) return "";
   return blob->inflated ? *blob->inflated : std::string(blob->mapped);
