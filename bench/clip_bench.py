@@ -4,7 +4,7 @@ writes by hand, in the same run (issue 45's goals; bench/README.md, "Video
 and audio clips").
 
   PYTHONPATH=build/python /usr/bin/python3 bench/clip_bench.py [--videos 12] [--rounds 3] \
-      [--threads-list 1,2] [--json bench/results/clip_bench.json] [--memory-minutes 20]
+      [--threads-list 1,2] [--json bench/results/clip_bench.json] [--memory-minutes 120]
 
 Video rows: 16-frame clips at stride 2, RandomResizedCrop(112) + flip, from
 10-second 480p (854x480, 30 fps) H.264 videos with 2-second GOPs (B-frames,
@@ -25,8 +25,9 @@ Each row is the median clips/s (windows/s) of --rounds runs, rounds
 interleaved so all see the same load; the load average is recorded. Both
 sides run on the same `threads` cores (sched_setaffinity, inherited by the
 DataLoader's workers and by FFmpeg's threads in PyAV).
-Memory: one --memory-minutes long video sampled for 300 clips: the
-loader's RSS after 30 and after 300 clips.
+Memory: a --memory-minutes long 320x240 video (two hours by default: a
+2-minute piece repeated without re-encoding) and the 2-minute piece alone,
+each sampled for 300 clips: the process's RSS after 30 and after 300 clips.
 """
 import argparse
 import json
@@ -197,27 +198,47 @@ def rss_mb():
     return 0.0
 
 
-def memory_row(tmp, minutes, threads):
+def sampled_rss(dataset_path, threads, clips=300):
+    """The process's RSS (MiB) after 30 and after `clips` clips of a loader
+    over `dataset_path` (one video), and the frames it decoded."""
     import unirecord
     from unirecord import Clip, Fields, RandomResizedCrop, Sampler
 
-    folder = os.path.join(tmp, "long")
-    os.makedirs(os.path.join(folder, "long"), exist_ok=True)
-    media_files.run_ffmpeg(["-f", "lavfi", "-i", f"testsrc2=size=320x240:rate=30:duration={minutes * 60}",
-                            "-c:v", "libx264", "-preset", "ultrafast", "-g", "60", "-pix_fmt", "yuv420p",
-                            os.path.join(folder, "long", "long.mp4")])
-    unirecord.convert_videofolder(folder, os.path.join(tmp, "long_out"), threads=threads)
-    dataset = unirecord.Dataset(os.path.join(tmp, "long_out", "long"))
-    loader = unirecord.Loader(dataset, 1, True, threads=threads, transform=RandomResizedCrop(SIZE),
-                              fields=Fields(clip=Clip(frames=FRAMES, stride=STRIDE)),
-                              sampler=Sampler(epoch_size=300))
+    loader = unirecord.Loader(unirecord.Dataset(dataset_path), 1, True, threads=threads,
+                              transform=RandomResizedCrop(SIZE), fields=Fields(clip=Clip(frames=FRAMES, stride=STRIDE)),
+                              sampler=Sampler(epoch_size=clips))
     rss = []
+    start = time.perf_counter()
     for k, _ in enumerate(loader):
-        if k + 1 in (30, 300):
+        if k + 1 in (30, clips):
             rss.append(rss_mb())
-    return {"video_minutes": minutes, "stored_mb": os.path.getsize(os.path.join(folder, "long", "long.mp4")) / 1e6,
-            "rss_mb_after_30_clips": rss[0], "rss_mb_after_300_clips": rss[1],
-            "frames_decoded": loader.stats()["frames_decoded"]}
+    return {"rss_mb_after_30_clips": rss[0], f"rss_mb_after_{clips}_clips": rss[1],
+            "clips_per_s": clips / (time.perf_counter() - start), "frames_decoded": loader.stats()["frames_decoded"]}
+
+
+def memory_row(tmp, minutes, threads):
+    """A `minutes`-long 320x240 video (a 2-minute piece encoded once, then
+    repeated by ffmpeg's concat demuxer without re-encoding) against the
+    2-minute piece alone, each converted and sampled for 300 clips."""
+    import unirecord
+
+    piece = os.path.join(tmp, "piece.mp4")
+    media_files.run_ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30:duration=120",
+                            "-c:v", "libx264", "-preset", "ultrafast", "-g", "60", "-pix_fmt", "yuv420p", piece])
+    row = {"video_minutes": minutes}
+    for name, repeats in (("short", 1), ("long", max(1, round(minutes / 2)))):
+        folder = os.path.join(tmp, name, "videos")
+        os.makedirs(folder, exist_ok=True)
+        video = os.path.join(folder, name + ".mp4")
+        listing = os.path.join(tmp, name + ".txt")
+        with open(listing, "w") as f:
+            f.write(f"file '{piece}'\n" * repeats)
+        media_files.run_ffmpeg(["-f", "concat", "-safe", "0", "-i", listing, "-c", "copy", video])
+        unirecord.convert_videofolder(os.path.dirname(folder), os.path.join(tmp, name + "_out"), threads=threads)
+        sampled = sampled_rss(os.path.join(tmp, name + "_out", name), threads)
+        row[name] = {"minutes": 2 * repeats, "stored_mb": os.path.getsize(video) / 1e6, **sampled}
+        os.remove(video)
+    return row
 
 
 def main():
@@ -227,7 +248,7 @@ def main():
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--threads-list", default="1,2")
-    parser.add_argument("--memory-minutes", type=float, default=10)
+    parser.add_argument("--memory-minutes", type=float, default=120)
     parser.add_argument("--read-video-files", type=int, default=4,
                         help="read_video rows decode this many whole files a run (seconds each)")
     parser.add_argument("--skip", default="", help="comma-separated: video,audio,memory")

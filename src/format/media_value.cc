@@ -46,7 +46,18 @@ std::vector<int64_t> MediaValueView::PresentationTimestamps() const {
   std::vector<int64_t> pts;
   pts.reserve(packets.size());
   for (const MediaPacket& p : packets) pts.push_back(p.pts != kNoTimestamp ? p.pts : p.dts);
-  std::sort(pts.begin(), pts.end());
+  // Decode order is presentation order but for B-frame reordering, a few
+  // places deep: an insertion sort moves each value a few slots. A table
+  // far from sorted (damage, or a hostile value) falls back to std::sort
+  // after a linear budget of moves, so the sort is never quadratic.
+  uint64_t budget = 64 * static_cast<uint64_t>(pts.size());
+  for (size_t i = 1; i < pts.size() && budget > 0; ++i) {
+    const int64_t v = pts[i];
+    size_t j = i;
+    for (; j > 0 && pts[j - 1] > v && budget > 0; --j, --budget) pts[j] = pts[j - 1];
+    pts[j] = v;
+  }
+  if (budget == 0) std::sort(pts.begin(), pts.end());
   return pts;
 }
 
@@ -179,21 +190,21 @@ Status ParsePackets(const uint8_t* table, uint64_t count, uint64_t area_size, st
     p.skip_start = LoadLE<uint32_t>(e + format::kMediaPacketSkipStartOffset);
     p.skip_end = LoadLE<uint32_t>(e + format::kMediaPacketSkipEndOffset);
     p.checksum = LoadLE<uint64_t>(e + format::kMediaPacketChecksumOffset);
-    const std::string where = "packet " + std::to_string(i) + ": ";
-    if ((flags & ~format::kMediaPacketKeyframe) != 0) return Bad(what, where + "unknown flag bits");
+    auto where = [i] { return "packet " + std::to_string(i) + ": "; };  // built only for a message
+    if ((flags & ~format::kMediaPacketKeyframe) != 0) return Bad(what, where() + "unknown flag bits");
     p.keyframe = (flags & format::kMediaPacketKeyframe) != 0;
-    if (p.duration < 0) return Bad(what, where + "negative duration");
+    if (p.duration < 0) return Bad(what, where() + "negative duration");
     if (!format::RangeWithin(p.offset, p.size, area_size)) {
-      return Bad(what, where + "bytes [" + std::to_string(p.offset) + ", +" + std::to_string(p.size) +
+      return Bad(what, where() + "bytes [" + std::to_string(p.offset) + ", +" + std::to_string(p.size) +
                            ") outside the packet area of " + std::to_string(area_size) + " bytes");
     }
     if (p.offset != next) {
-      return Bad(what, where + "starts at " + std::to_string(p.offset) + ", not where packet " +
+      return Bad(what, where() + "starts at " + std::to_string(p.offset) + ", not where packet " +
                            std::to_string(i) + " - 1 ended (" + std::to_string(next) + "): overlapping or a gap");
     }
     next = p.offset + p.size;
     if (p.dts != kNoTimestamp) {
-      if (last_dts != kNoTimestamp && p.dts < last_dts) return Bad(what, where + "dts goes backwards");
+      if (last_dts != kNoTimestamp && p.dts < last_dts) return Bad(what, where() + "dts goes backwards");
       last_dts = p.dts;
     }
   }

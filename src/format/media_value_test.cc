@@ -260,5 +260,29 @@ TEST(MediaValueTest, PacketChecksum) {
   EXPECT_EQ(s.message(), "field 'video': media value: packet 2 (12 bytes) checksum mismatch");
 }
 
+// Presentation order from a table in reverse (a hostile value): sorted,
+// by the fallback after the insertion sort's linear budget of moves (which
+// B-frame reordering, a few places deep, never exhausts).
+TEST(MediaValueTest, PresentationOrderOfAReversedTable) {
+  constexpr size_t kCount = 200000;
+  std::vector<MediaPacket> packets(kCount);
+  for (size_t i = 0; i < kCount; ++i) {
+    packets[i].pts = static_cast<int64_t>(kCount - i);
+    packets[i].dts = static_cast<int64_t>(i);
+    packets[i].offset = i;
+    packets[i].size = 1;
+  }
+  packets[0].keyframe = true;
+  MediaParams params = VideoParams();
+  params.duration = static_cast<int64_t>(kCount) + 1;
+  Result<std::string> value = EncodeMediaValue(params, packets, "", std::string(kCount, 'p'), "reversed");
+  ASSERT_TRUE(value.ok()) << value.status().ToString();
+  MediaValueView view;
+  ASSERT_TRUE(ParseMediaValue(*value, "reversed", &view).ok());
+  const std::vector<int64_t> pts = view.PresentationTimestamps();
+  ASSERT_EQ(pts.size(), kCount);
+  for (size_t i = 0; i < kCount; ++i) ASSERT_EQ(pts[i], static_cast<int64_t>(i + 1)) << i;
+}
+
 }  // namespace
 }  // namespace unirecord
