@@ -26,7 +26,7 @@ SUITES=(image/jpeg_probe_test image/jpeg_corpus_test image/jpeg_decoder_test ima
         dataset/dataset_lifetime_test dataset/staged_write_test dataset/versions_test dataset/compact_test dataset/fields_test util/status_test remote/shard_cache_test remote/location_test
         remote/remote_shards_test convert/manifest_test convert/coco_annotations_test convert/json_policy_test
         convert/source_path_test sample/coverage_test pipeline/loader_coverage_test
-        format/media_value_test media/media_test media/golden_media_test convert/media_cut_test pipeline/clip_sampling_test)
+        format/media_value_test media/media_test media/golden_media_test convert/media_cut_test pipeline/clip_sampling_test pipeline/clip_decode_stage_test)
 # -O1: at -O0 std::string's members are calls into the uninstrumented
 # libstdc++.so (its extern templates), so a use after free through a
 # dangling std::string& went unseen (fuzz_manifest found one that this
