@@ -146,14 +146,32 @@ Status VideoDecoder::DecodeAtPts(const MediaValueView& value, const std::vector<
   const std::vector<int64_t> wanted = [&] {
     std::vector<int64_t> sorted = pts;
     std::sort(sorted.begin(), sorted.end());
+    sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
     return sorted;
   }();
-  for (size_t i = start; i <= value.packets.size() && remaining > 0; ++i) {
+  // The last packet (decode order) of a wanted frame, when every wanted
+  // frame's packet has a pts: past it the decoder is drained, not fed, since
+  // each frame depends only on the packets before it.
+  const size_t n = value.packets.size();
+  size_t last_needed = n;
+  {
+    size_t found = 0;
+    for (size_t i = start; i < n && found < wanted.size(); ++i) {
+      const int64_t t = value.packets[i].pts;
+      if (t != kNoTimestamp && std::binary_search(wanted.begin(), wanted.end(), t)) {
+        ++found;
+        last_needed = i;
+      }
+    }
+    if (found < wanted.size()) last_needed = n;
+  }
+  for (size_t i = start; i <= n && remaining > 0; ++i) {
+    if (i > last_needed) i = n;
     // A frame no later frame predicts from (a non-reference B-frame) that is
     // not wanted is skipped by the decoder: exact, the frames after it do not
     // depend on it. Decoders without the notion decode it as before. A packet
     // without a pts (its frame unknown) is decoded.
-    if (i < value.packets.size()) {
+    if (i < n) {
       const int64_t t = value.packets[i].pts;
       const bool unwanted = t != kNoTimestamp && !std::binary_search(wanted.begin(), wanted.end(), t);
       ctx->skip_frame = unwanted ? AVDISCARD_NONREF : AVDISCARD_DEFAULT;
