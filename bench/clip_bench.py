@@ -4,7 +4,7 @@ writes by hand, in the same run (issue 45's goals; bench/README.md, "Video
 and audio clips").
 
   PYTHONPATH=build/python /usr/bin/python3 bench/clip_bench.py [--videos 12] [--rounds 3] \
-      [--threads-list 1,2] [--json bench/results/clip_bench.json] [--memory-minutes 120]
+      [--threads-list 1,2] [--json bench/results/clip_bench_video.json] [--memory-minutes 120]
 
 Video rows: 16-frame clips at stride 2, RandomResizedCrop(112) + flip, from
 10-second 480p (854x480, 30 fps) H.264 videos with 2-second GOPs (B-frames,
