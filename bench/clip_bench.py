@@ -25,6 +25,10 @@ Each row is the median clips/s (windows/s) of --rounds runs, rounds
 interleaved so all see the same load; the load average is recorded. Both
 sides run on the same `threads` cores (sched_setaffinity, inherited by the
 DataLoader's workers and by FFmpeg's threads in PyAV).
+Re-encoded rows (the way past the decode floor, measured): the same videos
+re-encoded by ffmpeg into 16-frame GOPs and/or 256-line frames, loaded by
+unirecord, against pyav_seek on the original files in the same rounds, with
+each variant's size and (at the original size) PSNR against the original.
 Memory: a --memory-minutes long 320x240 video (two hours by default: a
 2-minute piece repeated without re-encoding) and the 2-minute piece alone,
 each sampled for 300 clips: the process's RSS after 30 and after 300 clips.
@@ -35,6 +39,7 @@ import os
 import random
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -241,6 +246,61 @@ def memory_row(tmp, minutes, threads):
     return row
 
 
+# ------------------------------------------------------------- re-encoded --
+
+# (name, GOP frames, frame height): what a convert-time re-encode would store.
+REENCODINGS = (("gop16", 16, 480), ("gop60_256p", 60, 256), ("gop16_256p", 16, 256))
+
+
+def psnr(reencoded, original):
+    """ffmpeg's PSNR (average, dB) of `reencoded` against `original`, same size."""
+    done = subprocess.run([media_files.ffmpeg(), "-hide_banner", "-i", reencoded, "-i", original,
+                           "-lavfi", "psnr", "-f", "null", "-"], capture_output=True, text=True, check=True)
+    line = [l for l in done.stderr.splitlines() if "PSNR" in l and "average:" in l][-1]
+    return float(line.split("average:")[1].split()[0])
+
+
+def reencoded_rows(tmp, files, threads_list, rounds, epochs):
+    """The way past the decode floor, measured (issue 45's note): each video
+    re-encoded by ffmpeg (libx264 veryfast, crf 23) into short GOPs and/or a
+    smaller frame, converted and loaded by unirecord, against the PyAV peer on
+    the original files in the same rounds; with each variant's size and, at
+    the original size, its PSNR against the original."""
+    import unirecord
+
+    rows = []
+    original_bytes = sum(os.path.getsize(f) for f in files)
+    for name, gop, height in REENCODINGS:
+        folder = os.path.join(tmp, name, "clips")
+        os.makedirs(folder, exist_ok=True)
+        quality = []
+        for f in files:
+            out = os.path.join(folder, os.path.basename(f))
+            media_files.run_ffmpeg(["-i", f, "-vf", f"scale=-2:{height}", "-c:v", "libx264", "-preset", "veryfast",
+                                    "-crf", "23", "-g", str(gop), "-keyint_min", str(gop), "-sc_threshold", "0",
+                                    "-pix_fmt", "yuv420p", out])
+            if height == 480:
+                quality.append(psnr(out, f))
+        unirecord.convert_videofolder(os.path.join(tmp, name), os.path.join(tmp, name + "_out"), threads=2)
+        dataset = unirecord.Dataset(os.path.join(tmp, name + "_out", name))
+        for threads in threads_list:
+            pin(threads)
+            rates = {"unirecord_reencoded": [], "pyav_seek_original": []}
+            for _ in range(rounds):
+                rates["unirecord_reencoded"].append(unirecord_clips(dataset, threads, epochs))
+                rates["pyav_seek_original"].append(dataloader_rate(PyAVClips(files), threads, epochs, BATCH))
+            row = {"kind": "reencoded", "variant": name, "gop": gop, "height": height, "threads": threads,
+                   "load_average": os.getloadavg(),
+                   "size_vs_original": sum(os.path.getsize(os.path.join(folder, os.path.basename(f)))
+                                           for f in files) / original_bytes,
+                   "psnr_db_vs_original": statistics.median(quality) if quality else None,
+                   **{k: statistics.median(v) for k, v in rates.items()}, "runs": rates}
+            row["vs_pyav_seek_original"] = row["unirecord_reencoded"] / row["pyav_seek_original"]
+            print(json.dumps({k: v for k, v in row.items() if k != "runs"}), flush=True)
+            rows.append(row)
+    return rows
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--videos", type=int, default=12)
@@ -251,7 +311,7 @@ def main():
     parser.add_argument("--memory-minutes", type=float, default=120)
     parser.add_argument("--read-video-files", type=int, default=4,
                         help="read_video rows decode this many whole files a run (seconds each)")
-    parser.add_argument("--skip", default="", help="comma-separated: video,audio,memory")
+    parser.add_argument("--skip", default="", help="comma-separated: video,audio,memory,reencoded")
     parser.add_argument("--json")
     args = parser.parse_args()
     import unirecord
@@ -261,12 +321,12 @@ def main():
     tmp = tempfile.mkdtemp(prefix="clip_bench_")
     result = {"load_average_before": os.getloadavg(), "cores": os.cpu_count(), "rows": []}
     try:
-        if "video" not in skip:
+        if not {"video", "reencoded"} <= skip:
             make_videos(os.path.join(tmp, "v"), args.videos)
             unirecord.convert_videofolder(os.path.join(tmp, "v"), os.path.join(tmp, "v_out"), threads=2)
             dataset = unirecord.Dataset(os.path.join(tmp, "v_out", "v"))
             files = [os.path.join(tmp, "v", dataset[i]["path"]) for i in range(len(dataset))]
-            for threads in threads_list:
+            for threads in threads_list if "video" not in skip else []:
                 pin(threads)
                 rates = {"unirecord": [], "pyav_seek": [], "read_video": []}
                 for _ in range(args.rounds):
@@ -280,6 +340,8 @@ def main():
                 row["vs_read_video"] = row["unirecord"] / row["read_video"]
                 print(json.dumps({k: v for k, v in row.items() if k != "runs"}), flush=True)
                 result["rows"].append(row)
+            if "reencoded" not in skip:
+                result["rows"] += reencoded_rows(tmp, files, threads_list, args.rounds, args.epochs)
         if "audio" not in skip:
             try:
                 import torchaudio  # noqa: F401

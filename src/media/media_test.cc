@@ -4,10 +4,12 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 namespace unirecord::media {
 namespace {
@@ -191,6 +193,37 @@ TEST_F(MediaTest, RefusesUnsupportedCodec) {
   const Status s = decoder.FramesAt(v, {0}, "field 'video'").status();
   EXPECT_EQ(s.code(), StatusCode::kNotSupported);
   EXPECT_NE(s.message().find("unsupported codec 'no_such_codec'"), std::string::npos) << s.message();
+}
+
+// swscale's SIMD stores run past a row's end for widths that are not a
+// multiple of its vectors; converted frames must still land exactly in the
+// caller's buffer and not a byte after it (a 456x256 clip overran its
+// buffer by 8 bytes and corrupted the heap: valgrind, bench/clip_bench.py).
+TEST_F(MediaTest, FramesOfAnyWidthStayInTheirBuffer) {
+  for (const char* size : {"456x256", "98x64", "322x240", "64x48"}) {
+    SCOPED_TRACE(size);
+    const std::string path = Make(std::string("w") + size + ".mp4", std::string("-f lavfi -i testsrc2=size=") + size +
+                                                                        ":rate=24:duration=0.25 -c:v libx264 -bf 2 -pix_fmt yuv420p");
+    Result<std::string> value = DemuxFile(path, {});
+    ASSERT_TRUE(value.ok()) << value.status().ToString();
+    const MediaValueView v = Parse(*value);
+    const std::vector<int64_t> pts = v.PresentationTimestamps();
+    const size_t frame = size_t(v.params.width) * size_t(v.params.height) * 3;
+    constexpr size_t kCanary = 256;
+    std::vector<uint8_t> out(frame * pts.size() + kCanary, 0xA5);
+    VideoDecoder decoder;
+    // In reverse: each frame's overrun would land on the one after it,
+    // converted already.
+    std::vector<int64_t> backwards(pts.rbegin(), pts.rend());
+    ASSERT_TRUE(decoder.DecodeAtPts(v, backwards, out.data(), frame * pts.size(), "test").ok());
+    for (size_t i = frame * pts.size(); i < out.size(); ++i) ASSERT_EQ(out[i], 0xA5) << "byte " << i << " after the frames";
+    // The same frames decoded one at a time, each into a buffer of its own size.
+    for (size_t k = 0; k < pts.size(); ++k) {
+      std::vector<uint8_t> one(frame);
+      ASSERT_TRUE(decoder.DecodeAtPts(v, {backwards[k]}, one.data(), one.size(), "test").ok());
+      ASSERT_TRUE(std::equal(one.begin(), one.end(), out.begin() + std::ptrdiff_t(k * frame))) << "frame " << k;
+    }
+  }
 }
 
 }  // namespace
