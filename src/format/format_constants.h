@@ -166,6 +166,9 @@ inline constexpr int32_t kMaxMediaChannels = 64;
 inline constexpr uint64_t kMaxMediaPackets = 1u << 24;
 inline constexpr uint32_t kMaxMediaExtradataBytes = 1u << 20;
 inline constexpr double kMaxMediaSeconds = 48.0 * 3600.0;  // two days
+// |start_pts| at most 2^53; every pts and dts within kMaxMediaSeconds (and
+// a second) of start_pts: sums and differences of timestamps never overflow.
+inline constexpr int64_t kMaxMediaStartPts = int64_t{1} << 53;
 
 // SPEC.md "Limits".
 inline constexpr uint64_t kMaxBlobBytes = 0xFFFFFFFFull;  // stored in a u32

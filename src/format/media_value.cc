@@ -95,6 +95,9 @@ std::string ParamsProblem(const MediaParams& m) {
   if (m.time_base_num <= 0 || m.time_base_den <= 0) return "time base is not positive";
   if (m.codec.empty()) return "codec name is empty";
   if (m.duration < 0) return "duration is negative";
+  if (m.start_pts < -format::kMaxMediaStartPts || m.start_pts > format::kMaxMediaStartPts) {
+    return "start pts " + std::to_string(m.start_pts) + " outside +-2^53";
+  }
   if (static_cast<double>(m.duration) * m.time_base() > format::kMaxMediaSeconds) {
     return "duration is longer than " + std::to_string(static_cast<int64_t>(format::kMaxMediaSeconds)) + " s";
   }
@@ -173,8 +176,16 @@ Status ParseHeader(const uint8_t* p, std::string_view what, MediaParams* m, uint
 
 // The packet table: each packet's bytes follow the previous one's in the
 // area, flags hold only the keyframe bit, dts never go backwards.
-Status ParsePackets(const uint8_t* table, uint64_t count, uint64_t area_size, std::string_view what,
-                    std::vector<MediaPacket>* out) {
+// A given timestamp within kMaxMediaSeconds and a second of the stream's
+// start (in doubles: the difference itself may not fit).
+bool NearStart(int64_t t, const MediaParams& m) {
+  if (t == kNoTimestamp) return true;
+  const double apart = std::fabs(static_cast<double>(t) - static_cast<double>(m.start_pts)) * m.time_base();
+  return apart <= format::kMaxMediaSeconds + 1.0;
+}
+
+Status ParsePackets(const uint8_t* table, uint64_t count, uint64_t area_size, const MediaParams& m,
+                    std::string_view what, std::vector<MediaPacket>* out) {
   out->resize(count);
   uint64_t next = 0;
   int64_t last_dts = kNoTimestamp;
@@ -194,6 +205,11 @@ Status ParsePackets(const uint8_t* table, uint64_t count, uint64_t area_size, st
     if ((flags & ~format::kMediaPacketKeyframe) != 0) return Bad(what, where() + "unknown flag bits");
     p.keyframe = (flags & format::kMediaPacketKeyframe) != 0;
     if (p.duration < 0) return Bad(what, where() + "negative duration");
+    if (!NearStart(p.pts, m) || !NearStart(p.dts, m)) {
+      return Bad(what, where() + "a timestamp lies more than " +
+                           std::to_string(static_cast<int64_t>(format::kMaxMediaSeconds)) +
+                           " s from the stream's start");
+    }
     if (!format::RangeWithin(p.offset, p.size, area_size)) {
       return Bad(what, where() + "bytes [" + std::to_string(p.offset) + ", +" + std::to_string(p.size) +
                            ") outside the packet area of " + std::to_string(area_size) + " bytes");
@@ -254,7 +270,8 @@ Status ParseMediaValue(std::string_view stored, std::string_view what, MediaValu
   }
   out->extradata = stored.substr(table_end, extra);
   out->packet_area = stored.substr(table_end + extra);
-  return ParsePackets(p + format::kMediaHeaderSize, count, out->packet_area.size(), what, &out->packets);
+  return ParsePackets(p + format::kMediaHeaderSize, count, out->packet_area.size(), out->params, what,
+                      &out->packets);
 }
 
 Result<std::string> EncodeMediaValue(const MediaParams& m, const std::vector<MediaPacket>& packets,

@@ -4,10 +4,12 @@
 
 #include <cstring>
 #include <functional>
+#include <limits>
 
 #include "format/checksum.h"
 #include "format/endian.h"
 #include "format/format_constants.h"
+#include "format/media_value_testing.h"
 
 namespace unirecord {
 namespace {
@@ -53,28 +55,12 @@ std::string ValidValue() {
 uint8_t* At(std::string& s, size_t offset) { return reinterpret_cast<uint8_t*>(s.data()) + offset; }
 size_t Entry(size_t i, size_t field) { return format::kMediaHeaderSize + i * format::kMediaPacketEntrySize + field; }
 
-// Recomputes the header's checksum of header, table and extradata after a
-// damage (when they still lie within the value), as a writer with that
-// mistake would have: each case reaches the check it is named for.
-void Reseal(std::string& s) {
-  if (s.size() < format::kMediaHeaderSize) return;
-  const uint64_t count = format::LoadLE<uint64_t>(At(s, format::kMediaPacketCountOffset));
-  const uint32_t extra = format::LoadLE<uint32_t>(At(s, format::kMediaExtradataSizeOffset));
-  if (count > format::kMaxMediaPackets) return;
-  const uint64_t end = format::kMediaHeaderSize + count * format::kMediaPacketEntrySize + extra;
-  if (end > s.size()) return;
-  format::StreamingChecksum sum;
-  sum.Update(s.data(), format::kMediaTableChecksumOffset);
-  sum.Update(s.data() + format::kMediaHeaderSize, end - format::kMediaHeaderSize);
-  StoreLE<uint64_t>(At(s, format::kMediaTableChecksumOffset), sum.Digest());
-}
-
 // Parses `stored` after `damage` (resealed unless `reseal` is false) and
 // expects Corruption mentioning `words`.
 void ExpectCorrupt(const std::function<void(std::string&)>& damage, const std::string& words, bool reseal = true) {
   std::string stored = ValidValue();
   damage(stored);
-  if (reseal) Reseal(stored);
+  if (reseal) format::testing::ResealMediaValue(stored);  // each case reaches the check it is named for
   MediaValueView view;
   const Status s = ParseMediaValue(stored, "field 'video'", &view);
   EXPECT_EQ(s.code(), StatusCode::kCorruption) << s.ToString();
@@ -234,6 +220,17 @@ TEST(MediaValueTest, SchemaRefusesParameterClash) {
   EXPECT_NE(s.message().find("'clip.width' clashes with the video field 'clip'"), std::string::npos) << s.message();
 }
 
+TEST(MediaValueTest, StartPtsOutOfRange) {
+  ExpectCorrupt([](std::string& s) { StoreLE<int64_t>(At(s, format::kMediaStartPtsOffset), (int64_t{1} << 53) + 1); },
+                "start pts 9007199254740993 outside +-2^53");
+}
+TEST(MediaValueTest, TimestampFarFromStart) {
+  // 1e13 units of 1/12800 s: 24 years after the stream's start.
+  ExpectCorrupt([](std::string& s) { StoreLE<int64_t>(At(s, Entry(1, format::kMediaPacketPtsOffset)), 10000000000000); },
+                "packet 1: a timestamp lies more than 172800 s from the stream's start");
+  ExpectCorrupt([](std::string& s) { StoreLE<int64_t>(At(s, Entry(2, format::kMediaPacketDtsOffset)), std::numeric_limits<int64_t>::max()); },
+                "packet 2: a timestamp lies more than");
+}
 TEST(MediaValueTest, TableChecksum) {
   ExpectCorrupt([](std::string& s) { s[Entry(1, format::kMediaPacketPtsOffset)] ^= 1; },
                 "header, packet table or extradata checksum mismatch", /*reseal=*/false);

@@ -163,10 +163,11 @@ Result<AudioSamples> AudioDecoder::Window(const MediaValueView& value, double st
   const std::string where(what);
   const MediaParams& m = value.params;
   if (m.kind != MediaKind::kAudio) return Status::InvalidArgument(where + ": not an audio stream");
-  if (!(start_s >= 0) || !(seconds >= 0) || seconds > format::kMaxMediaSeconds) {
+  if (!(start_s >= 0 && start_s <= format::kMaxMediaSeconds) || !(seconds >= 0) ||
+      seconds > format::kMaxMediaSeconds) {
     return Status::InvalidArgument(where + ": window start " + std::to_string(start_s) + " s, length " +
-                                   std::to_string(seconds) + " s: both must be >= 0 (the length at most the "
-                                   "longest stream)");
+                                   std::to_string(seconds) + " s: both must be >= 0 and at most the "
+                                   "longest stream's length");
   }
   if (options.rate < 0 || options.rate > format::kMaxMediaSampleRate || options.channels < 0 ||
       options.channels > format::kMaxMediaChannels) {
@@ -198,7 +199,14 @@ Result<AudioSamples> AudioDecoder::Window(const MediaValueView& value, double st
       if (got < 0) return Status::Corruption(where + ": decoding failed: " + AvError(got));
       const AVFrame* f = impl_->frame.get();
       const int64_t pts = f->pts != AV_NOPTS_VALUE ? f->pts : start_tb;  // the frame's first sample, as the stream's sample
-      const int64_t first = std::llround(static_cast<double>(pts - m.start_pts) * m.time_base() * f->sample_rate);
+      // In doubles and checked: a decoder's own timestamps are not the table's, which parsing bounded.
+      const double at = (static_cast<double>(pts) - static_cast<double>(m.start_pts)) * m.time_base();
+      if (!(std::fabs(at) <= format::kMaxMediaSeconds) || f->sample_rate < 1 ||
+          f->sample_rate > format::kMaxMediaSampleRate) {
+        return Status::Corruption(where + ": the decoder gave a frame at " + std::to_string(at) + " s, " +
+                                  std::to_string(f->sample_rate) + " Hz: outside the stream");
+      }
+      const int64_t first = std::llround(at * f->sample_rate);
       UREC_RETURN_IF_ERROR(resampled.Feed(f, first));
     }
   }

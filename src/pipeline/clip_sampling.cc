@@ -38,7 +38,11 @@ void PlanClips(const std::vector<int64_t>& pts, double time_base, int64_t start_
       const double t0 = StartFraction(o, random, k) * room;
       for (int i = 0; i < o.frames; ++i) {
         const double target = static_cast<double>(pts.front()) + (t0 + i / o.fps) / time_base + 1e-6;
-        auto after = std::upper_bound(pts.begin(), pts.end(), static_cast<int64_t>(std::floor(target)));
+        // At or past the last frame's time (a very low fps): the last frame,
+        // without converting a time beyond any int64 timestamp.
+        auto after = target >= static_cast<double>(pts.back())
+                         ? pts.end()
+                         : std::upper_bound(pts.begin(), pts.end(), static_cast<int64_t>(std::floor(target)));
         plan->pts.push_back(after == pts.begin() ? pts.front() : *(after - 1));
       }
     } else {
